@@ -1,0 +1,45 @@
+"""scrapy-simhash: SimHash near-duplicate detection and change tracking for Scrapy crawls."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from scrapy_simhash.fingerprint import Fingerprinter, hamming, similarity
+from scrapy_simhash.index import Match, SimhashIndex
+
+if TYPE_CHECKING:
+    from scrapy_simhash.addon import Addon
+    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.pipeline import NearDuplicateItem, SimhashDedupPipeline
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Addon",
+    "Fingerprinter",
+    "Match",
+    "NearDuplicateItem",
+    "SimhashDedupPipeline",
+    "SimhashIndex",
+    "SimhashSpiderMiddleware",
+    "hamming",
+    "similarity",
+]
+
+# The Scrapy glue is imported on first use, so that the pure parts (Fingerprinter,
+# SimhashIndex) load without importing Scrapy and Twisted.
+_LAZY = {
+    "Addon": "scrapy_simhash.addon",
+    "SimhashSpiderMiddleware": "scrapy_simhash.middleware",
+    "SimhashDedupPipeline": "scrapy_simhash.pipeline",
+    "NearDuplicateItem": "scrapy_simhash.pipeline",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'scrapy_simhash' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
