@@ -1,0 +1,304 @@
+"""Crawl benchmark: pages/s of one Scrapy crawl of a local 2,000-page site with and without scrapy-simhash.
+
+The site is generated in a temporary directory from real text (Chinese: the CLUECorpusSmall sample in
+``../shared/data/zh-text``; English: documents of ``../shared/data/revisions``), about one page in ten
+being a near-duplicate of another page under a second template. A Twisted static file server in a
+separate process serves it on 127.0.0.1. Each crawl runs in its own process (a real ``CrawlerProcess``)
+with the same spider and settings; only ``SIMHASH_ENABLED`` (and ``SIMHASH_TOKENIZER``) differ. Configs
+are run in turn, ``--repeats`` times; the figures are medians, and the ratio is against the crawl
+without the middleware measured in the same run.
+
+    .venv/bin/python benchmarks/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
+
+pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
+dictionary load included, is printed separately as "first response after").
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import html
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+CLUE = DATA / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
+REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
+PER_LIST = 50  # article links per list page
+
+SERVER_CODE = r"""
+import sys
+from twisted.internet import reactor
+from twisted.web import server, static
+root = static.File(sys.argv[1])
+root.contentTypes[".html"] = "text/html; charset=utf-8"
+port = reactor.listenTCP(0, server.Site(root), interface="127.0.0.1")
+print(port.getHost().port, flush=True)
+reactor.run()
+"""
+
+
+# ----------------------------------------------------------------------------------- the site
+def _chunks(docs: list[list[str]], n: int, joiner: str) -> list[str]:
+    """``n`` texts of about equal size cut from ``docs`` (lists of paragraphs), never across documents."""
+    total = sum(len(p) for doc in docs for p in doc)
+    size = max(400, total // max(n, 1))
+    while True:
+        chunks = []
+        for doc in docs:
+            cur = ""
+            for p in doc:
+                cur += p + joiner
+                if len(cur) >= size:
+                    chunks.append(cur)
+                    cur = ""
+            if len(cur) >= size // 2:
+                chunks.append(cur)
+        if len(chunks) >= n or size <= 400:
+            return chunks[:n]
+        size = size * 3 // 4
+
+
+def _zh_chunks(n: int) -> list[str]:
+    seen: set[str] = set()
+    lines = []
+    with gzip.open(CLUE, "rt", encoding="utf-8") as f:
+        for raw in f:
+            ln = raw.strip()
+            if len(ln) >= 20 and ln[:40] not in seen:  # the sample repeats some documents
+                seen.add(ln[:40])
+                lines.append(ln)
+    return _chunks([lines], n, "\n")
+
+
+def _en_chunks(n: int) -> list[str]:
+    latest: dict[str, str] = {}
+    with gzip.open(REVISIONS, "rt", encoding="utf-8") as f:
+        for line in f:
+            rec = json.loads(line)
+            if rec["lang"] == "en":
+                latest[rec["path"]] = rec["text_b"]  # one version per document: no accidental duplicates
+    docs = [[p for p in latest[k].split("\n\n") if p.strip()] for k in sorted(latest)]
+    return _chunks(docs, n, "\n\n")
+
+
+def _page(title: str, text: str, nav: str, template: int) -> str:
+    paras = "\n".join(f"<p>{html.escape(p)}</p>" for p in text.split("\n") if p.strip())
+    if template == 0:
+        return (
+            f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{html.escape(title)} - Bench News</title>"
+            f"</head><body><header><a href='/index.html'>Bench News</a><nav>{nav}</nav></header>"
+            f"<main><article><h1>{html.escape(title)}</h1>{paras}</article></main>"
+            "<footer>Bench News. All rights reserved. About | Contact | Privacy</footer></body></html>"
+        )
+    return (
+        f"<html><head><title>{html.escape(title)}_转载</title></head><body><table><tr><td>门户首页 | 新闻 | 财经"
+        f"</td></tr><tr><td><b>{html.escape(title)}</b><div class='body'>{paras}</div></td>"
+        f"<td>{nav}<p>热点排行</p></td></tr><tr><td>版权所有 网站地图</td></tr></table></body></html>"
+    )
+
+
+def build_site(root: Path, n_pages: int, seed: int = 7) -> int:
+    """Writes ``n_pages`` article pages (+ list pages and an index) under ``root``; returns pages written."""
+    rng = random.Random(seed)
+    n_dup = n_pages // 10
+    n_zh = (n_pages - n_dup) * 6 // 10
+    zh = _zh_chunks(n_zh)
+    en = _en_chunks(n_pages - n_dup - len(zh))
+    texts = [("zh", t) for t in zh] + [("en", t) for t in en]
+    originals = len(texts)
+    for _ in range(n_pages - originals):  # near-duplicates: the same text under the other template
+        texts.append(("dup", texts[rng.randrange(originals)][1]))
+    nav = "".join(f"<a href='/list/{i}.html'>Section {i}</a> " for i in range(5))
+    paths = []
+    titles: dict[str, str] = {}
+    (root / "a").mkdir(parents=True, exist_ok=True)
+    for i, (kind, text) in enumerate(texts):
+        title = text.strip().split("\n")[0][:40].strip("# ")
+        path = f"/a/{i}.html"
+        (root / path[1:]).write_text(_page(title, text, nav, 1 if kind == "dup" else 0), encoding="utf-8")
+        paths.append(path)
+        titles[path] = title
+    rng.shuffle(paths)
+    (root / "list").mkdir(exist_ok=True)
+    lists = [paths[i : i + PER_LIST] for i in range(0, len(paths), PER_LIST)]
+    for n, chunk in enumerate(lists):
+        links = "".join(f"<li><a href='{p}'>{html.escape(titles[p])}</a></li>" for p in chunk)
+        (root / "list" / f"{n}.html").write_text(
+            f"<html><head><meta charset='utf-8'><title>List {n}</title></head><body><ul>{links}</ul></body></html>",
+            encoding="utf-8",
+        )
+    links = "".join(f"<li><a href='/list/{n}.html'>List {n}</a></li>" for n in range(len(lists)))
+    (root / "index.html").write_text(f"<html><body><ul>{links}</ul></body></html>", encoding="utf-8")
+    return len(texts)
+
+
+# ----------------------------------------------------------------------------------- one crawl (child)
+def _child(config: dict[str, Any]) -> None:
+    import logging
+
+    import scrapy
+    from scrapy.crawler import CrawlerProcess
+
+    times: list[float] = []
+    cpu: list[float] = []  # process CPU time (all threads) at the first response
+
+    class BenchSpider(scrapy.Spider):
+        name = "bench"
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.start_urls = [config["start_url"]]
+
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            times.append(time.perf_counter())
+            if len(times) == 1:
+                cpu.append(time.process_time())
+            if "/a/" in response.url:
+                yield {"url": response.url, "title": response.css("title::text").get()}
+            else:
+                for href in response.css("a::attr(href)").getall():
+                    yield response.follow(href)
+
+    settings = {
+        "LOG_LEVEL": "WARNING",
+        "ROBOTSTXT_OBEY": False,
+        "TELNETCONSOLE_ENABLED": False,
+        "CONCURRENT_REQUESTS": config["concurrency"],
+        "CONCURRENT_REQUESTS_PER_DOMAIN": config["concurrency"],
+        "SPIDER_MIDDLEWARES": {"scrapy_simhash.SimhashSpiderMiddleware": 950},
+        "SIMHASH_DIR": config["index_dir"],
+        "SIMHASH_RESET": True,
+        **config["settings"],
+    }
+    process = CrawlerProcess(settings)
+    logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)
+    crawler = process.create_crawler(BenchSpider)
+    started = time.perf_counter()
+    process.crawl(crawler)
+    process.start()
+    cpu_s = time.process_time() - cpu[0] if cpu else None
+    stats = crawler.stats.get_stats()
+    result = {
+        "responses": len(times),
+        "first_response_s": times[0] - started if times else None,
+        "crawl_s": times[-1] - times[0] if len(times) > 1 else None,
+        "cpu_s": cpu_s,
+        "fingerprinted": stats.get("simhash/fingerprinted", 0),
+        "near_duplicate": stats.get("simhash/near_duplicate", 0),
+        "time_ms_total": stats.get("simhash/time_ms_total", 0),
+        "items": stats.get("item_scraped_count", 0),
+    }
+    print("RESULT " + json.dumps(result), flush=True)
+
+
+def _run(name: str, start_url: str, settings: dict[str, Any], concurrency: int, index_dir: Path) -> dict[str, Any]:
+    config = {"start_url": start_url, "settings": settings, "concurrency": concurrency, "index_dir": str(index_dir)}
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    for line in out.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{name}: the crawl failed:\n{out.stderr[-3000:]}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--pages", type=int, default=2000)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument(
+        "--configs",
+        default="jieba,rjieba",
+        help="comma-separated configs besides 'off': jieba, rjieba, jieba-t0, rjieba-t0 (default jieba,rjieba)",
+    )
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(json.loads(args.child))
+        return 0
+    if not CLUE.exists() or not REVISIONS.exists():
+        print(f"skipped: the benchmark needs {CLUE} and {REVISIONS}")
+        return 0
+
+    available = {
+        "off": {"SIMHASH_ENABLED": False},
+        "jieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba"},
+        "rjieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba"},
+        # SIMHASH_THREADS = 0: fingerprint on the reactor thread instead of a worker thread.
+        "jieba-t0": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba", "SIMHASH_THREADS": 0},
+        "rjieba-t0": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba", "SIMHASH_THREADS": 0},
+    }
+    names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
+    unknown = [c for c in names if c not in available]
+    if unknown:
+        parser.error(f"--configs: unknown {unknown}; choose from {sorted(available)}")
+    try:
+        import rjieba  # noqa: F401
+    except ImportError:
+        print("rjieba is not installed: no rjieba runs")
+        names = [c for c in names if not c.startswith("rjieba")]
+    configs = {name: available[name] for name in names}
+
+    with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
+        root = Path(tmp) / "site"
+        n = build_site(root, args.pages)
+        size = sum(p.stat().st_size for p in (root / "a").iterdir())
+        print(
+            f"site: {n} article pages ({size / n / 1024:.1f} KB each on average, ~10% near-duplicates), "
+            f"{(n + PER_LIST - 1) // PER_LIST} list pages; concurrency {args.concurrency}"
+        )
+        server = subprocess.Popen([sys.executable, "-c", SERVER_CODE, str(root)], stdout=subprocess.PIPE, text=True)
+        try:
+            assert server.stdout is not None
+            port = int(server.stdout.readline())
+            start_url = f"http://127.0.0.1:{port}/index.html"
+            results: dict[str, list[dict[str, Any]]] = {k: [] for k in configs}
+            for rep in range(args.repeats):
+                for name, settings in configs.items():
+                    r = _run(name, start_url, settings, args.concurrency, Path(tmp) / f"index-{name}")
+                    r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
+                    r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
+                    results[name].append(r)
+                    print(
+                        f"  repeat {rep + 1} {name:9} {r['responses']} responses in {r['crawl_s']:.2f} s = "
+                        f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); first response after {r['first_response_s']:.2f} s; "
+                        f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
+                        f"items {r['items']}",
+                        flush=True,
+                    )
+        finally:
+            server.terminate()
+            server.wait(timeout=10)
+
+    base = statistics.median(r["pages_s"] for r in results["off"])
+    base_cpu = statistics.median(r["pages_cpu_s"] for r in results["off"])
+    print(
+        f"\nmedians over {args.repeats} repeats ({n} article pages); pages per CPU second counts the crawler "
+        "process's CPU time, less sensitive than wall time to other processes on the machine:"
+    )
+    print(f"  {'config':9} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} {'ms/page in middleware':>22}")
+    for name, rs in results.items():
+        pps = statistics.median(r["pages_s"] for r in rs)
+        ppc = statistics.median(r["pages_cpu_s"] for r in rs)
+        ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
+        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)"}.get(name.removesuffix("-t0"), "")
+        print(f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f}{target}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""Read and validate the ``SIMHASH_*`` settings once, at start-up."""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import os
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy_simhash import defaults
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.settings import BaseSettings
+
+logger = logging.getLogger(__name__)
+
+#: Every known setting name (the public names of :mod:`scrapy_simhash.defaults`).
+SETTING_NAMES: tuple[str, ...] = tuple(sorted(name for name in vars(defaults) if name.startswith("SIMHASH_")))
+
+#: Settings that map to :class:`~scrapy_simhash.fingerprint.Fingerprinter` keyword arguments.
+FINGERPRINTER_SETTINGS: dict[str, str] = {
+    "SIMHASH_FEATURES": "features",
+    "SIMHASH_WEIGHTING": "weighting",
+    "SIMHASH_TOKENIZER": "tokenizer",
+    "SIMHASH_MIN_FEATURES": "min_features",
+    "SIMHASH_SHINGLE_SIZE": "shingle_size",
+    "SIMHASH_HMM": "hmm",
+    "SIMHASH_MAIN_CONTENT": "main_content",
+}
+_INT_ARGS = frozenset({"min_features", "shingle_size"})
+_BOOL_ARGS = frozenset({"hmm", "main_content"})
+
+_MAX_THREADS = 64
+
+
+@dataclass(frozen=True)
+class SimhashConfig:
+    """The validated ``SIMHASH_*`` settings of one crawler."""
+
+    enabled: bool
+    dir: str
+    reset: bool
+    bits: int
+    max_distance: int
+    blocks: int | None
+    change_threshold: int
+    fingerprinter_kwargs: dict[str, Any]
+    drop_unchanged: bool
+    follow_duplicates: bool
+    item_field: str | None
+    item_fields: tuple[str, ...]
+    item_key_field: str
+    max_body_size: int
+    debug: bool
+    stats_verbose: bool
+    lmdb_map_size: int
+    durable: bool
+    max_candidates: int | None
+    threads: int
+    processes: int
+    history_size: int
+
+    def index_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :meth:`SimhashIndex.open` (``None`` values left out)."""
+        kwargs: dict[str, Any] = {
+            "bits": self.bits,
+            "max_distance": self.max_distance,
+            "map_size": self.lmdb_map_size,
+            "durable": self.durable,
+        }
+        if self.blocks is not None:
+            kwargs["blocks"] = self.blocks
+        if self.max_candidates is not None:
+            kwargs["max_candidates"] = self.max_candidates
+        return kwargs
+
+    def spider_dir(self, spider: Spider) -> Path:
+        """The spider's index directory: ``data_path(SIMHASH_DIR) / spider.name``."""
+        from scrapy.utils.project import data_path
+
+        return Path(data_path(self.dir)) / spider.name
+
+
+def _invalid(name: str, value: Any, expected: str) -> ValueError:
+    return ValueError(f"{name} ({value!r}) is invalid: {expected}")
+
+
+def _get_bool(settings: BaseSettings, name: str) -> bool:
+    value = settings.get(name, getattr(defaults, name))
+    try:
+        return settings.getbool(name, getattr(defaults, name))
+    except ValueError:
+        raise _invalid(name, value, "it must be True or False") from None
+
+
+def _get_int(
+    settings: BaseSettings,
+    name: str,
+    low: int,
+    high: int | None = None,
+    *,
+    optional: bool = False,
+    high_text: str | None = None,
+) -> int | None:
+    value = settings.get(name, getattr(defaults, name))
+    if value is None or (optional and isinstance(value, str) and value.strip().lower() in ("", "none")):
+        if optional:
+            return None
+        raise _invalid(name, value, f"it must be an integer >= {low}")
+    if isinstance(value, bool):
+        number = None
+    elif isinstance(value, int):
+        number = value
+    elif isinstance(value, str):
+        try:
+            number = int(value.strip())
+        except ValueError:
+            number = None
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    else:
+        number = None
+    expected = (
+        f"it must be an integer between {low} and {high_text or high}"
+        if high is not None
+        else f"it must be an integer >= {low}"
+    )
+    if optional:
+        expected += " (or None for the default)"
+    if number is None or number < low or (high is not None and number > high):
+        raise _invalid(name, value, expected)
+    return number
+
+
+def _get_field_name(settings: BaseSettings, name: str, *, optional: bool) -> str | None:
+    value = settings.get(name, getattr(defaults, name))
+    if value is None and optional:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid(name, value, "it must be a non-empty field name" + (" or None" if optional else ""))
+    return value.strip()
+
+
+def _get_field_list(settings: BaseSettings, name: str) -> tuple[str, ...]:
+    value = settings.get(name, getattr(defaults, name))
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        fields = [part.strip() for part in value.split(",")]
+    elif isinstance(value, (list, tuple)):
+        fields = list(value)
+    else:
+        raise _invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
+    if not all(isinstance(field, str) and field.strip() for field in fields):
+        raise _invalid(name, value, 'it must be a list of non-empty field names, e.g. ["title", "body"]')
+    return tuple(field.strip() for field in fields)
+
+
+def _get_dir(settings: BaseSettings) -> str:
+    value = settings.get("SIMHASH_DIR", defaults.SIMHASH_DIR)
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)
+    if not isinstance(value, str) or not value.strip():
+        raise _invalid("SIMHASH_DIR", value, "it must be a non-empty directory path")
+    return value
+
+
+def load_config(settings: BaseSettings) -> SimhashConfig:
+    """Read and validate every ``SIMHASH_*`` setting.
+
+    Raises :class:`ValueError` naming the setting, its value and the valid range. Fingerprinter
+    options (``SIMHASH_FEATURES``, ``SIMHASH_WEIGHTING``, ``SIMHASH_TOKENIZER``,
+    ``SIMHASH_MIN_FEATURES``) are checked by :func:`build_fingerprinter`.
+    """
+    raw_bits = settings.get("SIMHASH_BITS", defaults.SIMHASH_BITS)
+    bits = 64 if str(raw_bits).strip() == "64" else 128 if str(raw_bits).strip() == "128" else None
+    if bits is None or isinstance(raw_bits, bool):
+        raise _invalid("SIMHASH_BITS", raw_bits, "it must be 64 or 128")
+    max_distance = _get_int(settings, "SIMHASH_MAX_DISTANCE", 0, bits - 1, high_text=f"SIMHASH_BITS - 1 ({bits - 1})")
+    assert max_distance is not None
+    blocks = _get_int(
+        settings,
+        "SIMHASH_BLOCKS",
+        max_distance + 1,
+        bits,
+        optional=True,
+        high_text=f"SIMHASH_BITS ({bits}); at least SIMHASH_MAX_DISTANCE + 1 ({max_distance + 1})",
+    )
+    fingerprinter_kwargs: dict[str, Any] = {}
+    for name, arg in FINGERPRINTER_SETTINGS.items():
+        value = settings.get(name, getattr(defaults, name))
+        if value is None:
+            continue
+        if isinstance(value, str) and arg in _INT_ARGS and value.strip().lstrip("-").isdigit():
+            value = int(value)  # from the command line: -s SIMHASH_MIN_FEATURES=5
+        elif arg in _BOOL_ARGS and not isinstance(value, bool):
+            value = _get_bool(settings, name)
+        fingerprinter_kwargs[arg] = value
+    return SimhashConfig(
+        enabled=_get_bool(settings, "SIMHASH_ENABLED"),
+        dir=_get_dir(settings),
+        reset=_get_bool(settings, "SIMHASH_RESET"),
+        bits=bits,
+        max_distance=max_distance,
+        blocks=blocks,
+        change_threshold=_get_int(settings, "SIMHASH_CHANGE_THRESHOLD", 0, bits),  # type: ignore[arg-type]
+        fingerprinter_kwargs=fingerprinter_kwargs,
+        drop_unchanged=_get_bool(settings, "SIMHASH_DROP_UNCHANGED"),
+        follow_duplicates=_get_bool(settings, "SIMHASH_FOLLOW_DUPLICATES"),
+        item_field=_get_field_name(settings, "SIMHASH_ITEM_FIELD", optional=True),
+        item_fields=_get_field_list(settings, "SIMHASH_ITEM_FIELDS"),
+        item_key_field=_get_field_name(settings, "SIMHASH_ITEM_KEY_FIELD", optional=False),  # type: ignore[arg-type]
+        max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),  # type: ignore[arg-type]
+        debug=_get_bool(settings, "SIMHASH_DEBUG"),
+        stats_verbose=_get_bool(settings, "SIMHASH_STATS_VERBOSE"),
+        lmdb_map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),  # type: ignore[arg-type]
+        durable=_get_bool(settings, "SIMHASH_DURABLE"),
+        max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
+        threads=_get_int(settings, "SIMHASH_THREADS", 0, _MAX_THREADS),  # type: ignore[arg-type]
+        processes=_get_int(settings, "SIMHASH_PROCESSES", 0, _MAX_THREADS),  # type: ignore[arg-type]
+        history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),  # type: ignore[arg-type]
+    )
+
+
+def warn_unknown_settings(settings: BaseSettings) -> list[str]:
+    """Log a warning for each ``SIMHASH_*`` name that is not a known setting; return them.
+
+    A typo must not silently switch deduplication off, so the warning names the closest
+    valid setting.
+    """
+    unknown = sorted(
+        name for name in settings if isinstance(name, str) and name.startswith("SIMHASH_") and name not in SETTING_NAMES
+    )
+    for name in unknown:
+        close = difflib.get_close_matches(name, SETTING_NAMES, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]}?" if close else f"valid settings: {', '.join(SETTING_NAMES)}"
+        logger.warning("Unknown setting %(name)s is ignored: %(hint)s", {"name": name, "hint": hint})
+    return unknown
+
+
+def build_fingerprinter(config: SimhashConfig) -> Any:
+    """Build the :class:`Fingerprinter` for ``config``; a bad option -> ValueError naming the setting."""
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    try:
+        return Fingerprinter(bits=config.bits, **config.fingerprinter_kwargs)
+    except (TypeError, ValueError) as exc:
+        message = str(exc)
+        culprits = [
+            name
+            for name, arg in FINGERPRINTER_SETTINGS.items()
+            if arg in config.fingerprinter_kwargs and arg in message
+        ] or [name for name, arg in FINGERPRINTER_SETTINGS.items() if arg in config.fingerprinter_kwargs]
+        if not culprits:
+            raise
+        values = ", ".join(
+            f"{name} ({config.fingerprinter_kwargs[FINGERPRINTER_SETTINGS[name]]!r})" for name in culprits
+        )
+        raise ValueError(f"{values} is invalid: {message}") from exc
+
+
+_CONFIGS: weakref.WeakKeyDictionary[Any, SimhashConfig] = weakref.WeakKeyDictionary()
+
+
+def get_config(crawler: Crawler) -> SimhashConfig:
+    """The crawler's validated settings, read once (unknown names warned about once)."""
+    config = _CONFIGS.get(crawler)
+    if config is None:
+        config = load_config(crawler.settings)
+        warn_unknown_settings(crawler.settings)
+        _CONFIGS[crawler] = config
+    return config
+
+
+def spider_opted_out(spider: Spider | None) -> bool:
+    """True when the spider sets ``simhash_enabled = False``."""
+    return spider is not None and getattr(spider, "simhash_enabled", True) is False
+
+
+def spider_wants_reset(config: SimhashConfig, spider: Spider | None) -> bool:
+    """``SIMHASH_RESET`` or the spider attribute ``simhash_reset = True``."""
+    return config.reset or bool(spider is not None and getattr(spider, "simhash_reset", False))

@@ -1,0 +1,55 @@
+"""Addon: switches scrapy-simhash on with one ``ADDONS`` entry (Scrapy >= 2.10)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy.settings import BaseSettings
+
+#: Where the add-on inserts the spider middleware: closer to the spider than Scrapy's built-in
+#: spider middlewares (<= 900), so it sees the callback's output first and held-back items never
+#: reach the other middlewares.
+MIDDLEWARE_PRIORITY = 950
+
+#: Where the add-on inserts the item pipeline: late (pipelines that clean or complete the item
+#: text run first), before typical storage pipelines at 800+.
+PIPELINE_PRIORITY = 700
+
+_MIDDLEWARE = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
+_PIPELINE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
+_ALIASES = {
+    _MIDDLEWARE: ("scrapy_simhash.SimhashSpiderMiddleware",),
+    _PIPELINE: ("scrapy_simhash.SimhashDedupPipeline",),
+}
+
+
+class Addon:
+    """``ADDONS = {"scrapy_simhash.Addon": 0}`` enables scrapy-simhash.
+
+    Sets `SIMHASH_ENABLED` = True with priority ``"addon"`` (so project or spider settings still
+    win), inserts :class:`~scrapy_simhash.SimhashSpiderMiddleware` into ``SPIDER_MIDDLEWARES`` at
+    :data:`MIDDLEWARE_PRIORITY` (950) and, when `SIMHASH_ITEM_FIELDS` is set,
+    :class:`~scrapy_simhash.SimhashDedupPipeline` into ``ITEM_PIPELINES`` at
+    :data:`PIPELINE_PRIORITY` (700). A component already listed (under any of its import paths,
+    at any priority, or disabled with ``None``) is left as it is.
+    """
+
+    def update_settings(self, settings: BaseSettings) -> None:
+        settings.set("SIMHASH_ENABLED", True, priority="addon")
+        _insert(settings, "SPIDER_MIDDLEWARES", _MIDDLEWARE, MIDDLEWARE_PRIORITY)
+        if settings.get("SIMHASH_ITEM_FIELDS"):
+            _insert(settings, "ITEM_PIPELINES", _PIPELINE, PIPELINE_PRIORITY)
+
+
+def _insert(settings: BaseSettings, name: str, path: str, priority: int) -> None:
+    components = settings[name]  # a BaseSettings of component -> priority (Scrapy >= 2.10)
+    known = {path, *_ALIASES[path]}
+    for component in components:
+        if component in known or (not isinstance(component, str) and _path_of(component) in known):
+            return
+    components[path] = priority
+
+
+def _path_of(component: object) -> str:
+    return f"{getattr(component, '__module__', '')}.{getattr(component, '__qualname__', '')}"

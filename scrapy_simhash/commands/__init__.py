@@ -1,0 +1,1 @@
+"""Scrapy commands of scrapy-simhash (registered under the ``scrapy.commands`` entry point)."""

@@ -1,0 +1,394 @@
+"""Weighted features -> 64- or 128-bit SimHash fingerprint (int); ``hamming`` and ``similarity``.
+
+Pure: no Scrapy import. ``Fingerprinter`` ties ``features.FeatureExtractor`` (tokens, weights),
+a stable feature hash and a vectorised weighted sum (numpy) together; ``Fingerprinter.settings``
+lists every option that changes fingerprints, for the index metadata.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scrapy_simhash.features import FeatureExtractor
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Mapping, Sequence
+
+    from scrapy_simhash.extract import Document
+
+__all__ = [
+    "DEFAULT_FEATURES",
+    "DEFAULT_WEIGHTING",
+    "EmptyTextError",
+    "Fingerprinter",
+    "clear_caches",
+    "hamming",
+    "simhash_from_weights",
+    "similarity",
+]
+
+#: Bumped whenever the fingerprint of some text changes for the same options.
+FINGERPRINT_VERSION = "1"
+
+# Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
+# pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
+#   log_tf, HMM off  0.885 | 0.000  /  0.783 | 0.000   <- default: no false match under 0.5
+#   log_tf, HMM on   0.862 | 0.000  /  0.783 | 0.000
+#   log_tf, 128 bits 0.851 | 0.000  /  0.771 | 0.000   (within 6)
+#   tf               0.955 | 0.123  /  0.869 | 0.006
+#   tfidf            0.949 | 0.077  /  0.869 | 0.006   (jieba's IDF knows no English: = tf)
+#   seed000          0.946 | 0.065  /  0.867 | 0.012
+#   shingles(2) log_tf 0.74 | 0.000 / 0.61 | 0.000; chars(3) log_tf 0.70 | 0.000 / 0.55 | 0.000
+DEFAULT_BITS = 64
+DEFAULT_FEATURES = "words"
+DEFAULT_WEIGHTING = "log_tf"
+DEFAULT_SHINGLE_SIZE = 3
+DEFAULT_HMM = False
+DEFAULT_MIN_FEATURES = 8
+DEFAULT_MAX_CHARS = 500_000
+# blake2b (stdlib) over xxh3 (xxhash): with the hash cache, xxh3 saves ~0.1 ms of a ~10 ms page
+# (benchmarks/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
+DEFAULT_FEATURE_HASH = "blake2b"
+FEATURE_HASHES = ("xxh3", "blake2b")
+BITS = (64, 128)
+
+# Weights are scaled to integers <= 2**_WEIGHT_BITS before summing: float64 sums of integers
+# below 2**53 are exact, so the result is the same whatever the summation order (numpy/BLAS may
+# reorder) and on every machine. 2**24 keeps 7 significant digits and allows 2**28 features.
+_WEIGHT_BITS = 24
+_HASH_CACHE_SIZE = 1 << 17
+
+
+def hamming(a: int, b: int) -> int:
+    """Number of differing bits between fingerprints ``a`` and ``b`` (non-negative ints)."""
+    if not isinstance(a, int) or not isinstance(b, int):
+        raise TypeError(
+            f"hamming() expects two ints, got {type(a).__name__} and {type(b).__name__}"
+        )
+    if a < 0 or b < 0:
+        raise ValueError(f"fingerprints are non-negative ints, got {a if a < 0 else b}")
+    return (a ^ b).bit_count()
+
+
+def similarity(a: int, b: int, bits: int = 64) -> float:
+    """``1 - hamming(a, b) / bits``: 1.0 for identical fingerprints, about 0.5 for unrelated ones."""
+    if bits not in BITS:
+        raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
+    if a >> bits or b >> bits:
+        raise ValueError(f"fingerprint wider than bits={bits}: {max(a, b):#x}")
+    return 1.0 - hamming(a, b) / bits
+
+
+class EmptyTextError(ValueError):
+    """The text yields no features (empty, whitespace or punctuation only); it has no fingerprint."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Feature hashing
+
+
+def _hasher(name: str, nbytes: int) -> Callable[[bytes], bytes]:
+    if name == "xxh3":
+        try:
+            import xxhash
+        except ImportError as exc:
+            raise ImportError(
+                "feature_hash='xxh3' needs the xxhash package: pip install xxhash "
+                "(or pass feature_hash='blake2b', which changes every fingerprint)"
+            ) from exc
+        return xxhash.xxh3_64_digest if nbytes == 8 else xxhash.xxh3_128_digest
+    if name == "blake2b":
+
+        def blake(
+            data: bytes, _n: int = nbytes, _b: Callable[..., Any] = hashlib.blake2b
+        ) -> bytes:
+            return bytes(_b(data, digest_size=_n).digest())
+
+        return blake
+    raise ValueError(
+        f"feature_hash={name!r} is invalid: it must be one of {', '.join(map(repr, FEATURE_HASHES))}"
+    )
+
+
+class _HashCache:
+    """feature string -> digest bytes; bounded (cleared when full); shared by Fingerprinters."""
+
+    def __init__(
+        self, fn: Callable[[bytes], bytes], size: int = _HASH_CACHE_SIZE
+    ) -> None:
+        self.fn = fn
+        self.size = size
+        self.data: dict[str, bytes] = {}
+
+    def digests(self, features: Iterable[str]) -> list[bytes]:
+        data = self.data
+        get = data.get
+        fn = self.fn
+        out: list[bytes] = []
+        append = out.append
+        for f in features:
+            d = get(f)
+            if d is None:
+                d = fn(f.encode("utf-8", "surrogatepass"))
+                if len(data) >= self.size:
+                    # Dropping everything is cheap and keeps memory bounded; the hot tokens
+                    # come back within a page or two.
+                    data.clear()
+                data[f] = d
+            append(d)
+        return out
+
+
+_CACHES: dict[tuple[str, int], _HashCache] = {}
+_CACHES_LOCK = threading.Lock()
+
+
+def _hash_cache(name: str, bits: int) -> _HashCache:
+    key = (name, bits)
+    cache = _CACHES.get(key)
+    if cache is None:
+        fn = _hasher(name, bits // 8)
+        with _CACHES_LOCK:
+            cache = _CACHES.setdefault(key, _HashCache(fn))
+    return cache
+
+
+def clear_caches() -> None:
+    """Empty the feature-hash and segmentation caches (benchmarks use it; results don't change)."""
+    from scrapy_simhash import features
+
+    for cache in list(_CACHES.values()):
+        cache.data.clear()
+    for tok in list(features._TOKENIZERS.values()):
+        tok.clear_cache()
+
+
+def _simhash(digests: Sequence[bytes], weights: Sequence[float], bits: int) -> int:
+    """SimHash of features given by their digests (bits // 8 bytes each) and positive weights.
+
+    Bit i of the fingerprint is bit (i % 8) of byte i // 8 of the digests (little-endian), set when
+    the weighted sum of +w (bit 1) / -w (bit 0) over all features is > 0.
+
+    Determinism: weights are first scaled to integers (at most 2**24, at least 1), so every sum is
+    an exact integer in float64 and the result does not depend on the order of the features or
+    on how numpy/BLAS groups the additions (this replaces sorting the features before summing).
+    """
+    n = len(digests)
+    nbytes = bits // 8
+    matrix = np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(n, nbytes)
+    bitmat = np.unpackbits(matrix, axis=1, bitorder="little")
+    w = np.asarray(weights, dtype=np.float64)
+    top = float(w.max())
+    if not math.isfinite(top) or top <= 0:
+        raise ValueError("feature weights must be finite and positive")
+    wq = np.maximum(np.rint(w * ((1 << _WEIGHT_BITS) / top)), 1.0)
+    # sum_j w_j * (2 b_ij - 1) > 0  <=>  2 * (w @ b)_i > sum(w)
+    ones = wq @ bitmat
+    fp_bits = 2.0 * ones > float(wq.sum())
+    return int.from_bytes(np.packbits(fp_bits, bitorder="little").tobytes(), "little")
+
+
+def simhash_from_weights(
+    weights: Mapping[str, float],
+    *,
+    bits: int = DEFAULT_BITS,
+    feature_hash: str = DEFAULT_FEATURE_HASH,
+) -> int:
+    """SimHash of a ``{feature: weight}`` mapping (weights > 0), without the zero remapping.
+
+    Use ``Fingerprinter`` for text; this is the bare algorithm (e.g. for a token list:
+    ``simhash_from_weights(collections.Counter(tokens))``).
+    """
+    if bits not in BITS:
+        raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
+    if not weights:
+        raise EmptyTextError("no features: a SimHash needs at least one")
+    cache = _hash_cache(feature_hash, bits)
+    return _simhash(cache.digests(weights.keys()), list(weights.values()), bits)
+
+
+def _exact_fp(tokens: Sequence[str], bits: int) -> int:
+    digest = hashlib.blake2b(
+        "\x1f".join(tokens).encode("utf-8", "surrogatepass"),
+        digest_size=bits // 8,
+        person=b"simhash-exact",
+    ).digest()
+    return int.from_bytes(digest, "little")
+
+
+# ---------------------------------------------------------------------------------------------
+
+
+class Fingerprinter:
+    """Text or HTML -> SimHash fingerprint (an int below ``2**bits``).
+
+    Keyword arguments (the Scrapy glue fills them from settings such as `SIMHASH_BITS` and
+    `SIMHASH_SHINGLE_SIZE`; every one that changes fingerprints is in ``settings``):
+
+    - ``bits``: 64 (default) or 128.
+    - ``features``: "words" (default), "shingles", "chars" or "sentences"; see
+      ``features.FeatureExtractor``.
+    - ``weighting``: "log_tf" (default), "tf", "tfidf" or "seed000".
+    - ``hmm``: let jieba's HMM join characters it has no dictionary word for (default False:
+      as good on the revision pairs, see above, and 1.6x faster tokenization).
+    - ``tokenizer``: "jieba" (default) or "rjieba" (optional, ``pip install scrapy-simhash[rjieba]``).
+    - ``shingle_size``: words per shingle / characters per n-gram (1..16, default 3).
+    - ``min_features``: short-text fallback. A text with fewer distinct features than this gets an
+      exact hash of its normalised token sequence instead of a SimHash, so that only identical
+      short texts collide (SimHash on a handful of features puts unrelated short pages close).
+      0 turns the fallback off. Default 8.
+    - ``max_chars``: only the first ``max_chars`` characters of a text are used, which bounds the
+      time spent on a huge page (default 500,000, about 1 s of jieba; 0 = no limit).
+    - ``main_content``: fingerprint the main content (default) or all visible text of HTML.
+    - ``feature_hash``: "blake2b" (default, 8 or 16 bytes of ``hashlib.blake2b``) or "xxh3"
+      (xxh3_64 / xxh3_128, needs the xxhash package; slightly faster on cache misses).
+
+    A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
+    never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
+    so that 0 never stands for a real page.
+    """
+
+    def __init__(
+        self,
+        *,
+        bits: int = DEFAULT_BITS,
+        features: str = DEFAULT_FEATURES,
+        weighting: str = DEFAULT_WEIGHTING,
+        hmm: bool = DEFAULT_HMM,
+        tokenizer: str = "jieba",
+        shingle_size: int = DEFAULT_SHINGLE_SIZE,
+        min_features: int = DEFAULT_MIN_FEATURES,
+        max_chars: int = DEFAULT_MAX_CHARS,
+        main_content: bool = True,
+        feature_hash: str = DEFAULT_FEATURE_HASH,
+    ) -> None:
+        if isinstance(bits, bool) or bits not in BITS:
+            raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
+        _check_int("min_features", min_features, 0, 1 << 20)
+        _check_int("max_chars", max_chars, 0, 1 << 40)
+        if not isinstance(main_content, bool):
+            raise TypeError(f"main_content must be True or False, got {main_content!r}")
+        if feature_hash not in FEATURE_HASHES:
+            raise ValueError(
+                f"feature_hash={feature_hash!r} is invalid: it must be one of {', '.join(map(repr, FEATURE_HASHES))}"
+            )
+        self.bits = bits
+        self.min_features = min_features
+        self.max_chars = max_chars
+        self.main_content = main_content
+        self.feature_hash = feature_hash
+        self._extractor = FeatureExtractor(
+            features=features,
+            weighting=weighting,
+            shingle_size=shingle_size,
+            tokenizer=tokenizer,
+            hmm=hmm,
+        )
+        self._cache = _hash_cache(
+            feature_hash, bits
+        )  # fails early if xxhash is missing
+        self._settings: dict[str, object] | None = None
+
+    @property
+    def features(self) -> str:
+        return self._extractor.features
+
+    @property
+    def weighting(self) -> str:
+        return self._extractor.weighting
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """JSON-serialisable options that change fingerprints (stored in the index metadata).
+
+        Includes the tokenizer and its dictionary identity, the IDF table identity when used, the
+        feature hash and ``version``. Computing it initialises the tokenizer.
+        """
+        if self._settings is None:
+            s: dict[str, object] = {"version": FINGERPRINT_VERSION, "bits": self.bits}
+            s.update(self._extractor.settings())
+            s.update(
+                feature_hash=self.feature_hash,
+                min_features=self.min_features,
+                max_chars=self.max_chars,
+                main_content=self.main_content,
+            )
+            self._settings = s
+        return dict(self._settings)
+
+    def __repr__(self) -> str:
+        ex = self._extractor
+        return (
+            f"Fingerprinter(bits={self.bits}, features={ex.features!r}, weighting={ex.weighting!r}, "
+            f"tokenizer={ex.tokenizer!r}, hmm={ex.hmm}, shingle_size={ex.shingle_size}, "
+            f"min_features={self.min_features})"
+        )
+
+    def fingerprint_text(self, text: str, title: str = "") -> int:
+        """Fingerprint of ``text`` (plus ``title``, whose words count as features too).
+
+        Raises ``TypeError`` for a non-str and ``EmptyTextError`` when there is no feature.
+        """
+        if not isinstance(text, str):
+            hint = (
+                "; decode it first (or use fingerprint_html for HTML bytes)"
+                if isinstance(text, (bytes, bytearray))
+                else ""
+            )
+            raise TypeError(
+                f"fingerprint_text() expects str, got {type(text).__name__}{hint}"
+            )
+        if not isinstance(title, str):
+            raise TypeError(f"title must be str, got {type(title).__name__}")
+        if self.max_chars and len(text) > self.max_chars:
+            text = text[: self.max_chars]
+        feats = self._extractor.extract(text, title)
+        weights = feats.weights
+        if not weights:
+            raise EmptyTextError(
+                "text has no features (empty, whitespace, numbers or punctuation only)"
+            )
+        if len(weights) < self.min_features:
+            fp = _exact_fp(feats.tokens, self.bits)
+        else:
+            fp = _simhash(
+                self._cache.digests(weights.keys()), list(weights.values()), self.bits
+            )
+        return fp or 1
+
+    def fingerprint_document(self, doc: Document) -> int:
+        """Fingerprint of an ``extract.Document`` (its ``text`` and ``title``)."""
+        return self.fingerprint_text(doc.text, doc.title)
+
+    def fingerprint_html(
+        self,
+        html: str | bytes,
+        url: str | None = None,
+        *,
+        encoding: str | None = None,
+        content_type: str | None = None,
+    ) -> int:
+        """Fingerprint of a page: ``extract.extract`` (main content unless ``main_content=False``)
+        then ``fingerprint_document``. Raises ``EmptyTextError`` when the page has no text."""
+        from scrapy_simhash.extract import extract
+
+        doc = extract(
+            html,
+            url=url,
+            encoding=encoding,
+            content_type=content_type,
+            main_content=self.main_content,
+        )
+        return self.fingerprint_document(doc)
+
+
+def _check_int(name: str, value: object, lo: int, hi: int) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
+        raise ValueError(
+            f"{name} ({value!r}) is invalid: it must be an int between {lo} and {hi}"
+        )

@@ -1,0 +1,198 @@
+"""SimhashDedupPipeline: near-duplicate items dropped with a message naming the earlier item."""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import scrapy
+from conftest import EN_ARTICLES, ZH_ARTICLES, SimhashTestSpider, build_from_crawler
+from scrapy.exceptions import DropItem, NotConfigured
+
+from scrapy_simhash.pipeline import NearDuplicateItem, SimhashDedupPipeline
+
+
+@pytest.fixture
+def make_pipeline(make_crawler: Callable[..., Any]) -> Iterator[Callable[..., Any]]:
+    built: list[Any] = []
+
+    def factory(spidercls: type = SimhashTestSpider, **settings: Any) -> Any:
+        settings.setdefault("SIMHASH_ITEM_FIELDS", ["title", "body"])
+        crawler = make_crawler(spidercls, **settings)
+        pipeline = build_from_crawler(SimhashDedupPipeline, crawler)
+        pipeline.open_spider(crawler.spider)
+        built.append(pipeline)
+        return pipeline
+
+    yield factory
+    for pipeline in built:
+        pipeline.close_spider(pipeline.crawler.spider)
+
+
+def story(name: str, url: str | None = None, **extra: Any) -> dict[str, Any]:
+    title, paragraphs = {**EN_ARTICLES, **ZH_ARTICLES}[name]
+    item: dict[str, Any] = {"title": title, "body": "\n\n".join(paragraphs), **extra}
+    if url is not None:
+        item["url"] = url
+    return item
+
+
+def stat(pipeline: Any, key: str) -> Any:
+    return pipeline.crawler.stats.get_value(key)
+
+
+def test_distinct_items_pass(make_pipeline):
+    pipeline = make_pipeline()
+    for name in ("harbour", "orchard", "telescope", "metro", "tea"):
+        item = story(name, f"https://news.example.com/{name}")
+        assert pipeline.process_item(item) is item
+    assert stat(pipeline, "simhash/items/new") == 5
+    assert stat(pipeline, "simhash/items/fingerprinted") == 5
+
+
+def test_near_duplicate_item_is_dropped_with_a_message_naming_the_earlier_item(make_pipeline, caplog):
+    pipeline = make_pipeline()
+    pipeline.process_item(story("harbour", "https://news.example.com/harbour"))
+    copy = story("harbour", "https://syndication.example.net/story/991", source="wire")
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.pipeline"), pytest.raises(NearDuplicateItem) as info:
+        pipeline.process_item(copy)
+    error = info.value
+    assert isinstance(error, DropItem)
+    assert str(error).startswith("Near-duplicate of https://news.example.com/harbour (distance ")
+    assert "https://syndication.example.net/story/991" in str(error)
+    assert error.duplicate_of == "https://news.example.com/harbour"
+    assert 0 <= error.distance <= 3
+    assert stat(pipeline, "simhash/items/near_duplicate") == 1
+    assert "no more duplicates will be shown" in caplog.text
+    assert stat(pipeline, "simhash/items/fingerprinted") == stat(pipeline, "simhash/items/new") + 1
+
+
+def test_lightly_edited_chinese_copy_is_dropped(make_pipeline):
+    pipeline = make_pipeline()
+    pipeline.process_item(story("metro", "https://zh.example.com/metro"))
+    title, paragraphs = ZH_ARTICLES["metro"]
+    copy = {
+        "title": title,
+        "body": "\n".join(paragraphs) + "（来源：本报记者）",
+        "url": "https://portal.example.cn/a/1",
+    }
+    with pytest.raises(NearDuplicateItem, match=r"Near-duplicate of https://zh.example.com/metro"):
+        pipeline.process_item(copy)
+
+
+def test_same_key_again_replaces_the_item(make_pipeline):
+    pipeline = make_pipeline()
+    url = "https://news.example.com/harbour"
+    pipeline.process_item(story("harbour", url))
+    again = story("harbour", url)
+    assert pipeline.process_item(again) is again
+    changed = story("orchard", url)
+    assert pipeline.process_item(changed) is changed
+    # The key now stands for the orchard story: the harbour story elsewhere is new.
+    other = story("harbour", "https://other.example.org/x")
+    assert pipeline.process_item(other) is other
+
+
+def test_item_lacking_the_fields_passes_and_is_counted(make_pipeline):
+    pipeline = make_pipeline()
+    item = {"url": "https://news.example.com/x", "price": 3}
+    assert pipeline.process_item(item) is item
+    assert stat(pipeline, "simhash/items/skipped/no_fields") == 1
+    assert stat(pipeline, "simhash/items/fingerprinted") is None
+
+
+def test_item_with_punctuation_only_is_an_empty_skip(make_pipeline):
+    pipeline = make_pipeline()
+    item = {"title": "...", "body": "!!! ---", "url": "https://news.example.com/x"}
+    assert pipeline.process_item(item) is item
+    assert stat(pipeline, "simhash/items/skipped/empty") == 1
+
+
+def test_items_without_a_key_are_compared_by_content(make_pipeline):
+    pipeline = make_pipeline()
+    first = story("orchard")
+    assert pipeline.process_item(first) is first
+    with pytest.raises(NearDuplicateItem, match=r"Near-duplicate of \(no url\)"):
+        pipeline.process_item(story("orchard"))
+    assert stat(pipeline, "simhash/items/no_key") == 2
+
+
+def test_key_field_setting_and_list_values(make_pipeline):
+    pipeline = make_pipeline(SIMHASH_ITEM_FIELDS=["body"], SIMHASH_ITEM_KEY_FIELD="id")
+    paragraphs = EN_ARTICLES["telescope"][1]
+    pipeline.process_item({"id": "a-1", "body": paragraphs})
+    with pytest.raises(NearDuplicateItem, match=r"Near-duplicate of a-1 \(distance \d+\): b-2"):
+        pipeline.process_item({"id": "b-2", "body": list(paragraphs)})
+
+
+@dataclasses.dataclass
+class StoryData:
+    title: str
+    body: str
+    url: str
+
+
+class StoryItem(scrapy.Item):
+    title = scrapy.Field()
+    body = scrapy.Field()
+    url = scrapy.Field()
+
+
+def test_item_types_via_itemadapter(make_pipeline):
+    pipeline = make_pipeline()
+    title, paragraphs = EN_ARTICLES["harbour"]
+    body = "\n".join(paragraphs)
+    first = StoryItem(title=title, body=body, url="https://a.example.com/1")
+    assert pipeline.process_item(first) is first
+    with pytest.raises(NearDuplicateItem):
+        pipeline.process_item(StoryData(title, body, "https://b.example.com/2"))
+
+
+def test_duplicates_are_found_across_crawls(make_pipeline):
+    pipeline = make_pipeline()
+    pipeline.process_item(story("tea", "https://zh.example.com/tea"))
+    pipeline.close_spider(pipeline.crawler.spider)
+    second = make_pipeline()
+    with pytest.raises(NearDuplicateItem, match="https://zh.example.com/tea"):
+        second.process_item(story("tea", "https://copy.example.cn/tea"))
+
+
+def test_store_error_fails_open(make_pipeline):
+    pipeline = make_pipeline()
+    pipeline.process_item(story("tea", "https://zh.example.com/tea"))
+    pipeline.index.close()
+    item = story("tea", "https://copy.example.cn/tea")
+    assert pipeline.process_item(item) is item
+    assert stat(pipeline, "simhash/items/store_error") == 1
+    pipeline.index = None
+
+
+def test_spider_attribute_opts_out(make_pipeline):
+    class QuietSpider(SimhashTestSpider):
+        simhash_enabled = False
+
+    pipeline = make_pipeline(QuietSpider)
+    for _ in range(2):
+        item = story("tea", "https://zh.example.com/tea")
+        assert pipeline.process_item(item) is item
+    assert pipeline.index is None
+
+
+def test_disabled_without_item_fields(make_crawler):
+    crawler = make_crawler()
+    with pytest.raises(NotConfigured, match="SIMHASH_ITEM_FIELDS is not set"):
+        build_from_crawler(SimhashDedupPipeline, crawler)
+
+
+def test_item_index_is_separate_from_the_page_index(make_pipeline, make_mw):
+    from conftest import article_html, make_response, run
+
+    mw = make_mw(SIMHASH_ITEM_FIELDS=["title", "body"])
+    run(mw, make_response("https://news.example.com/harbour", article_html("harbour")))
+    pipeline = make_pipeline()
+    item = story("harbour", "https://syndication.example.net/1")
+    assert pipeline.process_item(item) is item
+    assert pipeline.path != mw.path and pipeline.path.parent == mw.path.parent

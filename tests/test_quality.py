@@ -1,0 +1,94 @@
+"""Quality benchmark harness: deterministic pairs, correct metrics, and the shipped defaults against issue 4's bars."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT / ".." / "shared" / "data"
+sys.path.insert(0, str(ROOT / "benchmarks" / "quality"))
+
+import build_pairs as bp  # noqa: E402
+import evaluate as ev  # noqa: E402
+
+needs_data = pytest.mark.skipif(
+    not (DATA / "zh-web-cee").is_dir() or not (DATA / "scrapinghub-aeb").is_dir(),
+    reason="../shared/data (zh-web-cee, scrapinghub-aeb) is absent: the quality pairs are built from it",
+)
+
+
+def test_prf_on_a_hand_made_example() -> None:
+    labels = [1, 1, 1, 1, 0, 0, 0, 0]
+    dists = [0, 2, 3, 7, 1, 4, 9, 30]
+    # k = 3: TP = 3 (0, 2, 3), FP = 1 (1), FN = 1 (7)
+    p, r, f, tp, fp, fn = ev.prf(labels, dists, 3)
+    assert (tp, fp, fn) == (3, 1, 1)
+    assert p == pytest.approx(0.75) and r == pytest.approx(0.75) and f == pytest.approx(0.75)
+    # k = 0: only the distance-0 positive
+    p, r, f, *_ = ev.prf(labels, dists, 0)
+    assert (p, r) == (1.0, 0.25)
+    assert f == pytest.approx(0.4)
+    # an unusable fingerprint (INF) is never a duplicate
+    assert ev.prf([1, 0], [ev.INF, ev.INF], 64)[3:] == (0, 0, 1)
+
+
+def test_best_threshold_and_change_accuracy() -> None:
+    labels = [1, 1, 1, 0, 0]
+    dists = [1, 2, 5, 6, 20]
+    k, f = ev.best_threshold(labels, dists, range(13))
+    assert k == 5 and f == pytest.approx(1.0)
+    changed = [0, 0, 0, 1, 1, 1]
+    cd = [0, 1, 4, 3, 9, 12]
+    assert ev.change_accuracy(changed, cd, 2) == pytest.approx(5 / 6)
+    t, acc = ev.best_change_threshold(changed, cd, range(13))
+    assert (t, acc) == (1, pytest.approx(5 / 6))  # the smallest of the best thresholds (1 and 2)
+
+
+def test_edits_are_what_they_claim() -> None:
+    import random
+
+    art = bp.Article("x", "zh", "标题", ["今天天气很好。我们去公园散步。", "公园里有很多人。孩子们在玩耍。"])
+    donor = bp.Article("y", "zh", "别的", ["股市今天大涨。投资者非常高兴。"])
+    rng = random.Random(1)
+    assert bp.to_width_variant("ab1，。") == "ａｂ１,."
+    typo = bp.edit_typo(art.paras, rng, "zh")
+    assert sum(a != b for a, b in zip("".join(typo), "".join(art.paras))) == 1
+    removed = bp.edit_sentence(art.paras, rng, "zh", donor, add=False)
+    assert len("".join(removed)) < len("".join(art.paras))
+    half = bp.rewrite(art.paras, random.Random(2), "zh", donor, 0.5)
+    assert any(s in "".join(half) for s in ("股市今天大涨。", "投资者非常高兴。"))
+
+
+@needs_data
+def test_pair_builder_is_deterministic() -> None:
+    a = bp.build(quick=True, revisions=False)
+    b = bp.build(quick=True, revisions=False)
+    assert a.digest() == b.digest()
+    assert [(p.category, p.a, p.b) for p in a.pairs] == [(p.category, p.a, p.b) for p in b.pairs]
+    cats = {p.category for p in a.pairs}
+    assert {"template_swap", "dynamic_noise", "editorial", "encoding", "width", "yanyiwu",
+            "same_template", "short_pages", "noise_only", "rewrite_30"} <= cats
+    # a different seed gives different pairs
+    assert bp.build(quick=True, revisions=False, seed=1).digest() != a.digest()
+
+
+@needs_data
+def test_shipped_defaults_meet_the_bars_on_a_subset() -> None:
+    """Issue 4's bars for the defaults, on the quick subset (no revisions): precision >= 0.99 and
+    recall >= 0.95 at k = 3, FPR <= 0.1% under one template, change verdict >= 0.95 at the shipped
+    SIMHASH_CHANGE_THRESHOLD."""
+    from scrapy_simhash import defaults
+
+    ps = bp.build(quick=True, revisions=False)
+    r = ev.run(ev.ours(), ps)
+    near, neg = ev.cats_of(ps, "near"), ev.cats_of(ps, "neg")
+    k = defaults.SIMHASH_MAX_DISTANCE
+    p, rec, *_ = ev.prf(*r.group(*near, *neg), k)
+    assert p >= 0.99, p
+    assert rec >= 0.95, rec
+    assert ev.rate(r.by_cat["same_template"], k) <= 0.001
+    acc = ev.change_accuracy(*r.group(*ev.cats_of(ps, "change")), defaults.SIMHASH_CHANGE_THRESHOLD)
+    assert acc >= 0.95, acc

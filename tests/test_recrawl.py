@@ -1,0 +1,74 @@
+"""recrawl.PageRecord: the per-URL record, its updates and its compact serialisation."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from scrapy_simhash.recrawl import CHANGED, UNCHANGED, VERDICTS, PageRecord, change_verdict
+
+FP1 = 0x0123_4567_89AB_CDEF
+FP2 = 0x0123_4567_89AB_CDEE  # one bit from FP1
+FP128 = (1 << 127) | 12345
+
+
+def test_first_fetch():
+    record = PageRecord.first(FP1, now=100.0)
+    assert record.first_seen == record.last_fetched == record.last_changed == 100.0
+    assert record.fetch_count == 1 and record.change_count == 0
+    assert record.last_fp == FP1
+    assert record.history == ((FP1, None),)
+    assert record.duplicate_of is None
+
+
+def test_update_unchanged_and_changed():
+    record = PageRecord.first(FP1, now=100.0)
+    unchanged = record.updated(FP2, 1, False, now=200.0)
+    assert unchanged.last_fetched == 200.0 and unchanged.last_changed == 100.0
+    assert unchanged.fetch_count == 2 and unchanged.change_count == 0
+    assert unchanged.history == ((FP2, 1), (FP1, None))
+    changed = unchanged.updated(FP128, 40, True, now=300.0, duplicate_of="https://a.example.com/")
+    assert changed.last_changed == 300.0 and changed.change_count == 1 and changed.fetch_count == 3
+    assert changed.last_fp == FP128
+    assert changed.duplicate_of == "https://a.example.com/"
+    assert record.fetch_count == 1  # records are immutable
+
+
+def test_history_is_bounded_newest_first():
+    record = PageRecord.first(0, now=0.0)
+    for i in range(1, 20):
+        record = record.updated(i, 1, False, now=float(i), history_size=5)
+    assert [fp for fp, _ in record.history] == [19, 18, 17, 16, 15]
+    assert record.fetch_count == 20
+    with pytest.raises(ValueError, match="history_size"):
+        record.updated(1, 1, False, history_size=0)
+
+
+def test_round_trip_is_compact_json():
+    record = PageRecord.first(FP128, now=1700000000.123456).updated(
+        FP1, 120, True, now=1700003600.5, duplicate_of="https://例子.example.cn/新闻"
+    )
+    raw = record.to_bytes()
+    data = json.loads(raw)
+    assert data["history"][0] == [format(FP1, "x"), 120]
+    assert b" " not in raw  # no padding
+    assert "例子".encode() in raw  # UTF-8, not \\u escapes
+    back = PageRecord.from_bytes(raw)
+    assert back.history == record.history
+    assert back.duplicate_of == record.duplicate_of
+    assert back.first_seen == pytest.approx(record.first_seen, abs=1e-3)
+    assert (back.fetch_count, back.change_count) == (2, 1)
+
+
+@pytest.mark.parametrize("raw", [b"", b"\xff\xfe", b"[]", b'{"v":1}', b'{"history":[["zz",1]]}'])
+def test_garbage_is_a_value_error(raw):
+    with pytest.raises(ValueError, match="not a page record"):
+        PageRecord.from_bytes(raw)
+
+
+def test_change_verdict_threshold():
+    assert change_verdict(3, 3) == UNCHANGED
+    assert change_verdict(4, 3) == CHANGED
+    assert change_verdict(0, 0) == UNCHANGED
+    assert set(VERDICTS) == {"new", "near_duplicate", "unchanged", "changed"}
