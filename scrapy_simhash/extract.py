@@ -21,6 +21,11 @@ jusText and text-density methods, in one pass over the tree:
   cell or line); each block is classed good / short / link list by its length (a Han character
   weighs 3 Latin ones), link density, sentence punctuation (``，。；`` too), and boilerplate
   patterns (copyright lines, cookie banners, "责任编辑", "分享到", teasers ending in "...");
+- short metadata blocks are dropped wherever they are: bylines, datelines and counters, i.e.
+  blocks made mostly of dates, times, numbers and words such as "posted", "updated", "views",
+  "comments", "发布", "阅读", "来源", or mostly inside ``<time>`` or an element whose class/id
+  says meta, info, byline, date, time, stats, counter. Two copies of an article that differ only
+  in such a line ("1,204 views" / "12,877 views, 23 comments") then give the same text;
 - each block's score goes to its element, parent and grandparent with decay (readability); the
   best element, widened to a near ancestor with much more good text, is the content region;
 - inside it, leading and trailing non-good blocks and link lists are dropped.
@@ -234,12 +239,46 @@ _CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
 _SCRIPT_START_RE = re.compile(r"<(script|style)\b")
 
 
-class _Block:
-    __slots__ = ("kind", "links", "owner", "text", "weight")
+# class/id words of metadata lines (byline, dateline, counters): whole tokens, or these substrings.
+_META_CLASS_RE = re.compile(
+    r"byline|dateline|timestamp|pubdate|publishdate|postmeta|post-meta|entry-meta|article-meta|"
+    r"postinfo|post-info|article-info|view-count|viewcount|"
+    r"(?:^|[\s_-])(?:meta|info|date|datetime|time|stats|counter|views?|author)(?:$|[\s_\d-])"
+)
+_META_CACHE: dict[str, bool] = {}
 
-    def __init__(self, text: str, links: int, owner: int) -> None:
+
+def _is_meta_element(el, tag: str) -> bool:
+    """<time>, or an element whose class/id says metadata (unless it wraps paragraphs)."""
+    if tag == "time":
+        return True
+    if tag == "body" or tag == "html" or tag == "a":
+        return False
+    attrs = el.get("class")
+    ident = el.get("id")
+    if attrs is None and ident is None:
+        return False
+    attrs = f"{attrs or ''} {ident or ''}"
+    meta = _META_CACHE.get(attrs)
+    if meta is None:
+        if len(_META_CACHE) > 50_000:
+            _META_CACHE.clear()
+        meta = _META_CACHE[attrs] = _META_CLASS_RE.search(attrs.lower()) is not None
+    if meta:
+        # "article-info" around the whole story: a wrapper, not a metadata line.
+        for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
+            if count >= _WRAPPER_PARAGRAPHS:
+                return False
+    return meta
+
+
+class _Block:
+    __slots__ = ("kind", "links", "meta", "owner", "text", "weight")
+
+    def __init__(self, text: str, links: int, owner: int, meta: int = 0) -> None:
         self.text = text
         self.links = links
+        self.meta = meta  # characters inside <time> / metadata-class elements
         self.owner = owner
         # A Han character carries about as much as a short Latin word: it weighs 3.
         size = len(text)
@@ -259,6 +298,8 @@ class _Walker:
         self.pieces: list[str] = []
         self.links = 0
         self.owner = 0
+        self.in_meta = 0  # depth of <time> / metadata-class elements around the current one
+        self.meta = 0
 
     def flush(self) -> None:
         if not self.pieces:
@@ -268,8 +309,12 @@ class _Walker:
         if text:
             if not text.isascii():
                 text = _CJK_SPACE_RE.sub("", text)
-            self.blocks.append(_Block(text, min(self.links, len(text)), self.owner))
+            size = len(text)
+            self.blocks.append(
+                _Block(text, min(self.links, size), self.owner, min(self.meta, size))
+            )
         self.links = 0
+        self.meta = 0
 
     def add(self, text: str, idx: int, in_link: bool) -> None:
         if not self.pieces:
@@ -279,6 +324,8 @@ class _Walker:
         self.pieces.append(text)
         if in_link:
             self.links += len(text.strip())
+        if self.in_meta:
+            self.meta += len(text.strip())
 
     def skipped(self, el, tag: str) -> bool:
         if tag in self.skip:
@@ -316,6 +363,9 @@ class _Walker:
             self.flush()
         if tag == "a":
             in_link = True
+        meta = _is_meta_element(el, tag)
+        if meta:
+            self.in_meta += 1
         text = el.text
         if text:
             self.add(text, idx, in_link)
@@ -332,6 +382,8 @@ class _Walker:
                     self.add(tail, idx, in_link)
         else:  # absurdly deep markup: flatten the rest
             self.add(" ".join(el.itertext()), idx, in_link)
+        if meta:
+            self.in_meta -= 1
         if block:
             self.flush()
         self.end[idx] = len(self.parent)
@@ -339,7 +391,7 @@ class _Walker:
 
 # --------------------------------------------------------------------------- main content
 
-_GOOD, _SHORT, _LINKS = 2, 1, 0
+_GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 _SENTENCE_END = frozenset(".!?。！？\"”’'")
 _ELLIPSES = ("...", "…", "更多>>", "详细>>", "more", "More")
 
@@ -365,6 +417,86 @@ _EXTEND_RATIO = 1.5
 _EXTEND_LEVELS = 3
 #: A block with 33-60% link text is a link list unless it is a sentence at least this heavy.
 _LINKED_SENTENCE_WEIGHT = 150
+#: Blocks lighter than this can be metadata lines (bylines, datelines, counters) ...
+_META_MAX_WEIGHT = 200
+#: ... if at least this share of their characters is inside <time> / metadata-class elements ...
+_META_MARKUP_SHARE = 0.5
+#: ... or if at most this share of their words is not a date, time, number or metadata word,
+#: and at most this many words (Latin script) / characters (Han) are not.
+_META_OTHER_SHARE = 1 / 3
+_META_OTHER_WORDS = 3
+_META_OTHER_HAN = 6
+
+# Words that make a line metadata, besides a year: they "say" it ...
+_META_KEYWORDS = frozenset(
+    "views viewed reads comments likes shares replies posted published updated modified edited "
+    "ago".split()
+)
+# ... and words that are metadata too but also common in lines that are not: they only count.
+_META_WORDS = _META_KEYWORDS | frozenset(
+    "by on at and last view read comment like share reply written min mins minute minutes hour "
+    "hours day days week weeks month months year years am pm utc gmt est edt cst cdt pst pdt bst "
+    "cet cest jst january february march april june july august september october november "
+    "december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday "
+    "thursday friday saturday sunday mon tue tues thu thur thurs fri".split()
+)
+# Han metadata words that say it (their characters count as metadata) ...
+_META_HAN_KEYWORD_RE = re.compile(r"阅读|浏览|评论|点击|发布|更新|来源|作者|时间|日期|发表|次数")
+# ... dates and times written with 年月日 (a number with its unit: one token), weekdays.
+_META_HAN_DATE_RE = re.compile(
+    r"\d+\s*[年月日号时点分秒次]|星期[一二三四五六日天]|周[一二三四五六日]|上午|下午"
+)
+# Han and kana one by one, numbers with their separators ("12,877", "2024-09-14", "08:15"),
+# words of other scripts; punctuation (full-width too) is no token.
+_HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_META_TOKEN_RE = re.compile(rf"[{_HAN}]|\d[\d,.:/-]*|[^\W\d_{_HAN}]+")
+# A year (1900-2099) or a numeric date: a line with one of these says it is metadata.
+_YEAR_RE = re.compile(r"(?:19|20)\d\d(?:\D|$)|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+
+
+def _is_meta_text(text: str) -> bool:
+    """Whether a short line is mostly dates, times, numbers and words like views/posted/发布.
+
+    It must also hold a word that says so (views, updated, 发布...) or a year, so that a price
+    list, a bare time or "Tue - Sat 4PM" (opening hours) is not metadata.
+    """
+    low = text.lower()
+    meta = 0
+    said = False
+    if not low.isascii():
+        found = _META_HAN_KEYWORD_RE.findall(low)
+        if found:
+            said = True
+            meta += sum(len(m) for m in found)
+            low = _META_HAN_KEYWORD_RE.sub(" ", low)
+        found = _META_HAN_DATE_RE.findall(low)
+        if found:
+            said = said or any(_YEAR_RE.match(m) for m in found)
+            meta += len(found)
+            low = _META_HAN_DATE_RE.sub(" ", low)
+    other = other_words = other_han = 0
+    for token in _META_TOKEN_RE.findall(low):
+        if token[0].isdigit():
+            meta += 1
+            said = said or _YEAR_RE.match(token) is not None
+        elif token in _META_WORDS:
+            meta += 1
+            said = said or token in _META_KEYWORDS
+        else:
+            other += 1
+            if _CJK_CHAR_RE.match(token):  # one Han / kana character (or a Hangul word)
+                other_han += 1
+            else:
+                other_words += 1
+    if not said:
+        return False
+    return (
+        other <= _META_OTHER_SHARE * (meta + other)
+        and other_words <= _META_OTHER_WORDS
+        and other_han <= _META_OTHER_HAN
+    )
+
+
 #: Share of a block's score credited to its element, parent, grandparent, ... (readability).
 _DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
 
@@ -386,6 +518,11 @@ def _classify(block: _Block, teasers: bool) -> int:
         return _LINKS
     if text[0] == "<" and text[-1] == ">":
         return _LINKS  # markup shown as text (<noscript> in <head>)
+    if weight < _META_MAX_WEIGHT and (
+        (block.meta >= _META_MARKUP_SHARE * len(text) and not (sentence and punct >= 2))
+        or _is_meta_text(text)
+    ):
+        return _META  # byline, dateline, view counter: differs between copies of one article
     if teasers and weight < 600 and text.endswith(_ELLIPSES):
         return _SHORT  # a teaser of another article
     if weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
@@ -454,7 +591,7 @@ def _main_blocks(walker: _Walker) -> list[_Block]:
     last = max(k for k, b in enumerate(inside) if b.kind == _GOOD)
     kept = []
     for block in inside[first : last + 1]:
-        if block.kind != _LINKS:
+        if block.kind > _LINKS:
             kept.append(block)
     return kept
 

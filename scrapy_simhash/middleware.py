@@ -318,7 +318,7 @@ class SimhashSpiderMiddleware:
             meta.pop(key, None)
         if meta.get("dont_simhash"):
             return self._skip(response, "dont_simhash")
-        if not isinstance(response, TextResponse):
+        if not isinstance(response, TextResponse) or not _is_text_type(response):
             return self._skip(response, "non_text")
         if response.status >= 300:
             return self._skip(response, "http_status")
@@ -628,6 +628,31 @@ def _meta(response: Response) -> dict[str, Any]:
         return response.meta
     except AttributeError:  # a response built without a request has no meta
         return {}
+
+
+# application/* media types fingerprinted as pages (besides text/*): HTML, XHTML, XML, JSON, and
+# the XML and JSON families (application/rss+xml, application/ld+json, ...). Not image/svg+xml.
+_APPLICATION_TEXT = frozenset(("html", "xhtml+xml", "xml", "json"))
+
+
+def _is_text_type(response: Response) -> bool:
+    """Whether the response's ``Content-Type`` names a page: text/*, HTML, XHTML, XML or JSON.
+
+    Scrapy makes a :class:`TextResponse` of a body without control characters in its first
+    bytes whatever the header says, so a PDF, an image or a ZIP file served as
+    ``application/pdf`` / ``image/*`` / ``application/octet-stream`` can arrive as one. No
+    ``Content-Type`` header, or a value that is not a media type, counts as a page.
+    """
+    raw = response.headers.get(b"Content-Type")
+    if not raw:
+        return True
+    media = raw.decode("latin-1").split(";", 1)[0].strip().lower()
+    top, slash, sub = media.partition("/")
+    if not slash or not top or not sub or "*" in media:
+        return True  # "html", "*/*": not a media type
+    if top == "text":
+        return True
+    return top == "application" and (sub in _APPLICATION_TEXT or sub.endswith(("+xml", "+json")))
 
 
 def _response_text(response: TextResponse) -> str:

@@ -44,10 +44,7 @@ ARTICLE_PATHS = [p for paths in GROUPS.values() for p in paths] + list(SINGLETON
 # Groups that the default Fingerprinter/extractor does not yet catch at SIMHASH_MAX_DISTANCE = 3, with
 # the distance seen and why. strict xfail: when the extractor learns to catch one, its test XPASSes
 # and fails, so that this entry gets removed. Empty it to see the failures.
-KNOWN_MISSES: dict[str, str] = {
-    "garden-festival": "distance 4 (6 earlier): the dateline/counter line is kept on one page "
-    "('Published 14 September 2024, updated ... 12,877 views, 23 comments') and dropped on the other",
-}
+KNOWN_MISSES: dict[str, str] = {}
 
 
 class Site:

@@ -253,6 +253,100 @@ def test_aspnet_form_wrapper_keeps_content():
     assert doc.text.split("\n") == EN_PARAS
 
 
+# --------------------------------------------------------------------------- metadata lines
+
+
+def _with_line(line_html: str, paras: list[str] = EN_PARAS, where: int = 1) -> str:
+    """An article page with ``line_html`` between its paragraphs (at index ``where``): not at an
+    edge, where trimming would drop any short block anyway."""
+    blocks = [f"<p>{p}</p>" for p in paras]
+    blocks.insert(where, line_html)
+    return f"""<html><head><title>Ferry timetable changes</title></head><body>
+<nav><ul>{_links(NAV)}</ul></nav><article><h1>Ferry timetable changes</h1>{"".join(blocks)}</article>
+</body></html>"""
+
+
+@pytest.mark.parametrize(
+    "line_html",
+    [
+        # the bundled demo's garden-festival pair: these lines differ between two copies of one article
+        '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Saturday 14 September 2024</time>'
+        ' <span class="views">1,204 views</span></div>',
+        '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Published 14 September 2024, '
+        'updated 16 September 2024 08:15</time> <span class="views">12,877 views, 23 comments</span></div>',
+        # the same lines without telling markup: the text alone says metadata
+        "<div>By Daniel Osei Published 14 September 2024, updated 16 September 2024 08:15 12,877 views, 23 comments</div>",
+        "<p>Posted by admin on March 3, 2021 at 10:30 pm | 5 comments</p>",
+        "<p>Last updated: 2021-03-03 10:30 UTC</p>",
+        "<div>作者:zboygirl 阅读(1660) 评论(5) 编辑发表于:2005-07-31 12:30</div>",
+        "<div>发布时间：2024年9月14日 10:30 来源：新华网 作者：张三 浏览次数：1234</div>",
+        # markup only: a byline of names, a <time> of its own
+        '<p class="post-meta">By Daniel Osei and Maria Lopez, Staff Reporters</p>',
+        "<div><time>Sat 14 Sep</time></div>",
+    ],
+    ids=["demo-archive-meta", "demo-news-meta", "text-only", "posted-by", "last-updated", "zh-blog", "zh-news",
+         "byline-class", "time-element"],
+)
+def test_metadata_lines_are_dropped(line_html):
+    doc = extract(_with_line(line_html))
+    assert doc.text.split("\n") == EN_PARAS
+    # All visible text still has it: only the main content drops metadata.
+    visible = extract(_with_line(line_html), main_content=False).text
+    assert len(visible.split("\n")) > len(EN_PARAS) + 1
+
+
+def test_copies_differing_only_in_metadata_have_the_same_text():
+    # What the demo site's garden-festival group needs: before, one line was kept (a GOOD block:
+    # long, with commas) and the other trimmed, so the fingerprints were 4 bits apart.
+    html = _article_page().replace(
+        "<h1>Ferry timetable changes</h1>",
+        '<h1>Ferry timetable changes</h1><div class="meta"><span class="byline">By Ann Lee</span> {}</div>',
+    )
+    short = html.replace("{}", "<time>Saturday 14 September 2024</time> <span>1,204 views</span>")
+    long = html.replace(
+        "{}",
+        "<time>Published 14 September 2024, updated 16 September 2024 08:15</time> "
+        "<span>12,877 views, 23 comments</span>"
+    )
+    assert extract(short).text == extract(long).text == "\n".join(EN_PARAS)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # article text that mentions dates, times and numbers
+        "On 14 September 2024 the council voted to keep the ferry running all year.",
+        "The festival returns on 12 September 2025.",
+        "Tickets cost 4.50 on weekdays and 6.00 at weekends, from 1 May 2024.",
+        "2017年2月17日，山东省聊城市中级法院一审以故意伤害罪判处于欢无期徒刑。",
+        "（2004年12月11－12日，南开大学）",
+        # lists and tables in an article: no word that says metadata, no year
+        "Tue – Sat 4PM (Closed on Sun & Mon)",
+        "9:20—9:50",
+        "225.86",
+        "第一场(a)：12月11日下午1:30-3:30",
+    ],
+)
+def test_article_lines_with_dates_and_numbers_stay(line):
+    doc = extract(_with_line(f"<p>{line}</p>"))
+    assert line in doc.text.split("\n")
+
+
+def test_a_sentence_inside_metadata_markup_stays():
+    line = "The garden opens at nine, closes at six, and entry is free for everyone."
+    doc = extract(_with_line(f'<p class="info">{line}</p>'))
+    assert line in doc.text.split("\n")
+
+
+def test_a_metadata_class_around_the_whole_article_is_not_metadata():
+    paras = EN_PARAS + [p.replace("The ", "This year the ", 1) for p in EN_PARAS]
+    body = "".join(f"<p>{p}</p>" for p in paras)
+    html = f"""<html><body><nav><ul>{_links(NAV)}</ul></nav>
+<div class="article-info"><p>By Ann Lee</p>{body}</div></body></html>"""
+    doc = extract(html)
+    assert doc.text.split("\n") == paras
+
+
 def test_no_main_content_falls_back_to_visible_text():
     html = (
         "<html><body><div><span>Opening hours</span> <span>Mon-Fri 9-17</span></div></body></html>"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 from itertools import combinations
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from hypothesis import given, settings
@@ -46,18 +46,13 @@ def _layouts() -> list[tuple[int, int, int]]:
 
 @pytest.fixture(params=["memory", "lmdb"])
 def make_index(request: pytest.FixtureRequest, tmp_path: Path):
-    opened = []
+    opened: list[SimhashIndex] = []
 
-    def make(**kwargs: object) -> SimhashIndex:
+    def make(**kwargs: Any) -> SimhashIndex:
         if request.param == "memory":
-            idx = SimhashIndex(**kwargs)  # type: ignore[arg-type]
+            idx = SimhashIndex(**kwargs)
         else:
-            idx = SimhashIndex.open(
-                tmp_path / f"idx{len(opened)}",
-                map_size=1 << 20,
-                durable=False,
-                **kwargs,
-            )  # type: ignore[arg-type]
+            idx = SimhashIndex.open(tmp_path / f"idx{len(opened)}", map_size=1 << 20, durable=False, **kwargs)
         opened.append(idx)
         return idx
 

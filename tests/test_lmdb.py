@@ -287,3 +287,33 @@ def test_check_and_add_sees_other_process_writes(tmp_path: Path) -> None:
     assert out.stdout.strip() == "None"
     assert idx.check_and_add("mine", 0xABCDEF ^ 0b101) == Match("other", 0xABCDEF, 2)
     idx.close()
+
+
+def test_threads_share_one_index(tmp_path: Path) -> None:
+    import threading
+
+    idx = SimhashIndex.open(tmp_path / "idx", durable=False)
+    errors: list[BaseException] = []
+
+    def work(tag: int) -> None:
+        try:
+            for i in range(300):
+                fp = ((tag * 1000 + i) * 0x9E3779B97F4A7C15) % (1 << 64)
+                if i % 3:
+                    idx.add(f"t{tag}-{i}", fp)
+                else:
+                    with idx.batch():
+                        idx.add(f"t{tag}-{i}", fp)
+                        idx.put_record(f"t{tag}-{i}", b"r")
+                idx.near(fp)
+        except Exception as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(idx) == 1200
+    assert idx.get_record("t3-297") == b"r"
+    idx.close()

@@ -456,6 +456,71 @@ def test_bad_responses_are_counted_skips(make_mw, body, headers, cls, reason):
     assert stat(mw, "simhash/fingerprinted") is None
 
 
+# A body with no control characters in its first bytes: Scrapy makes a TextResponse of it, whatever
+# the Content-Type says (scrapy.responsetypes guesses from the body).
+TEXTUAL_FILE = ("%PDF-1.4 Winter timetable. " + " ".join(EN_ARTICLES["harbour"][1])).encode()
+
+
+@pytest.mark.parametrize(
+    "content_type",
+    [
+        "application/pdf",
+        "Application/PDF; name=timetable.pdf",
+        "image/png",
+        "image/svg+xml",
+        "application/octet-stream",
+        "application/zip",
+        "font/woff2",
+    ],
+)
+def test_textual_body_of_a_non_text_type_is_skipped(make_mw, content_type):
+    from scrapy.http import Headers
+    from scrapy.responsetypes import responsetypes
+
+    headers = {"Content-Type": content_type}
+    cls = responsetypes.from_args(headers=Headers(headers), url="https://news.example.com/file", body=TEXTUAL_FILE)
+    assert issubclass(cls, TextResponse)  # what Scrapy's downloader would build
+    mw = make_mw()
+    item, request = {"title": "timetable", "n": [1, 2]}, Request("https://news.example.com/next")
+    url = "https://news.example.com/file"
+    response = TextResponse(url, body=TEXTUAL_FILE, headers=headers, request=Request(url))
+    out = run(mw, response, [item, request])
+    assert out == [item, request]
+    assert out[0] == {"title": "timetable", "n": [1, 2]}  # unchanged: no SIMHASH_ITEM_FIELD written
+    assert stat(mw, "simhash/skipped/non_text") == 1
+    assert stat(mw, "simhash/fingerprinted") is None
+    assert "simhash_verdict" not in response.meta
+    # The same body again under another URL is not a near duplicate of anything: nothing was indexed.
+    again = TextResponse("https://news.example.com/file2", body=TEXTUAL_FILE, headers=headers)
+    assert run(mw, again, [item]) == [item]
+    assert stat(mw, "simhash/skipped/non_text") == 2
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {},
+        {"Content-Type": "text/html; charset=utf-8"},
+        {"Content-Type": "text/plain"},
+        {"Content-Type": "application/xhtml+xml"},
+        {"Content-Type": "application/xml"},
+        {"Content-Type": "application/rss+xml"},
+        {"Content-Type": "application/json"},
+        {"Content-Type": "application/ld+json"},
+        {"Content-Type": "html"},  # not a media type: treated as a page
+    ],
+    ids=["no-header", "html", "plain", "xhtml", "xml", "rss", "json", "ld-json", "junk"],
+)
+def test_text_types_and_no_content_type_are_fingerprinted(make_mw, headers):
+    mw = make_mw()
+    response = TextResponse(URL_A, body=article_html("harbour").encode(), headers=headers, request=Request(URL_A))
+    item = {"a": 1}
+    assert run(mw, response, [item]) == [item]
+    assert response.meta["simhash_verdict"] == "new"
+    assert stat(mw, "simhash/fingerprinted") == 1
+    assert stat(mw, "simhash/skipped/non_text") is None
+
+
 def test_binary_bytes_declared_as_html_never_raise(make_mw):
     mw = make_mw()
     body = bytes((i * 7919 + 13) % 256 for i in range(20000))

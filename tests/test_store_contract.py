@@ -126,15 +126,14 @@ def test_records_and_aliases(store: FingerprintStore) -> None:
     assert store.get_record(b"u") == b"1" and store.get_alias(b"\xffh") == b"long" and store.get_fp(b"u") is None
     assert not store.is_empty()
     store.abort()
-    out = []
-    _write(
-        store,
-        lambda: (
-            out.append(store.delete_record(b"u")),
-            out.append(store.delete_record(b"u")),
-            store.delete_alias(b"\xffh"),
-        ),
-    )
+    out: list[bool] = []
+
+    def delete() -> None:
+        out.append(store.delete_record(b"u"))
+        out.append(store.delete_record(b"u"))
+        store.delete_alias(b"\xffh")
+
+    _write(store, delete)
     assert out == [True, False]
     store.begin(False)
     assert store.get_record(b"u") is None and store.get_alias(b"\xffh") is None

@@ -473,7 +473,57 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
                 cells.append(f"{rate(sel, _k0(r.method)):.2f} (n={len(sel)})" if sel else "-")
             w(f"| {r.method.name} | " + " | ".join(cells) + " |")
         w("")
+        w("Revisions as a change verdict: share of pairs called \"changed\" (distance > t, t = the method's best t "
+          "on the change set above), by jaccard5 band. Low bands should be ~1, the 0.99-1.00 band ~0.\n")
+        w("| method | t | " + " | ".join(f"{a:.2f}-{min(b, 1):.2f}" for a, b in BANDS) + " |")
+        w("|---|---|" + "---|" * len(BANDS))
+        for r in results:
+            if r.method.kind == "jaccard" or "revisions" not in r.by_cat:
+                continue
+            t, _ = best_change_threshold(*r.group(*change), _grid(r.method)) if change else (_k0(r.method), 0)
+            ds, ms = r.by_cat["revisions"], r.meta["revisions"]
+            cells = []
+            for a, b in BANDS:
+                sel = [d for d, m in zip(ds, ms) if a <= m["jaccard5"] < b]
+                cells.append(f"{sum(1 for d in sel if d > t) / len(sel):.2f}" if sel else "-")
+            w(f"| {r.method.name} | {t:g} | " + " | ".join(cells) + " |")
+        w("")
+        w("Revisions: precision / recall over k (near-duplicate = jaccard5 >= 0.9)\n")
+        w("| method | " + " | ".join(f"k={k}" for k in KS) + " |")
+        w("|---|" + "---|" * len(KS))
+        for r in results:
+            if r.method.kind == "jaccard" or "revisions" not in r.by_cat:
+                continue
+            ys, ds = r.group("revisions")
+            f = r.method.bits // 64
+            w(f"| {r.method.name} | " + " | ".join(
+                "{:.2f}/{:.2f}".format(*prf(ys, ds, k * f)[:2]) for k in KS) + " |")
+        w("")
+    w(NOTES)
     return "\n".join(L)
+
+
+NOTES = """### Notes on the peers (why they win or lose a category)
+
+- Whole-page text (`html_text`, or ours with `main_content=False`) keeps the navigation, related-link lists,
+  counters and footers. Pages that differ only in that chrome (template_swap, dynamic_noise, short_noise) then
+  differ in many features, and recall falls; pages with the *same* chrome and a small content edit (editorial)
+  look *more* alike, because the chrome dilutes the edit. That is why the whole-page peers beat us on the
+  editorial category: the same effect that makes them miss syndicated copies.
+- `simhash` package defaults: character 4-grams of the whole lower-cased text, raw counts. Robust to small
+  edits, sensitive to any chrome change. (Version 2.1.2 overflows under NumPy 2 when a feature's count exceeds
+  255; the benchmark unpacks its bits to int64, which gives its NumPy 1 results.)
+- jieba + `simhash` with counts: `jieba.lcut` returns spaces and punctuation as tokens, and raw counts let
+  them dominate; on English pages the space token outweighs everything, so different articles under one
+  template collide (the high false-positive rates).
+- Seed 004 (`jieba.analyse.extract_tags`, top 200, weight `floor(w * n)`): keywords only, integer weights;
+  related-link titles and other chrome words enter the top 200, so chrome changes move bits.
+- trafilatura's `Simhash`: whitespace-separated tokens, stripped of ASCII punctuation, alphanumeric only;
+  Chinese text (no spaces) yields few, clause-long tokens or none, so one changed character replaces a whole
+  feature, and near-identical Chinese pages land far apart.
+- The Jaccard reference is exact (no hashing) and its threshold is tuned on these very pairs, so it is an upper
+  bound rather than a peer.
+"""
 
 
 def _settings_note(m: Method) -> str:
