@@ -324,6 +324,7 @@ def test_copies_differing_only_in_metadata_have_the_same_text():
         "Tue – Sat 4PM (Closed on Sun & Mon)",
         "9:20—9:50",
         "225.86",
+        "1999.99",
         "第一场(a)：12月11日下午1:30-3:30",
     ],
 )
