@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_simhash.fingerprint import Fingerprinter, hamming, similarity
-from scrapy_simhash.index import Match, SimhashIndex
+from scrapy_simhash.extract import Document, extract
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, hamming, similarity
+from scrapy_simhash.index import (
+    Match,
+    NotAnIndexError,
+    SettingsMismatchError,
+    SimhashIndex,
+    SimhashIndexError,
+)
 
 if TYPE_CHECKING:
     from scrapy_simhash.addon import Addon
@@ -16,12 +23,18 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Addon",
+    "Document",
+    "EmptyTextError",
     "Fingerprinter",
     "Match",
     "NearDuplicateItem",
+    "NotAnIndexError",
+    "SettingsMismatchError",
     "SimhashDedupPipeline",
     "SimhashIndex",
+    "SimhashIndexError",
     "SimhashSpiderMiddleware",
+    "extract",
     "hamming",
     "similarity",
 ]

@@ -250,6 +250,7 @@ _META_CACHE: dict[str, bool] = {}
 
 def _is_meta_element(el, tag: str) -> bool:
     """<time>, or an element whose class/id says metadata (unless it wraps paragraphs)."""
+    meta: bool | None
     if tag == "time":
         meta = True
     elif tag == "body" or tag == "html" or tag == "a":

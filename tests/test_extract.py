@@ -270,10 +270,14 @@ def _with_line(line_html: str, paras: list[str] = EN_PARAS, where: int = 1) -> s
     "line_html",
     [
         # the bundled demo's garden-festival pair: these lines differ between two copies of one article
-        '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Saturday 14 September 2024</time>'
-        ' <span class="views">1,204 views</span></div>',
-        '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Published 14 September 2024, '
-        'updated 16 September 2024 08:15</time> <span class="views">12,877 views, 23 comments</span></div>',
+        (
+            '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Saturday 14 September 2024</time>'
+            ' <span class="views">1,204 views</span></div>'
+        ),
+        (
+            '<div class="meta"><span class="byline">By Daniel Osei</span> <time>Published 14 September 2024, '
+            'updated 16 September 2024 08:15</time> <span class="views">12,877 views, 23 comments</span></div>'
+        ),
         # the same lines without telling markup: the text alone says metadata
         "<div>By Daniel Osei Published 14 September 2024, updated 16 September 2024 08:15 12,877 views, 23 comments</div>",
         "<p>Posted by admin on March 3, 2021 at 10:30 pm | 5 comments</p>",
@@ -284,8 +288,17 @@ def _with_line(line_html: str, paras: list[str] = EN_PARAS, where: int = 1) -> s
         '<p class="post-meta">By Daniel Osei and Maria Lopez, Staff Reporters</p>',
         "<div><time>Sat 14 Sep</time></div>",
     ],
-    ids=["demo-archive-meta", "demo-news-meta", "text-only", "posted-by", "last-updated", "zh-blog", "zh-news",
-         "byline-class", "time-element"],
+    ids=[
+        "demo-news-meta",
+        "demo-archive-meta",
+        "text-only",
+        "posted-by",
+        "last-updated",
+        "zh-blog",
+        "zh-news",
+        "byline-class",
+        "time-element",
+    ],
 )
 def test_metadata_lines_are_dropped(line_html):
     doc = extract(_with_line(line_html))
@@ -306,7 +319,7 @@ def test_copies_differing_only_in_metadata_have_the_same_text():
     long = html.replace(
         "{}",
         "<time>Published 14 September 2024, updated 16 September 2024 08:15</time> "
-        "<span>12,877 views, 23 comments</span>"
+        "<span>12,877 views, 23 comments</span>",
     )
     assert extract(short).text == extract(long).text == "\n".join(EN_PARAS)
 
