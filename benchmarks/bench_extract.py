@@ -41,9 +41,7 @@ sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.extract import decode_html, extract
 
-_TOKEN_RE = re.compile(
-    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
+_TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def tokens(text: str) -> Counter[str]:
@@ -154,8 +152,7 @@ def run(name: str, pages: list[tuple[str, bytes, str]], repeat: int, verbose: bo
         )
     ref = next((r for r in rows if r[0] == "trafilatura"), rows[0])
     print(
-        f"| extractor | P | R | F1 mean | F1 median | ms/page (median) | pages/s | ms/page (mean) "
-        f"| time vs {ref[0]} |"
+        f"| extractor | P | R | F1 mean | F1 median | ms/page (median) | pages/s | ms/page (mean) | time vs {ref[0]} |"
     )
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for ex_name, p, r, f1, f1_med, t_med, t_mean in rows:

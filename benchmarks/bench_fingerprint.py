@@ -122,16 +122,12 @@ def main() -> None:
         text = html_text.extract_text(decode_html(body)[0])
         return simhash.Simhash(jieba.lcut(text)).value
 
-    print(
-        f"(a) HTML -> fingerprint, median per page over {args.repeat} passes (ratio = peer / ours)"
-    )
+    print(f"(a) HTML -> fingerprint, median per page over {args.repeat} passes (ratio = peer / ours)")
     print(
         f"{'data set':16} {'pages':>5} {'peer':>11} {'ours':>11} {'ratio':>6}   ours: decode / extract / tokenize / features / hash+sum"
     )
     for name, bodies in pages.items():
-        t_peer, t_ours = time_interleaved(
-            [peer_page, our_page], bodies, args.repeat, clear_caches
-        )
+        t_peer, t_ours = time_interleaved([peer_page, our_page], bodies, args.repeat, clear_caches)
         # breakdown, stage by stage on the same pages (separate passes: noisier)
         decoded = [decode_html(b) for b in bodies]
         t_dec = time_passes(decode_html, bodies, args.repeat)
@@ -154,9 +150,7 @@ def main() -> None:
             f"{ms(t_dec)} / {ms(t_ext)} / {ms(t_tok)} / {ms(t_feat)} / {ms(t_sum)}"
         )
         text_chars = statistics.median(len(f) for f in fulls)
-        peer_chars = statistics.median(
-            len(html_text.extract_text(d[0])) for d in decoded
-        )
+        peer_chars = statistics.median(len(html_text.extract_text(d[0])) for d in decoded)
         print(
             f"{'':16} median chars fingerprinted: ours {text_chars:.0f} (main content + title), peer {peer_chars:.0f} (all text)"
         )
@@ -183,9 +177,7 @@ def main() -> None:
             args.repeat,
             clear_caches,
         )
-        t_warm = time_passes(
-            lambda toks: simhash_from_weights(Counter(toks)), token_lists, args.repeat
-        )
+        t_warm = time_passes(lambda toks: simhash_from_weights(Counter(toks)), token_lists, args.repeat)
         n_tok = statistics.median(len(t) for t in token_lists)
         peer = statistics.median(t_peer)
         print(

@@ -47,12 +47,7 @@ def load_corpus(limit: int | None) -> dict[str, list[str]]:
             out["clue-sample"] = [ln for ln in f.read().splitlines() if ln.strip()]
     ud = sorted((zt / "ud-gsdsimp").glob("*.txt"))
     if ud:
-        out["ud-gsdsimp"] = [
-            ln
-            for p in ud
-            for ln in p.read_text(encoding="utf-8").splitlines()
-            if ln.strip()
-        ]
+        out["ud-gsdsimp"] = [ln for p in ud for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
     news = sorted((zt / "yanyiwu-news-pair").glob("*.txt"))
     if news:
         out["yanyiwu-news"] = [p.read_text(encoding="utf-8") for p in news]
@@ -122,9 +117,7 @@ def main() -> None:
         help="documents per source (default 300; 0 = all)",
     )
     ap.add_argument("--examples", type=int, default=3)
-    ap.add_argument(
-        "--sections", default="123", help="which parts to run, e.g. 2 (default 123)"
-    )
+    ap.add_argument("--sections", default="123", help="which parts to run, e.g. 2 (default 123)")
     args = ap.parse_args()
     import jieba  # type: ignore[import-untyped]
     import rjieba
@@ -142,9 +135,7 @@ def main() -> None:
 
     if "1" in args.sections:
         whole_documents(corpus, jieba, rj, args.examples)
-    verdict = (
-        our_tokenizer(corpus, jieba, args.examples) if "2" in args.sections else None
-    )
+    verdict = our_tokenizer(corpus, jieba, args.examples) if "2" in args.sections else None
     if "3" in args.sections:
         speed(corpus, jieba, rj, args.repeat, total_chars)
     if verdict is not None:
@@ -159,9 +150,7 @@ def main() -> None:
 
 
 def whole_documents(corpus, jieba, rj, n_examples: int) -> None:
-    print(
-        "\n1. whole documents: jieba.lcut(doc, HMM=h) vs rjieba.Jieba().cut(doc, hmm), identical share"
-    )
+    print("\n1. whole documents: jieba.lcut(doc, HMM=h) vs rjieba.Jieba().cut(doc, hmm), identical share")
     docs_all = [d for v in corpus.values() for d in v]
     jt = {h: [jieba.lcut(d, HMM=h) for d in docs_all] for h in (True, False)}
     rt = {h: [rj.cut(d, h) for d in docs_all] for h in (True, False)}
@@ -188,9 +177,7 @@ def whole_documents(corpus, jieba, rj, n_examples: int) -> None:
 
 
 def our_tokenizer(corpus, jieba, n_examples: int) -> bool:
-    print(
-        "\n2. our tokenizer (NFKC, lower case, numbers -> <num>, Han runs segmented): jieba vs rjieba"
-    )
+    print("\n2. our tokenizer (NFKC, lower case, numbers -> <num>, Han runs segmented): jieba vs rjieba")
     verdict = True
     for h in (True, False):
         tj, tr = get_tokenizer("jieba", h), get_tokenizer("rjieba", h)
@@ -216,23 +203,14 @@ def our_tokenizer(corpus, jieba, n_examples: int) -> bool:
             print(f"      e.g. {e}")
         # our jieba re-implementation vs jieba itself, on the Han runs it is used for
         han = re.compile("[\u4e00-\u9fd5]+")
-        runs = [
-            r
-            for docs in corpus.values()
-            for d in docs
-            for r in han.findall(normalize(d))
-        ]
+        runs = [r for docs in corpus.values() for d in docs for r in han.findall(normalize(d))]
         mism = sum(list(tj.cut_han(r)) != jieba.lcut(r, HMM=h) for r in runs)
-        print(
-            f"  hmm={h!s:5}: our jieba cutter vs jieba.lcut on {len(runs)} Han runs: {mism} differ"
-        )
+        print(f"  hmm={h!s:5}: our jieba cutter vs jieba.lcut on {len(runs)} Han runs: {mism} differ")
     return verdict
 
 
 def speed(corpus, jieba, rj, repeat: int, total_chars: int) -> None:
-    print(
-        f"\n3. speed, median of {repeat} passes over the corpus ({total_chars / 1e6:.2f} M chars)"
-    )
+    print(f"\n3. speed, median of {repeat} passes over the corpus ({total_chars / 1e6:.2f} M chars)")
     docs = [d for v in corpus.values() for d in v]
     norms = [normalize(d) for d in docs]
     for h in (True, False):

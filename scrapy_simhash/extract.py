@@ -266,12 +266,16 @@ def _is_meta_element(el, tag: str) -> bool:
             if len(_META_CACHE) > 50_000:
                 _META_CACHE.clear()
             meta = _META_CACHE[attrs] = _META_CLASS_RE.search(attrs.lower()) is not None
-    if meta:
-        # "article-info" around the whole story: a wrapper, not a metadata line.
-        for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
-            if count >= _WRAPPER_PARAGRAPHS:
-                return False
-    return meta
+    # "article-info" around the whole story: a wrapper, not a metadata line.
+    return meta and not _wraps_paragraphs(el)
+
+
+def _wraps_paragraphs(el) -> bool:
+    """Whether ``el`` holds at least ``_WRAPPER_PARAGRAPHS`` <p>/<br>: a page wrapper, not chrome."""
+    for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
+        if count >= _WRAPPER_PARAGRAPHS:
+            return True
+    return False
 
 
 class _Block:
@@ -313,9 +317,7 @@ class _Walker:
             if not text.isascii():
                 text = _CJK_SPACE_RE.sub("", text)
             size = len(text)
-            self.blocks.append(
-                _Block(text, min(self.links, size), self.owner, min(self.meta, size))
-            )
+            self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size)))
         self.links = 0
         self.meta = 0
 
@@ -350,10 +352,7 @@ class _Walker:
                     _NEGATIVE_CACHE.clear()
                 negative = _NEGATIVE_CACHE[attrs] = _NEGATIVE_RE.search(attrs.lower()) is not None
             if negative:
-                for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
-                    if count >= _WRAPPER_PARAGRAPHS:
-                        return False
-                return True
+                return not _wraps_paragraphs(el)
         return False
 
     def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
@@ -432,8 +431,7 @@ _META_OTHER_HAN = 6
 
 # Words that make a line metadata, besides a year: they "say" it ...
 _META_KEYWORDS = frozenset(
-    "views viewed reads comments likes shares replies posted published updated modified edited "
-    "ago".split()
+    "views viewed reads comments likes shares replies posted published updated modified edited ago".split()
 )
 # ... and words that are metadata too but also common in lines that are not: they only count.
 _META_WORDS = _META_KEYWORDS | frozenset(
@@ -446,9 +444,7 @@ _META_WORDS = _META_KEYWORDS | frozenset(
 # Han metadata words that say it (their characters count as metadata) ...
 _META_HAN_KEYWORD_RE = re.compile(r"阅读|浏览|评论|点击|发布|更新|来源|作者|时间|日期|发表|次数")
 # ... dates and times written with 年月日 (a number with its unit: one token), weekdays.
-_META_HAN_DATE_RE = re.compile(
-    r"\d+\s*[年月日号时点分秒次]|星期[一二三四五六日天]|周[一二三四五六日]|上午|下午"
-)
+_META_HAN_DATE_RE = re.compile(r"\d+\s*[年月日号时点分秒次]|星期[一二三四五六日天]|周[一二三四五六日]|上午|下午")
 # Han and kana one by one, numbers with their separators ("12,877", "2024-09-14", "08:15"),
 # words of other scripts; punctuation (full-width too) is no token.
 _HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -519,19 +515,14 @@ def _classify(block: _Block, teasers: bool) -> int:
     density = block.links / len(text)
     punct = len(_PUNCT_RE.findall(text))
     sentence = text[-1] in _SENTENCE_END
-    if density > 0.6 or (
-        density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))
-    ):
+    if density > 0.6 or (density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))):
         return _LINKS
-    if weight < 1000 and (
-        _BOILERPLATE_ANY_RE.search(text) or (weight < 200 and _BOILERPLATE_RE.match(text))
-    ):
+    if weight < 1000 and (_BOILERPLATE_ANY_RE.search(text) or (weight < 200 and _BOILERPLATE_RE.match(text))):
         return _LINKS
     if text[0] == "<" and text[-1] == ">":
         return _LINKS  # markup shown as text (<noscript> in <head>)
     if weight < _META_MAX_WEIGHT and (
-        (block.meta >= _META_MARKUP_SHARE * len(text) and not (sentence and punct >= 2))
-        or _is_meta_text(text)
+        (block.meta >= _META_MARKUP_SHARE * len(text) and not (sentence and punct >= 2)) or _is_meta_text(text)
     ):
         return _META  # byline, dateline, view counter: differs between copies of one article
     if teasers and weight < 600 and text.endswith(_ELLIPSES):
@@ -610,9 +601,7 @@ def _main_blocks(walker: _Walker) -> list[_Block]:
 # --------------------------------------------------------------------------- title
 
 # " - ", " | ", " :: ", "_", "--", "——", "|", and a bare "-" between Han characters ("新闻-搜狐").
-_TITLE_SEP_RE = re.compile(
-    rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:_{{1,2}}|-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])"
-)
+_TITLE_SEP_RE = re.compile(rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:_{{1,2}}|-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])")
 
 
 def _clean_title(title: str) -> str:

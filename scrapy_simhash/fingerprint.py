@@ -67,9 +67,7 @@ _HASH_CACHE_SIZE = 1 << 17
 def hamming(a: int, b: int) -> int:
     """Number of differing bits between fingerprints ``a`` and ``b`` (non-negative ints)."""
     if not isinstance(a, int) or not isinstance(b, int):
-        raise TypeError(
-            f"hamming() expects two ints, got {type(a).__name__} and {type(b).__name__}"
-        )
+        raise TypeError(f"hamming() expects two ints, got {type(a).__name__} and {type(b).__name__}")
     if a < 0 or b < 0:
         raise ValueError(f"fingerprints are non-negative ints, got {a if a < 0 else b}")
     return (a ^ b).bit_count()
@@ -104,23 +102,17 @@ def _hasher(name: str, nbytes: int) -> Callable[[bytes], bytes]:
         return xxhash.xxh3_64_digest if nbytes == 8 else xxhash.xxh3_128_digest
     if name == "blake2b":
 
-        def blake(
-            data: bytes, _n: int = nbytes, _b: Callable[..., Any] = hashlib.blake2b
-        ) -> bytes:
+        def blake(data: bytes, _n: int = nbytes, _b: Callable[..., Any] = hashlib.blake2b) -> bytes:
             return bytes(_b(data, digest_size=_n).digest())
 
         return blake
-    raise ValueError(
-        f"feature_hash={name!r} is invalid: it must be one of {', '.join(map(repr, FEATURE_HASHES))}"
-    )
+    raise ValueError(f"feature_hash={name!r} is invalid: it must be one of {', '.join(map(repr, FEATURE_HASHES))}")
 
 
 class _HashCache:
     """feature string -> digest bytes; bounded (cleared when full); shared by Fingerprinters."""
 
-    def __init__(
-        self, fn: Callable[[bytes], bytes], size: int = _HASH_CACHE_SIZE
-    ) -> None:
+    def __init__(self, fn: Callable[[bytes], bytes], size: int = _HASH_CACHE_SIZE) -> None:
         self.fn = fn
         self.size = size
         self.data: dict[str, bytes] = {}
@@ -289,9 +281,7 @@ class Fingerprinter:
             tokenizer=tokenizer,
             hmm=hmm,
         )
-        self._cache = _hash_cache(
-            feature_hash, bits
-        )  # fails early if xxhash is missing
+        self._cache = _hash_cache(feature_hash, bits)  # fails early if xxhash is missing
         self._settings: dict[str, object] | None = None
 
     @property
@@ -340,9 +330,7 @@ class Fingerprinter:
                 if isinstance(text, (bytes, bytearray))
                 else ""
             )
-            raise TypeError(
-                f"fingerprint_text() expects str, got {type(text).__name__}{hint}"
-            )
+            raise TypeError(f"fingerprint_text() expects str, got {type(text).__name__}{hint}")
         if not isinstance(title, str):
             raise TypeError(f"title must be str, got {type(title).__name__}")
         if self.max_chars and len(text) > self.max_chars:
@@ -350,15 +338,11 @@ class Fingerprinter:
         feats = self._extractor.extract(text, title)
         weights = feats.weights
         if not weights:
-            raise EmptyTextError(
-                "text has no features (empty, whitespace, numbers or punctuation only)"
-            )
+            raise EmptyTextError("text has no features (empty, whitespace, numbers or punctuation only)")
         if len(weights) < self.min_features:
             fp = _exact_fp(feats.tokens, self.bits)
         else:
-            fp = _simhash(
-                self._cache.digests(weights.keys()), list(weights.values()), self.bits
-            )
+            fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
         return fp or 1
 
     def fingerprint_document(self, doc: Document) -> int:
@@ -389,6 +373,4 @@ class Fingerprinter:
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
-        raise ValueError(
-            f"{name} ({value!r}) is invalid: it must be an int between {lo} and {hi}"
-        )
+        raise ValueError(f"{name} ({value!r}) is invalid: it must be an int between {lo} and {hi}")

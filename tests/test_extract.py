@@ -79,9 +79,7 @@ def _table_page_gbk(declare: bool) -> bytes:
     body = "<br><br>".join("　　" + p for p in ZH_PARAS)
     related = "<br>".join(
         f'<a href="/r{i}.html">{t}</a>'
-        for i, t in enumerate(
-            ["老城区新建三座停车场", "公交线路调整通知", "社区图书馆延长开放时间"]
-        )
+        for i, t in enumerate(["老城区新建三座停车场", "公交线路调整通知", "社区图书馆延长开放时间"])
     )
     html = f"""<html><head><title>老菜市场改造完成_城市频道_东城网</title>{meta}</head>
 <body><table width="760"><tr><td colspan="2">{nav}</td></tr>
@@ -122,9 +120,7 @@ def test_meta_charset_is_used():
 
 
 def test_http_header_charset_beats_meta():
-    body = '<html><head><meta charset="iso-8859-1"></head><body>中文内容</body></html>'.encode(
-        "gbk"
-    )
+    body = '<html><head><meta charset="iso-8859-1"></head><body>中文内容</body></html>'.encode("gbk")
     text, enc = decode_html(body, content_type="text/html; charset=GBK")
     assert enc == "gb18030"
     assert "中文内容" in text
@@ -153,9 +149,7 @@ def test_unknown_explicit_encoding_is_a_value_error():
 
 
 def test_bom_beats_everything():
-    body = "\ufeff<html><head><meta charset='gbk'></head><body>中文 text</body></html>".encode(
-        "utf-8"
-    )
+    body = "\ufeff<html><head><meta charset='gbk'></head><body>中文 text</body></html>".encode("utf-8")
     text, enc = decode_html(body, content_type="text/html; charset=gbk")
     assert enc == "utf-8"
     assert text.startswith("<html>")
@@ -362,9 +356,7 @@ def test_a_metadata_class_around_the_whole_article_is_not_metadata():
 
 
 def test_no_main_content_falls_back_to_visible_text():
-    html = (
-        "<html><body><div><span>Opening hours</span> <span>Mon-Fri 9-17</span></div></body></html>"
-    )
+    html = "<html><body><div><span>Opening hours</span> <span>Mon-Fri 9-17</span></div></body></html>"
     doc = extract(html)
     assert doc.text == "Opening hours Mon-Fri 9-17"
 
@@ -399,10 +391,7 @@ def test_body_inside_head_after_unknown_tag():
     ],
 )
 def test_title_site_name_removed(raw, title):
-    assert (
-        extract(f"<html><head><title>{raw}</title></head><body><p>x</p></body></html>").title
-        == title
-    )
+    assert extract(f"<html><head><title>{raw}</title></head><body><p>x</p></body></html>").title == title
 
 
 def test_title_falls_back_to_og_title_then_h1():
@@ -454,18 +443,14 @@ def test_empty_and_whitespace_give_empty_text():
 
 
 def test_broken_markup_keeps_text():
-    doc = extract(
-        "<html><body><div><p>" + EN_PARAS[0] + "<p><b>" + EN_PARAS[1] + "</div></td></html>"
-    )
+    doc = extract("<html><body><div><p>" + EN_PARAS[0] + "<p><b>" + EN_PARAS[1] + "</div></td></html>")
     assert EN_PARAS[0] in doc.text and EN_PARAS[1] in doc.text
     assert "xml decl" in extract("<?xml version='1.0' encoding='utf-8'?><p>xml decl</p>").text
 
 
 def test_huge_page_is_cut_not_choked_on():
     para = "<p>" + EN_PARAS[0] + "</p>\n"
-    body = (
-        "<html><body><div>" + para * (20_000_000 // len(para)) + "</div></body></html>"
-    ).encode()
+    body = ("<html><body><div>" + para * (20_000_000 // len(para)) + "</div></body></html>").encode()
     assert len(body) > 19_000_000
     doc = extract(body)
     lines = doc.text.split("\n")
@@ -558,9 +543,7 @@ def test_threads_give_the_same_result():
 
 # --------------------------------------------------------------------------- real pages
 
-_TOKEN_RE = re.compile(
-    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+"
-)
+_TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
 def _f1(got: str, want: str) -> float:
@@ -572,9 +555,7 @@ def _f1(got: str, want: str) -> float:
     return 2 * p * r / (p + r)
 
 
-@pytest.mark.skipif(
-    not (DATA / "zh-web-cee").is_dir(), reason="shared/data/zh-web-cee not found beside the repo"
-)
+@pytest.mark.skipif(not (DATA / "zh-web-cee").is_dir(), reason="shared/data/zh-web-cee not found beside the repo")
 def test_token_f1_on_zh_web_cee():
     root = DATA / "zh-web-cee"
     scores = [

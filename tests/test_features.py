@@ -26,9 +26,7 @@ def test_normalize_full_width_and_case():
 
 def test_tokens_han_latin_numbers_punctuation():
     tok = get_tokenizer("jieba", hmm=True)
-    tokens = tok.tokenize(
-        normalize("2020年2月6日，小明在北京 Python3.11 版本 hello-world!!")
-    )
+    tokens = tok.tokenize(normalize("2020年2月6日，小明在北京 Python3.11 版本 hello-world!!"))
     assert tokens == [
         NUMBER_TOKEN,
         "年",
@@ -49,9 +47,7 @@ def test_tokens_han_latin_numbers_punctuation():
 
 def test_numbers_do_not_change_tokens():
     ex = FeatureExtractor()
-    assert ex.tokens("发布于2020-01-02，阅读 1234 次") == ex.tokens(
-        "发布于2024-12-31，阅读 98 次"
-    )
+    assert ex.tokens("发布于2020-01-02，阅读 1234 次") == ex.tokens("发布于2024-12-31，阅读 98 次")
 
 
 def test_hmm_flag_changes_unknown_words():
@@ -66,9 +62,7 @@ def test_jieba_is_private_and_matches_jieba_lcut_on_han_runs():
     tok = get_tokenizer("jieba", hmm=True)
     run = "我们在北京天安门广场吃烤鸭小明硕士毕业于中国科学院计算所"
     assert list(tok.cut_han(run)) == jieba.lcut(run, HMM=True)
-    assert list(get_tokenizer("jieba", hmm=False).cut_han(run)) == jieba.lcut(
-        run, HMM=False
-    )
+    assert list(get_tokenizer("jieba", hmm=False).cut_han(run)) == jieba.lcut(run, HMM=False)
 
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
@@ -88,19 +82,13 @@ def test_our_jieba_cutter_equals_jieba_on_real_pages(hmm):
     tok.clear_cache()
     first = [list(tok.cut_han(r)) for r in runs]
     assert first == [jieba.lcut(r, HMM=hmm) for r in runs]
-    assert [
-        list(tok.cut_han(r)) for r in runs
-    ] == first  # cached HMM results change nothing
+    assert [list(tok.cut_han(r)) for r in runs] == first  # cached HMM results change nothing
 
 
 def test_words_mode_drops_stop_words_and_numbers():
-    feats = FeatureExtractor(weighting="tf").extract(
-        "这是我们的 2 个苹果和 the apples of Paris"
-    )
+    feats = FeatureExtractor(weighting="tf").extract("这是我们的 2 个苹果和 the apples of Paris")
     assert set(feats.weights) == {"苹果", "apples", "paris"}
-    assert (
-        "的" in feats.tokens and NUMBER_TOKEN in feats.tokens
-    )  # tokens keep everything
+    assert "的" in feats.tokens and NUMBER_TOKEN in feats.tokens  # tokens keep everything
 
 
 def test_stop_word_lists_loaded():
@@ -109,9 +97,9 @@ def test_stop_word_lists_loaded():
 
 
 def test_shingles():
-    feats = FeatureExtractor(
-        features="shingles", shingle_size=2, weighting="tf"
-    ).extract("red apples, green apples, red apples")
+    feats = FeatureExtractor(features="shingles", shingle_size=2, weighting="tf").extract(
+        "red apples, green apples, red apples"
+    )
     assert feats.weights == {
         "red apples": 2.0,
         "apples green": 1.0,
@@ -121,9 +109,7 @@ def test_shingles():
 
 
 def test_shingles_shorter_than_size():
-    feats = FeatureExtractor(
-        features="shingles", shingle_size=4, weighting="tf"
-    ).extract("red apples")
+    feats = FeatureExtractor(features="shingles", shingle_size=4, weighting="tf").extract("red apples")
     assert feats.weights == {"red apples": 1.0}
 
 

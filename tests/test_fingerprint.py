@@ -76,9 +76,7 @@ PINNED_XXH3_EN_128 = 0x78BFF21FA077A7C84A57381F3BB433A7
 
 
 def _fp(lang: str, features: str, weighting: str, bits: int) -> int:
-    fp = Fingerprinter(
-        bits=bits, features=features, weighting=weighting, min_features=0
-    )
+    fp = Fingerprinter(bits=bits, features=features, weighting=weighting, min_features=0)
     text = ZH if lang == "zh" else EN
     return fp.fingerprint_text(text, TITLE if lang == "zh" else "")
 
@@ -109,10 +107,7 @@ def test_pinned_defaults_hmm_and_xxh3():
     pytest.importorskip("xxhash")
     xxh3 = Fingerprinter(feature_hash="xxh3")
     assert xxh3.fingerprint_text(ZH, TITLE) == PINNED_XXH3_ZH
-    assert (
-        Fingerprinter(bits=128, feature_hash="xxh3").fingerprint_text(EN)
-        == PINNED_XXH3_EN_128
-    )
+    assert Fingerprinter(bits=128, feature_hash="xxh3").fingerprint_text(EN) == PINNED_XXH3_EN_128
 
 
 _CHILD = """
@@ -159,11 +154,7 @@ def test_one_word_edit_is_close_unrelated_is_far(bits):
     edited = fp.fingerprint_text(ZH.replace("自行车", "电动车"))
     assert 0 < hamming(a, edited) <= 12 * bits // 64
     e = fp.fingerprint_text(EN)
-    assert (
-        0
-        < hamming(e, fp.fingerprint_text(EN.replace("Monday", "Tuesday")))
-        <= 12 * bits // 64
-    )
+    assert 0 < hamming(e, fp.fingerprint_text(EN.replace("Monday", "Tuesday"))) <= 12 * bits // 64
     assert hamming(a, e) >= 20 * bits // 64
     other = "小猫在花园里追蝴蝶，妈妈在厨房里做饭。晚上我们一起看电影，然后早早睡觉。明天要去爬山，记得带水。"
     assert hamming(a, fp.fingerprint_text(other)) >= 20 * bits // 64
@@ -178,9 +169,7 @@ def test_one_word_edit_on_a_news_article(bits):
     fp = Fingerprinter(bits=bits)
     a = fp.fingerprint_text(text)
     words = sorted(set(re.findall(r"[\u4e00-\u9fd5]{2}", text)))[::7][:40]
-    distances = [
-        hamming(a, fp.fingerprint_text(text.replace(w, "电脑", 1))) for w in words
-    ]
+    distances = [hamming(a, fp.fingerprint_text(text.replace(w, "电脑", 1))) for w in words]
     # a 2-character replacement changes 1-3 words of ~1,000: a few bits at most, ~1 on average
     assert max(distances) <= 6 * bits // 64
     assert 0 < sum(distances) / len(distances) <= 1.5 * bits / 64
@@ -270,10 +259,7 @@ def test_simhash_matches_bit_loop():
     weights = rng.uniform(0.5, 5.0, size=300).round(3).tolist()
     expected = 0
     for i in range(128):
-        s = sum(
-            w if (int.from_bytes(d, "little") >> i) & 1 else -w
-            for d, w in zip(digests, weights)
-        )
+        s = sum(w if (int.from_bytes(d, "little") >> i) & 1 else -w for d, w in zip(digests, weights))
         expected |= (s > 0) << i
     assert _simhash(digests, weights, 128) == expected
 
@@ -361,10 +347,7 @@ def test_settings_are_json_and_complete():
 
 
 def test_threads_give_same_fingerprints():
-    texts = [
-        ZH.replace("三", str(i)) + "第" + "一二三四五六七八九十"[i % 10] + "章"
-        for i in range(40)
-    ]
+    texts = [ZH.replace("三", str(i)) + "第" + "一二三四五六七八九十"[i % 10] + "章" for i in range(40)]
     fp = Fingerprinter()
     expected = [fp.fingerprint_text(t) for t in texts]
     results: dict[int, list[int]] = {}
@@ -389,11 +372,7 @@ def test_fingerprint_html_uses_extract():
     ).encode("gbk")
     fp = Fingerprinter()
     doc = extract(html)
-    assert (
-        fp.fingerprint_html(html)
-        == fp.fingerprint_document(doc)
-        == fp.fingerprint_text(doc.text, doc.title)
-    )
+    assert fp.fingerprint_html(html) == fp.fingerprint_document(doc) == fp.fingerprint_text(doc.text, doc.title)
     assert hamming(fp.fingerprint_html(html), fp.fingerprint_text(ZH)) <= 8
     with pytest.raises(EmptyTextError):
         fp.fingerprint_html(b"<html><body><p> </p></body></html>")
