@@ -234,7 +234,7 @@ def main() -> int:
         print(f"skipped: the benchmark needs {CLUE} and {REVISIONS}")
         return 0
 
-    available = {
+    available: dict[str, dict[str, Any]] = {
         "off": {"SIMHASH_ENABLED": False},
         "jieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba"},
         "rjieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba"},

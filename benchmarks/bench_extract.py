@@ -33,6 +33,7 @@ import sys
 import time
 import warnings
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -89,8 +90,8 @@ def _ours_all(html: str) -> str:
     return extract(html, main_content=False).text
 
 
-def extractors() -> dict[str, object]:
-    out: dict[str, object] = {"ours (main)": _ours_main, "ours (all)": _ours_all}
+def extractors() -> dict[str, Callable[[str], str]]:
+    out: dict[str, Callable[[str], str]] = {"ours (main)": _ours_main, "ours (all)": _ours_all}
     try:
         import html_text
 

@@ -99,8 +99,8 @@ def main() -> None:
     args = ap.parse_args()
 
     import html_text
-    import jieba  # type: ignore[import-untyped]
-    import simhash  # type: ignore[import-untyped]
+    import jieba
+    import simhash
 
     from scrapy_simhash.extract import decode_html, extract
 

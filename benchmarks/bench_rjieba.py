@@ -119,7 +119,7 @@ def main() -> None:
     ap.add_argument("--examples", type=int, default=3)
     ap.add_argument("--sections", default="123", help="which parts to run, e.g. 2 (default 123)")
     args = ap.parse_args()
-    import jieba  # type: ignore[import-untyped]
+    import jieba
     import rjieba
 
     logging.getLogger("jieba").setLevel(logging.WARNING)  # jieba sets DEBUG at import

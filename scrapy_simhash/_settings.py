@@ -8,7 +8,7 @@ import os
 import weakref
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal, overload
 
 from scrapy_simhash import defaults
 
@@ -16,6 +16,8 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
+
+    from scrapy_simhash.fingerprint import Fingerprinter
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +100,30 @@ def _get_bool(settings: BaseSettings, name: str) -> bool:
         raise _invalid(name, value, "it must be True or False") from None
 
 
+@overload
+def _get_int(
+    settings: BaseSettings,
+    name: str,
+    low: int,
+    high: int | None = None,
+    *,
+    optional: Literal[False] = False,
+    high_text: str | None = None,
+) -> int: ...
+
+
+@overload
+def _get_int(
+    settings: BaseSettings,
+    name: str,
+    low: int,
+    high: int | None = None,
+    *,
+    optional: Literal[True],
+    high_text: str | None = None,
+) -> int | None: ...
+
+
 def _get_int(
     settings: BaseSettings,
     name: str,
@@ -135,6 +161,14 @@ def _get_int(
     if number is None or number < low or (high is not None and number > high):
         raise _invalid(name, value, expected)
     return number
+
+
+@overload
+def _get_field_name(settings: BaseSettings, name: str, *, optional: Literal[False]) -> str: ...
+
+
+@overload
+def _get_field_name(settings: BaseSettings, name: str, *, optional: Literal[True]) -> str | None: ...
 
 
 def _get_field_name(settings: BaseSettings, name: str, *, optional: bool) -> str | None:
@@ -182,7 +216,6 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
     if bits is None or isinstance(raw_bits, bool):
         raise _invalid("SIMHASH_BITS", raw_bits, "it must be 64 or 128")
     max_distance = _get_int(settings, "SIMHASH_MAX_DISTANCE", 0, bits - 1, high_text=f"SIMHASH_BITS - 1 ({bits - 1})")
-    assert max_distance is not None
     blocks = _get_int(
         settings,
         "SIMHASH_BLOCKS",
@@ -208,22 +241,22 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         bits=bits,
         max_distance=max_distance,
         blocks=blocks,
-        change_threshold=_get_int(settings, "SIMHASH_CHANGE_THRESHOLD", 0, bits),  # type: ignore[arg-type]
+        change_threshold=_get_int(settings, "SIMHASH_CHANGE_THRESHOLD", 0, bits),
         fingerprinter_kwargs=fingerprinter_kwargs,
         drop_unchanged=_get_bool(settings, "SIMHASH_DROP_UNCHANGED"),
         follow_duplicates=_get_bool(settings, "SIMHASH_FOLLOW_DUPLICATES"),
         item_field=_get_field_name(settings, "SIMHASH_ITEM_FIELD", optional=True),
         item_fields=_get_field_list(settings, "SIMHASH_ITEM_FIELDS"),
-        item_key_field=_get_field_name(settings, "SIMHASH_ITEM_KEY_FIELD", optional=False),  # type: ignore[arg-type]
-        max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),  # type: ignore[arg-type]
+        item_key_field=_get_field_name(settings, "SIMHASH_ITEM_KEY_FIELD", optional=False),
+        max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),
         debug=_get_bool(settings, "SIMHASH_DEBUG"),
         stats_verbose=_get_bool(settings, "SIMHASH_STATS_VERBOSE"),
-        lmdb_map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),  # type: ignore[arg-type]
+        lmdb_map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),
         durable=_get_bool(settings, "SIMHASH_DURABLE"),
         max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
-        threads=_get_int(settings, "SIMHASH_THREADS", 0, _MAX_THREADS),  # type: ignore[arg-type]
-        processes=_get_int(settings, "SIMHASH_PROCESSES", 0, _MAX_THREADS),  # type: ignore[arg-type]
-        history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),  # type: ignore[arg-type]
+        threads=_get_int(settings, "SIMHASH_THREADS", 0, _MAX_THREADS),
+        processes=_get_int(settings, "SIMHASH_PROCESSES", 0, _MAX_THREADS),
+        history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),
     )
 
 
@@ -243,7 +276,7 @@ def warn_unknown_settings(settings: BaseSettings) -> list[str]:
     return unknown
 
 
-def build_fingerprinter(config: SimhashConfig) -> Any:
+def build_fingerprinter(config: SimhashConfig) -> Fingerprinter:
     """Build the :class:`Fingerprinter` for ``config``; a bad option -> ValueError naming the setting."""
     from scrapy_simhash.fingerprint import Fingerprinter
 

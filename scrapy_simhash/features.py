@@ -164,7 +164,7 @@ def _jieba_tokenizer() -> Any:
     global _JIEBA_DT
     with _JIEBA_LOCK:
         if _JIEBA_DT is None:
-            import jieba  # type: ignore[import-untyped]
+            import jieba
 
             jlog = logging.getLogger("jieba")
             level = jlog.level
@@ -179,7 +179,7 @@ def _jieba_tokenizer() -> Any:
 
 
 def _jieba_dict_path() -> Path:
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     return Path(jieba.__file__).resolve().parent / jieba.DEFAULT_DICT_NAME
 
@@ -191,7 +191,7 @@ def jieba_identity() -> str:
     """``jieba-<version>/dict-<sha256 prefix of dict.txt>``."""
     global _JIEBA_IDENTITY
     if _JIEBA_IDENTITY is None:
-        import jieba  # type: ignore[import-untyped]
+        import jieba
 
         _JIEBA_IDENTITY = f"jieba-{jieba.__version__}/dict-{_file_digest(_jieba_dict_path())}"
     return _JIEBA_IDENTITY
@@ -219,7 +219,7 @@ class _JiebaCutter:
     """
 
     def __init__(self, dt: Any, hmm: bool) -> None:
-        from jieba import finalseg  # type: ignore[import-untyped]
+        from jieba import finalseg
 
         self.freq: dict[str, int] = dt.FREQ
         self.logtotal = math.log(dt.total)
@@ -384,7 +384,7 @@ class _Lazy:
 
 
 def _idf_path() -> Path:
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     return Path(jieba.__file__).resolve().parent / "analyse" / "idf.txt"
 

@@ -174,6 +174,8 @@ class SimhashDedupPipeline:
             return item
         if self.index is None and not self._lazy_open():
             return item
+        index = self.index
+        assert index is not None  # _lazy_open() returned True: the index is open
         from itemadapter import ItemAdapter
 
         try:
@@ -204,7 +206,7 @@ class SimhashDedupPipeline:
             return item
         key = self._item_key(adapter)
         try:
-            match = self.index.check_and_add(key, fp)  # type: ignore[union-attr]
+            match = index.check_and_add(key, fp)
         except Exception:
             self._inc("simhash/items/store_error")
             logger.warning(
