@@ -533,14 +533,14 @@ class FeatureExtractor:
         if self.features == "chars":
             if all(t == NUMBER_TOKEN for t in tokens):
                 return {}
-            return self._weigh_generic(_ngrams(tokens, self.shingle_size), _char_idf)
+            return self._weigh_generic(_ngrams(tokens, self.shingle_size), _table_idf)
         if self.features == "words":
             skip = _STOP_AND_NUMBER
             words = [t for t in tokens if t not in skip]
             if self.weighting == "seed000":
                 title_words = set(self.tokens(title)) if title else set()
                 return _seed000(words, title_words)
-            return self._weigh_generic(words, _word_idf)
+            return self._weigh_generic(words, _table_idf)
         if self.features == "sentences":
             raise ValueError("weigh() does not apply to features='sentences'; use extract()")
         # shingles
@@ -609,12 +609,9 @@ def _char_units(norm: str) -> list[str]:
     return units
 
 
-def _word_idf(word: str, table: dict[str, float], median: float) -> float:
-    return table.get(word, median)
-
-
-def _char_idf(gram: str, table: dict[str, float], median: float) -> float:
-    return table.get(gram, median)
+def _table_idf(feature: str, table: dict[str, float], median: float) -> float:
+    """IDF of a word or a character n-gram: its own entry, else the median."""
+    return table.get(feature, median)
 
 
 def _shingle_idf(shingle: str, table: dict[str, float], median: float) -> float:

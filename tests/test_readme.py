@@ -11,7 +11,7 @@ from scrapy_simhash import Fingerprinter, SimhashIndex, defaults
 from scrapy_simhash._settings import FINGERPRINTER_SETTINGS, SETTING_NAMES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
-ROW = re.compile(r"^\| `(SIMHASH_[A-Z0-9_]+)` \| `([^`]+)`(?: \(([^)]*)\))? \|", re.M)
+ROW = re.compile(r"^\| `(SIMHASH_[A-Z0-9_]+)` \| `([^`]+)`(?: \(([^)]*)\))? \|", re.MULTILINE)
 # Settings whose None means "the SimhashIndex default" rather than a Fingerprinter default.
 INDEX_SETTINGS = {"SIMHASH_MAX_CANDIDATES": "max_candidates"}
 
