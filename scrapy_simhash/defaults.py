@@ -32,8 +32,9 @@ SIMHASH_BLOCKS = None
 SIMHASH_CHANGE_THRESHOLD = 3
 
 #: Fingerprinter options (``None``: the Fingerprinter's own default): feature mode, weighting,
-#: tokenizer ("jieba" or "rjieba"), short-text fallback below this many features, words per
-#: shingle, jieba's HMM, main content (True) or all visible text (False).
+#: tokenizer ("auto": rjieba when a version verified to give jieba's tokens is installed, else
+#: jieba, same fingerprints either way; "jieba"; "rjieba"), short-text fallback below this many
+#: features, words per shingle, jieba's HMM, main content (True) or all visible text (False).
 SIMHASH_FEATURES = None
 SIMHASH_WEIGHTING = None
 SIMHASH_TOKENIZER = None

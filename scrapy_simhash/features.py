@@ -5,7 +5,8 @@ Pure: no Scrapy import. The pipeline, in order:
 1. ``normalize``: Unicode NFKC (full-width letters, digits and punctuation become half-width) and
    lower case.
 2. ``Tokenizer.tokenize``: Han runs (U+4E00..U+9FD5, jieba's own Han range) are segmented by jieba
-   in precise mode (or by rjieba), runs of letters of any other script are words, and every
+   in precise mode (run by rjieba when it is installed in a version verified to give jieba's
+   tokens, see ``auto_tokenizer``), runs of letters of any other script are words, and every
    number becomes the placeholder ``NUMBER_TOKEN`` so that dates and counters do not move bits.
    Punctuation, symbols and control characters produce no token.
 3. ``FeatureExtractor.extract``: stop words removed, then one of the feature modes
@@ -26,7 +27,7 @@ import statistics
 import threading
 import unicodedata
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -35,7 +36,9 @@ if TYPE_CHECKING:
 
 FEATURE_MODES = ("words", "shingles", "chars", "sentences")
 WEIGHTINGS = ("tf", "log_tf", "tfidf", "seed000")
-TOKENIZERS = ("jieba", "rjieba")
+TOKENIZERS = ("auto", "jieba", "rjieba")
+#: "auto": rjieba when it gives jieba's tokens (a verified version is installed), else jieba.
+DEFAULT_TOKENIZER = "auto"
 NUMBER_TOKEN = "<num>"
 MAX_SHINGLE_SIZE = 16
 
@@ -95,7 +98,9 @@ WORD_LISTS_DIGEST = _file_digest(*(_DATA / n for n in (*_STOP_FILES, _SIGNAL_FIL
 class Tokenizer:
     """Turns normalised text into tokens; Han runs go to a segmenter (jieba or rjieba).
 
-    Build with ``get_tokenizer``; instances are shared and thread-safe after initialisation.
+    Build with ``get_tokenizer``; instances are shared and thread-safe: initialisation takes a
+    lock, our jieba loop keeps no state but a cache of pure results, and rjieba's ``Jieba.cut``
+    only reads its (private, never modified) dictionary, with the GIL released.
     """
 
     name: str
@@ -351,13 +356,44 @@ def rjieba_matches_jieba() -> bool:
         return False
 
 
+_AUTO_BACKEND: str | None = None
+_AUTO_LOCK = threading.Lock()
+
+
+def auto_tokenizer() -> str:
+    """The segmenter that ``tokenizer="auto"`` runs in this process: ``"rjieba"`` when rjieba
+    imports and its version was verified to give jieba's tokens (``rjieba_matches_jieba``: same
+    tokens, same identity, same fingerprints), else ``"jieba"``. Decided once per process."""
+    global _AUTO_BACKEND
+    backend = _AUTO_BACKEND
+    if backend is None:
+        with _AUTO_LOCK:
+            backend = _AUTO_BACKEND
+            if backend is None:
+                backend = _AUTO_BACKEND = "rjieba" if _rjieba_usable() else "jieba"
+    return backend
+
+
+def _rjieba_usable() -> bool:
+    try:
+        import rjieba  # noqa: F401
+    except Exception:  # noqa: BLE001 - not installed (ImportError) or a broken binary wheel
+        return False
+    return rjieba_matches_jieba()
+
+
 _TOKENIZERS: dict[tuple[str, bool], Tokenizer] = {}
 
 
-def get_tokenizer(name: str = "jieba", hmm: bool = False) -> Tokenizer:
-    """The shared ``Tokenizer`` for ``name`` ("jieba" or "rjieba") and the HMM flag."""
+def get_tokenizer(name: str = DEFAULT_TOKENIZER, hmm: bool = False) -> Tokenizer:
+    """The shared ``Tokenizer`` for ``name`` ("auto", "jieba" or "rjieba") and the HMM flag.
+
+    ``"auto"`` gives the ``Tokenizer`` of ``auto_tokenizer()`` (its ``name`` says which).
+    """
     if name not in TOKENIZERS:
         raise ValueError(f"tokenizer={name!r} is invalid: it must be one of {', '.join(TOKENIZERS)}")
+    if name == "auto":
+        name = auto_tokenizer()
     key = (name, bool(hmm))
     tok = _TOKENIZERS.get(key)
     if tok is None:
@@ -448,14 +484,18 @@ class FeatureExtractor:
     word length scaled to 0..1 over the document; signal 1 when the word contains a seed-000
     signal word such as 总之 or 但是; in_title 1 when the word is also a title word).
 
+    ``tokenizer``: ``"auto"`` (rjieba when a verified version is installed, else jieba: the same
+    tokens either way), ``"jieba"`` or ``"rjieba"``; the segmenter is chosen at first use and kept.
+
     The title's tokens are features too (prepended to the text).
     """
 
     features: str = "words"
     weighting: str = "log_tf"
     shingle_size: int = 3
-    tokenizer: str = "jieba"
+    tokenizer: str = DEFAULT_TOKENIZER
     hmm: bool = False
+    _tok: Tokenizer | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_choice("features", self.features, FEATURE_MODES)
@@ -481,6 +521,19 @@ class FeatureExtractor:
     def uses_segmenter(self) -> bool:
         return self.features != "chars"
 
+    def _tokenizer(self) -> Tokenizer:
+        tok = self._tok
+        if tok is None:
+            tok = get_tokenizer(self.tokenizer, self.hmm)
+            object.__setattr__(self, "_tok", tok)  # frozen dataclass: a cache, not a field
+        return tok
+
+    @property
+    def backend(self) -> str | None:
+        """The segmenter in use, ``"jieba"`` or ``"rjieba"`` (``"auto"`` resolved); ``None`` for
+        ``features="chars"``, which segments nothing."""
+        return self._tokenizer().name if self.uses_segmenter else None
+
     def settings(self) -> dict[str, object]:
         """Every option here that changes features, with the identities of the tables used."""
         out: dict[str, object] = {
@@ -491,10 +544,12 @@ class FeatureExtractor:
             "word_lists": WORD_LISTS_DIGEST,
         }
         if self.uses_segmenter:
-            identity = get_tokenizer(self.tokenizer, self.hmm).identity
-            # The segmentation, not the library that ran it: a verified rjieba reports "jieba",
-            # so that an index built with either accepts the other.
-            out["tokenizer"] = "jieba" if identity == jieba_identity() else self.tokenizer
+            tok = self._tokenizer()
+            identity = tok.identity
+            # The segmentation, not the library that ran it: a verified rjieba reports "jieba"
+            # (so does "auto", which only picks a verified one), so that an index built with any
+            # of them accepts the others.
+            out["tokenizer"] = "jieba" if identity == jieba_identity() else tok.name
             out["hmm"] = self.hmm
             out["tokenizer_identity"] = identity
         else:
@@ -514,7 +569,7 @@ class FeatureExtractor:
         norm = normalize(text)
         if self.features == "chars":
             return _char_units(norm)
-        return get_tokenizer(self.tokenizer, self.hmm).tokenize(norm)
+        return self._tokenizer().tokenize(norm)
 
     def extract(self, text: str, title: str = "") -> Features:
         """Weighted features of ``title`` + ``text``."""
@@ -556,7 +611,7 @@ class FeatureExtractor:
 
     def _sentences(self, full: str) -> Features:
         norm = normalize(full)
-        tok = get_tokenizer(self.tokenizer, self.hmm)
+        tok = self._tokenizer()
         sentences: list[str] = []
         all_tokens: list[str] = []
         for part in _SENTENCE_RE.split(norm):

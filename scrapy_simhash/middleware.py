@@ -20,13 +20,8 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash._settings import (
-    SimhashConfig,
-    build_fingerprinter,
-    get_config,
-    spider_opted_out,
-    spider_wants_reset,
-)
+from scrapy_simhash._component import _IndexComponent
+from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.recrawl import (
     CHANGED,
     NEAR_DUPLICATE,
@@ -39,7 +34,6 @@ from scrapy_simhash.recrawl import (
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
-    from pathlib import Path
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -47,7 +41,6 @@ if TYPE_CHECKING:
     from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
-    from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
 
 logger = logging.getLogger(__name__)
@@ -86,7 +79,7 @@ class _Job:
     waiter: Deferred[_Outcome] | None = None
 
 
-class SimhashSpiderMiddleware:
+class SimhashSpiderMiddleware(_IndexComponent):
     """Fingerprint every text response once; give it one verdict; hold back items of duplicates.
 
     Verdicts (``response.meta["simhash_verdict"]``): ``new``, ``near_duplicate`` (within
@@ -105,24 +98,16 @@ class SimhashSpiderMiddleware:
     spider attributes: ``simhash_enabled = False``, ``simhash_reset = True``.
     """
 
-    def __init__(
-        self,
-        config: SimhashConfig,
-        fingerprinter: Fingerprinter,
-        stats: StatsCollector | None = None,
-        crawler: Crawler | None = None,
-    ) -> None:
-        self.config = config
-        self.fingerprinter = fingerprinter
-        self.stats = stats
-        self.crawler = crawler
-        self.index: SimhashIndex | None = None
-        self.path: Path | None = None
-        self._spider: Spider | None = None
-        self._disabled = False  # the spider opted out
-        self._open_failed = False
-        self._duplicates_logged = 0
-        self._errors_logged = 0
+    _logger = logger
+    _stats_prefix = "simhash/"
+    _index_dir = "pages"
+    _label = "simhash"
+    _unit = "page"
+    _open_error = "Could not open the simhash index: deduplication is off for this crawl"
+    _opt_out_message = "scrapy-simhash is off for spider %(spider)s (simhash_enabled = False)"
+    _reset_message = "Deleting the simhash page index in %(path)s (reset)"
+
+    def _setup(self) -> None:
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
         self._pool: Executor | None = None
         self._queue: deque[_Job] = deque()
@@ -147,44 +132,17 @@ class SimhashSpiderMiddleware:
 
     # -- lifecycle ---------------------------------------------------------------------------
 
-    def open(self, spider: Spider) -> None:
-        """Open the spider's page index (``<SIMHASH_DIR>/<spider.name>/pages``); idempotent.
-
-        Reads `SIMHASH_RESET` (or the spider attribute ``simhash_reset``) and the index settings.
-        """
-        if self.index is not None or self._disabled:
-            return
-        self._spider = spider
-        if spider_opted_out(spider):
-            self._disabled = True
-            logger.info(
-                "scrapy-simhash is off for spider %(spider)s (simhash_enabled = False)",
-                {"spider": spider.name},
-                extra={"spider": spider},
-            )
-            return
-        from scrapy_simhash.index import SimhashIndex
-
-        path = self.config.spider_dir(spider) / "pages"
-        reset = spider_wants_reset(self.config, spider)
-        if reset and path.exists():
-            logger.info("Deleting the simhash page index in %(path)s (reset)", {"path": path}, extra={"spider": spider})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # reset only deletes a directory that is a scrapy-simhash index (SimhashIndex.destroy).
-        self.index = SimhashIndex.open(
-            path, fingerprint_settings=self.fingerprinter.settings, reset=reset, **self.config.index_kwargs()
-        )
-        self.path = path
+    def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
             "Using LMDB simhash store in %(path)s (bits=%(bits)d, blocks=%(blocks)s, max_distance=%(k)d, "
             "change_threshold=%(change)d, %(n)d fingerprints, threads=%(threads)d)",
             {
-                "path": path,
-                "bits": self.index.bits,
-                "blocks": self.index.blocks,
-                "k": self.index.max_distance,
+                "path": self.path,
+                "bits": index.bits,
+                "blocks": index.blocks,
+                "k": index.max_distance,
                 "change": self.config.change_threshold,
-                "n": len(self.index),
+                "n": len(index),
                 "threads": self.config.threads,
             },
             extra={"spider": spider},
@@ -198,26 +156,12 @@ class SimhashSpiderMiddleware:
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
-        if self.index is None:
-            return
-        if self.stats is not None:
-            self._update_index_stats()
-            self._log_summary(spider)
-        try:
-            self.index.close()
-        except Exception:
-            logger.warning("Could not close the simhash index in %(path)s", {"path": self.path}, exc_info=True)
-        self.index = None
+        self._close(spider)
 
-    def _log_summary(self, spider: Spider) -> None:
-        assert self.stats is not None
-        get = self.stats.get_value
+    def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
+        self._update_index_stats()
+        get = stats.get_value
         fingerprinted = get("simhash/fingerprinted", 0)
-        skipped = sum(
-            value
-            for key, value in self.stats.get_stats().items()
-            if key.startswith("simhash/skipped/") and isinstance(value, int)
-        )
         mean = self._time_total / fingerprinted * 1000 if fingerprinted else 0.0
         logger.info(
             "simhash: %(fingerprinted)d pages fingerprinted (%(new)d new, %(near)d near-duplicate, "
@@ -230,7 +174,7 @@ class SimhashSpiderMiddleware:
                 "unchanged": get("simhash/unchanged", 0),
                 "changed": get("simhash/changed", 0),
                 "dropped": get("simhash/items_dropped", 0),
-                "skipped": skipped,
+                "skipped": self._skipped_total(stats),
                 "errors": get("simhash/store_error", 0),
                 "mean": mean,
                 "max": self._time_max * 1000,
@@ -309,9 +253,7 @@ class SimhashSpiderMiddleware:
         known = self._outcomes.get(response)
         if known is not None:  # the same response again (recovered output): no second verdict
             return known
-        if self._disabled or self._open_failed:
-            return _PASS
-        if self.index is None and not self._lazy_open():
+        if not self._ready():
             return _PASS
         meta = _meta(response)
         for key in META_KEYS:  # meta copied from an earlier response must not leak into this one
@@ -328,22 +270,6 @@ class SimhashSpiderMiddleware:
             return self._skip(response, "empty")
         key = meta.get("simhash_key") or canonicalize_url(response.url)
         return _Job(response=response, key=str(key), url=response.url)
-
-    def _lazy_open(self) -> bool:
-        spider = self._spider or (self.crawler.spider if self.crawler is not None else None)
-        if spider is None:
-            return False
-        try:
-            self.open(spider)
-        except Exception:
-            self._open_failed = True
-            self._inc("simhash/store_error")
-            logger.exception(
-                "Could not open the simhash index: deduplication is off for this crawl",
-                extra={"spider": spider},
-            )
-            return False
-        return self.index is not None
 
     def _skip(self, response: Response, reason: str) -> _Outcome:
         self._inc(f"simhash/skipped/{reason}")
@@ -370,11 +296,11 @@ class SimhashSpiderMiddleware:
         return self._decide(self._fingerprint(prepared))
 
     async def _outcome_async(self, response: Response) -> _Outcome:
+        if self.config.threads <= 0 and self.config.processes <= 0:
+            return self._outcome_sync(response)
         prepared = self._prepare(response)
         if isinstance(prepared, _Outcome):
             return prepared
-        if self.config.threads <= 0 and self.config.processes <= 0:
-            return self._decide(self._fingerprint(prepared))
         from scrapy.utils.defer import maybe_deferred_to_future
 
         return await maybe_deferred_to_future(self._submit(prepared))
@@ -462,37 +388,31 @@ class SimhashSpiderMiddleware:
             self._count(outcome)
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
-                self._log_duplicate(job, outcome)
+                self._log_duplicate(
+                    "Near-duplicate (distance %(d)d): %(url)s of %(of)s",
+                    {"url": job.url, "of": outcome.duplicate_of, "d": outcome.distance},
+                )
             self._outcomes[response] = outcome
             return outcome
         except Exception:  # noqa: BLE001 - fail open: never let an error reach Scrapy
             # A bug of ours must never reach Scrapy: let the page through.
-            self._inc("simhash/skipped/error")
-            self._log_error(job, "Could not decide on")
-            self._outcomes[response] = _PASS
-            return _PASS
+            return self._let_through(job, "Could not decide on")
 
     def _fingerprint_failed(self, job: _Job) -> _Outcome:
         from scrapy_simhash.fingerprint import EmptyTextError
 
         if isinstance(job.error, EmptyTextError) or job.error is None:
             return self._skip(job.response, "empty")
-        self._inc("simhash/skipped/error")
-        self._log_error(job, "Could not fingerprint")
-        self._outcomes[job.response] = _PASS
-        return _PASS
+        return self._let_through(job, "Could not fingerprint")
 
-    def _log_error(self, job: _Job, what: str) -> None:
-        self._errors_logged += 1
-        level = logging.WARNING if self._errors_logged == 1 else logging.DEBUG
+    def _let_through(self, job: _Job, what: str) -> _Outcome:
         error = job.error
-        logger.log(
-            level,
+        self._log_error(
             "%(what)s %(url)s: %(error)r; the page is let through (counted as simhash/skipped/error)",
             {"what": what, "url": job.url, "error": error},
             exc_info=(type(error), error, error.__traceback__) if error is not None else True,
-            extra={"spider": self._spider},
         )
+        return self._skip(job.response, "error")
 
     def _verdict(self, key: str, fp: int) -> _Outcome:
         """One verdict for ``key`` with fingerprint ``fp``; updates the index and the record.
@@ -506,8 +426,7 @@ class SimhashSpiderMiddleware:
         config = self.config
         try:
             with index.batch():
-                raw = index.get_record(key)
-                record = self._parse_record(key, raw)
+                record = self._record(key)
                 if record is None or record.last_fp is None:
                     match = index.check_and_add(key, fp)
                     duplicate_of = match.key if match is not None else None
@@ -542,14 +461,8 @@ class SimhashSpiderMiddleware:
                         duplicate_of=duplicate_of,
                     )
                 index.put_record(key, new_record.to_bytes())
-        except Exception:
-            self._inc("simhash/store_error")
-            logger.warning(
-                "simhash store error for %(key)s; the page is treated as new",
-                {"key": key},
-                exc_info=True,
-                extra={"spider": self._spider},
-            )
+        except Exception:  # noqa: BLE001 - fail open: logged by _store_error
+            self._store_error(key)
             outcome = _Outcome(NEW, fp)
         held = outcome.verdict == NEAR_DUPLICATE or (
             outcome.verdict == UNCHANGED and (config.drop_unchanged or outcome.duplicate_of is not None)
@@ -564,17 +477,17 @@ class SimhashSpiderMiddleware:
         }
         return outcome
 
-    def _parse_record(self, key: str, raw: bytes | None) -> PageRecord | None:
-        if raw is None:
-            return None
-        try:
-            return PageRecord.from_bytes(raw)
-        except ValueError:
+    def _record(self, key: str) -> PageRecord | None:
+        """The stored record of ``key``; an unreadable one counts as a store error and is replaced."""
+        assert self.index is not None
+        raw = self.index.get_record(key)
+        record = PageRecord.parse(raw)
+        if record is None and raw is not None:
             self._inc("simhash/store_error")
             logger.warning(
                 "Unreadable simhash record for %(key)s is replaced", {"key": key}, extra={"spider": self._spider}
             )
-            return None
+        return record
 
     def _count(self, outcome: _Outcome) -> None:
         if self.stats is None:
@@ -602,25 +515,6 @@ class SimhashSpiderMiddleware:
         meta["simhash_verdict"] = outcome.verdict
         meta["simhash_distance"] = outcome.distance
         meta["simhash_duplicate_of"] = outcome.duplicate_of
-
-    def _log_duplicate(self, job: _Job, outcome: _Outcome) -> None:
-        self._duplicates_logged += 1
-        args = {"url": job.url, "of": outcome.duplicate_of, "d": outcome.distance}
-        if self.config.debug:
-            logger.info("Near-duplicate (distance %(d)d): %(url)s of %(of)s", args, extra={"spider": self._spider})
-        elif self._duplicates_logged == 1:
-            logger.info(
-                "Near-duplicate (distance %(d)d): %(url)s of %(of)s - no more duplicates will be shown "
-                "(see SIMHASH_DEBUG to show all duplicates)",
-                args,
-                extra={"spider": self._spider},
-            )
-        else:
-            logger.debug("Near-duplicate (distance %(d)d): %(url)s of %(of)s", args, extra={"spider": self._spider})
-
-    def _inc(self, key: str) -> None:
-        if self.stats is not None:
-            self.stats.inc_value(key)
 
 
 def _meta(response: Response) -> dict[str, Any]:

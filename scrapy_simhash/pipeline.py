@@ -13,23 +13,15 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_simhash._settings import (
-    SimhashConfig,
-    build_fingerprinter,
-    get_config,
-    spider_opted_out,
-    spider_wants_reset,
-)
+from scrapy_simhash._component import _IndexComponent, canonical_key
+from scrapy_simhash._settings import build_fingerprinter, get_config
 
 if TYPE_CHECKING:
-    from pathlib import Path
-
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
 
 logger = logging.getLogger(__name__)
@@ -48,7 +40,7 @@ class NearDuplicateItem(DropItem):
         self.distance = distance
 
 
-class SimhashDedupPipeline:
+class SimhashDedupPipeline(_IndexComponent):
     """Fingerprint the text of the item fields named by `SIMHASH_ITEM_FIELDS` and drop
     near-duplicates with :class:`NearDuplicateItem`.
 
@@ -65,26 +57,16 @@ class SimhashDedupPipeline:
     ``simhash_enabled = False`` and ``simhash_reset = True`` apply too.
     """
 
-    def __init__(
-        self,
-        config: SimhashConfig,
-        fingerprinter: Fingerprinter,
-        stats: StatsCollector | None = None,
-        crawler: Crawler | None = None,
-    ) -> None:
-        if not config.item_fields:
+    _logger = logger
+    _stats_prefix = "simhash/items/"
+    _index_dir = "items"
+    _label = "simhash item"
+    _unit = "item"
+    _open_error = "Could not open the simhash item index: item deduplication is off for this crawl"
+
+    def _setup(self) -> None:
+        if not self.config.item_fields:
             raise ValueError("SIMHASH_ITEM_FIELDS (empty) is invalid: name the item fields to fingerprint")
-        self.config = config
-        self.fingerprinter = fingerprinter
-        self.stats = stats
-        self.crawler = crawler
-        self.index: SimhashIndex | None = None
-        self.path: Path | None = None
-        self._spider: Spider | None = None
-        self._disabled = False
-        self._open_failed = False
-        self._duplicates_logged = 0
-        self._errors_logged = 0
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -100,82 +82,53 @@ class SimhashDedupPipeline:
             pipeline.open(crawler.spider)  # fail at start-up, not in a signal handler
         return pipeline
 
-    def open(self, spider: Spider) -> None:
-        """Open the spider's item index (``<SIMHASH_DIR>/<spider.name>/items``); idempotent."""
-        if self.index is not None or self._disabled:
-            return
-        self._spider = spider
-        if spider_opted_out(spider):
-            self._disabled = True
-            return
-        from scrapy_simhash.index import SimhashIndex
-
-        path = self.config.spider_dir(spider) / "items"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.index = SimhashIndex.open(
-            path,
-            fingerprint_settings=self.fingerprinter.settings,
-            reset=spider_wants_reset(self.config, spider),
-            **self.config.index_kwargs(),
-        )
-        self.path = path
+    def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
             "Using LMDB simhash item store in %(path)s (fields=%(fields)s, key field=%(key)s, bits=%(bits)d, "
             "blocks=%(blocks)s, max_distance=%(k)d, %(n)d fingerprints)",
             {
-                "path": path,
+                "path": self.path,
                 "fields": ",".join(self.config.item_fields),
                 "key": self.config.item_key_field,
-                "bits": self.index.bits,
-                "blocks": self.index.blocks,
-                "k": self.index.max_distance,
-                "n": len(self.index),
+                "bits": index.bits,
+                "blocks": index.blocks,
+                "k": index.max_distance,
+                "n": len(index),
             },
             extra={"spider": spider},
         )
 
     def open_spider(self, spider: Spider | None = None) -> None:
-        spider = spider or (self.crawler.spider if self.crawler is not None else None)
+        spider = spider or self._crawler_spider()
         if spider is not None:
             self.open(spider)
 
     def close_spider(self, spider: Spider | None = None) -> None:
         """Log a summary line and close the item index."""
-        if self.index is None:
-            return
-        if self.stats is not None:
-            get = self.stats.get_value
-            logger.info(
-                "simhash items: %(fp)d fingerprinted (%(new)d new, %(near)d near-duplicates dropped), "
-                "%(skipped)d skipped, %(errors)d store errors; index %(path)s",
-                {
-                    "fp": get("simhash/items/fingerprinted", 0),
-                    "new": get("simhash/items/new", 0),
-                    "near": get("simhash/items/near_duplicate", 0),
-                    "skipped": sum(
-                        v
-                        for k, v in self.stats.get_stats().items()
-                        if k.startswith("simhash/items/skipped/") and isinstance(v, int)
-                    ),
-                    "errors": get("simhash/items/store_error", 0),
-                    "path": self.path,
-                },
-                extra={"spider": self._spider},
-            )
-        try:
-            self.index.close()
-        except Exception:
-            logger.warning("Could not close the simhash item index in %(path)s", {"path": self.path}, exc_info=True)
-        self.index = None
+        self._close(self._spider)
+
+    def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
+        get = stats.get_value
+        logger.info(
+            "simhash items: %(fp)d fingerprinted (%(new)d new, %(near)d near-duplicates dropped), "
+            "%(skipped)d skipped, %(errors)d store errors; index %(path)s",
+            {
+                "fp": get("simhash/items/fingerprinted", 0),
+                "new": get("simhash/items/new", 0),
+                "near": get("simhash/items/near_duplicate", 0),
+                "skipped": self._skipped_total(stats),
+                "errors": get("simhash/items/store_error", 0),
+                "path": self.path,
+            },
+            extra={"spider": spider},
+        )
 
     def process_item(self, item: Any, spider: Spider | None = None) -> Any:
         """Return ``item``, or raise :class:`NearDuplicateItem`."""
-        if self._disabled or self._open_failed:
-            return item
-        if self.index is None and not self._lazy_open():
+        if not self._ready():
             return item
         index = self.index
-        assert index is not None  # _lazy_open() returned True: the index is open
+        assert index is not None  # _ready() returned True: the index is open
         from itemadapter import ItemAdapter
 
         try:
@@ -194,27 +147,15 @@ class SimhashDedupPipeline:
         except EmptyTextError:
             self._inc("simhash/items/skipped/empty")
             return item
-        except Exception:
+        except Exception:  # noqa: BLE001 - fail open: logged by _log_error
             self._inc("simhash/items/skipped/error")
-            self._errors_logged += 1
-            logger.log(
-                logging.WARNING if self._errors_logged == 1 else logging.DEBUG,
-                "Could not fingerprint an item; it is let through (counted as simhash/items/skipped/error)",
-                exc_info=True,
-                extra={"spider": self._spider},
-            )
+            self._log_error("Could not fingerprint an item; it is let through (counted as simhash/items/skipped/error)")
             return item
         key = self._item_key(adapter)
         try:
             match = index.check_and_add(key, fp)
-        except Exception:
-            self._inc("simhash/items/store_error")
-            logger.warning(
-                "simhash item store error for %(key)s; the item is treated as new",
-                {"key": key},
-                exc_info=True,
-                extra={"spider": self._spider},
-            )
+        except Exception:  # noqa: BLE001 - fail open: logged by _store_error
+            self._store_error(key)
             match = None
         self._inc("simhash/items/fingerprinted")
         if match is None:
@@ -224,7 +165,7 @@ class SimhashDedupPipeline:
         if self.config.stats_verbose:
             self._inc(f"simhash/items/distance/{match.distance}")
         message = f"Near-duplicate of {match.key} (distance {match.distance}): {key}"
-        self._log_duplicate(message)
+        self._log_duplicate("Dropped item: %(m)s", {"m": message})
         raise NearDuplicateItem(message, key=key, duplicate_of=match.key, distance=match.distance)
 
     def _item_text(self, adapter: Any) -> tuple[str, str]:
@@ -243,48 +184,10 @@ class SimhashDedupPipeline:
     def _item_key(self, adapter: Any) -> str:
         value = adapter.get(self.config.item_key_field)
         if isinstance(value, str) and value.strip():
-            value = value.strip()
-            if value.startswith(("http://", "https://")):
-                from w3lib.url import canonicalize_url
-
-                value = canonicalize_url(value)
-            return value
+            return canonical_key(value.strip())
         # No identity: compare by content only, under a key no other item has.
         self._inc("simhash/items/no_key")
         return f"(no {self.config.item_key_field}) {uuid.uuid4().hex}"
-
-    def _lazy_open(self) -> bool:
-        spider = self._spider or (self.crawler.spider if self.crawler is not None else None)
-        if spider is None:
-            return False
-        try:
-            self.open(spider)
-        except Exception:
-            self._open_failed = True
-            self._inc("simhash/items/store_error")
-            logger.exception(
-                "Could not open the simhash item index: item deduplication is off for this crawl",
-                extra={"spider": spider},
-            )
-            return False
-        return self.index is not None
-
-    def _log_duplicate(self, message: str) -> None:
-        self._duplicates_logged += 1
-        if self.config.debug:
-            logger.info("Dropped item: %(m)s", {"m": message}, extra={"spider": self._spider})
-        elif self._duplicates_logged == 1:
-            logger.info(
-                "Dropped item: %(m)s - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)",
-                {"m": message},
-                extra={"spider": self._spider},
-            )
-        else:
-            logger.debug("Dropped item: %(m)s", {"m": message}, extra={"spider": self._spider})
-
-    def _inc(self, key: str) -> None:
-        if self.stats is not None:
-            self.stats.inc_value(key)
 
 
 def _text_of(value: Any) -> str:

@@ -116,6 +116,16 @@ class PageRecord:
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
 
+    @classmethod
+    def parse(cls, raw: bytes | None) -> PageRecord | None:
+        """The record in ``raw`` (a stored value), or ``None`` when there is none or it is unreadable."""
+        if raw is None:
+            return None
+        try:
+            return cls.from_bytes(raw)
+        except ValueError:
+            return None
+
 
 def change_verdict(distance: int, change_threshold: int) -> str:
     """``"changed"`` when the change ``distance`` is above ``change_threshold``, else ``"unchanged"``

@@ -48,6 +48,13 @@ def test_show_a_changed_url(crawled, capsys):
     assert shown["history"][0]["distance"] > 3
 
 
+def test_show_and_near_canonicalise_the_url(crawled, capsys):
+    invoke(crawled, "test", "show", "https://news.example.com/b#comments")
+    assert json.loads(capsys.readouterr().out)["key"] == "https://news.example.com/b"
+    invoke(crawled, "test", "near", "https://mirror.example.org/a#top")
+    assert capsys.readouterr().out.strip().endswith("\thttps://news.example.com/a")
+
+
 def test_show_and_near_a_duplicate(crawled, capsys):
     invoke(crawled, "test", "show", "https://mirror.example.org/a")
     shown = json.loads(capsys.readouterr().out)

@@ -222,3 +222,49 @@ def test_rjieba_identity_is_pinned_to_verified_versions(monkeypatch):
     monkeypatch.setattr(F, "_RJIEBA_VERIFIED", set())
     assert F.rjieba_identity().startswith("rjieba-")
     assert not F.rjieba_matches_jieba()
+
+
+def test_auto_picks_verified_rjieba_else_jieba():
+    tok = get_tokenizer("auto", hmm=False)
+    assert tok is get_tokenizer(F.auto_tokenizer(), hmm=False)
+    try:
+        import rjieba  # noqa: F401
+    except ImportError:
+        assert tok.name == "jieba"
+    else:
+        assert tok.name == ("rjieba" if F.rjieba_matches_jieba() else "jieba")
+    ex = FeatureExtractor()
+    assert ex.tokenizer == "auto" and ex.backend == tok.name
+    assert FeatureExtractor(features="chars").backend is None
+    assert ex.settings() == FeatureExtractor(tokenizer="jieba").settings()
+    assert ex.tokens(ZH) == FeatureExtractor(tokenizer="jieba").tokens(ZH)
+
+
+def test_auto_falls_back_to_jieba_without_rjieba(monkeypatch):
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
+    monkeypatch.setattr(F, "_AUTO_BACKEND", None)  # decide again, in this "process without rjieba"
+    assert F.auto_tokenizer() == "jieba"
+    for hmm in (False, True):
+        ex = FeatureExtractor(hmm=hmm)
+        assert ex.backend == "jieba"
+        assert ex.settings() == FeatureExtractor(tokenizer="jieba", hmm=hmm).settings()
+        assert ex.settings()["tokenizer"] == "jieba"
+        assert ex.tokens(ZH) == get_tokenizer("jieba", hmm).tokenize(normalize(ZH))
+
+
+def test_auto_ignores_an_unverified_rjieba(monkeypatch):
+    pytest.importorskip("rjieba")
+    monkeypatch.setattr(F, "_RJIEBA_VERIFIED", set())
+    monkeypatch.setattr(F, "_AUTO_BACKEND", None)
+    assert F.auto_tokenizer() == "jieba"
+    ex = FeatureExtractor()
+    assert ex.backend == "jieba"
+    assert ex.settings()["tokenizer_identity"] == F.jieba_identity()
+    assert ex.settings()["tokenizer"] == "jieba"
+
+
+def test_backend_is_decided_once_per_extractor(monkeypatch):
+    ex = FeatureExtractor()
+    first = ex.backend
+    monkeypatch.setattr(F, "_AUTO_BACKEND", "jieba" if first == "rjieba" else "rjieba")
+    assert ex.backend == first  # kept by the instance

@@ -75,8 +75,8 @@ PINNED_XXH3_ZH = 0xBC86DA0166EC9F0D
 PINNED_XXH3_EN_128 = 0x78BFF21FA077A7C84A57381F3BB433A7
 
 
-def _fp(lang: str, features: str, weighting: str, bits: int) -> int:
-    fp = Fingerprinter(bits=bits, features=features, weighting=weighting, min_features=0)
+def _fp(lang: str, features: str, weighting: str, bits: int, tokenizer: str = "auto") -> int:
+    fp = Fingerprinter(bits=bits, features=features, weighting=weighting, min_features=0, tokenizer=tokenizer)
     text = ZH if lang == "zh" else EN
     return fp.fingerprint_text(text, TITLE if lang == "zh" else "")
 
@@ -92,18 +92,21 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("tokenizer", ["auto", "jieba"])
 @pytest.mark.parametrize("bits", [64, 128])
 @pytest.mark.parametrize(("features", "weighting"), CASES)
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_pinned_fingerprints(lang, features, weighting, bits):
-    got = _fp(lang, features, weighting, bits)
+def test_pinned_fingerprints(lang, features, weighting, bits, tokenizer):
+    got = _fp(lang, features, weighting, bits, tokenizer)
     assert 0 < got < (1 << bits)
     assert got == PINNED[(lang, features, weighting, bits)], hex(got)
 
 
 def test_pinned_defaults_hmm_and_xxh3():
     assert Fingerprinter().fingerprint_text(ZH, TITLE) == PINNED_DEFAULT_ZH
+    assert Fingerprinter(tokenizer="jieba").fingerprint_text(ZH, TITLE) == PINNED_DEFAULT_ZH
     assert Fingerprinter(hmm=True).fingerprint_text(ZH, TITLE) == PINNED_HMM_ZH
+    assert Fingerprinter(hmm=True, tokenizer="jieba").fingerprint_text(ZH, TITLE) == PINNED_HMM_ZH
     pytest.importorskip("xxhash")
     xxh3 = Fingerprinter(feature_hash="xxh3")
     assert xxh3.fingerprint_text(ZH, TITLE) == PINNED_XXH3_ZH
@@ -341,26 +344,36 @@ def test_settings_are_json_and_complete():
         {"main_content": False},
         {"max_chars": 0},
     ]
+    try:
+        import xxhash  # noqa: F401
+    except ImportError:  # an optional dependency
+        variants.remove({"feature_hash": "xxh3"})
     for kw in variants:
         assert Fingerprinter(**kw).settings != s, kw
     assert "idf" in Fingerprinter(weighting="tfidf").settings
 
 
-def test_threads_give_same_fingerprints():
+@pytest.mark.parametrize("tokenizer", ["auto", "jieba"])
+def test_threads_give_same_fingerprints(tokenizer):
+    # As the middleware with SIMHASH_THREADS: one Fingerprinter shared by worker threads (rjieba
+    # releases the GIL while it segments, so the threads really overlap there).
     texts = [ZH.replace("三", str(i)) + "第" + "一二三四五六七八九十"[i % 10] + "章" for i in range(40)]
-    fp = Fingerprinter()
-    expected = [fp.fingerprint_text(t) for t in texts]
+    texts += [(ZH * 20).replace("交通", "交" * (i % 5 + 1)) for i in range(10)]
+    shared = Fingerprinter(tokenizer=tokenizer)
+    expected = [Fingerprinter(tokenizer="jieba").fingerprint_text(t) for t in texts]
     results: dict[int, list[int]] = {}
 
     def work(k: int) -> None:
-        results[k] = [Fingerprinter().fingerprint_text(t) for t in texts]
+        own = Fingerprinter(tokenizer=tokenizer)
+        results[k] = [shared.fingerprint_text(t) for t in texts] + [own.fingerprint_text(t) for t in texts]
 
     threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert all(r == expected for r in results.values())
+    assert len(results) == 4
+    assert all(r == expected * 2 for r in results.values())
 
 
 def test_fingerprint_html_uses_extract():
@@ -390,3 +403,91 @@ def test_rjieba_tokenizer_settings():
         assert r.fingerprint_text(EN + ZH, TITLE) == j.fingerprint_text(EN + ZH, TITLE)
     else:
         assert r.settings["tokenizer_identity"] != j.settings["tokenizer_identity"]
+
+
+def _zh_texts() -> list[str]:
+    folder = DATA / "zh-text"
+    if not folder.is_dir():
+        pytest.skip(f"shared data not found: {folder}")
+    import gzip
+
+    texts = [p.read_text(encoding="utf-8") for p in sorted((folder / "yanyiwu-news-pair").glob("*.txt"))]
+    with gzip.open(folder / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz", "rt", encoding="utf-8") as f:
+        texts += [line for _, line in zip(range(30), f)]
+    lines = (folder / "ud-gsdsimp" / "zh_gsdsimp-dev.txt").read_text(encoding="utf-8").splitlines()
+    texts += ["\n".join(lines[i : i + 40]) for i in range(0, min(len(lines), 400), 40)]
+    return texts
+
+
+def test_auto_is_the_default_and_is_jieba_on_real_texts():
+    from scrapy_simhash import features
+
+    texts = _zh_texts()
+    assert len(texts) >= 40
+    default = Fingerprinter()
+    assert default.tokenizer == "auto"
+    try:
+        import rjieba  # noqa: F401
+    except ImportError:
+        assert default.tokenizer_backend == "jieba"
+    else:
+        # rjieba installed: "auto" uses it exactly when its version is the verified one
+        assert default.tokenizer_backend == ("rjieba" if features.rjieba_matches_jieba() else "jieba")
+    assert Fingerprinter(tokenizer="jieba").tokenizer_backend == "jieba"
+    assert Fingerprinter(features="chars").tokenizer_backend is None
+    for hmm in (False, True):
+        auto, jieba = Fingerprinter(hmm=hmm), Fingerprinter(hmm=hmm, tokenizer="jieba")
+        assert auto.settings == jieba.settings
+        assert [auto.fingerprint_text(t) for t in texts] == [jieba.fingerprint_text(t) for t in texts]
+
+
+def test_auto_picks_rjieba_here():
+    """In this environment (rjieba 0.2.2 in the dev extras) the default really runs rjieba."""
+    pytest.importorskip("rjieba")
+    from scrapy_simhash import features
+
+    if not features.rjieba_matches_jieba():
+        pytest.skip("the installed rjieba is not a verified version: 'auto' runs jieba")
+    assert Fingerprinter().tokenizer_backend == "rjieba"
+    assert Fingerprinter(hmm=True).tokenizer_backend == "rjieba"
+
+
+def test_auto_without_rjieba_falls_back_to_jieba(monkeypatch):
+    from scrapy_simhash import features
+
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
+    monkeypatch.setattr(features, "_AUTO_BACKEND", None)  # decide again
+    fp = Fingerprinter()
+    assert fp.tokenizer_backend == "jieba"
+    assert fp.settings == Fingerprinter(tokenizer="jieba").settings
+    assert fp.fingerprint_text(ZH, TITLE) == PINNED_DEFAULT_ZH
+    assert Fingerprinter(hmm=True).fingerprint_text(ZH, TITLE) == PINNED_HMM_ZH
+
+
+_NO_RJIEBA_CHILD = """
+import json, sys
+sys.modules["rjieba"] = None  # as if rjieba were not installed
+from scrapy_simhash.fingerprint import Fingerprinter
+zh, title = json.loads(sys.stdin.read())
+fp = Fingerprinter()
+print(json.dumps([fp.tokenizer_backend, fp.settings, fp.fingerprint_text(zh, title)]))
+"""
+
+
+@pytest.mark.e2e
+def test_auto_without_rjieba_in_a_fresh_process():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_RJIEBA_CHILD],
+        input=json.dumps([ZH, TITLE]),
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+        timeout=120,
+    )
+    backend, settings, fp = json.loads(proc.stdout)
+    assert backend == "jieba"
+    assert settings == Fingerprinter(tokenizer="jieba").settings == Fingerprinter().settings
+    assert fp == PINNED_DEFAULT_ZH
+    assert proc.stderr == ""  # silent fallback

@@ -400,6 +400,74 @@ def test_store_error_fails_open(make_mw, caplog):
     mw.index = None  # already closed
 
 
+def test_store_error_log_names_the_page(make_mw, caplog):
+    mw = make_mw()
+    mw.index.close()
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+        run(mw, make_response(URL_A, article_html("harbour")))
+    assert f"simhash store error for {URL_A}; the page is treated as new" in caplog.text
+    mw.index = None  # already closed
+
+
+def test_unreadable_record_is_a_store_error_and_replaced(make_mw, caplog):
+    mw = make_mw()
+    mw.index.put_record(URL_A, b"not json")
+    response = make_response(URL_A, article_html("harbour"))
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+        run(mw, response)
+    assert response.meta["simhash_verdict"] == "new"
+    assert stat(mw, "simhash/store_error") == 1
+    assert f"Unreadable simhash record for {URL_A} is replaced" in caplog.text
+    assert PageRecord.parse(mw.index.get_record(URL_A)) is not None
+
+
+def test_index_that_cannot_open_turns_deduplication_off(make_crawler, tmp_path, caplog):
+    from scrapy_simhash._settings import build_fingerprinter
+
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    crawler = make_crawler(SIMHASH_DIR=str(not_a_dir))
+    config = get_config(crawler)
+    mw = SimhashSpiderMiddleware(config, build_fingerprinter(config), crawler.stats, crawler)
+    item = {"a": 1}
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.middleware"):
+        for _ in range(2):
+            assert run(mw, make_response(URL_A, article_html("harbour")), [item]) == [item]
+    assert crawler.stats.get_value("simhash/store_error") == 1
+    assert caplog.text.count("Could not open the simhash index: deduplication is off for this crawl") == 1
+    assert mw.index is None
+
+
+class _Unclosable:
+    stats: dict[str, int] = {}  # noqa: RUF012 - read only
+
+    def close(self) -> None:
+        raise OSError("disk gone")
+
+
+def test_close_error_is_logged_not_raised(make_mw, caplog):
+    mw = make_mw()
+    mw.index.close()
+    mw.index = _Unclosable()
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+        mw.spider_closed(mw.crawler.spider, "finished")
+    assert f"Could not close the simhash index in {mw.path}" in caplog.text
+    assert mw.index is None
+
+
+def test_opt_out_and_reset_are_logged(make_mw, caplog):
+    class QuietSpider(SimhashTestSpider):
+        simhash_enabled = False
+
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+        make_mw(QuietSpider)
+        first = make_mw()
+        first.spider_closed(first.crawler.spider, "finished")
+        second = make_mw(SIMHASH_RESET=True)
+    assert "scrapy-simhash is off for spider test (simhash_enabled = False)" in caplog.text
+    assert f"Deleting the simhash page index in {second.path} (reset)" in caplog.text
+
+
 class _BrokenFingerprinter:
     """A collaborator that fails, to check that the middleware contains the failure."""
 

@@ -170,6 +170,66 @@ def test_store_error_fails_open(make_pipeline):
     pipeline.index = None
 
 
+def test_store_error_log_names_the_item(make_pipeline, caplog):
+    pipeline = make_pipeline()
+    pipeline.index.close()
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.pipeline"):
+        pipeline.process_item(story("tea", "https://copy.example.cn/tea"))
+    assert "simhash item store error for https://copy.example.cn/tea; the item is treated as new" in caplog.text
+    pipeline.index = None
+
+
+def test_url_keys_are_canonicalised_and_other_keys_stripped(make_pipeline):
+    pipeline = make_pipeline()
+    pipeline.process_item(story("harbour", " https://news.example.com/harbour?b=2&a=1#top "))
+    again = story("harbour", "https://news.example.com/harbour?a=1&b=2")
+    assert pipeline.process_item(again) is again  # the same key: replaced, not a duplicate
+    assert "https://news.example.com/harbour?a=1&b=2" in pipeline.index
+    pipeline.process_item(story("tea", "  story-42 "))
+    assert "story-42" in pipeline.index
+
+
+def test_item_index_that_cannot_open_turns_item_deduplication_off(make_crawler, tmp_path, caplog):
+    from scrapy_simhash._settings import build_fingerprinter, get_config
+
+    not_a_dir = tmp_path / "file"
+    not_a_dir.write_text("x")
+    crawler = make_crawler(SIMHASH_DIR=str(not_a_dir), SIMHASH_ITEM_FIELDS=["title", "body"])
+    config = get_config(crawler)
+    pipeline = SimhashDedupPipeline(config, build_fingerprinter(config), crawler.stats, crawler)
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.pipeline"):
+        for _ in range(2):
+            item = story("tea", "https://zh.example.com/tea")
+            assert pipeline.process_item(item) is item
+    assert crawler.stats.get_value("simhash/items/store_error") == 1
+    message = "Could not open the simhash item index: item deduplication is off for this crawl"
+    assert caplog.text.count(message) == 1
+
+
+def test_close_logs_a_summary_and_a_close_error(make_pipeline, caplog):
+    class Unclosable:
+        def close(self) -> None:
+            raise OSError("disk gone")
+
+    pipeline = make_pipeline()
+    pipeline.process_item(story("tea", "https://zh.example.com/tea"))
+    pipeline.index.close()
+    pipeline.index = Unclosable()
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.pipeline"):
+        pipeline.close_spider(pipeline.crawler.spider)
+    assert "simhash items: 1 fingerprinted (1 new, 0 near-duplicates dropped), 0 skipped, 0 store errors" in caplog.text
+    assert f"Could not close the simhash item index in {pipeline.path}" in caplog.text
+    assert pipeline.index is None
+
+
+def test_direct_construction_needs_item_fields(make_crawler):
+    from scrapy_simhash._settings import build_fingerprinter, get_config
+
+    config = get_config(make_crawler())
+    with pytest.raises(ValueError, match=r"SIMHASH_ITEM_FIELDS \(empty\) is invalid"):
+        SimhashDedupPipeline(config, build_fingerprinter(config))
+
+
 def test_spider_attribute_opts_out(make_pipeline):
     class QuietSpider(SimhashTestSpider):
         simhash_enabled = False

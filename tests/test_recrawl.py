@@ -67,6 +67,14 @@ def test_garbage_is_a_value_error(raw):
         PageRecord.from_bytes(raw)
 
 
+def test_parse_is_none_for_a_missing_or_unreadable_record():
+    record = PageRecord.first(FP1, now=100.0, duplicate_of="https://a.example.com/")
+    assert PageRecord.parse(record.to_bytes()) == record
+    assert PageRecord.parse(None) is None
+    assert PageRecord.parse(b'{"v":1}') is None
+    assert PageRecord.parse(b"\xff\xfe") is None
+
+
 def test_change_verdict_threshold():
     assert change_verdict(3, 3) == UNCHANGED
     assert change_verdict(4, 3) == CHANGED

@@ -39,9 +39,9 @@ import json
 import random
 import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable
 
 SEED = 20261122
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
@@ -105,7 +105,7 @@ def _join_wrapped(text: str) -> list[str]:
 
 
 def _title_from_html(raw: str) -> str:
-    m = re.search(r"<title[^>]*>(.*?)</title>", raw, re.S | re.I)
+    m = re.search(r"<title[^>]*>(.*?)</title>", raw, re.DOTALL | re.IGNORECASE)
     t = htmllib.unescape(re.sub(r"\s+", " ", m.group(1))).strip() if m else ""
     # drop a site suffix so that templates can add their own
     t = re.split(r"\s+[-|–—]\s+|_|｜", t)[0].strip()
@@ -175,13 +175,26 @@ def load_revisions(data: Path = DATA) -> list[dict]:
 # --------------------------------------------------------------------------- site templates
 
 _ZH_NAV = "首页 新闻 国内 国际 财经 股票 科技 体育 娱乐 汽车 房产 教育 健康 旅游 军事 文化 读书 博客 论坛 视频 图片 专题".split()
-_EN_NAV = ("Home World U.S. Politics Business Tech Science Health Sports Entertainment Style Travel "
-           "Opinion Video Podcasts Newsletters Weather Markets Climate Books").split()
-_ZH_ADS = ["限时特惠！新款手机直降500元，点击抢购", "免费领取价值999元的英语课程，名额有限", "买房首付低至10万，地铁口现房热销中",
-           "夏季清仓大甩卖，全场三折起包邮", "信用卡在线申请，最快当天下卡", "高薪招聘程序员，月薪两万起，五险一金"]
-_EN_ADS = ["Save 50% on your first year of unlimited digital access", "Sponsored: The one retirement trick advisors hate",
-           "Shop the summer sale: up to 70% off sitewide", "Advertisement: Compare car insurance quotes in 2 minutes",
-           "Limited offer: get 3 months of premium for $1", "Sponsored: These new sneakers are taking over the city"]
+_EN_NAV = (
+    "Home World U.S. Politics Business Tech Science Health Sports Entertainment Style Travel "
+    "Opinion Video Podcasts Newsletters Weather Markets Climate Books"
+).split()
+_ZH_ADS = [
+    "限时特惠！新款手机直降500元，点击抢购",
+    "免费领取价值999元的英语课程，名额有限",
+    "买房首付低至10万，地铁口现房热销中",
+    "夏季清仓大甩卖，全场三折起包邮",
+    "信用卡在线申请，最快当天下卡",
+    "高薪招聘程序员，月薪两万起，五险一金",
+]
+_EN_ADS = [
+    "Save 50% on your first year of unlimited digital access",
+    "Sponsored: The one retirement trick advisors hate",
+    "Shop the summer sale: up to 70% off sitewide",
+    "Advertisement: Compare car insurance quotes in 2 minutes",
+    "Limited offer: get 3 months of premium for $1",
+    "Sponsored: These new sneakers are taking over the city",
+]
 _SITES = {
     "zh": [("zhportal", "环球资讯网", "table"), ("zhnews", "今日新闻中心", "div")],
     "en": [("enportal", "The Daily Ledger", "div"), ("enblog", "Northside Notes", "blog")],
@@ -191,9 +204,12 @@ _SITES = {
 def _noise(rng: random.Random, lang: str, titles: list[str]) -> dict:
     y, mo, d = rng.randint(2005, 2025), rng.randint(1, 12), rng.randint(1, 28)
     return {
-        "date": (f"{y}年{mo:02d}月{d:02d}日 {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}" if lang == "zh"
-                 else f"{['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][mo - 1]} "
-                      f"{d}, {y} {rng.randint(1, 12)}:{rng.randint(0, 59):02d} PM"),
+        "date": (
+            f"{y}年{mo:02d}月{d:02d}日 {rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"
+            if lang == "zh"
+            else f"{['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'][mo - 1]} "
+            f"{d}, {y} {rng.randint(1, 12)}:{rng.randint(0, 59):02d} PM"
+        ),
         "views": rng.randint(10, 999999),
         "comments": rng.randint(0, 5000),
         "likes": rng.randint(0, 9999),
@@ -219,46 +235,62 @@ def render(site: tuple[str, str, str], art: Article, noise: dict, paras: list[st
     body = "".join(f"<p>{e(p)}</p>" for p in paras)
     title = e(art.title)
     if zh:
-        meta = (f'<div class="info">来源：{e(name)} 发布时间：{noise["date"]} 阅读：{noise["views"]}次 '
-                f'评论({noise["comments"]}) 点赞 {noise["likes"]}</div>')
+        meta = (
+            f'<div class="info">来源：{e(name)} 发布时间：{noise["date"]} 阅读：{noise["views"]}次 '
+            f"评论({noise['comments']}) 点赞 {noise['likes']}</div>"
+        )
         related_h, hot_h = "相关新闻", "热门排行"
-        foot = (f"<p>关于我们 | 联系我们 | 广告服务 | 网站地图 | 免责声明 | 招聘信息</p>"
-                f"<p>Copyright © 2005-2025 {e(name)} 版权所有 京ICP备05012345号 京公网安备11010502030000号</p>"
-                f"<p>违法和不良信息举报电话：010-12345678 本站所刊载的信息不代表本站观点</p>")
+        foot = (
+            f"<p>关于我们 | 联系我们 | 广告服务 | 网站地图 | 免责声明 | 招聘信息</p>"
+            f"<p>Copyright © 2005-2025 {e(name)} 版权所有 京ICP备05012345号 京公网安备11010502030000号</p>"
+            f"<p>违法和不良信息举报电话：010-12345678 本站所刊载的信息不代表本站观点</p>"
+        )
         share = "<div class=share>分享到：微博 微信 QQ空间 豆瓣 复制链接</div>"
         clock = f"<span>北京时间 {noise['now']}</span> <a href=/login>登录</a> <a href=/reg>注册</a>"
     else:
-        meta = (f'<div class="byline">By Staff Writer | {noise["date"]} | {noise["views"]} views | '
-                f'{noise["comments"]} comments | {noise["likes"]} likes</div>')
+        meta = (
+            f'<div class="byline">By Staff Writer | {noise["date"]} | {noise["views"]} views | '
+            f"{noise['comments']} comments | {noise['likes']} likes</div>"
+        )
         related_h, hot_h = "Related stories", "Most read"
-        foot = (f"<p>About us | Contact | Advertise | Careers | Privacy Policy | Terms of Use | Cookie settings</p>"
-                f"<p>© 2025 {e(name)}. All rights reserved. Reproduction without permission is prohibited.</p>")
+        foot = (
+            f"<p>About us | Contact | Advertise | Careers | Privacy Policy | Terms of Use | Cookie settings</p>"
+            f"<p>© 2025 {e(name)}. All rights reserved. Reproduction without permission is prohibited.</p>"
+        )
         share = "<div class=share>Share: Facebook Twitter LinkedIn Email Copy link</div>"
         clock = f"<span>Updated {noise['now']}</span> <a href=/signin>Sign in</a> <a href=/subscribe>Subscribe</a>"
     related = f'<div class="related"><h3>{related_h}</h3><ul>{_links(noise["related"], "news")}</ul></div>'
     hot = f'<div class="hot"><h3>{hot_h}</h3><ol>{_links(noise["hot"], "top")}</ol></div>'
     ad = f'<div class="ad">{e(ads)}</div>'
-    head = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title} - {e(name)}</title>'
-            f'<style>.nav li{{display:inline}}</style><script>var site="{sid}";</script></head>')
+    head = (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{title} - {e(name)}</title>'
+        f'<style>.nav li{{display:inline}}</style><script>var site="{sid}";</script></head>'
+    )
     if layout == "table":
-        return (f'{head}<body><table width=960><tr><td colspan=3><b>{e(name)}</b> {clock}</td></tr>'
-                f'<tr><td colspan=3><ul class=nav>{nav}</ul></td></tr>'
-                f'<tr><td width=180 valign=top>{hot}{ad}</td>'
-                f'<td valign=top><h1>{title}</h1>{meta}{body}{share}{related}</td>'
-                f'<td width=180 valign=top>{ad}<ul>{_links(_ZH_NAV[5:15], "special")}</ul></td></tr>'
-                f'<tr><td colspan=3>{foot}</td></tr></table></body></html>')
+        return (
+            f"{head}<body><table width=960><tr><td colspan=3><b>{e(name)}</b> {clock}</td></tr>"
+            f"<tr><td colspan=3><ul class=nav>{nav}</ul></td></tr>"
+            f"<tr><td width=180 valign=top>{hot}{ad}</td>"
+            f"<td valign=top><h1>{title}</h1>{meta}{body}{share}{related}</td>"
+            f"<td width=180 valign=top>{ad}<ul>{_links(_ZH_NAV[5:15], 'special')}</ul></td></tr>"
+            f"<tr><td colspan=3>{foot}</td></tr></table></body></html>"
+        )
     if layout == "blog":
-        return (f'{head}<body><header><div class=logo>{e(name)}</div>{clock}<nav><ul>{nav}</ul></nav></header>'
-                f'<div class=wrap><main><div class=post><h2 class=title>{title}</h2>{meta}'
-                f'<div class=entry>{body}</div>{share}</div>{related}'
-                f'<div class=comments><h3>{noise["comments"]} Responses</h3><p>Leave a reply. Your email address '
-                f'will not be published.</p></div></main>'
-                f'<aside>{hot}{ad}<div class=tags>Tags: news analysis opinion politics economy</div></aside></div>'
-                f'<footer>{foot}</footer></body></html>')
-    return (f'{head}<body><div id=top>{clock}</div><div id=header><h2>{e(name)}</h2><ul class=nav>{nav}</ul></div>'
-            f'<div id=main><div class=crumbs>{"首页 > 新闻 > 正文" if zh else "Home > News > Story"}</div>'
-            f'<article><h1>{title}</h1>{meta}{body}</article>{share}{ad}{related}</div>'
-            f'<div id=side>{hot}</div><div id=footer>{foot}</div></body></html>')
+        return (
+            f"{head}<body><header><div class=logo>{e(name)}</div>{clock}<nav><ul>{nav}</ul></nav></header>"
+            f"<div class=wrap><main><div class=post><h2 class=title>{title}</h2>{meta}"
+            f"<div class=entry>{body}</div>{share}</div>{related}"
+            f"<div class=comments><h3>{noise['comments']} Responses</h3><p>Leave a reply. Your email address "
+            f"will not be published.</p></div></main>"
+            f"<aside>{hot}{ad}<div class=tags>Tags: news analysis opinion politics economy</div></aside></div>"
+            f"<footer>{foot}</footer></body></html>"
+        )
+    return (
+        f"{head}<body><div id=top>{clock}</div><div id=header><h2>{e(name)}</h2><ul class=nav>{nav}</ul></div>"
+        f"<div id=main><div class=crumbs>{'首页 > 新闻 > 正文' if zh else 'Home > News > Story'}</div>"
+        f"<article><h1>{title}</h1>{meta}{body}</article>{share}{ad}{related}</div>"
+        f"<div id=side>{hot}</div><div id=footer>{foot}</div></body></html>"
+    )
 
 
 # --------------------------------------------------------------------------- edits
@@ -289,13 +321,13 @@ def edit_typo(paras: list[str], rng: random.Random, lang: str) -> list[str]:
         pos = [(i, j) for i, p in enumerate(paras) for j, c in enumerate(p) if "\u4e00" <= c <= "\u9fff"]
         i, j = rng.choice(pos)
         p = paras[i]
-        paras[i] = p[:j] + ("的" if p[j] != "的" else "地") + p[j + 1:]
+        paras[i] = p[:j] + ("的" if p[j] != "的" else "地") + p[j + 1 :]
     else:
         words = [(i, m) for i, p in enumerate(paras) for m in re.finditer(r"[A-Za-z]{5,}", p)]
         i, m = rng.choice(words)
         p, w = paras[i], m.group()
         k = rng.randrange(1, len(w) - 2)
-        paras[i] = p[:m.start()] + w[:k] + w[k + 1] + w[k] + w[k + 2:] + p[m.end():]
+        paras[i] = p[: m.start()] + w[:k] + w[k + 1] + w[k] + w[k + 2 :] + p[m.end() :]
     return paras
 
 
@@ -342,6 +374,7 @@ def rewrite(paras: list[str], rng: random.Random, lang: str, donor: Article, fra
 
 # --------------------------------------------------------------------------- builder
 
+
 class PairSet:
     """Documents by id plus labelled pairs."""
 
@@ -366,6 +399,14 @@ class PairSet:
                 h.update(hashlib.sha1(c).digest())
             h.update(f"{p.group}|{p.category}|{p.label}|{json.dumps(p.meta, sort_keys=True)}".encode())
         return h.hexdigest()[:16]
+
+
+def _with_charset(text: str, cs: str) -> str:
+    """``text`` with a ``<meta http-equiv="Content-Type">`` naming ``cs`` at the start of its head."""
+    tag = f'<meta http-equiv="Content-Type" content="text/html; charset={cs}">'
+    if re.search(r"<head[^>]*>", text, re.IGNORECASE):
+        return re.sub(r"(<head[^>]*>)", lambda mm: mm.group(1) + tag, text, count=1, flags=re.IGNORECASE)
+    return tag + text
 
 
 def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, seed: int = SEED) -> PairSet:
@@ -411,10 +452,24 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
             base = page(s1, art, n0)
             for frac in (0.1, 0.2, 0.3, 0.4, 0.5):
                 paras = rewrite(art.paras, rng, lang, donor, frac)
-                ps.add("change", f"rewrite_{int(frac * 100)}", 1, base,
-                       page(s1, art, _noise(rng, lang, titles[lang]), paras), lang=lang, art=art.key)
-                ps.add("change", "noise_only", 0, base, page(s1, art, _noise(rng, lang, titles[lang])),
-                       lang=lang, art=art.key)
+                ps.add(
+                    "change",
+                    f"rewrite_{int(frac * 100)}",
+                    1,
+                    base,
+                    page(s1, art, _noise(rng, lang, titles[lang]), paras),
+                    lang=lang,
+                    art=art.key,
+                )
+                ps.add(
+                    "change",
+                    "noise_only",
+                    0,
+                    base,
+                    page(s1, art, _noise(rng, lang, titles[lang])),
+                    lang=lang,
+                    art=art.key,
+                )
 
     # encoding: real pages, GBK bytes vs UTF-8 bytes
     cee = data / "zh-web-cee" / "original"
@@ -422,16 +477,9 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
         text = _decode_cee(path.read_bytes())
         text = re.sub(r"^\s*<text [^>]*>", "", text)
         text = re.sub(r"</text>\s*$", "", text)
-        text = re.sub(r"<meta[^>]*charset[^>]*>", "", text, flags=re.I)
-
-        def with_charset(cs: str) -> str:
-            tag = f'<meta http-equiv="Content-Type" content="text/html; charset={cs}">'
-            if re.search(r"<head[^>]*>", text, re.I):
-                return re.sub(r"(<head[^>]*>)", lambda mm: mm.group(1) + tag, text, count=1, flags=re.I)
-            return tag + text
-
-        gbk = with_charset("gbk").encode("gbk", "xmlcharrefreplace")
-        utf = with_charset("utf-8").encode("utf-8")
+        text = re.sub(r"<meta[^>]*charset[^>]*>", "", text, flags=re.IGNORECASE)
+        gbk = _with_charset(text, "gbk").encode("gbk", "xmlcharrefreplace")
+        utf = _with_charset(text, "utf-8").encode("utf-8")
         ps.add("near", "encoding", 1, ps.doc("html", gbk), ps.doc("html", utf), lang="zh", page=path.stem)
 
     # short pages: near-duplicates (noise) and hard negatives (different short texts, one template)
@@ -461,20 +509,35 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
             if key not in latest or r["date_b"] > latest[key][0]:
                 latest[key] = (r["date_b"], r["text_b"])
         by_repo: dict[str, list[str]] = {}
-        for (repo, path), (_, text) in sorted(latest.items()):
+        for (repo, _doc), (_, text) in sorted(latest.items()):
             by_repo.setdefault(repo, []).append(text)
         for repo, texts in sorted(by_repo.items()):
             lang = "en" if repo == "rust-lang/book" else "zh"
             combos = list(itertools.combinations(range(len(texts)), 2))
             for i, j in rng.sample(combos, min(40 if quick else 200, len(combos))):
-                ps.add("neg", "same_topic", 0, ps.doc("text", texts[i], lang=lang),
-                       ps.doc("text", texts[j], lang=lang), lang=lang, repo=repo)
+                ps.add(
+                    "neg",
+                    "same_topic",
+                    0,
+                    ps.doc("text", texts[i], lang=lang),
+                    ps.doc("text", texts[j], lang=lang),
+                    lang=lang,
+                    repo=repo,
+                )
         if quick:
             revs = random.Random(seed + 1).sample(revs, 300)
         for r in revs:
             j5 = r["jaccard5"]
-            ps.add("rev", "revisions", int(j5 >= REV_NEAR), ps.doc("text", r["text_a"], lang=r["lang"]),
-                   ps.doc("text", r["text_b"], lang=r["lang"]), lang=r["lang"], jaccard5=j5, repo=r["repo"])
+            ps.add(
+                "rev",
+                "revisions",
+                int(j5 >= REV_NEAR),
+                ps.doc("text", r["text_a"], lang=r["lang"]),
+                ps.doc("text", r["text_b"], lang=r["lang"]),
+                lang=r["lang"],
+                jaccard5=j5,
+                repo=r["repo"],
+            )
     return ps
 
 

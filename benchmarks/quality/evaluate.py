@@ -31,16 +31,17 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-import build_pairs as bp  # noqa: E402
+import build_pairs as bp
 
 INF = 10**9
-KS = range(0, 13)
+KS = range(13)
 DEFAULT_K = 3
 CHANGE_THRESHOLD = 3  # scrapy_simhash.defaults.SIMHASH_CHANGE_THRESHOLD, read at run time when available
 BANDS = [(0.0, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.85), (0.85, 0.9), (0.9, 0.95), (0.95, 0.99), (0.99, 1.01)]
 
 
 # --------------------------------------------------------------------------- metrics (pure)
+
 
 def prf(labels: Sequence[int], dists: Sequence[float], k: float) -> tuple[float, float, float, int, int, int]:
     """Precision, recall, F1, TP, FP, FN of "near-duplicate when distance <= k"."""
@@ -115,7 +116,7 @@ def peer_text(doc: bp.Doc, source: str) -> str:
 
 
 _WORDS: dict[str, list[str]] = {}
-_WORD_RE = re.compile(r"\w", re.U)
+_WORD_RE = re.compile(r"\w", re.UNICODE)
 
 
 def jieba_words(text: str) -> list[str]:
@@ -127,6 +128,7 @@ def jieba_words(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- methods
+
 
 @dataclass
 class Method:
@@ -155,7 +157,8 @@ def _simhash_pkg():  # type: ignore[no-untyped-def]
 
     if not _PATCHED:
         simhash.Simhash._bitarray_from_bytes = staticmethod(  # type: ignore[method-assign]
-            lambda b: np.unpackbits(np.frombuffer(b, dtype=">B")).astype(np.int64))
+            lambda b: np.unpackbits(np.frombuffer(b, dtype=">B")).astype(np.int64)
+        )
         _PATCHED = True
     return simhash.Simhash
 
@@ -187,19 +190,29 @@ def _shingles(text: str) -> frozenset[str]:
     w = jieba_words(text)
     if len(w) < 3:
         return frozenset([" ".join(w)]) if w else frozenset()
-    return frozenset("\x1f".join(w[i:i + 3]) for i in range(len(w) - 2))
+    return frozenset("\x1f".join(w[i : i + 3]) for i in range(len(w) - 2))
 
 
 def peers(sources: Sequence[str] = ("html_text", "ours")) -> list[Method]:
     out = []
     for src in sources:
         tag = "" if src == "html_text" else " [our extraction]"
-        for name, f in (("simhash pkg (char 4-grams)", _simhash_default), ("jieba + simhash tf", _jieba_tf),
-                        ("jieba tf-idf top200 (seed 004)", _seed004), ("trafilatura Simhash", _trafilatura)):
-            out.append(Method(name + tag, lambda d, f=f, s=src: f(peer_text(d, s))))
-        out.append(Method("Jaccard word 3-shingles (reference)" + tag,
-                          lambda d, s=src: _shingles(peer_text(d, s)), kind="jaccard"))
+        for name, f in (
+            ("simhash pkg (char 4-grams)", _simhash_default),
+            ("jieba + simhash tf", _jieba_tf),
+            ("jieba tf-idf top200 (seed 004)", _seed004),
+            ("trafilatura Simhash", _trafilatura),
+        ):
+            out.append(Method(name + tag, _on_text(f, src)))
+        out.append(Method("Jaccard word 3-shingles (reference)" + tag, _on_text(_shingles, src), kind="jaccard"))
     return out
+
+
+def _on_text(f: Callable[[str], object], source: str) -> Callable[[bp.Doc], object]:
+    def fp(doc: bp.Doc) -> object:
+        return f(peer_text(doc, source))
+
+    return fp
 
 
 def _import_fingerprint():  # type: ignore[no-untyped-def]
@@ -320,7 +333,7 @@ def cats_of(ps: bp.PairSet, group: str) -> list[str]:
 
 
 def _grid(m: Method) -> list[float]:
-    return [i / 100 for i in range(101)] if m.kind == "jaccard" else list(range(0, 12 * m.bits // 64 + 1))
+    return [i / 100 for i in range(101)] if m.kind == "jaccard" else list(range(12 * m.bits // 64 + 1))
 
 
 def _k0(m: Method) -> int:
@@ -338,21 +351,25 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
     L: list[str] = []
     w = L.append
     w("## Quality: near-duplicates and changes (benchmarks/quality)\n")
-    w(f"Reproduce: `.venv/bin/python benchmarks/quality/evaluate.py{' --quick' if quick else ''}` "
-      f"({len(ps.pairs)} pairs, {len(ps.docs)} documents, pair-set digest `{ps.digest()}`, "
-      f"scrapy_simhash source digest `{_code_digest()}`).\n")
+    w(
+        f"Reproduce: `.venv/bin/python benchmarks/quality/evaluate.py{' --quick' if quick else ''}` "
+        f"({len(ps.pairs)} pairs, {len(ps.docs)} documents, pair-set digest `{ps.digest()}`, "
+        f"scrapy_simhash source digest `{_code_digest()}`).\n"
+    )
     from collections import Counter
 
     cnt = Counter((p.group, p.category) for p in ps.pairs)
     w("Pairs: " + "; ".join(f"{c} {n}" for (g, c), n in sorted(cnt.items())) + ".\n")
-    w("Near-duplicate detection: positives are all `near` pairs, negatives all `neg` pairs "
-      "(pooled, so precision counts every false positive among "
-      f"{sum(cnt[('neg', c)] for c in neg)} hard negatives against {sum(cnt[('near', c)] for c in near)} "
-      "positives). Ours and SimHash peers: duplicate when Hamming distance <= k (64 bits; for 128 bits k is "
-      "doubled). "
-      "Reference: Jaccard >= threshold, threshold picked on these pairs (best F1). "
-      "Change verdict: changed when distance > t, t picked on these pairs (best accuracy). "
-      "Revisions: real edit histories, near-duplicate = exact char-5-gram Jaccard >= 0.9.\n")
+    w(
+        "Near-duplicate detection: positives are all `near` pairs, negatives all `neg` pairs "
+        "(pooled, so precision counts every false positive among "
+        f"{sum(cnt[('neg', c)] for c in neg)} hard negatives against {sum(cnt[('near', c)] for c in near)} "
+        "positives). Ours and SimHash peers: duplicate when Hamming distance <= k (64 bits; for 128 bits k is "
+        "doubled). "
+        "Reference: Jaccard >= threshold, threshold picked on these pairs (best F1). "
+        "Change verdict: changed when distance > t, t picked on these pairs (best accuracy). "
+        "Revisions: real edit histories, near-duplicate = exact char-5-gram Jaccard >= 0.9.\n"
+    )
 
     # bars of issue 4, for our defaults (the first "ours" result)
     mine = [r for r in results if r.method.name == "ours (defaults)"]
@@ -366,20 +383,38 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
         cy, cd = r.group(*change)
         t, acc = best_change_threshold(cy, cd, _grid(m))
         acc_def = change_accuracy(cy, cd, CHANGE_THRESHOLD)
-        peer_f = [(prf(*x.group(*near, *neg), best_threshold(*x.group(*near, *neg), _grid(x.method))[0]
-                       if x.method.kind == "jaccard" else _k0(x.method))[2], x.method.name)
-                  for x in results if not x.method.name.startswith("ours") and x.method.kind != "jaccard"]
+        peer_f = [
+            (
+                prf(
+                    *x.group(*near, *neg),
+                    best_threshold(*x.group(*near, *neg), _grid(x.method))[0]
+                    if x.method.kind == "jaccard"
+                    else _k0(x.method),
+                )[2],
+                x.method.name,
+            )
+            for x in results
+            if not x.method.name.startswith("ours") and x.method.kind != "jaccard"
+        ]
         w("### Why these defaults: issue 4's bars\n")
-        w(f"Defaults: `Fingerprinter()` = {m.note or 'no arguments'} ({_settings_note(m)}), "
-          f"k = {k0}, change threshold t = {CHANGE_THRESHOLD}.\n")
+        w(
+            f"Defaults: `Fingerprinter()` = {m.note or 'no arguments'} ({_settings_note(m)}), "
+            f"k = {k0}, change threshold t = {CHANGE_THRESHOLD}.\n"
+        )
         w("| bar | measured | met? |")
         w("|---|---|---|")
-        w(f"| precision >= 0.99 on near-duplicates @k={k0} | {p:.3f} ({tp} TP, {fp} FP) | {'yes' if p >= 0.99 else 'NO'} |")
+        w(
+            f"| precision >= 0.99 on near-duplicates @k={k0} | {p:.3f} ({tp} TP, {fp} FP) | {'yes' if p >= 0.99 else 'NO'} |"
+        )
         w(f"| recall >= 0.95 @k={k0} | {rc:.3f} ({fn} missed of {tp + fn}) | {'yes' if rc >= 0.95 else 'NO'} |")
-        w(f"| FPR <= 0.1% on different articles under one template | {fpr * 100:.3f}% of {n_st} pairs "
-          f"| {'yes' if fpr <= 0.001 else 'NO'} |")
-        w(f"| change verdict accuracy >= 0.95 | {acc_def:.3f} at t={CHANGE_THRESHOLD} (best t={t}: {acc:.3f}) "
-          f"| {'yes' if acc_def >= 0.95 else 'NO'} |")
+        w(
+            f"| FPR <= 0.1% on different articles under one template | {fpr * 100:.3f}% of {n_st} pairs "
+            f"| {'yes' if fpr <= 0.001 else 'NO'} |"
+        )
+        w(
+            f"| change verdict accuracy >= 0.95 | {acc_def:.3f} at t={CHANGE_THRESHOLD} (best t={t}: {acc:.3f}) "
+            f"| {'yes' if acc_def >= 0.95 else 'NO'} |"
+        )
         if peer_f:
             bf, bn = max(peer_f)
             w(f"| F1 beats every peer's | {f:.3f} vs best peer {bf:.3f} ({bn}) | {'yes' if f > bf else 'NO'} |")
@@ -392,37 +427,40 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
             kk = k * m.bits // 64
             p, rc, f, *_ = prf(*r.group(*near, *neg), kk)
             rv = "{:.3f} / {:.3f} / {:.3f}".format(*prf(ry, rd, kk)[:3]) if ry else "-"
-            w(f"| {kk} | {p:.3f} | {rc:.3f} | {f:.3f} | {rate(r.by_cat.get('same_template', []), kk) * 100:.3f}% | {rv} |")
+            w(
+                f"| {kk} | {p:.3f} | {rc:.3f} | {f:.3f} | {rate(r.by_cat.get('same_template', []), kk) * 100:.3f}% | {rv} |"
+            )
         w("")
 
     # main table
     w("### Summary\n")
-    w(f"| method | P@{DEFAULT_K} | R@{DEFAULT_K} | F1@{DEFAULT_K} | best k: P / R / F1 | FPR same template @{DEFAULT_K} "
-      f"| change acc. (t) | revisions P / R / F1 @{DEFAULT_K} |")
+    w(
+        f"| method | P@{DEFAULT_K} | R@{DEFAULT_K} | F1@{DEFAULT_K} | best k: P / R / F1 | FPR same template @{DEFAULT_K} "
+        f"| change acc. (t) | revisions P / R / F1 @{DEFAULT_K} |"
+    )
     w("|---|---|---|---|---|---|---|---|")
     for r in results:
         m = r.method
         ys, ds = r.group(*near, *neg)
-        k0: float = _k0(m)
         kb, _ = best_threshold(ys, ds, _grid(m))
-        if m.kind == "jaccard":
-            k0 = kb
-        p, rc, f, *_ = prf(ys, ds, k0)
+        kd: float = kb if m.kind == "jaccard" else _k0(m)
+        p, rc, f, *_ = prf(ys, ds, kd)
         pb, rb, fb, *_ = prf(ys, ds, kb)
-        fpr = rate(r.by_cat.get("same_template", []), k0)
+        fpr = rate(r.by_cat.get("same_template", []), kd)
         cy, cd = r.group(*change)
         t, acc = best_change_threshold(cy, cd, _grid(m)) if cy else (0, float("nan"))
         ry, rd = r.group("revisions")
-        if m.kind == "jaccard":
-            rv = prf(ry, rd, 0.1 + 1e-9) if ry else None
-        else:
-            rv = prf(ry, rd, _k0(m)) if ry else None
-        rvs = f"{rv[0]:.3f} / {rv[1]:.3f} / {rv[2]:.3f}" if rv else "-"
-        w(f"| {m.name} | {p:.3f} | {rc:.3f} | **{f:.3f}** | k={_thr(m, kb)}: {pb:.3f} / {rb:.3f} / {fb:.3f} "
-          f"| {fpr * 100:.2f}% | {acc:.3f} ({_thr(m, t)}) | {rvs} |")
+        rvt = prf(ry, rd, 0.1 + 1e-9 if m.kind == "jaccard" else _k0(m)) if ry else None
+        rvs = f"{rvt[0]:.3f} / {rvt[1]:.3f} / {rvt[2]:.3f}" if rvt else "-"
+        w(
+            f"| {m.name} | {p:.3f} | {rc:.3f} | **{f:.3f}** | k={_thr(m, kb)}: {pb:.3f} / {rb:.3f} / {fb:.3f} "
+            f"| {fpr * 100:.2f}% | {acc:.3f} ({_thr(m, t)}) | {rvs} |"
+        )
     w("")
-    w("For the reference, the P/R/F1@k columns use its best threshold; on revisions it uses J >= 0.9 of "
-      "its own (word) shingles.\n")
+    w(
+        "For the reference, the P/R/F1@k columns use its best threshold; on revisions it uses J >= 0.9 of "
+        "its own (word) shingles.\n"
+    )
 
     # per category at k
     w(f"### Per category at k = {DEFAULT_K} (recall on near-duplicates, false-positive rate on negatives)\n")
@@ -430,8 +468,8 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
     w("|---|" + "---|" * (len(near) + len(neg)))
     for r in results:
         m = r.method
-        k0 = best_threshold(*r.group(*near, *neg), _grid(m))[0] if m.kind == "jaccard" else _k0(m)
-        cells = [f"{rate(r.by_cat[c], k0):.3f}" for c in near] + [f"{rate(r.by_cat[c], k0) * 100:.2f}%" for c in neg]
+        kc = best_threshold(*r.group(*near, *neg), _grid(m))[0] if m.kind == "jaccard" else _k0(m)
+        cells = [f"{rate(r.by_cat[c], kc):.3f}" for c in near] + [f"{rate(r.by_cat[c], kc) * 100:.2f}%" for c in neg]
         w(f"| {m.name} | " + " | ".join(cells) + " |")
     w("")
 
@@ -444,8 +482,7 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
             continue
         ys, ds = r.group(*near, *neg)
         f = r.method.bits // 64
-        w(f"| {r.method.name} | " + " | ".join(
-            "{:.2f}/{:.2f}".format(*prf(ys, ds, k * f)[:2]) for k in KS) + " |")
+        w(f"| {r.method.name} | " + " | ".join("{:.2f}/{:.2f}".format(*prf(ys, ds, k * f)[:2]) for k in KS) + " |")
     w("")
     w("### Recall per category over k\n")
     for r in results[:1]:
@@ -458,7 +495,7 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
 
     # change verdict
     if change:
-        w("### Change verdict (recrawl): share of pairs called \"changed\" at each method's best t\n")
+        w('### Change verdict (recrawl): share of pairs called "changed" at each method\'s best t\n')
         w("| method | t | accuracy | " + " | ".join(change) + " |")
         w("|---|---|---|" + "---|" * len(change))
         for r in results:
@@ -483,8 +520,10 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
                 cells.append(f"{rate(sel, _k0(r.method)):.2f} (n={len(sel)})" if sel else "-")
             w(f"| {r.method.name} | " + " | ".join(cells) + " |")
         w("")
-        w("Revisions as a change verdict: share of pairs called \"changed\" (distance > t, t = the method's best t "
-          "on the change set above), by jaccard5 band. Low bands should be ~1, the 0.99-1.00 band ~0.\n")
+        w(
+            'Revisions as a change verdict: share of pairs called "changed" (distance > t, t = the method\'s best t '
+            "on the change set above), by jaccard5 band. Low bands should be ~1, the 0.99-1.00 band ~0.\n"
+        )
         w("| method | t | " + " | ".join(f"{a:.2f}-{min(b, 1):.2f}" for a, b in BANDS) + " |")
         w("|---|---|" + "---|" * len(BANDS))
         for r in results:
@@ -506,8 +545,7 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
                 continue
             ys, ds = r.group("revisions")
             f = r.method.bits // 64
-            w(f"| {r.method.name} | " + " | ".join(
-                "{:.2f}/{:.2f}".format(*prf(ys, ds, k * f)[:2]) for k in KS) + " |")
+            w(f"| {r.method.name} | " + " | ".join("{:.2f}/{:.2f}".format(*prf(ys, ds, k * f)[:2]) for k in KS) + " |")
         w("")
     w(NOTES)
     return "\n".join(L)
@@ -542,7 +580,7 @@ def _settings_note(m: Method) -> str:
         st = fpm.Fingerprinter().settings
         keys = ("bits", "features", "weighting", "hmm", "tokenizer", "min_features", "main_content")
         return ", ".join(f"{k}={st[k]!r}" for k in keys if k in st)
-    except Exception as e:  # pragma: no cover - report only
+    except (ImportError, KeyError, TypeError, ValueError) as e:  # report only
         return f"settings unavailable: {e}"
 
 
@@ -605,8 +643,12 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--no-revisions", action="store_true")
     ap.add_argument("--only", help="regex: run only the methods whose name matches")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results.md",
-                    help="write the report here ('-': don't)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=Path(__file__).resolve().parent / "results.md",
+        help="write the report here ('-': don't)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="evaluate methods in this many processes")
     ap.add_argument("--cache", type=Path, help="keep the peers' fingerprints in this directory between runs")
     args = ap.parse_args(argv)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from scrapy.commands import ScrapyCommand
 from scrapy.exceptions import UsageError
 
+from scrapy_simhash._component import canonical_key
 from scrapy_simhash._settings import load_config
 from scrapy_simhash.recrawl import PageRecord
 
@@ -62,10 +63,10 @@ class Command(ScrapyCommand):
             elif action == "show":
                 print(json.dumps(_describe(index, rest[0], config), indent=2, ensure_ascii=False))
             elif action == "near":
-                key = _key(rest[0])
+                key = canonical_key(rest[0])
                 fp = index.get(key)
                 if fp is None:
-                    record = _record(index, key)
+                    record = PageRecord.parse(index.get_record(key))
                     fp = record.last_fp if record is not None else None
                 if fp is None:
                     raise UsageError(f"{key} is not in the index at {path}")
@@ -74,7 +75,7 @@ class Command(ScrapyCommand):
             else:
                 for key, fp in index.items():
                     row: dict[str, Any] = {"key": key, "fp": format(fp, f"0{config.bits // 4}x")}
-                    record = _record(index, key)
+                    record = PageRecord.parse(index.get_record(key))
                     if record is not None:
                         row.update(_record_dict(record, config))
                     print(json.dumps(row, ensure_ascii=False))
@@ -100,24 +101,6 @@ def _open(config: SimhashConfig, path: Path) -> SimhashIndex:
         raise UsageError(str(exc)) from exc
 
 
-def _key(value: str) -> str:
-    if value.startswith(("http://", "https://")):
-        from w3lib.url import canonicalize_url
-
-        return canonicalize_url(value)
-    return value
-
-
-def _record(index: SimhashIndex, key: str) -> PageRecord | None:
-    raw = index.get_record(key)
-    if raw is None:
-        return None
-    try:
-        return PageRecord.from_bytes(raw)
-    except ValueError:
-        return None
-
-
 def _record_dict(record: PageRecord, config: SimhashConfig) -> dict[str, Any]:
     width = config.bits // 4
     return {
@@ -132,9 +115,9 @@ def _record_dict(record: PageRecord, config: SimhashConfig) -> dict[str, Any]:
 
 
 def _describe(index: SimhashIndex, value: str, config: SimhashConfig) -> dict[str, Any]:
-    key = _key(value)
+    key = canonical_key(value)
     fp = index.get(key)
-    record = _record(index, key)
+    record = PageRecord.parse(index.get_record(key))
     if fp is None and record is None:
         raise UsageError(f"{key} is not in the index")
     out: dict[str, Any] = {"key": key, "indexed_fp": None if fp is None else format(fp, f"0{config.bits // 4}x")}

@@ -1,0 +1,176 @@
+"""_IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging).
+
+Scrapy glue only; private to the package.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from w3lib.url import canonicalize_url
+
+from scrapy_simhash._settings import spider_opted_out, spider_wants_reset
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.statscollectors import StatsCollector
+
+    from scrapy_simhash._settings import SimhashConfig
+    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.index import SimhashIndex
+
+_NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)"
+
+
+def canonical_key(value: str) -> str:
+    """``value`` canonicalised (w3lib ``canonicalize_url``) if it is an http(s) URL, else unchanged."""
+    if value.startswith(("http://", "https://")):
+        return canonicalize_url(value)
+    return value
+
+
+class _IndexComponent:
+    """A Scrapy component that owns one index below ``<SIMHASH_DIR>/<spider.name>/``.
+
+    Opens it (on the first use if no signal did), counts stats under ``_stats_prefix`` and logs
+    with the subclass module's ``_logger``: the first duplicate at INFO, then DEBUG unless
+    `SIMHASH_DEBUG`; the first error at WARNING, then DEBUG. Store failures fail open.
+    """
+
+    _logger: ClassVar[logging.Logger]
+    _stats_prefix: ClassVar[str]  # "simhash/" or "simhash/items/"
+    _index_dir: ClassVar[str]  # "pages" or "items"
+    _label: ClassVar[str]  # "simhash" or "simhash item": in "Could not close the <label> index"
+    _unit: ClassVar[str]  # "page" or "item": in "<label> store error ...; the <unit> is treated as new"
+    _open_error: ClassVar[str]  # logged when a lazy open fails
+    _opt_out_message: ClassVar[str | None] = None  # INFO when the spider opts out (%(spider)s: its name)
+    _reset_message: ClassVar[str | None] = None  # INFO before a reset deletes the index (%(path)s)
+
+    def __init__(
+        self,
+        config: SimhashConfig,
+        fingerprinter: Fingerprinter,
+        stats: StatsCollector | None = None,
+        crawler: Crawler | None = None,
+    ) -> None:
+        self.config = config
+        self.fingerprinter = fingerprinter
+        self.stats = stats
+        self.crawler = crawler
+        self.index: SimhashIndex | None = None
+        self.path: Path | None = None
+        self._spider: Spider | None = None
+        self._disabled = False  # the spider opted out
+        self._open_failed = False
+        self._duplicates_logged = 0
+        self._errors_logged = 0
+        self._setup()
+
+    def _setup(self) -> None:
+        """The subclass's checks and state, at the end of ``__init__``."""
+
+    def open(self, spider: Spider) -> None:
+        """Open the spider's index (``<SIMHASH_DIR>/<spider.name>/<pages|items>``); idempotent.
+
+        Reads `SIMHASH_RESET` (or the spider attribute ``simhash_reset``) and the index settings.
+        """
+        if self.index is not None or self._disabled:
+            return
+        self._spider = spider
+        if spider_opted_out(spider):
+            self._disabled = True
+            if self._opt_out_message is not None:
+                self._logger.info(self._opt_out_message, {"spider": spider.name}, extra={"spider": spider})
+            return
+        from scrapy_simhash.index import SimhashIndex
+
+        path = self.config.spider_dir(spider) / self._index_dir
+        reset = spider_wants_reset(self.config, spider)
+        if reset and path.exists() and self._reset_message is not None:
+            self._logger.info(self._reset_message, {"path": path}, extra={"spider": spider})
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # reset only deletes a directory that is a scrapy-simhash index (SimhashIndex.destroy).
+        self.index = SimhashIndex.open(
+            path, fingerprint_settings=self.fingerprinter.settings, reset=reset, **self.config.index_kwargs()
+        )
+        self.path = path
+        self._log_opened(spider, self.index)
+
+    def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
+        raise NotImplementedError
+
+    def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
+        raise NotImplementedError
+
+    def _close(self, spider: Spider | None) -> None:
+        """Log the summary line (with stats) and close the index; a close error is logged, not raised."""
+        if self.index is None:
+            return
+        if self.stats is not None:
+            self._log_summary(self.stats, spider)
+        try:
+            self.index.close()
+        except Exception:
+            self._logger.warning(
+                f"Could not close the {self._label} index in %(path)s", {"path": self.path}, exc_info=True
+            )
+        self.index = None
+
+    def _crawler_spider(self) -> Spider | None:
+        return self.crawler.spider if self.crawler is not None else None
+
+    def _ready(self) -> bool:
+        """Whether the index is open for this output, opening it now if no signal did."""
+        if self._disabled or self._open_failed:
+            return False
+        if self.index is not None:
+            return True
+        spider = self._spider or self._crawler_spider()
+        if spider is None:
+            return False
+        try:
+            self.open(spider)
+        except Exception:
+            self._open_failed = True
+            self._inc(f"{self._stats_prefix}store_error")
+            self._logger.exception(self._open_error, extra={"spider": spider})
+            return False
+        return self.index is not None
+
+    def _store_error(self, key: str) -> None:
+        """Count and log a failed index read or write for ``key``; the caller treats it as new."""
+        self._inc(f"{self._stats_prefix}store_error")
+        self._logger.warning(
+            f"{self._label} store error for %(key)s; the {self._unit} is treated as new",
+            {"key": key},
+            exc_info=True,  # noqa: LOG014 - called from an except block
+            extra={"spider": self._spider},
+        )
+
+    def _skipped_total(self, stats: StatsCollector) -> int:
+        prefix = f"{self._stats_prefix}skipped/"
+        return sum(
+            value for key, value in stats.get_stats().items() if key.startswith(prefix) and isinstance(value, int)
+        )
+
+    def _log_duplicate(self, message: str, args: dict[str, Any]) -> None:
+        self._duplicates_logged += 1
+        if self.config.debug:
+            self._logger.info(message, args, extra={"spider": self._spider})
+        elif self._duplicates_logged == 1:
+            self._logger.info(message + _NO_MORE_DUPLICATES, args, extra={"spider": self._spider})
+        else:
+            self._logger.debug(message, args, extra={"spider": self._spider})
+
+    def _log_error(self, message: str, *args: Any, exc_info: Any = True) -> None:
+        self._errors_logged += 1
+        level = logging.WARNING if self._errors_logged == 1 else logging.DEBUG
+        self._logger.log(level, message, *args, exc_info=exc_info, extra={"spider": self._spider})
+
+    def _inc(self, key: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(key)
