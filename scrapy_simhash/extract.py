@@ -40,6 +40,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
+import unicodedata
 from dataclasses import dataclass
 
 from lxml import etree
@@ -228,9 +229,14 @@ _NEGATIVE_CACHE: dict[str, bool] = {}
 _DISPLAY_NONE_RE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _ENTITY = etree.Entity
 _WS_RE = re.compile(r"\s+")
-# Han, kana, CJK and full-width punctuation: scripts written without spaces between words.
-_CJK = r"\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
-_CJK_SPACE_RE = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}])")
+# Han, kana and CJK symbols (。、「」): scripts written without spaces between words. Not the
+# full-width forms (U+FF00-FFEF): a full-width letter or digit is a Latin letter or digit in
+# another width (NFKC maps it back), and "Ｋｉｍ Ｊｏｎｇ" keeps its spaces like "Kim Jong".
+_CJK = r"\u2e80-\u9fff\uf900-\ufaff"
+# Punctuation in both widths: a space between it and a Han character goes too, so that "科 ， 自"
+# and its half-width variant "科 , 自" both lose it.
+_ANY_PUNCT = r"!-/:-@\[-`{-~\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
+_CJK_SPACE_RE = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}{_ANY_PUNCT}])|(?<=[{_ANY_PUNCT}]) (?=[{_CJK}])")
 _CJK_CHAR_RE = re.compile(rf"[{_CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
 _PUNCT_RE = re.compile(r"[.,;:!?，。；：！？、]")
 _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
@@ -278,17 +284,29 @@ def _wraps_paragraphs(el) -> bool:
     return False
 
 
+def _nfkc(text: str) -> str:
+    """``text`` in NFKC: full-width letters, digits and punctuation become half-width."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def _weight(norm: str) -> int:
+    """Weight of NFKC text: a Han character carries about as much as a short Latin word (3)."""
+    size = len(norm)
+    return size if norm.isascii() else 3 * size - 2 * len(_CJK_CHAR_RE.sub("", norm))
+
+
 class _Block:
-    __slots__ = ("kind", "links", "meta", "owner", "text", "weight")
+    __slots__ = ("kind", "links", "meta", "norm", "owner", "text", "weight")
 
     def __init__(self, text: str, links: int, owner: int, meta: int = 0) -> None:
         self.text = text
+        # The block's signals (weight, punctuation, boilerplate and metadata patterns) are read on
+        # its NFKC form, so that a full-width copy of a page picks the same blocks.
+        self.norm = _nfkc(text)
         self.links = links
         self.meta = meta  # characters inside <time> / metadata-class elements
         self.owner = owner
-        # A Han character carries about as much as a short Latin word: it weighs 3.
-        size = len(text)
-        self.weight = size if text.isascii() else 3 * size - 2 * len(_CJK_CHAR_RE.sub("", text))
+        self.weight = _weight(self.norm)
         self.kind = 0  # set by _classify
 
 
@@ -511,8 +529,8 @@ _DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
 def _classify(block: _Block, teasers: bool) -> int:
     """_GOOD (content-like), _SHORT (neutral) or _LINKS (link list / boilerplate)."""
     weight = block.weight
-    text = block.text
-    density = block.links / len(text)
+    text = block.norm
+    density = block.links / len(block.text)  # both counted on the text as written
     punct = len(_PUNCT_RE.findall(text))
     sentence = text[-1] in _SENTENCE_END
     if density > 0.6 or (density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))):
@@ -522,7 +540,7 @@ def _classify(block: _Block, teasers: bool) -> int:
     if text[0] == "<" and text[-1] == ">":
         return _LINKS  # markup shown as text (<noscript> in <head>)
     if weight < _META_MAX_WEIGHT and (
-        (block.meta >= _META_MARKUP_SHARE * len(text) and not (sentence and punct >= 2)) or _is_meta_text(text)
+        (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= 2)) or _is_meta_text(text)
     ):
         return _META  # byline, dateline, view counter: differs between copies of one article
     if teasers and weight < 600 and text.endswith(_ELLIPSES):
@@ -542,7 +560,7 @@ def _main_blocks(walker: _Walker) -> list[_Block]:
     score = [0.0] * n
     # Several blocks cut short with "..." are a list of teasers of other articles; one is more
     # likely a paywall's cut.
-    teasers = sum(1 for b in blocks if b.text.endswith(_ELLIPSES)) >= 2
+    teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
     for block in blocks:
         block.kind = kind = _classify(block, teasers)
         value: float
@@ -611,10 +629,7 @@ def _clean_title(title: str) -> str:
     if len(parts) <= 1:
         return title
 
-    def weight(part: str) -> int:
-        return 3 * len(part) - 2 * len(_CJK_CHAR_RE.sub("", part))
-
-    return max(parts, key=weight)  # first of equals: max() keeps the first maximum
+    return max(parts, key=lambda part: _weight(_nfkc(part)))  # first of equals: max() keeps the first maximum
 
 
 def _find_title(root) -> str:

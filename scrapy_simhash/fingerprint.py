@@ -230,7 +230,7 @@ class Fingerprinter:
     - ``hmm``: let jieba's HMM join characters it has no dictionary word for (default False:
       as good on the revision pairs, see above, and 1.6x faster tokenization).
     - ``tokenizer``: "auto" (default), "jieba" or "rjieba" (optional,
-      ``pip install scrapy-simhash[rjieba]``, 3-4x faster segmentation). "auto" runs rjieba when
+      ``pip install scrapy-simhash[rjieba]``, about 3x faster tokenization). "auto" runs rjieba when
       it is installed in a version verified to give jieba's tokens, else jieba, silently: its
       fingerprints and ``settings`` are exactly those of "jieba" either way (indexes are
       interchangeable). "rjieba" with another version has its own identity in ``settings``.
