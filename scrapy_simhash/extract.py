@@ -20,7 +20,10 @@ jusText and text-density methods, in one pass over the tree:
 - the rest is cut into text blocks at block-level tags and ``<br>`` (table layouts: one block per
   cell or line); each block is classed good / short / link list by its length (a Han character
   weighs 3 Latin ones), link density, sentence punctuation (``，。；`` too), and boilerplate
-  patterns (copyright lines, cookie banners, "责任编辑", "分享到", teasers ending in "...");
+  patterns (copyright lines, cookie banners, "责任编辑", "分享到", teasers ending in "...").
+  These signals are width-invariant: they read full-width letters and digits as ASCII (NFKC) and
+  count full-width punctuation like its ASCII counterpart, so a full-width copy of a page picks
+  the same blocks (its text is the same after NFKC; the text itself is returned as written);
 - short metadata blocks are dropped wherever they are: bylines, datelines and counters, i.e.
   blocks made mostly of dates, times, numbers and words such as "posted", "updated", "views",
   "comments", "发布", "阅读", "来源", or mostly inside ``<time>`` or an element whose class/id
@@ -30,9 +33,13 @@ jusText and text-density methods, in one pass over the tree:
   best element, widened to a near ancestor with much more good text, is the content region;
 - inside it, leading and trailing non-good blocks and link lists are dropped.
 
-If that leaves little text, the pass is repeated without the class/id rules, then all visible text
-is used. Measured token F1 (``benchmarks/bench_extract.py``): 0.950 on the Zyte article benchmark
-and 0.928 on a Chinese set, with trafilatura at 0.948 / 0.866, in about a fifth of its time.
+If that leaves little text, the pass is repeated without the class/id rules. If the result is still
+under 300 characters and a fifth of the page's visible text, the page's content may be a table or
+list of short lines (a standings table): a pass that counts every block that is not a link list,
+boilerplate or metadata as content is used instead, if it holds the text found so far and at least
+twice as much. Below 50 characters, all visible text is used. Measured token F1
+(``benchmarks/bench_extract.py``): 0.959 on the Zyte article benchmark and 0.928 on a Chinese set,
+with trafilatura at 0.948 / 0.866, in about a fifth of its time.
 """
 
 from __future__ import annotations
@@ -70,6 +77,15 @@ _MIN_MAIN_CHARS = 50
 #: Below this many characters of main content, extraction is tried again without the class/id
 #: rules, and the longer result is kept.
 _RETRY_CHARS = 250
+
+#: Below this many characters of main content, and this share of the page's visible text, it is
+#: tried again with every block that is not a link list, boilerplate or metadata counted as
+#: content (a page whose content is a table or list of short lines); that text is kept if it
+#: holds the first one and is at least this many times longer (a short article keeps its own
+#: text, not its headline too).
+_RELAXED_CHARS = 300
+_RELAXED_SHARE = 0.2
+_RELAXED_GAIN = 2
 
 
 @dataclass(frozen=True)
@@ -233,12 +249,24 @@ _WS_RE = re.compile(r"\s+")
 # full-width forms (U+FF00-FFEF): a full-width letter or digit is a Latin letter or digit in
 # another width (NFKC maps it back), and "Ｋｉｍ Ｊｏｎｇ" keeps its spaces like "Kim Jong".
 _CJK = r"\u2e80-\u9fff\uf900-\ufaff"
-# Punctuation in both widths: a space between it and a Han character goes too, so that "科 ， 自"
-# and its half-width variant "科 , 自" both lose it.
-_ANY_PUNCT = r"!-/:-@\[-`{-~\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65"
-_CJK_SPACE_RE = re.compile(rf"(?<=[{_CJK}]) (?=[{_CJK}{_ANY_PUNCT}])|(?<=[{_ANY_PUNCT}]) (?=[{_CJK}])")
+# Punctuation in both widths (and curly quotes, straight in a half-width copy): a space between
+# it and a Han character goes too, so that "科 ， 自" and its half-width variant "科 , 自" both
+# lose it.
+_ANY_PUNCT = r"!-/:-@\[-`{-~\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2018\u2019\u201c\u201d"
+# Han and kana without the CJK punctuation (U+3000-303F: 。、「」), which counts as punctuation here
+# (a half-width copy may write "." for "。").
+_HAN_KANA = r"\u2e80-\u2fff\u3040-\u9fff\uf900-\ufaff"
+_SPACE_PUNCT = _ANY_PUNCT + r"\u3000-\u303f"
+_CJK_SPACE_RE = re.compile(
+    rf"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}{_SPACE_PUNCT}])|(?<=[{_SPACE_PUNCT}]) (?=[{_HAN_KANA}])"
+)
 _CJK_CHAR_RE = re.compile(rf"[{_CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
-_PUNCT_RE = re.compile(r"[.,;:!?，。；：！？、]")
+# What weighs 3 in a text with Han (or Hangul): those characters, and punctuation of either width.
+_DENSE_RE = re.compile(rf"[{_CJK}\uac00-\ud7af{_ANY_PUNCT}]")
+# Full-width letters and digits: a block with one is read in NFKC (see _fold).
+_FULL_WIDTH_ALNUM_RE = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+# Sentence punctuation, full-width too (the block signals below accept both widths).
+_PUNCT_RE = re.compile(r"[.,;:!?，。；：！？、．]")
 _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 # The CleanEval corpus format (<text id=URL title=.. encoding=..>page</text>).
 _CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
@@ -284,15 +312,28 @@ def _wraps_paragraphs(el) -> bool:
     return False
 
 
-def _nfkc(text: str) -> str:
-    """``text`` in NFKC: full-width letters, digits and punctuation become half-width."""
-    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+def _fold(text: str) -> str:
+    """``text`` as the block signals read it: in NFKC if it has full-width letters or digits.
+
+    Full-width punctuation, common in Chinese, is left alone (NFKC on every Chinese block would
+    cost a fifth of the extraction time): the signals count it like its ASCII counterpart.
+    """
+    if text.isascii() or _FULL_WIDTH_ALNUM_RE.search(text) is None:
+        return text
+    return unicodedata.normalize("NFKC", text)
 
 
-def _weight(norm: str) -> int:
-    """Weight of NFKC text: a Han character carries about as much as a short Latin word (3)."""
-    size = len(norm)
-    return size if norm.isascii() else 3 * size - 2 * len(_CJK_CHAR_RE.sub("", norm))
+def _weight(text: str) -> int:
+    """Weight of folded text: a Han character carries about as much as a short Latin word (3).
+
+    In text with Han (or Hangul) characters, punctuation weighs 3 too, whether written
+    full-width (as usual in Chinese) or half-width: a full-width copy of a page weighs what the
+    original weighs.
+    """
+    size = len(text)
+    if text.isascii() or _CJK_CHAR_RE.search(text) is None:
+        return size
+    return 3 * size - 2 * len(_DENSE_RE.sub("", text))
 
 
 class _Block:
@@ -301,8 +342,9 @@ class _Block:
     def __init__(self, text: str, links: int, owner: int, meta: int = 0) -> None:
         self.text = text
         # The block's signals (weight, punctuation, boilerplate and metadata patterns) are read on
-        # its NFKC form, so that a full-width copy of a page picks the same blocks.
-        self.norm = _nfkc(text)
+        # its folded form and count punctuation of both widths alike, so that a full-width copy
+        # of a page picks the same blocks.
+        self.norm = _fold(text)
         self.links = links
         self.meta = meta  # characters inside <time> / metadata-class elements
         self.owner = owner
@@ -332,7 +374,7 @@ class _Walker:
         text = _WS_RE.sub(" ", "".join(self.pieces)).strip()
         self.pieces = []
         if text:
-            if not text.isascii():
+            if " " in text and not text.isascii():
                 text = _CJK_SPACE_RE.sub("", text)
             size = len(text)
             self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size)))
@@ -412,16 +454,16 @@ class _Walker:
 # --------------------------------------------------------------------------- main content
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
-_SENTENCE_END = frozenset(".!?。！？\"”’'")
-_ELLIPSES = ("...", "…", "更多>>", "详细>>", "more", "More")
+_SENTENCE_END = frozenset(".!?。！？．\"”’'＂＇")
+_ELLIPSES = ("...", "…", "．．．", "更多>>", "详细>>", "更多＞＞", "详细＞＞", "more", "More")
 
 # Short lines that are page furniture wherever they appear (start of the line) ...
 _BOILERPLATE_RE = re.compile(
-    r"^(?:copyright|©|\(c\)|all rights reserved|版权所有|责任编辑|编辑[:：]|分享到|分享至|"
+    r"^(?:copyright|©|[(（]c[)）]|all rights reserved|版权所有|责任编辑|编辑[:：]|分享到|分享至|"
     r"相关(?:链接|新闻|阅读|文章|报道|专题)|上一篇|下一篇|上一页|下一页|打印本页|关闭窗口|返回顶部|"
     r"返回首页|【?(?:打印|关闭|字体|收藏|评论|推荐)|点击(?:这里|此处)|share this|share on|"
     r"related (?:articles|posts|stories|content)|advertisement|read more|sign up|subscribe|"
-    r"follow us|click here|posted in|filed under|tags?:)",
+    r"follow us|click here|posted in|filed under|tags?[:：])",
     re.IGNORECASE,
 )
 # ... or anywhere in a block of modest size (copyright lines, cookie banners).
@@ -466,9 +508,9 @@ _META_HAN_DATE_RE = re.compile(r"\d+\s*[年月日号时点分秒次]|星期[一�
 # Han and kana one by one, numbers with their separators ("12,877", "2024-09-14", "08:15"),
 # words of other scripts; punctuation (full-width too) is no token.
 _HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_META_TOKEN_RE = re.compile(rf"[{_HAN}]|\d[\d,.:/-]*|[^\W\d_{_HAN}]+")
+_META_TOKEN_RE = re.compile(rf"[{_HAN}]|\d[\d,.:/\-，．：／－]*|[^\W\d_{_HAN}]+")
 # A year (1900-2099, not "1999.99") or a numeric date: a line with one says it is metadata.
-_YEAR_RE = re.compile(r"(?:19|20)\d\d(?!\d|[.,]\d)|\d{1,4}[-/.]\d{1,2}[-/.]\d{1,4}")
+_YEAR_RE = re.compile(r"(?:19|20)\d\d(?!\d|[.,．，]\d)|\d{1,4}[-/.－／．]\d{1,2}[-/.－／．]\d{1,4}")
 
 
 # Cheap first test: a line with none of these cannot say it is metadata (most short lines).
@@ -526,8 +568,12 @@ def _is_meta_text(text: str) -> bool:
 _DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
 
 
-def _classify(block: _Block, teasers: bool) -> int:
-    """_GOOD (content-like), _SHORT (neutral) or _LINKS (link list / boilerplate)."""
+def _classify(block: _Block, teasers: bool, relaxed: bool = False) -> int:
+    """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META.
+
+    ``relaxed``: every block that is neither a link list, boilerplate, metadata nor a teaser is
+    good (for pages whose content is a table or a list of short lines).
+    """
     weight = block.weight
     text = block.norm
     density = block.links / len(block.text)  # both counted on the text as written
@@ -545,12 +591,12 @@ def _classify(block: _Block, teasers: bool) -> int:
         return _META  # byline, dateline, view counter: differs between copies of one article
     if teasers and weight < 600 and text.endswith(_ELLIPSES):
         return _SHORT  # a teaser of another article
-    if weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
+    if relaxed or weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
         return _GOOD
     return _SHORT
 
 
-def _main_blocks(walker: _Walker) -> list[_Block]:
+def _main_blocks(walker: _Walker, relaxed: bool = False) -> list[_Block]:
     blocks = walker.blocks
     if not blocks:
         return []
@@ -562,7 +608,7 @@ def _main_blocks(walker: _Walker) -> list[_Block]:
     # likely a paywall's cut.
     teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
     for block in blocks:
-        block.kind = kind = _classify(block, teasers)
+        block.kind = kind = _classify(block, teasers, relaxed)
         value: float
         if kind == _GOOD:
             value = block.weight - block.links
@@ -629,7 +675,7 @@ def _clean_title(title: str) -> str:
     if len(parts) <= 1:
         return title
 
-    return max(parts, key=lambda part: _weight(_nfkc(part)))  # first of equals: max() keeps the first maximum
+    return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
 
 
 def _find_title(root) -> str:
@@ -723,8 +769,10 @@ def extract(
     ``url`` is accepted for callers' convenience and currently unused. With ``main_content``
     (the default) the text is the page's main content without navigation, sidebars, footers,
     link lists, boilerplate lines and short metadata lines (bylines, datelines, view and comment
-    counters); if that finds fewer than 50 characters, all visible text is
-    returned instead. ``main_content=False`` returns all visible text (no ``script``, ``style``,
+    counters); a page whose content is a table or list of short lines gives those lines;
+    if that finds fewer than 50 characters, all visible text is returned instead. Block selection
+    is width-invariant (a full-width copy gives the same text after NFKC); the text is returned
+    as written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
     ``noscript``, ``template``, ``head`` or hidden elements). Paragraphs are separated by
     ``"\\n"``. Pages over :data:`MAX_HTML_CHARS` characters are cut. Reads no settings (callers
     map ``SIMHASH_*`` options to the arguments).
@@ -755,18 +803,28 @@ def extract(
         retry = _main_text(root, classes=False)
         if len(retry) > len(text):
             text = retry
-    if len(text) < _MIN_MAIN_CHARS:
+    if len(text) < _RELAXED_CHARS:
         visible = _visible_text(root)
-        if len(visible) > len(text):
+        if len(text) < _RELAXED_SHARE * len(visible):
+            # Little content-like text on a page with much text: the content may be a table or
+            # a list of short lines (a standings table, a timetable). Take the region with the most
+            # text that is neither links, boilerplate nor metadata, if it holds what was found
+            # (else it is another part of the page: a list beside a short article).
+            relaxed = _main_text(root, classes=True, relaxed=True)
+            if len(relaxed) >= _RELAXED_GAIN * len(text) and (
+                not text or set(text.split("\n")) <= set(relaxed.split("\n"))
+            ):
+                text = relaxed
+        if len(text) < _MIN_MAIN_CHARS and len(visible) > len(text):
             text = visible
     return Document(title=title, text=text, encoding=used)
 
 
-def _main_text(root, classes: bool) -> str:
+def _main_text(root, classes: bool, relaxed: bool = False) -> str:
     walker = _Walker(main_content=True, classes=classes)
     walker.walk(root, 0, False, 0)
     walker.flush()
-    return _text_of(_main_blocks(walker))
+    return _text_of(_main_blocks(walker, relaxed))
 
 
 def _visible_text(root) -> str:
