@@ -223,7 +223,7 @@ def main() -> int:
     parser.add_argument(
         "--configs",
         default="jieba,rjieba",
-        help="comma-separated configs besides 'off': jieba, rjieba, jieba-t0, rjieba-t0 (default jieba,rjieba)",
+        help="comma-separated configs besides 'off': jieba, rjieba, jieba-t0, rjieba-t0, jieba-p1 (default jieba,rjieba)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -241,6 +241,8 @@ def main() -> int:
         # SIMHASH_THREADS = 0: fingerprint on the reactor thread instead of a worker thread.
         "jieba-t0": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba", "SIMHASH_THREADS": 0},
         "rjieba-t0": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba", "SIMHASH_THREADS": 0},
+        # SIMHASH_PROCESSES = 1: fingerprint in a worker process (the second core).
+        "jieba-p1": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba", "SIMHASH_PROCESSES": 1},
     }
     names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
     unknown = [c for c in names if c not in available]
