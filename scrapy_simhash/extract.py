@@ -263,6 +263,7 @@ _CJK_SPACE_RE = re.compile(
 _CJK_CHAR_RE = re.compile(rf"[{_CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
 # What weighs 3 in a text with Han (or Hangul): those characters, and punctuation of either width.
 _DENSE_RE = re.compile(rf"[{_CJK}\uac00-\ud7af{_ANY_PUNCT}]")
+_DENSE_RUN_RE = re.compile(rf"{_DENSE_RE.pattern}+")  # removing runs removes the same characters
 # Full-width letters and digits: a block with one is read in NFKC (see _fold).
 _FULL_WIDTH_ALNUM_RE = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 # Sentence punctuation, full-width too (the block signals below accept both widths).
@@ -333,7 +334,7 @@ def _weight(text: str) -> int:
     size = len(text)
     if text.isascii() or _CJK_CHAR_RE.search(text) is None:
         return size
-    return 3 * size - 2 * len(_DENSE_RE.sub("", text))
+    return 3 * size - 2 * len(_DENSE_RUN_RE.sub("", text))
 
 
 class _Block:
@@ -371,7 +372,7 @@ class _Walker:
     def flush(self) -> None:
         if not self.pieces:
             return
-        text = _WS_RE.sub(" ", "".join(self.pieces)).strip()
+        text = " ".join("".join(self.pieces).split())  # = _WS_RE.sub(" ", ...).strip(): same \s
         self.pieces = []
         if text:
             if " " in text and not text.isascii():
@@ -416,39 +417,44 @@ class _Walker:
         return False
 
     def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
-        idx = len(self.parent)
-        self.parent.append(parent)
+        parents = self.parent
+        idx = len(parents)
+        parents.append(parent)
         self.end.append(0)
         tag = el.tag
         block = tag in _BLOCK
-        if block:
+        if block and self.pieces:
             self.flush()
         if tag == "a":
             in_link = True
         meta = self.main_content and _is_meta_element(el, tag)
         if meta:
             self.in_meta += 1
+        add = self.add
         text = el.text
         if text:
-            self.add(text, idx, in_link)
+            add(text, idx, in_link)
         if depth < 200:
+            skipped = self.skipped
+            walk = self.walk
+            depth += 1
             for child in el:
                 ctag = child.tag
                 if ctag.__class__ is str:
-                    if not self.skipped(child, ctag):
-                        self.walk(child, idx, in_link, depth + 1)
+                    if not skipped(child, ctag):
+                        walk(child, idx, in_link, depth)
                 elif ctag is _ENTITY:  # &nbsp; etc. kept as entities in recover mode
-                    self.add(" ", idx, in_link)
+                    add(" ", idx, in_link)
                 tail = child.tail
                 if tail:
-                    self.add(tail, idx, in_link)
+                    add(tail, idx, in_link)
         else:  # absurdly deep markup: flatten the rest
-            self.add(" ".join(el.itertext()), idx, in_link)
+            add(" ".join(el.itertext()), idx, in_link)
         if meta:
             self.in_meta -= 1
-        if block:
+        if block and self.pieces:
             self.flush()
-        self.end[idx] = len(self.parent)
+        self.end[idx] = len(parents)
 
 
 # --------------------------------------------------------------------------- main content
@@ -472,6 +478,18 @@ _BOILERPLATE_ANY_RE = re.compile(
     r"\bcookies?\b.{0,300}\b(?:consent|privacy|polic(?:y|ies)|accept)",
     re.IGNORECASE | re.DOTALL,
 )
+
+
+def _boilerplate_any(text: str) -> bool:
+    """``_BOILERPLATE_ANY_RE.search(text) is not None``, skipping the search when ``text`` holds
+    none of the strings that each of its alternatives needs (most blocks)."""
+    if not text.isascii() and _ASCII_LETTER_LOOKALIKE_RE.search(text) is not None:
+        return _BOILERPLATE_ANY_RE.search(text) is not None
+    low = text.lower()
+    if "©" in text or "版权所有" in text or "all rights reserved" in low or "cookie" in low:
+        return _BOILERPLATE_ANY_RE.search(text) is not None
+    return False
+
 
 #: The content region grows to an ancestor at most this many levels up (wrappers with no more
 #: good text do not count) that holds at least this many times its good text.
@@ -519,15 +537,39 @@ _META_SAYS_RE = re.compile(
 )
 
 
+_DIGIT_RE = re.compile(r"\d")
+_META_KEYWORDS_SORTED = tuple(sorted(_META_KEYWORDS))
+# The only non-ASCII characters that match an ASCII letter case-insensitively in ``re`` or whose
+# lower() holds one (İ ı ſ K): without them, a keyword is in ``text.lower()`` exactly when
+# _META_SAYS_RE's keyword alternatives match ``text``.
+_ASCII_LETTER_LOOKALIKE_RE = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def _meta_says(text: str, low: str) -> bool:
+    """``_META_SAYS_RE.search(text) is not None`` (``low`` is ``text.lower()``), in a fraction of
+    its time: without a digit only its keywords can match, and they are looked up as substrings."""
+    if _DIGIT_RE.search(text) is not None:
+        return _META_SAYS_RE.search(text) is not None
+    if not text.isascii():
+        if _ASCII_LETTER_LOOKALIKE_RE.search(text) is not None:
+            return _META_SAYS_RE.search(text) is not None
+        if _META_HAN_KEYWORD_RE.search(text) is not None:
+            return True
+    for word in _META_KEYWORDS_SORTED:
+        if word in low:
+            return True
+    return False
+
+
 def _is_meta_text(text: str) -> bool:
     """Whether a short line is mostly dates, times, numbers and words like views/posted/发布.
 
     It must also hold a word that says so (views, updated, 发布...) or a year, so that a price
     list, a bare time or "Tue - Sat 4PM" (opening hours) is not metadata.
     """
-    if _META_SAYS_RE.search(text) is None:
-        return False
     low = text.lower()
+    if not _meta_says(text, low):
+        return False
     meta = 0
     said = False
     if not low.isascii():
@@ -581,7 +623,7 @@ def _classify(block: _Block, teasers: bool, relaxed: bool = False) -> int:
     sentence = text[-1] in _SENTENCE_END
     if density > 0.6 or (density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))):
         return _LINKS
-    if weight < 1000 and (_BOILERPLATE_ANY_RE.search(text) or (weight < 200 and _BOILERPLATE_RE.match(text))):
+    if weight < 1000 and (_boilerplate_any(text) or (weight < 200 and _BOILERPLATE_RE.match(text))):
         return _LINKS
     if text[0] == "<" and text[-1] == ">":
         return _LINKS  # markup shown as text (<noscript> in <head>)

@@ -28,6 +28,7 @@ import threading
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
+from itertools import filterfalse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -59,8 +60,29 @@ _SIGNAL_BONUS = 5.0
 _TITLE_BONUS = 5.0
 
 
+# Characters whose compatibility decomposition (NFKD) is ASCII: full-width forms, U+3000, NBSP,
+# "…"... NFKC composes the concatenation of the characters' decompositions, so replacing them by
+# their decompositions first changes nothing in the result; it only spares unicodedata its slow
+# path (decomposing and recomposing the whole text) on Chinese text, whose only characters that
+# are not in NFKC are usually full-width punctuation.
+_NFKD_ASCII = {
+    c: d
+    for c, d in ((c, unicodedata.normalize("NFKD", chr(c))) for c in range(0x80, 0x10000))
+    if d != chr(c) and d.isascii()
+}
+_NFKD_ASCII_RE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(_NFKD_ASCII)) + "]+")
+
+
+def _nfkd_ascii(match: re.Match[str]) -> str:
+    return match.group().translate(_NFKD_ASCII)
+
+
 def normalize(text: str) -> str:
     """NFKC-normalise ``text`` (full-width -> half-width) and lower-case it."""
+    if text.isascii():
+        return text.lower()  # NFKC leaves ASCII as it is
+    if not unicodedata.is_normalized("NFKC", text):
+        text = _NFKD_ASCII_RE.sub(_nfkd_ascii, text)
     return unicodedata.normalize("NFKC", text).lower()
 
 
@@ -144,14 +166,14 @@ class Tokenizer:
         out: list[str] = []
         append = out.append
         extend = out.extend
-        for m in _TOKEN_RE.finditer(text):
-            kind = m.lastgroup
-            if kind == "han":
-                extend(cut(m.group()))
-            elif kind == "num":
+        # Exactly one group of each match is non-empty (each needs a character).
+        for han, num, word in _TOKEN_RE.findall(text):
+            if han:
+                extend(cut(han))
+            elif num:
                 append(NUMBER_TOKEN)
             else:
-                append(m.group())
+                append(word)
         return out
 
 
@@ -591,7 +613,7 @@ class FeatureExtractor:
             return self._weigh_generic(_ngrams(tokens, self.shingle_size), _table_idf)
         if self.features == "words":
             skip = _STOP_AND_NUMBER
-            words = [t for t in tokens if t not in skip]
+            words = list(filterfalse(skip.__contains__, tokens))
             if self.weighting == "seed000":
                 title_words = set(self.tokens(title)) if title else set()
                 return _seed000(words, title_words)
@@ -632,12 +654,18 @@ class FeatureExtractor:
         if w == "tf":
             return counts
         if w == "log_tf":
+            if counts and max(counts.values()) < len(_LOG_TF):
+                return dict(zip(counts, map(_LOG_TF.__getitem__, counts.values())))  # type: ignore[arg-type]
             return {f: 1.0 + math.log(c) for f, c in counts.items()}
         # tfidf
         if idf is None:
             return counts
         table, median, _ = _IDF.get()
         return {f: c * idf(f, table, median) for f, c in counts.items()}
+
+
+#: ``1.0 + math.log(c)`` for small counts c (the same floats, looked up).
+_LOG_TF = [0.0] + [1.0 + math.log(c) for c in range(1, 256)]
 
 
 def _check_choice(name: str, value: object, choices: tuple[str, ...]) -> None:
