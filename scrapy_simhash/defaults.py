@@ -80,7 +80,7 @@ SIMHASH_DURABLE = False
 SIMHASH_MAX_CANDIDATES = None
 
 #: Worker threads that fingerprint responses off the reactor thread; 0: fingerprint on it.
-SIMHASH_THREADS = 1
+SIMHASH_THREADS = 0
 
 #: Worker processes that fingerprint responses (spawned; each loads the tokenizer); > 0 takes
 #: precedence over SIMHASH_THREADS. 0: no processes.
