@@ -283,6 +283,17 @@ _META_CLASS_RE = re.compile(
 _META_CACHE: dict[str, bool] = {}
 
 
+def _cached_search(cache: dict[str, bool], pattern: re.Pattern[str], attrs: str) -> bool:
+    """Whether ``pattern`` matches the lower-cased class/id string ``attrs``; class names repeat
+    across the pages of a site, so the answers are kept (bounded: cleared past 50,000)."""
+    found = cache.get(attrs)
+    if found is None:
+        if len(cache) > 50_000:
+            cache.clear()
+        found = cache[attrs] = pattern.search(attrs.lower()) is not None
+    return found
+
+
 def _is_meta_element(el, tag: str) -> bool:
     """<time>, or an element whose class/id says metadata (unless it wraps paragraphs)."""
     meta: bool | None
@@ -296,11 +307,7 @@ def _is_meta_element(el, tag: str) -> bool:
         if attrs is None and ident is None:
             return False
         attrs = f"{attrs or ''} {ident or ''}"
-        meta = _META_CACHE.get(attrs)
-        if meta is None:
-            if len(_META_CACHE) > 50_000:
-                _META_CACHE.clear()
-            meta = _META_CACHE[attrs] = _META_CLASS_RE.search(attrs.lower()) is not None
+        meta = _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
     # "article-info" around the whole story: a wrapper, not a metadata line.
     return meta and not _wraps_paragraphs(el)
 
@@ -407,12 +414,7 @@ class _Walker:
                 return True
         if self.classes and ("class" in keys or "id" in keys) and tag != "body" and tag != "html":
             attrs = f"{el.get('class') or ''} {el.get('id') or ''}"
-            negative = _NEGATIVE_CACHE.get(attrs)
-            if negative is None:
-                if len(_NEGATIVE_CACHE) > 50_000:
-                    _NEGATIVE_CACHE.clear()
-                negative = _NEGATIVE_CACHE[attrs] = _NEGATIVE_RE.search(attrs.lower()) is not None
-            if negative:
+            if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs):
                 return not _wraps_paragraphs(el)
         return False
 

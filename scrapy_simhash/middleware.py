@@ -22,6 +22,8 @@ from w3lib.url import canonicalize_url
 
 from scrapy_simhash._component import _IndexComponent
 from scrapy_simhash._settings import build_fingerprinter, get_config
+from scrapy_simhash.extract import decode_html
+from scrapy_simhash.fingerprint import EmptyTextError, hamming
 from scrapy_simhash.recrawl import (
     CHANGED,
     NEAR_DUPLICATE,
@@ -399,8 +401,6 @@ class SimhashSpiderMiddleware(_IndexComponent):
             return self._let_through(job, "Could not decide on")
 
     def _fingerprint_failed(self, job: _Job) -> _Outcome:
-        from scrapy_simhash.fingerprint import EmptyTextError
-
         if isinstance(job.error, EmptyTextError) or job.error is None:
             return self._skip(job.response, "empty")
         return self._let_through(job, "Could not fingerprint")
@@ -419,8 +419,6 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
-        from scrapy_simhash.fingerprint import hamming
-
         index = self.index
         assert index is not None
         config = self.config
@@ -559,8 +557,6 @@ def _response_text(response: TextResponse) -> str:
         declared = None
     if declared:
         return response.text
-    from scrapy_simhash.extract import decode_html
-
     content_type = response.headers.get(b"Content-Type")
     html, _ = decode_html(
         response.body,

@@ -15,6 +15,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
+from scrapy_simhash.fingerprint import EmptyTextError
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -140,8 +141,6 @@ class SimhashDedupPipeline(_IndexComponent):
         if not title and not text:
             self._inc("simhash/items/skipped/no_fields")
             return item
-        from scrapy_simhash.fingerprint import EmptyTextError
-
         try:
             fp = self.fingerprinter.fingerprint_text(text, title)
         except EmptyTextError:
