@@ -1,212 +1,330 @@
-"""The storage interface under :class:`~scrapy_simhash.index.SimhashIndex`: buckets, key maps, records.
+"""The storage interface under :class:`~scrapy_simhash.index.SimhashIndex`: whole decisions on bytes.
 
 Writing your own store
 ======================
 
-A store keeps bytes; the index owns every decision about what the bytes mean (the table layout,
-the encoding of fingerprints and keys, the metadata). Subclass :class:`FingerprintStore` and
-implement every abstract method; the docstrings below are the whole contract. The same
-contract suite (``tests/test_store_contract.py``) runs against every backend.
+A store keeps bytes; the index keeps the table layout (:class:`TableLayout`, given to
+:meth:`FingerprintStore.configure`), the encoding of fingerprints and keys, and the metadata
+checks. Subclass :class:`FingerprintStore` and implement every abstract method; these docstrings
+are the whole contract, and ``tests/test_store_contract.py`` runs the same suite against every
+store (add yours to its ``STORES``).
+
+Every operation is a whole decision: it must be **atomic** on its own (one transaction, one
+round trip, one Lua script), with other processes writing the same store at the same time.
+``check_and_add`` is the one that matters: two processes that add near-duplicates of each other
+at once must end with exactly one of them stored.
 
 Vocabulary:
 
-``table`` / ``tkey``
-    The index splits a fingerprint into blocks and keeps ``n_tables`` tables; a fingerprint is
-    filed in every table under that table's key (``tkey``, ``key_width`` bytes, big-endian).
-``fp_bytes``
-    A fingerprint as ``value_width`` big-endian bytes (8 for 64-bit, 16 for 128-bit).
-``key_id``
-    The bytes that stand for a user key (an URL): its UTF-8 encoding, or, for keys longer than
-    :attr:`FingerprintStore.max_key_id_size`, a hashed form whose original is kept with
-    :meth:`FingerprintStore.put_alias`. At most :attr:`FingerprintStore.max_key_id_size` bytes,
-    never empty.
+``key``
+    A user key (a canonical URL) as UTF-8 bytes, never empty. The store deals with its own key
+    size limits (LMDB files keys longer than 511 bytes under a digest); results return the
+    original bytes.
+``fp``
+    A fingerprint as ``layout.value_width`` big-endian bytes (8 for 64-bit, 16 for 128-bit).
+``tables``
+    A fingerprint is filed under ``layout.tkeys(fp)[t]`` in each table ``t``; a lookup reads
+    those buckets and verifies the candidates (:func:`verify`). Several keys may share a
+    fingerprint (pages with identical content).
+``records``
+    ``key -> bytes``, independent of fingerprints (a key may have either or both), each with an
+    optional due time (Unix seconds) kept in a secondary index (:meth:`records_due`).
+``aux``
+    ``name -> bytes`` blobs for the package's own use (per-host site templates), not listed by
+    :meth:`scan` or :meth:`scan_records`.
+``meta``
+    One value: the index's JSON metadata.
 
-Namespaces: ``tables`` (``tkey -> {fp_bytes}``, a set per key), ``fps`` (``fp_bytes ->
-{key_id}``), ``keys`` (``key_id -> fp_bytes``), ``records`` (``key_id -> bytes``), ``aliases``
-(``key_id -> original key bytes``) and one metadata value.
+Errors: a failure to read or write raises :class:`~scrapy_simhash.errors.StoreError` naming the
+location and the cause, after which nothing of the failed operation is stored. A location that
+holds something else raises :class:`~scrapy_simhash.errors.NotAnIndexError` from :meth:`open`,
+which must not modify it.
 
-Transactions: the index calls :meth:`~FingerprintStore.begin` before and :meth:`~FingerprintStore.commit`
-or :meth:`~FingerprintStore.abort` after every group of operations; there is at most one
-transaction at a time per store object, and no operation is called outside one. A write
-transaction is atomic: after ``abort()`` (or a crash) none of its writes are visible. A store
-that runs out of space raises :class:`StoreFullError` from a write operation or from ``commit()``
-after it has aborted the transaction and made room; the index then replays the transaction.
+Stores are built by :meth:`FingerprintStore.from_crawler` (the ``SIMHASH_STORE`` setting names the
+class), which reads the store's own settings.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from itertools import combinations
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+import numpy as np
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
 
-    import numpy as np
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
 
 
-class StoreFullError(Exception):
-    """The store ran out of space; it aborted the transaction, grew, and wants it replayed."""
+class TableLayout:
+    """Blocks and tables of one ``(bits, k, blocks)`` choice, and the table keys of fingerprints.
+
+    ``bits`` are split into ``blocks`` blocks of (nearly) equal width, most significant first;
+    table ``t`` is keyed by the bits of the blocks in ``tables[t]`` (``itertools.combinations``
+    order), concatenated, as ``key_width`` big-endian bytes. ``segments[t]``: ``(shift, mask,
+    width)`` of each run of adjacent blocks, what a store in another language needs to compute
+    the same keys.
+    """
+
+    def __init__(self, bits: int, k: int, blocks: int) -> None:
+        self.bits, self.k, self.blocks = bits, k, blocks
+        q, r = divmod(bits, blocks)
+        self.widths = [q + (1 if i < r else 0) for i in range(blocks)]
+        shifts = []
+        start = 0
+        for w in self.widths:
+            start += w
+            shifts.append(bits - start)
+        self.tables = list(combinations(range(blocks), blocks - k))
+        # Each table key is its blocks' bits, concatenated; adjacent blocks merge into one segment.
+        self.segments: list[list[tuple[int, int, int]]] = []
+        key_bits = []
+        for chosen in self.tables:
+            segs: list[list[int]] = []
+            for b in chosen:
+                if segs and segs[-1][3] == b - 1:
+                    seg = segs[-1]
+                    seg[0] = shifts[b]
+                    seg[2] += self.widths[b]
+                    seg[3] = b
+                else:
+                    segs.append([shifts[b], 0, self.widths[b], b])
+            self.segments.append([(s, (1 << w) - 1, w) for s, _, w, _ in segs])
+            key_bits.append(sum(self.widths[b] for b in chosen))
+        self.key_bits = key_bits
+        self.key_width = max((kb + 7) // 8 for kb in key_bits)
+        self.value_width = bits // 8
+        self._single = [segs[0][:2] if len(segs) == 1 else None for segs in self.segments]
+
+    def tkeys(self, fp: int | bytes) -> list[bytes]:
+        """The table key of ``fp`` (an int or ``value_width`` bytes) in every table."""
+        if not isinstance(fp, int):
+            fp = int.from_bytes(fp, "big")
+        kw = self.key_width
+        out = []
+        for single, segs in zip(self._single, self.segments):
+            if single is not None:
+                out.append(((fp >> single[0]) & single[1]).to_bytes(kw, "big"))
+            else:
+                v = 0
+                for s, m, w in segs:
+                    v = (v << w) | ((fp >> s) & m)
+                out.append(v.to_bytes(kw, "big"))
+        return out
+
+    def tkeys_np(self, fps: np.ndarray, table: int) -> np.ndarray:
+        """Table keys of many 64-bit fingerprints (uint64 array) as uint64 integers."""
+        v = np.zeros(len(fps), dtype=np.uint64)
+        for s, m, w in self.segments[table]:
+            part = (fps >> np.uint64(s)) & np.uint64(m)
+            v = part if w == 64 else (v << np.uint64(w)) | part
+        return v
+
+
+def _popcount_lut(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return _POPCOUNT8[a.view(np.uint8)].reshape(*a.shape, a.itemsize).sum(axis=-1, dtype=np.int64)
+
+
+_POPCOUNT8 = np.array([i.bit_count() for i in range(256)], dtype=np.uint8)
+_popcount: Callable[[np.ndarray], np.ndarray] = getattr(np, "bitwise_count", _popcount_lut)
+
+
+def verify(raw: bytes, fp: bytes, k: int, limit: int) -> tuple[dict[bytes, int], int]:
+    """Verify candidates: ``raw`` is candidate fingerprints packed back to back (``len(fp)`` bytes
+    each, duplicates allowed). Returns ``({fp_bytes: distance}`` of those within ``k``, number of
+    candidates)``. At most ``limit`` candidates are verified (``limit <= 0``: all); ``fp`` itself
+    is always reported when it is among them."""
+    width = len(fp)
+    words = np.frombuffer(raw, dtype=">u8")
+    rows = words if width == 8 else words.reshape(-1, 2)
+    q = np.frombuffer(fp, dtype=">u8")
+    total = len(rows)
+    found: dict[bytes, int] = {}
+    if 0 < limit < total:
+        same = rows == q[0] if width == 8 else (rows == q).all(axis=1)
+        if same.any():
+            found[fp] = 0  # exact duplicates are found, cap or not
+        rows = rows[:limit]
+    if width == 8:
+        dist = _popcount(rows ^ q[0])
+    else:
+        dist = _popcount(rows[:, 0] ^ q[0]) + _popcount(rows[:, 1] ^ q[1])
+    for i in np.flatnonzero(dist <= k).tolist():
+        found[raw[i * width : i * width + width]] = int(dist[i])
+    return found, total
+
+
+class Hit(NamedTuple):
+    """A stored key within the searched distance: its key bytes, fingerprint bytes and distance."""
+
+    key: bytes
+    fp: bytes
+    distance: int
+
+
+class Probe(NamedTuple):
+    """The result of one lookup: ``hits`` nearest first (ties by key bytes), ``candidates`` (bucket
+    entries read) and ``capped`` (more than the limit: only the first ``limit`` were verified)."""
+
+    hits: list[Hit]
+    candidates: int
+    capped: bool
+
+
+def sort_hits(found: Mapping[bytes, int], keys_of: Callable[[bytes], Sequence[bytes]], exclude: bytes | None) -> list[Hit]:
+    """Hits for verified fingerprints (``{fp: distance}``), nearest first, ties by key."""
+    hits = [Hit(key, fp, d) for fp, d in found.items() for key in keys_of(fp) if key != exclude]
+    hits.sort(key=lambda h: (h.distance, h.key))
+    return hits
 
 
 class FingerprintStore(ABC):
-    """Buckets of fingerprints per table key, key <-> fingerprint maps, per-key records, metadata.
+    """Fingerprints filed in tables, per-key records with a due-time index, aux blobs, metadata.
 
-    Keys and values are bytes. Not thread-safe: :class:`~scrapy_simhash.index.SimhashIndex`
-    serialises calls with a lock.
+    Not necessarily thread-safe: :class:`~scrapy_simhash.index.SimhashIndex` serialises its calls.
     """
 
-    #: Directory or location of the store, ``None`` for one that lives in memory only.
+    #: Location of the store (a directory, a URL), ``None`` for one that lives in memory only.
     path: str | None = None
-    #: Largest ``key_id`` the store accepts (LMDB: 511 bytes).
-    max_key_id_size: int = 511
     #: Set by :meth:`open` when the store is read-only; writes then raise an error.
     readonly: bool = False
 
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
+        """Build the store of one index of a crawl. ``path``: the directory the crawl gives this
+        index (``<SIMHASH_DIR>/<spider>/pages`` or ``/items``); a store that is not a directory
+        can derive its own name from it. Read the store's own settings from ``crawler.settings``."""
+        return cls()
+
     # -- life cycle -----------------------------------------------------------------------
 
-    def open(self) -> None:
-        """Check the location and prepare to read the metadata. Must not modify anything that
-        already exists there; raise :class:`~scrapy_simhash.index.NotAnIndexError` for a location
-        that holds something else than an index of this store type."""
+    @abstractmethod
+    def open(self) -> bytes | None:
+        """Check the location and return the stored metadata (``None``: a new, empty store).
+        Must not modify anything that exists there; raise
+        :class:`~scrapy_simhash.errors.NotAnIndexError` for a location that holds something
+        else than an index of this store type."""
 
     @abstractmethod
-    def configure(self, *, n_tables: int, key_width: int, value_width: int) -> None:
-        """Prepare the tables (called once, after :meth:`open` and :meth:`read_meta`, before the
-        first transaction). ``key_width``/``value_width``: sizes in bytes of ``tkey``/``fp_bytes``."""
+    def configure(self, layout: TableLayout) -> None:
+        """Prepare the tables of ``layout`` (called once, after :meth:`open`)."""
+
+    @abstractmethod
+    def create_meta(self, value: bytes) -> bytes:
+        """Store ``value`` as the metadata if there is none yet; return the stored metadata
+        (another process's, when it created the store first). Atomic."""
+
+    @abstractmethod
+    def write_meta(self, value: bytes) -> None:
+        """Replace the metadata."""
+
+    def destroy(self) -> bool:
+        """Delete everything stored at this location if it is an index of this store type (or
+        empty); ``False`` if there was nothing. Anything else raises
+        :class:`~scrapy_simhash.errors.NotAnIndexError` and stays. Called before :meth:`open`."""
+        return False
 
     def close(self) -> None:
         """Release resources and make committed writes durable. Idempotent."""
 
-    # -- transactions -----------------------------------------------------------------------
+    # -- groups (optional) ------------------------------------------------------------------
 
-    @abstractmethod
-    def begin(self, write: bool) -> None:
-        """Start a read (``write=False``) or write transaction. Read transactions see a consistent
-        snapshot; write transactions are serialised (across processes, for stores that say so)."""
+    def begin(self) -> None:
+        """Start a group: the operations until :meth:`commit` are one transaction where the
+        store can do that (LMDB), so that they cost one commit; a store that cannot (one round
+        trip per operation) keeps each operation atomic and need not override these. A store
+        that runs out of room inside a group aborts it and raises
+        :class:`~scrapy_simhash.errors.StoreFullError`; the index then replays the group."""
 
-    @abstractmethod
     def commit(self) -> None:
-        """Make the current transaction's writes visible and, for a durable store, durable."""
+        """End the group started by :meth:`begin`, keeping its writes."""
 
-    @abstractmethod
     def abort(self) -> None:
-        """Drop the current transaction's writes. No error if there is no transaction."""
+        """End the group started by :meth:`begin`, dropping its writes where the store can."""
 
-    # -- metadata ---------------------------------------------------------------------------
-
-    @abstractmethod
-    def read_meta(self) -> bytes | None:
-        """The metadata value, or ``None`` for a new store. May be called before :meth:`configure`
-        and outside a transaction (it then reads what :meth:`open` found)."""
+    # -- fingerprints -----------------------------------------------------------------------
 
     @abstractmethod
-    def write_meta(self, value: bytes) -> None:
-        """Replace the metadata value (in a write transaction)."""
-
-    # -- tables -----------------------------------------------------------------------------
-
-    @abstractmethod
-    def probe(self, tkeys: Sequence[bytes], limit: int) -> tuple[np.ndarray, int]:
-        """Candidates for one lookup: ``tkeys[t]`` is the key to read in table ``t``.
-
-        Returns ``(fps, total)``: ``fps`` holds the fingerprints filed under those keys, table
-        by table, each bucket in ascending byte order, as a numpy array of big-endian uint64
-        (dtype ``>u8``), shape ``(n,)`` for 8-byte values and ``(n, 2)`` (high, low) for 16-byte
-        values; ``total`` is the number of entries in those buckets. When ``total > limit``,
-        only the first ``limit`` entries are returned (``limit <= 0``: no limit). A fingerprint
-        filed in several of the buckets appears once per bucket.
-        """
+    def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
+        """Every stored key within Hamming distance ``k`` of ``fp`` except ``exclude``: read the
+        buckets ``layout.tkeys(fp)``, verify at most ``limit`` candidates (``<= 0``: all) with
+        :func:`verify`, map the fingerprints to their keys (:func:`sort_hits`)."""
 
     @abstractmethod
-    def table_add(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        """File ``fp_bytes`` under ``tkey`` in table ``table`` (no-op if already there)."""
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+        """Atomically: :meth:`near` of ``fp`` excluding ``key``; if it has hits, remove ``key``'s
+        own fingerprint (the key now serves a duplicate) and store nothing; otherwise store
+        ``fp`` as ``key``'s fingerprint (replacing its earlier one). Returns the lookup."""
 
     @abstractmethod
-    def table_remove(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        """Remove ``fp_bytes`` from bucket ``tkey`` of table ``table`` (no-op if absent)."""
-
-    # -- fingerprint <-> key maps -----------------------------------------------------------
-
-    @abstractmethod
-    def get_fp(self, key_id: bytes) -> bytes | None:
-        """The fingerprint stored for ``key_id``, or ``None``."""
+    def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        """Store each ``(key, fp)`` (replacing the key's earlier fingerprint; the last pair of a
+        key wins), all of them or none: a crash or an error leaves none of the call stored."""
 
     @abstractmethod
-    def set_fp(self, key_id: bytes, fp_bytes: bytes) -> None:
-        """Store (or replace) ``key_id``'s fingerprint in ``keys``. Does not touch ``fps``."""
+    def remove(self, keys: Sequence[bytes]) -> int:
+        """Forget the fingerprints of ``keys`` (their records stay); return how many had one."""
 
     @abstractmethod
-    def delete_fp(self, key_id: bytes) -> bool:
-        """Remove ``key_id`` from ``keys``; ``True`` if it was there. Does not touch ``fps``."""
-
-    @abstractmethod
-    def keys_of(self, fp_bytes: bytes) -> list[bytes]:
-        """Every ``key_id`` filed under ``fp_bytes`` in ``fps``, in ascending byte order."""
-
-    @abstractmethod
-    def link(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        """Add ``key_id`` to ``fp_bytes``'s set in ``fps``; ``True`` if the set was empty before."""
-
-    @abstractmethod
-    def unlink(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        """Remove ``key_id`` from ``fp_bytes``'s set; ``True`` if the set is empty afterwards."""
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The fingerprint of each key, or ``None``."""
 
     @abstractmethod
     def count(self) -> int:
-        """Number of entries in ``keys``."""
+        """Number of keys with a fingerprint."""
 
     @abstractmethod
-    def iter_fps(self) -> Iterator[tuple[bytes, bytes]]:
-        """``(key_id, fp_bytes)`` for every key, in ``key_id`` byte order (in a read transaction,
-        consumed before it ends)."""
+    def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        """Up to ``limit`` ``(key, fp)`` pairs following key ``after`` (``None``: from the start)
+        in the store's own stable order; pass the last key returned to get the next page."""
 
-    # -- records and aliases ----------------------------------------------------------------
-
-    @abstractmethod
-    def get_record(self, key_id: bytes) -> bytes | None:
-        """The record stored under ``key_id``, or ``None``."""
+    # -- records ----------------------------------------------------------------------------
 
     @abstractmethod
-    def put_record(self, key_id: bytes, value: bytes) -> None:
-        """Store (or replace) the record of ``key_id``."""
+    def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The record of each key, or ``None``."""
 
     @abstractmethod
-    def delete_record(self, key_id: bytes) -> bool:
-        """Remove the record of ``key_id``; ``True`` if there was one."""
+    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+        """Store each ``(key, record, due)`` (replacing the key's record and due time; ``due``:
+        Unix seconds >= 0, or ``None`` for a record that is never due), all or none."""
 
     @abstractmethod
-    def get_alias(self, key_id: bytes) -> bytes | None:
-        """The original key bytes of a hashed ``key_id``, or ``None``."""
+    def delete_records(self, keys: Sequence[bytes]) -> int:
+        """Delete the records (and due times) of ``keys``; return how many there were."""
 
     @abstractmethod
-    def put_alias(self, key_id: bytes, key: bytes) -> None:
-        """Remember the original key bytes of a hashed ``key_id``."""
+    def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        """Up to ``limit`` ``(key, record)`` pairs following key ``after``, as :meth:`scan`."""
 
     @abstractmethod
-    def delete_alias(self, key_id: bytes) -> None:
-        """Forget a hashed ``key_id``'s original (no-op if unknown)."""
+    def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        """Up to ``limit`` ``(key, due)`` of records due at or before ``before``, earliest first
+        (ties by key). Due times are kept to the millisecond."""
 
-    # -- bulk loading (optional fast paths) --------------------------------------------------
+    # -- aux blobs --------------------------------------------------------------------------
 
-    def is_empty(self) -> bool:
-        """``True`` when no key, fingerprint or record is stored (in a transaction)."""
-        return self.count() == 0
+    @abstractmethod
+    def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
+        """The aux blob of each name, or ``None``."""
 
-    def bulk_table(self, table: int, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        """:meth:`table_add` for many ``(tkey, fp_bytes)`` pairs sorted by ``(tkey, fp_bytes)``."""
-        for tkey, fp_bytes in pairs:
-            self.table_add(table, tkey, fp_bytes)
+    @abstractmethod
+    def put_aux(self, items: Mapping[str, bytes | None]) -> None:
+        """Store (``None``: delete) aux blobs, all or none."""
 
-    def bulk_links(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        """:meth:`link` for many ``(fp_bytes, key_id)`` pairs sorted by ``(fp_bytes, key_id)``."""
-        for fp_bytes, key_id in pairs:
-            self.link(fp_bytes, key_id)
-
-    def bulk_fps(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        """:meth:`set_fp` for many ``(key_id, fp_bytes)`` pairs sorted by ``key_id``."""
-        for key_id, fp_bytes in pairs:
-            self.set_fp(key_id, fp_bytes)
-
-    def stats(self) -> dict[str, int]:
-        """Backend figures for benchmarks and the ``inspect`` command (sizes in bytes)."""
+    def stats(self) -> dict[str, Any]:
+        """Backend figures for benchmarks and the ``info`` command (sizes in bytes)."""
         return {}
+
+
+def due_ms(due: float) -> int:
+    """A due time as whole milliseconds (what stores keep); ``ValueError`` for a negative one."""
+    if due != due or due < 0:
+        raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
+    return round(due * 1000)

@@ -7,65 +7,92 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``value_width`` bytes each. A lookup is one ``get`` per table, read straight into numpy.
     (Measured against ``dupsort`` + ``dupfixed`` buckets read with ``getmulti``: at 10 million
     fingerprints a lookup took ~25 us instead of ~20 us and the tables 56 instead of 36 bytes
-    per fingerprint, because growing sub-pages leave pages part-empty. The price: adding to a
-    bucket rewrites it, O(bucket size), ~1 KB at 10 million uniform fingerprints.)
+    per fingerprint. The price: adding to a bucket rewrites it, ~1 KB at 10 million.)
 ``fps``
-    ``fp_bytes -> key_id`` (``dupsort``: pages with identical content share a fingerprint).
+    ``fp -> key_id`` (``dupsort``: pages with identical content share a fingerprint).
 ``keys``
-    ``key_id -> fp_bytes``.
+    ``key_id -> fp``.
 ``records``
-    ``key_id -> bytes``: per-URL records (recrawl history), a namespace of their own.
+    ``key_id -> bytes``: per-URL records; ``dues``: ``key_id -> due`` and ``due_index``:
+    ``due + key_id -> b""`` (due: milliseconds, 8 bytes big-endian) for records with a due time.
 ``aliases``
-    hashed ``key_id -> key``, for keys longer than LMDB's 511-byte key limit.
+    hashed ``key_id -> key``: a key longer than LMDB's 511-byte limit is filed under ``0xFF`` + its
+    BLAKE2b-256 digest (``0xFF`` never occurs in UTF-8).
+``aux``
+    ``name -> bytes`` (per-host site templates).
 ``meta``
     ``b"index" -> JSON``: schema version, bits, max_distance, blocks, fingerprint settings.
 
-Several processes on one machine can read and write one index at once: LMDB serialises
-writers with its lock file, and a process that sees the map grown by another adopts its size.
+Every operation is one transaction. Several processes on one machine can read and write one index
+at once (LMDB serialises writers with its lock file); a process that sees the map grown by another
+adopts its size; several index objects on one directory in one process share one environment.
+
+What is checked before LMDB maps ``data.mdb``: both meta pages (magic, version, page size) and that
+the file holds every page the newer one counts, so a truncated, zero-length or foreign file is
+refused with :class:`~scrapy_simhash.errors.NotAnIndexError` instead of a SIGBUS or a silent
+re-initialisation. What LMDB itself cannot protect: deleting ``lock.mdb`` while a process has the
+index open lets a second writer in unserialised; each write checks that the lock file is still the
+one opened and raises :class:`~scrapy_simhash.errors.StoreError` (``lock_file``) when it is not.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
+import struct
 import threading
+import time
 from typing import TYPE_CHECKING, Any
 
 import lmdb
 import numpy as np
 
-from scrapy_simhash.index import NotAnIndexError, SimhashIndexError
-from scrapy_simhash.store.base import FingerprintStore, StoreFullError
+from scrapy_simhash import defaults
+from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError, StoreFullError
+from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Mapping, Sequence
+    from pathlib import Path
+
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
 
 #: Files LMDB keeps in an environment directory.
 _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
-#: ``MDB_meta.mm_magic`` at offset 16 of data.mdb (after the page header), little-endian.
-_LMDB_MAGIC = (0xBEEFC0DE).to_bytes(4, "little")
-_META_DB = b"meta"
+#: ``MDB_meta.mm_magic`` and ``mm_version`` (LMDB 0.9 data format).
+_LMDB_MAGIC = 0xBEEFC0DE
+_LMDB_VERSION = 1
 _META_KEY = b"index"
-_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases"})
-#: What the metadata's "format" field says in every scrapy-simhash index.
+_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
+#: Sub-databases: the most tables (index.MAX_TABLES) plus ours.
+_MAX_DBS = 100 + len(_OUR_DBS)
 INDEX_FORMAT = "scrapy-simhash-index"
-#: Sub-databases besides the tables.
-_EXTRA_DBS = 6
 #: Grow the map before a write transaction when it is fuller than this.
 _GROW_AT = 0.8
+#: LMDB's key size limit; longer keys are filed under a digest.
+MAX_KEY_ID_SIZE = 511
+_HASHED = b"\xff"
+#: How long an open waits for a data.mdb that another process is creating (zero length).
+_CREATE_WAIT_S = 2.0
 
 
 class _SharedEnv:
-    """One ``lmdb.Environment`` per directory and process (LMDB forbids opening it twice)."""
+    """One ``lmdb.Environment`` per directory and process (LMDB forbids opening it twice).
 
-    def __init__(self, env: lmdb.Environment, key: str) -> None:
+    ``lock`` serialises the transactions of every store object on it: the map may only be resized
+    while no transaction of this process is active."""
+
+    def __init__(self, env: lmdb.Environment, key: str, lock_id: tuple[int, int] | None) -> None:
         self.env = env
         self.key = key
         self.refs = 1
         self.pid = os.getpid()
         self.dbs: dict[bytes, Any] = {}
         self.psize = env.stat()["psize"]
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
+        self.lock_id = lock_id
         self.sync = True
 
 
@@ -80,11 +107,71 @@ def _not_an_index(path: str, reason: str) -> NotAnIndexError:
     )
 
 
+def _kind(exc: BaseException) -> str:
+    if isinstance(exc, lmdb.DiskError):
+        return "disk_full"
+    if isinstance(exc, (lmdb.ReadonlyError, PermissionError)):
+        return "permission"
+    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)):
+        return "corrupt"
+    text = str(exc).lower()
+    if "no space" in text or "disk full" in text:
+        return "disk_full"
+    if "permission denied" in text or "read-only" in text:
+        return "permission"
+    return "io"
+
+
+def _lock_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(os.path.join(path, "lock.mdb"))
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _check_data_file(path: str, data: str) -> bool:
+    """Check ``data.mdb`` against its own meta pages before anything maps it: ``False`` when it is
+    still being created (shorter than its two meta pages, lock file present), else raise
+    :class:`NotAnIndexError` for a file that is not a whole LMDB environment."""
+    with open(data, "rb") as f:
+        head = f.read(160)
+        size = os.fstat(f.fileno()).st_size
+        if len(head) < 48:
+            if os.path.exists(os.path.join(path, "lock.mdb")):
+                return False
+            raise _not_an_index(path, f"data.mdb is too short to be an LMDB database ({size} bytes)")
+        magic, version = struct.unpack_from("<II", head, 16)
+        (psize,) = struct.unpack_from("<I", head, 40)
+        if magic != _LMDB_MAGIC or version != _LMDB_VERSION or psize < 512 or psize & (psize - 1):
+            raise _not_an_index(path, "data.mdb is not an LMDB database")
+        if size < 2 * psize:
+            if os.path.exists(os.path.join(path, "lock.mdb")):
+                return False
+            raise _not_an_index(path, f"data.mdb is truncated ({size} bytes, shorter than its meta pages)")
+        f.seek(psize)
+        second = f.read(160)
+    metas = []
+    for page in (head, second):
+        magic, version = struct.unpack_from("<II", page, 16)
+        if magic == _LMDB_MAGIC and version == _LMDB_VERSION:
+            last_pg, txnid = struct.unpack_from("<QQ", page, 136)
+            metas.append((txnid, last_pg))
+    if not metas:
+        raise _not_an_index(path, "data.mdb has no valid LMDB meta page")
+    _, last_pg = max(metas)
+    need = (last_pg + 1) * psize
+    if os.path.getsize(data) < need:  # a file only grows: re-read the size after the meta pages
+        raise _not_an_index(path, f"data.mdb is truncated ({size} bytes; its meta page counts {need})")
+    return True
+
+
 def inspect_dir(path: str) -> tuple[str, bytes | None]:
     """Look at ``path`` without modifying it: ``("missing" | "empty" | "index", meta)``.
 
-    Raises :class:`~scrapy_simhash.index.NotAnIndexError` for anything else: a file, a directory
-    with other files, a ``data.mdb`` that is not LMDB, an LMDB environment without our metadata.
+    Raises :class:`~scrapy_simhash.errors.NotAnIndexError` for anything else: a file, a directory
+    with other files, a ``data.mdb`` that is not a whole LMDB environment (foreign, truncated, zero
+    length), an LMDB environment without our metadata.
     """
     if not os.path.lexists(path):
         return "missing", None
@@ -95,32 +182,50 @@ def inspect_dir(path: str) -> tuple[str, bytes | None]:
     if others:
         shown = ", ".join(others[:5]) + (", ..." if len(others) > 5 else "")
         raise _not_an_index(path, f"the directory holds other files: {shown}")
-    data = os.path.join(path, "data.mdb")
-    if "data.mdb" not in names or os.path.getsize(data) == 0:
-        # Empty, or an environment another process is creating right now.
+    if "data.mdb" not in names:
         return "empty", None
     shared = _ENVS.get(os.path.realpath(path))
     if shared is not None and shared.pid == os.getpid():
-        with shared.env.begin() as txn:
+        with shared.lock, shared.env.begin() as txn:
             meta = _read_meta_txn(shared.env, txn, path)
             return ("empty" if meta is None else "index"), meta
-    with open(data, "rb") as f:
-        head = f.read(24)
-    if len(head) < 24 or head[16:20] != _LMDB_MAGIC:
-        raise _not_an_index(path, "data.mdb is not an LMDB database")
+    data = os.path.join(path, "data.mdb")
+    deadline = time.monotonic() + _CREATE_WAIT_S
     try:
-        # Read-only and without the lock file: nothing in the directory is modified.
-        env = lmdb.open(path, readonly=True, lock=False, create=False, max_dbs=128, subdir=True)
-    except lmdb.Error as exc:
-        raise _not_an_index(path, f"data.mdb cannot be opened: {exc}") from exc
-    try:
-        with env.begin() as txn:
-            meta = _read_meta_txn(env, txn, path)
-            return ("empty" if meta is None else "index"), meta
-    except lmdb.Error as exc:
-        raise _not_an_index(path, f"data.mdb cannot be read: {exc}") from exc
-    finally:
-        env.close()
+        while not _check_data_file(path, data):
+            if time.monotonic() > deadline:
+                raise _not_an_index(path, f"data.mdb is incomplete ({os.path.getsize(data)} bytes)")
+            time.sleep(0.02)
+    except PermissionError as exc:
+        raise StoreError(path, "permission", str(exc), "open") from exc
+    return _read_meta_unlocked(path, data)
+
+
+def _read_meta_unlocked(path: str, data: str) -> tuple[str, bytes | None]:
+    """Read the metadata read-only and without the lock file (nothing in the directory is
+    modified). A writer in another process may be growing or rewriting the file meanwhile:
+    errors are retried, and only a persistent one means the file is not an index."""
+    error: BaseException | None = None
+    for attempt in range(10):
+        if attempt:
+            time.sleep(0.01 * attempt)
+        try:
+            map_size = max(os.path.getsize(data) * 2, 1 << 20)
+            env = lmdb.open(path, readonly=True, lock=False, create=False, max_dbs=_MAX_DBS, map_size=map_size)
+        except lmdb.Error as exc:
+            error = exc
+            continue
+        try:
+            with env.begin() as txn:
+                meta = _read_meta_txn(env, txn, path)
+                return ("empty" if meta is None else "index"), meta
+        except lmdb.Error as exc:
+            error = exc
+        finally:
+            env.close()
+    if isinstance(error, lmdb.ReadonlyError):
+        raise StoreError(path, "permission", str(error), "open")
+    raise _not_an_index(path, f"data.mdb cannot be read: {error}")
 
 
 def _is_our_db_name(name: bytes) -> bool:
@@ -129,8 +234,8 @@ def _is_our_db_name(name: bytes) -> bool:
 
 def _read_meta_txn(env: lmdb.Environment, txn: Any, path: str) -> bytes | None:
     value = None
-    if txn.get(_META_DB) is not None:
-        value = txn.get(_META_KEY, db=env.open_db(_META_DB, txn=txn, create=False))
+    if txn.get(b"meta") is not None:
+        value = txn.get(_META_KEY, db=env.open_db(b"meta", txn=txn, create=False))
     if value is None:
         # No metadata: an index another process is creating right now has only our (empty)
         # sub-databases; anything else is somebody else's environment.
@@ -153,7 +258,7 @@ def _read_meta_txn(env: lmdb.Environment, txn: Any, path: str) -> bytes | None:
 def destroy_dir(path: str) -> bool:
     """Delete the index directory ``path`` if it is a scrapy-simhash index (or empty).
 
-    ``False`` if there was nothing; :class:`~scrapy_simhash.index.NotAnIndexError` (and nothing
+    ``False`` if there was nothing; :class:`~scrapy_simhash.errors.NotAnIndexError` (and nothing
     deleted) if it holds anything else.
     """
     state, _ = inspect_dir(path)
@@ -169,6 +274,12 @@ def destroy_dir(path: str) -> bool:
             pass
     os.rmdir(path)
     return True
+
+
+def _key_id(key: bytes) -> bytes:
+    if len(key) <= MAX_KEY_ID_SIZE:
+        return key
+    return _HASHED + hashlib.blake2b(key, digest_size=32).digest()
 
 
 class LmdbStore(FingerprintStore):
@@ -187,87 +298,124 @@ class LmdbStore(FingerprintStore):
         self,
         path: str | os.PathLike[str],
         *,
-        map_size: int = 1 << 30,
-        durable: bool = True,
+        map_size: int = defaults.SIMHASH_LMDB_MAP_SIZE,
+        durable: bool = defaults.SIMHASH_DURABLE,
         readonly: bool = False,
         max_readers: int = 126,
     ) -> None:
-        if not isinstance(map_size, int) or map_size < 1 << 16:
+        if isinstance(map_size, bool) or not isinstance(map_size, int) or map_size < 1 << 16:
             raise ValueError(f"map_size ({map_size!r}) is invalid: it must be an int >= 65536 (bytes)")
         self.path = os.fspath(path)
         self.map_size = map_size
         self.durable = bool(durable)
         self.readonly = bool(readonly)
         self.max_readers = max_readers
-        self._meta: bytes | None = None
         self._shared: _SharedEnv | None = None
         self._env: lmdb.Environment | None = None
-        self._txn: Any = None
-        self._write = False
+        self._layout: TableLayout | None = None
         self._tdbs: list[Any] = []
-        self._value_width = 8
-        self._dtype: np.dtype | None = None
+        self._txn: Any = None  # the group's write transaction
+        self._holding = False  # this object holds the environment lock for a group
         self.grows = 0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
+        """Reads `SIMHASH_LMDB_MAP_SIZE` and `SIMHASH_DURABLE`."""
+        from scrapy_simhash._settings import _get_bool, _get_int
+
+        settings = crawler.settings
+        return cls(
+            path,
+            map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 16),
+            durable=_get_bool(settings, "SIMHASH_DURABLE"),
+        )
 
     # -- life cycle ------------------------------------------------------------------------
 
-    def open(self) -> None:
-        assert self.path is not None
-        state, self._meta = inspect_dir(self.path)
+    def open(self) -> bytes | None:
+        path = self.path
+        assert path is not None
+        state, meta = inspect_dir(path)
         if self.readonly and state != "index":
-            raise SimhashIndexError(f"Cannot open {self.path} read-only: there is no index there yet")
-
-    def configure(self, *, n_tables: int, key_width: int, value_width: int) -> None:
-        assert self.path is not None
+            raise SimhashIndexError(f"Cannot open {path} read-only: there is no index there yet")
         if not self.readonly:
-            os.makedirs(self.path, exist_ok=True)
-        key = os.path.realpath(self.path)
+            try:
+                os.makedirs(path, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(path, _kind(exc), str(exc), "create") from exc
+        key = os.path.realpath(path)
         with _ENVS_LOCK:
             shared = _ENVS.get(key)
             if shared is not None and shared.pid == os.getpid():
                 shared.refs += 1
             else:
-                env = lmdb.open(
-                    self.path,
-                    map_size=self.map_size,
-                    subdir=True,
-                    readonly=self.readonly,
-                    sync=self.durable,
-                    metasync=self.durable,
-                    max_dbs=n_tables + _EXTRA_DBS,
-                    max_readers=self.max_readers,
-                    lock=True,
-                )
-                shared = _ENVS[key] = _SharedEnv(env, key)
+                try:
+                    env = lmdb.open(
+                        path,
+                        map_size=self.map_size,
+                        subdir=True,
+                        readonly=self.readonly,
+                        sync=self.durable,
+                        metasync=self.durable,
+                        max_dbs=_MAX_DBS,
+                        max_readers=self.max_readers,
+                        lock=True,
+                    )
+                except lmdb.Error as exc:
+                    raise StoreError(path, _kind(exc), str(exc), "open") from exc
+                shared = _ENVS[key] = _SharedEnv(env, key, _lock_id(path))
                 shared.sync = self.durable
         self._shared = shared
-        self._env = env = shared.env
-        create = not self.readonly
+        self._env = shared.env
+        try:
+            self._meta_db = self._db(b"meta")
+            return self._run(False, lambda txn: self._get_meta(txn))
+        except BaseException:
+            self.close()
+            raise
 
-        def db(name: bytes, **flags: Any) -> Any:
+    def _get_meta(self, txn: Any) -> bytes | None:
+        value = txn.get(_META_KEY, db=self._meta_db)
+        return None if value is None else bytes(value)
+
+    def _db(self, name: bytes, **flags: Any) -> Any:
+        shared, env = self._shared, self._env
+        assert shared is not None and env is not None
+        with shared.lock:
             for _ in range(100):
                 if name in shared.dbs:
-                    break
+                    return shared.dbs[name]
                 try:
-                    shared.dbs[name] = env.open_db(name, create=create, **flags)
+                    shared.dbs[name] = env.open_db(name, create=not self.readonly, **flags)
                 except lmdb.MapResizedError:
                     env.set_mapsize(0)  # another process grew the map
                 except lmdb.MapFullError:
                     self._grow()
-            return shared.dbs[name]
+                except lmdb.NotFoundError:
+                    # read-only and made by an older version: an empty stand-in
+                    shared.dbs[name] = None
+                except lmdb.Error as exc:
+                    raise StoreError(self.path, _kind(exc), str(exc), "open") from exc
+            raise StoreError(self.path, "io", "the map kept changing size", "open")  # pragma: no cover
 
+    def configure(self, layout: TableLayout) -> None:
+        self._layout = layout
         try:
-            self._tdbs = [db(b"t%02d" % t) for t in range(n_tables)]
-            self._fps = db(b"fps", dupsort=True)
-            self._keys = db(b"keys")
-            self._records = db(b"records")
-            self._aliases = db(b"aliases")
-            self._metadb = db(_META_DB)
-        except lmdb.Error:
+            self._tdbs = [self._db(b"t%02d" % t) for t in range(len(layout.tables))]
+            self._fps = self._db(b"fps", dupsort=True)
+            self._keys = self._db(b"keys")
+            self._records = self._db(b"records")
+            self._dues = self._db(b"dues")
+            self._due_index = self._db(b"due_index")
+            self._aliases = self._db(b"aliases")
+            self._aux = self._db(b"aux")
+        except BaseException:
             self.close()
             raise
-        self._value_width = value_width
-        self._dtype = np.dtype(">u8")
+
+    def destroy(self) -> bool:
+        assert self.path is not None
+        return destroy_dir(self.path)
 
     def close(self) -> None:
         if self._txn is not None:
@@ -289,12 +437,10 @@ class LmdbStore(FingerprintStore):
 
     # -- transactions ----------------------------------------------------------------------
 
-    def begin(self, write: bool) -> None:
-        env = self._env
-        if env is None:
-            raise SimhashIndexError(f"The index at {self.path} is closed")
+    def _check_env(self, write: bool) -> _SharedEnv:
         shared = self._shared
-        assert shared is not None
+        if shared is None:
+            raise SimhashIndexError(f"The index at {self.path} is closed")
         if shared.pid != os.getpid():
             raise SimhashIndexError(
                 f"The index at {self.path} was opened in another process (before a fork); open it again in this process"
@@ -302,17 +448,75 @@ class LmdbStore(FingerprintStore):
         if write:
             if self.readonly:
                 raise SimhashIndexError(f"The index at {self.path} was opened read-only")
+            assert self.path is not None
+            if _lock_id(self.path) != shared.lock_id:
+                raise StoreError(self.path, "lock_file", "lock.mdb was deleted or replaced while open", "write")
+        return shared
+
+    def _begin(self, write: bool) -> Any:
+        env = self._env
+        assert env is not None
+        if write:
             self._grow_if_needed()
         for _ in range(100):
             try:
-                self._txn = env.begin(write=write)
-                break
+                return env.begin(write=write)
             except lmdb.MapResizedError:
-                # Another process grew the map: adopt its size.
-                env.set_mapsize(0)
-        else:  # pragma: no cover - would need 100 resizes in a row
-            raise SimhashIndexError(f"Cannot start a transaction on {self.path}: the map keeps changing size")
-        self._write = write
+                env.set_mapsize(0)  # another process grew the map: adopt its size
+        raise StoreError(self.path, "io", "the map keeps changing size", "start a transaction on")  # pragma: no cover
+
+    def _run(self, write: bool, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(txn, *args)`` in the group's transaction, or in a transaction of its own
+        (committed; replayed after growing the map when it fills up)."""
+        action = "write to" if write else "read"
+        if self._txn is not None:
+            try:
+                return fn(self._txn, *args)
+            except lmdb.MapFullError:
+                self._full()
+            except lmdb.Error as exc:
+                raise StoreError(self.path, _kind(exc), str(exc), action) from exc
+        shared = self._check_env(write)
+        with shared.lock:
+            try:
+                for _ in range(100):
+                    txn = self._begin(write)
+                    try:
+                        result = fn(txn, *args)
+                        if write:
+                            txn.commit()
+                        else:
+                            txn.abort()
+                        self._synced(write)
+                        return result
+                    except lmdb.MapFullError:
+                        _abort(txn)
+                        self._grow()
+                    except lmdb.MapResizedError:
+                        _abort(txn)
+                        shared.env.set_mapsize(0)
+                    except BaseException:
+                        _abort(txn)
+                        raise
+            except lmdb.Error as exc:
+                raise StoreError(self.path, _kind(exc), str(exc), action) from exc
+        raise StoreError(self.path, "io", "the map keeps changing size", action)  # pragma: no cover
+
+    def _synced(self, write: bool) -> None:
+        if write and self.durable and self._shared is not None and not self._shared.sync:
+            # The environment was opened non-durable by another index object of this process.
+            self._shared.env.sync(True)
+
+    def begin(self) -> None:
+        shared = self._check_env(True)
+        if not self._holding:
+            shared.lock.acquire()
+            self._holding = True
+        try:
+            self._txn = self._begin(True)
+        except lmdb.Error as exc:
+            self._release()
+            raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
 
     def commit(self) -> None:
         txn, self._txn = self._txn, None
@@ -321,24 +525,32 @@ class LmdbStore(FingerprintStore):
         try:
             txn.commit()
         except lmdb.MapFullError:
-            self._full(txn)
-        if self._write and self.durable and self._shared is not None and not self._shared.sync:
-            # The environment was opened non-durable by another index object of this process.
-            self._shared.env.sync(True)
+            self._txn = txn
+            self._full()
+        except lmdb.Error as exc:
+            self._release()
+            raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
+        self._release()
+        self._synced(True)
 
     def abort(self) -> None:
         txn, self._txn = self._txn, None
         if txn is not None:
-            txn.abort()
+            _abort(txn)
+        self._release()
 
-    def _full(self, txn: Any = None) -> None:
-        txn = txn or self._txn
-        self._txn = None
+    def _release(self) -> None:
+        if self._holding:
+            self._holding = False
+            if self._shared is not None:
+                self._shared.lock.release()
+
+    def _full(self) -> None:
+        """The group's transaction filled the map: abort it, grow, and have the index replay it
+        (the environment lock stays held, so the replay's :meth:`begin` follows at once)."""
+        txn, self._txn = self._txn, None
         if txn is not None:
-            try:
-                txn.abort()
-            except lmdb.Error:  # pragma: no cover - already ended by LMDB
-                pass
+            _abort(txn)
         self._grow()
         raise StoreFullError(f"LMDB map of {self.path} was full; grown to {self.map_size} bytes")
 
@@ -363,248 +575,322 @@ class LmdbStore(FingerprintStore):
 
     # -- metadata --------------------------------------------------------------------------
 
-    def read_meta(self) -> bytes | None:
-        if self._txn is None:
-            return self._meta
-        value = self._txn.get(_META_KEY, db=self._metadb)
-        return None if value is None else bytes(value)
+    def create_meta(self, value: bytes) -> bytes:
+        def create(txn: Any) -> bytes:
+            stored = txn.get(_META_KEY, db=self._meta_db)
+            if stored is not None:
+                return bytes(stored)
+            txn.put(_META_KEY, value, db=self._meta_db)
+            return value
+
+        return self._run(True, create)  # type: ignore[no-any-return]
 
     def write_meta(self, value: bytes) -> None:
-        self._put(_META_KEY, value, self._metadb)
-        self._meta = bytes(value)
+        self._run(True, lambda txn: txn.put(_META_KEY, value, db=self._meta_db))
 
-    def _put(self, key: bytes, value: bytes, db: Any, dupdata: bool = True) -> None:
-        assert self._txn is not None
-        try:
-            self._txn.put(key, value, db=db, dupdata=dupdata)
-        except lmdb.MapFullError:
-            self._full()
+    # -- fingerprints ----------------------------------------------------------------------
 
-    def _delete(self, key: bytes, value: bytes, db: Any) -> bool:
-        assert self._txn is not None
-        try:
-            return bool(self._txn.delete(key, value, db=db))
-        except lmdb.MapFullError:
-            self._full()
-            raise  # pragma: no cover - _full raises
+    def _raw(self, txn: Any, kid: bytes) -> bytes:
+        if kid[:1] == _HASHED:
+            raw = txn.get(kid, db=self._aliases)
+            if raw is not None:
+                return bytes(raw)
+        return bytes(kid)
 
-    # -- tables ----------------------------------------------------------------------------
+    def _keys_of(self, txn: Any, fp: bytes) -> list[bytes]:
+        cur = txn.cursor(self._fps)
+        if not cur.set_key(fp):
+            return []
+        return [self._raw(txn, kid) for kid in cur.iternext_dup(keys=False, values=True)]
 
-    def probe(self, tkeys: Sequence[bytes], limit: int) -> tuple[np.ndarray, int]:
-        txn = self._txn
-        assert txn is not None
-        # One get per table: a bucket is one value, its fingerprints packed and sorted.
-        parts = [b for b in (txn.get(tkey, db=db) for db, tkey in zip(self._tdbs, tkeys)) if b]
-        raw = b"".join(parts)
-        fps = np.frombuffer(raw, dtype=">u8")
-        if self._value_width != 8:
-            fps = fps.reshape(-1, 2)
-        total = len(fps)
-        if 0 < limit < total:
-            fps = fps[:limit]
-        return fps, total
+    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None) -> Probe:
+        assert self._layout is not None
+        parts = [b for b in (txn.get(tk, db=db) for db, tk in zip(self._tdbs, self._layout.tkeys(fp))) if b]
+        found, total = verify(b"".join(parts), fp, k, limit)
+        hits = sort_hits(found, lambda f: self._keys_of(txn, f), exclude) if found else []
+        return Probe(hits, total, 0 < limit < total)
 
-    def _find(self, blob: bytes, fp_bytes: bytes) -> tuple[int, bool]:
-        """Binary search of ``fp_bytes`` in a packed bucket: (byte offset, found)."""
-        vw = self._value_width
+    def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
+        return self._run(False, self._near, fp, k, limit, exclude)  # type: ignore[no-any-return]
+
+    def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+        probe = self._near(txn, fp, k, limit, key)
+        if probe.hits:
+            self._remove_one(txn, key)
+        else:
+            self._add(txn, key, fp)
+        return probe
+
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+        return self._run(True, self._check_and_add, key, fp, k, limit)  # type: ignore[no-any-return]
+
+    def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False) -> None:
+        blob = txn.get(tkey, db=db)
+        if blob is None:
+            if not remove:
+                txn.put(tkey, fp, db=db)
+            return
+        vw = len(fp)
         lo, hi = 0, len(blob) // vw
         while lo < hi:
             mid = (lo + hi) // 2
-            if blob[mid * vw : mid * vw + vw] < fp_bytes:
+            if blob[mid * vw : mid * vw + vw] < fp:
                 lo = mid + 1
             else:
                 hi = mid
         off = lo * vw
-        return off, blob[off : off + vw] == fp_bytes
+        found = blob[off : off + vw] == fp
+        if remove and found:
+            rest = blob[:off] + blob[off + vw :]
+            if rest:
+                txn.put(tkey, rest, db=db)
+            else:
+                txn.delete(tkey, db=db)
+        elif not remove and not found:
+            txn.put(tkey, blob[:off] + fp + blob[off:], db=db)
 
-    def table_add(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        db = self._tdbs[table]
-        blob = self._txn.get(tkey, db=db)
-        if blob is None:
-            self._put(tkey, fp_bytes, db)
-            return
-        off, found = self._find(blob, fp_bytes)
-        if not found:
-            self._put(tkey, blob[:off] + fp_bytes + blob[off:], db)
+    def _add(self, txn: Any, key: bytes, fp: bytes) -> None:
+        kid = _key_id(key)
+        old = txn.get(kid, db=self._keys)
+        if old is not None:
+            if old == fp:
+                return
+            self._unfile(txn, kid, bytes(old))
+        elif kid != key:
+            txn.put(kid, key, db=self._aliases)
+        txn.put(kid, fp, db=self._keys)
+        was_empty = txn.get(fp, db=self._fps) is None
+        txn.put(fp, kid, db=self._fps, dupdata=True)
+        if was_empty:
+            assert self._layout is not None
+            for db, tkey in zip(self._tdbs, self._layout.tkeys(fp)):
+                self._bucket_insert(txn, db, tkey, fp)
 
-    def table_remove(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        db = self._tdbs[table]
-        blob = self._txn.get(tkey, db=db)
-        if blob is None:
-            return
-        off, found = self._find(blob, fp_bytes)
-        if not found:
-            return
-        rest = blob[:off] + blob[off + self._value_width :]
-        if rest:
-            self._put(tkey, rest, db)
+    def _unfile(self, txn: Any, kid: bytes, fp: bytes) -> None:
+        txn.delete(fp, kid, db=self._fps)
+        if txn.get(fp, db=self._fps) is None:
+            assert self._layout is not None
+            for db, tkey in zip(self._tdbs, self._layout.tkeys(fp)):
+                self._bucket_insert(txn, db, tkey, fp, remove=True)
+
+    def _remove_one(self, txn: Any, key: bytes) -> bool:
+        kid = _key_id(key)
+        old = txn.get(kid, db=self._keys)
+        if old is None:
+            return False
+        txn.delete(kid, db=self._keys)
+        self._unfile(txn, kid, bytes(old))
+        if kid != key and txn.get(kid, db=self._records) is None:
+            txn.delete(kid, db=self._aliases)
+        return True
+
+    def _put(self, txn: Any, items: Sequence[tuple[bytes, bytes]]) -> None:
+        pending = dict(items)
+        # The emptiness check runs in the write transaction: a concurrent writer cannot slip in.
+        if txn.stat(self._keys)["entries"] or txn.stat(self._fps)["entries"]:
+            for key, fp in pending.items():
+                self._add(txn, key, fp)
         else:
-            try:
-                self._txn.delete(tkey, db=db)
-            except lmdb.MapFullError:
-                self._full()
+            self._bulk(txn, pending)
 
-    # -- key maps --------------------------------------------------------------------------
+    def _bulk(self, txn: Any, pending: dict[bytes, bytes]) -> None:
+        """Sorted bulk load into an empty index (append mode: no tree search)."""
+        assert self._layout is not None
+        layout = self._layout
+        pairs = sorted((_key_id(key), key, fp) for key, fp in pending.items())
+        del pending
+        aliases = [(kid, key) for kid, key, _ in pairs if kid != key]
+        if aliases:
+            txn.cursor(self._aliases).putmulti(sorted(aliases), append=False)
+        _putmulti(txn.cursor(self._keys), [(kid, fp) for kid, _, fp in pairs])
+        links = sorted((fp, kid) for kid, _, fp in pairs)
+        del pairs
+        _putmulti(txn.cursor(self._fps), links, dupdata=True)
+        distinct = sorted({fp for fp, _ in links})
+        del links
+        kw, vw = layout.key_width, layout.value_width
+        if vw == 8 and distinct:
+            arr = np.frombuffer(b"".join(distinct), dtype=">u8").astype(np.uint64)
+            for t, db in enumerate(self._tdbs):
+                tk = layout.tkeys_np(arr, t)
+                o = np.lexsort((arr, tk))
+                tk, vals = tk[o], arr[o].astype(">u8").tobytes()
+                starts = np.concatenate(([0], np.flatnonzero(tk[1:] != tk[:-1]) + 1)).tolist()
+                ends = [*starts[1:], len(tk)]
+                tkb = tk[starts].astype(">u8").tobytes()
+                groups = [(tkb[i * 8 + 8 - kw : i * 8 + 8], vals[s * 8 : e * 8]) for i, (s, e) in enumerate(zip(starts, ends))]
+                _putmulti(txn.cursor(db), groups)
+            return
+        keyed = [layout.tkeys(fp) for fp in distinct]
+        for t, db in enumerate(self._tdbs):
+            buckets: dict[bytes, list[bytes]] = {}
+            for tkeys, fp in sorted(zip((tks[t] for tks in keyed), distinct)):
+                buckets.setdefault(tkeys, []).append(fp)
+            _putmulti(txn.cursor(db), [(tk, b"".join(fps)) for tk, fps in buckets.items()])
 
-    def get_fp(self, key_id: bytes) -> bytes | None:
-        assert self._txn is not None
-        return self._txn.get(key_id, db=self._keys)
+    def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        if items:
+            self._run(True, self._put, items)
 
-    def set_fp(self, key_id: bytes, fp_bytes: bytes) -> None:
-        self._put(key_id, fp_bytes, self._keys)
+    def remove(self, keys: Sequence[bytes]) -> int:
+        return self._run(True, lambda txn: sum(self._remove_one(txn, key) for key in keys))  # type: ignore[no-any-return]
 
-    def delete_fp(self, key_id: bytes) -> bool:
-        assert self._txn is not None
-        try:
-            return bool(self._txn.delete(key_id, db=self._keys))
-        except lmdb.MapFullError:
-            self._full()
-            raise  # pragma: no cover
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        def read(txn: Any) -> list[bytes | None]:
+            values = [txn.get(_key_id(key), db=self._keys) for key in keys]
+            return [None if v is None else bytes(v) for v in values]
 
-    def keys_of(self, fp_bytes: bytes) -> list[bytes]:
-        assert self._txn is not None
-        cur = self._txn.cursor(self._fps)
-        if not cur.set_key(fp_bytes):
-            return []
-        return list(cur.iternext_dup(keys=False, values=True))
-
-    def link(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        assert self._txn is not None
-        was_empty = self._txn.get(fp_bytes, db=self._fps) is None
-        self._put(fp_bytes, key_id, self._fps)
-        return was_empty
-
-    def unlink(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        assert self._txn is not None
-        self._delete(fp_bytes, key_id, self._fps)
-        return self._txn.get(fp_bytes, db=self._fps) is None
+        return self._run(False, read)  # type: ignore[no-any-return]
 
     def count(self) -> int:
-        assert self._txn is not None
-        return int(self._txn.stat(self._keys)["entries"])
+        return self._run(False, lambda txn: int(txn.stat(self._keys)["entries"]))  # type: ignore[no-any-return]
 
-    def is_empty(self) -> bool:
-        assert self._txn is not None
-        return all(self._txn.stat(db)["entries"] == 0 for db in (self._keys, self._fps, self._records))
-
-    def iter_fps(self) -> Iterator[tuple[bytes, bytes]]:
-        assert self._txn is not None
-        return iter(self._txn.cursor(self._keys))
-
-    # -- records and aliases ---------------------------------------------------------------
-
-    def get_record(self, key_id: bytes) -> bytes | None:
-        assert self._txn is not None
-        return self._txn.get(key_id, db=self._records)
-
-    def put_record(self, key_id: bytes, value: bytes) -> None:
-        self._put(key_id, value, self._records)
-
-    def delete_record(self, key_id: bytes) -> bool:
-        assert self._txn is not None
-        try:
-            return bool(self._txn.delete(key_id, db=self._records))
-        except lmdb.MapFullError:
-            self._full()
-            raise  # pragma: no cover
-
-    def get_alias(self, key_id: bytes) -> bytes | None:
-        assert self._txn is not None
-        return self._txn.get(key_id, db=self._aliases)
-
-    def put_alias(self, key_id: bytes, key: bytes) -> None:
-        self._put(key_id, key, self._aliases)
-
-    def delete_alias(self, key_id: bytes) -> None:
-        assert self._txn is not None
-        try:
-            self._txn.delete(key_id, db=self._aliases)
-        except lmdb.MapFullError:
-            self._full()
-
-    # -- bulk loading ----------------------------------------------------------------------
-
-    def _putmulti(self, db: Any, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        txn = self._txn
-        assert txn is not None
-        pairs = list(pairs)
-        if not pairs:
-            return
-        # Append mode (no tree search) is valid when the pairs come sorted (the index sorts bulk
-        # loads) and all of them sort after what the sub-database already holds.
+    def _scan(self, txn: Any, db: Any, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        out: list[tuple[bytes, bytes]] = []
+        if db is None or limit <= 0:
+            return out
         cur = txn.cursor(db)
-        append = not cur.last() or pairs[0] > (cur.key(), cur.value())
-        try:
-            consumed, added = cur.putmulti(pairs, dupdata=True, append=append)
-            if append and added < consumed:
-                # py-lmdb skips (silently) pairs that do not sort last in append mode: redo them
-                # the ordinary way (pairs already stored stay as they are).
-                cur.putmulti(pairs, dupdata=True, append=False)
-        except lmdb.MapFullError:
-            self._full()
+        if after is None:
+            ok = cur.first()
+        else:
+            start = _key_id(after)
+            ok = cur.set_range(start)
+            if ok and cur.key() == start:
+                ok = cur.next()
+        while ok and len(out) < limit:
+            out.append((self._raw(txn, cur.key()), bytes(cur.value())))
+            ok = cur.next()
+        return out
 
-    def bulk_table(self, table: int, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        txn = self._txn
-        db = self._tdbs[table]
-        vw = self._value_width
-        groups: list[tuple[bytes, bytes]] = []
-        key: bytes | None = None
-        values: list[bytes] = []
-        for tkey, fp_bytes in pairs:
-            if tkey != key:
-                if key is not None:
-                    groups.append((key, b"".join(values)))
-                key, values = tkey, []
-            values.append(fp_bytes)
-        if key is not None:
-            groups.append((key, b"".join(values)))
-        if not groups:
+    def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        return self._run(False, self._scan, self._keys, after, limit)  # type: ignore[no-any-return]
+
+    # -- records ---------------------------------------------------------------------------
+
+    def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        def read(txn: Any) -> list[bytes | None]:
+            if self._records is None:
+                return [None] * len(keys)
+            values = [txn.get(_key_id(key), db=self._records) for key in keys]
+            return [None if v is None else bytes(v) for v in values]
+
+        return self._run(False, read)  # type: ignore[no-any-return]
+
+    def _set_due(self, txn: Any, kid: bytes, due: int | None) -> None:
+        old = txn.get(kid, db=self._dues)
+        if old is not None:
+            txn.delete(bytes(old) + kid, db=self._due_index)
+        if due is None:
+            if old is not None:
+                txn.delete(kid, db=self._dues)
             return
-        if txn.stat(db)["entries"]:
-            # Buckets that already exist (a bulk load continued from an earlier chunk, or a
-            # non-empty index) are merged; the rest are appended.
-            fresh = []
-            for tkey, blob in groups:
-                existing = txn.get(tkey, db=db)
-                if existing is None:
-                    fresh.append((tkey, blob))
-                    continue
-                merged = {existing[i : i + vw] for i in range(0, len(existing), vw)}
-                merged.update(blob[i : i + vw] for i in range(0, len(blob), vw))
-                self._put(tkey, b"".join(sorted(merged)), db)
-            groups = fresh
-        self._putmulti(db, groups)
+        due_b = due.to_bytes(8, "big")
+        txn.put(kid, due_b, db=self._dues)
+        txn.put(due_b + kid, b"", db=self._due_index)
 
-    def bulk_links(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        self._putmulti(self._fps, pairs)
+    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+        checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
 
-    def bulk_fps(self, pairs: Iterable[tuple[bytes, bytes]]) -> None:
-        self._putmulti(self._keys, pairs)
+        def write(txn: Any) -> None:
+            for key, value, due in checked:
+                kid = _key_id(key)
+                if kid != key:
+                    txn.put(kid, key, db=self._aliases)
+                txn.put(kid, value, db=self._records)
+                self._set_due(txn, kid, due)
 
-    def stats(self) -> dict[str, int]:
+        if checked:
+            self._run(True, write)
+
+    def delete_records(self, keys: Sequence[bytes]) -> int:
+        def delete(txn: Any) -> int:
+            n = 0
+            for key in keys:
+                kid = _key_id(key)
+                if txn.delete(kid, db=self._records):
+                    n += 1
+                    self._set_due(txn, kid, None)
+                    if kid != key and txn.get(kid, db=self._keys) is None:
+                        txn.delete(kid, db=self._aliases)
+            return n
+
+        return self._run(True, delete)  # type: ignore[no-any-return]
+
+    def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        return self._run(False, self._scan, self._records, after, limit)  # type: ignore[no-any-return]
+
+    def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        end = due_ms(max(before, 0.0))
+
+        def read(txn: Any) -> list[tuple[bytes, float]]:
+            out: list[tuple[bytes, float]] = []
+            if self._due_index is None:
+                return out
+            for k in txn.cursor(self._due_index).iternext(keys=True, values=False):
+                if len(out) >= limit:
+                    break
+                due = int.from_bytes(k[:8], "big")
+                if due > end:
+                    break
+                out.append((self._raw(txn, bytes(k[8:])), due / 1000))
+            return out
+
+        return self._run(False, read)  # type: ignore[no-any-return]
+
+    # -- aux -------------------------------------------------------------------------------
+
+    def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
+        def read(txn: Any) -> list[bytes | None]:
+            if self._aux is None:
+                return [None] * len(names)
+            values = [txn.get(name.encode(), db=self._aux) for name in names]
+            return [None if v is None else bytes(v) for v in values]
+
+        return self._run(False, read)  # type: ignore[no-any-return]
+
+    def put_aux(self, items: Mapping[str, bytes | None]) -> None:
+        def write(txn: Any) -> None:
+            for name, value in items.items():
+                if value is None:
+                    txn.delete(name.encode(), db=self._aux)
+                else:
+                    txn.put(name.encode(), bytes(value), db=self._aux)
+
+        self._run(True, write)
+
+    def stats(self) -> dict[str, Any]:
         env = self._env
-        if env is None or self.path is None:
+        shared = self._shared
+        if env is None or self.path is None or shared is None:
             return {}
-        out: dict[str, int] = {
-            "map_size": env.info()["map_size"],
-            "map_grows": self.grows,
-        }
+        out: dict[str, int] = {"map_size": env.info()["map_size"], "map_grows": self.grows}
         try:
             out["file_size"] = os.path.getsize(os.path.join(self.path, "data.mdb"))
         except OSError:  # pragma: no cover
             pass
-        psize = env.stat()["psize"]
-        with env.begin() as txn:
-            names = [b"t%02d" % t for t in range(len(self._tdbs))] + [
-                b"fps",
-                b"keys",
-                b"records",
-                b"aliases",
-            ]
-            assert self._shared is not None
-            for name in names:
-                st = txn.stat(self._shared.dbs[name])
+        psize = shared.psize
+        with shared.lock, env.begin() as txn:
+            for name, db in shared.dbs.items():
+                if db is None:
+                    continue
+                st = txn.stat(db)
                 pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
-                label = "tables" if name.startswith(b"t") and name[1:].isdigit() else name.decode()
+                label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
                 out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
         return out
+
+
+def _abort(txn: Any) -> None:
+    try:
+        txn.abort()
+    except lmdb.Error:  # pragma: no cover - already ended by LMDB
+        pass
+
+
+def _putmulti(cur: Any, pairs: list[tuple[bytes, bytes]], dupdata: bool = False) -> None:
+    """Append ``pairs`` (sorted) to an empty sub-database; py-lmdb skips, silently, pairs that
+    do not sort after the last one in append mode (equal keys of a ``dupsort`` database): those
+    are redone the ordinary way."""
+    consumed, added = cur.putmulti(pairs, dupdata=dupdata, append=True)
+    if added < consumed:
+        cur.putmulti(pairs, dupdata=dupdata, append=False)

@@ -1,68 +1,80 @@
-"""In-memory store (dicts): tests, small crawls, one-off deduplication of a file."""
+"""In-memory store (dicts): tests, one-off crawls (``SIMHASH_STORE``), deduplicating a file."""
 
 from __future__ import annotations
 
+import bisect
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from scrapy_simhash.store.base import FingerprintStore
+from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Mapping, Sequence
 
 
 class MemoryStore(FingerprintStore):
     """A :class:`~scrapy_simhash.store.base.FingerprintStore` in Python dicts; nothing persists.
 
-    Write transactions keep an undo log, so that ``abort()`` (and a failed
-    :meth:`SimhashIndex.batch() <scrapy_simhash.index.SimhashIndex.batch>`) leaves no trace.
+    Each operation holds a lock (threads may share the store); a group (:meth:`begin`) keeps an
+    undo log, so that :meth:`abort` leaves no trace.
     """
-
-    max_key_id_size = 511
 
     def __init__(self) -> None:
         self.path = None
         self._meta: bytes | None = None
+        self._layout: TableLayout | None = None
         self._tables: list[dict[bytes, set[bytes]]] = []
-        self._value_width = 8
-        self._fps: dict[bytes, set[bytes]] = {}
-        self._keys: dict[bytes, bytes] = {}
-        self._records: dict[bytes, bytes] = {}
-        self._aliases: dict[bytes, bytes] = {}
+        self._fps: dict[bytes, set[bytes]] = {}  # fp -> keys
+        self._keys: dict[bytes, bytes] = {}  # key -> fp
+        self._records: dict[bytes, tuple[bytes, int | None]] = {}
+        self._due: list[tuple[int, bytes]] = []  # sorted (due_ms, key)
+        self._aux: dict[str, bytes] = {}
         self._undo: list[Callable[[], Any]] | None = None
-        self._in_txn = False
+        self._lock = threading.RLock()
 
-    def configure(self, *, n_tables: int, key_width: int, value_width: int) -> None:
+    def open(self) -> bytes | None:
+        return self._meta
+
+    def configure(self, layout: TableLayout) -> None:
         if not self._tables:
-            self._tables = [{} for _ in range(n_tables)]
-        self._value_width = value_width
+            self._tables = [{} for _ in layout.tables]
+        self._layout = layout
 
-    # -- transactions ----------------------------------------------------------------------
+    def create_meta(self, value: bytes) -> bytes:
+        with self._lock:
+            if self._meta is None:
+                self.write_meta(value)
+            assert self._meta is not None
+            return self._meta
 
-    def begin(self, write: bool) -> None:
-        self._in_txn = True
-        self._undo = [] if write else None
+    def write_meta(self, value: bytes) -> None:
+        with self._lock:
+            old = self._meta
+            self._log(lambda: setattr(self, "_meta", old))
+            self._meta = bytes(value)
+
+    # -- groups ----------------------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._lock.acquire()
+        self._undo = []
 
     def commit(self) -> None:
         self._undo = None
-        self._in_txn = False
+        self._lock.release()
 
     def abort(self) -> None:
         undo, self._undo = self._undo, None
-        if undo:
-            for fn in reversed(undo):
-                fn()
-        self._in_txn = False
+        for fn in reversed(undo or ()):
+            fn()
+        self._lock.release()
 
     def _log(self, fn: Callable[[], Any]) -> None:
-        if self._undo is None:
-            raise RuntimeError("MemoryStore: write outside a write transaction")
-        self._undo.append(fn)
+        if self._undo is not None:
+            self._undo.append(fn)
 
-    # mapping helpers that record how to undo themselves
-    def _dict_set(self, d: dict[bytes, Any], k: bytes, v: Any) -> None:
+    def _set(self, d: dict[Any, Any], k: Any, v: Any) -> None:
         if k in d:
             old = d[k]
             self._log(lambda: d.__setitem__(k, old))
@@ -70,7 +82,7 @@ class MemoryStore(FingerprintStore):
             self._log(lambda: d.pop(k, None))
         d[k] = v
 
-    def _dict_del(self, d: dict[bytes, Any], k: bytes) -> bool:
+    def _del(self, d: dict[Any, Any], k: Any) -> bool:
         if k not in d:
             return False
         old = d.pop(k)
@@ -78,17 +90,19 @@ class MemoryStore(FingerprintStore):
         return True
 
     def _set_add(self, d: dict[bytes, set[bytes]], k: bytes, v: bytes) -> bool:
+        """Add ``v`` to the set ``d[k]``; ``True`` if the set was empty before."""
         s = d.get(k)
-        was_empty = not s
         if s is None:
             s = d[k] = set()
             self._log(lambda: d.pop(k, None))
+        was_empty = not s
         if v not in s:
             s.add(v)
             self._log(lambda: s.discard(v))
         return was_empty
 
     def _set_remove(self, d: dict[bytes, set[bytes]], k: bytes, v: bytes) -> bool:
+        """Remove ``v`` from the set ``d[k]``; ``True`` if the set is empty afterwards."""
         s = d.get(k)
         if s is None:
             return True
@@ -101,91 +115,137 @@ class MemoryStore(FingerprintStore):
             return True
         return False
 
-    # -- metadata --------------------------------------------------------------------------
+    # -- fingerprints ----------------------------------------------------------------------
 
-    def read_meta(self) -> bytes | None:
-        return self._meta
+    def _tkeys(self, fp: bytes) -> list[bytes]:
+        assert self._layout is not None, "configure() first"
+        return self._layout.tkeys(fp)
 
-    def write_meta(self, value: bytes) -> None:
-        old = self._meta
-        self._log(lambda: setattr(self, "_meta", old))
-        self._meta = bytes(value)
+    def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
+        with self._lock:
+            parts: list[bytes] = []
+            for table, tkey in zip(self._tables, self._tkeys(fp)):
+                bucket = table.get(tkey)
+                if bucket:
+                    parts.extend(sorted(bucket))
+            found, total = verify(b"".join(parts), fp, k, limit)
+            return Probe(sort_hits(found, lambda f: sorted(self._fps.get(f, ())), exclude), total, 0 < limit < total)
 
-    # -- tables ----------------------------------------------------------------------------
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+        with self._lock:
+            probe = self.near(fp, k, limit, key)
+            if probe.hits:
+                self._remove_one(key)
+            else:
+                self._add(key, fp)
+            return probe
 
-    def probe(self, tkeys: Sequence[bytes], limit: int) -> tuple[np.ndarray, int]:
-        values: list[bytes] = []
-        total = 0
-        for table, tkey in zip(self._tables, tkeys):
-            bucket = table.get(tkey)
-            if bucket:
-                total += len(bucket)
-                values.extend(sorted(bucket))
-        if limit > 0 and total > limit:
-            del values[limit:]
-        raw = b"".join(values)
-        if self._value_width == 8:
-            return np.frombuffer(raw, dtype=">u8"), total
-        return np.frombuffer(raw, dtype=">u8").reshape(-1, 2), total
+    def _add(self, key: bytes, fp: bytes) -> None:
+        old = self._keys.get(key)
+        if old == fp:
+            return
+        if old is not None:
+            self._unfile(key, old)
+        self._set(self._keys, key, fp)
+        if self._set_add(self._fps, fp, key):
+            for table, tkey in zip(self._tables, self._tkeys(fp)):
+                self._set_add(table, tkey, fp)
 
-    def table_add(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        self._set_add(self._tables[table], tkey, fp_bytes)
+    def _unfile(self, key: bytes, fp: bytes) -> None:
+        if self._set_remove(self._fps, fp, key):
+            for table, tkey in zip(self._tables, self._tkeys(fp)):
+                self._set_remove(table, tkey, fp)
 
-    def table_remove(self, table: int, tkey: bytes, fp_bytes: bytes) -> None:
-        self._set_remove(self._tables[table], tkey, fp_bytes)
+    def _remove_one(self, key: bytes) -> bool:
+        old = self._keys.get(key)
+        if old is None:
+            return False
+        self._del(self._keys, key)
+        self._unfile(key, old)
+        return True
 
-    # -- key maps --------------------------------------------------------------------------
+    def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        with self._lock:
+            for key, fp in items:
+                self._add(key, fp)
 
-    def get_fp(self, key_id: bytes) -> bytes | None:
-        return self._keys.get(key_id)
+    def remove(self, keys: Sequence[bytes]) -> int:
+        with self._lock:
+            return sum(self._remove_one(key) for key in keys)
 
-    def set_fp(self, key_id: bytes, fp_bytes: bytes) -> None:
-        self._dict_set(self._keys, key_id, fp_bytes)
-
-    def delete_fp(self, key_id: bytes) -> bool:
-        return self._dict_del(self._keys, key_id)
-
-    def keys_of(self, fp_bytes: bytes) -> list[bytes]:
-        return sorted(self._fps.get(fp_bytes, ()))
-
-    def link(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        return self._set_add(self._fps, fp_bytes, key_id)
-
-    def unlink(self, fp_bytes: bytes, key_id: bytes) -> bool:
-        return self._set_remove(self._fps, fp_bytes, key_id)
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        with self._lock:
+            return [self._keys.get(key) for key in keys]
 
     def count(self) -> int:
         return len(self._keys)
 
-    def iter_fps(self) -> Iterator[tuple[bytes, bytes]]:
-        return iter(sorted(self._keys.items()))
+    @staticmethod
+    def _page(d: Mapping[bytes, Any], after: bytes | None, limit: int) -> list[bytes]:
+        keys = sorted(d)
+        start = 0 if after is None else bisect.bisect_right(keys, after)
+        return keys[start : start + limit]
 
-    def is_empty(self) -> bool:
-        return not (self._keys or self._records or self._fps)
+    def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        with self._lock:
+            return [(key, self._keys[key]) for key in self._page(self._keys, after, limit)]
 
-    # -- records and aliases ---------------------------------------------------------------
+    # -- records ---------------------------------------------------------------------------
 
-    def get_record(self, key_id: bytes) -> bytes | None:
-        return self._records.get(key_id)
+    def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        with self._lock:
+            return [self._records[key][0] if key in self._records else None for key in keys]
 
-    def put_record(self, key_id: bytes, value: bytes) -> None:
-        self._dict_set(self._records, key_id, bytes(value))
+    def _set_due(self, key: bytes, old: int | None, new: int | None) -> None:
+        due = self._due
+        if old is not None:
+            i = bisect.bisect_left(due, (old, key))
+            del due[i]
+            self._log(lambda: bisect.insort(due, (old, key)))
+        if new is not None:
+            bisect.insort(due, (new, key))
+            self._log(lambda: due.remove((new, key)))
 
-    def delete_record(self, key_id: bytes) -> bool:
-        return self._dict_del(self._records, key_id)
+    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+        with self._lock:
+            checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
+            for key, value, due in checked:
+                old = self._records.get(key)
+                self._set_due(key, None if old is None else old[1], due)
+                self._set(self._records, key, (value, due))
 
-    def get_alias(self, key_id: bytes) -> bytes | None:
-        return self._aliases.get(key_id)
+    def delete_records(self, keys: Sequence[bytes]) -> int:
+        with self._lock:
+            n = 0
+            for key in keys:
+                old = self._records.get(key)
+                if old is not None:
+                    self._set_due(key, old[1], None)
+                    n += self._del(self._records, key)
+            return n
 
-    def put_alias(self, key_id: bytes, key: bytes) -> None:
-        self._dict_set(self._aliases, key_id, key)
+    def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        with self._lock:
+            return [(key, self._records[key][0]) for key in self._page(self._records, after, limit)]
 
-    def delete_alias(self, key_id: bytes) -> None:
-        self._dict_del(self._aliases, key_id)
+    def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        with self._lock:
+            end = bisect.bisect_left(self._due, (due_ms(max(before, 0.0)) + 1,))
+            return [(key, ms / 1000) for ms, key in self._due[: min(end, max(limit, 0))]]
 
-    def stats(self) -> dict[str, int]:
-        return {
-            "keys": len(self._keys),
-            "fps": len(self._fps),
-            "records": len(self._records),
-        }
+    # -- aux -------------------------------------------------------------------------------
+
+    def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
+        with self._lock:
+            return [self._aux.get(name) for name in names]
+
+    def put_aux(self, items: Mapping[str, bytes | None]) -> None:
+        with self._lock:
+            for name, value in items.items():
+                if value is None:
+                    self._del(self._aux, name)
+                else:
+                    self._set(self._aux, name, bytes(value))
+
+    def stats(self) -> dict[str, Any]:
+        return {"keys": len(self._keys), "fps": len(self._fps), "records": len(self._records)}
