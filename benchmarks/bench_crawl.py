@@ -238,11 +238,6 @@ def main() -> int:
         "off": {"SIMHASH_ENABLED": False},
         "jieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba"},
         "rjieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba"},
-        # SIMHASH_THREADS = 1: fingerprint in a worker thread instead of on the reactor thread.
-        "jieba-t1": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba", "SIMHASH_THREADS": 1},
-        "rjieba-t1": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba", "SIMHASH_THREADS": 1},
-        # SIMHASH_PROCESSES = 1: fingerprint in a worker process (the second core).
-        "jieba-p1": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba", "SIMHASH_PROCESSES": 1},
     }
     names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
     unknown = [c for c in names if c not in available]

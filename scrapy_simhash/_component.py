@@ -27,7 +27,8 @@ _NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to
 
 
 def canonical_key(value: str) -> str:
-    """``value`` canonicalised (w3lib ``canonicalize_url``) if it is an http(s) URL, else unchanged."""
+    """The index key of a URL, for every component and the command: ``value`` canonicalised
+    (w3lib ``canonicalize_url``) if it is an http(s) URL, else unchanged (``simhash_key``, ids)."""
     if value.startswith(("http://", "https://")):
         return canonicalize_url(value)
     return value
@@ -68,6 +69,7 @@ class _IndexComponent:
         self._open_failed = False
         self._duplicates_logged = 0
         self._errors_logged = 0
+        self._error_kinds: set[str] = set()
         self._setup()
 
     def _setup(self) -> None:
@@ -88,20 +90,32 @@ class _IndexComponent:
             return
         from scrapy_simhash.index import SimhashIndex
 
+        if self.crawler is None:
+            raise ValueError(f"{type(self).__name__} needs a crawler: build it with from_crawler()")
         path = self.config.spider_dir(spider) / self._index_dir
-        reset = spider_wants_reset(self.config, spider)
-        if reset and path.exists() and self._reset_message is not None:
-            self._logger.info(self._reset_message, {"path": path}, extra={"spider": spider})
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # reset only deletes a directory that is a scrapy-simhash index (SimhashIndex.destroy).
-        self.index = SimhashIndex.open(
-            path, fingerprint_settings=self.fingerprinter.settings, reset=reset, **self.config.index_kwargs()
-        )
+        store = self.config.store_cls.from_crawler(self.crawler, path)
+        if spider_wants_reset(self.config, spider):
+            if self._reset_message is not None and path.exists():
+                self._logger.info(self._reset_message, {"path": path}, extra={"spider": spider})
+            store.destroy()  # only deletes what is an index of this store type
+        self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
+        self._on_index_opened(self.index)
         self._log_opened(spider, self.index)
+
+    def _on_index_opened(self, index: SimhashIndex) -> None:
+        """The subclass's set-up once the index is open."""
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         raise NotImplementedError
+
+    def _store_name(self) -> str:
+        """ "LMDB simhash store in <path>" or "MemoryStore simhash store" for the start-up line."""
+        assert self.index is not None
+        name = type(self.index.store).__name__
+        label = "LMDB" if name == "LmdbStore" else name
+        where = f" in {self.index.path}" if self.index.path is not None else ""
+        return f"{label} {self._label} store{where}"
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         raise NotImplementedError
@@ -141,13 +155,23 @@ class _IndexComponent:
             return False
         return self.index is not None
 
-    def _store_error(self, key: str) -> None:
-        """Count and log a failed index read or write for ``key``; the caller treats it as new."""
+    def _store_error(self, key: str, exc: BaseException) -> None:
+        """Count a failed index read or write for ``key`` (the caller treats it as new) under
+        ``store_error`` and ``store_error/<kind>``; log the first of each kind at WARNING (a
+        traceback only for an unexpected error), the rest at DEBUG."""
+        from scrapy_simhash.errors import StoreError
+
+        kind = exc.kind if isinstance(exc, StoreError) else "unexpected"
         self._inc(f"{self._stats_prefix}store_error")
-        self._logger.warning(
-            f"{self._label} store error for %(key)s; the {self._unit} is treated as new",
-            {"key": key},
-            exc_info=True,  # noqa: LOG014 - called from an except block
+        self._inc(f"{self._stats_prefix}store_error/{kind}")
+        first = kind not in self._error_kinds
+        self._error_kinds.add(kind)
+        self._logger.log(
+            logging.WARNING if first else logging.DEBUG,
+            f"{self._label} store error for %(key)s; the {self._unit} is treated as new: %(error)s"
+            + (" (further store errors of this kind are logged at DEBUG)" if first else ""),
+            {"key": key, "error": exc},
+            exc_info=(type(exc), exc, exc.__traceback__) if kind == "unexpected" else None,
             extra={"spider": self._spider},
         )
 

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.store.base import FingerprintStore
 
 logger = logging.getLogger(__name__)
 
@@ -36,8 +37,6 @@ FINGERPRINTER_SETTINGS: dict[str, str] = {
 }
 _INT_ARGS = frozenset({"min_features", "shingle_size"})
 _BOOL_ARGS = frozenset({"hmm", "main_content"})
-
-_MAX_THREADS = 64
 
 
 @dataclass(frozen=True)
@@ -60,21 +59,13 @@ class SimhashConfig:
     max_body_size: int
     debug: bool
     stats_verbose: bool
-    lmdb_map_size: int
-    durable: bool
+    store_cls: type[FingerprintStore]
     max_candidates: int | None
-    threads: int
-    processes: int
     history_size: int
 
     def index_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :meth:`SimhashIndex.open` (``None`` values left out)."""
-        kwargs: dict[str, Any] = {
-            "bits": self.bits,
-            "max_distance": self.max_distance,
-            "map_size": self.lmdb_map_size,
-            "durable": self.durable,
-        }
+        """Keyword arguments for :class:`SimhashIndex` (``None`` values left out)."""
+        kwargs: dict[str, Any] = {"bits": self.bits, "max_distance": self.max_distance}
         if self.blocks is not None:
             kwargs["blocks"] = self.blocks
         if self.max_candidates is not None:
@@ -251,13 +242,46 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),
         debug=_get_bool(settings, "SIMHASH_DEBUG"),
         stats_verbose=_get_bool(settings, "SIMHASH_STATS_VERBOSE"),
-        lmdb_map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),
-        durable=_get_bool(settings, "SIMHASH_DURABLE"),
+        store_cls=load_store_class(settings.get("SIMHASH_STORE", defaults.SIMHASH_STORE)),
         max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
-        threads=_get_int(settings, "SIMHASH_THREADS", 0, _MAX_THREADS),
-        processes=_get_int(settings, "SIMHASH_PROCESSES", 0, _MAX_THREADS),
         history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),
     )
+
+
+def load_store_class(value: Any) -> type[FingerprintStore]:
+    """The store class named by `SIMHASH_STORE` (a dotted path or the class itself).
+
+    Raises :class:`ValueError` naming the setting and the fix: for a path that does not import,
+    for a class that is not a store, and for a store whose optional dependency is missing (the
+    message names the package to install).
+    """
+    from scrapy.utils.misc import load_object
+
+    from scrapy_simhash.store.base import FingerprintStore
+
+    given = value
+    if isinstance(value, str) and value.strip():
+        path = value.strip()
+        try:
+            value = load_object(path)
+        except ModuleNotFoundError as exc:
+            missing = exc.name or ""
+            if missing and not path.startswith(missing):
+                raise ValueError(
+                    f"SIMHASH_STORE ({path!r}) needs the Python package {missing!r}, which is not installed: "
+                    f"install it (pip install {missing}) or choose another store"
+                ) from exc
+            raise _invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
+        except (ImportError, AttributeError, NameError, ValueError) as exc:
+            raise _invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
+    if not isinstance(value, type) or not issubclass(value, FingerprintStore):
+        raise _invalid(
+            "SIMHASH_STORE",
+            given,
+            "it must name a FingerprintStore class, e.g. 'scrapy_simhash.store.LmdbStore' or "
+            "'scrapy_simhash.store.MemoryStore'",
+        )
+    return value
 
 
 def warn_unknown_settings(settings: BaseSettings) -> list[str]:

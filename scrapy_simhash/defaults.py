@@ -70,21 +70,19 @@ SIMHASH_DEBUG = False
 #: Count distances per value under ``simhash/distance/<d>``.
 SIMHASH_STATS_VERBOSE = False
 
-#: Initial LMDB map size in bytes (the store grows it when it fills).
+#: The store class (dotted path, or the class): where fingerprints and records are kept. Built
+#: with ``from_crawler(crawler, path)``; it reads its own settings. ``scrapy_simhash.store.MemoryStore``
+#: keeps everything in memory (tests, one-off crawls).
+SIMHASH_STORE = "scrapy_simhash.store.LmdbStore"
+
+#: LMDB store: initial map size in bytes (the store grows it when it fills).
 SIMHASH_LMDB_MAP_SIZE = 1 << 30
 
-#: fsync every commit. False survives a killed process (not a power cut) and is much faster.
+#: LMDB store: fsync every commit. False survives a killed process (not a power cut) and is much faster.
 SIMHASH_DURABLE = False
 
 #: Largest number of candidates verified per lookup (``None``: the index's default).
 SIMHASH_MAX_CANDIDATES = None
-
-#: Worker threads that fingerprint responses off the reactor thread; 0: fingerprint on it.
-SIMHASH_THREADS = 0
-
-#: Worker processes that fingerprint responses (spawned; each loads the tokenizer); > 0 takes
-#: precedence over SIMHASH_THREADS. 0: no processes.
-SIMHASH_PROCESSES = 0
 
 #: Number of past fingerprints (with their change distances) kept per URL.
 SIMHASH_HISTORY_SIZE = 8

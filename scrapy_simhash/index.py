@@ -549,7 +549,9 @@ class SimhashIndex:
         duplicate). Atomic across processes (LMDB) and, for stores that implement the contract,
         across machines.
         """
-        probe = self._call(self._store.check_and_add, self._key(key), self._fpb(fp), self.max_distance, self.max_candidates)
+        probe = self._call(
+            self._store.check_and_add, self._key(key), self._fpb(fp), self.max_distance, self.max_candidates
+        )
         matches = self._matches(probe)
         return matches[0] if matches else None
 

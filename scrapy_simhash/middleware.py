@@ -1,8 +1,8 @@
 """SimhashSpiderMiddleware: fingerprints every text response and holds back items of duplicate pages.
 
 Scrapy glue only: the fingerprint comes from :class:`~scrapy_simhash.fingerprint.Fingerprinter`,
-the near-duplicate lookup from :class:`~scrapy_simhash.index.SimhashIndex`, the per-URL record
-from :mod:`scrapy_simhash.recrawl`.
+the decision (near-duplicate lookup, change tracking, record) from
+:class:`~scrapy_simhash.recrawl.ChangeTracker` over the index of the `SIMHASH_STORE` store.
 """
 
 from __future__ import annotations
@@ -10,29 +10,18 @@ from __future__ import annotations
 import logging
 import time
 import weakref
-from collections import deque
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
-from w3lib.url import canonicalize_url
 
-from scrapy_simhash._component import _IndexComponent
+from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
-from scrapy_simhash.fingerprint import EmptyTextError, hamming
-from scrapy_simhash.recrawl import (
-    CHANGED,
-    NEAR_DUPLICATE,
-    NEW,
-    UNCHANGED,
-    VERDICTS,
-    PageRecord,
-    change_verdict,
-)
+from scrapy_simhash.fingerprint import EmptyTextError
+from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -40,7 +29,6 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
-    from twisted.internet.defer import Deferred
     from typing_extensions import Self
 
     from scrapy_simhash.index import SimhashIndex
@@ -67,20 +55,6 @@ class _Outcome:
 _PASS = _Outcome()
 
 
-@dataclass
-class _Job:
-    """A response waiting for its fingerprint."""
-
-    response: TextResponse
-    key: str
-    url: str
-    fp: int | None = None
-    error: BaseException | None = None
-    elapsed: float = 0.0
-    done: bool = False
-    waiter: Deferred[_Outcome] | None = None
-
-
 class SimhashSpiderMiddleware(_IndexComponent):
     """Fingerprint every text response once; give it one verdict; hold back items of duplicates.
 
@@ -95,8 +69,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
     `SIMHASH_ENABLED`, `SIMHASH_DIR`, `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`,
     `SIMHASH_BLOCKS`, `SIMHASH_CHANGE_THRESHOLD`, the Fingerprinter options, `SIMHASH_DROP_UNCHANGED`,
     `SIMHASH_FOLLOW_DUPLICATES`, `SIMHASH_ITEM_FIELD`, `SIMHASH_MAX_BODY_SIZE`, `SIMHASH_DEBUG`,
-    `SIMHASH_STATS_VERBOSE`, `SIMHASH_LMDB_MAP_SIZE`, `SIMHASH_DURABLE`, `SIMHASH_MAX_CANDIDATES`,
-    `SIMHASH_THREADS`, `SIMHASH_HISTORY_SIZE`. Request meta: ``dont_simhash``, ``simhash_key``;
+    `SIMHASH_STATS_VERBOSE`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_MAX_CANDIDATES`,
+    `SIMHASH_HISTORY_SIZE`. Request meta: ``dont_simhash``, ``simhash_key``;
     spider attributes: ``simhash_enabled = False``, ``simhash_reset = True``.
     """
 
@@ -111,11 +85,14 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def _setup(self) -> None:
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
-        self._pool: Executor | None = None
-        self._queue: deque[_Job] = deque()
-        self._draining = False
+        self.tracker: ChangeTracker | None = None
         self._time_total = 0.0
         self._time_max = 0.0
+
+    def _on_index_opened(self, index: SimhashIndex) -> None:
+        self.tracker = ChangeTracker(
+            index, change_threshold=self.config.change_threshold, history_size=self.config.history_size
+        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -136,16 +113,15 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
-            "Using LMDB simhash store in %(path)s (bits=%(bits)d, blocks=%(blocks)s, max_distance=%(k)d, "
-            "change_threshold=%(change)d, %(n)d fingerprints, threads=%(threads)d)",
+            "Using %(store)s (bits=%(bits)d, blocks=%(blocks)s, max_distance=%(k)d, "
+            "change_threshold=%(change)d, %(n)d fingerprints)",
             {
-                "path": self.path,
+                "store": self._store_name(),
                 "bits": index.bits,
                 "blocks": index.blocks,
                 "k": index.max_distance,
                 "change": self.config.change_threshold,
                 "n": len(index),
-                "threads": self.config.threads,
             },
             extra={"spider": spider},
         )
@@ -155,10 +131,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
         """Log the summary line and close the index."""
-        if self._pool is not None:
-            self._pool.shutdown(wait=True)
-            self._pool = None
         self._close(spider)
+        self.tracker = None
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         self._update_index_stats()
@@ -190,8 +164,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
-        """Fingerprint ``response`` (on the calling thread) and filter the spider output."""
-        outcome = self._outcome_sync(response)
+        """Fingerprint ``response`` and filter the spider output."""
+        outcome = self._outcome(response)
         for obj in result:
             obj = self._filter(obj, outcome, response)
             if obj is not None:
@@ -200,10 +174,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
-        """Fingerprint ``response`` (in a worker thread when `SIMHASH_THREADS` > 0) and filter the
-        spider output. Verdicts are decided on the reactor thread in the order responses arrive,
-        so they do not depend on which worker finishes first."""
-        outcome = await self._outcome_async(response)
+        """Fingerprint ``response`` and filter the spider output (asynchronous callbacks)."""
+        outcome = self._outcome(response)
         async for obj in result:
             obj = self._filter(obj, outcome, response)
             if obj is not None:
@@ -248,8 +220,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     # -- fingerprinting ----------------------------------------------------------------------
 
-    def _prepare(self, response: Response) -> _Outcome | _Job:
-        """Checks done on the reactor thread: a skip outcome, or a job to fingerprint."""
+    def _prepare(self, response: Response) -> _Outcome | str:
+        """A skip outcome, or the index key of a response to fingerprint."""
         if not isinstance(response, Response):  # errback output, start requests
             return _PASS
         known = self._outcomes.get(response)
@@ -270,202 +242,86 @@ class SimhashSpiderMiddleware(_IndexComponent):
             return self._skip(response, "too_large")
         if not response.body:
             return self._skip(response, "empty")
-        key = meta.get("simhash_key") or canonicalize_url(response.url)
-        return _Job(response=response, key=str(key), url=response.url)
+        return str(meta.get("simhash_key") or canonical_key(response.url))
 
     def _skip(self, response: Response, reason: str) -> _Outcome:
         self._inc(f"simhash/skipped/{reason}")
         self._outcomes[response] = _PASS
         return _PASS
 
-    def _fingerprint(self, job: _Job) -> _Job:
-        """Decode and fingerprint ``job.response``; runs on a worker thread when `SIMHASH_THREADS`
-        > 0. Never raises: the error is kept for the reactor thread to count."""
+    def _fingerprint(self, response: TextResponse) -> int:
+        """The page's fingerprint (the one call into the fingerprinting code)."""
+        return self.fingerprinter.fingerprint_html(_response_text(response), url=response.url)
+
+    def _outcome(self, response: Response) -> _Outcome:
+        """Fingerprint, decide, count and log one response. Never raises."""
+        prepared = self._prepare(response)
+        if isinstance(prepared, _Outcome):
+            return prepared
+        assert isinstance(response, TextResponse)
         started = time.perf_counter()
         try:
-            html = _response_text(job.response)
-            job.fp = self.fingerprinter.fingerprint_html(html, url=job.url)
+            fp = self._fingerprint(response)
+        except EmptyTextError:
+            return self._skip(response, "empty")
         except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
-            job.error = exc
-        job.elapsed = time.perf_counter() - started
-        job.done = True
-        return job
-
-    def _outcome_sync(self, response: Response) -> _Outcome:
-        prepared = self._prepare(response)
-        if isinstance(prepared, _Outcome):
-            return prepared
-        return self._decide(self._fingerprint(prepared))
-
-    async def _outcome_async(self, response: Response) -> _Outcome:
-        if self.config.threads <= 0 and self.config.processes <= 0:
-            return self._outcome_sync(response)
-        prepared = self._prepare(response)
-        if isinstance(prepared, _Outcome):
-            return prepared
-        from scrapy.utils.defer import maybe_deferred_to_future
-
-        return await maybe_deferred_to_future(self._submit(prepared))
-
-    def _executor(self) -> Executor:
-        if self._pool is None:
-            if self.config.processes > 0:
-                import multiprocessing
-
-                # spawn, not fork: forking a process that runs a reactor and threads can deadlock.
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.config.processes,
-                    mp_context=multiprocessing.get_context("spawn"),
-                    initializer=_worker_init,
-                    initargs=({"bits": self.config.bits, **self.config.fingerprinter_kwargs},),
-                )
-            else:
-                self._pool = ThreadPoolExecutor(max_workers=self.config.threads, thread_name_prefix="simhash")
-        return self._pool
-
-    def _submit(self, job: _Job) -> Deferred[_Outcome]:
-        from twisted.internet import reactor
-        from twisted.internet.defer import Deferred
-
-        job.waiter = Deferred()
-        self._queue.append(job)
-        future: Future[Any]
-        try:
-            if self.config.processes > 0:
-                # Decoding stays here (Scrapy's cached response.text); the worker gets a str.
-                started = time.perf_counter()
-                html = _response_text(job.response)
-                job.elapsed = time.perf_counter() - started
-                future = self._executor().submit(_worker_fingerprint, html, job.url)
-            else:
-                future = self._executor().submit(self._fingerprint, job)
-        except Exception:  # noqa: BLE001 - fail open: never let an error reach Scrapy
-            # A broken or shut-down pool: fingerprint here rather than lose the page.
-            self._fingerprint(job)
-            self._fingerprinted(None, job)
-            return job.waiter
-        future.add_done_callback(lambda done: reactor.callFromThread(self._fingerprinted, done, job))
-        return job.waiter
-
-    def _fingerprinted(self, future: Future[Any] | None, job: _Job) -> None:
-        """Reactor thread: a worker finished ``job``; decide every job that is ready, in order."""
-        if not job.done and future is not None:
-            try:
-                result = future.result()
-            except BaseException as exc:  # the worker failed, or the pool was shut down  # noqa: BLE001 - fail open: never let an error reach Scrapy
-                job.error = exc
-            else:
-                if isinstance(result, tuple):  # from a worker process: (fp, seconds)
-                    job.fp, elapsed = result
-                    job.elapsed += elapsed
-            job.done = True
-        if self._draining:
-            return
-        # Decide in arrival order: a job waits for every job queued before it.
-        self._draining = True
-        try:
-            while self._queue and self._queue[0].done:
-                ready = self._queue.popleft()
-                outcome = self._decide(ready)
-                assert ready.waiter is not None
-                ready.waiter.callback(outcome)
+            return self._let_through(response, "Could not fingerprint", exc)
         finally:
-            self._draining = False
-
-    # -- verdicts ----------------------------------------------------------------------------
-
-    def _decide(self, job: _Job) -> _Outcome:
-        """Turn a fingerprint into a verdict (reactor thread), count it and log it. Never raises."""
-        response = job.response
+            self._timed(time.perf_counter() - started)
         try:
-            self._time_total += job.elapsed
-            self._time_max = max(self._time_max, job.elapsed)
-            if self.stats is not None:
-                total = self.stats.get_value("simhash/time_ms_total", 0) + job.elapsed * 1000
-                self.stats.set_value("simhash/time_ms_total", round(total, 3))
-                self.stats.max_value("simhash/time_ms_max", round(job.elapsed * 1000, 3))
-            if job.error is not None or job.fp is None:
-                return self._fingerprint_failed(job)
-            outcome = self._verdict(job.key, job.fp)
+            outcome = self._verdict(prepared, fp)
             self._count(outcome)
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
                 self._log_duplicate(
                     "Near-duplicate (distance %(d)d): %(url)s of %(of)s",
-                    {"url": job.url, "of": outcome.duplicate_of, "d": outcome.distance},
+                    {"url": response.url, "of": outcome.duplicate_of, "d": outcome.distance},
                 )
             self._outcomes[response] = outcome
             return outcome
-        except Exception:  # noqa: BLE001 - fail open: never let an error reach Scrapy
-            # A bug of ours must never reach Scrapy: let the page through.
-            return self._let_through(job, "Could not decide on")
+        except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
+            return self._let_through(response, "Could not decide on", exc)
 
-    def _fingerprint_failed(self, job: _Job) -> _Outcome:
-        if isinstance(job.error, EmptyTextError) or job.error is None:
-            return self._skip(job.response, "empty")
-        return self._let_through(job, "Could not fingerprint")
+    def _timed(self, elapsed: float) -> None:
+        self._time_total += elapsed
+        self._time_max = max(self._time_max, elapsed)
+        if self.stats is not None:
+            total = self.stats.get_value("simhash/time_ms_total", 0) + elapsed * 1000
+            self.stats.set_value("simhash/time_ms_total", round(total, 3))
+            self.stats.max_value("simhash/time_ms_max", round(elapsed * 1000, 3))
 
-    def _let_through(self, job: _Job, what: str) -> _Outcome:
-        error = job.error
+    def _let_through(self, response: Response, what: str, error: BaseException) -> _Outcome:
         self._log_error(
             "%(what)s %(url)s: %(error)r; the page is let through (counted as simhash/skipped/error)",
-            {"what": what, "url": job.url, "error": error},
-            exc_info=(type(error), error, error.__traceback__) if error is not None else True,
+            {"what": what, "url": response.url, "error": error},
+            exc_info=(type(error), error, error.__traceback__),
         )
-        return self._skip(job.response, "error")
+        return self._skip(response, "error")
+
+    # -- verdicts ----------------------------------------------------------------------------
 
     def _verdict(self, key: str, fp: int) -> _Outcome:
-        """One verdict for ``key`` with fingerprint ``fp``; updates the index and the record.
+        """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
-        index = self.index
-        assert index is not None
         config = self.config
+        assert self.tracker is not None
         try:
-            with index.batch():
-                record = self._record(key)
-                if record is None or record.last_fp is None:
-                    match = index.check_and_add(key, fp)
-                    duplicate_of = match.key if match is not None else None
-                    new_record = PageRecord.first(fp, duplicate_of=duplicate_of)
-                    if match is None:
-                        outcome = _Outcome(NEW, fp)
-                    else:
-                        outcome = _Outcome(NEAR_DUPLICATE, fp, match.distance, match.key)
-                else:
-                    change = hamming(fp, record.last_fp)
-                    if change_verdict(change, config.change_threshold) == UNCHANGED:
-                        duplicate_of = record.duplicate_of
-                        if duplicate_of is None and index.get(key) != fp:
-                            index.add(key, fp)  # keep the canonical page's newest fingerprint
-                        outcome = _Outcome(UNCHANGED, fp, change, duplicate_of)
-                    else:
-                        match = index.check_and_add(key, fp)
-                        if match is None:
-                            duplicate_of = None
-                            outcome = _Outcome(CHANGED, fp, change)
-                        else:
-                            # The URL now serves another page's content: it is a near-duplicate,
-                            # and its old content must not keep matching future pages.
-                            duplicate_of = match.key
-                            index.remove(key)
-                            outcome = _Outcome(NEAR_DUPLICATE, fp, match.distance, match.key)
-                    new_record = record.updated(
-                        fp,
-                        change,
-                        change > config.change_threshold,
-                        history_size=config.history_size,
-                        duplicate_of=duplicate_of,
-                    )
-                index.put_record(key, new_record.to_bytes())
-        except Exception:  # noqa: BLE001 - fail open: logged by _store_error
-            self._store_error(key)
+            verdict = self.tracker.observe(key, fp)
+        except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
+            self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)
-        held = outcome.verdict == NEAR_DUPLICATE or (
+        else:
+            outcome = _Outcome(verdict.verdict, fp, verdict.distance, verdict.duplicate_of)
+            if verdict.replaced_unreadable:
+                self._inc("simhash/store_error")
+                logger.warning(
+                    "Unreadable simhash record for %(key)s is replaced", {"key": key}, extra={"spider": self._spider}
+                )
+        outcome.hold_items = outcome.verdict == NEAR_DUPLICATE or (
             outcome.verdict == UNCHANGED and (config.drop_unchanged or outcome.duplicate_of is not None)
         )
-        outcome.hold_items = held
         outcome.drop_requests = not config.follow_duplicates and outcome.duplicate_of is not None
         outcome.item_info = {
             "fp": format(fp, f"0{config.bits // 4}x"),
@@ -474,18 +330,6 @@ class SimhashSpiderMiddleware(_IndexComponent):
             "duplicate_of": outcome.duplicate_of,
         }
         return outcome
-
-    def _record(self, key: str) -> PageRecord | None:
-        """The stored record of ``key``; an unreadable one counts as a store error and is replaced."""
-        assert self.index is not None
-        raw = self.index.get_record(key)
-        record = PageRecord.parse(raw)
-        if record is None and raw is not None:
-            self._inc("simhash/store_error")
-            logger.warning(
-                "Unreadable simhash record for %(key)s is replaced", {"key": key}, extra={"spider": self._spider}
-            )
-        return record
 
     def _count(self, outcome: _Outcome) -> None:
         if self.stats is None:
@@ -563,23 +407,3 @@ def _response_text(response: TextResponse) -> str:
         content_type=content_type.decode("latin-1") if content_type else None,
     )
     return html
-
-
-# -- worker processes (SIMHASH_PROCESSES) ------------------------------------------------------
-
-_WORKER_FINGERPRINTER: Any = None
-
-
-def _worker_init(kwargs: dict[str, Any]) -> None:
-    """Build the worker's Fingerprinter once and load the tokenizer before the first page."""
-    global _WORKER_FINGERPRINTER
-    from scrapy_simhash.fingerprint import Fingerprinter
-
-    _WORKER_FINGERPRINTER = Fingerprinter(**kwargs)
-    _WORKER_FINGERPRINTER.settings  # noqa: B018 - initialises the tokenizer and its dictionary
-
-
-def _worker_fingerprint(html: str, url: str) -> tuple[int, float]:
-    started = time.perf_counter()
-    fp = _WORKER_FINGERPRINTER.fingerprint_html(html, url=url)
-    return fp, time.perf_counter() - started

@@ -1,8 +1,8 @@
 """SimhashDedupPipeline: drops items whose text is a near-duplicate of an earlier item's.
 
 Scrapy glue only. For spiders whose items do not map one-to-one to pages, or to keep one copy of
-a story published by several sources. The item index is its own LMDB environment
-(``<SIMHASH_DIR>/<spider.name>/items``), separate from the middleware's page index.
+a story published by several sources. The item index is its own store (with LMDB:
+``<SIMHASH_DIR>/<spider.name>/items``), separate from the middleware's page index.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ class SimhashDedupPipeline(_IndexComponent):
 
     Reads `SIMHASH_ENABLED`, `SIMHASH_ITEM_FIELDS`, `SIMHASH_ITEM_KEY_FIELD`, `SIMHASH_DIR`,
     `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`, `SIMHASH_BLOCKS`,
-    `SIMHASH_MAX_CANDIDATES`, `SIMHASH_LMDB_MAP_SIZE`, `SIMHASH_DURABLE`, `SIMHASH_DEBUG`,
+    `SIMHASH_MAX_CANDIDATES`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_DEBUG`,
     `SIMHASH_STATS_VERBOSE` and the Fingerprinter options. Spider attributes
     ``simhash_enabled = False`` and ``simhash_reset = True`` apply too.
     """
@@ -85,10 +85,10 @@ class SimhashDedupPipeline(_IndexComponent):
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
-            "Using LMDB simhash item store in %(path)s (fields=%(fields)s, key field=%(key)s, bits=%(bits)d, "
+            "Using %(store)s (fields=%(fields)s, key field=%(key)s, bits=%(bits)d, "
             "blocks=%(blocks)s, max_distance=%(k)d, %(n)d fingerprints)",
             {
-                "path": self.path,
+                "store": self._store_name(),
                 "fields": ",".join(self.config.item_fields),
                 "key": self.config.item_key_field,
                 "bits": index.bits,
@@ -153,8 +153,8 @@ class SimhashDedupPipeline(_IndexComponent):
         key = self._item_key(adapter)
         try:
             match = index.check_and_add(key, fp)
-        except Exception:  # noqa: BLE001 - fail open: logged by _store_error
-            self._store_error(key)
+        except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
+            self._store_error(key, exc)
             match = None
         self._inc("simhash/items/fingerprinted")
         if match is None:

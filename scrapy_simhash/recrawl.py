@@ -1,7 +1,9 @@
-"""Per-URL change tracking: the record kept for every canonical URL and how a new fetch updates it.
+"""Per-URL change tracking: the record kept for every canonical URL, and the per-page decision.
 
-Pure: no Scrapy import. The middleware stores records with ``SimhashIndex.put_record`` as compact
-JSON (fingerprints as hexadecimal strings, so that 128-bit values survive any JSON reader).
+Pure: no Scrapy import. :class:`ChangeTracker` decides one fetched page (new, near-duplicate,
+unchanged, changed) over a :class:`~scrapy_simhash.index.SimhashIndex` and keeps its record there
+(``put_record``, compact JSON: fingerprints as hexadecimal strings, so that 128-bit values survive
+any JSON reader). The middleware calls it; nothing else decides.
 """
 
 from __future__ import annotations
@@ -9,9 +11,26 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "PageRecord", "change_verdict"]
+from scrapy_simhash import defaults
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from scrapy_simhash.index import SimhashIndex
+
+__all__ = [
+    "CHANGED",
+    "NEAR_DUPLICATE",
+    "NEW",
+    "UNCHANGED",
+    "VERDICTS",
+    "ChangeTracker",
+    "PageRecord",
+    "Verdict",
+    "change_verdict",
+]
 
 NEW = "new"
 NEAR_DUPLICATE = "near_duplicate"
@@ -31,7 +50,10 @@ class PageRecord:
     ``history`` holds the last fingerprints, newest first, each with its change distance to the
     fingerprint before it (``None`` for the first fetch). ``duplicate_of`` is the key of the page
     this URL's content duplicated at its last fetch, or ``None`` when it was canonical (indexed).
-    Times are Unix seconds.
+    ``next_due`` (when to fetch it again, kept in the store's due-time index: see
+    ``SimhashIndex.records_due``) and ``schedule`` (the recrawl policy's own state, e.g. interval
+    and change-rate estimate, a JSON mapping) belong to the recrawl scheduler. Times are Unix
+    seconds.
     """
 
     first_seen: float
@@ -41,6 +63,8 @@ class PageRecord:
     change_count: int = 0
     history: tuple[tuple[int, int | None], ...] = field(default_factory=tuple)
     duplicate_of: str | None = None
+    next_due: float | None = None
+    schedule: Mapping[str, Any] | None = None
 
     @property
     def last_fp(self) -> int | None:
@@ -96,6 +120,10 @@ class PageRecord:
         }
         if self.duplicate_of is not None:
             data["duplicate_of"] = self.duplicate_of
+        if self.next_due is not None:
+            data["next_due"] = round(self.next_due, 3)
+        if self.schedule is not None:
+            data["schedule"] = dict(self.schedule)
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
@@ -112,6 +140,8 @@ class PageRecord:
                 change_count=int(data["change_count"]),
                 history=history,
                 duplicate_of=data.get("duplicate_of"),
+                next_due=None if data.get("next_due") is None else float(data["next_due"]),
+                schedule=_mapping(data.get("schedule")),
             )
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
@@ -131,3 +161,94 @@ def change_verdict(distance: int, change_threshold: int) -> str:
     """``"changed"`` when the change ``distance`` is above ``change_threshold``, else ``"unchanged"``
     (noise such as dates and counters moves a few bits)."""
     return CHANGED if distance > change_threshold else UNCHANGED
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"schedule must be a JSON object, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The decision on one fetched page: ``verdict`` (one of :data:`VERDICTS`), its fingerprint,
+    the distance (to the duplicated page, or the change distance to the URL's previous
+    fingerprint), the key it duplicates, the record now stored, and whether an unreadable stored
+    record was replaced (the caller counts that as a store error)."""
+
+    verdict: str
+    fp: int
+    distance: int | None = None
+    duplicate_of: str | None = None
+    record: PageRecord | None = None
+    replaced_unreadable: bool = False
+
+
+class ChangeTracker:
+    """The per-page decision over an index: near-duplicate check, change tracking, record update.
+
+    :meth:`observe` reads the URL's record, decides, updates the index (check-and-add, or the
+    canonical page's newest fingerprint) and writes the record, in one :meth:`SimhashIndex.batch`
+    (one LMDB transaction). Store failures propagate as
+    :class:`~scrapy_simhash.errors.StoreError` (the caller fails open).
+
+    :param change_threshold: a refetched page whose fingerprint moved more than this many bits is
+        ``changed`` (`SIMHASH_CHANGE_THRESHOLD`).
+    :param history_size: past fingerprints kept per URL (`SIMHASH_HISTORY_SIZE`).
+    """
+
+    def __init__(
+        self,
+        index: SimhashIndex,
+        *,
+        change_threshold: int = defaults.SIMHASH_CHANGE_THRESHOLD,
+        history_size: int = defaults.SIMHASH_HISTORY_SIZE,
+    ) -> None:
+        if history_size < 1:
+            raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
+        self.index = index
+        self.change_threshold = change_threshold
+        self.history_size = history_size
+
+    def observe(self, key: str, fp: int, now: float | None = None) -> Verdict:
+        """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome."""
+        index = self.index
+        now = time.time() if now is None else now
+        with index.batch():
+            raw = index.get_record(key)
+            record = PageRecord.parse(raw)
+            unreadable = record is None and raw is not None
+            last_fp = None if record is None else record.last_fp
+            if record is None or last_fp is None:
+                match = index.check_and_add(key, fp)
+                if match is None:
+                    verdict = Verdict(NEW, fp)
+                else:
+                    verdict = Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
+                new_record = PageRecord.first(fp, now=now, duplicate_of=verdict.duplicate_of)
+            else:
+                change = (fp ^ last_fp).bit_count()
+                if change_verdict(change, self.change_threshold) == UNCHANGED:
+                    if record.duplicate_of is None and index.get(key) != fp:
+                        index.add(key, fp)  # keep the canonical page's newest fingerprint
+                    verdict = Verdict(UNCHANGED, fp, change, record.duplicate_of)
+                else:
+                    # check_and_add forgets the URL's old fingerprint when its new content is a
+                    # near-duplicate: old content must not keep matching future pages.
+                    match = index.check_and_add(key, fp)
+                    if match is None:
+                        verdict = Verdict(CHANGED, fp, change)
+                    else:
+                        verdict = Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
+                new_record = record.updated(
+                    fp,
+                    change,
+                    change > self.change_threshold,
+                    now=now,
+                    history_size=self.history_size,
+                    duplicate_of=verdict.duplicate_of,
+                )
+            index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+        return replace(verdict, record=new_record, replaced_unreadable=unreadable)

@@ -180,7 +180,6 @@ def base_settings(tmp_path: Any) -> dict[str, Any]:
         "SIMHASH_ENABLED": True,
         "SIMHASH_DIR": str(tmp_path / "simhash"),
         "SIMHASH_LMDB_MAP_SIZE": 1 << 24,
-        "SIMHASH_THREADS": 0,
     }
 
 

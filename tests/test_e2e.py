@@ -316,11 +316,11 @@ def test_crawl_killed_halfway_loses_nothing_and_next_run_carries_on(site: Site) 
     assert exported == {k for k in pages if k not in killed and pages[k]["verdict"] == "new" and pages[k]["article"]}
 
 
-def test_addon_form_with_a_worker_thread_then_reset(site: Site, crawled: Crawled) -> None:
-    # ADDONS = {"scrapy_simhash.Addon": 0} instead of the project's SPIDER_MIDDLEWARES line, and
-    # fingerprinting in a worker thread: the same verdicts as the module's first crawl (reactor thread).
+def test_addon_form_then_reset(site: Site, crawled: Crawled) -> None:
+    # ADDONS = {"scrapy_simhash.Addon": 0} instead of the project's SPIDER_MIDDLEWARES line: the
+    # same verdicts as the module's first crawl.
     first = Counter(p["verdict"] for p in crawled.pages1.values())
-    addon = {"SPIDER_MIDDLEWARES": {}, "ADDONS": {"scrapy_simhash.Addon": 0}, "SIMHASH_THREADS": 1}
+    addon = {"SPIDER_MIDDLEWARES": {}, "ADDONS": {"scrapy_simhash.Addon": 0}}
     stats, items, pages = site.crawl(**addon)
     _assert_stats_add_up(stats)
     assert Counter(p["verdict"] for p in pages.values()) == first

@@ -6,9 +6,7 @@ import asyncio
 import dataclasses
 import logging
 import os
-import subprocess
 import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -690,8 +688,8 @@ def test_store_mismatch_fails_at_start_up(make_mw):
 # -- the asynchronous path --------------------------------------------------------------------------
 
 
-def test_async_output_without_threads(make_mw):
-    mw = make_mw(SIMHASH_THREADS=0)
+def test_async_output(make_mw):
+    mw = make_mw()
     run(mw, make_response(URL_A, article_html("harbour")))
     response = make_response(URL_B, article_html("harbour"))
     request = Request("https://mirror.example.org/next")
@@ -705,81 +703,3 @@ def test_async_output_without_threads(make_mw):
 
     assert asyncio.run(collect()) == [request]
     assert response.meta["simhash_verdict"] == "near_duplicate"
-
-
-_ASYNCIO_SCRIPT = textwrap.dedent(
-    """
-    import asyncio, json, sys
-    from scrapy.utils.reactor import install_reactor
-    install_reactor("twisted.internet.asyncioreactor.AsyncioSelectorReactor")
-    from twisted.internet import reactor
-    from twisted.internet.defer import Deferred
-    from scrapy.utils.test import get_crawler
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
-    sys.path.insert(0, "tests")
-    from conftest import SimhashTestSpider, article_html, build_from_crawler, make_response
-
-    names = ["harbour", "orchard", "harbour", "metro", "tea", "metro", "telescope", "orchard"] * 3
-    results = {}
-
-    def build(mode, directory):
-        threads, processes = {"t0": (0, 0), "t3": (3, 0), "p2": (0, 2)}[mode]
-        crawler = get_crawler(SimhashTestSpider, {"SIMHASH_ENABLED": True, "SIMHASH_DIR": directory,
-                              "SIMHASH_LMDB_MAP_SIZE": 1 << 24, "SIMHASH_THREADS": threads,
-                              "SIMHASH_PROCESSES": processes})
-        crawler.spider = SimhashTestSpider.from_crawler(crawler)
-        return crawler, build_from_crawler(SimhashSpiderMiddleware, crawler)
-
-    async def one(mw, i, name):
-        response = make_response(f"https://site{i % 5}.example.com/{name}/{i}", article_html(name))
-        async def output():
-            yield {"i": i}
-        items = [o async for o in mw.process_spider_output_async(response, output())]
-        return response.meta["simhash_verdict"], response.meta.get("simhash_duplicate_of"), len(items)
-
-    async def main():
-        for mode in ("t0", "t3", "p2"):
-            crawler, mw = build(mode, sys.argv[1] + f"/{mode}")
-            # All responses at once, as Scrapy does with concurrent requests.
-            out = await asyncio.gather(*(one(mw, i, n) for i, n in enumerate(names)))
-            stats = crawler.stats.get_stats()
-            pool_used = mw._pool is not None
-            mw.spider_closed(crawler.spider, "finished")
-            results[mode] = {"verdicts": out, "time_ms_max": stats.get("simhash/time_ms_max"),
-                                "fingerprinted": stats.get("simhash/fingerprinted"), "pool_used": pool_used}
-
-    def done(result):
-        print(json.dumps(results))
-        reactor.stop()
-        return result
-
-    Deferred.fromFuture(asyncio.ensure_future(main())).addBoth(done)
-    reactor.run()
-    """
-)
-
-
-@pytest.mark.e2e
-def test_threads_and_processes_under_asyncio_reactor_give_the_same_verdicts(tmp_path):
-    import json
-
-    root = Path(__file__).resolve().parents[1]
-    env = {**os.environ, "PYTHONPATH": str(root) + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    proc = subprocess.run(
-        [sys.executable, "-c", _ASYNCIO_SCRIPT, str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-        cwd=root,
-        env=env,
-    )
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    results = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert results["t0"]["fingerprinted"] == 24
-    assert results["t3"]["pool_used"] and results["p2"]["pool_used"] and not results["t0"]["pool_used"]
-    assert results["t3"]["verdicts"] == results["t0"]["verdicts"]
-    assert results["p2"]["verdicts"] == results["t0"]["verdicts"]
-    verdicts = [v for v, _, _ in results["t3"]["verdicts"]]
-    assert verdicts.count("new") == 5  # five distinct articles
-    assert results["p2"]["time_ms_max"] > 0

@@ -47,12 +47,11 @@ def test_values_from_the_command_line_are_parsed():
         SIMHASH_ITEM_FIELDS="title, body",
         SIMHASH_MIN_FEATURES="5",
         SIMHASH_DROP_UNCHANGED="False",
-        SIMHASH_THREADS="2",
     )
     assert config.enabled is True and config.bits == 128 and config.max_distance == 5 and config.blocks == 8
     assert config.item_fields == ("title", "body")
     assert config.fingerprinter_kwargs == {"min_features": 5}
-    assert config.drop_unchanged is False and config.threads == 2
+    assert config.drop_unchanged is False
 
 
 @pytest.mark.parametrize(
@@ -67,9 +66,9 @@ def test_values_from_the_command_line_are_parsed():
         ("SIMHASH_BLOCKS", 65, "SIMHASH_BITS (64)"),
         ("SIMHASH_CHANGE_THRESHOLD", 65, "between 0 and 64"),
         ("SIMHASH_MAX_BODY_SIZE", -5, ">= 0"),
-        ("SIMHASH_LMDB_MAP_SIZE", 1000, ">= 1048576"),
         ("SIMHASH_MAX_CANDIDATES", 0, ">= 1"),
-        ("SIMHASH_THREADS", 100, "between 0 and 64"),
+        ("SIMHASH_STORE", "scrapy_simhash.store.NoSuchStore", "cannot be imported"),
+        ("SIMHASH_STORE", "scrapy_simhash.index.Match", "FingerprintStore class"),
         ("SIMHASH_HISTORY_SIZE", 0, "between 1 and 1000"),
         ("SIMHASH_ENABLED", "maybe", "True or False"),
         ("SIMHASH_DEBUG", "often", "True or False"),

@@ -177,7 +177,9 @@ class Probe(NamedTuple):
     capped: bool
 
 
-def sort_hits(found: Mapping[bytes, int], keys_of: Callable[[bytes], Sequence[bytes]], exclude: bytes | None) -> list[Hit]:
+def sort_hits(
+    found: Mapping[bytes, int], keys_of: Callable[[bytes], Sequence[bytes]], exclude: bytes | None
+) -> list[Hit]:
     """Hits for verified fingerprints (``{fp: distance}``), nearest first, ties by key."""
     hits = [Hit(key, fp, d) for fp, d in found.items() for key in keys_of(fp) if key != exclude]
     hits.sort(key=lambda h: (h.distance, h.key))
@@ -325,6 +327,6 @@ class FingerprintStore(ABC):
 
 def due_ms(due: float) -> int:
     """A due time as whole milliseconds (what stores keep); ``ValueError`` for a negative one."""
-    if due != due or due < 0:
+    if not due >= 0:  # also NaN
         raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
     return round(due * 1000)

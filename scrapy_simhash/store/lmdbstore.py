@@ -326,7 +326,7 @@ class LmdbStore(FingerprintStore):
         settings = crawler.settings
         return cls(
             path,
-            map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 16),
+            map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),
             durable=_get_bool(settings, "SIMHASH_DURABLE"),
         )
 
@@ -335,7 +335,7 @@ class LmdbStore(FingerprintStore):
     def open(self) -> bytes | None:
         path = self.path
         assert path is not None
-        state, meta = inspect_dir(path)
+        state, _ = inspect_dir(path)
         if self.readonly and state != "index":
             raise SimhashIndexError(f"Cannot open {path} read-only: there is no index there yet")
         if not self.readonly:
@@ -718,7 +718,9 @@ class LmdbStore(FingerprintStore):
                 starts = np.concatenate(([0], np.flatnonzero(tk[1:] != tk[:-1]) + 1)).tolist()
                 ends = [*starts[1:], len(tk)]
                 tkb = tk[starts].astype(">u8").tobytes()
-                groups = [(tkb[i * 8 + 8 - kw : i * 8 + 8], vals[s * 8 : e * 8]) for i, (s, e) in enumerate(zip(starts, ends))]
+                groups = [
+                    (tkb[i * 8 + 8 - kw : i * 8 + 8], vals[s * 8 : e * 8]) for i, (s, e) in enumerate(zip(starts, ends))
+                ]
                 _putmulti(txn.cursor(db), groups)
             return
         keyed = [layout.tkeys(fp) for fp in distinct]
