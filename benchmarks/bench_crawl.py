@@ -223,7 +223,7 @@ def main() -> int:
     parser.add_argument(
         "--configs",
         default="jieba,rjieba",
-        help="comma-separated configs besides 'off': jieba, rjieba, jieba-t1, rjieba-t1, jieba-p1 (default jieba,rjieba)",
+        help="comma-separated configs besides 'off': jieba, rjieba (default jieba,rjieba)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -292,7 +292,7 @@ def main() -> int:
         pps = statistics.median(r["pages_s"] for r in rs)
         ppc = statistics.median(r["pages_cpu_s"] for r in rs)
         ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
-        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)"}.get(name.removesuffix("-t1"), "")
+        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)"}.get(name, "")
         print(f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f}{target}")
     return 0
 

@@ -483,8 +483,12 @@ class SimhashIndex:
 
     def get(self, key: str) -> int | None:
         """``key``'s fingerprint, or ``None``."""
-        (fp,) = self._call(self._store.get, [self._key(key)], write=False)
-        return None if fp is None else int.from_bytes(fp, "big")
+        return self.get_many([key])[0]
+
+    def get_many(self, keys: Iterable[str]) -> list[int | None]:
+        """The fingerprint of each key, or ``None`` (one store operation)."""
+        fps = self._call(self._store.get, [self._key(key) for key in keys], write=False)
+        return [None if fp is None else int.from_bytes(fp, "big") for fp in fps]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(key) and self.get(key) is not None

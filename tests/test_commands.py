@@ -64,11 +64,26 @@ def test_show_and_near_a_duplicate(crawled, capsys):
     assert len(lines) == 1 and lines[0].endswith("\thttps://news.example.com/a")
 
 
-def test_export(crawled, capsys):
+def test_export_lists_every_url_near_duplicates_included(crawled, capsys):
     invoke(crawled, "test", "export")
+    rows = {row["key"]: row for row in map(json.loads, capsys.readouterr().out.splitlines())}
+    assert sorted(rows) == ["https://mirror.example.org/a", "https://news.example.com/a", "https://news.example.com/b"]
+    assert all(row["fetch_count"] >= 1 for row in rows.values())
+    duplicate = rows["https://mirror.example.org/a"]
+    assert duplicate["fp"] is None and duplicate["duplicate_of"] == "https://news.example.com/a"
+    assert len(rows["https://news.example.com/a"]["fp"]) == 16
+
+
+def test_export_of_the_item_index_lists_keys_without_records(make_crawler, base_settings, capsys):
+    from scrapy_simhash.pipeline import SimhashDedupPipeline
+
+    crawler = make_crawler(SIMHASH_ITEM_FIELDS=["title", "body"])
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.process_item({"url": "https://news.example.com/x", "title": "Harbour", "body": article_html("harbour")})
+    pipeline.close_spider()
+    invoke({**base_settings, "SIMHASH_ITEM_FIELDS": ["title", "body"]}, "test", "export", "--items")
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert [row["key"] for row in rows] == ["https://news.example.com/a", "https://news.example.com/b"]
-    assert all(len(row["fp"]) == 16 and row["fetch_count"] >= 1 for row in rows)
+    assert [row["key"] for row in rows] == ["https://news.example.com/x"] and len(rows[0]["fp"]) == 16
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import os
-import sys
 from pathlib import Path
 from typing import Any
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -15,6 +16,8 @@ from scrapy_simhash._settings import load_config
 from scrapy_simhash.recrawl import PageRecord
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.index import SimhashIndex
 
@@ -73,14 +76,34 @@ class Command(ScrapyCommand):
                 for match in index.near(fp, max_distance=opts.max_distance, exclude=key):
                     print(f"{match.distance}\t{match.key}")
             else:
-                for key, fp in index.items():
-                    row: dict[str, Any] = {"key": key, "fp": format(fp, f"0{config.bits // 4}x")}
-                    record = PageRecord.parse(index.get_record(key))
-                    if record is not None:
-                        row.update(_record_dict(record, config))
+                for row in _export(index, config):
                     print(json.dumps(row, ensure_ascii=False))
         finally:
             index.close()
+
+
+def _pages(rows: Iterator[tuple[str, Any]], size: int = 1000) -> Iterator[list[tuple[str, Any]]]:
+    while page := list(islice(rows, size)):
+        yield page
+
+
+def _export(index: SimhashIndex, config: SimhashConfig) -> Iterator[dict[str, Any]]:
+    """Every key with a record (near-duplicates included: ``"fp": null``), then every key with
+    a fingerprint and no record (the item index)."""
+    width = config.bits // 4
+    for page in _pages(index.iter_records()):
+        fps = index.get_many([key for key, _ in page])
+        for (key, raw), fp in zip(page, fps):
+            row: dict[str, Any] = {"key": key, "fp": None if fp is None else format(fp, f"0{width}x")}
+            record = PageRecord.parse(raw)
+            if record is not None:
+                row.update(_record_dict(record, config))
+            yield row
+    for page in _pages(index.iter_items()):
+        records = index.get_records([key for key, _ in page])
+        for (key, fp), raw in zip(page, records):
+            if raw is None:
+                yield {"key": key, "fp": format(fp, f"0{width}x")}
 
 
 def _index_path(config: SimhashConfig, spider_name: str, opts: argparse.Namespace) -> Path:
@@ -110,6 +133,7 @@ def _record_dict(record: PageRecord, config: SimhashConfig) -> dict[str, Any]:
         "fetch_count": record.fetch_count,
         "change_count": record.change_count,
         "duplicate_of": record.duplicate_of,
+        "next_due": record.next_due,
         "history": [{"fp": format(fp, f"0{width}x"), "distance": d} for fp, d in record.history],
     }
 
