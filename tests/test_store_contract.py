@@ -1,210 +1,319 @@
-"""The FingerprintStore contract, run against every backend (memory, LMDB)."""
+"""The FingerprintStore contract (store/base.py), one suite run against every store.
+
+A store is listed in ``STORES`` with a factory ``make(path) -> FingerprintStore`` and whether
+another process can open the same store (LMDB, Redis) for the concurrency test; a memory store
+is shared by threads instead.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import json
+import random
+import subprocess
+import sys
+import textwrap
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
-import numpy as np
 import pytest
 
-from scrapy_simhash.store.base import FingerprintStore, StoreFullError
+from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.memory import MemoryStore
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Callable
+
+REPO = Path(__file__).resolve().parents[1]
 
 
-def _fp(v: int, width: int = 8) -> bytes:
-    return v.to_bytes(width, "big")
+class StoreKind(NamedTuple):
+    make: Callable[[Path], FingerprintStore]
+    #: Python source of ``make(path)`` for a worker process; None: the store lives in one process.
+    worker_make: str | None
 
 
-@pytest.fixture(params=["memory", "lmdb"])
-def store(request: pytest.FixtureRequest, tmp_path: Path):
-    s: FingerprintStore = MemoryStore() if request.param == "memory" else LmdbStore(tmp_path / "s", map_size=1 << 20)
-    s.open()
-    assert s.read_meta() is None
-    s.configure(n_tables=2, key_width=2, value_width=8)
+STORES: dict[str, StoreKind] = {
+    "memory": StoreKind(lambda path: MemoryStore(), None),
+    "lmdb": StoreKind(
+        lambda path: LmdbStore(path, map_size=1 << 20),
+        "from scrapy_simhash.store.lmdbstore import LmdbStore\nmake = lambda path: LmdbStore(path, map_size=1 << 16)",
+    ),
+}
+
+LAYOUT = TableLayout(64, 3, 4)
+LONG = b"https://example.com/" + b"x" * 600  # over LMDB's 511-byte key limit
+
+
+def _fp(v: int) -> bytes:
+    return v.to_bytes(8, "big")
+
+
+def _open(make: Callable[[Path], FingerprintStore], path: Path, layout: TableLayout = LAYOUT) -> FingerprintStore:
+    store = make(path)
+    store.open()
+    store.configure(layout)
+    store.create_meta(_meta(0))
+    return store
+
+
+@pytest.fixture(params=sorted(STORES))
+def kind(request: pytest.FixtureRequest) -> StoreKind:
+    return STORES[request.param]
+
+
+@pytest.fixture
+def store(kind: StoreKind, tmp_path: Path):
+    s = _open(kind.make, tmp_path / "s")
     yield s
     s.close()
 
 
-def _write(store: FingerprintStore, fn) -> None:
-    store.begin(True)
-    fn()
+def _brute(stored: dict[bytes, int], fp: int, k: int, exclude: bytes | None = None) -> list[tuple[bytes, int]]:
+    out = [(key, (v ^ fp).bit_count()) for key, v in stored.items() if key != exclude]
+    return sorted(((key, d) for key, d in out if d <= k), key=lambda x: (x[1], x[0]))
+
+
+def _hits(probe: Probe) -> list[tuple[bytes, int]]:
+    return [(h.key, h.distance) for h in probe.hits]
+
+
+def _flip(rng: random.Random, fp: int, n: int, bits: int = 64) -> int:
+    for b in rng.sample(range(bits), n):
+        fp ^= 1 << b
+    return fp
+
+
+def _meta(n: int) -> bytes:
+    return b'{"format": "scrapy-simhash-index", "n": %d}' % n
+
+
+def test_meta_is_created_once_then_replaced(kind: StoreKind, tmp_path: Path) -> None:
+    s = kind.make(tmp_path / "s")
+    assert s.open() is None
+    s.configure(LAYOUT)
+    assert s.create_meta(_meta(1)) == _meta(1)
+    assert s.create_meta(_meta(2)) == _meta(1)  # another process created it first
+    s.write_meta(_meta(3))
+    s.close()
+    if kind.worker_make is not None:  # persistent: a new object sees it
+        again = kind.make(tmp_path / "s")
+        assert again.open() == _meta(3)
+        again.close()
+
+
+def test_near_and_check_and_add_match_brute_force(store: FingerprintStore) -> None:
+    rng = random.Random(7)
+    stored: dict[bytes, int] = {}
+    bases = [rng.getrandbits(64) for _ in range(40)]
+    for i in range(400):
+        key = b"k%d" % i
+        fp = _flip(rng, rng.choice(bases), rng.randint(0, 5))
+        probe = store.check_and_add(key, _fp(fp), 3, 0)
+        assert _hits(probe) == _brute(stored, fp, 3, key)
+        if not probe.hits:
+            stored[key] = fp
+        assert probe.candidates >= len({h.fp for h in probe.hits}) and not probe.capped
+    assert store.count() == len(stored)
+    for _ in range(200):
+        q = _flip(rng, rng.choice(bases), rng.randint(0, 4))
+        for k in (0, 2, 3):
+            assert _hits(store.near(_fp(q), k, 0)) == _brute(stored, q, k)
+        key = rng.choice(sorted(stored))
+        assert _hits(store.near(_fp(q), 3, 0, key)) == _brute(stored, q, 3, key)
+
+
+def test_check_and_add_keeps_or_drops_the_key(store: FingerprintStore) -> None:
+    assert store.check_and_add(b"a", _fp(0xF0), 3, 0).hits == []
+    # The key's own entry is not its duplicate; a changed fingerprint replaces it.
+    assert store.check_and_add(b"a", _fp(0xF1), 3, 0).hits == []
+    assert store.get([b"a"]) == [_fp(0xF1)]
+    assert store.near(_fp(0xF0), 0, 0).hits == []
+    assert store.check_and_add(b"b", _fp(0xFF00), 3, 0).hits == []
+    # b now serves a near-duplicate of a: nothing stored for b, its old fingerprint forgotten.
+    probe = store.check_and_add(b"b", _fp(0xF3), 3, 0)
+    assert _hits(probe) == [(b"a", 1)] and probe.hits[0].fp == _fp(0xF1)
+    assert store.get([b"a", b"b"]) == [_fp(0xF1), None]
+    assert store.near(_fp(0xFF00), 3, 0).hits == [] and store.count() == 1
+
+
+def test_identical_fingerprints_share_and_part(store: FingerprintStore) -> None:
+    store.put([(b"b", _fp(5)), (b"a", _fp(5)), (b"c", _fp(7))])
+    assert _hits(store.near(_fp(5), 3, 0)) == [(b"a", 0), (b"b", 0), (b"c", 1)]
+    assert store.remove([b"a", b"zz"]) == 1
+    assert _hits(store.near(_fp(5), 0, 0)) == [(b"b", 0)]
+    assert store.remove([b"b"]) == 1 and store.near(_fp(5), 0, 0).hits == []
+    assert store.count() == 1 and store.remove([b"b"]) == 0
+
+
+def test_put_last_wins_and_scan_pages_through_everything(store: FingerprintStore) -> None:
+    items = [(b"key%04d" % i, _fp(i * 0x9E3779B97F4A7C15 % (1 << 64))) for i in range(250)]
+    store.put([*items, (b"key0001", _fp(1)), (LONG, _fp(2))])
+    expected = dict(items) | {b"key0001": _fp(1), LONG: _fp(2)}
+    assert store.count() == len(expected)
+    assert store.get([b"key0001", LONG, b"none"]) == [_fp(1), _fp(2), None]
+    seen: list[tuple[bytes, bytes]] = []
+    after = None
+    while page := store.scan(after, 64):
+        seen.extend(page)
+        after = page[-1][0]
+    assert dict(seen) == expected and len(seen) == len(expected)
+    # a second put into a non-empty store: replaces and adds
+    store.put([(b"key0002", _fp(3)), (b"new", _fp(4))])
+    assert store.get([b"key0002", b"new"]) == [_fp(3), _fp(4)] and store.count() == len(expected) + 1
+    assert _hits(store.near(_fp(2), 0, 0)) == [(LONG, 0)]
+
+
+def test_records_and_due_index(store: FingerprintStore) -> None:
+    store.put_records([(b"a", b"ra", 30.0), (b"b", b"rb", 10.0), (b"c", b"rc", None), (LONG, b"rl", 20.0)])
+    assert store.get_records([b"a", b"c", LONG, b"zz"]) == [b"ra", b"rc", b"rl", None]
+    assert store.records_due(25.0, 10) == [(b"b", 10.0), (LONG, 20.0)]
+    assert store.records_due(1e12, 2) == [(b"b", 10.0), (LONG, 20.0)]
+    store.put_records([(b"b", b"rb2", 40.0), (b"a", b"ra2", None)])  # due moves, or goes
+    assert store.records_due(1e12, 10) == [(LONG, 20.0), (b"b", 40.0)]
+    assert store.records_due(5.0, 10) == []
+    store.put_records([(b"t", b"rt", 12.3456)])
+    assert store.records_due(12.346, 10) == [(b"t", 12.346)]  # milliseconds
+    assert store.delete_records([b"b", b"nope"]) == 1
+    assert store.records_due(1e12, 10) == [(b"t", 12.346), (LONG, 20.0)]
+    records = dict(store.scan_records(None, 2) + store.scan_records(store.scan_records(None, 2)[-1][0], 10))
+    assert records == {b"a": b"ra2", b"c": b"rc", LONG: b"rl", b"t": b"rt"}
+    assert store.count() == 0  # records are not fingerprints
+    with pytest.raises(ValueError, match="due"):
+        store.put_records([(b"x", b"r", -1.0)])
+
+
+def test_aux_blobs_are_not_keys(store: FingerprintStore) -> None:
+    store.put_aux({"template:example.com": b"\x00blob", "other": b"x"})
+    assert store.get_aux(["template:example.com", "none"]) == [b"\x00blob", None]
+    store.put_aux({"other": None})
+    assert store.get_aux(["other"]) == [None]
+    assert store.count() == 0 and store.scan(None, 10) == [] and store.scan_records(None, 10) == []
+
+
+def test_group_abort_leaves_nothing(store: FingerprintStore) -> None:
+    store.put([(b"keep", _fp(1))])
+    store.begin()
+    store.put([(b"x", _fp(2))])
+    store.check_and_add(b"y", _fp(0xFFFF0000), 3, 0)
+    store.put_records([(b"x", b"r", 5.0)])
+    store.put_aux({"a": b"1"})
+    assert store.get([b"x"]) == [_fp(2)]  # the group sees its own writes
+    store.abort()
+    assert store.get([b"x", b"y", b"keep"]) == [None, None, _fp(1)]
+    assert store.get_records([b"x"]) == [None] and store.records_due(10, 10) == [] and store.get_aux(["a"]) == [None]
+    store.begin()
+    store.put([(b"x", _fp(2))])
     store.commit()
+    assert store.get([b"x"]) == [_fp(2)]
 
 
-def test_meta_roundtrip_and_abort(store: FingerprintStore) -> None:
-    _write(store, lambda: store.write_meta(b'{"a": 1}'))
-    store.begin(False)
-    assert store.read_meta() == b'{"a": 1}'
-    store.abort()
-    store.begin(True)
-    store.write_meta(b"other")
-    store.set_fp(b"k", _fp(1))
-    store.put_record(b"k", b"r")
-    store.abort()
-    store.begin(False)
-    assert store.read_meta() == b'{"a": 1}' and store.get_fp(b"k") is None and store.get_record(b"k") is None
-    assert store.is_empty()
-    store.abort()
+def test_capped_lookup_still_finds_exact_duplicates(store: FingerprintStore) -> None:
+    base = 0xABCD << 48  # one hot bucket in the first table
+    store.put([(b"k%02d" % i, _fp(base | (i << 8))) for i in range(60)])
+    probe = store.near(_fp(base | (59 << 8)), 3, 10)
+    assert probe.capped and probe.candidates >= 60
+    assert (b"k59", 0) in _hits(probe)
 
 
-def test_probe_orders_limits_and_counts(store: FingerprintStore) -> None:
-    def fill() -> None:
-        for v in (5, 3, 9, 3):  # 3 twice: a set
-            store.table_add(0, b"\x00\x01", _fp(v))
-        store.table_add(1, b"\x00\x02", _fp(7))
-        store.table_add(1, b"\x00\x03", _fp(8))
-
-    _write(store, fill)
-    store.begin(False)
-    fps, total = store.probe([b"\x00\x01", b"\x00\x02"], 0)
-    assert fps.dtype == np.dtype(">u8") and fps.tolist() == [3, 5, 9, 7] and total == 4
-    fps, total = store.probe([b"\x00\x01", b"\x00\x02"], 2)
-    assert fps.tolist() == [3, 5] and total == 4
-    fps, total = store.probe([b"\x00\x09", b"\x00\x09"], 0)
-    assert fps.tolist() == [] and total == 0
-    store.abort()
-    _write(
-        store,
-        lambda: (
-            store.table_remove(0, b"\x00\x01", _fp(5)),
-            store.table_remove(0, b"\x00\x01", _fp(42)),
-        ),
-    )
-    store.begin(False)
-    assert store.probe([b"\x00\x01", b"\x00\x03"], 0)[0].tolist() == [3, 9, 8]
-    store.abort()
-
-
-def test_links_and_keys(store: FingerprintStore) -> None:
-    results = []
-
-    def fill() -> None:
-        results.append(store.link(_fp(1), b"b"))
-        results.append(store.link(_fp(1), b"a"))
-        store.set_fp(b"a", _fp(1))
-        store.set_fp(b"b", _fp(1))
-        store.set_fp(b"c", _fp(2))
-
-    _write(store, fill)
-    assert results == [True, False]
-    store.begin(False)
-    assert store.keys_of(_fp(1)) == [b"a", b"b"] and store.keys_of(_fp(3)) == []
-    assert store.count() == 3 and list(store.iter_fps()) == [
-        (b"a", _fp(1)),
-        (b"b", _fp(1)),
-        (b"c", _fp(2)),
-    ]
-    store.abort()
-    results.clear()
-    _write(
-        store,
-        lambda: results.extend(
-            [
-                store.unlink(_fp(1), b"a"),
-                store.unlink(_fp(1), b"b"),
-                store.delete_fp(b"c"),
-                store.delete_fp(b"c"),
-            ]
-        ),
-    )
-    assert results == [False, True, True, False]
-    store.begin(False)
-    assert store.keys_of(_fp(1)) == [] and store.count() == 2
-    store.abort()
-
-
-def test_records_and_aliases(store: FingerprintStore) -> None:
-    _write(
-        store,
-        lambda: (store.put_record(b"u", b"1"), store.put_alias(b"\xffh", b"long")),
-    )
-    store.begin(False)
-    assert store.get_record(b"u") == b"1" and store.get_alias(b"\xffh") == b"long" and store.get_fp(b"u") is None
-    assert not store.is_empty()
-    store.abort()
-    out: list[bool] = []
-
-    def delete() -> None:
-        out.append(store.delete_record(b"u"))
-        out.append(store.delete_record(b"u"))
-        store.delete_alias(b"\xffh")
-
-    _write(store, delete)
-    assert out == [True, False]
-    store.begin(False)
-    assert store.get_record(b"u") is None and store.get_alias(b"\xffh") is None
-    store.abort()
-
-
-def test_bulk_methods_match_single(store: FingerprintStore) -> None:
-    pairs = sorted((bytes([0, i % 3]), _fp(i)) for i in range(30))
-    _write(store, lambda: store.bulk_table(0, pairs))
-    _write(store, lambda: store.bulk_links(sorted((_fp(i), b"k%d" % i) for i in range(30))))
-    _write(store, lambda: store.bulk_fps(sorted((b"k%d" % i, _fp(i)) for i in range(30))))
-    # A second sorted chunk after the first (appends), then one that must be merged.
-    _write(store, lambda: store.bulk_table(0, [(b"\x00\x05", _fp(100))]))
-    _write(store, lambda: store.bulk_table(0, [(b"\x00\x00", _fp(101))]))
-    store.begin(False)
-    fps, total = store.probe([b"\x00\x00", b"\xff\xff"], 0)
-    assert fps.tolist() == sorted([i for i in range(30) if i % 3 == 0] + [101]) and total == 11
-    assert store.probe([b"\x00\x05"], 0)[0].tolist() == [100]
-    assert store.count() == 30 and store.keys_of(_fp(7)) == [b"k7"]
-    store.abort()
-
-
-def test_sixteen_byte_values(tmp_path: Path) -> None:
-    for s in (MemoryStore(), LmdbStore(tmp_path / "s16", map_size=1 << 20)):
-        s.open()
-        s.configure(n_tables=1, key_width=4, value_width=16)
-        v = ((1 << 127) | 5).to_bytes(16, "big")
-        _write(s, lambda s=s, v=v: s.table_add(0, b"\x00\x00\x00\x01", v))
-        s.begin(False)
-        fps, total = s.probe([b"\x00\x00\x00\x01"], 0)
-        assert fps.shape == (1, 2) and fps[0].tolist() == [1 << 63, 5] and total == 1
-        s.abort()
-        s.close()
-
-
-def test_lmdb_full_raises_store_full_and_grows(tmp_path: Path) -> None:
-    s = LmdbStore(tmp_path / "tiny", map_size=1 << 16)
-    s.open()
-    s.configure(n_tables=1, key_width=2, value_width=8)
-    before = s.map_size
-    s.begin(True)
-    with pytest.raises(StoreFullError):
-        for i in range(20000):
-            s.put_record(b"r%d" % i, b"x" * 100)
-    assert s.map_size > before and s.grows == 1
-    s.begin(False)  # the aborted transaction left nothing
-    assert s.get_record(b"r0") is None
-    s.abort()
+def test_sixteen_byte_fingerprints(kind: StoreKind, tmp_path: Path) -> None:
+    layout = TableLayout(128, 3, 4)
+    s = _open(kind.make, tmp_path / "s128", layout)
+    rng = random.Random(3)
+    stored = {b"k%d" % i: rng.getrandbits(128) for i in range(100)}
+    s.put([(k, v.to_bytes(16, "big")) for k, v in stored.items()])
+    for key, v in list(stored.items())[:20]:
+        q = _flip(rng, v, 2, 128)
+        assert _hits(s.near(q.to_bytes(16, "big"), 3, 0)) == _brute(stored, q, 3)
     s.close()
 
 
-def test_buckets_follow_a_set_model(store: FingerprintStore) -> None:
-    """Random adds and removes in a few buckets behave like Python sets (sorted on read)."""
-    import random
+# -- concurrency ---------------------------------------------------------------------------------
 
-    rng = random.Random(3)
-    model: dict[bytes, set[int]] = {b"\x00\x01": set(), b"\x00\x02": set()}
-    for _ in range(30):
-        store.begin(True)
-        for _ in range(20):
-            tkey = rng.choice(list(model))
-            v = rng.randrange(40) << 56 | rng.randrange(3)
-            if rng.random() < 0.6:
-                store.table_add(0, tkey, _fp(v))
-                model[tkey].add(v)
+_GROUPS = 40
+_WORKERS = 4
+
+
+def _group_fps(seed: int = 11) -> list[list[int]]:
+    """Per group, one variant per worker: pairwise within 2 bits (a near-duplicate group)."""
+    rng = random.Random(seed)
+    groups = []
+    for _ in range(_GROUPS):
+        base = rng.getrandbits(64)
+        bits = rng.sample(range(64), _WORKERS)
+        groups.append([base ^ (1 << b) for b in bits])
+    return groups
+
+
+def _work(store: FingerprintStore, worker: int, groups: list[list[int]]) -> list[tuple[int, bool, bytes | None]]:
+    order = list(range(len(groups)))
+    random.Random(worker).shuffle(order)
+    out = []
+    for g in order:
+        probe = store.check_and_add(b"g%02d-w%d" % (g, worker), _fp(groups[g][worker]), 3, 0)
+        out.append((g, not probe.hits, probe.hits[0].key if probe.hits else None))
+    return out
+
+
+_WORKER_SRC = textwrap.dedent(
+    """
+    import json, os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    sys.path.insert(0, sys.argv[1] + "/tests")
+    from test_store_contract import LAYOUT, _group_fps, _open, _work
+    {make}
+    store = _open(make, sys.argv[2])
+    worker, go = int(sys.argv[3]), sys.argv[4]
+    while not os.path.exists(go):
+        time.sleep(0.002)
+    result = _work(store, worker, _group_fps())
+    store.close()
+    print(json.dumps([[g, kept, None if of is None else of.decode()] for g, kept, of in result]))
+    """
+)
+
+
+def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, tmp_path: Path) -> None:
+    groups = _group_fps()
+    path = tmp_path / "shared"
+    results: list[list[tuple[int, bool, bytes | None]]] = []
+    store = _open(kind.make, path)
+    if kind.worker_make is None:  # one process: threads
+        threads = [threading.Thread(target=lambda w=w: results.append(_work(store, w, groups))) for w in range(_WORKERS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    else:
+        go = tmp_path / "go"
+        src = _WORKER_SRC.replace("{make}", kind.worker_make)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-c", src, str(REPO), str(path), str(w), str(go)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for w in range(_WORKERS)
+        ]
+        go.touch()
+        for p in procs:
+            out, err = p.communicate(timeout=120)
+            assert p.returncode == 0, err[-2000:]
+            results.append([(g, kept, None if of is None else of.encode()) for g, kept, of in json.loads(out)])
+    assert len(results) == _WORKERS
+    kept: dict[int, list[bytes]] = {}
+    for w, result in enumerate(results):
+        assert sorted(g for g, _, _ in result) == list(range(_GROUPS))
+        for g, was_kept, of in result:
+            key = b"g%02d-w%d" % (g, w)
+            if was_kept:
+                kept.setdefault(g, []).append(key)
             else:
-                store.table_remove(0, tkey, _fp(v))
-                model[tkey].discard(v)
-        store.commit()
-        store.begin(False)
-        for tkey, values in model.items():
-            fps, total = store.probe([tkey], 0)
-            assert fps.tolist() == sorted(values) and total == len(values)
-        store.abort()
+                assert of is not None and of.startswith(b"g%02d-" % g)  # matched its own group
+    stored = dict(store.scan(None, 10_000))
+    store.close()
+    # Exactly one key kept per group, and every add reported kept is stored (no lost add).
+    assert all(len(kept.get(g, [])) == 1 for g in range(_GROUPS)), kept
+    assert sorted(stored) == sorted(k for keys in kept.values() for k in keys)
