@@ -75,7 +75,7 @@ _GROW_AT = 0.8
 MAX_KEY_ID_SIZE = 511
 _HASHED = b"\xff"
 #: How long an open waits for a data.mdb that another process is creating (zero length).
-_CREATE_WAIT_S = 2.0
+_CREATE_WAIT_S = 1.0
 
 
 class _SharedEnv:

@@ -1,0 +1,349 @@
+"""The LMDB store under faults: killed bulk loads, a full disk, truncated files, concurrent map
+growth, several index objects per path, permissions, a replaced lock file. Real processes, a real
+tmpfs; nothing stubbed."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from scrapy_simhash.errors import NotAnIndexError, StoreError
+from scrapy_simhash.index import SimhashIndex
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _fp(tag: int, i: int) -> int:
+    return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
+
+
+def _checksums(path: Path) -> dict[str, str]:
+    return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.iterdir())}
+
+
+def _python(code: str, *args: str, timeout: float = 60, **kwargs) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), str(REPO), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        **kwargs,
+    )
+
+
+# -- SIGKILL during a bulk load ----------------------------------------------------------------------
+
+_LOADER = """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from scrapy_simhash.index import SimhashIndex
+    def fp(tag, i):
+        return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
+    idx = SimhashIndex.open(sys.argv[2], map_size=1 << 20)
+    print("ready", flush=True)
+    for batch in range(1000):
+        idx.add_many((f"b{batch}-{i}", fp(batch, i)) for i in range(int(sys.argv[3])))
+        print("done", batch, flush=True)
+"""
+
+
+def test_sigkill_during_add_many_loses_nothing_reported(tmp_path: Path) -> None:
+    rng = random.Random(5)
+    n = 4000
+    for trial in range(20):
+        path = tmp_path / f"t{trial}"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_LOADER), str(REPO), str(path), str(n)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        time.sleep(rng.uniform(0.0, 0.4))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate(timeout=30)
+        done = {int(line.split()[1]) for line in out.splitlines() if line.startswith("done")}
+        with SimhashIndex.open(path) as idx:
+            stored = dict(idx.iter_items())
+            batches: dict[int, int] = {}
+            for key in stored:
+                batch = int(key[1:].split("-")[0])
+                batches[batch] = batches.get(batch, 0) + 1
+            # every reported batch whole; any other batch (the one killed) whole or absent
+            assert all(batches.get(b) == n for b in done), (trial, done, batches)
+            assert all(count == n for count in batches.values()), (trial, batches)
+            for key in rng.sample(sorted(stored), min(300, len(stored))):
+                assert key in {m.key for m in idx.near(stored[key], max_distance=0)}
+
+
+# -- a full disk ---------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _small_tmpfs(path: Path, size: str = "1m") -> Iterator[Path]:
+    path.mkdir()
+    reason = None
+    if os.geteuid() != 0:
+        reason = "needs root to mount a tmpfs"
+    else:
+        done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)], capture_output=True)
+        if done.returncode:
+            reason = f"mount failed: {done.stderr.decode().strip()}"
+    if reason is not None:
+        if os.environ.get("CI"):
+            pytest.fail(f"the disk-full test must run in CI: {reason}")
+        pytest.skip(reason)
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _fill(path: Path) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        while True:
+            os.write(fd, b"\0" * 4096)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def test_disk_full_raises_store_error_and_keeps_the_index_consistent(tmp_path: Path) -> None:
+    with _small_tmpfs(tmp_path / "fs") as fs:
+        path = fs / "idx"
+        idx = SimhashIndex.open(path, map_size=1 << 20)
+        expected = {f"k{i}": _fp(0, i) for i in range(100)}
+        idx.add_many(expected.items())
+        _fill(fs / "filler")
+        errors: list[StoreError] = []
+
+        def until_full(op, keys) -> None:
+            for key in keys:
+                try:
+                    op(key)
+                except StoreError as exc:
+                    errors.append(exc)
+                    return
+            pytest.fail(f"{op} never hit the full disk")
+
+        def add(key: str) -> None:
+            idx.add(key, _fp(1, int(key[1:])))
+            expected[key] = _fp(1, int(key[1:]))
+
+        def check_and_add(key: str) -> None:
+            if idx.check_and_add(key, _fp(2, int(key[1:]))) is None:
+                expected[key] = _fp(2, int(key[1:]))
+
+        until_full(add, (f"a{i}" for i in range(100_000)))
+        until_full(check_and_add, (f"c{i}" for i in range(100_000)))
+        with pytest.raises(StoreError) as err:
+            idx.add_many((f"m{i}", _fp(3, i)) for i in range(20_000))
+        errors.append(err.value)
+        with pytest.raises(StoreError) as err:
+            idx.put_records((f"r{i}", b"x" * 500, float(i)) for i in range(2000))
+        errors.append(err.value)
+        assert [e.kind for e in errors] == ["disk_full"] * 4
+        assert all(str(path) in str(e) and "free space" in str(e) for e in errors)
+        idx.close()
+        os.remove(fs / "filler")
+        with SimhashIndex.open(path) as idx:
+            assert dict(idx.iter_items()) == expected
+            assert idx.get_record("r0") is None and idx.records_due(1e9) == []
+            for key in random.Random(1).sample(sorted(expected), 50):
+                assert key in {m.key for m in idx.near(expected[key], max_distance=0)}
+            idx.add("after", 7)  # room again: writes work
+            assert idx.get("after") == 7
+
+
+# -- files that are not a whole environment -------------------------------------------------------------
+
+_OPEN = """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from scrapy_simhash.index import NotAnIndexError, SimhashIndex
+    try:
+        SimhashIndex.open(sys.argv[2], readonly=sys.argv[3] == "ro").close()
+        print("opened")
+    except NotAnIndexError as exc:
+        print("refused:", exc)
+"""
+
+
+def _index_with_data(path: Path) -> None:
+    with SimhashIndex.open(path, map_size=1 << 20) as idx:
+        idx.add_many((f"https://example.com/{i}", _fp(0, i)) for i in range(5000))
+        idx.put_records((f"https://example.com/{i}", b"record" * 10, None) for i in range(5000))
+
+
+@pytest.mark.parametrize("damage", ["truncated", "zero_length", "zero_length_without_lock"])
+def test_damaged_data_file_is_refused_untouched(tmp_path: Path, damage: str) -> None:
+    path = tmp_path / "idx"
+    _index_with_data(path)
+    data = path / "data.mdb"
+    if damage == "truncated":
+        os.truncate(data, data.stat().st_size // 2)
+    else:
+        os.truncate(data, 0)
+        if damage == "zero_length_without_lock":
+            os.remove(path / "lock.mdb")
+    before = _checksums(path)
+    for mode in ("rw", "ro"):
+        done = _python(_OPEN, str(path), mode)
+        assert done.returncode == 0, (done.returncode, done.stderr[-2000:])  # no SIGBUS
+        assert done.stdout.startswith("refused:") and str(path) in done.stdout, done.stdout
+        assert "untouched" in done.stdout
+    assert _checksums(path) == before
+    with pytest.raises(NotAnIndexError, match="data.mdb"):
+        SimhashIndex.destroy(path)  # not deleted either
+    assert _checksums(path) == before
+
+
+# -- opens while another process grows the map ---------------------------------------------------------
+
+_GROWER = """
+    import sys, time
+    sys.path.insert(0, sys.argv[1])
+    from scrapy_simhash.index import SimhashIndex
+    idx = SimhashIndex.open(sys.argv[2], map_size=1 << 16)
+    print("ready", flush=True)
+    end = time.monotonic() + float(sys.argv[3])
+    i = 0
+    while time.monotonic() < end:
+        with idx.batch():
+            for _ in range(200):
+                idx.add(f"g{i}", (i * 0x9E3779B97F4A7C15) % (1 << 64))
+                idx.put_record(f"g{i}", b"r" * 200)
+                i += 1
+    print("grows", idx.info()["map_grows"], flush=True)
+    idx.close()
+"""
+
+
+def test_opens_during_map_growth_raise_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "idx"
+    SimhashIndex.open(path, map_size=1 << 16).close()
+    proc = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(_GROWER), str(REPO), str(path), "4"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
+    opens = 0
+    while proc.poll() is None:
+        with SimhashIndex.open(path, readonly=opens % 2 == 0) as idx:
+            assert len(idx) >= 0 and isinstance(idx.near(12345), list)
+        opens += 1
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err[-2000:]
+    assert int(out.split()[-1]) >= 3 and opens >= 20, (out, opens)  # the map grew while we opened
+
+
+# -- several index objects on one path in one process ---------------------------------------------------
+
+
+def test_two_index_objects_on_one_path_from_eight_threads(tmp_path: Path) -> None:
+    path = tmp_path / "idx"
+    a = SimhashIndex.open(path, map_size=1 << 16)
+    b = SimhashIndex.open(path, map_size=1 << 16)
+    errors: list[BaseException] = []
+
+    def work(t: int) -> None:
+        idx = a if t % 2 else b
+        try:
+            for i in range(150):
+                fp = _fp(t + 10, i)
+                if i % 3 == 0:
+                    with idx.batch():
+                        idx.add(f"t{t}-{i}", fp)
+                        idx.put_record(f"t{t}-{i}", b"r" * 100, due=float(i))
+                elif i % 3 == 1:
+                    assert idx.check_and_add(f"t{t}-{i}", fp) is None
+                else:
+                    idx.add_many([(f"t{t}-{i}", fp)])
+                assert idx.near(fp, max_distance=0)[0].key == f"t{t}-{i}"
+        except BaseException as exc:  # noqa: BLE001 - reported by the assert below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(t,)) for t in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors[:3]
+    assert len(a) == len(b) == 8 * 150 and a.info()["map_grows"] + b.info()["map_grows"] >= 1
+    assert len(b.records_due(1e9, 10_000)) == 8 * 50
+    a.close()
+    assert b.get("t3-149") == _fp(13, 149)
+    b.close()
+
+
+# -- permissions and the lock file -----------------------------------------------------------------------
+
+
+def test_permission_denied_is_a_store_error_naming_the_fix(tmp_path: Path) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to run the open as another user")
+    base = Path(tempfile.mkdtemp(prefix="simhash-perm-"))
+    try:
+        os.chmod(base, 0o755)
+        path = base / "idx"
+        _index_with_data(path)
+        # Imports first (the interpreter may live where the other user cannot read), then the
+        # process becomes "nobody" and opens the index.
+        code = """
+            import os, sys
+            sys.path.insert(0, sys.argv[1])
+            from scrapy_simhash.index import SimhashIndex, StoreError
+            os.setgid(65534)
+            os.setuid(65534)
+            for readonly in (True, False):
+                try:
+                    SimhashIndex.open(sys.argv[2], readonly=readonly).close()
+                    print("opened")
+                except StoreError as exc:
+                    print(exc.kind, "|", exc)
+        """
+        done = _python(code, str(path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        lines = done.stdout.splitlines()
+        assert len(lines) == 2 and all(line.startswith("permission |") for line in lines), lines
+        assert all(str(path) in line and "read and write access" in line for line in lines)
+    finally:
+        shutil.rmtree(base)
+
+
+def test_replaced_lock_file_is_detected_on_write(tmp_path: Path) -> None:
+    path = tmp_path / "idx"
+    idx = SimhashIndex.open(path)
+    idx.add("a", 1)
+    os.remove(path / "lock.mdb")
+    with pytest.raises(StoreError) as err:
+        idx.add("b", 2)
+    assert err.value.kind == "lock_file" and "lock.mdb" in str(err.value)
+    assert idx.get("a") == 1  # reads still work
+    idx.close()
+    with SimhashIndex.open(path) as again:  # reopened: a fresh lock file, writes work
+        again.add("b", 2)
+        assert again.get("b") == 2
