@@ -347,3 +347,32 @@ def test_replaced_lock_file_is_detected_on_write(tmp_path: Path) -> None:
     with SimhashIndex.open(path) as again:  # reopened: a fresh lock file, writes work
         again.add("b", 2)
         assert again.get("b") == 2
+
+
+# -- in a crawl: counted, logged once per kind --------------------------------------------------------
+
+
+def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path, caplog) -> None:
+    import logging
+
+    from conftest import article_html, make_response, run
+
+    with _small_tmpfs(tmp_path / "fs", size="2m") as fs:
+        mw = make_mw(SIMHASH_DIR=str(fs / "simhash"), SIMHASH_LMDB_MAP_SIZE=1 << 20)
+        run(mw, make_response("https://news.example.com/first", article_html("harbour")))
+        _fill(fs / "filler")
+        names = ["orchard", "telescope", "metro", "tea"]
+        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+            for i in range(40):
+                item = {"i": i}
+                response = make_response(f"https://news.example.com/{i}", article_html(names[i % 4]) + "x" * i * 50)
+                assert run(mw, response, [item]) in ([item], [])  # never raises
+        stats = mw.crawler.stats.get_stats()
+        failed = stats.get("simhash/store_error/disk_full", 0)
+        assert failed >= 1 and stats["simhash/store_error"] == failed
+        errors = [r for r in caplog.records if "store error" in r.getMessage()]
+        assert len(errors) == failed
+        assert [r.levelno for r in errors] == [logging.WARNING] + [logging.DEBUG] * (failed - 1)
+        assert errors[0].exc_info is None and "disk full" in errors[0].getMessage()
+        os.remove(fs / "filler")
+        mw.spider_closed(mw.crawler.spider, "finished")
