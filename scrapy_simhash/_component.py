@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.recrawl import ChangeTracker
 
 _NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)"
 
@@ -63,6 +64,8 @@ class _IndexComponent:
         self.stats = stats
         self.crawler = crawler
         self.index: SimhashIndex | None = None
+        #: The decision class over the index (the only thing that calls the store per page).
+        self.tracker: ChangeTracker | None = None
         self.path: Path | None = None
         self._spider: Spider | None = None
         self._disabled = False  # the spider opted out
@@ -89,6 +92,7 @@ class _IndexComponent:
                 self._logger.info(self._opt_out_message, {"spider": spider.name}, extra={"spider": spider})
             return
         from scrapy_simhash.index import SimhashIndex
+        from scrapy_simhash.recrawl import ChangeTracker
 
         if self.crawler is None:
             raise ValueError(f"{type(self).__name__} needs a crawler: build it with from_crawler()")
@@ -100,17 +104,16 @@ class _IndexComponent:
             store.destroy()  # only deletes what is an index of this store type
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
-        self._on_index_opened(self.index)
+        self.tracker = ChangeTracker(
+            self.index, change_threshold=self.config.change_threshold, history_size=self.config.history_size
+        )
         self._log_opened(spider, self.index)
-
-    def _on_index_opened(self, index: SimhashIndex) -> None:
-        """The subclass's set-up once the index is open."""
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         raise NotImplementedError
 
     def _store_name(self) -> str:
-        """ "LMDB simhash store in <path>" or "MemoryStore simhash store" for the start-up line."""
+        """The store, for the start-up line: ``LMDB simhash store in <path>``, ``MemoryStore simhash store``."""
         assert self.index is not None
         name = type(self.index.store).__name__
         label = "LMDB" if name == "LmdbStore" else name
@@ -133,6 +136,7 @@ class _IndexComponent:
                 f"Could not close the {self._label} index in %(path)s", {"path": self.path}, exc_info=True
             )
         self.index = None
+        self.tracker = None
 
     def _crawler_spider(self) -> Spider | None:
         return self.crawler.spider if self.crawler is not None else None

@@ -483,7 +483,8 @@ class SimhashIndex:
 
     def get(self, key: str) -> int | None:
         """``key``'s fingerprint, or ``None``."""
-        return self.get_many([key])[0]
+        fp = self._call(self._store.get, [self._key(key)], write=False)[0]
+        return None if fp is None else int.from_bytes(fp, "big")
 
     def get_many(self, keys: Iterable[str]) -> list[int | None]:
         """The fingerprint of each key, or ``None`` (one store operation)."""
@@ -563,7 +564,7 @@ class SimhashIndex:
 
     def get_record(self, key: str) -> bytes | None:
         """The record stored for ``key`` (per-URL recrawl history), or ``None``."""
-        return self.get_records([key])[0]
+        return self._call(self._store.get_records, [self._key(key)], write=False)[0]  # type: ignore[no-any-return]
 
     def get_records(self, keys: Iterable[str]) -> list[bytes | None]:
         """The record of each key, or ``None`` (one store operation)."""
@@ -572,18 +573,18 @@ class SimhashIndex:
     def put_record(self, key: str, value: bytes, *, due: float | None = None) -> None:
         """Store ``value`` as ``key``'s record (records are separate from fingerprints), due for
         a recrawl at ``due`` (Unix seconds; ``None``: never, see :meth:`records_due`)."""
-        self.put_records([(key, value, due)])
+        self._call(self._store.put_records, [self._record_item(key, value, due)])
 
     def put_records(self, items: Iterable[tuple[str, bytes, float | None]]) -> None:
         """Store many ``(key, record, due)``, all or none (one store operation)."""
-        checked = []
-        for key, value, due in items:
-            if not isinstance(value, (bytes, bytearray, memoryview)):
-                raise TypeError(f"value must be bytes, got {type(value).__name__}; encode it first")
-            if due is not None and (isinstance(due, bool) or not isinstance(due, (int, float)) or not due >= 0):
-                raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
-            checked.append((self._key(key), bytes(value), None if due is None else float(due)))
-        self._call(self._store.put_records, checked)
+        self._call(self._store.put_records, [self._record_item(*item) for item in items])
+
+    def _record_item(self, key: str, value: bytes, due: float | None) -> tuple[bytes, bytes, float | None]:
+        if not isinstance(value, (bytes, bytearray, memoryview)):
+            raise TypeError(f"value must be bytes, got {type(value).__name__}; encode it first")
+        if due is not None and (isinstance(due, bool) or not isinstance(due, (int, float)) or not due >= 0):
+            raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
+        return self._key(key), bytes(value), None if due is None else float(due)
 
     def delete_record(self, key: str) -> bool:
         """Delete ``key``'s record (and its due time); ``False`` if it had none."""

@@ -21,7 +21,7 @@ from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
 from scrapy_simhash.fingerprint import EmptyTextError
-from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker
+from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -85,14 +85,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def _setup(self) -> None:
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
-        self.tracker: ChangeTracker | None = None
         self._time_total = 0.0
         self._time_max = 0.0
-
-    def _on_index_opened(self, index: SimhashIndex) -> None:
-        self.tracker = ChangeTracker(
-            index, change_threshold=self.config.change_threshold, history_size=self.config.history_size
-        )
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -132,7 +126,6 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
         """Log the summary line and close the index."""
         self._close(spider)
-        self.tracker = None
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         self._update_index_stats()

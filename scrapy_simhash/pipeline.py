@@ -16,6 +16,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.fingerprint import EmptyTextError
+from scrapy_simhash.recrawl import NEW, Verdict
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -128,8 +129,8 @@ class SimhashDedupPipeline(_IndexComponent):
         """Return ``item``, or raise :class:`NearDuplicateItem`."""
         if not self._ready():
             return item
-        index = self.index
-        assert index is not None  # _ready() returned True: the index is open
+        tracker = self.tracker
+        assert tracker is not None  # _ready() returned True: the index is open
         from itemadapter import ItemAdapter
 
         try:
@@ -152,20 +153,20 @@ class SimhashDedupPipeline(_IndexComponent):
             return item
         key = self._item_key(adapter)
         try:
-            match = index.check_and_add(key, fp)
+            verdict = tracker.deduplicate(key, fp)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
-            match = None
+            verdict = Verdict(NEW, fp)
         self._inc("simhash/items/fingerprinted")
-        if match is None:
+        if verdict.duplicate_of is None or verdict.distance is None:
             self._inc("simhash/items/new")
             return item
         self._inc("simhash/items/near_duplicate")
         if self.config.stats_verbose:
-            self._inc(f"simhash/items/distance/{match.distance}")
-        message = f"Near-duplicate of {match.key} (distance {match.distance}): {key}"
+            self._inc(f"simhash/items/distance/{verdict.distance}")
+        message = f"Near-duplicate of {verdict.duplicate_of} (distance {verdict.distance}): {key}"
         self._log_duplicate("Dropped item: %(m)s", {"m": message})
-        raise NearDuplicateItem(message, key=key, duplicate_of=match.key, distance=match.distance)
+        raise NearDuplicateItem(message, key=key, duplicate_of=verdict.duplicate_of, distance=verdict.distance)
 
     def _item_text(self, adapter: Any) -> tuple[str, str]:
         title = ""

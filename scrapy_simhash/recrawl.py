@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
 
@@ -171,8 +171,7 @@ def _mapping(value: Any) -> dict[str, Any] | None:
     return value
 
 
-@dataclass(frozen=True)
-class Verdict:
+class Verdict(NamedTuple):
     """The decision on one fetched page: ``verdict`` (one of :data:`VERDICTS`), its fingerprint,
     the distance (to the duplicated page, or the change distance to the URL's previous
     fingerprint), the key it duplicates, the record now stored, and whether an unreadable stored
@@ -212,43 +211,50 @@ class ChangeTracker:
         self.change_threshold = change_threshold
         self.history_size = history_size
 
+    def deduplicate(self, key: str, fp: int) -> Verdict:
+        """Only the near-duplicate decision, without records (the item pipeline): ``new`` (``fp``
+        is now ``key``'s fingerprint) or ``near_duplicate`` (one check-and-add)."""
+        match = self.index.check_and_add(key, fp)
+        if match is None:
+            return Verdict(NEW, fp)
+        return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
+
     def observe(self, key: str, fp: int, now: float | None = None) -> Verdict:
         """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome."""
         index = self.index
         now = time.time() if now is None else now
+        distance = duplicate_of = None
         with index.batch():
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
-            unreadable = record is None and raw is not None
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
                 match = index.check_and_add(key, fp)
                 if match is None:
-                    verdict = Verdict(NEW, fp)
+                    verdict = NEW
                 else:
-                    verdict = Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
-                new_record = PageRecord.first(fp, now=now, duplicate_of=verdict.duplicate_of)
+                    verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
+                new_record = PageRecord.first(fp, now=now, duplicate_of=duplicate_of)
             else:
-                change = (fp ^ last_fp).bit_count()
-                if change_verdict(change, self.change_threshold) == UNCHANGED:
-                    if record.duplicate_of is None and index.get(key) != fp:
+                distance = change = (fp ^ last_fp).bit_count()
+                verdict = change_verdict(change, self.change_threshold)
+                if verdict == UNCHANGED:
+                    duplicate_of = record.duplicate_of
+                    if duplicate_of is None and index.get(key) != fp:
                         index.add(key, fp)  # keep the canonical page's newest fingerprint
-                    verdict = Verdict(UNCHANGED, fp, change, record.duplicate_of)
                 else:
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
                     match = index.check_and_add(key, fp)
-                    if match is None:
-                        verdict = Verdict(CHANGED, fp, change)
-                    else:
-                        verdict = Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
+                    if match is not None:
+                        verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 new_record = record.updated(
                     fp,
                     change,
                     change > self.change_threshold,
                     now=now,
                     history_size=self.history_size,
-                    duplicate_of=verdict.duplicate_of,
+                    duplicate_of=duplicate_of,
                 )
             index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
-        return replace(verdict, record=new_record, replaced_unreadable=unreadable)
+        return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)

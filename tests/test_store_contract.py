@@ -280,7 +280,9 @@ def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, t
     results: list[list[tuple[int, bool, bytes | None]]] = []
     store = _open(kind.make, path)
     if kind.worker_make is None:  # one process: threads
-        threads = [threading.Thread(target=lambda w=w: results.append(_work(store, w, groups))) for w in range(_WORKERS)]
+        threads = [
+            threading.Thread(target=lambda w=w: results.append(_work(store, w, groups))) for w in range(_WORKERS)
+        ]
         for t in threads:
             t.start()
         for t in threads:

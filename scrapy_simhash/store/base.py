@@ -142,19 +142,24 @@ def verify(raw: bytes, fp: bytes, k: int, limit: int) -> tuple[dict[bytes, int],
     is always reported when it is among them."""
     width = len(fp)
     words = np.frombuffer(raw, dtype=">u8")
-    rows = words if width == 8 else words.reshape(-1, 2)
-    q = np.frombuffer(fp, dtype=">u8")
-    total = len(rows)
     found: dict[bytes, int] = {}
-    if 0 < limit < total:
-        same = rows == q[0] if width == 8 else (rows == q).all(axis=1)
-        if same.any():
-            found[fp] = 0  # exact duplicates are found, cap or not
-        rows = rows[:limit]
     if width == 8:
-        dist = _popcount(rows ^ q[0])
+        q = np.uint64(int.from_bytes(fp, "big"))
+        total = len(words)
+        if 0 < limit < total:
+            if (words == q).any():
+                found[fp] = 0  # exact duplicates are found, cap or not
+            words = words[:limit]
+        dist = _popcount(words ^ q)
     else:
-        dist = _popcount(rows[:, 0] ^ q[0]) + _popcount(rows[:, 1] ^ q[1])
+        rows = words.reshape(-1, 2)
+        hi, lo = np.uint64(int.from_bytes(fp[:8], "big")), np.uint64(int.from_bytes(fp[8:], "big"))
+        total = len(rows)
+        if 0 < limit < total:
+            if ((rows[:, 0] == hi) & (rows[:, 1] == lo)).any():
+                found[fp] = 0
+            rows = rows[:limit]
+        dist = _popcount(rows[:, 0] ^ hi) + _popcount(rows[:, 1] ^ lo)
     for i in np.flatnonzero(dist <= k).tolist():
         found[raw[i * width : i * width + width]] = int(dist[i])
     return found, total

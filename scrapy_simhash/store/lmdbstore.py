@@ -84,7 +84,7 @@ class _SharedEnv:
     ``lock`` serialises the transactions of every store object on it: the map may only be resized
     while no transaction of this process is active."""
 
-    def __init__(self, env: lmdb.Environment, key: str, lock_id: tuple[int, int] | None) -> None:
+    def __init__(self, env: lmdb.Environment, key: str, lock_fd: int | None) -> None:
         self.env = env
         self.key = key
         self.refs = 1
@@ -92,8 +92,21 @@ class _SharedEnv:
         self.dbs: dict[bytes, Any] = {}
         self.psize = env.stat()["psize"]
         self.lock = threading.RLock()
-        self.lock_id = lock_id
+        #: lock.mdb, kept open to notice its deletion (``st_nlink`` drops to 0); closed only
+        #: after the environment (closing a descriptor drops the process's fcntl locks on it).
+        self.lock_fd = lock_fd
         self.sync = True
+
+    def lock_file_gone(self) -> bool:
+        return self.lock_fd is not None and os.fstat(self.lock_fd).st_nlink == 0
+
+    def close(self) -> None:
+        try:
+            self.env.close()
+        finally:
+            if self.lock_fd is not None:
+                os.close(self.lock_fd)
+                self.lock_fd = None
 
 
 _ENVS: dict[str, _SharedEnv] = {}
@@ -122,12 +135,11 @@ def _kind(exc: BaseException) -> str:
     return "io"
 
 
-def _lock_id(path: str) -> tuple[int, int] | None:
+def _open_lock_file(path: str) -> int | None:
     try:
-        st = os.stat(os.path.join(path, "lock.mdb"))
+        return os.open(os.path.join(path, "lock.mdb"), os.O_RDONLY)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
 
 
 def _check_data_file(path: str, data: str) -> bool:
@@ -363,7 +375,7 @@ class LmdbStore(FingerprintStore):
                     )
                 except lmdb.Error as exc:
                     raise StoreError(path, _kind(exc), str(exc), "open") from exc
-                shared = _ENVS[key] = _SharedEnv(env, key, _lock_id(path))
+                shared = _ENVS[key] = _SharedEnv(env, key, _open_lock_file(path))
                 shared.sync = self.durable
         self._shared = shared
         self._env = shared.env
@@ -433,7 +445,7 @@ class LmdbStore(FingerprintStore):
                 if not self.durable and not self.readonly:
                     shared.env.sync(True)
             finally:
-                shared.env.close()
+                shared.close()
 
     # -- transactions ----------------------------------------------------------------------
 
@@ -448,8 +460,7 @@ class LmdbStore(FingerprintStore):
         if write:
             if self.readonly:
                 raise SimhashIndexError(f"The index at {self.path} was opened read-only")
-            assert self.path is not None
-            if _lock_id(self.path) != shared.lock_id:
+            if shared.lock_file_gone():
                 raise StoreError(self.path, "lock_file", "lock.mdb was deleted or replaced while open", "write")
         return shared
 
@@ -603,22 +614,25 @@ class LmdbStore(FingerprintStore):
             return []
         return [self._raw(txn, kid) for kid in cur.iternext_dup(keys=False, values=True)]
 
-    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None) -> Probe:
-        assert self._layout is not None
-        parts = [b for b in (txn.get(tk, db=db) for db, tk in zip(self._tdbs, self._layout.tkeys(fp))) if b]
+    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, tkeys: list[bytes]) -> Probe:
+        get = txn.get
+        parts = [b for b in (get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)) if b]
         found, total = verify(b"".join(parts), fp, k, limit)
         hits = sort_hits(found, lambda f: self._keys_of(txn, f), exclude) if found else []
         return Probe(hits, total, 0 < limit < total)
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
-        return self._run(False, self._near, fp, k, limit, exclude)  # type: ignore[no-any-return]
+        assert self._layout is not None
+        return self._run(False, self._near, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
 
     def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
-        probe = self._near(txn, fp, k, limit, key)
+        assert self._layout is not None
+        tkeys = self._layout.tkeys(fp)
+        probe = self._near(txn, fp, k, limit, key, tkeys)
         if probe.hits:
             self._remove_one(txn, key)
         else:
-            self._add(txn, key, fp)
+            self._add(txn, key, fp, tkeys)
         return probe
 
     def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
@@ -649,7 +663,7 @@ class LmdbStore(FingerprintStore):
         elif not remove and not found:
             txn.put(tkey, blob[:off] + fp + blob[off:], db=db)
 
-    def _add(self, txn: Any, key: bytes, fp: bytes) -> None:
+    def _add(self, txn: Any, key: bytes, fp: bytes, tkeys: list[bytes] | None = None) -> None:
         kid = _key_id(key)
         old = txn.get(kid, db=self._keys)
         if old is not None:
@@ -663,7 +677,7 @@ class LmdbStore(FingerprintStore):
         txn.put(fp, kid, db=self._fps, dupdata=True)
         if was_empty:
             assert self._layout is not None
-            for db, tkey in zip(self._tdbs, self._layout.tkeys(fp)):
+            for db, tkey in zip(self._tdbs, tkeys or self._layout.tkeys(fp)):
                 self._bucket_insert(txn, db, tkey, fp)
 
     def _unfile(self, txn: Any, kid: bytes, fp: bytes) -> None:
@@ -737,12 +751,15 @@ class LmdbStore(FingerprintStore):
     def remove(self, keys: Sequence[bytes]) -> int:
         return self._run(True, lambda txn: sum(self._remove_one(txn, key) for key in keys))  # type: ignore[no-any-return]
 
-    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        def read(txn: Any) -> list[bytes | None]:
-            values = [txn.get(_key_id(key), db=self._keys) for key in keys]
-            return [None if v is None else bytes(v) for v in values]
+    @staticmethod
+    def _values(txn: Any, db: Any, keys: Sequence[bytes]) -> list[bytes | None]:
+        if db is None:
+            return [None] * len(keys)
+        get = txn.get
+        return [None if v is None else bytes(v) for v in (get(_key_id(key), db=db) for key in keys)]
 
-        return self._run(False, read)  # type: ignore[no-any-return]
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._run(False, self._values, self._keys, keys)  # type: ignore[no-any-return]
 
     def count(self) -> int:
         return self._run(False, lambda txn: int(txn.stat(self._keys)["entries"]))  # type: ignore[no-any-return]
@@ -770,13 +787,7 @@ class LmdbStore(FingerprintStore):
     # -- records ---------------------------------------------------------------------------
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        def read(txn: Any) -> list[bytes | None]:
-            if self._records is None:
-                return [None] * len(keys)
-            values = [txn.get(_key_id(key), db=self._records) for key in keys]
-            return [None if v is None else bytes(v) for v in values]
-
-        return self._run(False, read)  # type: ignore[no-any-return]
+        return self._run(False, self._values, self._records, keys)  # type: ignore[no-any-return]
 
     def _set_due(self, txn: Any, kid: bytes, due: int | None) -> None:
         old = txn.get(kid, db=self._dues)
@@ -790,19 +801,18 @@ class LmdbStore(FingerprintStore):
         txn.put(kid, due_b, db=self._dues)
         txn.put(due_b + kid, b"", db=self._due_index)
 
+    def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, int | None]]) -> None:
+        for key, value, due in items:
+            kid = _key_id(key)
+            if kid != key:
+                txn.put(kid, key, db=self._aliases)
+            txn.put(kid, value, db=self._records)
+            self._set_due(txn, kid, due)
+
     def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
-        checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
-
-        def write(txn: Any) -> None:
-            for key, value, due in checked:
-                kid = _key_id(key)
-                if kid != key:
-                    txn.put(kid, key, db=self._aliases)
-                txn.put(kid, value, db=self._records)
-                self._set_due(txn, kid, due)
-
+        checked = [(key, value, None if due is None else due_ms(due)) for key, value, due in items]
         if checked:
-            self._run(True, write)
+            self._run(True, self._put_records, checked)
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
@@ -842,13 +852,7 @@ class LmdbStore(FingerprintStore):
     # -- aux -------------------------------------------------------------------------------
 
     def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
-        def read(txn: Any) -> list[bytes | None]:
-            if self._aux is None:
-                return [None] * len(names)
-            values = [txn.get(name.encode(), db=self._aux) for name in names]
-            return [None if v is None else bytes(v) for v in values]
-
-        return self._run(False, read)  # type: ignore[no-any-return]
+        return self._run(False, self._values, self._aux, [name.encode() for name in names])  # type: ignore[no-any-return]
 
     def put_aux(self, items: Mapping[str, bytes | None]) -> None:
         def write(txn: Any) -> None:

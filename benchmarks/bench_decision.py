@@ -1,0 +1,168 @@
+"""Benchmark: the per-page decision (record read, check-and-add, record write) on LMDB, before and after.
+
+Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202]``
+
+"Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
+row-level store), loaded from git into a temporary package next to ours; "after" is
+:meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store. Both run in this
+process, on LMDB indexes in one temporary directory holding the same ``--n`` random fingerprints,
+``durable=False`` (the crawler's default), with the same operations, in alternating chunks of 50
+(so that both see the same load on a shared machine):
+
+- ``new``: a URL fetched for the first time (random fingerprint: no record, check-and-add adds it);
+- ``duplicate``: a new URL whose page is a near-duplicate of an indexed one (1-3 bits flipped);
+- ``refetch``: a URL of the ``new`` rounds fetched again, unchanged.
+
+Prints the median ops/s over the rounds and the ratio after / before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+from typing import Any
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.recrawl import ChangeTracker
+
+_OLD_FILES = ("index.py", "recrawl.py", "store/base.py", "store/memory.py", "store/lmdbstore.py")
+_OLD = "simhash_before"
+
+
+def load_before(base: str, into: Path) -> Any:
+    """Import ``scrapy_simhash`` of commit ``base`` (the index, stores and records) as ``simhash_before``."""
+    pkg = into / _OLD
+    (pkg / "store").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "store" / "__init__.py").write_text("")
+    for name in _OLD_FILES:
+        text = subprocess.run(
+            ["git", "-C", str(REPO), "show", f"{base}:scrapy_simhash/{name}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+        (pkg / name).write_text(text.replace("scrapy_simhash.", f"{_OLD}."))
+    sys.path.insert(0, str(into))
+    return importlib.import_module(f"{_OLD}.index"), importlib.import_module(f"{_OLD}.recrawl")
+
+
+def before_verdict(index: Any, recrawl: Any, key: str, fp: int, threshold: int = 3, history: int = 8) -> str:
+    """b237202's SimhashSpiderMiddleware._verdict, its store calls and record handling unchanged."""
+    with index.batch():
+        record = recrawl.PageRecord.parse(index.get_record(key))
+        if record is None or record.last_fp is None:
+            match = index.check_and_add(key, fp)
+            new_record = recrawl.PageRecord.first(fp, duplicate_of=match.key if match is not None else None)
+            verdict = "new" if match is None else "near_duplicate"
+        else:
+            change = (fp ^ record.last_fp).bit_count()
+            if change <= threshold:
+                duplicate_of = record.duplicate_of
+                if duplicate_of is None and index.get(key) != fp:
+                    index.add(key, fp)
+                verdict = "unchanged"
+            else:
+                match = index.check_and_add(key, fp)
+                duplicate_of = None if match is None else match.key
+                if match is not None:
+                    index.remove(key)
+                verdict = "changed" if match is None else "near_duplicate"
+            new_record = record.updated(fp, change, change > threshold, history_size=history, duplicate_of=duplicate_of)
+        index.put_record(key, new_record.to_bytes())
+    return verdict
+
+
+def _flip(rng: np.random.Generator, fp: int, d: int) -> int:
+    for b in rng.choice(64, size=d, replace=False).tolist():
+        fp ^= 1 << b
+    return fp
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=lambda s: int(float(s)), default=1_000_000)
+    parser.add_argument("--ops", type=int, default=4000, help="operations per round and workload")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--base", default="b237202")
+    args = parser.parse_args()
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
+    old_index, old_recrawl = load_before(args.base, tmp / "src")
+    fps = np.random.default_rng(1).integers(0, 2**64, size=args.n, dtype=np.uint64)
+    keys = [f"https://example.com/page/{i}" for i in range(args.n)]
+    t0 = time.perf_counter()
+    before = old_index.SimhashIndex.open(tmp / "before", durable=False)
+    before.add_many(zip(keys, fps.tolist()))
+    t1 = time.perf_counter()
+    after = SimhashIndex.open(tmp / "after", durable=False)
+    after.add_many(zip(keys, fps.tolist()))
+    t2 = time.perf_counter()
+    print(f"LMDB indexes of {args.n:,} fingerprints: bulk load before {t1 - t0:.1f} s, after {t2 - t1:.1f} s")
+    tracker = ChangeTracker(after)
+
+    def run_before(key: str, fp: int) -> str:
+        return before_verdict(before, old_recrawl, key, fp)
+
+    def run_after(key: str, fp: int) -> str:
+        return tracker.observe(key, fp).verdict
+
+    rng = np.random.default_rng(2)
+    rates: dict[tuple[str, str], list[float]] = {}
+    expected = {"new": "new", "duplicate": "near_duplicate", "refetch": "unchanged"}
+    gc.disable()
+    for r in range(args.rounds):
+        new = [
+            (f"https://example.org/new/{r}/{i}", int(v))
+            for i, v in enumerate(rng.integers(0, 2**64, args.ops, dtype=np.uint64))
+        ]
+        picks = rng.integers(0, args.n, args.ops).tolist()
+        dups = [
+            (f"https://mirror.example.net/{r}/{i}", _flip(rng, int(fps[p]), 1 + i % 3)) for i, p in enumerate(picks)
+        ]
+        workloads = {"new": new, "duplicate": dups, "refetch": new}
+        for name, ops in workloads.items():
+            # Chunks of 50 operations, before and after alternating: both see the same machine load.
+            secs = {"before": 0.0, "after": 0.0}
+            verdicts: dict[str, list[str]] = {"before": [], "after": []}
+            for c in range(0, len(ops), 50):
+                chunk = ops[c : c + 50]
+                order = [("before", run_before), ("after", run_after)]
+                if (c // 50) % 2:
+                    order.reverse()
+                for label, fn in order:
+                    t = time.perf_counter()
+                    verdicts[label].extend(fn(key, fp) for key, fp in chunk)
+                    secs[label] += time.perf_counter() - t
+            for label in ("before", "after"):
+                assert verdicts[label].count(expected[name]) >= 0.99 * len(ops), (label, name, verdicts[label][:5])
+                rates.setdefault((name, label), []).append(len(ops) / secs[label])
+    gc.enable()
+    print(
+        f"per-page decision, LMDB, durable=False, {args.n:,} keys, {args.rounds} rounds x {args.ops:,} ops (median ops/s)"
+    )
+    print(f"{'workload':<10} {'before':>10} {'after':>10} {'after/before':>13}")
+    for name in ("new", "duplicate", "refetch"):
+        b, a = median(rates[(name, "before")]), median(rates[(name, "after")])
+        print(f"{name:<10} {b:10,.0f} {a:10,.0f} {a / b:13.2f}")
+    before.close()
+    after.close()
+    import shutil
+
+    shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    main()
