@@ -42,19 +42,21 @@ _OLD = "simhash_before"
 
 
 def load_before(base: str, into: Path) -> Any:
-    """Import ``scrapy_simhash`` of commit ``base`` (the index, stores and records) as ``simhash_before``."""
+    """Import ``scrapy_simhash`` of commit ``base`` (the index, stores and records) as
+    ``simhash_before``, from ``into`` (extracted there from git first unless it is there)."""
     pkg = into / _OLD
-    (pkg / "store").mkdir(parents=True)
-    (pkg / "__init__.py").write_text("")
-    (pkg / "store" / "__init__.py").write_text("")
-    for name in _OLD_FILES:
-        text = subprocess.run(
-            ["git", "-C", str(REPO), "show", f"{base}:scrapy_simhash/{name}"],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        (pkg / name).write_text(text.replace("scrapy_simhash.", f"{_OLD}."))
+    if not (pkg / "index.py").exists():
+        (pkg / "store").mkdir(parents=True, exist_ok=True)
+        (pkg / "__init__.py").write_text("")
+        (pkg / "store" / "__init__.py").write_text("")
+        for name in _OLD_FILES:
+            text = subprocess.run(
+                ["git", "-C", str(REPO), "show", f"{base}:scrapy_simhash/{name}"],
+                check=True,
+                capture_output=True,
+                text=True,
+            ).stdout
+            (pkg / name).write_text(text.replace("scrapy_simhash.", f"{_OLD}."))
     sys.path.insert(0, str(into))
     return importlib.import_module(f"{_OLD}.index"), importlib.import_module(f"{_OLD}.recrawl")
 
@@ -97,10 +99,11 @@ def main() -> None:
     parser.add_argument("--ops", type=int, default=4000, help="operations per round and workload")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--base", default="b237202")
+    parser.add_argument("--before-src", default=None, help="where the --base code is (or goes); default: a temp dir")
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
-    old_index, old_recrawl = load_before(args.base, tmp / "src")
+    old_index, old_recrawl = load_before(args.base, Path(args.before_src) if args.before_src else tmp / "src")
     fps = np.random.default_rng(1).integers(0, 2**64, size=args.n, dtype=np.uint64)
     keys = [f"https://example.com/page/{i}" for i in range(args.n)]
     t0 = time.perf_counter()

@@ -15,6 +15,8 @@ cost of the index itself; URL keys add their length twice, see "bytes per fp"). 
 - at ``--peer-sizes``: queries per second of ``simhash.SimhashIndex`` (k = 3, same 4 x 16-bit
   layout, pure Python) against ours on the same fingerprints and queries, after checking that both
   return the same keys;
+- with ``--before COMMIT``: ``near()`` of that commit's code on the same fingerprints, in
+  alternating blocks of queries with ours (``benchmarks/bench_decision.py`` loads it from git);
 - at ``--wide-size``: the 20-table layout (6 blocks, k = 3): candidates per lookup and latency.
 
 Timings on a shared 2-core machine are noisy: medians and ratios measured in one process.
@@ -114,6 +116,8 @@ def bench_size(n: int, base: Path, args: argparse.Namespace) -> SimhashIndex:
     ts_near = _lat(idx.near, near_q)
     assert all(idx.near(q) for q in near_q[:200]), "planted neighbours must be found"
     out(f"near(), planted neighbours ({len(near_q):,}): {_fmt(ts_near)}")
+    if args.before:
+        bench_before(n, fps, idx, random_q, base, args)
     # numpy brute force over all fingerprints: the floor for a scan
     bf = []
     for q in random_q[:20]:
@@ -125,6 +129,35 @@ def bench_size(n: int, base: Path, args: argparse.Namespace) -> SimhashIndex:
         f"numpy brute force XOR+popcount over {n:,}: median {bf_us:,.0f} us/query -> index is {bf_us / np.median(ts):,.0f}x faster (p50)"
     )
     return idx
+
+
+def bench_before(n: int, fps: np.ndarray, ours: SimhashIndex, queries: list[int], base: Path, args) -> None:
+    """near() of the code of commit ``--before`` on the same fingerprints, in alternating blocks
+    of queries with ours (both see the same machine load)."""
+    from bench_decision import load_before
+
+    old_index, _ = load_before(args.before, Path(args.before_src) if args.before_src else base / "before-src")
+    old = old_index.SimhashIndex.open(base / f"before-{n}", durable=False)
+    t = time.perf_counter()
+    old.add_many(zip((f"{i:x}" for i in range(len(fps))), fps.tolist()))
+    out(f"{args.before}: bulk load {time.perf_counter() - t:.1f} s")
+    for q in queries[:2000]:
+        old.near(q)
+    lat: dict[str, list[np.ndarray]] = {"ours": [], args.before: []}
+    for start in range(0, len(queries), 1000):
+        block = queries[start : start + 1000]
+        pair = [("ours", ours), (args.before, old)]
+        for label, index in pair if (start // 1000) % 2 == 0 else reversed(pair):
+            lat[label].append(_lat(index.near, block))
+    old.close()
+    shutil.rmtree(base / f"before-{n}", ignore_errors=True)
+    a, b = np.concatenate(lat["ours"]), np.concatenate(lat[args.before])
+    out(f"near(), random queries, alternating blocks: ours        {_fmt(a)}")
+    out(f"near(), random queries, alternating blocks: {args.before:<11} {_fmt(b)}")
+    out(
+        f"  ours / {args.before}: p50 {np.median(a) / np.median(b):.2f}, "
+        f"p99 {np.percentile(a, 99) / np.percentile(b, 99):.2f}"
+    )
 
 
 def bench_writes(path: Path, n: int, args: argparse.Namespace) -> None:
@@ -247,6 +280,8 @@ def main() -> None:
         help="where to build the indexes (default: a temporary directory)",
     )
     parser.add_argument("--out", default=str(REPO / "benchmarks" / "results" / "index.txt"))
+    parser.add_argument("--before", default=None, help="also time near() of this commit's code (e.g. b237202)")
+    parser.add_argument("--before-src", default=None, help="where the --before code is (or goes)")
     args = parser.parse_args()
     sizes = [_size(s) for s in args.sizes.split(",") if s]
     peer_sizes = [_size(s) for s in args.peer_sizes.split(",") if s]

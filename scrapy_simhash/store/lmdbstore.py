@@ -756,7 +756,10 @@ class LmdbStore(FingerprintStore):
         if db is None:
             return [None] * len(keys)
         get = txn.get
-        return [None if v is None else bytes(v) for v in (get(_key_id(key), db=db) for key in keys)]
+        limit = MAX_KEY_ID_SIZE
+        return [
+            None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else bytes(v) for key in keys
+        ]
 
     def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._run(False, self._values, self._keys, keys)  # type: ignore[no-any-return]
