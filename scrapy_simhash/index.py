@@ -376,11 +376,18 @@ class SimhashIndex:
         if self._closed:
             raise SimhashIndexError(f"The simhash index {self._where()} is closed")
 
-    def _call(self, fn: Callable[..., Any], *args: Any, write: bool = True) -> Any:
-        """One store operation (atomic on its own); in a :meth:`batch`, logged for a replay."""
+    def _read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """One reading store operation."""
+        with self._lock:
+            if self._closed:
+                self._check_open()
+            return fn(*args)
+
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """One writing store operation (atomic on its own); in a :meth:`batch`, logged for a replay."""
         with self._lock:
             self._check_open()
-            if not self._depth or not write:
+            if not self._depth:
                 return fn(*args)
             self._log.append((fn, args))
             try:
@@ -483,19 +490,19 @@ class SimhashIndex:
 
     def get(self, key: str) -> int | None:
         """``key``'s fingerprint, or ``None``."""
-        fp = self._call(self._store.get, [self._key(key)], write=False)[0]
+        fp = self._read(self._store.get, [self._key(key)])[0]
         return None if fp is None else int.from_bytes(fp, "big")
 
     def get_many(self, keys: Iterable[str]) -> list[int | None]:
         """The fingerprint of each key, or ``None`` (one store operation)."""
-        fps = self._call(self._store.get, [self._key(key) for key in keys], write=False)
+        fps = self._read(self._store.get, [self._key(key) for key in keys])
         return [None if fp is None else int.from_bytes(fp, "big") for fp in fps]
 
     def __contains__(self, key: object) -> bool:
         return isinstance(key, str) and bool(key) and self.get(key) is not None
 
     def __len__(self) -> int:
-        return int(self._call(self._store.count, write=False))
+        return int(self._read(self._store.count))
 
     def items(self) -> list[tuple[str, int]]:
         """Every ``(key, fp)`` as a list (see :meth:`iter_items`)."""
@@ -506,7 +513,7 @@ class SimhashIndex:
         bytes), read in pages: each page is consistent, the whole need not be."""
         after: bytes | None = None
         while True:
-            page = self._call(self._store.scan, after, _SCAN_PAGE, write=False)
+            page = self._read(self._store.scan, after, _SCAN_PAGE)
             for key, fp in page:
                 yield key.decode("utf-8"), int.from_bytes(fp, "big")
             if len(page) < _SCAN_PAGE:
@@ -530,19 +537,23 @@ class SimhashIndex:
 
     def _matches(self, probe: Probe) -> list[Match]:
         stats = self.stats
+        n = probe.candidates
         stats["probes"] += 1
-        stats["candidates"] += probe.candidates
-        stats["candidates_max"] = max(stats["candidates_max"], probe.candidates)
-        stats["capped"] += probe.capped
+        stats["candidates"] += n
+        stats["candidates_max"] = max(stats["candidates_max"], n)
+        if probe.capped:
+            stats["capped"] += 1
+        if not probe.hits:
+            return []
         return [Match(h.key.decode("utf-8"), int.from_bytes(h.fp, "big"), h.distance) for h in probe.hits]
 
     def near(self, fp: int, *, max_distance: int | None = None, exclude: str | None = None) -> list[Match]:
         """Every stored key within ``max_distance`` (default and maximum: the index's) of ``fp``,
         nearest first, ties by key; ``exclude`` leaves out that key's own entry."""
         fpb = self._fpb(fp)
-        k = self._distance_arg(max_distance)
+        k = self.max_distance if max_distance is None else self._distance_arg(max_distance)
         exclude_b = None if exclude is None else self._key(exclude)
-        probe = self._call(self._store.near, fpb, k, self.max_candidates, exclude_b, write=False)
+        probe = self._read(self._store.near, fpb, k, self.max_candidates, exclude_b)
         return self._matches(probe)
 
     def check_and_add(self, key: str, fp: int) -> Match | None:
@@ -564,11 +575,11 @@ class SimhashIndex:
 
     def get_record(self, key: str) -> bytes | None:
         """The record stored for ``key`` (per-URL recrawl history), or ``None``."""
-        return self._call(self._store.get_records, [self._key(key)], write=False)[0]  # type: ignore[no-any-return]
+        return self._read(self._store.get_records, [self._key(key)])[0]  # type: ignore[no-any-return]
 
     def get_records(self, keys: Iterable[str]) -> list[bytes | None]:
         """The record of each key, or ``None`` (one store operation)."""
-        return list(self._call(self._store.get_records, [self._key(k) for k in keys], write=False))
+        return list(self._read(self._store.get_records, [self._key(k) for k in keys]))
 
     def put_record(self, key: str, value: bytes, *, due: float | None = None) -> None:
         """Store ``value`` as ``key``'s record (records are separate from fingerprints), due for
@@ -594,7 +605,7 @@ class SimhashIndex:
         """Every ``(key, record)``, read in pages, in the store's order."""
         after: bytes | None = None
         while True:
-            page = self._call(self._store.scan_records, after, _SCAN_PAGE, write=False)
+            page = self._read(self._store.scan_records, after, _SCAN_PAGE)
             for key, value in page:
                 yield key.decode("utf-8"), value
             if len(page) < _SCAN_PAGE:
@@ -604,7 +615,7 @@ class SimhashIndex:
     def records_due(self, before: float, limit: int = 1000) -> list[tuple[str, float]]:
         """Up to ``limit`` ``(key, due)`` of records due at or before ``before`` (Unix seconds),
         earliest first."""
-        due = self._call(self._store.records_due, float(before), int(limit), write=False)
+        due = self._read(self._store.records_due, float(before), int(limit))
         return [(key.decode("utf-8"), when) for key, when in due]
 
     # -- aux blobs --------------------------------------------------------------------------
@@ -617,7 +628,7 @@ class SimhashIndex:
     def get_aux_many(self, names: Iterable[str]) -> list[bytes | None]:
         """The aux blob of each name, or ``None``."""
         names = [self._aux_name(name) for name in names]
-        return list(self._call(self._store.get_aux, names, write=False))
+        return list(self._read(self._store.get_aux, names))
 
     def put_aux(self, name: str, value: bytes | None) -> None:
         """Store (``None``: delete) the aux blob ``name``."""

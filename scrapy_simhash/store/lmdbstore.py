@@ -381,7 +381,7 @@ class LmdbStore(FingerprintStore):
         self._env = shared.env
         try:
             self._meta_db = self._db(b"meta")
-            return self._run(False, lambda txn: self._get_meta(txn))
+            return self._read(lambda txn: self._get_meta(txn))
         except BaseException:
             self.close()
             raise
@@ -476,29 +476,45 @@ class LmdbStore(FingerprintStore):
                 env.set_mapsize(0)  # another process grew the map: adopt its size
         raise StoreError(self.path, "io", "the map keeps changing size", "start a transaction on")  # pragma: no cover
 
-    def _run(self, write: bool, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(txn, *args)`` in the group's transaction, or in a transaction of its own
+    def _read(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(txn, *args)`` in the group's transaction or in a read transaction of its own."""
+        try:
+            if self._txn is not None:
+                return fn(self._txn, *args)
+            shared = self._shared
+            if shared is None or shared.pid != os.getpid():
+                shared = self._check_env(False)  # raises
+            with shared.lock:
+                try:
+                    txn = shared.env.begin()
+                except lmdb.MapResizedError:
+                    txn = self._begin(False)
+                try:
+                    return fn(txn, *args)
+                finally:
+                    txn.abort()
+        except lmdb.Error as exc:
+            raise StoreError(self.path, _kind(exc), str(exc), "read") from exc
+
+    def _write(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run ``fn(txn, *args)`` in the group's transaction, or in a write transaction of its own
         (committed; replayed after growing the map when it fills up)."""
-        action = "write to" if write else "read"
         if self._txn is not None:
             try:
                 return fn(self._txn, *args)
             except lmdb.MapFullError:
                 self._full()
             except lmdb.Error as exc:
-                raise StoreError(self.path, _kind(exc), str(exc), action) from exc
-        shared = self._check_env(write)
+                raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
+        shared = self._check_env(True)
         with shared.lock:
             try:
                 for _ in range(100):
-                    txn = self._begin(write)
+                    txn = self._begin(True)
                     try:
                         result = fn(txn, *args)
-                        if write:
-                            txn.commit()
-                        else:
-                            txn.abort()
-                        self._synced(write)
+                        txn.commit()
+                        self._synced()
                         return result
                     except lmdb.MapFullError:
                         _abort(txn)
@@ -510,11 +526,11 @@ class LmdbStore(FingerprintStore):
                         _abort(txn)
                         raise
             except lmdb.Error as exc:
-                raise StoreError(self.path, _kind(exc), str(exc), action) from exc
-        raise StoreError(self.path, "io", "the map keeps changing size", action)  # pragma: no cover
+                raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
+        raise StoreError(self.path, "io", "the map keeps changing size", "write to")  # pragma: no cover
 
-    def _synced(self, write: bool) -> None:
-        if write and self.durable and self._shared is not None and not self._shared.sync:
+    def _synced(self) -> None:
+        if self.durable and self._shared is not None and not self._shared.sync:
             # The environment was opened non-durable by another index object of this process.
             self._shared.env.sync(True)
 
@@ -542,7 +558,7 @@ class LmdbStore(FingerprintStore):
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
         self._release()
-        self._synced(True)
+        self._synced()
 
     def abort(self) -> None:
         txn, self._txn = self._txn, None
@@ -594,10 +610,10 @@ class LmdbStore(FingerprintStore):
             txn.put(_META_KEY, value, db=self._meta_db)
             return value
 
-        return self._run(True, create)  # type: ignore[no-any-return]
+        return self._write(create)  # type: ignore[no-any-return]
 
     def write_meta(self, value: bytes) -> None:
-        self._run(True, lambda txn: txn.put(_META_KEY, value, db=self._meta_db))
+        self._write(lambda txn: txn.put(_META_KEY, value, db=self._meta_db))
 
     # -- fingerprints ----------------------------------------------------------------------
 
@@ -623,7 +639,7 @@ class LmdbStore(FingerprintStore):
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
         assert self._layout is not None
-        return self._run(False, self._near, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
+        return self._read(self._near, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
 
     def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
         assert self._layout is not None
@@ -636,7 +652,7 @@ class LmdbStore(FingerprintStore):
         return probe
 
     def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
-        return self._run(True, self._check_and_add, key, fp, k, limit)  # type: ignore[no-any-return]
+        return self._write(self._check_and_add, key, fp, k, limit)  # type: ignore[no-any-return]
 
     def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False) -> None:
         blob = txn.get(tkey, db=db)
@@ -746,10 +762,10 @@ class LmdbStore(FingerprintStore):
 
     def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if items:
-            self._run(True, self._put, items)
+            self._write(self._put, items)
 
     def remove(self, keys: Sequence[bytes]) -> int:
-        return self._run(True, lambda txn: sum(self._remove_one(txn, key) for key in keys))  # type: ignore[no-any-return]
+        return self._write(lambda txn: sum(self._remove_one(txn, key) for key in keys))  # type: ignore[no-any-return]
 
     @staticmethod
     def _values(txn: Any, db: Any, keys: Sequence[bytes]) -> list[bytes | None]:
@@ -762,10 +778,10 @@ class LmdbStore(FingerprintStore):
         ]
 
     def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        return self._run(False, self._values, self._keys, keys)  # type: ignore[no-any-return]
+        return self._read(self._values, self._keys, keys)  # type: ignore[no-any-return]
 
     def count(self) -> int:
-        return self._run(False, lambda txn: int(txn.stat(self._keys)["entries"]))  # type: ignore[no-any-return]
+        return self._read(lambda txn: int(txn.stat(self._keys)["entries"]))  # type: ignore[no-any-return]
 
     def _scan(self, txn: Any, db: Any, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         out: list[tuple[bytes, bytes]] = []
@@ -785,12 +801,12 @@ class LmdbStore(FingerprintStore):
         return out
 
     def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
-        return self._run(False, self._scan, self._keys, after, limit)  # type: ignore[no-any-return]
+        return self._read(self._scan, self._keys, after, limit)  # type: ignore[no-any-return]
 
     # -- records ---------------------------------------------------------------------------
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        return self._run(False, self._values, self._records, keys)  # type: ignore[no-any-return]
+        return self._read(self._values, self._records, keys)  # type: ignore[no-any-return]
 
     def _set_due(self, txn: Any, kid: bytes, due: int | None) -> None:
         old = txn.get(kid, db=self._dues)
@@ -815,7 +831,7 @@ class LmdbStore(FingerprintStore):
     def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
         checked = [(key, value, None if due is None else due_ms(due)) for key, value, due in items]
         if checked:
-            self._run(True, self._put_records, checked)
+            self._write(self._put_records, checked)
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
@@ -829,10 +845,10 @@ class LmdbStore(FingerprintStore):
                         txn.delete(kid, db=self._aliases)
             return n
 
-        return self._run(True, delete)  # type: ignore[no-any-return]
+        return self._write(delete)  # type: ignore[no-any-return]
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
-        return self._run(False, self._scan, self._records, after, limit)  # type: ignore[no-any-return]
+        return self._read(self._scan, self._records, after, limit)  # type: ignore[no-any-return]
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         end = due_ms(max(before, 0.0))
@@ -850,12 +866,12 @@ class LmdbStore(FingerprintStore):
                 out.append((self._raw(txn, bytes(k[8:])), due / 1000))
             return out
 
-        return self._run(False, read)  # type: ignore[no-any-return]
+        return self._read(read)  # type: ignore[no-any-return]
 
     # -- aux -------------------------------------------------------------------------------
 
     def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
-        return self._run(False, self._values, self._aux, [name.encode() for name in names])  # type: ignore[no-any-return]
+        return self._read(self._values, self._aux, [name.encode() for name in names])  # type: ignore[no-any-return]
 
     def put_aux(self, items: Mapping[str, bytes | None]) -> None:
         def write(txn: Any) -> None:
@@ -865,7 +881,7 @@ class LmdbStore(FingerprintStore):
                 else:
                     txn.put(name.encode(), bytes(value), db=self._aux)
 
-        self._run(True, write)
+        self._write(write)
 
     def stats(self) -> dict[str, Any]:
         env = self._env
