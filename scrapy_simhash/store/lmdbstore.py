@@ -381,7 +381,7 @@ class LmdbStore(FingerprintStore):
         self._env = shared.env
         try:
             self._meta_db = self._db(b"meta")
-            return self._read(lambda txn: self._get_meta(txn))
+            return self._read(self._get_meta)
         except BaseException:
             self.close()
             raise
@@ -733,14 +733,21 @@ class LmdbStore(FingerprintStore):
         if aliases:
             txn.cursor(self._aliases).putmulti(sorted(aliases), append=False)
         _putmulti(txn.cursor(self._keys), [(kid, fp) for kid, _, fp in pairs])
-        links = sorted((fp, kid) for kid, _, fp in pairs)
-        del pairs
-        _putmulti(txn.cursor(self._fps), links, dupdata=True)
-        distinct = sorted({fp for fp, _ in links})
-        del links
         kw, vw = layout.key_width, layout.value_width
-        if vw == 8 and distinct:
-            arr = np.frombuffer(b"".join(distinct), dtype=">u8").astype(np.uint64)
+        if vw != 8:
+            links = sorted((fp, kid) for kid, _, fp in pairs)
+            del pairs
+            _putmulti(txn.cursor(self._fps), links, dupdata=True)
+            distinct = sorted({fp for fp, _ in links})
+            del links
+        else:
+            # numpy sorts: a stable sort by fingerprint keeps each fingerprint's keys in byte order
+            # (as LMDB sorts duplicates).
+            arr = np.frombuffer(b"".join(fp for _, _, fp in pairs), dtype=">u8").astype(np.uint64)
+            order = np.argsort(arr, kind="stable").tolist()
+            _putmulti(txn.cursor(self._fps), [(pairs[i][2], pairs[i][0]) for i in order], dupdata=True)
+            del pairs, order
+            arr = np.unique(arr)
             for t, db in enumerate(self._tdbs):
                 tk = layout.tkeys_np(arr, t)
                 o = np.lexsort((arr, tk))
