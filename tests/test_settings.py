@@ -183,3 +183,34 @@ def test_documented_stats_keys_include_the_verdicts():
         "simhash/store_error",
     ):
         assert f"`{key}`" in text
+
+
+def test_simhash_store_memory_runs_a_crawl_without_files(make_mw, tmp_path):
+    from conftest import article_html, make_response, run
+
+    mw = make_mw(SIMHASH_STORE="scrapy_simhash.store.MemoryStore", SIMHASH_DIR=str(tmp_path / "never"))
+    first = make_response("https://news.example.com/a", article_html("harbour"))
+    copy = make_response("https://mirror.example.org/a", article_html("harbour", site="Mirror"))
+    run(mw, first)
+    assert run(mw, copy, [{"item": 1}]) == []
+    assert (first.meta["simhash_verdict"], copy.meta["simhash_verdict"]) == ("new", "near_duplicate")
+    assert mw.index.path is None and type(mw.index.store).__name__ == "MemoryStore"
+    assert not (tmp_path / "never").exists()
+
+
+def test_simhash_store_with_a_missing_dependency_names_the_package(tmp_path, monkeypatch):
+    (tmp_path / "shop_stores.py").write_text(
+        "import simhash_test_missing_pkg\nfrom scrapy_simhash.store.memory import MemoryStore as Store\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError) as info:  # never NotConfigured: the crawl must not run without it
+        config_of(SIMHASH_STORE="shop_stores.Store")
+    message = str(info.value)
+    assert "SIMHASH_STORE" in message and "pip install simhash_test_missing_pkg" in message
+
+
+def test_simhash_store_accepts_a_class():
+    from scrapy_simhash.store import MemoryStore
+
+    assert config_of(SIMHASH_STORE=MemoryStore).store_cls is MemoryStore
+    assert config_of().store_cls.__name__ == "LmdbStore"
