@@ -20,6 +20,7 @@ Times are Unix seconds, rates are changes per second, change sizes are change di
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -35,7 +36,6 @@ __all__ = [
     "SchedulePolicy",
     "ScheduleState",
     "estimate_rate",
-    "freshness",
     "refresh_value",
     "select",
 ]
@@ -49,11 +49,12 @@ class ScheduleState:
     """What a policy knows about one URL's changes; every field is a plain number.
 
     ``recent`` holds the last observations, newest first: ``(elapsed, size)`` with ``elapsed`` the
-    seconds since the fetch before it and ``size`` the change distance when the page changed, 0 when
-    it did not. Older observations are folded, discounted, into ``old_changes`` (how many changed),
+    seconds since the fetch before it and ``size`` the change distance when the page changed (-1 if
+    unknown, e.g. a new ETag), 0 when it did not. Older observations are folded, discounted, into ``old_changes`` (how many changed),
     ``old_changed_secs`` (their total elapsed time) and ``old_unchanged_secs``. ``rate`` is the
     policy's estimate of changes per second (0 for policies that do not estimate one), ``size`` the
-    typical change distance (0 until a change is seen).
+    typical change distance (0 until a change is seen). ``probe``: seconds to a planned short
+    re-fetch (see :class:`FreshnessPolicy`), 0 when none.
     """
 
     last_fetch: float
@@ -68,6 +69,7 @@ class ScheduleState:
     old_changes: float = 0.0
     old_changed_secs: float = 0.0
     old_unchanged_secs: float = 0.0
+    probe: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers (times to the millisecond), for the URL's JSON record."""
@@ -82,6 +84,7 @@ class ScheduleState:
             "changes": self.changes,
             "recent": [[round(elapsed, 3), round(size, 3)] for elapsed, size in self.recent],
             "old": [round(self.old_changes, 4), round(self.old_changed_secs, 3), round(self.old_unchanged_secs, 3)],
+            "probe": round(self.probe, 3),
         }
 
     @classmethod
@@ -104,6 +107,7 @@ class ScheduleState:
                 old_changes=old[0],
                 old_changed_secs=old[1],
                 old_unchanged_secs=old[2],
+                probe=float(data.get("probe", 0.0)),
             )
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a schedule state: {data!r:.200} ({exc!r})") from exc
@@ -116,7 +120,7 @@ class ScheduleState:
 class ScheduleColumns:
     """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL)."""
 
-    FIELDS = ("last_fetch", "next_due", "interval", "rate", "size")
+    FIELDS = ("last_fetch", "next_due", "interval", "rate", "size", "probe")
 
     def __init__(self, n: int) -> None:
         self.last_fetch = np.zeros(n)
@@ -124,6 +128,7 @@ class ScheduleColumns:
         self.interval = np.ones(n)
         self.rate = np.zeros(n)
         self.size = np.zeros(n)
+        self.probe = np.zeros(n)
 
     @classmethod
     def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
@@ -136,9 +141,6 @@ class ScheduleColumns:
         """Set row ``i`` from ``state``."""
         for name in self.FIELDS:
             getattr(self, name)[i] = getattr(state, name)
-
-    def __len__(self) -> int:
-        return len(self.last_fetch)
 
 
 def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:
@@ -154,15 +156,6 @@ def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.
 
 
 # -- theory (Cho & Garcia-Molina 2003) -------------------------------------------------------------
-
-
-def freshness(rate: Any, interval: Any) -> Any:
-    """Expected share of time a copy refreshed every ``interval`` is current, for Poisson changes at
-    ``rate``: ``(1 - exp(-rate * interval)) / (rate * interval)``. Works on numpy arrays."""
-    x = np.asarray(rate, dtype=float) * np.asarray(interval, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        value = np.where(x > 1e-9, -np.expm1(-x) / np.where(x > 1e-9, x, 1.0), 1.0 - x / 2)
-    return value if value.ndim else float(value)
 
 
 def refresh_value(rate: Any, weight: Any, elapsed: Any) -> Any:
@@ -183,7 +176,7 @@ def _value_time(threshold: float) -> float:
     lo, hi = 0.0, 1.0
     while 1.0 - math.exp(-hi) * (1.0 + hi) < threshold:
         hi *= 2.0
-    for _ in range(60):
+    for _ in range(40):
         mid = (lo + hi) / 2
         if 1.0 - math.exp(-mid) * (1.0 + mid) < threshold:
             lo = mid
@@ -192,55 +185,43 @@ def _value_time(threshold: float) -> float:
     return (lo + hi) / 2
 
 
+@functools.lru_cache(maxsize=64)
+def _rate_grid(low: float, high: float, points_per_decade: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-spaced rates from ``low`` to ``high`` (and their logarithms)."""
+    if not 0 < low < high or points_per_decade < 1:
+        raise ValueError(f"need 0 < low < high and points_per_decade >= 1, got {low}, {high}, {points_per_decade}")
+    log_rates = np.linspace(math.log(low), math.log(high), 1 + round(points_per_decade * math.log10(high / low)))
+    return log_rates, np.exp(log_rates)
+
+
 def estimate_rate(
     observations: Sequence[tuple[float, bool]],
     *,
-    prior_changes: float,
-    prior_secs: float,
+    low: float,
+    high: float,
     old_changes: float = 0.0,
     old_changed_secs: float = 0.0,
     old_unchanged_secs: float = 0.0,
-    start: float | None = None,
+    points_per_decade: int = 16,
 ) -> float:
-    """Most probable change rate (per second) for irregular visits: ``observations`` are
-    ``(elapsed, changed)`` per fetch, Poisson changes seen only as "changed since the last fetch".
-
-    Maximises the likelihood ``prod (1 - exp(-r t))^c * exp(-r t)^(1 - c)`` times a gamma prior
-    worth ``prior_changes`` changes in ``prior_secs`` seconds (so a URL with no history gets
-    ``prior_changes / prior_secs`` and a URL that changed at every fetch a finite rate); folded
+    """Change rate (per second) from irregular visits: ``observations`` are ``(elapsed, changed)``
+    per fetch, Poisson changes seen only as "changed since the last fetch" (the likelihood
+    ``prod (1 - exp(-r t))^c * exp(-r t)^(1 - c)`` of Cho & Garcia-Molina's irregular-visit
+    estimator). Bayesian, with a log-uniform prior from ``low`` to ``high`` (rates over orders of
+    magnitude, none favoured: a URL with no history is explored, one change does not pin a rate) on a
+    grid of ``points_per_decade`` rates per decade; returns the posterior geometric mean. Folded
     older observations count as ``old_changes`` changes over intervals of their mean length.
-    The optimum solves ``sum_c t / (exp(r t) - 1) + a / r = sum_u t + b``, a decreasing convex
-    function of ``r``: Newton's method from ``start`` converges from either side.
     """
-    if prior_changes <= 0 or prior_secs <= 0:
-        raise ValueError(f"the prior needs prior_changes > 0 and prior_secs > 0, got {prior_changes}, {prior_secs}")
+    log_rates, rates = _rate_grid(low, high, points_per_decade)
     changed = [t for t, c in observations if c and t > 0]
+    exposure = sum(t for t, c in observations if not c) + old_unchanged_secs
+    log_like = -rates * exposure
+    if changed:
+        log_like += np.log(-np.expm1(-np.outer(rates, changed))).sum(axis=1)
     if old_changes > 0 and old_changed_secs > 0:
-        changed_weights = [1.0] * len(changed) + [old_changes]
-        changed.append(old_changed_secs / old_changes)
-    else:
-        changed_weights = [1.0] * len(changed)
-    exposure = sum(t for t, c in observations if not c) + old_unchanged_secs + prior_secs
-    rate = start if start is not None and start > 0 else prior_changes / prior_secs
-    for _ in range(100):
-        value = prior_changes / rate - exposure
-        slope = -prior_changes / (rate * rate)
-        for t, k in zip(changed, changed_weights):
-            x = rate * t
-            if x > 700:
-                continue
-            e = math.exp(-x)
-            d = -math.expm1(-x)
-            value += k * t * e / d
-            slope -= k * t * t * e / (d * d)
-        step = value / slope
-        new = rate - step
-        if new <= 0:
-            new = rate / 10
-        if abs(new - rate) <= 1e-9 * rate:
-            return new
-        rate = new
-    return rate
+        log_like += old_changes * np.log(-np.expm1(-rates * (old_changed_secs / old_changes)))
+    posterior = np.exp(log_like - log_like.max())
+    return float(math.exp(posterior @ log_rates / posterior.sum()))
 
 
 # -- policies ---------------------------------------------------------------------------------------
@@ -290,20 +271,20 @@ class SchedulePolicy:
             )
             return self._plan(first, None)
         elapsed = max(fetch_time - state.last_fetch, 0.0)
-        size = 0.0
+        size = 0.0  # unchanged
         if changed:
-            size = float(distance) if distance is not None and distance > 0 else (state.size or 1.0)
+            size = float(distance) if distance is not None and distance > 0 else -1.0  # -1: changed, size unknown
         recent = ((elapsed, size),) + state.recent
         old = (state.old_changes, state.old_changed_secs, state.old_unchanged_secs)
         if len(recent) > self.recent:
             (t, s), recent = recent[-1], recent[:-1]
             m = self.memory
-            old = (m * old[0] + (s > 0), m * old[1] + (t if s > 0 else 0.0), m * old[2] + (0.0 if s > 0 else t))
+            old = (m * old[0] + (s != 0), m * old[1] + (t if s else 0.0), m * old[2] + (0.0 if s else t))
         observed = replace(
             state,
             last_fetch=fetch_time,
             last_change=fetch_time if changed else state.last_change,
-            size=(0.7 * state.size + 0.3 * size if state.size else size) if changed else state.size,
+            size=(0.7 * state.size + 0.3 * size if state.size else size) if size > 0 else state.size,
             fetches=state.fetches + 1,
             changes=state.changes + bool(changed),
             recent=recent,
@@ -385,37 +366,42 @@ class FreshnessPolicy(SchedulePolicy):
     """Ours: the most expected freshness per fetch, from estimated change rates and change sizes.
 
     The rate is :func:`estimate_rate` of the URL's change verdicts (not raw bytes, so noise is no
-    change) with a prior of ``prior_changes`` changes per ``default_interval`` (new URLs are
-    explored at about the default interval, and one change does not make a URL look hopeless). A
-    URL's weight is ``(size / reference_size) ** size_exponent`` (``size``: its typical change
-    distance; ``reference_size`` until it changed). A fetch is due when its
-    :func:`refresh_value` reaches ``threshold``, the value that makes a URL changing once per
-    ``default_interval`` due every ``default_interval``; the priority is value / threshold, at least
-    ``elapsed / max_interval`` (every URL is seen again) and at most ``elapsed / min_interval``.
-    With a budget, fetching the highest priorities is the Lagrange optimum at that budget: it
-    starves URLs that change faster than the budget can follow.
+    change), between one change per ``10 * max_interval`` and ten per ``min_interval``. A URL's
+    weight is ``(size / reference_size) ** size_exponent`` (``size``: its typical change distance;
+    ``reference_size`` until it changed). A fetch is due when its :func:`refresh_value` reaches
+    ``threshold``, the value that makes a URL changing once per ``default_interval`` due every
+    ``default_interval``; the priority is value / threshold, at least ``elapsed / max_interval``
+    (every URL is seen again) and at most ``elapsed / min_interval``. With a budget, fetching the
+    highest priorities is the Lagrange optimum at that budget: it starves URLs that change faster
+    than the budget can follow.
+
+    Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
+    (worth fetching) from one that changes a hundred times (not worth it): both changed at every
+    fetch. So when a fetch saw a change and no recent visit was shorter than twice the probe
+    interval (``default_interval / probe_ratio``, at least ``min_interval``), the URL is due again
+    after the probe interval, once; ``probe_ratio = 0`` switches probes off.
     """
 
     def __init__(
         self,
         *,
-        prior_changes: float = 1.0,
         reference_size: float = 10.0,
         size_exponent: float = 0.5,
+        probe_ratio: float = 8.0,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if prior_changes <= 0 or reference_size <= 0 or size_exponent < 0:
+        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0:
             raise ValueError(
-                f"need prior_changes > 0, reference_size > 0, size_exponent >= 0, got {prior_changes}, "
-                f"{reference_size}, {size_exponent}"
+                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, got {reference_size}, "
+                f"{size_exponent}, {probe_ratio}"
             )
-        self.prior_changes = prior_changes
         self.reference_size = reference_size
         self.size_exponent = size_exponent
-        self.prior_secs = prior_changes * self.default_interval
-        x = 1.0
-        self.threshold = self.default_interval * (1.0 - math.exp(-x) * (1.0 + x)) / x
+        self.probe_interval = max(self.default_interval / probe_ratio, self.min_interval) if probe_ratio else 0.0
+        self.low_rate = 0.1 / self.max_interval
+        self.high_rate = 10.0 / self.min_interval
+        self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
@@ -425,21 +411,27 @@ class FreshnessPolicy(SchedulePolicy):
 
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
         rate = estimate_rate(
-            [(t, s > 0) for t, s in state.recent],
-            prior_changes=self.prior_changes,
-            prior_secs=self.prior_secs,
+            [(t, s != 0) for t, s in state.recent],
+            low=self.low_rate,
+            high=self.high_rate,
             old_changes=state.old_changes,
             old_changed_secs=state.old_changed_secs,
             old_unchanged_secs=state.old_unchanged_secs,
-            start=state.rate or None,
         )
         interval = self.max_interval
-        need = self.threshold * rate / self.weight(state.size)
+        size = state.size or self.reference_size
+        need = self.threshold * rate / (size / self.reference_size) ** self.size_exponent
         if need < 1.0:
             interval = self._clamp(_value_time(need) / rate)
-        return replace(state, rate=rate, interval=interval, next_due=state.last_fetch + interval)
+        probe = 0.0
+        if changed and self.probe_interval and all(t > 2 * self.probe_interval for t, _ in state.recent):
+            probe = self.probe_interval
+            interval = min(interval, probe)
+        return replace(state, rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
         value = refresh_value(columns.rate, self.weight(columns.size), elapsed) / self.threshold
-        return np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)
+        value = np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)
+        probing = columns.probe > 0
+        return np.where(probing, np.maximum(value, elapsed / np.where(probing, columns.probe, 1.0)), value)
