@@ -4,9 +4,11 @@ histories, the state's plain-number round trip and the budgeted selection."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -284,3 +286,18 @@ def test_change_of_unknown_size_counts_as_a_change_and_keeps_the_size():
     after = policy.observe(state, 2 * DAY, True, None)  # e.g. a new ETag, body not fingerprinted
     assert after.changes == 2 and after.size == 20 and after.recent[0] == (DAY, -1.0)
     assert after.rate > state.rate
+
+
+def test_simulation_spends_the_same_budget_on_every_policy():
+    """A small run of benchmarks/recrawl/simulate.py: equal fetch counts, and the oracle (true rates)
+    is at least as fresh as a fixed interval."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "recrawl" / "simulate.py"
+    spec = importlib.util.spec_from_file_location("recrawl_simulate", path)
+    assert spec is not None and spec.loader is not None
+    simulate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(simulate)
+    world = simulate.World(300, 20, seed=1)
+    results = {name: simulate.run(world, name, 0.37) for name in simulate.POLICIES}
+    assert {r["fetches"] for r in results.values()} == {int(0.37 * 300 * 20)}
+    assert results["oracle"]["freshness"] >= results["fixed interval"]["freshness"]
+    assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
