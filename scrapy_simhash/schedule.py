@@ -1,0 +1,437 @@
+"""Recrawl schedules: when each known URL is due again and how valuable a fetch of it is.
+
+Pure: no Scrapy and no store import. A :class:`ScheduleState` lives in a URL's record
+(:meth:`ScheduleState.to_dict` / :meth:`ScheduleState.from_dict`: plain numbers only); a policy
+updates it at every fetch (:meth:`SchedulePolicy.observe`) and ranks URLs
+(:meth:`SchedulePolicy.priority`, or :meth:`SchedulePolicy.priorities` for many at once). A
+priority of 1 or more means *due*; the higher, the more a fetch is worth, so a crawl with a budget
+of ``n`` pages fetches the ``n`` highest priorities (:func:`select`).
+
+Policies, pluggable by dotted path like Scrapy's ``HTTPCACHE_POLICY``:
+
+* :class:`FixedIntervalPolicy`: every URL every ``default_interval``.
+* :class:`NutchAdaptivePolicy`: Apache Nutch's ``AdaptiveFetchSchedule`` (changed: interval x 0.8,
+  unchanged: x 1.4, SYNC_DELTA at rate 0.3, clamped), fed whatever "changed" the caller decides.
+* :class:`FreshnessPolicy` (ours): estimates each URL's change rate from its change verdicts and
+  fetches where a fetch buys the most expected (change-size weighted) freshness.
+
+Times are Unix seconds, rates are changes per second, change sizes are change distances (bits).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FixedIntervalPolicy",
+    "FreshnessPolicy",
+    "NutchAdaptivePolicy",
+    "ScheduleColumns",
+    "SchedulePolicy",
+    "ScheduleState",
+    "estimate_rate",
+    "refresh_value",
+    "select",
+]
+
+HOUR = 3600.0
+DAY = 24 * HOUR
+
+
+@dataclass(frozen=True)
+class ScheduleState:
+    """What a policy knows about one URL's changes; every field is a plain number.
+
+    ``recent`` holds the last observations, newest first: ``(elapsed, size)`` with ``elapsed`` the
+    seconds since the fetch before it and ``size`` the change distance when the page changed (-1 if
+    unknown, e.g. a new ETag), 0 when it did not. Older observations are folded, discounted, into ``old_changes`` (how many changed),
+    ``old_changed_secs`` (their total elapsed time) and ``old_unchanged_secs``. ``rate`` is the
+    policy's estimate of changes per second (0 for policies that do not estimate one), ``size`` the
+    typical change distance (0 until a change is seen). ``probe``: seconds to a planned short
+    re-fetch (see :class:`FreshnessPolicy`), 0 when none.
+    """
+
+    last_fetch: float
+    last_change: float
+    interval: float
+    next_due: float
+    rate: float = 0.0
+    size: float = 0.0
+    fetches: int = 1
+    changes: int = 0
+    recent: tuple[tuple[float, float], ...] = ()
+    old_changes: float = 0.0
+    old_changed_secs: float = 0.0
+    old_unchanged_secs: float = 0.0
+    probe: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain numbers (times to the millisecond), for the URL's JSON record."""
+        return {
+            "last_fetch": round(self.last_fetch, 3),
+            "last_change": round(self.last_change, 3),
+            "interval": round(self.interval, 3),
+            "next_due": round(self.next_due, 3),
+            "rate": float(f"{self.rate:.6g}"),
+            "size": round(self.size, 3),
+            "fetches": self.fetches,
+            "changes": self.changes,
+            "recent": [[round(elapsed, 3), round(size, 3)] for elapsed, size in self.recent],
+            "old": [round(self.old_changes, 4), round(self.old_changed_secs, 3), round(self.old_unchanged_secs, 3)],
+            "probe": round(self.probe, 3),
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ScheduleState:
+        """Parse :meth:`to_dict` output; :class:`ValueError` names what is wrong."""
+        try:
+            old = [float(x) for x in data.get("old", (0.0, 0.0, 0.0))]
+            if len(old) != 3:
+                raise ValueError(f"'old' needs 3 numbers, got {len(old)}")
+            state = cls(
+                last_fetch=float(data["last_fetch"]),
+                last_change=float(data["last_change"]),
+                interval=float(data["interval"]),
+                next_due=float(data["next_due"]),
+                rate=float(data.get("rate", 0.0)),
+                size=float(data.get("size", 0.0)),
+                fetches=int(data.get("fetches", 1)),
+                changes=int(data.get("changes", 0)),
+                recent=tuple((float(e), float(s)) for e, s in data.get("recent", ())),
+                old_changes=old[0],
+                old_changed_secs=old[1],
+                old_unchanged_secs=old[2],
+                probe=float(data.get("probe", 0.0)),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a schedule state: {data!r:.200} ({exc!r})") from exc
+        numbers = (state.last_fetch, state.interval, state.rate, state.size, *old)
+        if not all(math.isfinite(x) for x in numbers) or state.interval <= 0 or min(state.rate, state.size, *old) < 0:
+            raise ValueError(f"not a schedule state: {data!r:.200} (negative, zero interval or non-finite value)")
+        return state
+
+
+class ScheduleColumns:
+    """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL)."""
+
+    FIELDS = ("last_fetch", "next_due", "interval", "rate", "size", "probe")
+
+    def __init__(self, n: int) -> None:
+        self.last_fetch = np.zeros(n)
+        self.next_due = np.zeros(n)
+        self.interval = np.ones(n)
+        self.rate = np.zeros(n)
+        self.size = np.zeros(n)
+        self.probe = np.zeros(n)
+
+    @classmethod
+    def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
+        columns = cls(len(states))
+        for i, state in enumerate(states):
+            columns.put(i, state)
+        return columns
+
+    def put(self, i: int, state: ScheduleState) -> None:
+        """Set row ``i`` from ``state``."""
+        for name in self.FIELDS:
+            getattr(self, name)[i] = getattr(state, name)
+
+
+def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:
+    """Indices of the ``budget`` highest ``priorities``, highest first (only the due ones, priority
+    >= 1, unless ``due_only`` is false)."""
+    if budget <= 0:
+        return np.zeros(0, dtype=np.intp)
+    candidates = np.flatnonzero(priorities >= 1.0) if due_only else np.arange(len(priorities))
+    if budget < len(candidates):
+        top = np.argpartition(-priorities[candidates], budget - 1)[:budget]
+        candidates = candidates[top]
+    return candidates[np.argsort(-priorities[candidates], kind="stable")]
+
+
+# -- theory (Cho & Garcia-Molina 2003) -------------------------------------------------------------
+
+
+def refresh_value(rate: Any, weight: Any, elapsed: Any) -> Any:
+    """Freshness a fetch buys, ``weight / rate * (1 - exp(-x) * (1 + x))`` with ``x = rate * elapsed``
+    (seconds of weighted freshness). Fetching every URL when this reaches one threshold is the
+    Lagrange optimum of total weighted freshness at a fixed number of fetches (Azar et al., PNAS
+    2018): it grows with the time since the last fetch and never exceeds ``weight / rate``, so
+    URLs that change too often for the budget are starved. Works on numpy arrays."""
+    rate = np.asarray(rate, dtype=float)
+    x = rate * np.asarray(elapsed, dtype=float)
+    gain = np.where(x < 1e-4, x * x * (0.5 - x / 3), -np.expm1(-x) - x * np.exp(-x))  # 1 - exp(-x) * (1 + x)
+    value = np.asarray(weight, dtype=float) * np.where(rate > 0, gain / np.where(rate > 0, rate, 1.0), 0.0)
+    return value if value.ndim else float(value)
+
+
+def _value_time(threshold: float) -> float:
+    """``x`` with ``1 - exp(-x) * (1 + x) == threshold`` (0 < threshold < 1), by bisection."""
+    lo, hi = 0.0, 1.0
+    while 1.0 - math.exp(-hi) * (1.0 + hi) < threshold:
+        hi *= 2.0
+    for _ in range(40):
+        mid = (lo + hi) / 2
+        if 1.0 - math.exp(-mid) * (1.0 + mid) < threshold:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+@functools.lru_cache(maxsize=64)
+def _rate_grid(low: float, high: float, points_per_decade: int) -> tuple[np.ndarray, np.ndarray]:
+    """Log-spaced rates from ``low`` to ``high`` (and their logarithms)."""
+    if not 0 < low < high or points_per_decade < 1:
+        raise ValueError(f"need 0 < low < high and points_per_decade >= 1, got {low}, {high}, {points_per_decade}")
+    log_rates = np.linspace(math.log(low), math.log(high), 1 + round(points_per_decade * math.log10(high / low)))
+    return log_rates, np.exp(log_rates)
+
+
+def estimate_rate(
+    observations: Sequence[tuple[float, bool]],
+    *,
+    low: float,
+    high: float,
+    old_changes: float = 0.0,
+    old_changed_secs: float = 0.0,
+    old_unchanged_secs: float = 0.0,
+    points_per_decade: int = 16,
+) -> float:
+    """Change rate (per second) from irregular visits: ``observations`` are ``(elapsed, changed)``
+    per fetch, Poisson changes seen only as "changed since the last fetch" (the likelihood
+    ``prod (1 - exp(-r t))^c * exp(-r t)^(1 - c)`` of Cho & Garcia-Molina's irregular-visit
+    estimator). Bayesian, with a log-uniform prior from ``low`` to ``high`` (rates over orders of
+    magnitude, none favoured: a URL with no history is explored, one change does not pin a rate) on a
+    grid of ``points_per_decade`` rates per decade; returns the posterior geometric mean. Folded
+    older observations count as ``old_changes`` changes over intervals of their mean length.
+    """
+    log_rates, rates = _rate_grid(low, high, points_per_decade)
+    changed = [t for t, c in observations if c and t > 0]
+    exposure = sum(t for t, c in observations if not c) + old_unchanged_secs
+    log_like = -rates * exposure
+    if changed:
+        log_like += np.log(-np.expm1(-np.outer(rates, changed))).sum(axis=1)
+    if old_changes > 0 and old_changed_secs > 0:
+        log_like += old_changes * np.log(-np.expm1(-rates * (old_changed_secs / old_changes)))
+    posterior = np.exp(log_like - log_like.max())
+    return float(math.exp(posterior @ log_rates / posterior.sum()))
+
+
+# -- policies ---------------------------------------------------------------------------------------
+
+
+class SchedulePolicy:
+    """Base policy: keeps the observations; subclasses choose the interval, next due time and rate.
+
+    ``default_interval``: a URL's first interval; ``min_interval`` / ``max_interval``: clamps;
+    ``recent``: observations kept exactly, older ones are folded and discounted by ``memory`` each.
+    """
+
+    def __init__(
+        self,
+        *,
+        default_interval: float = DAY,
+        min_interval: float = HOUR,
+        max_interval: float = 90 * DAY,
+        recent: int = 16,
+        memory: float = 0.95,
+    ) -> None:
+        if not 0 < min_interval <= default_interval <= max_interval:
+            raise ValueError(
+                f"intervals must satisfy 0 < min_interval ({min_interval}) <= default_interval "
+                f"({default_interval}) <= max_interval ({max_interval})"
+            )
+        if recent < 1 or not 0 < memory <= 1:
+            raise ValueError(f"need recent >= 1 and 0 < memory <= 1, got {recent}, {memory}")
+        self.default_interval = float(default_interval)
+        self.min_interval = float(min_interval)
+        self.max_interval = float(max_interval)
+        self.recent = recent
+        self.memory = memory
+
+    def observe(
+        self, state: ScheduleState | None, fetch_time: float, changed: bool | None, distance: float | None = None
+    ) -> ScheduleState:
+        """The state after a fetch at ``fetch_time``. ``changed``: the fetch's verdict (``None`` for
+        a first fetch, which starts a state whatever ``state`` is); ``distance``: the change distance
+        (its size when changed; ``None`` if unknown, e.g. a changed ETag)."""
+        if changed is None or state is None:
+            first = ScheduleState(
+                last_fetch=fetch_time,
+                last_change=fetch_time,
+                interval=self.default_interval,
+                next_due=fetch_time + self.default_interval,
+            )
+            return self._plan(first, None)
+        elapsed = max(fetch_time - state.last_fetch, 0.0)
+        size = 0.0  # unchanged
+        if changed:
+            size = float(distance) if distance is not None and distance > 0 else -1.0  # -1: changed, size unknown
+        recent = ((elapsed, size),) + state.recent
+        old = (state.old_changes, state.old_changed_secs, state.old_unchanged_secs)
+        if len(recent) > self.recent:
+            (t, s), recent = recent[-1], recent[:-1]
+            m = self.memory
+            old = (m * old[0] + (s != 0), m * old[1] + (t if s else 0.0), m * old[2] + (0.0 if s else t))
+        observed = replace(
+            state,
+            last_fetch=fetch_time,
+            last_change=fetch_time if changed else state.last_change,
+            size=(0.7 * state.size + 0.3 * size if state.size else size) if size > 0 else state.size,
+            fetches=state.fetches + 1,
+            changes=state.changes + bool(changed),
+            recent=recent,
+            old_changes=old[0],
+            old_changed_secs=old[1],
+            old_unchanged_secs=old[2],
+        )
+        return self._plan(observed, bool(changed))
+
+    def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
+        """``state`` (already observed) with this policy's interval, next due time and rate."""
+        raise NotImplementedError
+
+    def _clamp(self, interval: float) -> float:
+        return min(max(interval, self.min_interval), self.max_interval)
+
+    def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
+        """Priority per row at ``now``: ``1 + overdue / interval`` (1 when due; higher, more overdue)."""
+        return 1.0 + (now - columns.next_due) / columns.interval
+
+    def priority(self, state: ScheduleState, now: float) -> float:
+        """The priority of one URL at ``now`` (>= 1: due)."""
+        return float(self.priorities(ScheduleColumns.of([state]), now)[0])
+
+    def is_due(self, state: ScheduleState, now: float) -> bool:
+        return now >= state.next_due
+
+
+class FixedIntervalPolicy(SchedulePolicy):
+    """Every URL every ``default_interval`` seconds, whatever it does."""
+
+    def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
+        return replace(state, interval=self.default_interval, next_due=state.last_fetch + self.default_interval)
+
+
+class NutchAdaptivePolicy(SchedulePolicy):
+    """Apache Nutch's ``AdaptiveFetchSchedule`` (defaults of ``nutch-default.xml``).
+
+    Changed: interval x (1 - ``dec_rate``); unchanged: x (1 + ``inc_rate``). With ``sync_delta``,
+    ``delta`` = fetch time - time of the last change seen; the interval is at least ``delta`` and the
+    next fetch is ``fetch time - sync_delta_rate * delta + interval``. Clamped to [min, max]. Nutch's
+    "changed" is a different MD5 signature; here it is whatever the caller passes.
+    """
+
+    def __init__(
+        self,
+        *,
+        inc_rate: float = 0.4,
+        dec_rate: float = 0.2,
+        sync_delta: bool = True,
+        sync_delta_rate: float = 0.3,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if not (0 <= inc_rate and 0 <= dec_rate < 1 and 0 <= sync_delta_rate <= 1):
+            raise ValueError(
+                f"need inc_rate >= 0, 0 <= dec_rate < 1, 0 <= sync_delta_rate <= 1, got {inc_rate}, {dec_rate}, "
+                f"{sync_delta_rate}"
+            )
+        self.inc_rate = inc_rate
+        self.dec_rate = dec_rate
+        self.sync_delta = sync_delta
+        self.sync_delta_rate = sync_delta_rate
+
+    def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
+        if changed is None:
+            return state
+        interval = state.interval * ((1 - self.dec_rate) if changed else (1 + self.inc_rate))
+        ref = state.last_fetch
+        if self.sync_delta:
+            delta = state.last_fetch - state.last_change
+            interval = max(interval, delta)
+            ref -= self.sync_delta_rate * delta
+        interval = self._clamp(interval)
+        return replace(state, interval=interval, next_due=ref + interval)
+
+
+class FreshnessPolicy(SchedulePolicy):
+    """Ours: the most expected freshness per fetch, from estimated change rates and change sizes.
+
+    The rate is :func:`estimate_rate` of the URL's change verdicts (not raw bytes, so noise is no
+    change), between one change per ``10 * max_interval`` and ten per ``min_interval``. A URL's
+    weight is ``(size / reference_size) ** size_exponent`` (``size``: its typical change distance;
+    ``reference_size`` until it changed). A fetch is due when its :func:`refresh_value` reaches
+    ``threshold``, the value that makes a URL changing once per ``default_interval`` due every
+    ``default_interval``; the priority is value / threshold, at least ``elapsed / max_interval``
+    (every URL is seen again) and at most ``elapsed / min_interval``. With a budget, fetching the
+    highest priorities is the Lagrange optimum at that budget: it starves URLs that change faster
+    than the budget can follow.
+
+    Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
+    (worth fetching) from one that changes a hundred times (not worth it): both changed at every
+    fetch. So when a fetch saw a change and no recent visit was shorter than twice the probe
+    interval (``default_interval / probe_ratio``, at least ``min_interval``), the URL is due again
+    after the probe interval, once; ``probe_ratio = 0`` switches probes off.
+    """
+
+    def __init__(
+        self,
+        *,
+        reference_size: float = 10.0,
+        size_exponent: float = 0.5,
+        probe_ratio: float = 8.0,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0:
+            raise ValueError(
+                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, got {reference_size}, "
+                f"{size_exponent}, {probe_ratio}"
+            )
+        self.reference_size = reference_size
+        self.size_exponent = size_exponent
+        self.probe_interval = max(self.default_interval / probe_ratio, self.min_interval) if probe_ratio else 0.0
+        self.low_rate = 0.1 / self.max_interval
+        self.high_rate = 10.0 / self.min_interval
+        self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
+
+    def weight(self, size: Any) -> Any:
+        """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
+        size = np.where(np.asarray(size) > 0, size, self.reference_size)
+        value = (size / self.reference_size) ** self.size_exponent
+        return value if np.ndim(value) else float(value)
+
+    def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
+        rate = estimate_rate(
+            [(t, s != 0) for t, s in state.recent],
+            low=self.low_rate,
+            high=self.high_rate,
+            old_changes=state.old_changes,
+            old_changed_secs=state.old_changed_secs,
+            old_unchanged_secs=state.old_unchanged_secs,
+        )
+        interval = self.max_interval
+        size = state.size or self.reference_size
+        need = self.threshold * rate / (size / self.reference_size) ** self.size_exponent
+        if need < 1.0:
+            interval = self._clamp(_value_time(need) / rate)
+        probe = 0.0
+        if changed and self.probe_interval and all(t > 2 * self.probe_interval for t, _ in state.recent):
+            probe = self.probe_interval
+            interval = min(interval, probe)
+        return replace(state, rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
+
+    def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
+        elapsed = np.maximum(now - columns.last_fetch, 0.0)
+        value = refresh_value(columns.rate, self.weight(columns.size), elapsed) / self.threshold
+        value = np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)
+        probing = columns.probe > 0
+        return np.where(probing, np.maximum(value, elapsed / np.where(probing, columns.probe, 1.0)), value)
