@@ -55,9 +55,8 @@ __all__ = [
 
 #: Version of the on-disk layout; an index with a newer one is refused.
 SCHEMA_VERSION = 1
-#: Candidates verified per lookup at most: a hot bucket (thousands of pages of one template)
-#: must not stall the crawl. At 10 million uniform fingerprints a lookup sees ~600.
-DEFAULT_MAX_CANDIDATES = 20_000
+#: Candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`).
+DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 #: More tables than this is a layout nobody wants (and LMDB sub-database names have 2 digits).
 MAX_TABLES = 100
 #: Page size of :meth:`SimhashIndex.items` and :meth:`SimhashIndex.records` scans.
