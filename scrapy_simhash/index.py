@@ -594,7 +594,7 @@ class SimhashIndex:
             raise TypeError(f"value must be bytes, got {type(value).__name__}; encode it first")
         if due is not None and (isinstance(due, bool) or not isinstance(due, (int, float)) or not due >= 0):
             raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
-        return self._key(key), bytes(value), None if due is None else float(due)
+        return self._key(key), value if type(value) is bytes else bytes(value), None if due is None else float(due)
 
     def delete_record(self, key: str) -> bool:
         """Delete ``key``'s record (and its due time); ``False`` if it had none."""
