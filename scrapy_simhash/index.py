@@ -55,9 +55,8 @@ __all__ = [
 
 #: Version of the on-disk layout; an index with a newer one is refused.
 SCHEMA_VERSION = 1
-#: Candidates verified per lookup at most: a hot bucket (thousands of pages of one template)
-#: must not stall the crawl. At 10 million uniform fingerprints a lookup sees ~600.
-DEFAULT_MAX_CANDIDATES = 20_000
+#: Candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`).
+DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 #: More tables than this is a layout nobody wants (and LMDB sub-database names have 2 digits).
 MAX_TABLES = 100
 #: Page size of :meth:`SimhashIndex.items` and :meth:`SimhashIndex.records` scans.
@@ -595,7 +594,7 @@ class SimhashIndex:
             raise TypeError(f"value must be bytes, got {type(value).__name__}; encode it first")
         if due is not None and (isinstance(due, bool) or not isinstance(due, (int, float)) or not due >= 0):
             raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
-        return self._key(key), bytes(value), None if due is None else float(due)
+        return self._key(key), value if type(value) is bytes else bytes(value), None if due is None else float(due)
 
     def delete_record(self, key: str) -> bool:
         """Delete ``key``'s record (and its due time); ``False`` if it had none."""

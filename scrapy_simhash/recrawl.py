@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
@@ -97,14 +97,17 @@ class PageRecord:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         now = time.time() if now is None else now
-        return replace(
-            self,
+        # The constructor, not dataclasses.replace: this runs for every page fetched again.
+        return PageRecord(
+            first_seen=self.first_seen,
             last_fetched=now,
             last_changed=now if changed else self.last_changed,
             fetch_count=self.fetch_count + 1,
             change_count=self.change_count + (1 if changed else 0),
             history=(((fp, distance),) + self.history)[:history_size],
             duplicate_of=duplicate_of,
+            next_due=self.next_due,
+            schedule=self.schedule,
         )
 
     def to_bytes(self) -> bytes:
@@ -237,12 +240,13 @@ class ChangeTracker:
                 new_record = PageRecord.first(fp, now=now, duplicate_of=duplicate_of)
             else:
                 distance = change = (fp ^ last_fp).bit_count()
-                verdict = change_verdict(change, self.change_threshold)
-                if verdict == UNCHANGED:
+                if change <= self.change_threshold:
+                    verdict = UNCHANGED
                     duplicate_of = record.duplicate_of
                     if duplicate_of is None and index.get(key) != fp:
                         index.add(key, fp)  # keep the canonical page's newest fingerprint
                 else:
+                    verdict = CHANGED
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
                     match = index.check_and_add(key, fp)

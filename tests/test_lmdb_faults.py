@@ -378,3 +378,42 @@ def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path
         assert errors[0].exc_info is None and "disk full" in errors[0].getMessage()
         os.remove(fs / "filler")
         mw.spider_closed(mw.crawler.spider, "finished")
+
+
+# -- two processes bulk-loading one index at once ----------------------------------------------------
+
+_BULK = """
+    import os, sys, time
+    sys.path.insert(0, sys.argv[1])
+    from scrapy_simhash.index import SimhashIndex
+    def fp(tag, i):
+        return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
+    tag, go = int(sys.argv[3]), sys.argv[4]
+    idx = SimhashIndex.open(sys.argv[2], map_size=1 << 16)
+    while not os.path.exists(go):
+        time.sleep(0.002)
+    idx.add_many((f"p{tag}-{i}", fp(tag, i)) for i in range(20_000))
+    idx.close()
+"""
+
+
+def test_two_processes_bulk_loading_at_once_lose_nothing(tmp_path: Path) -> None:
+    path, go = tmp_path / "idx", tmp_path / "go"
+    SimhashIndex.open(path, map_size=1 << 16).close()  # created empty: both may take the bulk path
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_BULK), str(REPO), str(path), str(tag), str(go)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in (1, 2)
+    ]
+    go.touch()
+    for p in procs:
+        _, err = p.communicate(timeout=120)
+        assert p.returncode == 0, err[-2000:]
+    with SimhashIndex.open(path, readonly=True) as idx:
+        expected = {f"p{tag}-{i}": _fp(tag, i) for tag in (1, 2) for i in range(20_000)}
+        assert dict(idx.iter_items()) == expected
+        for key in random.Random(2).sample(sorted(expected), 400):
+            assert key in {m.key for m in idx.near(expected[key], max_distance=0)}

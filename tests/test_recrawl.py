@@ -80,3 +80,38 @@ def test_change_verdict_threshold():
     assert change_verdict(4, 3) == CHANGED
     assert change_verdict(0, 0) == UNCHANGED
     assert set(VERDICTS) == {"new", "near_duplicate", "unchanged", "changed"}
+
+
+def test_change_tracker_decides_and_keeps_records():
+    from dataclasses import replace
+
+    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.recrawl import ChangeTracker
+
+    index = SimhashIndex()
+    tracker = ChangeTracker(index, change_threshold=3, history_size=2)
+    a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
+    assert tracker.observe("a", a, now=10.0).verdict == "new"
+    dup = tracker.observe("b", a ^ 0b11, now=11.0)
+    assert (dup.verdict, dup.duplicate_of, dup.distance) == ("near_duplicate", "a", 2)
+    assert index.get("b") is None and PageRecord.parse(index.get_record("b")).duplicate_of == "a"
+    same = tracker.observe("a", a ^ 1, now=12.0)  # noise: unchanged, the index follows the page
+    assert (same.verdict, same.distance) == ("unchanged", 1) and index.get("a") == a ^ 1
+    changed = tracker.observe("a", far, now=13.0)
+    assert changed.verdict == "changed" and changed.record.change_count == 1 and len(changed.record.history) == 2
+    # c's content changes to a copy of a's new page: near-duplicate, and c keeps no fingerprint
+    moved = tracker.observe("c", 0x1234_5678_0000_0000, now=14.0)
+    assert moved.verdict == "new"
+    again = tracker.observe("c", far ^ 0b111, now=15.0)
+    assert (again.verdict, again.duplicate_of) == ("near_duplicate", "a") and index.get("c") is None
+    # an unreadable record is replaced and reported
+    index.put_record("d", b"not json")
+    fixed = tracker.observe("d", 0xABCDEF << 20, now=16.0)
+    assert fixed.replaced_unreadable and fixed.verdict == "new"
+    # a record with a due time lands in the due-time index
+    record = replace(fixed.record, next_due=100.0, schedule={"interval": 60.0})
+    index.put_record("d", record.to_bytes(), due=record.next_due)
+    assert index.records_due(100.0) == [("d", 100.0)]
+    assert PageRecord.from_bytes(index.get_record("d")).schedule == {"interval": 60.0}
+    assert tracker.deduplicate("e", a ^ 0xFF00).verdict == "new"
+    assert tracker.deduplicate("f", far).duplicate_of == "a"

@@ -182,12 +182,17 @@ class Probe(NamedTuple):
     capped: bool
 
 
+def hit_order(hit: Hit) -> tuple[int, bytes]:
+    """The order of :attr:`Probe.hits`: nearest first, ties by key bytes."""
+    return hit.distance, hit.key
+
+
 def sort_hits(
     found: Mapping[bytes, int], keys_of: Callable[[bytes], Sequence[bytes]], exclude: bytes | None
 ) -> list[Hit]:
     """Hits for verified fingerprints (``{fp: distance}``), nearest first, ties by key."""
     hits = [Hit(key, fp, d) for fp, d in found.items() for key in keys_of(fp) if key != exclude]
-    hits.sort(key=lambda h: (h.distance, h.key))
+    hits.sort(key=hit_order)
     return hits
 
 

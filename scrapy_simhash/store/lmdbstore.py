@@ -50,7 +50,7 @@ import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError, StoreFullError
-from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify
+from scrapy_simhash.store.base import FingerprintStore, Hit, Probe, TableLayout, due_ms, hit_order, verify
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -624,17 +624,21 @@ class LmdbStore(FingerprintStore):
                 return bytes(raw)
         return bytes(kid)
 
-    def _keys_of(self, txn: Any, fp: bytes) -> list[bytes]:
-        cur = txn.cursor(self._fps)
-        if not cur.set_key(fp):
-            return []
-        return [self._raw(txn, kid) for kid in cur.iternext_dup(keys=False, values=True)]
-
     def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, tkeys: list[bytes]) -> Probe:
         get = txn.get
         parts = [b for b in (get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)) if b]
         found, total = verify(b"".join(parts), fp, k, limit)
-        hits = sort_hits(found, lambda f: self._keys_of(txn, f), exclude) if found else []
+        hits: list[Hit] = []
+        if found:
+            cur = txn.cursor(self._fps)
+            for other, distance in found.items():
+                if cur.set_key(other):
+                    for kid in cur.iternext_dup(keys=False, values=True):
+                        key = self._raw(txn, kid)
+                        if key != exclude:
+                            hits.append(Hit(key, other, distance))
+            if len(hits) > 1:
+                hits.sort(key=hit_order)
         return Probe(hits, total, 0 < limit < total)
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
