@@ -132,6 +132,7 @@ class ScheduleColumns:
 
     @classmethod
     def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
+        """One row per state, in order."""
         columns = cls(len(states))
         for i, state in enumerate(states):
             columns.put(i, state)
@@ -310,6 +311,7 @@ class SchedulePolicy:
         return float(self.priorities(ScheduleColumns.of([state]), now)[0])
 
     def is_due(self, state: ScheduleState, now: float) -> bool:
+        """Whether the URL is due at ``now`` (the same answer as ``priority(state, now) >= 1``)."""
         return now >= state.next_due
 
 

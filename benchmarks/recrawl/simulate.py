@@ -19,7 +19,7 @@ vectorised ``priorities`` at every step):
 * Nutch + MD5: ``NutchAdaptivePolicy`` told "changed" when the raw bytes changed (real change or noise);
 * Nutch + verdicts: the same, told our change verdict (real changes only);
 * ours: ``FreshnessPolicy`` with its defaults (rates estimated from verdicts with probes, change
-  sizes as weights, ``size_exponent`` 0.5);
+  sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same with ``size_exponent`` 0;
 * oracle: ``FreshnessPolicy``'s priority with the true rates and no weights (the optimum for freshness);
   "oracle, sizes" also knows the true change sizes (the optimum for change-weighted staleness).
 
@@ -52,7 +52,7 @@ from scrapy_simhash.schedule import (
 )
 
 HERE = Path(__file__).resolve().parent
-POLICIES = ("fixed interval", "Nutch + MD5", "Nutch + verdicts", "ours", "oracle", "oracle, sizes")
+POLICIES = ("fixed interval", "Nutch + MD5", "Nutch + verdicts", "ours", "ours, no sizes", "oracle", "oracle, sizes")
 
 
 class World:
@@ -99,6 +99,8 @@ def make_policy(name: str, budget: float) -> SchedulePolicy:
         return NutchAdaptivePolicy(**common)
     if name == "oracle, sizes":
         return FreshnessPolicy(size_exponent=1.0, **common)  # weights proportional to change size
+    if name == "ours, no sizes":
+        return FreshnessPolicy(size_exponent=0.0, **common)
     return FreshnessPolicy(**common)
 
 
