@@ -19,7 +19,6 @@ few pages. Links are inserted before ``</body>`` so that the rest of the page ke
 
 from __future__ import annotations
 
-import math
 import random
 import re
 import shutil
@@ -29,12 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
+from judge import collapse, decode, parse, visible_text  # benchmarks/realsite is on sys.path (not a package)
 from lxml import html as lxml_html
-
-try:
-    from judge import collapse, decode, parse, visible_text
-except ImportError:  # imported as benchmarks.realsite.prepare
-    from .judge import collapse, decode, parse, visible_text
 
 PAGE_SUFFIXES = (".html", ".htm")
 BASE = "http://site.invalid/"  # resolves links between paths; never fetched
@@ -45,9 +40,13 @@ SOFT404_TEXT = (
     "to find what you were looking for."
 )
 _CHROME = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
+_CONTENT_SHARE = 0.7
 _CHROME_TAGS = ("nav", "header", "footer", "aside")
 _CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
-_BLOCKS = ("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote")
+_BLOCKS = (
+    *("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"),
+    *("div", "section", "article", "table", "tr", "ul", "ol", "dl", "caption", "figcaption", "address"),
+)
 _DIGIT_OR_ENTITY = re.compile(r"(&#?\w+;)|(\d)")
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
 _END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
@@ -121,29 +120,45 @@ def select_pages(src: Path, start: str, max_pages: int, include: str | None = No
 
 
 def _is_chrome(el: Any) -> bool:
-    return el.tag in _CHROME_TAGS or (el.get("role") or "") in _CHROME_ROLES
+    """Navigation, header, footer, sidebar and the like, by tag, role, class or id."""
+    names = (el.get("class") or "") + " " + (el.get("id") or "")
+    return el.tag in _CHROME_TAGS or (el.get("role") or "") in _CHROME_ROLES or bool(_CHROME.search(names))
 
 
 def main_container(root: Any) -> Any:
     """The content area: the element marked as such (``role="main"``, ``<main>``), else the deepest
-    element that holds at least half of the text of its parent outside navigation, headers,
-    footers and asides."""
+    element that holds most (``_CONTENT_SHARE``) of the page's text outside navigation, headers,
+    footers and sidebars."""
     marked = root.xpath("//*[@role='main'] | //main")
     if marked:
         return marked[0]
     body = root.find("body")
     node = body if body is not None else root
+    chrome = sum(len(collapse(el.text_content())) for el in _outer_chrome(node))
+    total = len(collapse(node.text_content())) - chrome
     while True:
         sizes = [
             (len(collapse(child.text_content())), child)
             for child in node
             if isinstance(child.tag, str) and not _is_chrome(child)
         ]
-        total = sum(size for size, _ in sizes) + len(collapse(node.text or ""))
         size, best = max(sizes, key=lambda s: s[0], default=(0, None))
-        if best is None or size * 2 < total or size == 0:
+        if best is None or size == 0 or size < _CONTENT_SHARE * total:
             return node
         node = best
+
+
+def _outer_chrome(node: Any) -> list[Any]:
+    """The chrome elements under ``node`` that are not inside another one."""
+    found = []
+    for child in node:
+        if not isinstance(child.tag, str):
+            continue
+        if _is_chrome(child):
+            found.append(child)
+        else:
+            found.extend(_outer_chrome(child))
+    return found
 
 
 def _insert_links(path: Path, links: list[tuple[str, str]]) -> None:
@@ -202,26 +217,46 @@ def soft404_page(start_body: bytes) -> bytes:
     return lxml_html.tostring(root, encoding="utf-8", doctype="<!DOCTYPE html>")
 
 
+def _own_text(el: Any) -> str:
+    """The text of ``el`` outside its block descendants."""
+    parts = [el.text or ""]
+    for child in el:
+        if isinstance(child.tag, str) and child.tag not in _BLOCKS:
+            parts.append(child.text_content())
+        parts.append(child.tail or "")
+    return collapse("".join(parts))
+
+
 def text_blocks(root: Any) -> list[Any]:
-    """The innermost text blocks (paragraphs, items, code, cells, headings) of the content area."""
-    box = main_container(root)
-    blocks = [el for el in box.iter(*_BLOCKS) if collapse(el.text_content())]
-    inner = set(blocks)
-    return [el for el in blocks if not any(d in inner for d in el.iterdescendants(*_BLOCKS))]
+    """The text blocks of the content area: block elements (paragraphs, items, code, cells,
+    headings, divisions) with text of their own, outside their block descendants."""
+    return [el for el in main_container(root).iter(*_BLOCKS) if _own_text(el)]
 
 
 def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any]:
-    """Deletes ``share`` of the page's text blocks (at random, at least a third); returns what was cut."""
+    """Deletes text blocks at random (a block inside a deleted one goes with it) until ``share`` of
+    the blocks and at least a third of their text are gone; returns how much went."""
     body = path.read_bytes()
     root = parse(decode(body))
     before = len(visible_text(parse(decode(body))))
     blocks = text_blocks(root)
-    cut = rng.sample(blocks, max(math.ceil(len(blocks) / 3), round(share * len(blocks))))
+    size = {b: len(_own_text(b)) for b in blocks}
+    total = sum(size.values())
+    order = list(blocks)
+    rng.shuffle(order)
+    cut: list[Any] = []
+    gone: set[Any] = set()
+    for el in order:
+        if len(gone) >= max(len(blocks) / 3, share * len(blocks)) and 3 * sum(size[b] for b in gone) >= total:
+            break
+        if el not in gone:
+            cut.append(el)
+            gone.update(b for b in el.iter(*_BLOCKS) if b in size)
     for el in cut:
         el.drop_tree()
     _write_tree(path, root, _encoding(body))
     after = len(visible_text(parse(decode(path.read_bytes()))))
-    return {"blocks": len(blocks), "deleted": len(cut), "text_before": before, "text_after": after}
+    return {"blocks": len(blocks), "deleted": len(gone), "text_before": before, "text_after": after}
 
 
 def shift_digits(path: Path) -> dict[str, Any]:
