@@ -13,8 +13,10 @@ group and drop the rest):
 - ``soft404``: URLs that do not exist, answered with status 200 and one "not found" page in the
   site's own template (one group for the whole site).
 
-Each original links to its copies (print and share links); the soft-404 URLs are broken links on a
-few pages. Links are inserted before ``</body>`` so that the rest of the page keeps its bytes.
+For each of the first three kinds, one page in thirty (not the start page) gets a copy; there is
+one soft-404 URL per forty pages (at least three). The start page links to the mirrored pages, an
+original to its print view and tracking URL, and a few pages have broken links to the soft-404 URLs.
+Links are inserted before ``</body>`` so that the rest of the page keeps its bytes.
 """
 
 from __future__ import annotations
@@ -357,8 +359,9 @@ def build(
 
 
 def plan_edits(dest: Path, pages: list[Page], seed: int = 7) -> None:
-    """Marks the pages that :func:`apply_edits` will edit: a twentieth of the site's own pages (not
-    the start page, none in a duplicate group) for each kind of edit."""
+    """Marks the pages that :func:`apply_edits` will edit: for each kind of edit, one page per twenty
+    served URLs (at least two), among the site's own pages other than the start page and the pages
+    of the duplicate groups. Big edits need six text blocks, digit edits five digits."""
     rng = random.Random(seed + 1)
     own = [p for p in pages[1:] if p.kind == "page" and p.group is None]
     n = max(2, len(pages) // 20)
