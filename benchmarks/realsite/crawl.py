@@ -70,7 +70,7 @@ def serve(root: Path, soft404: Path) -> Iterator[str]:
 def crawl(config: dict[str, Any], timeout: float = 1800) -> list[dict[str, Any]]:
     """One crawl in a child process. ``config``: ``base`` (server URL), ``start`` (URL path),
     ``allowed`` (the URL paths the spider may follow), ``index_dir``, ``bodies`` (a directory to
-    save bodies in, or None), ``settings`` (extra Scrapy settings)."""
+    save bodies in, or None)."""
     out = subprocess.run(
         [sys.executable, __file__, json.dumps(config)], capture_output=True, text=True, timeout=timeout, check=False
     )
@@ -133,7 +133,6 @@ def _child(config: dict[str, Any]) -> None:
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 8,
         "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
-        **config.get("settings", {}),
     }
     process = CrawlerProcess(settings)
     logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)

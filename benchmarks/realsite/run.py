@@ -51,6 +51,8 @@ from judge import FALSE_DROP_JACCARD, collapse, decode, fingerprinted, jaccard, 
 from prepare import SOFT404_FILE, Page, apply_edits, build, plan_edits
 
 LOW_SHARE = 0.25
+DEFAULT_PAGES = 200
+SHOW = 30  # pages listed at most per list (the JSON has them all)
 
 
 @dataclass(frozen=True)
@@ -62,9 +64,12 @@ class Site:
     generator: str
     lang: str
     include: str | None = None  # regex a page's path must match
+    max_pages: int = DEFAULT_PAGES  # pages crawled unless --max-pages says otherwise
 
 
 SITES = [
+    # The whole site (530 pages): the crawl of issue 7, whose index and search pages were dropped.
+    Site("python", "python3.11-doc", "/usr/share/doc/python3.11/html", "index.html", "Sphinx", "en", max_pages=600),
     Site("django", "python-django-doc", "/usr/share/doc/python-django-doc/html", "index.html", "Sphinx", "en"),
     Site("sphinx", "sphinx-doc", "/usr/share/doc/sphinx-doc/html", "index.html", "Sphinx", "en"),
     Site("scrapy", "python-scrapy-doc", "/usr/share/doc/python-scrapy-doc/html", "index.html", "Sphinx", "en"),
@@ -157,7 +162,7 @@ class Fetched:
         return f"title={self.title!r} text={text[:limit]!r}{more}"
 
 
-def run_site(site: Site, work: Path, max_pages: int, settings: dict[str, Any]) -> dict[str, Any]:
+def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
     from scrapy_simhash import Fingerprinter
 
     served = work / "site"
@@ -174,7 +179,6 @@ def run_site(site: Site, work: Path, max_pages: int, settings: dict[str, Any]) -
             "allowed": [p.url_path for p in pages],
             "index_dir": str(work / "index"),
             "bodies": str(bodies),
-            "settings": settings,
         }
         run1 = crawl(config)
         apply_edits(served, pages)
@@ -274,6 +278,7 @@ def run_site(site: Site, work: Path, max_pages: int, settings: dict[str, Any]) -
         "package": site.package,
         "generator": site.generator,
         "lang": site.lang,
+        "max_pages": max_pages,
         "served_urls": len(pages),
         "pages": len(fetched),
         "responses_crawl2": len(verdict2),
@@ -332,8 +337,9 @@ def print_site(r: dict[str, Any]) -> None:
         for m in r["missed_groups"]:
             print(f"  {m['group']}: " + "; ".join(f"{u} {v} d={d}" for u, v, d in m["verdicts"]))
     if r["low_share"]:
-        print(f"\npages under {LOW_SHARE:.0%} of their visible text fingerprinted:")
-        for p in r["low_share"]:
+        more = f" (the first {SHOW} of {len(r['low_share'])})" if len(r["low_share"]) > SHOW else ""
+        print(f"\npages under {LOW_SHARE:.0%} of their visible text fingerprinted{more}:")
+        for p in r["low_share"][:SHOW]:
             print(
                 f"  {p['share']:.2f} ({p['fingerprinted_chars']}/{p['visible_chars']} chars) {p['url']} {p['page_title']!r}"
             )
@@ -370,7 +376,9 @@ def summary(results: list[dict[str, Any]]) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", default=",".join(s.name for s in SITES), help="comma-separated site names")
-    parser.add_argument("--max-pages", type=int, default=200, help="pages per site (default 200)")
+    parser.add_argument(
+        "--max-pages", type=int, help=f"pages per site (default {DEFAULT_PAGES}; python: its whole site, 530 pages)"
+    )
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
     parser.add_argument("--no-install", action="store_true", help="skip sites whose package is missing")
     parser.add_argument("--keep", type=Path, help="keep the served copies and crawl data under this directory")
@@ -392,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
             work.mkdir(parents=True)
             print(f"== {site.name}: crawling ...", flush=True)
             try:
-                result = run_site(site, work, args.max_pages, {})
+                result = run_site(site, work, args.max_pages or site.max_pages)
             except (
                 RuntimeError,
                 OSError,
@@ -408,7 +416,7 @@ def main(argv: list[str] | None = None) -> int:
         print("\n## Summary\n")
         print(summary(results))
     if args.json:
-        args.json.write_text(json.dumps({"max_pages": args.max_pages, "sites": results}, indent=1, ensure_ascii=False))
+        args.json.write_text(json.dumps({"sites": results}, indent=1, ensure_ascii=False))
         print(f"\nwrote {args.json}")
     if failed:
         print(f"failed: {', '.join(failed)}")
