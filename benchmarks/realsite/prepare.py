@@ -32,6 +32,7 @@ from urllib.parse import quote, unquote, urljoin, urlsplit
 
 from judge import collapse, decode, parse, visible_text  # benchmarks/realsite is on sys.path (not a package)
 from lxml import html as lxml_html
+from w3lib.encoding import html_to_unicode
 
 PAGE_SUFFIXES = (".html", ".htm")
 BASE = "http://site.invalid/"  # resolves links between paths; never fetched
@@ -182,8 +183,6 @@ def _write_tree(path: Path, root: Any, encoding: str) -> None:
 
 
 def _encoding(body: bytes) -> str:
-    from w3lib.encoding import html_to_unicode
-
     return html_to_unicode(None, body)[0]
 
 
@@ -196,8 +195,7 @@ def print_view(body: bytes, url: str) -> tuple[Any, str]:
     for el in list(root.iter()):
         if el in keep or not isinstance(el.tag, str) or el.getparent() is None:
             continue
-        names = (el.get("class") or "") + " " + (el.get("id") or "")
-        if el.tag in ("nav", "header", "footer", "aside", "script", "style", "form") or _CHROME.search(names):
+        if el.tag in ("script", "style", "form") or _is_chrome(el):
             el.drop_tree()
     body_el = root.find("body")
     if body_el is not None:
@@ -248,12 +246,16 @@ def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any
     rng.shuffle(order)
     cut: list[Any] = []
     gone: set[Any] = set()
+    gone_text = 0
     for el in order:
-        if len(gone) >= max(len(blocks) / 3, share * len(blocks)) and 3 * sum(size[b] for b in gone) >= total:
+        if len(gone) >= max(len(blocks) / 3, share * len(blocks)) and 3 * gone_text >= total:
             break
         if el not in gone:
             cut.append(el)
-            gone.update(b for b in el.iter(*_BLOCKS) if b in size)
+            for b in el.iter(*_BLOCKS):
+                if b in size and b not in gone:
+                    gone.add(b)
+                    gone_text += size[b]
     for el in cut:
         el.drop_tree()
     _write_tree(path, root, _encoding(body))
