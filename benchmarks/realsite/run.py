@@ -48,7 +48,9 @@ sys.path.insert(0, str(HERE))
 
 from crawl import body_file, crawl, serve
 from judge import FALSE_DROP_JACCARD, collapse, decode, fingerprinted, jaccard, parse, visible_text
-from prepare import SOFT404_FILE, Page, apply_edits, build, plan_edits
+from prepare import SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
+
+from scrapy_simhash import Fingerprinter
 
 LOW_SHARE = 0.25
 DEFAULT_PAGES = 200
@@ -163,8 +165,7 @@ class Fetched:
 
 
 def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
-    from scrapy_simhash import Fingerprinter
-
+    """Builds, serves and crawls one site twice (edits in between); returns its figures."""
     served = work / "site"
     pages = build(Path(site.root), site.start, served, max_pages, site.include)
     plan_edits(served, pages)
@@ -185,22 +186,51 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
         run2 = crawl({**config, "bodies": None})
     crawl_s = time.perf_counter() - t0
 
-    from prepare import link_key
-
-    def page_of(url: str) -> Page | None:
-        return by_key.get(link_key(url, url) or "")
-
     fp = Fingerprinter()
     fetched: dict[str, Fetched] = {}
     for rec in run1:
         if rec["status"] == 200:
-            fetched[canonicalize_url(rec["url"])] = Fetched(
-                rec, body_file(bodies, rec["url"]).read_bytes(), page_of(rec["url"]), fp
-            )
+            body = body_file(bodies, rec["url"]).read_bytes()
+            page = by_key.get(link_key(rec["url"], rec["url"]) or "")
+            fetched[canonicalize_url(rec["url"])] = Fetched(rec, body, page, fp)
+    if not fetched:
+        raise RuntimeError(f"crawl 1 of {site.name} fetched no page: is {base}{pages[0].url_path} served?")
 
-    # drops
+    drops = _drops(fetched)
+    n_false = sum(d["false"] for d in drops)
+    expected, found, missed = _recall(fetched, drops)
+    own = [f for f in fetched.values() if f.page is not None and f.page.kind == "page"]
+    ms = [f.ms for f in fetched.values()]
+    return {
+        "site": site.name,
+        "package": site.package,
+        "generator": site.generator,
+        "lang": site.lang,
+        "max_pages": max_pages,
+        "served_urls": len(pages),
+        "pages": len(fetched),
+        "drops": len(drops),
+        "false_drops": n_false,
+        "true_drops": len(drops) - n_false,
+        "drop_list": drops,
+        "added_duplicates": expected,
+        "added_found": found,
+        "recall": found / expected if expected else None,
+        "missed_groups": missed,
+        "share_median": statistics.median(f.share for f in own) if own else None,
+        "low_share": _low_share(own),
+        "change": _change(fetched, run2),
+        "ms_median": statistics.median(ms),
+        "ms_p99": _percentile(ms, 0.99),
+        "ms_max": max(ms),
+        "crawl_s": round(crawl_s, 1),
+    }
+
+
+def _drops(fetched: dict[str, Fetched]) -> list[dict[str, Any]]:
+    """The near-duplicate verdicts of crawl 1, each judged against the page it duplicates."""
     drops = []
-    for key, f in fetched.items():
+    for f in fetched.values():
         if f.record["verdict"] != "near_duplicate":
             continue
         other = fetched.get(f.record["duplicate_of"] or "")
@@ -218,9 +248,12 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
                 "fingerprinted_other": other.describe() if other else None,
             }
         )
-    false_drops = [d for d in drops if d["false"]]
+    return drops
 
-    # recall on the added duplicates: of each group all but one page dropped (a true drop)
+
+def _recall(fetched: dict[str, Fetched], drops: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any]]]:
+    """(expected, found, missed groups): of each group of added duplicates, all pages but one
+    should be dropped by a true drop."""
     true_dropped = {canonicalize_url(d["url"]) for d in drops if not d["false"]}
     groups: dict[str, dict[str, Fetched]] = {}
     for key, f in fetched.items():
@@ -235,11 +268,12 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
         if hits < len(members) - 1:
             verdicts = [(x.record["url"], x.record["verdict"], x.record["distance"]) for x in members.values()]
             missed.append({"group": g, "verdicts": verdicts})
+    return expected, found, missed
 
-    # share of the visible text fingerprinted (the site's own pages)
-    own = [f for f in fetched.values() if f.page is not None and f.page.kind == "page"]
-    low = sorted((f for f in own if f.share < LOW_SHARE), key=lambda f: f.share)
-    low_pages = [
+
+def _low_share(own: list[Fetched]) -> list[dict[str, Any]]:
+    """The pages with less than ``LOW_SHARE`` of their visible text fingerprinted, lowest first."""
+    return [
         {
             "url": f.record["url"],
             "page_title": f.page_title,
@@ -248,56 +282,34 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
             "fingerprinted_chars": len(collapse(f.text)),
             "fingerprinted": f.describe(100),
         }
-        for f in low
+        for f in sorted((f for f in own if f.share < LOW_SHARE), key=lambda f: f.share)
     ]
 
-    # change detection
+
+def _change(fetched: dict[str, Fetched], run2: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Crawl 2's verdicts on the big edits (expected ``changed``), the digit edits (``unchanged``)
+    and every other page (anything but ``changed``)."""
     verdict2 = {canonicalize_url(r["url"]): r for r in run2 if r["status"] == 200}
     change: dict[str, dict[str, Any]] = {}
-    for edit, want in (("big", "changed"), ("digits", "unchanged"), (None, "unchanged")):
-        name = edit or "untouched"
+    for name, edit, expected in (
+        ("big", "big", "changed"),
+        ("digits", "digits", "unchanged"),
+        ("untouched", None, None),
+    ):
         rows = []
         for key, f in fetched.items():
             if f.page is None or f.page.edit != edit or key not in verdict2:
                 continue
             r = verdict2[key]
-            ok = r["verdict"] == want if edit else r["verdict"] != "changed"
+            ok = r["verdict"] == expected if expected else r["verdict"] != "changed"
             rows.append({"url": r["url"], "verdict": r["verdict"], "distance": r["distance"], "ok": ok, **f.page.info})
         change[name] = {
-            "expected": want,
+            "expected": expected or "not changed",
             "pages": len(rows),
             "ok": sum(r["ok"] for r in rows),
             "failures": [r for r in rows if not r["ok"]],
         }
-
-    if not fetched:
-        raise RuntimeError(f"crawl 1 of {site.name} fetched no page: is {base}{pages[0].url_path} served?")
-    ms = [f.ms for f in fetched.values()]
-    return {
-        "site": site.name,
-        "package": site.package,
-        "generator": site.generator,
-        "lang": site.lang,
-        "max_pages": max_pages,
-        "served_urls": len(pages),
-        "pages": len(fetched),
-        "responses_crawl2": len(verdict2),
-        "drops": len(drops),
-        "false_drops": len(false_drops),
-        "true_drops": len(drops) - len(false_drops),
-        "drop_list": drops,
-        "added_duplicates": expected,
-        "added_found": found,
-        "recall": found / expected if expected else None,
-        "missed_groups": missed,
-        "share_median": statistics.median(f.share for f in own) if own else None,
-        "low_share": low_pages,
-        "change": change,
-        "ms_median": statistics.median(ms) if ms else None,
-        "ms_p99": _percentile(ms, 0.99),
-        "ms_max": max(ms, default=0.0),
-        "crawl_s": round(crawl_s, 1),
-    }
+    return change
 
 
 # ----------------------------------------------------------------------------------- report
