@@ -132,7 +132,6 @@ def _child(config: dict[str, Any]) -> None:
         "ROBOTSTXT_OBEY": False,
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 8,
-        "REQUEST_FINGERPRINTER_IMPLEMENTATION": "2.7",
     }
     process = CrawlerProcess(settings)
     logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)

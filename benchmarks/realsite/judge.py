@@ -40,7 +40,8 @@ def parse(text: str) -> Any:
 
 
 def visible_text(root: Any) -> str:
-    """All text a reader sees on the page (title included), whitespace collapsed to single spaces."""
+    """All text a reader sees on the page (title included), whitespace collapsed to single spaces.
+    Removes the invisible elements from ``root``."""
     if root is None:
         return ""
     title = root.findtext(".//title") or ""

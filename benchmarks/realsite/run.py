@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 import statistics
 import subprocess
 import sys
@@ -402,23 +401,22 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--sites: unknown {unknown}; choose from {sorted(known)}")
     sites = ensure_packages([known[n] for n in names], install=not args.no_install)
 
+    if args.keep:
+        taken = [str(args.keep / s.name) for s in sites if (args.keep / s.name).exists()]
+        if taken:
+            parser.error(f"--keep: {', '.join(taken)} already exist; remove them or choose another directory")
+
     results: list[dict[str, Any]] = []
     failed: list[str] = []
     with tempfile.TemporaryDirectory(prefix="realsite-") as tmp:
         for site in sites:
             work = (args.keep or Path(tmp)) / site.name
-            if work.exists():
-                shutil.rmtree(work)
             work.mkdir(parents=True)
             print(f"== {site.name}: crawling ...", flush=True)
+            # One broken site must not lose the others' figures.
             try:
                 result = run_site(site, work, args.max_pages or site.max_pages)
-            except (
-                RuntimeError,
-                OSError,
-                ValueError,
-                subprocess.TimeoutExpired,
-            ) as exc:  # one broken site must not lose the others' figures
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
                 print(f"{site.name} FAILED: {exc}")
                 failed.append(site.name)
                 continue
