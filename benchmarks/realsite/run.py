@@ -1,13 +1,15 @@
 """Real-site benchmark: real Scrapy crawls of real documentation sites that nobody here wrote, with the
 true duplicates real sites have, judged against each page's whole visible text.
 
-    .venv/bin/python benchmarks/realsite/run.py [--sites django,git,...] [--max-pages 200] [--json OUT]
+    .venv/bin/python benchmarks/realsite/run.py [--sites python,django,...] [--max-pages N] [--json OUT]
+        [--keep DIR] [--no-install]
 
 Each site comes from a Debian package (installed with apt-get where missing; ``--no-install`` skips
-a missing one instead). Its first ``--max-pages`` pages in breadth-first link order from its start
-page are copied to a temporary directory, duplicates are added (``prepare.py``: a mirror of some
-pages, print views, tracking-parameter URLs, soft-404 URLs), and the copy is served on 127.0.0.1 by
-the benchmark itself. Then, per site:
+a missing one instead). Its first pages in breadth-first link order from its start page (200, or
+the site's own cap: the Python documentation whole; ``--max-pages`` for all sites) are copied to a
+temporary directory, duplicates are added (``prepare.py``: a mirror of some pages, print views,
+tracking-parameter URLs, soft-404 URLs), and the copy is served on 127.0.0.1 by the benchmark
+itself. Then, per site:
 
 1. crawl 1: a real Scrapy crawl with ``ADDONS = {"scrapy_simhash.Addon": 0}`` into an empty index,
    a generic spider that follows every link to a page of the served set;
