@@ -1,0 +1,439 @@
+"""Real-site benchmark: real Scrapy crawls of real documentation sites that nobody here wrote, with the
+true duplicates real sites have, judged against each page's whole visible text.
+
+    .venv/bin/python benchmarks/realsite/run.py [--sites python,django,...] [--max-pages N] [--json OUT]
+        [--keep DIR] [--no-install]
+
+Each site comes from a Debian package (installed with apt-get where missing; ``--no-install`` skips
+a missing one instead). Its first pages in breadth-first link order from its start page (200, or
+the site's own cap: the Python documentation whole; ``--max-pages`` for all sites) are copied to a
+temporary directory, duplicates are added (``prepare.py``: a mirror of some pages, print views,
+tracking-parameter URLs, soft-404 URLs), and the copy is served on 127.0.0.1 by the benchmark
+itself. Then, per site:
+
+1. crawl 1: a real Scrapy crawl with ``ADDONS = {"scrapy_simhash.Addon": 0}`` into an empty index,
+   a generic spider that follows every link to a page of the served set;
+2. scripted edits of the served copy: on a twentieth of the pages, text blocks of the content area
+   are deleted at random until 40% of them and a third of their text are gone (expected
+   ``changed``); on another twentieth only the digits of the text change (dates, counters, version
+   and line numbers: expected ``unchanged``);
+3. crawl 2 of the same URLs into the same index (no other page may be ``changed``).
+
+Reported per site: pages; drops (``near_duplicate`` verdicts of crawl 1); false drops: a drop whose
+page and duplicated page have a character 5-gram Jaccard of their whole visible text under 0.5 (and
+are not copies the benchmark made), printed with the Jaccard and what was fingerprinted for each;
+true drops; recall on the added duplicates (of each group, all but one page should be dropped by a
+true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
+25%, listed with their titles); change detection; and ms per page: the CPU time of
+``Fingerprinter().fingerprint_html`` on every fetched body, after the crawl, in page order (median,
+p99, max).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from w3lib.url import canonicalize_url
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from crawl import body_file, crawl, serve
+from judge import FALSE_DROP_JACCARD, collapse, decode, fingerprinted, jaccard, parse, visible_text
+from prepare import SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
+
+from scrapy_simhash import Fingerprinter
+
+LOW_SHARE = 0.25
+DEFAULT_PAGES = 200
+SHOW = 30  # pages listed at most per list (the JSON has them all)
+
+
+@dataclass(frozen=True)
+class Site:
+    name: str
+    package: str
+    root: str  # directory of the HTML files
+    start: str  # start page, relative to root
+    generator: str
+    lang: str
+    include: str | None = None  # regex a page's path must match
+    max_pages: int = DEFAULT_PAGES  # pages crawled unless --max-pages says otherwise
+
+
+SITES = [
+    # The whole site (530 pages): the crawl of issue 7, whose index and search pages were dropped.
+    Site("python", "python3.11-doc", "/usr/share/doc/python3.11/html", "index.html", "Sphinx", "en", max_pages=600),
+    Site("django", "python-django-doc", "/usr/share/doc/python-django-doc/html", "index.html", "Sphinx", "en"),
+    Site("sphinx", "sphinx-doc", "/usr/share/doc/sphinx-doc/html", "index.html", "Sphinx", "en"),
+    Site("scrapy", "python-scrapy-doc", "/usr/share/doc/python-scrapy-doc/html", "index.html", "Sphinx", "en"),
+    Site("git", "git-doc", "/usr/share/doc/git-doc", "git.html", "AsciiDoc", "en"),
+    Site("handbook-en", "debian-handbook", "/usr/share/doc/debian-handbook/html/en-US", "index.html", "Publican", "en"),
+    Site("handbook-zh", "debian-handbook", "/usr/share/doc/debian-handbook/html/zh-CN", "index.html", "Publican", "zh"),
+    Site(
+        "reference-en",
+        "debian-reference-en",
+        "/usr/share/debian-reference",
+        "index.en.html",
+        "DocBook XSL",
+        "en",
+        r"\.en\.html$",
+    ),
+    Site(
+        "reference-zh",
+        "debian-reference-zh-cn",
+        "/usr/share/debian-reference",
+        "index.zh-cn.html",
+        "DocBook XSL",
+        "zh",
+        r"\.zh-cn\.html$",
+    ),
+    Site(
+        "maint-guide-zh",
+        "maint-guide-zh-cn",
+        "/usr/share/doc/maint-guide-zh-cn/html",
+        "index.zh-cn.html",
+        "DocBook XSL",
+        "zh",
+    ),
+    Site(
+        "boost", "libboost1.74-doc", "/usr/share/doc/libboost1.74-doc/doc/html", "index.html", "BoostBook/Doxygen", "en"
+    ),
+    # rust-doc is 500 MB installed: two slices of it, the book and the standard library's API pages.
+    Site("rust-book", "rust-doc", "/usr/share/doc/rust-doc/html/book", "index.html", "mdBook", "en"),
+    Site("rust-std", "rust-doc", "/usr/share/doc/rust-doc/html/std", "index.html", "rustdoc", "en"),
+]
+
+
+# ----------------------------------------------------------------------------------- packages
+def ensure_packages(sites: list[Site], install: bool) -> list[Site]:
+    """The sites whose package is installed (installing the missing ones with apt-get if ``install``)."""
+    missing = sorted({s.package for s in sites if not Path(s.root, s.start).is_file()})
+    if missing and install:
+        print(f"installing {' '.join(missing)} with apt-get ...", flush=True)
+        subprocess.run(["apt-get", "install", "-y", "-q", "--no-install-recommends", *missing], check=False)
+    ready = [s for s in sites if Path(s.root, s.start).is_file()]
+    for s in sites:
+        if s not in ready:
+            print(f"skipped {s.name}: {Path(s.root, s.start)} is missing (apt-get install {s.package})")
+    return ready
+
+
+# ----------------------------------------------------------------------------------- one site
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
+
+class Fetched:
+    """A fetched page of crawl 1: its visible text, what was fingerprinted, fingerprinting time."""
+
+    def __init__(self, record: dict[str, Any], body: bytes, page: Page | None, fingerprinter: Any) -> None:
+        self.record = record
+        self.page = page
+        ctype = record["content_type"] or None
+        # Timed first, before anything else reads the page (no cache holds its tokens yet), as CPU
+        # time of this thread: other processes on the machine do not inflate it.
+        started = time.thread_time()
+        try:
+            fingerprinter.fingerprint_html(body, record["url"], content_type=ctype)
+        except ValueError:  # EmptyTextError: no text at all
+            pass
+        self.ms = (time.thread_time() - started) * 1000
+        root = parse(decode(body, ctype))
+        self.page_title = collapse(root.findtext(".//title") or "") if root is not None else ""
+        self.visible = visible_text(root)
+        self.title, self.text = fingerprinted(body, ctype)
+        self.share = min(1.0, len(collapse(self.text)) / len(self.visible)) if self.visible else 1.0
+
+    @property
+    def group(self) -> str | None:
+        return self.page.group if self.page else None
+
+    def describe(self, limit: int = 160) -> str:
+        text = collapse(self.text)
+        more = f" ... ({len(text)} chars)" if len(text) > limit else ""
+        return f"title={self.title!r} text={text[:limit]!r}{more}"
+
+
+def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
+    """Builds, serves and crawls one site twice (edits in between); returns its figures."""
+    served = work / "site"
+    pages = build(Path(site.root), site.start, served, max_pages, site.include)
+    plan_edits(served, pages)
+    by_key = {p.key: p for p in pages}
+    bodies = work / "bodies"
+    bodies.mkdir()
+    t0 = time.perf_counter()
+    with serve(served, work / SOFT404_FILE) as base:
+        config: dict[str, Any] = {
+            "base": base,
+            "start": pages[0].url_path,
+            "allowed": [p.url_path for p in pages],
+            "index_dir": str(work / "index"),
+            "bodies": str(bodies),
+        }
+        run1 = crawl(config)
+        apply_edits(served, pages)
+        run2 = crawl({**config, "bodies": None})
+    crawl_s = time.perf_counter() - t0
+
+    fp = Fingerprinter()
+    fetched: dict[str, Fetched] = {}
+    for rec in run1:
+        if rec["status"] == 200:
+            body = body_file(bodies, rec["url"]).read_bytes()
+            page = by_key.get(link_key(rec["url"], rec["url"]) or "")
+            fetched[canonicalize_url(rec["url"])] = Fetched(rec, body, page, fp)
+    if not fetched:
+        raise RuntimeError(f"crawl 1 of {site.name} fetched no page: is {base}{pages[0].url_path} served?")
+
+    drops = _drops(fetched)
+    n_false = sum(d["false"] for d in drops)
+    expected, found, missed = _recall(fetched, drops)
+    own = [f for f in fetched.values() if f.page is not None and f.page.kind == "page"]
+    ms = [f.ms for f in fetched.values()]
+    return {
+        "site": site.name,
+        "package": site.package,
+        "generator": site.generator,
+        "lang": site.lang,
+        "max_pages": max_pages,
+        "served_urls": len(pages),
+        "pages": len(fetched),
+        "drops": len(drops),
+        "false_drops": n_false,
+        "true_drops": len(drops) - n_false,
+        "drop_list": drops,
+        "added_duplicates": expected,
+        "added_found": found,
+        "recall": found / expected if expected else None,
+        "missed_groups": missed,
+        "share_median": statistics.median(f.share for f in own) if own else None,
+        "low_share": _low_share(own),
+        "change": _change(fetched, run2),
+        "ms_median": statistics.median(ms),
+        "ms_p99": _percentile(ms, 0.99),
+        "ms_max": max(ms),
+        "crawl_s": round(crawl_s, 1),
+    }
+
+
+def _drops(fetched: dict[str, Fetched]) -> list[dict[str, Any]]:
+    """The near-duplicate verdicts of crawl 1, each judged against the page it duplicates."""
+    drops = []
+    for f in fetched.values():
+        if f.record["verdict"] != "near_duplicate":
+            continue
+        other = fetched.get(f.record["duplicate_of"] or "")
+        j = jaccard(f.visible, other.visible) if other else None
+        same_group = other is not None and f.group is not None and f.group == other.group
+        drops.append(
+            {
+                "url": f.record["url"],
+                "duplicate_of": f.record["duplicate_of"],
+                "distance": f.record["distance"],
+                "jaccard": None if j is None else round(j, 3),
+                "false": not same_group and (j is None or j < FALSE_DROP_JACCARD),
+                "added_duplicate": same_group,
+                "fingerprinted": f.describe(),
+                "fingerprinted_other": other.describe() if other else None,
+            }
+        )
+    return drops
+
+
+def _recall(fetched: dict[str, Fetched], drops: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any]]]:
+    """(expected, found, missed groups): of each group of added duplicates, all pages but one
+    should be dropped by a true drop."""
+    true_dropped = {canonicalize_url(d["url"]) for d in drops if not d["false"]}
+    groups: dict[str, dict[str, Fetched]] = {}
+    for key, f in fetched.items():
+        if f.group:
+            groups.setdefault(f.group, {})[key] = f
+    expected = found = 0
+    missed = []
+    for g, members in groups.items():
+        hits = sum(key in true_dropped for key in members)
+        expected += len(members) - 1
+        found += min(hits, len(members) - 1)
+        if hits < len(members) - 1:
+            verdicts = [(x.record["url"], x.record["verdict"], x.record["distance"]) for x in members.values()]
+            missed.append({"group": g, "verdicts": verdicts})
+    return expected, found, missed
+
+
+def _low_share(own: list[Fetched]) -> list[dict[str, Any]]:
+    """The pages with less than ``LOW_SHARE`` of their visible text fingerprinted, lowest first."""
+    return [
+        {
+            "url": f.record["url"],
+            "page_title": f.page_title,
+            "share": round(f.share, 3),
+            "visible_chars": len(f.visible),
+            "fingerprinted_chars": len(collapse(f.text)),
+            "fingerprinted": f.describe(100),
+        }
+        for f in sorted((f for f in own if f.share < LOW_SHARE), key=lambda f: f.share)
+    ]
+
+
+def _change(fetched: dict[str, Fetched], run2: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Crawl 2's verdicts on the big edits (expected ``changed``), the digit edits (``unchanged``)
+    and every other page (anything but ``changed``)."""
+    verdict2 = {canonicalize_url(r["url"]): r for r in run2 if r["status"] == 200}
+    change: dict[str, dict[str, Any]] = {}
+    for name, edit, expected in (
+        ("big", "big", "changed"),
+        ("digits", "digits", "unchanged"),
+        ("untouched", None, None),
+    ):
+        rows = []
+        for key, f in fetched.items():
+            if f.page is None or f.page.edit != edit or key not in verdict2:
+                continue
+            r = verdict2[key]
+            ok = r["verdict"] == expected if expected else r["verdict"] != "changed"
+            rows.append({"url": r["url"], "verdict": r["verdict"], "distance": r["distance"], "ok": ok, **f.page.info})
+        change[name] = {
+            "expected": expected or "not changed",
+            "pages": len(rows),
+            "ok": sum(r["ok"] for r in rows),
+            "failures": [r for r in rows if not r["ok"]],
+        }
+    return change
+
+
+# ----------------------------------------------------------------------------------- report
+def _ratio(ok: int, n: int) -> str:
+    return f"{ok}/{n}" if n else "-"
+
+
+def print_site(r: dict[str, Any]) -> None:
+    c = r["change"]
+    print(f"\n## {r['site']} ({r['package']}, {r['generator']}, {r['lang']})\n")
+    rows = [
+        ("pages fetched (crawl 1)", r["pages"]),
+        ("drops", r["drops"]),
+        ("false drops (Jaccard < 0.5)", r["false_drops"]),
+        ("true drops", r["true_drops"]),
+        ("recall on added duplicates", f"{r['added_found']}/{r['added_duplicates']}"),
+        ("median share of visible text fingerprinted", f"{r['share_median']:.2f}" if r["share_median"] else "-"),
+        ("pages under 25% fingerprinted", len(r["low_share"])),
+        ("big edits -> changed", _ratio(c["big"]["ok"], c["big"]["pages"])),
+        ("digit edits -> unchanged", _ratio(c["digits"]["ok"], c["digits"]["pages"])),
+        ("untouched pages -> not changed", _ratio(c["untouched"]["ok"], c["untouched"]["pages"])),
+        ("ms/page median / p99 / max", f"{r['ms_median']:.1f} / {r['ms_p99']:.1f} / {r['ms_max']:.1f}"),
+        ("two crawls + edits, s", r["crawl_s"]),
+    ]
+    print("| measure | value |\n| --- | --- |")
+    for k, v in rows:
+        print(f"| {k} | {v} |")
+    if r["false_drops"]:
+        print("\nfalse drops (page ~ duplicated page, Jaccard of the whole visible text):")
+        for d in r["drop_list"]:
+            if d["false"]:
+                print(f"  J={d['jaccard']} d={d['distance']} {d['url']} ~ {d['duplicate_of']}")
+                print(f"      this:  {d['fingerprinted']}")
+                print(f"      other: {d['fingerprinted_other']}")
+    if r["missed_groups"]:
+        print("\nadded duplicates not dropped:")
+        for m in r["missed_groups"]:
+            print(f"  {m['group']}: " + "; ".join(f"{u} {v} d={d}" for u, v, d in m["verdicts"]))
+    if r["low_share"]:
+        more = f" (the first {SHOW} of {len(r['low_share'])})" if len(r["low_share"]) > SHOW else ""
+        print(f"\npages under {LOW_SHARE:.0%} of their visible text fingerprinted{more}:")
+        for p in r["low_share"][:SHOW]:
+            print(
+                f"  {p['share']:.2f} ({p['fingerprinted_chars']}/{p['visible_chars']} chars) {p['url']} {p['page_title']!r}"
+            )
+            print(f"      {p['fingerprinted']}")
+    for name in ("big", "digits", "untouched"):
+        for f in c[name]["failures"]:
+            extra = {k: v for k, v in f.items() if k not in ("url", "verdict", "distance", "ok")}
+            print(
+                f"  edit {name}: {f['url']} got {f['verdict']} (d={f['distance']}), expected {c[name]['expected']} {extra}"
+            )
+
+
+def summary(results: list[dict[str, Any]]) -> str:
+    head = (
+        "| site | generator | lang | pages | drops | false drops | true drops | recall (added dups) "
+        "| median fingerprinted | pages < 25% | big edit -> changed | digits -> unchanged "
+        "| untouched changed | ms/page median / p99 / max |"
+    )
+    lines = [head, "|" + " --- |" * 14]
+    for r in results:
+        c = r["change"]
+        recall = f"{r['recall']:.2f} ({r['added_found']}/{r['added_duplicates']})" if r["recall"] is not None else "-"
+        untouched_bad = c["untouched"]["pages"] - c["untouched"]["ok"]
+        lines.append(
+            f"| {r['site']} | {r['generator']} | {r['lang']} | {r['pages']} | {r['drops']} | {r['false_drops']} "
+            f"| {r['true_drops']} | {recall} | {r['share_median']:.2f} | {len(r['low_share'])} "
+            f"| {_ratio(c['big']['ok'], c['big']['pages'])} | {_ratio(c['digits']['ok'], c['digits']['pages'])} "
+            f"| {untouched_bad}/{c['untouched']['pages']} "
+            f"| {r['ms_median']:.1f} / {r['ms_p99']:.1f} / {r['ms_max']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sites", default=",".join(s.name for s in SITES), help="comma-separated site names")
+    parser.add_argument(
+        "--max-pages", type=int, help=f"pages per site (default {DEFAULT_PAGES}; python: its whole site, 530 pages)"
+    )
+    parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
+    parser.add_argument("--no-install", action="store_true", help="skip sites whose package is missing")
+    parser.add_argument("--keep", type=Path, help="keep the served copies and crawl data under this directory")
+    args = parser.parse_args(argv)
+    known = {s.name: s for s in SITES}
+    names = [n for n in args.sites.split(",") if n]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        parser.error(f"--sites: unknown {unknown}; choose from {sorted(known)}")
+    sites = ensure_packages([known[n] for n in names], install=not args.no_install)
+
+    if args.keep:
+        taken = [str(args.keep / s.name) for s in sites if (args.keep / s.name).exists()]
+        if taken:
+            parser.error(f"--keep: {', '.join(taken)} already exist; remove them or choose another directory")
+
+    results: list[dict[str, Any]] = []
+    failed: list[str] = []
+    with tempfile.TemporaryDirectory(prefix="realsite-") as tmp:
+        for site in sites:
+            work = (args.keep or Path(tmp)) / site.name
+            work.mkdir(parents=True)
+            print(f"== {site.name}: crawling ...", flush=True)
+            # One broken site must not lose the others' figures.
+            try:
+                result = run_site(site, work, args.max_pages or site.max_pages)
+            except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
+                print(f"{site.name} FAILED: {exc}")
+                failed.append(site.name)
+                continue
+            print_site(result)
+            results.append(result)
+    if results:
+        print("\n## Summary\n")
+        print(summary(results))
+    if args.json:
+        args.json.write_text(json.dumps({"sites": results}, indent=1, ensure_ascii=False))
+        print(f"\nwrote {args.json}")
+    if failed:
+        print(f"failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
