@@ -280,7 +280,12 @@ class IncrementalSpiderMixin:
 
     def start_requests(self) -> Iterator[Any]:
         yield from self._simhash_due()
-        yield from super().start_requests()  # type: ignore[misc]
+        parent = getattr(super(), "start_requests", None)
+        if parent is not None:
+            yield from parent()
+        else:  # Scrapy versions without Spider.start_requests
+            for url in getattr(self, "start_urls", ()):
+                yield Request(url, dont_filter=True)
 
 
 def due_report(

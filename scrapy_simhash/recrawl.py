@@ -441,8 +441,8 @@ class ChangeTracker:
         """``new_record`` with the policy's schedule after this fetch (unchanged without a policy)."""
         if self.policy is None:
             return new_record
-        state = self.policy.observe(_state(old) if old is not None else None, now, changed, distance)
-        return replace(new_record, schedule=state.to_dict(), next_due=state.next_due)
+        schedule = self.policy.observe(_state(old) if old is not None else None, now, changed, distance).to_dict()
+        return replace(new_record, schedule=schedule, next_due=schedule["next_due"])  # to the millisecond, as stored
 
 
 _ALL = 2**62

@@ -13,7 +13,6 @@ Pages: ``index`` (the start URL, forced on every run, links to all), ``static`` 
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import threading
@@ -24,9 +23,8 @@ from typing import Any
 import pytest
 from conftest import EN_ARTICLES, html_page
 from scrapy.settings import Settings
-from w3lib.url import canonicalize_url
-
 from test_e2e import demo
+from w3lib.url import canonicalize_url
 
 pytestmark = pytest.mark.e2e
 
