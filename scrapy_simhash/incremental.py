@@ -275,17 +275,22 @@ class IncrementalSpiderMixin:
     async def start(self) -> AsyncIterator[Any]:
         for request in self._simhash_due():
             yield request
-        async for obj in super().start():  # type: ignore[misc]
-            yield obj
+        parent = getattr(super(), "start", None)
+        if parent is not None:
+            async for obj in parent():
+                yield obj
+        else:  # Scrapy < 2.13 does not call start()
+            for obj in self._start_urls():
+                yield obj
 
     def start_requests(self) -> Iterator[Any]:
         yield from self._simhash_due()
         parent = getattr(super(), "start_requests", None)
-        if parent is not None:
-            yield from parent()
-        else:  # Scrapy versions without Spider.start_requests
-            for url in getattr(self, "start_urls", ()):
-                yield Request(url, dont_filter=True)
+        yield from parent() if parent is not None else self._start_urls()  # Scrapy >= 2.14 has none
+
+    def _start_urls(self) -> Iterator[Request]:
+        for url in getattr(self, "start_urls", ()):
+            yield Request(url, dont_filter=True)
 
 
 def due_report(

@@ -18,6 +18,7 @@ from scrapy.settings import Settings
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.incremental import _ignore_in_signal
 from scrapy_simhash.recrawl import CHANGED, NEW, UNCHANGED, ChangeTracker, PageRecord
 from scrapy_simhash.schedule import DAY, HOUR, FreshnessPolicy, NutchAdaptivePolicy
 
@@ -233,6 +234,13 @@ def _stat(mw: Any, name: str) -> int:
     return int(mw.stats.get_value(f"simhash/{name}", 0))
 
 
+def schedule(gate: SimhashRecrawlMiddleware, request: Request) -> None:
+    """What the engine and the downloader do with a request: the ``request_scheduled`` signal (where
+    Scrapy >= 2.11.2 drops it on IgnoreRequest), then the downloader middleware."""
+    gate.request_scheduled(request, gate.crawler.spider)
+    gate.process_request(request)
+
+
 def _fetch(mw: Any, url: str, name: str = "harbour", **headers: str) -> None:
     run(mw, make_response(url, article_html(name), headers=headers))
 
@@ -244,8 +252,8 @@ def test_gate_drops_not_due_and_ranks_due_and_new_requests(crawl, clock):
     clock.now = T0 + HOUR
     not_due = Request("https://a.example/1")
     with pytest.raises(IgnoreRequest):
-        gate.request_scheduled(not_due, mw.crawler.spider)
-    with pytest.raises(IgnoreRequest):  # the downloader side drops it too (another process's queue)
+        schedule(gate, not_due)
+    with pytest.raises(IgnoreRequest):  # the downloader side alone drops it too (another process's queue)
         gate.process_request(Request("https://a.example/2"))
     assert _stat(mw, "not_due") == 2
     new = Request("https://a.example/3", priority=7)
@@ -256,17 +264,23 @@ def test_gate_drops_not_due_and_ranks_due_and_new_requests(crawl, clock):
         Request("https://a.example/2", meta={"simhash_force": True}),
     ]
     for request in forced:
-        gate.request_scheduled(request, mw.crawler.spider)
-        gate.process_request(request)
+        schedule(gate, request)
     assert _stat(mw, "forced") == 2 and _stat(mw, "not_due") == 2
     clock.now = T0 + 5 * DAY
     gate._passed.clear()  # a new crawl
     due = Request("https://a.example/1")
-    gate.request_scheduled(due, mw.crawler.spider)
-    gate.process_request(due)  # planned once: the downloader side does not drop or re-rank it
+    schedule(gate, due)  # planned once: the downloader side does not drop or re-rank it
     status, priority = due.meta["simhash_plan"]
     assert status == "due" and priority > 1 and due.priority == round(100 * priority)
     assert _stat(mw, "due") == 1
+
+
+@pytest.mark.skipif(not _ignore_in_signal(), reason="IgnoreRequest in request_scheduled needs Scrapy >= 2.11.2")
+def test_not_due_request_is_dropped_before_it_is_queued(crawl, clock):
+    mw, gate = crawl()
+    _fetch(mw, "https://a.example/1")
+    with pytest.raises(IgnoreRequest):
+        gate.request_scheduled(Request("https://a.example/1"), mw.crawler.spider)
 
 
 def test_gate_lets_a_url_through_once_per_crawl_to_the_duplicate_filter(crawl, clock):
@@ -302,7 +316,7 @@ def test_budget_keeps_the_most_valuable_due_urls(crawl, clock):
     hot, cold = Request("https://a.example/hot"), Request("https://a.example/cold")
     gate.request_scheduled(hot, mw.crawler.spider)
     with pytest.raises(IgnoreRequest):
-        gate.request_scheduled(cold, mw.crawler.spider)
+        schedule(gate, cold)
     assert _stat(mw, "over_budget") == 1 and hot.meta["simhash_plan"][0] == "due"
 
 
@@ -361,7 +375,7 @@ def test_redirect_keeps_one_record_for_the_final_url(crawl, clock):
     assert PageRecord.from_bytes(mw.index.get_record("https://a.example/final") or b"").last_fp is not None
     clock.now = T0 + HOUR
     with pytest.raises(IgnoreRequest):  # the old URL is known: planned by the final URL's record
-        gate.request_scheduled(Request("https://a.example/old"), mw.crawler.spider)
+        schedule(gate, Request("https://a.example/old"))
 
 
 def test_without_the_spider_middleware_every_request_passes(make_crawler, caplog):
@@ -393,6 +407,8 @@ def test_spider_mixin_yields_due_requests_first_in_priority_order(crawl, clock):
     urls = [r.url for r in asyncio.run(collect())]
     assert urls == ["https://a.example/hot", "https://a.example/cold", "https://a.example/start"]
     assert [r.url for r in spider.start_requests()] == ["https://a.example/start"]  # due ones only once
+    spider._simhash_due_sent = False  # Scrapy < 2.13 calls start_requests
+    assert [r.url for r in spider.start_requests()] == urls
     rows = due_report(mw.index, {"SIMHASH_INCREMENTAL": True}, now=clock.now)
     assert [row[0] for row in rows] == urls[:2] and rows[0][2] > rows[1][2] >= 1
 
