@@ -133,13 +133,13 @@ class ChangingSite:
 class Runs:
     """Three crawls into one index, each preceded by the due report the crawl should follow."""
 
-    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def __init__(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runs: int = 3, **settings: Any) -> None:
         self.site = ChangingSite()
         self.index_dir = tmp_path / "simhash"
         self.stats: dict[int, dict[str, Any]] = {}
         self.due: dict[int, list[tuple[str, float, float]]] = {}
         try:
-            for run, now in enumerate(RUN_TIMES, start=1):
+            for run, now in enumerate(RUN_TIMES[:runs], start=1):
                 self.site.run = run
                 self.due[run] = self._due_report(now) if run > 1 else []
                 monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
@@ -147,7 +147,7 @@ class Runs:
                     self.site.url("/index.html"),
                     items_path=tmp_path / f"items{run}.jsonl",
                     stats_path=tmp_path / f"stats{run}.json",
-                    settings={"SIMHASH_DIR": str(self.index_dir), **CRAWL_SETTINGS},
+                    settings={"SIMHASH_DIR": str(self.index_dir), **CRAWL_SETTINGS, **settings},
                     timeout=120,
                 )
         finally:
@@ -236,3 +236,29 @@ def test_gone_page_left_the_index_and_the_noise_page_backed_off(runs: Runs) -> N
     etag = records["etag"]
     assert etag.etag == '"etag-v1"' and etag.fetch_count == 2 and etag.change_count == 0
     assert etag.next_due == static.next_due  # a 304 is an unchanged fetch
+
+
+def test_beside_the_http_cache_a_304_is_answered_from_the_cache(tmp_path: Path) -> None:
+    # HttpCacheMiddleware (RFC 2616 policy) holds the etag page from run 1: in run 2 it sends its own
+    # If-None-Match, turns the server's 304 into its cached 200, and the page is fingerprinted:
+    # unchanged, like the other unchanged pages; nothing else differs from run 2 without the cache.
+    cache = {
+        "HTTPCACHE_ENABLED": True,
+        "HTTPCACHE_POLICY": "scrapy.extensions.httpcache.RFC2616Policy",
+        "HTTPCACHE_DIR": str(tmp_path / "httpcache"),
+    }
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        cached = Runs(tmp_path, monkeypatch, runs=2, **cache)
+    assert [(p, inm, status) for run, p, inm, status in cached.site.log if run == 2 and inm] == [
+        ("/etag.html", '"etag-v1"', 304)
+    ]
+    assert sorted(cached.site.fetched(2)) == sorted(["index", *PAGES])
+    assert _stats(cached.stats[2]) == {
+        "new": 1,
+        "changed": 2,
+        "unchanged": 4,  # index, static, counter, and etag (the cache's copy)
+        "near_duplicate": 0,
+        "not_due": 0,
+        "not_modified": 0,
+        "gone": 0,
+    }
