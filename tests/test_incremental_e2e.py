@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import random
 import re
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -68,31 +67,14 @@ def _article(name: str, run: int) -> str:
     return page.replace("<head>", '<head><meta name="page-type" content="article">')
 
 
-class ChangingSite:
-    """The site of one run (``run``), with a log of the requests it received."""
+class ChangingSite(demo.SiteServer):
+    """The demo's server, serving the changing site of one run (``run``) and logging the requests."""
 
     def __init__(self) -> None:
+        super().__init__()
         self.run = 1
         self.log: list[tuple[int, str, str | None, int]] = []  # (run, path, If-None-Match, status)
-        self._lock = threading.Lock()
-        site = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def do_GET(self) -> None:
-                site._handle(self)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        self.port = self._httpd.server_address[1]
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
-
-    def url(self, path: str) -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
+        self.start()
 
     def key(self, name: str) -> str:
         return canonicalize_url(self.url(f"/{name}.html"))
@@ -122,10 +104,6 @@ class ChangingSite:
         req.end_headers()
         req.wfile.write(data)
 
-    def close(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-
     def fetched(self, run: int) -> list[str]:
         return [path.strip("/").removesuffix(".html") for r, path, _, _ in self.log if r == run]
 
@@ -151,7 +129,7 @@ class Runs:
                     timeout=120,
                 )
         finally:
-            self.site.close()
+            self.site.stop()
 
     def _due_report(self, now: float) -> list[tuple[str, float, float]]:
         from scrapy_simhash import SimhashIndex, due_report
