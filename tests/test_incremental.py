@@ -378,6 +378,25 @@ def test_redirect_keeps_one_record_for_the_final_url(crawl, clock):
         schedule(gate, Request("https://a.example/old"))
 
 
+def test_store_failure_lets_requests_and_responses_through(crawl, clock, monkeypatch):
+    from scrapy_simhash.errors import StoreError
+
+    mw, gate = crawl()
+    _fetch(mw, "https://a.example/1", ETag='"v1"')
+
+    def broken(*args: Any) -> Any:
+        raise StoreError(None, "io", "disk on fire", "read")
+
+    monkeypatch.setattr(mw.index, "get_record", broken)
+    request = Request("https://a.example/1")
+    schedule(gate, request)  # not due, but its record cannot be read: it passes
+    assert request.meta["simhash_plan"][0] == "new" and b"If-None-Match" not in request.headers
+    response = HtmlResponse("https://a.example/1", status=404, request=request)
+    assert gate.process_response(request, response) is response
+    assert _stat(mw, "store_error") == 3 and _stat(mw, "store_error/io") == 3
+    assert _stat(mw, "not_due") == 0 and _stat(mw, "gone") == 0
+
+
 def test_without_the_spider_middleware_every_request_passes(make_crawler, caplog):
     crawler = make_crawler(SIMHASH_INCREMENTAL=True)
     gate = build_from_crawler(SimhashRecrawlMiddleware, crawler)
