@@ -212,8 +212,8 @@ class Verdict(NamedTuple):
 
 class Plan(NamedTuple):
     """What to do with a request for one key (:meth:`ChangeTracker.plan`): ``status`` is ``"new"``
-    (no record), ``"due"`` or ``"not_due"``; ``priority`` the policy's value of a fetch now (at
-    least 1 when due, 0 for a new URL); ``due`` the record's due time (``None``: new, or a record
+    (no record), ``"due"`` or ``"not_due"``; ``priority`` the policy's value of a fetch now when
+    due (at least 1), else 0; ``due`` the record's due time (``None``: new, or a record
     without a schedule, which is always due); ``key`` the key whose record decided (the redirect
     target of a moved URL)."""
 
@@ -407,11 +407,11 @@ class ChangeTracker:
             record = PageRecord.parse(self.index.get_record(key))
         if record is None or (record.last_fp is None and not record.gone):
             return Plan(PLAN_NEW, 0.0, None, key)
+        if record.next_due is not None and now < record.next_due:
+            return Plan(PLAN_NOT_DUE, 0.0, record.next_due, key)
         state = _state(record)
         priority = 1.0 if state is None or self.policy is None else self.policy.priority(state, now)
-        if record.next_due is None or now >= record.next_due:
-            return Plan(PLAN_DUE, max(priority, 1.0), record.next_due, key)
-        return Plan(PLAN_NOT_DUE, priority, record.next_due, key)
+        return Plan(PLAN_DUE, max(priority, 1.0), record.next_due, key)
 
     def due(self, now: float | None = None, limit: int | None = None) -> list[DueRow]:
         """The keys due at ``now`` (their due time has passed), most valuable first (the policy's

@@ -116,7 +116,7 @@ def test_plan_new_due_not_due_with_the_clock():
     assert record is not None and record.next_due is not None
     clock.now = record.next_due - 60
     plan = t.plan("https://a.example/")
-    assert plan.status == "not_due" and plan.due == record.next_due and plan.priority < 1
+    assert plan.status == "not_due" and plan.due == record.next_due and plan.priority == 0
     clock.now = record.next_due + 3 * HOUR
     later = t.plan("https://a.example/")
     assert later.status == "due" and later.priority > 1
