@@ -52,6 +52,7 @@ PLAN_META = "simhash_plan"
 PRIORITY_SCALE = 100
 _MAX_PRIORITY = 10**6
 _DROP = (PLAN_NOT_DUE, "over_budget")
+_SUMMARY = ("due", "not_due", "over_budget", "forced", "not_modified", "gone", "moved")
 
 
 def _ignore_in_signal() -> bool:
@@ -92,7 +93,19 @@ class SimhashRecrawlMiddleware:
         mw = cls(crawler)
         if config.incremental:
             crawler.signals.connect(mw.request_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         return mw
+
+    def spider_closed(self, spider: Spider) -> None:
+        """One summary line."""
+        if self.stats is None:
+            return
+        counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
+        logger.info(
+            "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
+            counts,
+            extra={"spider": spider},
+        )
 
     # -- the index ---------------------------------------------------------------------------
 

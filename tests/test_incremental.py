@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -351,7 +352,7 @@ def test_conditional_requests_can_be_switched_off(crawl, clock):
 
 
 @pytest.mark.parametrize(("setting", "kept"), [("keep", True), ("remove", False)])
-def test_404_and_410_mark_known_urls_gone(crawl, clock, setting, kept):
+def test_404_and_410_mark_known_urls_gone(crawl, clock, setting, kept, caplog):
     mw, gate = crawl(SIMHASH_GONE=setting)
     _fetch(mw, "https://a.example/g", "harbour")
     _fetch(mw, "https://a.example/h", "orchard")
@@ -359,6 +360,9 @@ def test_404_and_410_mark_known_urls_gone(crawl, clock, setting, kept):
         request = Request(url)
         gate.process_response(request, HtmlResponse(url, status=status, request=request))
     assert _stat(mw, "gone") == 2  # /x was never known
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+        gate.spider_closed(mw.crawler.spider)
+    assert "simhash recrawl: 0 due, 0 not due, 0 over budget, 0 forced, 0 not modified, 2 gone, 0 moved" in caplog.text
     assert mw.index.get("https://a.example/g") is None and mw.index.get("https://a.example/h") is None
     assert (mw.index.get_record("https://a.example/g") is not None) is kept
 
