@@ -290,6 +290,7 @@ class ChangeTracker:
         index = self.index
         now = self.clock() if now is None else now
         distance = duplicate_of = None
+        change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch():
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
@@ -326,7 +327,7 @@ class ChangeTracker:
                 record,
                 now,
                 changed,
-                distance if changed else 0,
+                change if changed else 0,
             )
             index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)

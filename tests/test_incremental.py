@@ -109,6 +109,18 @@ def test_noise_only_edits_are_unchanged_and_back_off():
     assert record.schedule is not None and record.schedule["interval"] == 4 * DAY
 
 
+def test_schedule_weighs_a_change_by_its_change_distance_even_when_it_is_now_a_duplicate():
+    clock = Clock()
+    t = tracker(clock=clock)
+    t.observe("https://a.example/", FAR[0])
+    t.observe("https://b.example/", FAR[1])
+    clock.now = T0 + 2 * DAY
+    verdict = t.observe("https://a.example/", FAR[1] ^ 1)  # rewritten as a copy of b (1 bit from it)
+    assert verdict.verdict == "near_duplicate" and verdict.distance == 1
+    assert verdict.record is not None and verdict.record.schedule is not None
+    assert verdict.record.schedule["size"] == (FAR[0] ^ FAR[1] ^ 1).bit_count()  # the change, not the 1 bit
+
+
 def test_plan_new_due_not_due_with_the_clock():
     clock = Clock()
     t = tracker(clock=clock)
