@@ -288,6 +288,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=None, help="port of the site server (default: a free one)")
     parser.add_argument("--verbose", action="store_true", help="show Scrapy's whole log")
     parser.add_argument(
+        "--incremental",
+        action="store_true",
+        help="incremental crawls (SIMHASH_INCREMENTAL): known URLs are fetched again only when due",
+    )
+    parser.add_argument(
+        "--days",
+        type=float,
+        default=1.0,
+        help="with --incremental: simulated days between runs (SIMHASH_CLOCK, default 1)",
+    )
+    parser.add_argument(
         "--serve", action="store_true", help="only serve the site (for `scrapy crawl site -a start_url=...`)"
     )
     parser.add_argument("--crawl-config", help=argparse.SUPPRESS)
@@ -319,20 +330,27 @@ def main(argv: list[str] | None = None) -> int:
     DATA_DIR.mkdir(exist_ok=True)
     server = SiteServer(port=_pick_port(args.port))
     PORT_FILE.write_text(str(server.port))
+    settings: dict[str, Any] = {}
+    if args.incremental:
+        settings = {"SIMHASH_INCREMENTAL": True, "SIMHASH_CLOCK": "demo_site_crawler.clock.now"}
     with server:
         print(f"Serving {SITE_DIR} on {server.base_url}")
         for run in range(1, args.runs + 1):
+            if args.incremental:  # the crawl's clock runs (run - 1) x --days days ahead
+                os.environ["SIMHASH_DEMO_DAYS"] = str((run - 1) * args.days)
             server.edition = 1 if run == 1 else 2
             items_path = OUTPUT_DIR / f"items-run{run}.jsonl"
             page_log = OUTPUT_DIR / f"pages-run{run}.jsonl"
             stats_path = OUTPUT_DIR / f"stats-run{run}.json"
             started = time.perf_counter()
-            print(f"\n=== Run {run} (site edition {server.edition}) " + "=" * 50, flush=True)
+            later = f", {(run - 1) * args.days:g} days later" if args.incremental else ""
+            print(f"\n=== Run {run} (site edition {server.edition}{later}) " + "=" * 50, flush=True)
             stats = run_crawl(
                 server.url("/index.html"),
                 items_path=items_path,
                 stats_path=stats_path,
                 page_log=page_log,
+                settings=settings,
                 quiet=not args.verbose,
             )
             _print_run(stats, read_jsonl(page_log), read_jsonl(items_path), items_path, server.base_url)

@@ -16,6 +16,7 @@ from scrapy_simhash.index import (
 
 if TYPE_CHECKING:
     from scrapy_simhash.addon import Addon
+    from scrapy_simhash.incremental import IncrementalSpiderMixin, SimhashRecrawlMiddleware, due_report, due_requests
     from scrapy_simhash.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.pipeline import NearDuplicateItem, SimhashDedupPipeline
 
@@ -26,6 +27,7 @@ __all__ = [
     "Document",
     "EmptyTextError",
     "Fingerprinter",
+    "IncrementalSpiderMixin",
     "Match",
     "NearDuplicateItem",
     "NotAnIndexError",
@@ -33,7 +35,10 @@ __all__ = [
     "SimhashDedupPipeline",
     "SimhashIndex",
     "SimhashIndexError",
+    "SimhashRecrawlMiddleware",
     "SimhashSpiderMiddleware",
+    "due_report",
+    "due_requests",
     "extract",
     "hamming",
     "similarity",
@@ -45,6 +50,10 @@ _LAZY = {
     "Addon": "scrapy_simhash.addon",
     "SimhashSpiderMiddleware": "scrapy_simhash.middleware",
     "SimhashDedupPipeline": "scrapy_simhash.pipeline",
+    "SimhashRecrawlMiddleware": "scrapy_simhash.incremental",
+    "IncrementalSpiderMixin": "scrapy_simhash.incremental",
+    "due_report": "scrapy_simhash.incremental",
+    "due_requests": "scrapy_simhash.incremental",
     "NearDuplicateItem": "scrapy_simhash.pipeline",
 }
 

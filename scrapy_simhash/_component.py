@@ -105,7 +105,11 @@ class _IndexComponent:
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
         self.tracker = ChangeTracker(
-            self.index, change_threshold=self.config.change_threshold, history_size=self.config.history_size
+            self.index,
+            change_threshold=self.config.change_threshold,
+            history_size=self.config.history_size,
+            policy=self.config.policy,
+            clock=self.config.clock,
         )
         self._log_opened(spider, self.index)
 

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import difflib
 import logging
+import math
 import os
+import time
 import weakref
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -18,6 +21,7 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
 
     from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.base import FingerprintStore
 
 logger = logging.getLogger(__name__)
@@ -62,6 +66,13 @@ class SimhashConfig:
     store_cls: type[FingerprintStore]
     max_candidates: int | None
     history_size: int
+    incremental: bool = False
+    policy: SchedulePolicy | None = None
+    new_priority: int = defaults.SIMHASH_NEW_PRIORITY
+    recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
+    conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
+    remove_gone: bool = False
+    clock: Callable[[], float] = time.time
 
     def index_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`SimhashIndex` (``None`` values left out)."""
@@ -245,7 +256,87 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         store_cls=load_store_class(settings.get("SIMHASH_STORE", defaults.SIMHASH_STORE)),
         max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
         history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),
+        incremental=_get_bool(settings, "SIMHASH_INCREMENTAL"),
+        policy=load_policy(settings),
+        new_priority=_get_int(settings, "SIMHASH_NEW_PRIORITY", -(10**9), 10**9),
+        recrawl_budget=_get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0),
+        conditional_requests=_get_bool(settings, "SIMHASH_CONDITIONAL_REQUESTS"),
+        remove_gone=_get_choice(settings, "SIMHASH_GONE", ("keep", "remove")) == "remove",
+        clock=load_clock(settings),
     )
+
+
+def _get_seconds(settings: BaseSettings, name: str) -> float:
+    value = settings.get(name, getattr(defaults, name))
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
+        raise _invalid(name, value, "it must be a number of seconds > 0")
+    return seconds
+
+
+def _get_choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:
+    value = settings.get(name, getattr(defaults, name))
+    if not isinstance(value, str) or value.strip().lower() not in choices:
+        raise _invalid(name, value, "it must be " + " or ".join(repr(c) for c in choices))
+    return value.strip().lower()
+
+
+def _load(name: str, value: Any) -> Any:
+    """``value`` itself, or the object its dotted path names (ValueError naming the setting)."""
+    from scrapy.utils.misc import load_object
+
+    if not isinstance(value, str):
+        return value
+    try:
+        return load_object(value.strip())
+    except (ImportError, AttributeError, NameError, ValueError) as exc:
+        raise _invalid(name, value, f"it cannot be imported ({exc})") from exc
+
+
+def load_policy(settings: BaseSettings) -> SchedulePolicy:
+    """The recrawl policy of `SIMHASH_RECRAWL_POLICY`, built with the interval settings and
+    `SIMHASH_RECRAWL_POLICY_OPTIONS`; ValueError naming the setting when it is not usable."""
+    from scrapy_simhash.schedule import SchedulePolicy
+
+    name = "SIMHASH_RECRAWL_POLICY"
+    value = settings.get(name, defaults.SIMHASH_RECRAWL_POLICY)
+    cls = _load(name, value)
+    if not isinstance(cls, type) or not issubclass(cls, SchedulePolicy):
+        raise _invalid(
+            name,
+            value,
+            "it must name a SchedulePolicy class, e.g. 'scrapy_simhash.schedule.FreshnessPolicy' or "
+            "'scrapy_simhash.schedule.NutchAdaptivePolicy'",
+        )
+    options = settings.get("SIMHASH_RECRAWL_POLICY_OPTIONS") or {}
+    if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
+        raise _invalid("SIMHASH_RECRAWL_POLICY_OPTIONS", options, "it must be a dict of keyword arguments")
+    intervals = {
+        "default_interval": _get_seconds(settings, "SIMHASH_RECRAWL_INTERVAL"),
+        "min_interval": _get_seconds(settings, "SIMHASH_RECRAWL_MIN_INTERVAL"),
+        "max_interval": _get_seconds(settings, "SIMHASH_RECRAWL_MAX_INTERVAL"),
+    }
+    try:
+        return cls(**{**intervals, **options})  # type: ignore[no-any-return]
+    except (TypeError, ValueError) as exc:
+        raise ValueError(
+            f"{name} ({value!r}) cannot be built from SIMHASH_RECRAWL_INTERVAL, SIMHASH_RECRAWL_MIN_INTERVAL, "
+            f"SIMHASH_RECRAWL_MAX_INTERVAL and SIMHASH_RECRAWL_POLICY_OPTIONS ({options!r}): {exc}"
+        ) from exc
+
+
+def load_clock(settings: BaseSettings) -> Callable[[], float]:
+    """The clock of `SIMHASH_CLOCK` (``time.time`` by default)."""
+    value = settings.get("SIMHASH_CLOCK", defaults.SIMHASH_CLOCK)
+    if value is None:
+        return time.time
+    clock = _load("SIMHASH_CLOCK", value)
+    if not callable(clock):
+        raise _invalid("SIMHASH_CLOCK", value, "it must be a callable returning Unix seconds, or None")
+    return clock  # type: ignore[no-any-return]
 
 
 def load_store_class(value: Any) -> type[FingerprintStore]:

@@ -16,11 +16,18 @@ MIDDLEWARE_PRIORITY = 950
 #: text run first), before typical storage pipelines at 800+.
 PIPELINE_PRIORITY = 700
 
+#: Where the add-on inserts the downloader middleware of incremental crawls: after RetryMiddleware
+#: (550) and before RedirectMiddleware (600), so that it sees the final response of a redirect, and
+#: before HttpCacheMiddleware (900), which answers the 304s of the pages it has cached.
+RECRAWL_MIDDLEWARE_PRIORITY = 580
+
 _MIDDLEWARE = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
+_RECRAWL = "scrapy_simhash.incremental.SimhashRecrawlMiddleware"
 _PIPELINE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
 _ALIASES = {
     _MIDDLEWARE: ("scrapy_simhash.SimhashSpiderMiddleware",),
     _PIPELINE: ("scrapy_simhash.SimhashDedupPipeline",),
+    _RECRAWL: ("scrapy_simhash.SimhashRecrawlMiddleware",),
 }
 
 
@@ -31,7 +38,9 @@ class Addon:
     win), inserts :class:`~scrapy_simhash.SimhashSpiderMiddleware` into ``SPIDER_MIDDLEWARES`` at
     :data:`MIDDLEWARE_PRIORITY` (950) and, when `SIMHASH_ITEM_FIELDS` is set,
     :class:`~scrapy_simhash.SimhashDedupPipeline` into ``ITEM_PIPELINES`` at
-    :data:`PIPELINE_PRIORITY` (700). A component already listed (under any of its import paths,
+    :data:`PIPELINE_PRIORITY` (700), and when `SIMHASH_INCREMENTAL` is set,
+    :class:`~scrapy_simhash.SimhashRecrawlMiddleware` into ``DOWNLOADER_MIDDLEWARES`` at
+    :data:`RECRAWL_MIDDLEWARE_PRIORITY` (580). A component already listed (under any of its import paths,
     at any priority, or disabled with ``None``) is left as it is.
     """
 
@@ -40,6 +49,8 @@ class Addon:
         _insert(settings, "SPIDER_MIDDLEWARES", _MIDDLEWARE, MIDDLEWARE_PRIORITY)
         if settings.get("SIMHASH_ITEM_FIELDS"):
             _insert(settings, "ITEM_PIPELINES", _PIPELINE, PIPELINE_PRIORITY)
+        if settings.getbool("SIMHASH_INCREMENTAL"):
+            _insert(settings, "DOWNLOADER_MIDDLEWARES", _RECRAWL, RECRAWL_MIDDLEWARE_PRIORITY)
 
 
 def _insert(settings: BaseSettings, name: str, path: str, priority: int) -> None:

@@ -87,3 +87,46 @@ SIMHASH_MAX_CANDIDATES = 20_000
 
 #: Number of past fingerprints (with their change distances) kept per URL.
 SIMHASH_HISTORY_SIZE = 8
+
+# -- incremental crawls (SimhashRecrawlMiddleware, a downloader middleware) ---------------------
+
+#: Incremental mode: requests to known URLs that are not due yet are dropped before download
+#: (``simhash/not_due``), due ones get a priority from the recrawl policy, new ones
+#: SIMHASH_NEW_PRIORITY. Needs ``SimhashRecrawlMiddleware`` in ``DOWNLOADER_MIDDLEWARES`` (the
+#: add-on inserts it). Records get a schedule whether or not this is on.
+SIMHASH_INCREMENTAL = False
+
+#: The recrawl policy (dotted path, or the class): ``scrapy_simhash.schedule.FreshnessPolicy`` (ours),
+#: ``scrapy_simhash.schedule.NutchAdaptivePolicy`` (Apache Nutch's) or
+#: ``scrapy_simhash.schedule.FixedIntervalPolicy``; built with the three intervals below and
+#: SIMHASH_RECRAWL_POLICY_OPTIONS as keyword arguments.
+SIMHASH_RECRAWL_POLICY = "scrapy_simhash.schedule.FreshnessPolicy"
+
+#: A new URL's first recrawl interval, and the shortest and longest interval (seconds).
+SIMHASH_RECRAWL_INTERVAL = 24 * 3600
+SIMHASH_RECRAWL_MIN_INTERVAL = 3600
+SIMHASH_RECRAWL_MAX_INTERVAL = 90 * 24 * 3600
+
+#: More keyword arguments for the policy, a dict (e.g. ``{"size_exponent": 0.5}`` for FreshnessPolicy,
+#: ``{"inc_rate": 0.4}`` for NutchAdaptivePolicy).
+SIMHASH_RECRAWL_POLICY_OPTIONS = None
+
+#: Incremental mode: what is added to the Scrapy priority of a request to a URL never seen before.
+#: A due URL gets ``100 x`` its policy priority (100 when just due, more when more valuable).
+SIMHASH_NEW_PRIORITY = 100
+
+#: Incremental mode: at most this many known URLs are fetched again per crawl, the most valuable
+#: due ones (the others are dropped, ``simhash/over_budget``); 0: no limit. New URLs do not count.
+SIMHASH_RECRAWL_BUDGET = 0
+
+#: Send ``If-None-Match`` / ``If-Modified-Since`` with the stored ETag / Last-Modified; a 304 answer
+#: is an unchanged fetch (``simhash/not_modified``), not fingerprinted.
+SIMHASH_CONDITIONAL_REQUESTS = True
+
+#: A known URL that answers 404 or 410 leaves the near-duplicate index; its record is kept, marked
+#: gone and checked again after SIMHASH_RECRAWL_MAX_INTERVAL ("keep"), or deleted ("remove").
+SIMHASH_GONE = "keep"
+
+#: The clock (dotted path, or a callable returning Unix seconds); ``None``: ``time.time``. For
+#: tests and replays of crawls at other times.
+SIMHASH_CLOCK = None

@@ -35,6 +35,9 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+#: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
+PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, SimhashSpiderMiddleware] = weakref.WeakKeyDictionary()
+
 #: ``response.meta`` keys written for every fingerprinted response.
 META_KEYS: tuple[str, ...] = ("simhash_fp", "simhash_verdict", "simhash_distance", "simhash_duplicate_of")
 
@@ -94,6 +97,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         if not config.enabled:
             raise NotConfigured("scrapy-simhash is disabled; set SIMHASH_ENABLED = True")
         mw = cls(config, build_fingerprinter(config), crawler.stats, crawler)
+        PAGE_MIDDLEWARES[crawler] = mw  # SimhashRecrawlMiddleware shares its index
         crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
         if crawler.spider is not None:
@@ -262,7 +266,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(prepared, fp)
+            outcome = self._verdict(prepared, fp, response)
             self._count(outcome)
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
@@ -293,7 +297,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     # -- verdicts ----------------------------------------------------------------------------
 
-    def _verdict(self, key: str, fp: int) -> _Outcome:
+    def _verdict(self, key: str, fp: int, response: Response | None = None) -> _Outcome:
         """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
@@ -301,7 +305,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         config = self.config
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, fp)
+            verdict = self.tracker.observe(key, fp, validators=validators(response))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)
@@ -350,6 +354,14 @@ class SimhashSpiderMiddleware(_IndexComponent):
         meta["simhash_verdict"] = outcome.verdict
         meta["simhash_distance"] = outcome.distance
         meta["simhash_duplicate_of"] = outcome.duplicate_of
+
+
+def validators(response: Response | None) -> tuple[str | None, str | None]:
+    """The response's ``(ETag, Last-Modified)`` header values (``None`` when absent)."""
+    if response is None:
+        return None, None
+    values = (response.headers.get(name) for name in (b"ETag", b"Last-Modified"))
+    return tuple(v.decode("latin-1").strip() or None if v else None for v in values)  # type: ignore[return-value]
 
 
 def _meta(response: Response) -> dict[str, Any]:

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scrapy_simhash import defaults
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
     from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.schedule import SchedulePolicy, ScheduleState
 
 __all__ = [
     "CHANGED",
@@ -27,7 +28,9 @@ __all__ = [
     "UNCHANGED",
     "VERDICTS",
     "ChangeTracker",
+    "DueRow",
     "PageRecord",
+    "Plan",
     "Verdict",
     "change_verdict",
 ]
@@ -51,9 +54,12 @@ class PageRecord:
     fingerprint before it (``None`` for the first fetch). ``duplicate_of`` is the key of the page
     this URL's content duplicated at its last fetch, or ``None`` when it was canonical (indexed).
     ``next_due`` (when to fetch it again, kept in the store's due-time index: see
-    ``SimhashIndex.records_due``) and ``schedule`` (the recrawl policy's own state, e.g. interval
-    and change-rate estimate, a JSON mapping) belong to the recrawl scheduler. Times are Unix
-    seconds.
+    ``SimhashIndex.records_due``) and ``schedule`` (the recrawl policy's
+    :class:`~scrapy_simhash.schedule.ScheduleState`, a JSON mapping) belong to the recrawl
+    scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
+    ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
+    fetch. ``moved_to``: the key this URL redirected to (an alias record, without history). Times
+    are Unix seconds.
     """
 
     first_seen: float
@@ -65,6 +71,10 @@ class PageRecord:
     duplicate_of: str | None = None
     next_due: float | None = None
     schedule: Mapping[str, Any] | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    gone: bool = False
+    moved_to: str | None = None
 
     @property
     def last_fp(self) -> int | None:
@@ -127,6 +137,11 @@ class PageRecord:
             data["next_due"] = round(self.next_due, 3)
         if self.schedule is not None:
             data["schedule"] = dict(self.schedule)
+        for name in ("etag", "last_modified", "moved_to"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        if self.gone:
+            data["gone"] = True
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
@@ -145,6 +160,10 @@ class PageRecord:
                 duplicate_of=data.get("duplicate_of"),
                 next_due=None if data.get("next_due") is None else float(data["next_due"]),
                 schedule=_mapping(data.get("schedule")),
+                etag=_text(data.get("etag")),
+                last_modified=_text(data.get("last_modified")),
+                gone=bool(data.get("gone", False)),
+                moved_to=_text(data.get("moved_to")),
             )
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
@@ -174,6 +193,12 @@ def _mapping(value: Any) -> dict[str, Any] | None:
     return value
 
 
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {value!r}")
+
+
 class Verdict(NamedTuple):
     """The decision on one fetched page: ``verdict`` (one of :data:`VERDICTS`), its fingerprint,
     the distance (to the duplicated page, or the change distance to the URL's previous
@@ -188,8 +213,33 @@ class Verdict(NamedTuple):
     replaced_unreadable: bool = False
 
 
+class Plan(NamedTuple):
+    """What to do with a request for one key (:meth:`ChangeTracker.plan`): ``status`` is ``"new"``
+    (no record), ``"due"`` or ``"not_due"``; ``priority`` the policy's value of a fetch now when
+    due (at least 1), else 0; ``due`` the record's due time (``None``: new, or a record
+    without a schedule, which is always due); ``key`` the key whose record decided (the redirect
+    target of a moved URL)."""
+
+    status: str
+    priority: float
+    due: float | None
+    key: str
+
+
+class DueRow(NamedTuple):
+    """One row of :meth:`ChangeTracker.due`: a key due for a recrawl, its due time and priority."""
+
+    key: str
+    due: float
+    priority: float
+
+
+PLAN_NEW, PLAN_DUE, PLAN_NOT_DUE = "new", "due", "not_due"
+
+
 class ChangeTracker:
-    """The per-page decision over an index: near-duplicate check, change tracking, record update.
+    """The per-page decision over an index: near-duplicate check, change tracking, record update,
+    and the recrawl schedule.
 
     :meth:`observe` reads the URL's record, decides, updates the index (check-and-add, or the
     canonical page's newest fingerprint) and writes the record, in one :meth:`SimhashIndex.batch`
@@ -199,6 +249,10 @@ class ChangeTracker:
     :param change_threshold: a refetched page whose fingerprint moved more than this many bits is
         ``changed`` (`SIMHASH_CHANGE_THRESHOLD`).
     :param history_size: past fingerprints kept per URL (`SIMHASH_HISTORY_SIZE`).
+    :param policy: the recrawl :class:`~scrapy_simhash.schedule.SchedulePolicy`
+        (`SIMHASH_RECRAWL_POLICY`): every fetch updates the record's schedule and due time with
+        it. ``None``: records get no schedule (always due).
+    :param clock: Unix time now (`SIMHASH_CLOCK`), for calls without ``now``.
     """
 
     def __init__(
@@ -207,12 +261,16 @@ class ChangeTracker:
         *,
         change_threshold: int = defaults.SIMHASH_CHANGE_THRESHOLD,
         history_size: int = defaults.SIMHASH_HISTORY_SIZE,
+        policy: SchedulePolicy | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         self.index = index
         self.change_threshold = change_threshold
         self.history_size = history_size
+        self.policy = policy
+        self.clock = clock
 
     def deduplicate(self, key: str, fp: int) -> Verdict:
         """Only the near-duplicate decision, without records (the item pipeline): ``new`` (``fp``
@@ -222,11 +280,20 @@ class ChangeTracker:
             return Verdict(NEW, fp)
         return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
 
-    def observe(self, key: str, fp: int, now: float | None = None) -> Verdict:
-        """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome."""
+    def observe(
+        self,
+        key: str,
+        fp: int,
+        now: float | None = None,
+        *,
+        validators: tuple[str | None, str | None] = (None, None),
+    ) -> Verdict:
+        """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome (and the
+        response's ``(ETag, Last-Modified)`` ``validators``)."""
         index = self.index
-        now = time.time() if now is None else now
+        now = self.clock() if now is None else now
         distance = duplicate_of = None
+        change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch():
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
@@ -238,6 +305,9 @@ class ChangeTracker:
                 else:
                     verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 new_record = PageRecord.first(fp, now=now, duplicate_of=duplicate_of)
+                if record is not None:  # an alias or a gone record without history: it is back
+                    new_record = replace(new_record, first_seen=record.first_seen)
+                changed: bool | None = None
             else:
                 distance = change = (fp ^ last_fp).bit_count()
                 if change <= self.change_threshold:
@@ -252,13 +322,145 @@ class ChangeTracker:
                     match = index.check_and_add(key, fp)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
+                changed = change > self.change_threshold
                 new_record = record.updated(
-                    fp,
-                    change,
-                    change > self.change_threshold,
-                    now=now,
-                    history_size=self.history_size,
-                    duplicate_of=duplicate_of,
+                    fp, change, changed, now=now, history_size=self.history_size, duplicate_of=duplicate_of
                 )
+            new_record = self._scheduled(
+                replace(new_record, etag=validators[0], last_modified=validators[1], gone=False, moved_to=None),
+                record,
+                now,
+                changed,
+                change if changed else 0,
+            )
             index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
+
+    def not_modified(
+        self, key: str, now: float | None = None, *, validators: tuple[str | None, str | None] = (None, None)
+    ) -> Verdict | None:
+        """Record a ``304 Not Modified`` answer for ``key``: an ``unchanged`` fetch without a
+        fingerprint (the last one is kept); new validators replace the stored ones. ``None``
+        when ``key`` has no fingerprint history (nothing to be unchanged from)."""
+        now = self.clock() if now is None else now
+        with self.index.batch():
+            record = PageRecord.parse(self.index.get_record(key))
+            if record is None or record.last_fp is None:
+                return None
+            new_record = record.updated(
+                record.last_fp, 0, False, now=now, history_size=self.history_size, duplicate_of=record.duplicate_of
+            )
+            new_record = replace(
+                new_record,
+                etag=validators[0] or record.etag,
+                last_modified=validators[1] or record.last_modified,
+                gone=False,
+            )
+            new_record = self._scheduled(new_record, record, now, False, 0)
+            self.index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+        return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record)
+
+    def gone(self, key: str, now: float | None = None, *, remove: bool = False) -> bool:
+        """Record a 404/410 answer for ``key``: its fingerprint leaves the near-duplicate index;
+        its record is deleted (``remove``) or kept, marked gone, due again after the policy's
+        longest interval. ``False`` when ``key`` was not known (nothing changes)."""
+        now = self.clock() if now is None else now
+        index = self.index
+        with index.batch():
+            record = PageRecord.parse(index.get_record(key))
+            if record is None or record.moved_to is not None:
+                return False
+            index.remove(key)
+            if remove:
+                index.delete_record(key)
+            else:
+                longest = self.policy.max_interval if self.policy is not None else None
+                next_due = None if longest is None else now + longest
+                record = replace(record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due)
+                index.put_record(key, record.to_bytes(), due=next_due)
+        return True
+
+    def moved(self, key: str, target: str, now: float | None = None) -> bool:
+        """Record that ``key`` redirects to ``target`` (whose record holds the page): ``key``
+        keeps an alias record (no history, no due time) and leaves the near-duplicate index.
+        ``False`` when it was already an alias of ``target`` (or is ``target``)."""
+        if key == target:
+            return False
+        now = self.clock() if now is None else now
+        index = self.index
+        with index.batch():
+            record = PageRecord.parse(index.get_record(key))
+            if record is not None and record.moved_to == target:
+                return False
+            index.remove(key)
+            alias = PageRecord(
+                first_seen=now if record is None else record.first_seen,
+                last_fetched=now,
+                last_changed=now,
+                moved_to=target,
+            )
+            index.put_record(key, alias.to_bytes(), due=None)
+        return True
+
+    def plan(self, key: str, now: float | None = None) -> Plan:
+        """Whether a request for ``key`` is ``new``, ``due`` or ``not_due`` at ``now``, and its
+        priority (see :class:`Plan`). A moved URL is planned by its target's record."""
+        now = self.clock() if now is None else now
+        record = PageRecord.parse(self.index.get_record(key))
+        if record is not None and record.moved_to is not None:
+            key = record.moved_to
+            record = PageRecord.parse(self.index.get_record(key))
+        if record is None or (record.last_fp is None and not record.gone):
+            return Plan(PLAN_NEW, 0.0, None, key)
+        if record.next_due is not None and now < record.next_due:
+            return Plan(PLAN_NOT_DUE, 0.0, record.next_due, key)
+        state = _state(record)
+        priority = 1.0 if state is None or self.policy is None else self.policy.priority(state, now)
+        return Plan(PLAN_DUE, max(priority, 1.0), record.next_due, key)
+
+    def due(self, now: float | None = None, limit: int | None = None) -> list[DueRow]:
+        """The keys due at ``now`` (their due time has passed), most valuable first (the policy's
+        priority; ties by due time): the ``limit`` first, or all."""
+        now = self.clock() if now is None else now
+        due = self.index.records_due(now, limit=_ALL)
+        rows: list[DueRow] = []
+        for start in range(0, len(due), _CHUNK):
+            chunk = due[start : start + _CHUNK]
+            records = [PageRecord.parse(raw) for raw in self.index.get_records([key for key, _ in chunk])]
+            states = [_state(record) if record is not None else None for record in records]
+            known = [i for i, state in enumerate(states) if state is not None]
+            priorities = [1.0] * len(chunk)
+            if known and self.policy is not None:
+                from scrapy_simhash.schedule import ScheduleColumns
+
+                values = self.policy.priorities(ScheduleColumns.of([states[i] for i in known]), now)  # type: ignore[misc]
+                for i, value in zip(known, values.tolist()):
+                    priorities[i] = max(float(value), 1.0)
+            rows.extend(DueRow(key, when, p) for (key, when), p in zip(chunk, priorities))
+        rows.sort(key=lambda row: (-row.priority, row.due, row.key))
+        return rows if limit is None else rows[: max(limit, 0)]
+
+    def _scheduled(
+        self, new_record: PageRecord, old: PageRecord | None, now: float, changed: bool | None, distance: float | None
+    ) -> PageRecord:
+        """``new_record`` with the policy's schedule after this fetch (unchanged without a policy)."""
+        if self.policy is None:
+            return new_record
+        schedule = self.policy.observe(_state(old) if old is not None else None, now, changed, distance).to_dict()
+        return replace(new_record, schedule=schedule, next_due=schedule["next_due"])  # to the millisecond, as stored
+
+
+_ALL = 2**62
+_CHUNK = 1000
+
+
+def _state(record: PageRecord) -> ScheduleState | None:
+    """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
+    from scrapy_simhash.schedule import ScheduleState
+
+    if not record.schedule:
+        return None
+    try:
+        return ScheduleState.from_dict(dict(record.schedule))
+    except ValueError:
+        return None

@@ -9,6 +9,10 @@ SPIDER_MIDDLEWARES = {"scrapy_simhash.SimhashSpiderMiddleware": 950}
 SIMHASH_ENABLED = True
 SIMHASH_ITEM_FIELD = "simhash"  # optional: write the fingerprint, verdict and distance into each item
 # Or, instead of the SPIDER_MIDDLEWARES line: ADDONS = {"scrapy_simhash.Addon": 0}
+# Incremental crawls (-s SIMHASH_INCREMENTAL=True, or demo.py --incremental): the downloader
+# middleware drops requests to known URLs that are not due, ranks the due ones, and sends
+# If-None-Match / If-Modified-Since. The spider starts from due_requests() (spiders/site.py).
+DOWNLOADER_MIDDLEWARES = {"scrapy_simhash.SimhashRecrawlMiddleware": 580}
 # The index lives in .scrapy/simhash/<spider name> (SIMHASH_DIR, through data_path): it is kept
 # between runs, so that the next crawl is incremental; SIMHASH_RESET = True starts from scratch.
 # -------------------------------------------------------------------------------------------------

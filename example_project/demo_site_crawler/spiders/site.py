@@ -10,6 +10,8 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Response, TextResponse
 
+from scrapy_simhash import due_requests
+
 
 class SiteSpider(scrapy.Spider):
     """Crawls the demo site from ``start_url`` (``-a start_url=http://127.0.0.1:PORT/index.html``).
@@ -31,13 +33,17 @@ class SiteSpider(scrapy.Spider):
         self._page_log = open(page_log, "a", encoding="utf-8", buffering=1) if page_log else None  # noqa: SIM115
 
     async def start(self) -> AsyncIterator[Any]:
-        # dont_filter=False: the index page links to itself, and must not be fetched twice.
-        for url in self.start_urls:
-            yield scrapy.Request(url, dont_filter=False)
+        for request in self.start_requests():
+            yield request
 
-    def start_requests(self) -> Iterator[Any]:  # Scrapy < 2.13
+    def start_requests(self) -> Iterator[Any]:  # Scrapy < 2.13 calls this one directly
+        # Incremental crawls (SIMHASH_INCREMENTAL = True): the URLs due for a recrawl first, most
+        # valuable first; nothing otherwise.
+        yield from due_requests(self, callback=self.parse)
+        # dont_filter=False: the index page links to itself, and must not be fetched twice.
+        # simhash_force: fetched on every run even when not due, to find new pages.
         for url in self.start_urls:
-            yield scrapy.Request(url, dont_filter=False)
+            yield scrapy.Request(url, dont_filter=False, meta={"simhash_force": True})
 
     def closed(self, reason: str) -> None:
         if self._page_log is not None:

@@ -1,0 +1,323 @@
+"""Incremental crawls: the request gate, conditional requests, gone and moved pages, due requests.
+
+:class:`SimhashRecrawlMiddleware` is a *downloader* middleware, for three reasons: it sees every
+request that is downloaded, whatever its source (the spider's callbacks, its start requests, a
+scrapy-redis queue filled by another process); it sees 304, 404 and 410 answers, which Scrapy's
+``HttpErrorMiddleware`` stops before any spider middleware; and it can answer a 304 before the
+HTTP cache's copy is needed. It also listens to the ``request_scheduled`` signal, which is the only
+place where a request's priority can still change its place in the scheduler's queue, and where a
+request that is not due can be dropped before it takes a slot in the queue and the duplicate
+filter (raising ``IgnoreRequest`` there needs Scrapy >= 2.11.2; on older versions the downloader
+middleware drops it).
+
+It reads the index of the :class:`~scrapy_simhash.SimhashSpiderMiddleware` of the same crawler,
+which must be enabled too. :func:`due_requests` (or :class:`IncrementalSpiderMixin`) seeds a crawl
+with the due URLs, most valuable first; :func:`due_report` lists them.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from scrapy import Request, signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+
+from scrapy_simhash._component import canonical_key
+from scrapy_simhash._settings import get_config, load_clock, load_policy
+from scrapy_simhash.middleware import PAGE_MIDDLEWARES, validators
+from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from scrapy.settings import BaseSettings
+    from typing_extensions import Self
+
+    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+
+__all__ = ["IncrementalSpiderMixin", "SimhashRecrawlMiddleware", "due_report", "due_requests"]
+
+logger = logging.getLogger(__name__)
+
+#: ``request.meta`` key that forces a fetch in incremental mode (like ``dont_filter``).
+FORCE_META = "simhash_force"
+#: ``request.meta`` key where the gate keeps its plan for the request: ``[status, priority]``.
+PLAN_META = "simhash_plan"
+#: Scrapy priority of a request whose policy priority is 1 (just due).
+PRIORITY_SCALE = 100
+_MAX_PRIORITY = 10**6
+_DROP = (PLAN_NOT_DUE, "over_budget")
+_SUMMARY = ("due", "not_due", "over_budget", "forced", "not_modified", "gone", "moved")
+
+
+def _ignore_in_signal() -> bool:
+    """Whether the engine drops a request when a ``request_scheduled`` handler raises IgnoreRequest."""
+    import scrapy
+
+    return tuple(int(p) for p in scrapy.__version__.split(".")[:3] if p.isdigit()) >= (2, 11, 2)
+
+
+class SimhashRecrawlMiddleware:
+    """Downloader middleware for incremental crawls (see the module docstring for why here).
+
+    In incremental mode (`SIMHASH_INCREMENTAL`): a request to a known URL that is not due is
+    dropped (``simhash/not_due``), and so is a due one beyond `SIMHASH_RECRAWL_BUDGET`
+    (``simhash/over_budget``); a due one gets ``100 x`` its policy priority added to its Scrapy
+    priority (``simhash/due``), a new one `SIMHASH_NEW_PRIORITY`. ``dont_filter=True`` or
+    ``meta["simhash_force"]`` forces a fetch. Always: the stored ETag / Last-Modified are sent
+    back (`SIMHASH_CONDITIONAL_REQUESTS`) and a 304 is an unchanged fetch
+    (``simhash/not_modified``); a known URL that answers 404/410 is gone (``simhash/gone``,
+    `SIMHASH_GONE`); a redirected URL becomes an alias of its target (``simhash/moved``).
+    Store errors fail open (the request passes, ``simhash/store_error``).
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.config = get_config(crawler)
+        self.stats = crawler.stats
+        self._admitted: set[str] | None = None  # budgeted keys, computed on first use
+        self._passed: set[str] = set()  # keys let through in this crawl
+        self._warned = False
+        self._ignore_in_signal = _ignore_in_signal()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = get_config(crawler)
+        if not config.enabled:
+            raise NotConfigured("scrapy-simhash is disabled; set SIMHASH_ENABLED = True")
+        mw = cls(crawler)
+        if config.incremental:
+            crawler.signals.connect(mw.request_scheduled, signal=signals.request_scheduled)
+        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+        return mw
+
+    def spider_closed(self, spider: Spider) -> None:
+        """One summary line."""
+        if self.stats is None:
+            return
+        counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
+        logger.info(
+            "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
+            counts,
+            extra={"spider": spider},
+        )
+
+    # -- the index ---------------------------------------------------------------------------
+
+    def _page_middleware(self) -> SimhashSpiderMiddleware | None:
+        mw = PAGE_MIDDLEWARES.get(self.crawler)
+        if mw is not None and mw._ready() and mw.tracker is not None:
+            return mw
+        if not self._warned and not (mw is not None and mw._disabled):
+            self._warned = True
+            logger.warning(
+                "SimhashRecrawlMiddleware needs the index of SimhashSpiderMiddleware, which is not enabled "
+                "or could not open it: every request passes (add 'scrapy_simhash.SimhashSpiderMiddleware' to "
+                "SPIDER_MIDDLEWARES, or use ADDONS = {'scrapy_simhash.Addon': 0})"
+            )
+        return None
+
+    def _inc(self, name: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(f"simhash/{name}")
+
+    # -- the gate ----------------------------------------------------------------------------
+
+    def _gate(self, request: Request) -> bool:
+        """Plan ``request`` once (priority set, plan kept in its meta); whether to drop it."""
+        known = request.meta.get(PLAN_META)
+        if known is not None:
+            return known[0] in _DROP
+        mw = self._page_middleware()
+        if mw is None:
+            return False
+        assert mw.tracker is not None
+        key = _key(request)
+        if key in self._passed:  # let through earlier in this crawl: the duplicate filter's call
+            request.meta[PLAN_META] = ["again", 0.0]
+            return False
+        try:
+            plan = mw.tracker.plan(key)
+            status = plan.status
+            if status == PLAN_DUE and self.config.recrawl_budget and plan.key not in self._budgeted(mw.tracker):
+                status = "over_budget"
+        except Exception as exc:  # noqa: BLE001 - fail open: the request passes
+            mw._store_error(key, exc)
+            request.meta[PLAN_META] = [PLAN_NEW, 0.0]
+            return False
+        if status in _DROP and (request.dont_filter or request.meta.get(FORCE_META)):
+            status = "forced"
+            self._inc(status)
+        request.meta[PLAN_META] = [status, round(plan.priority, 4)]
+        if status not in _DROP:
+            self._passed.add(key)
+        if status == PLAN_DUE:
+            self._inc("due")
+            request.priority += min(round(PRIORITY_SCALE * plan.priority), _MAX_PRIORITY)
+        elif status == PLAN_NEW:
+            request.priority += self.config.new_priority
+        elif status in _DROP:
+            self._inc(status)
+            logger.debug(
+                "Dropped %(url)s: %(status)s (due at %(due)s)",
+                {"url": request.url, "status": status, "due": plan.due},
+                extra={"spider": mw._spider},
+            )
+            return True
+        return False
+
+    def _budgeted(self, tracker: ChangeTracker) -> set[str]:
+        """The keys that the budget lets through: the most valuable due ones, chosen once per crawl."""
+        if self._admitted is None:
+            self._admitted = {row.key for row in tracker.due(limit=self.config.recrawl_budget)}
+        return self._admitted
+
+    def request_scheduled(self, request: Request, spider: Spider | None = None) -> None:
+        """Plan the request before it is queued: set its priority; drop it if it is not due."""
+        if self._gate(request) and self._ignore_in_signal:
+            raise IgnoreRequest(f"simhash: {request.url} is not due")
+
+    # -- downloader middleware hooks -------------------------------------------------------
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        if self.config.incremental and self._gate(request):
+            raise IgnoreRequest(f"simhash: {request.url} is not due")
+        if self.config.conditional_requests:
+            self._add_validators(request)
+
+    def _add_validators(self, request: Request) -> None:
+        headers = request.headers
+        if b"If-None-Match" in headers or b"If-Modified-Since" in headers:
+            return  # the user's own (or the HTTP cache's): theirs to handle
+        mw = self._page_middleware()
+        if mw is None:
+            return
+        assert mw.tracker is not None
+        from scrapy_simhash.recrawl import PageRecord
+
+        key = _key(request)
+        try:
+            record = PageRecord.parse(mw.tracker.index.get_record(key))
+        except Exception as exc:  # noqa: BLE001 - fail open
+            mw._store_error(key, exc)
+            return
+        if record is None or record.last_fp is None or record.gone:
+            return
+        if record.etag:
+            headers[b"If-None-Match"] = record.etag
+        if record.last_modified:
+            headers[b"If-Modified-Since"] = record.last_modified
+        if record.etag or record.last_modified:
+            request.meta["simhash_conditional"] = True
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        status = response.status
+        if status not in (304, 404, 410) and not request.meta.get("redirect_urls"):
+            return response
+        mw = self._page_middleware()
+        if mw is None:
+            return response
+        tracker = mw.tracker
+        assert tracker is not None
+        key = _key(request, response.url)
+        try:
+            for url in request.meta.get("redirect_urls") or ():
+                if tracker.moved(canonical_key(url), key):
+                    self._inc("moved")
+            if status == 304 and request.meta.get("simhash_conditional"):
+                verdict = tracker.not_modified(key, validators=validators(response))
+                if verdict is not None:
+                    self._inc("not_modified")
+                    request.meta.update(  # response.meta once the response is tied to the request
+                        simhash_fp=verdict.fp,
+                        simhash_verdict=verdict.verdict,
+                        simhash_distance=0,
+                        simhash_duplicate_of=verdict.duplicate_of,
+                    )
+            elif status in (404, 410) and tracker.gone(key, remove=self.config.remove_gone):
+                self._inc("gone")
+        except Exception as exc:  # noqa: BLE001 - fail open: the response passes
+            mw._store_error(key, exc)
+        return response
+
+
+def _key(request: Request, url: str | None = None) -> str:
+    return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
+
+
+# -- seeding the next crawl ------------------------------------------------------------------------
+
+
+def due_requests(
+    spider: Spider, *, callback: Callable[..., Any] | None = None, limit: int | None = None
+) -> list[Request]:
+    """Requests for the URLs due now, most valuable first (at most ``limit``, else
+    `SIMHASH_RECRAWL_BUDGET` when set, else all); ``[]`` outside incremental mode or without an
+    index. Yield them from the spider's ``start`` / ``start_requests``."""
+    crawler = getattr(spider, "crawler", None)
+    mw = PAGE_MIDDLEWARES.get(crawler) if crawler is not None else None
+    if mw is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
+        return []
+    if limit is None:
+        limit = mw.config.recrawl_budget or None
+    try:
+        rows = mw.tracker.due(limit=limit)
+    except Exception as exc:  # noqa: BLE001 - fail open: the crawl starts without its due list
+        mw._store_error("(due list)", exc)
+        return []
+    return [Request(row.key, callback=callback) for row in rows if row.key.startswith(("http://", "https://"))]
+
+
+class IncrementalSpiderMixin:
+    """Put first in a spider's bases: its start requests begin with :func:`due_requests`
+    (``start`` on Scrapy >= 2.13, ``start_requests`` before), then the spider's own."""
+
+    _simhash_due_sent = False
+
+    def _simhash_due(self) -> list[Request]:
+        if self._simhash_due_sent:
+            return []
+        self._simhash_due_sent = True
+        return due_requests(self)  # type: ignore[arg-type]
+
+    async def start(self) -> AsyncIterator[Any]:
+        for request in self._simhash_due():
+            yield request
+        parent = getattr(super(), "start", None)
+        if parent is not None:
+            async for obj in parent():
+                yield obj
+        else:  # Scrapy < 2.13 does not call start()
+            for obj in self._start_urls():
+                yield obj
+
+    def start_requests(self) -> Iterator[Any]:
+        yield from self._simhash_due()
+        parent = getattr(super(), "start_requests", None)
+        yield from parent() if parent is not None else self._start_urls()  # Scrapy >= 2.14 has none
+
+    def _start_urls(self) -> Iterator[Request]:
+        for url in getattr(self, "start_urls", ()):
+            yield Request(url, dont_filter=True)
+
+
+def due_report(
+    index: SimhashIndex,
+    settings: BaseSettings | Mapping[str, Any] | None = None,
+    *,
+    now: float | None = None,
+    limit: int | None = None,
+) -> list[tuple[str, float, float]]:
+    """``(url, due, priority)`` of the URLs due at ``now`` (default: the clock of ``settings``),
+    most valuable first, ranked by the policy of ``settings`` (the project's)."""
+    from scrapy.settings import BaseSettings, Settings
+
+    if not isinstance(settings, BaseSettings):
+        settings = Settings(dict(settings or {}))
+    tracker = ChangeTracker(index, policy=load_policy(settings), clock=load_clock(settings))
+    return [(row.key, row.due, row.priority) for row in tracker.due(now, limit=limit)]
