@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
@@ -118,6 +118,10 @@ class PageRecord:
             duplicate_of=duplicate_of,
             next_due=self.next_due,
             schedule=self.schedule,
+            etag=self.etag,
+            last_modified=self.last_modified,
+            gone=self.gone,
+            moved_to=self.moved_to,
         )
 
     def to_bytes(self) -> bytes:
