@@ -426,6 +426,11 @@ def shard_of(key: bytes) -> int:
     return zlib.crc32(key) % SHARDS
 
 
+def _with_shards(keys: Sequence[bytes]) -> list[Any]:
+    """Script arguments ``key, shard`` of each key."""
+    return [x for key in keys for x in (key, shard_of(key))]
+
+
 def _public_url(url: str) -> str:
     """``url`` without its password (for messages)."""
     parts = urlsplit(url)
@@ -570,12 +575,13 @@ class RedisStore(FingerprintStore):
         if self._admin is None:
             self._admin = self._connect().register_script(_ADMIN_LUA)
         kind, meta, others = self._run(self._admin, ["open"], "open")
-        if kind == b"none" or kind == "none":
+        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        if kind == "none":
             if others:
                 raise self._not_an_index("it has index keys but no metadata")
             return None
         if meta is None or meta is False:
-            raise self._not_an_index(f"its meta key holds a {kind!r}, not a string")
+            raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
         return bytes(meta)
 
@@ -684,10 +690,7 @@ class RedisStore(FingerprintStore):
     def remove(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
-        args: list[Any] = []
-        for key in keys:
-            args += [key, shard_of(key)]
-        olds = self._call("remove", *args, action="write to")
+        olds = self._call("remove", *_with_shards(keys), action="write to")
         undo: list[bytes] = []
         for key, old in zip(reversed(keys), reversed(olds)):
             if old:
@@ -698,10 +701,7 @@ class RedisStore(FingerprintStore):
     def _keyed(self, op: str, keys: Sequence[bytes]) -> list[bytes | None]:
         if not keys:
             return []
-        args: list[Any] = []
-        for key in keys:
-            args += [key, shard_of(key)]
-        return _present(self._call(op, *args, action="read"))
+        return _present(self._call(op, *_with_shards(keys), action="read"))
 
     def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._keyed("get", keys)
@@ -752,10 +752,7 @@ class RedisStore(FingerprintStore):
     def delete_records(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
-        args: list[Any] = []
-        for key in keys:
-            args += [key, shard_of(key)]
-        olds = self._call("rdel", *args, action="write to")
+        olds = self._call("rdel", *_with_shards(keys), action="write to")
         self._log_records(keys, [b""] * len(keys), olds)
         return sum(1 for value, _ in olds if value)
 
