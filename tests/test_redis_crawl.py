@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import redis
 from test_e2e import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
@@ -80,3 +81,40 @@ def test_crawl_survives_a_redis_restart_and_deduplicates_after_it(redis_factory:
                 assert index.get(canonicalize_url(p["url"])) is not None, p
     finally:
         index.close()
+
+
+def test_scrapy_redis_scheduler_side_by_side_and_its_flush_leaves_the_index(redis_factory: Any, tmp_path: Path) -> None:
+    # scrapy-redis's scheduler and dupefilter and the Redis store on one server (REDIS_URL, which
+    # the store reads too); SCHEDULER_PERSIST = False deletes scrapy-redis's keys at the end, not ours.
+    server = redis_factory()
+    settings = {
+        "SCHEDULER": "scrapy_redis.scheduler.Scheduler",
+        "DUPEFILTER_CLASS": "scrapy_redis.dupefilter.RFPDupeFilter",
+        "SCHEDULER_PERSIST": False,
+        "REDIS_URL": server.url,
+        "SIMHASH_STORE": "scrapy_simhash.store.RedisStore",
+        "SIMHASH_DIR": str(tmp_path / "unused"),
+    }
+    items_path, page_log = tmp_path / "items.jsonl", tmp_path / "pages.jsonl"
+    with demo.SiteServer() as site:
+        stats = demo.run_crawl(
+            site.url("/index.html"),
+            items_path=items_path,
+            stats_path=tmp_path / "stats.json",
+            page_log=page_log,
+            settings=settings,
+        )
+        key = {p: canonicalize_url(site.url(p)) for paths in GROUPS.values() for p in paths}
+    assert stats["scheduler/enqueued/redis"] >= stats["response_received_count"] > 0
+    pages = demo.read_jsonl(page_log)
+    verdict = {canonicalize_url(p["url"]): p["verdict"] for p in pages}
+    exported = Counter(canonicalize_url(i["url"]) for i in demo.read_jsonl(items_path))
+    for gid, paths in GROUPS.items():
+        assert Counter(verdict[key[p]] for p in paths) == Counter({"new": 1, "near_duplicate": len(paths) - 1}), gid
+        assert sum(exported[key[p]] for p in paths) == 1, gid
+    client = redis.Redis.from_url(server.url)
+    assert not client.exists("site:requests", "site:dupefilter")  # flushed by scrapy-redis
+    with SimhashIndex(RedisStore(server.url, "simhash:site:pages")) as index:  # kept
+        assert len(index) == sum(1 for v in verdict.values() if v == "new")
+        assert sum(1 for _ in index.iter_records()) == sum(1 for v in verdict.values() if v)
+    client.close()
