@@ -31,8 +31,10 @@ the store keeps what each call replaced, and :meth:`abort` puts it back in one c
 nobody changed it since), so an aborted group leaves nothing of its own.
 
 Connection loss: a call is retried a few times (scripts are idempotent), then raises
-:class:`~scrapy_simhash.errors.StoreError` (kind ``connection``); while the server stays down,
-further calls fail at once instead of retrying, so a crawl is never held up for long.
+:class:`~scrapy_simhash.errors.StoreError` (kind ``connection``); for a while after that, calls
+make one attempt without retries and pauses. A refused connection (server down) fails at once; a
+host that does not answer costs ``socket_connect_timeout`` (2 s unless ``REDIS_PARAMS`` says
+otherwise) per call, in the crawler's thread.
 """
 
 from __future__ import annotations
@@ -483,6 +485,7 @@ class RedisStore(FingerprintStore):
         self.path = f"{_public_url(url)} (keys {self.prefix}*)"
         self._params = dict(params or {})
         self._client = client
+        self._own_client = client is None
         self._admin: Any = None
         self._main: Any = None
         self._layout: TableLayout | None = None
@@ -621,9 +624,10 @@ class RedisStore(FingerprintStore):
         return bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
 
     def close(self) -> None:
-        client, self._client = self._client, None
+        client = self._client
         self._main = self._admin = None
-        if client is not None:
+        if self._own_client and client is not None:
+            self._client = None
             client.close()
 
     # -- groups: an undo log ---------------------------------------------------------------
