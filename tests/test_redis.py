@@ -109,6 +109,8 @@ def test_settings_url_fallbacks_and_prefix(tmp_path: Path) -> None:
     assert RedisStore(prefix="{shared}:idx").prefix == "{shared}:idx:"  # a tag of the user's own
     with pytest.raises(ValueError, match="SIMHASH_REDIS_PREFIX"):
         build(SIMHASH_REDIS_PREFIX="x:%(name)s")
+    with pytest.raises(ValueError, match="SIMHASH_REDIS_URL"):
+        build(SIMHASH_REDIS_URL="localhost:6379")
 
 
 def test_other_settings_are_refused_and_nothing_changes(redis_server: Any, tmp_path: Path) -> None:

@@ -479,6 +479,11 @@ class RedisStore(FingerprintStore):
     ) -> None:
         if not prefix or not isinstance(prefix, str):
             raise ValueError(f"prefix ({prefix!r}) is invalid: it must be a non-empty str")
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(
+                f"the Redis URL ({url!r}) is invalid: it must look like redis://host:6379/0, rediss://host:6380/0 "
+                "or unix:///path/redis.sock (SIMHASH_REDIS_URL, else REDIS_URL)"
+            )
         tag = prefix if "{" in prefix and "}" in prefix.split("{", 1)[1] else "{" + prefix + "}"
         self.prefix = tag + ":"
         self.url = url
