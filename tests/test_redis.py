@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,7 +216,14 @@ def test_connection_loss_raises_then_resumes_when_the_server_is_back(redis_facto
         assert info.value.kind == "connection" and "SIMHASH_REDIS_URL" in str(info.value)
         assert server.url.split("//")[1].split("/")[0] in str(info.value)
     server.start()  # the append-only file brings the index back
-    match = index.check_and_add("https://a.example/2", 0xABCDEF)
+    deadline = time.monotonic() + 30
+    while True:  # calls fail at once until the store's ping thread sees the server again
+        try:
+            match = index.check_and_add("https://a.example/2", 0xABCDEF)
+            break
+        except StoreError as exc:
+            assert exc.kind == "connection" and time.monotonic() < deadline
+            time.sleep(0.05)
     assert match is not None and match.key == "https://a.example/1"
     index.close()
 

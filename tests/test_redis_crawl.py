@@ -49,6 +49,8 @@ def test_crawl_survives_a_redis_restart_and_deduplicates_after_it(redis_factory:
             killed_at = _lines(page_log)
             _wait_for_lines(page_log, killed_at + 6, proc, timeout=60)
             server.start()
+            # Pages fail open at once until the store's ping thread (every 0.25 s) sees the server.
+            _wait_for_lines(page_log, _lines(page_log) + 4, proc, timeout=60)
             restarted_at = _lines(page_log)
             assert proc.wait(timeout=120) == 0
         finally:
@@ -64,8 +66,8 @@ def test_crawl_survives_a_redis_restart_and_deduplicates_after_it(redis_factory:
     assert stats["simhash/store_error"] == stats["simhash/store_error/connection"]
     verdicts = ("new", "near_duplicate", "unchanged", "changed")
     assert stats["simhash/fingerprinted"] == sum(stats.get(f"simhash/{v}", 0) for v in verdicts)
-    # Pages decided while the server was up (before the kill, after the restart; one page of
-    # margin each side for the page in flight): at most one new page per group, and every new
+    # Pages decided while the server was up (before the kill, after the restart and the ping that
+    # notices it; one page of margin each side for the page in flight): at most one new page per group, and every new
     # page after the restart is in the index.
     up = pages[: killed_at - 1] + pages[restarted_at + 1 :]
     verdict = {canonicalize_url(p["url"]): p["verdict"] for p in up}

@@ -31,16 +31,17 @@ the store keeps what each call replaced, and :meth:`abort` puts it back in one c
 nobody changed it since), so an aborted group leaves nothing of its own.
 
 Connection loss: a call is retried a few times (scripts are idempotent), then raises
-:class:`~scrapy_simhash.errors.StoreError` (kind ``connection``); for a while after that, calls
-make one attempt without retries and pauses. A refused connection (server down) fails at once; a
-host that does not answer costs ``socket_connect_timeout`` (2 s unless ``REDIS_PARAMS`` says
-otherwise) per call, in the crawler's thread.
+:class:`~scrapy_simhash.errors.StoreError` (kind ``connection``). From then on calls fail at once,
+without touching the network, while a background thread pings the server every 0.25 s; the first
+answer ends that. So only the call that finds the server gone waits (up to three times
+``socket_connect_timeout`` or ``socket_timeout`` for a host that does not answer at all).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import zlib
 from typing import TYPE_CHECKING, Any
@@ -70,8 +71,9 @@ BUCKET_BITS = 16
 #: Attempts of a call when the connection fails, and the pause before each retry.
 ATTEMPTS = 3
 RETRY_PAUSE_S = 0.05
-#: After a connection failure, calls fail at once (one attempt, no pause) for this long.
-DOWN_GRACE_S = 5.0
+#: After a connection failure, calls fail at once (no network) while a background thread pings
+#: the server this often; the first answer ends that.
+PROBE_INTERVAL_S = 0.25
 #: Connection defaults when neither the URL nor REDIS_PARAMS set them (seconds): a crawl waits
 #: at most this long for a server that does not answer.
 _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
@@ -496,7 +498,9 @@ class RedisStore(FingerprintStore):
         self._layout: TableLayout | None = None
         self._token: bytes | None = None
         self._meta_key = (self.prefix + "meta").encode()
-        self._down_until = 0.0
+        self._down = False  # the server did not answer: calls fail at once until the probe gets an answer
+        self._pinger: threading.Thread | None = None
+        self._down_lock = threading.Lock()
         self._undo: list[tuple[str, list[bytes]]] | None = None
 
     @classmethod
@@ -554,23 +558,48 @@ class RedisStore(FingerprintStore):
         return StoreError(self.path, kind, f"{type(exc).__name__}: {text}", action)
 
     def _run(self, script: Any, args: Sequence[Any], action: str = "access") -> Any:
-        """One script call: retried when the connection fails (unless the server is known to be
-        down), errors raised as :class:`StoreError`."""
-        attempts = 1 if time.monotonic() < self._down_until else ATTEMPTS
-        for attempt in range(attempts):
+        """One script call, retried when the connection fails, errors raised as
+        :class:`StoreError`; while the server is known to be down, a call fails at once."""
+        if self._down:
+            raise StoreError(
+                self.path, "connection", "the server stopped answering; waiting for it to come back", action
+            )
+        for attempt in range(ATTEMPTS):
             try:
-                result = script(keys=[self._meta_key], args=args)
-                self._down_until = 0.0
-                return result
+                return script(keys=[self._meta_key], args=args)
             except (redis.ConnectionError, redis.TimeoutError) as exc:
-                if attempt + 1 < attempts:
+                if attempt + 1 < ATTEMPTS:
                     time.sleep(RETRY_PAUSE_S * (attempt + 1))
                     continue
-                self._down_until = time.monotonic() + DOWN_GRACE_S
+                self._went_down()
                 raise self._error(exc, action) from exc
             except redis.RedisError as exc:
                 raise self._error(exc, action) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    def _went_down(self) -> None:
+        """Fail calls at once from now on, and ping the server from a thread until it answers
+        (so that no call waits on a server that does not answer)."""
+        client = self._client
+        with self._down_lock:
+            self._down = True
+            if client is None or self._pinger is not None:
+                return
+
+            def ping() -> None:
+                while self._client is client:
+                    time.sleep(PROBE_INTERVAL_S)
+                    try:
+                        client.ping()
+                    except (redis.RedisError, OSError):
+                        continue
+                    break
+                with self._down_lock:
+                    self._down = False
+                    self._pinger = None
+
+            self._pinger = threading.Thread(target=ping, name="simhash-redis-ping", daemon=True)
+            self._pinger.start()
 
     def _call(self, op: str, *args: Any, action: str = "access") -> Any:
         if self._main is None:
