@@ -303,3 +303,34 @@ def test_four_crawler_processes_keep_one_page_per_group_and_every_record(redis_s
             if of is not None:
                 assert group_of[of] == group_of[key]
     index.close()
+
+
+def test_a_server_that_stops_answering_holds_up_only_one_call(redis_factory: Callable[..., Any]) -> None:
+    # SIGSTOP: connections stay open, nothing answers. The call that finds it out waits for its
+    # timeouts; the calls after it fail at once (no network) until the ping thread gets an answer.
+    import signal
+
+    server = redis_factory()
+    store = RedisStore(server.url, "crawl", params={"socket_timeout": 0.2, "socket_connect_timeout": 0.2})
+    index = SimhashIndex(store)
+    index.add("https://a.example/1", 0xABCDEF)
+    server.proc.send_signal(signal.SIGSTOP)
+    try:
+        with pytest.raises(StoreError) as first:
+            index.get("https://a.example/1")
+        assert first.value.kind == "connection" and "TimeoutError" in str(first.value)
+        for _ in range(5):
+            with pytest.raises(StoreError) as later:
+                index.get("https://a.example/1")
+            assert later.value.kind == "connection" and "waiting for it to come back" in str(later.value)
+    finally:
+        server.proc.send_signal(signal.SIGCONT)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            assert index.get("https://a.example/1") == 0xABCDEF
+            break
+        except StoreError:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+    index.close()
