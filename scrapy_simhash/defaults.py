@@ -81,6 +81,14 @@ SIMHASH_LMDB_MAP_SIZE = 1 << 30
 #: LMDB store: fsync every commit. False survives a killed process (not a power cut) and is much faster.
 SIMHASH_DURABLE = False
 
+#: Redis store: the server (``redis://host:port/db``); ``None``: scrapy-redis's ``REDIS_URL``
+#: (with its ``REDIS_PARAMS``), else ``redis://127.0.0.1:6379/0``.
+SIMHASH_REDIS_URL = None
+
+#: Redis store: key prefix of the spider's indexes (``%(spider)s``: its name); an index's keys are
+#: ``{<prefix>:pages}:...`` (a hash tag: one index in one Redis Cluster slot).
+SIMHASH_REDIS_PREFIX = "simhash:%(spider)s"
+
 #: Largest number of candidates verified per lookup: a hot bucket (thousands of pages of one
 #: template) must not stall the crawl. At 10 million uniform fingerprints a lookup sees ~600.
 SIMHASH_MAX_CANDIDATES = 20_000

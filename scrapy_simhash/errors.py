@@ -45,6 +45,12 @@ STORE_ERROR_FIXES: dict[str, str] = {
     ),
     "corrupt": "restore the index from a copy, or delete it (SIMHASH_RESET = True) to rebuild it from a new crawl",
     "io": "check the disk and the file system that hold the index",
+    "connection": "check that the Redis server is running and reachable (SIMHASH_REDIS_URL, else REDIS_URL)",
+    "memory_full": "raise the Redis server's maxmemory, or give the index its own server",
+    "lost": (
+        "the Redis index vanished while in use (a restart without persistence, FLUSHALL): it is never "
+        "re-created behind a running crawl; restart the crawl, and turn on persistence (appendonly yes)"
+    ),
 }
 
 
@@ -52,7 +58,8 @@ class StoreError(SimhashIndexError):
     """A store could not read or write (the disk is full, permission denied, an I/O error).
 
     ``path`` names the store's location, ``kind`` the cause (a key of :data:`STORE_ERROR_FIXES`:
-    ``disk_full``, ``permission``, ``lock_file``, ``corrupt``, ``io``), ``cause`` the underlying
+    ``disk_full``, ``permission``, ``lock_file``, ``corrupt``, ``io``; Redis:
+    ``connection``, ``memory_full``, ``lost``), ``cause`` the underlying
     error's text. The operation that raised it changed nothing.
     """
 

@@ -8,6 +8,7 @@ is shared by threads instead.
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -21,6 +22,7 @@ import pytest
 from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.memory import MemoryStore
+from scrapy_simhash.store.redisstore import RedisStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -41,6 +43,17 @@ STORES: dict[str, StoreKind] = {
         "from scrapy_simhash.store.lmdbstore import LmdbStore\nmake = lambda path: LmdbStore(path, map_size=1 << 16)",
     ),
 }
+# Redis: a real server (standalone, and a three-node cluster) from the conftest fixtures, its URL
+# in an environment variable that worker processes inherit; each test's prefix is its own path.
+_REDIS_MAKE = (
+    "import os\nfrom scrapy_simhash.store.redisstore import RedisStore\n"
+    "make = lambda path: RedisStore(os.environ['SIMHASH_TEST_REDIS_URL'], prefix=str(path))"
+)
+REDIS_SERVERS = {"redis": "redis_server", "redis-cluster": "redis_cluster"}
+for _name in REDIS_SERVERS:
+    STORES[_name] = StoreKind(
+        lambda path: RedisStore(os.environ["SIMHASH_TEST_REDIS_URL"], prefix=str(path)), _REDIS_MAKE
+    )
 
 LAYOUT = TableLayout(64, 3, 4)
 LONG = b"https://example.com/" + b"x" * 600  # over LMDB's 511-byte key limit
@@ -59,7 +72,9 @@ def _open(make: Callable[[Path], FingerprintStore], path: Path, layout: TableLay
 
 
 @pytest.fixture(params=sorted(STORES))
-def kind(request: pytest.FixtureRequest) -> StoreKind:
+def kind(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> StoreKind:
+    if request.param in REDIS_SERVERS:
+        monkeypatch.setenv("SIMHASH_TEST_REDIS_URL", request.getfixturevalue(REDIS_SERVERS[request.param]).url)
     return STORES[request.param]
 
 

@@ -1,0 +1,829 @@
+"""Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
+
+Every operation is one Lua script call (EVALSHA; redis-py loads the script again after a
+``NOSCRIPT`` reply): one round trip, atomic on the server, so two machines that add copies of
+one page at the same instant keep exactly one. The script carries the table layout, so that it
+can find the buckets of a key's earlier fingerprint without a second round trip.
+
+Keys of one index, all under one prefix ``P = "{<prefix>}:"`` whose hash tag puts the whole index
+in one Redis Cluster slot (every script's keys are on one node):
+
+``P meta``
+    The index's JSON metadata. ``P id``: a random token written with it; every call checks it,
+    so an index whose keys vanished while it was open (a restart without persistence, a
+    ``FLUSHALL``) is reported (``StoreError``, kind ``lost``) instead of silently re-created.
+``P t00`` .. ``P tNN``
+    One hash per table: bucket -> the bucket's distinct fingerprints packed back to back
+    (``value_width`` bytes each). The bucket is the top 16 bits of the table key (all of it for the
+    default 64-bit layout with 4 tables), so a table has at most 65536 fields however big it grows.
+``P fps``
+    Hash: fingerprint -> the keys that have it, joined by ``0xFF`` (never a byte of UTF-8).
+``P k0`` .. ``P k1023``
+    Hashes: key -> fingerprint, split by ``crc32(key) % 1024`` so that :meth:`scan` reads one
+    bounded piece at a time (the store's order: shard, then key bytes). ``P n``: number of keys.
+``P r0`` .. ``P r1023``
+    Hashes: key -> record, split as the keys. ``P due``: sorted set key -> due time (ms).
+``P aux``
+    Hash: name -> blob.
+
+Groups (:meth:`begin`): each call stays atomic on its own and visible to other processes at once;
+the store keeps what each call replaced, and :meth:`abort` puts it back in one call (only where
+nobody changed it since), so an aborted group leaves nothing of its own.
+
+Connection loss: a call is retried a few times (scripts are idempotent), then raises
+:class:`~scrapy_simhash.errors.StoreError` (kind ``connection``). From then on calls fail at once,
+without touching the network, while a background thread pings the server every 0.25 s; the first
+answer ends that. So only the call that finds the server gone waits (up to three times
+``socket_connect_timeout`` or ``socket_timeout`` for a host that does not answer at all).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+import zlib
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
+
+import redis
+from redis.backoff import NoBackoff
+from redis.retry import Retry
+
+from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
+from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+    from pathlib import Path
+
+    from scrapy.crawler import Crawler
+    from typing_extensions import Self
+
+__all__ = ["RedisStore"]
+
+DEFAULT_URL = "redis://127.0.0.1:6379/0"
+#: Shards of the key and record hashes (part of the format: every process must agree).
+SHARDS = 1024
+#: Bits of a table key that name its bucket (part of the format).
+BUCKET_BITS = 16
+#: Attempts of a call when the connection fails, and the pause before each retry.
+ATTEMPTS = 3
+RETRY_PAUSE_S = 0.05
+#: After a connection failure, calls fail at once (no network) while a background thread pings
+#: the server this often; the first answer ends that.
+PROBE_INTERVAL_S = 0.25
+#: Connection defaults when neither the URL nor REDIS_PARAMS set them (seconds): a crawl waits
+#: at most this long for a server that does not answer.
+_CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
+#: scrapy-redis's REDIS_PARAMS keys that are not redis-py connection arguments.
+_NOT_CLIENT_PARAMS = frozenset({"redis_cls", "encoding", "decode_responses"})
+_KEY_SEP = b"\xff"
+
+# Operations that need no layout: open, create and replace the metadata, destroy. KEYS[1] = P meta.
+_ADMIN_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local op = ARGV[1]
+if op == 'open' then
+  local t = redis.call('TYPE', P .. 'meta')['ok']
+  local meta = false
+  if t == 'string' then meta = redis.call('GET', P .. 'meta') end
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id')
+  return {t, meta, others}
+elseif op == 'cmeta' then
+  redis.call('SET', P .. 'meta', ARGV[2], 'NX')
+  redis.call('SET', P .. 'id', ARGV[3], 'NX')
+  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id')}
+elseif op == 'wmeta' then
+  if redis.call('GET', P .. 'id') ~= ARGV[3] then return redis.error_reply('SIMHASH_LOST') end
+  redis.call('SET', P .. 'meta', ARGV[2])
+  return 1
+elseif op == 'destroy' then
+  local names = {'meta', 'id', 'n', 'fps', 'due', 'aux'}
+  for t = 0, 99 do names[#names + 1] = string.format('t%02d', t) end
+  for s = 0, tonumber(ARGV[2]) - 1 do
+    names[#names + 1] = 'k' .. s
+    names[#names + 1] = 'r' .. s
+  end
+  local n = 0
+  for i = 1, #names, 500 do
+    local batch = {}
+    for j = i, math.min(i + 499, #names) do batch[#batch + 1] = P .. names[j] end
+    n = n + redis.call('DEL', unpack(batch))
+  end
+  return n
+end
+return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+"""
+
+# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = the index's token, then the
+# op's arguments. Filled in per layout: VW (value width), T (tables), SEGS (per table, the
+# {shift, width} of each run of blocks), BB (bucket bits).
+_MAIN_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local op = ARGV[1]
+if redis.call('GET', P .. 'id') ~= ARGV[2] then return redis.error_reply('SIMHASH_LOST') end
+local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
+local SEGS = %(segs)s
+local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
+local TN = {}
+for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
+local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
+local byte, sub, find = string.byte, string.sub, string.find
+local SEP = '\255'
+
+local BITS8
+local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
+  if not BITS8 then
+    BITS8 = {}
+    for v = 0, 255 do
+      local s = {}
+      for j = 7, 0, -1 do s[#s + 1] = (math.floor(v / 2 ^ j) %% 2 == 1) and '1' or '0' end
+      BITS8[v] = table.concat(s)
+    end
+  end
+  local parts = {}
+  for i = 1, VW do parts[i] = BITS8[byte(fp, i)] end
+  local b = table.concat(parts)
+  local out = {}
+  for t = 1, T do
+    local key = {}
+    for _, seg in ipairs(SEGS[t]) do key[#key + 1] = sub(b, NB - seg[1] - seg[2] + 1, NB - seg[1]) end
+    local v = tonumber(sub(table.concat(key), 1, BB), 2)
+    out[t] = string.char(math.floor(v / 256), v %% 256)
+  end
+  return out
+end
+
+local function pc32(x)
+  x = x - band(rshift(x, 1), 0x55555555)
+  x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
+  x = band(x + rshift(x, 4), 0x0F0F0F0F)
+  x = x + rshift(x, 8)
+  x = x + rshift(x, 16)
+  return band(x, 0x3F)
+end
+
+local function words(s, p)
+  local w = {}
+  for i = 0, VW / 4 - 1 do
+    local a, b, c, d = byte(s, p + 4 * i, p + 4 * i + 3)
+    w[i + 1] = ((a * 256 + b) * 256 + c) * 256 + d
+  end
+  return w
+end
+
+-- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
+local function probe(fp, k, limit, i)
+  local parts = {}
+  for t = 1, T do
+    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
+    if blob then parts[#parts + 1] = blob end
+  end
+  local raw = table.concat(parts)
+  local total = #raw / VW
+  local n = total
+  local found, order = {}, {}
+  if limit > 0 and limit < total then
+    n = limit
+    if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
+  end
+  local q = words(fp, 1)
+  local nw = VW / 4
+  for c = 0, n - 1 do
+    local p = c * VW + 1
+    local d = 0
+    for w = 0, nw - 1 do
+      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
+      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
+      if d > k then break end
+    end
+    if d <= k then
+      local f = sub(raw, p, p + VW - 1)
+      if not found[f] then found[f] = d; order[#order + 1] = f end
+    end
+  end
+  local out = {total, (limit > 0 and limit < total) and 1 or 0}
+  for _, f in ipairs(order) do
+    out[#out + 1] = f
+    out[#out + 1] = found[f]
+    out[#out + 1] = redis.call('HGET', FPS, f) or ''
+  end
+  return out
+end
+
+local function bucket_add(t, bid, fp)
+  local cur = redis.call('HGET', TN[t], bid)
+  redis.call('HSET', TN[t], bid, (cur or '') .. fp)
+end
+
+local function bucket_remove(t, bid, fp)
+  local cur = redis.call('HGET', TN[t], bid)
+  if not cur then return end
+  local i = 1
+  while true do
+    local s = find(cur, fp, i, true)
+    if not s then return end
+    if (s - 1) %% VW == 0 then
+      local rest = sub(cur, 1, s - 1) .. sub(cur, s + VW)
+      if rest == '' then redis.call('HDEL', TN[t], bid) else redis.call('HSET', TN[t], bid, rest) end
+      return
+    end
+    i = s + 1
+  end
+end
+
+local function unfile(key, fp)  -- key no longer has fp
+  local ks = redis.call('HGET', FPS, fp)
+  if not ks or ks == key then
+    redis.call('HDEL', FPS, fp)
+    local bids = buckets(fp)
+    for t = 1, T do bucket_remove(t, bids[t], fp) end
+    return
+  end
+  local keep, i = {}, 1
+  while true do
+    local s = find(ks, SEP, i, true)
+    local one = sub(ks, i, (s or 0) - 1)
+    if one ~= key then keep[#keep + 1] = one end
+    if not s then break end
+    i = s + 1
+  end
+  redis.call('HSET', FPS, fp, table.concat(keep, SEP))
+end
+
+-- key (in shard) gets fp (bucket ids in ARGV from i, or computed when i is nil); returns its old fp
+local function add(key, shard, fp, i)
+  local kh = P .. 'k' .. shard
+  local old = redis.call('HGET', kh, key)
+  if old == fp then return old end
+  if old then unfile(key, old) else redis.call('INCR', NKEY) end
+  redis.call('HSET', kh, key, fp)
+  local ks = redis.call('HGET', FPS, fp)
+  if ks then
+    redis.call('HSET', FPS, fp, ks .. SEP .. key)
+  else
+    redis.call('HSET', FPS, fp, key)
+    local bids = i and {unpack(ARGV, i, i + T - 1)} or buckets(fp)
+    for t = 1, T do bucket_add(t, bids[t], fp) end
+  end
+  return old
+end
+
+local function remove(key, shard)  -- returns the key's old fp (or false)
+  local kh = P .. 'k' .. shard
+  local old = redis.call('HGET', kh, key)
+  if not old then return false end
+  redis.call('HDEL', kh, key)
+  redis.call('DECR', NKEY)
+  unfile(key, old)
+  return old
+end
+
+local function set_record(key, shard, value, due)  -- value, due: false to delete
+  local rh = P .. 'r' .. shard
+  if value then redis.call('HSET', rh, key, value) else redis.call('HDEL', rh, key) end
+  if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
+end
+
+local function get_record(key, shard)  -- {value or false, due or false}
+  local v = redis.call('HGET', P .. 'r' .. shard, key)
+  if not v then return {false, false} end
+  return {v, redis.call('ZSCORE', DUE, key) or false}
+end
+
+local function arg(v) if v == '' then return false end return v end
+
+if op == 'cadd' then  -- key, shard, fp, k, limit, buckets
+  local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
+  local res = probe(fp, tonumber(ARGV[6]), tonumber(ARGV[7]), 8)
+  local dup = false
+  for j = 5, #res, 3 do
+    if res[j] ~= '' and res[j] ~= key then dup = true end
+  end
+  local old
+  if dup then old = remove(key, shard) else old = add(key, shard, fp, 8) end
+  table.insert(res, 1, old or '')
+  return res
+elseif op == 'near' then  -- fp, k, limit, buckets
+  return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
+elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
+  local out = {}
+  for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
+  return out
+elseif op == 'remove' then  -- (key, shard)*: old fps
+  local out = {}
+  for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
+  return out
+elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
+  for i = 3, #ARGV, 4 do
+    local key, shard = ARGV[i], ARGV[i + 1]
+    if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
+      local before = arg(ARGV[i + 3])
+      if before then add(key, shard, before, nil) else remove(key, shard) end
+    end
+  end
+  return 1
+elseif op == 'get' then  -- (key, shard)*
+  local out = {}
+  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
+  return out
+elseif op == 'count' then
+  return tonumber(redis.call('GET', NKEY) or '0')
+elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
+  local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+  local out, n = {}, 0
+  local first = s
+  while s < %(shards)d and (s == first or n < limit) do
+    local all = redis.call('HGETALL', P .. kind .. s)
+    if #all > 0 then
+      out[#out + 1] = s
+      out[#out + 1] = all
+      if s ~= first then n = n + #all / 2 end
+    end
+    s = s + 1
+  end
+  return out
+elseif op == 'rget' then  -- (key, shard)*
+  local out = {}
+  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
+  return out
+elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+  local out = {}
+  for i = 3, #ARGV, 4 do
+    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+    set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+  end
+  return out
+elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+  local out = {}
+  for i = 3, #ARGV, 2 do
+    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+    set_record(ARGV[i], ARGV[i + 1], false, false)
+  end
+  return out
+elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
+  for i = 3, #ARGV, 5 do
+    local key, shard = ARGV[i], ARGV[i + 1]
+    if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
+      set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+    end
+  end
+  return 1
+elseif op == 'due' then  -- before (ms), limit
+  return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
+elseif op == 'aget' then
+  local out = {}
+  for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
+  return out
+elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
+  local out = {}
+  for i = 3, #ARGV, 3 do
+    local old = redis.call('HGET', AUX, ARGV[i])
+    out[#out + 1] = old and {old} or {}
+    if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
+  end
+  return out
+elseif op == 'stats' then
+  local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
+               'dues', redis.call('ZCARD', DUE)}
+  local used = 0
+  for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', FPS, DUE, AUX}) do
+    used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
+  end
+  local tables = 0
+  for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
+  local keys, records = 0, 0
+  for s = 0, %(shards)d - 1 do
+    keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
+    records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
+  end
+  local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
+  for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
+                      'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
+  return out
+end
+return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+"""
+
+
+def _main_lua(layout: TableLayout) -> str:
+    segs = "{" + ", ".join("{" + ", ".join(f"{{{s}, {w}}}" for s, _, w in segs) + "}" for segs in layout.segments) + "}"
+    return _MAIN_LUA % {
+        "vw": layout.value_width,
+        "tables": len(layout.tables),
+        "bucket_bits": BUCKET_BITS,
+        "bits": layout.bits,
+        "segs": segs,
+        "shards": SHARDS,
+    }
+
+
+def _present(values: list[list[Any]]) -> list[bytes | None]:
+    """Script replies of ``{value}`` or ``{}`` (absent) as bytes or ``None``."""
+    return [bytes(v[0]) if v else None for v in values]
+
+
+def shard_of(key: bytes) -> int:
+    """The key's shard of the key and record hashes (the store's scan order: shard, then key)."""
+    return zlib.crc32(key) % SHARDS
+
+
+def _with_shards(keys: Sequence[bytes]) -> list[Any]:
+    """Script arguments ``key, shard`` of each key."""
+    return [x for key in keys for x in (key, shard_of(key))]
+
+
+def _public_url(url: str) -> str:
+    """``url`` without its password (for messages)."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    if parts.port is not None:
+        host = f"{host}:{parts.port}"
+    user = f"{parts.username}:***@" if parts.username else ":***@"
+    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
+
+
+def client_params(settings: Any) -> tuple[str, dict[str, Any]]:
+    """The Redis URL and client arguments of a crawl: `SIMHASH_REDIS_URL`, else scrapy-redis's
+    ``REDIS_URL`` (or ``REDIS_HOST``/``REDIS_PORT``), with scrapy-redis's ``REDIS_PARAMS``."""
+    url = settings.get("SIMHASH_REDIS_URL") or settings.get("REDIS_URL")
+    if not url:
+        host, port = settings.get("REDIS_HOST"), settings.get("REDIS_PORT")
+        url = f"redis://{host or '127.0.0.1'}:{port or 6379}/0" if host or port else DEFAULT_URL
+    params = settings.getdict("REDIS_PARAMS") if settings.get("REDIS_PARAMS") else {}
+    params = {k: v for k, v in params.items() if k not in _NOT_CLIENT_PARAMS}
+    return str(url), params
+
+
+class RedisStore(FingerprintStore):
+    """:class:`~scrapy_simhash.store.base.FingerprintStore` on a Redis server or cluster.
+
+    :param url: the server (``redis://[[user]:password@]host:port/db``, ``rediss://`` for TLS,
+        ``unix://``); a Redis Cluster is recognised and used through any of its nodes.
+    :param prefix: the index's key prefix: its keys are ``{<prefix>}:...``, so that one index
+        lives in one cluster slot. A prefix that already has a ``{hash tag}`` is used as it is.
+    :param params: more redis-py client arguments (scrapy-redis's ``REDIS_PARAMS``).
+    :param client: a redis-py client to use instead (``redis.Redis`` or ``redis.cluster.RedisCluster``,
+        with ``decode_responses=False``).
+    """
+
+    def __init__(
+        self,
+        url: str = DEFAULT_URL,
+        prefix: str = "simhash",
+        *,
+        params: Mapping[str, Any] | None = None,
+        client: Any = None,
+    ) -> None:
+        if not prefix or not isinstance(prefix, str):
+            raise ValueError(f"prefix ({prefix!r}) is invalid: it must be a non-empty str")
+        if not isinstance(url, str) or urlsplit(url).scheme not in ("redis", "rediss", "unix"):
+            raise ValueError(
+                f"the Redis URL ({url!r}) is invalid: it must look like redis://host:6379/0, rediss://host:6380/0 "
+                "or unix:///path/redis.sock (SIMHASH_REDIS_URL, else REDIS_URL)"
+            )
+        tag = prefix if "{" in prefix and "}" in prefix.split("{", 1)[1] else "{" + prefix + "}"
+        self.prefix = tag + ":"
+        self.url = url
+        self.path = f"{_public_url(url)} (keys {self.prefix}*)"
+        self._params = dict(params or {})
+        self._client = client
+        self._own_client = client is None
+        self._admin: Any = None
+        self._main: Any = None
+        self._layout: TableLayout | None = None
+        self._token: bytes | None = None
+        self._meta_key = (self.prefix + "meta").encode()
+        self._down = False  # the server did not answer: calls fail at once until the probe gets an answer
+        self._pinger: threading.Thread | None = None
+        self._down_lock = threading.Lock()
+        self._undo: list[tuple[str, list[bytes]]] | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
+        """Reads `SIMHASH_REDIS_URL` (else scrapy-redis's ``REDIS_URL``, ``REDIS_PARAMS``) and
+        `SIMHASH_REDIS_PREFIX` (``%(spider)s``: the spider's name); the index's name (``pages``,
+        ``items``) ends the prefix."""
+        from scrapy_simhash import defaults
+
+        url, params = client_params(crawler.settings)
+        template = crawler.settings.get("SIMHASH_REDIS_PREFIX") or defaults.SIMHASH_REDIS_PREFIX
+        try:
+            prefix = str(template) % {"spider": path.parent.name}
+        except (KeyError, ValueError, TypeError) as exc:
+            raise ValueError(
+                f"SIMHASH_REDIS_PREFIX ({template!r}) is invalid: {exc}; it may use %(spider)s and no other field"
+            ) from None
+        return cls(url, f"{prefix}:{path.name}", params=params)
+
+    # -- connection ------------------------------------------------------------------------
+
+    def _connect(self) -> Any:
+        if self._client is not None:
+            return self._client
+        params: dict[str, Any] = {**_CLIENT_DEFAULTS, **self._params, "decode_responses": False}
+        params["retry"] = Retry(NoBackoff(), 0)  # this store retries itself (bounded)
+        client: Any = redis.Redis.from_url(self.url, **params)
+        try:
+            enabled = client.info("cluster").get("cluster_enabled")
+        except redis.RedisError as exc:
+            client.close()
+            raise self._error(exc, "connect to") from exc
+        if enabled:
+            from redis.cluster import RedisCluster
+
+            client.close()
+            client = RedisCluster.from_url(self.url, **params)
+        self._client = client
+        return client
+
+    def _error(self, exc: BaseException, action: str) -> StoreError:
+        text = str(exc)
+        if "SIMHASH_LOST" in text:
+            return StoreError(
+                self.path, "lost", "its keys were deleted while it was open (a restart without persistence?)", action
+            )
+        if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
+            kind = "connection"
+        elif text.startswith("OOM"):
+            kind = "memory_full"
+        elif isinstance(exc, redis.AuthenticationError) or text.startswith("NOPERM"):
+            kind = "permission"
+        else:
+            kind = "io"
+        return StoreError(self.path, kind, f"{type(exc).__name__}: {text}", action)
+
+    def _run(self, script: Any, args: Sequence[Any], action: str = "access") -> Any:
+        """One script call, retried when the connection fails, errors raised as
+        :class:`StoreError`; while the server is known to be down, a call fails at once."""
+        if self._down:
+            raise StoreError(
+                self.path, "connection", "the server stopped answering; waiting for it to come back", action
+            )
+        for attempt in range(ATTEMPTS):
+            try:
+                return script(keys=[self._meta_key], args=args)
+            except (redis.ConnectionError, redis.TimeoutError) as exc:
+                if attempt + 1 < ATTEMPTS:
+                    time.sleep(RETRY_PAUSE_S * (attempt + 1))
+                    continue
+                self._went_down()
+                raise self._error(exc, action) from exc
+            except redis.RedisError as exc:
+                raise self._error(exc, action) from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _went_down(self) -> None:
+        """Fail calls at once from now on, and ping the server from a thread until it answers
+        (so that no call waits on a server that does not answer)."""
+        client = self._client
+        with self._down_lock:
+            self._down = True
+            if client is None or self._pinger is not None:
+                return
+
+            def ping() -> None:
+                while self._client is client:
+                    time.sleep(PROBE_INTERVAL_S)
+                    try:
+                        client.ping()
+                    except (redis.RedisError, OSError):
+                        continue
+                    break
+                with self._down_lock:
+                    self._down = False
+                    self._pinger = None
+
+            self._pinger = threading.Thread(target=ping, name="simhash-redis-ping", daemon=True)
+            self._pinger.start()
+
+    def _call(self, op: str, *args: Any, action: str = "access") -> Any:
+        if self._main is None:
+            raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
+        return self._run(self._main, [op, self._token, *args], action)
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    def open(self) -> bytes | None:
+        if self._admin is None:
+            self._admin = self._connect().register_script(_ADMIN_LUA)
+        kind, meta, others = self._run(self._admin, ["open"], "open")
+        kind = kind.decode() if isinstance(kind, bytes) else str(kind)
+        if kind == "none":
+            if others:
+                raise self._not_an_index("it has index keys but no metadata")
+            return None
+        if meta is None or meta is False:
+            raise self._not_an_index(f"its meta key holds a {kind}, not a string")
+        self._check_meta(meta)
+        return bytes(meta)
+
+    def _not_an_index(self, reason: str) -> NotAnIndexError:
+        return NotAnIndexError(
+            f"The Redis keys {self.prefix}* at {_public_url(self.url)} are not a scrapy-simhash index ({reason}). "
+            f"They were left untouched: use another prefix (SIMHASH_REDIS_PREFIX), or delete them yourself."
+        )
+
+    def _check_meta(self, meta: bytes) -> None:
+        try:
+            ok = json.loads(meta).get("format") == "scrapy-simhash-index"
+        except (ValueError, AttributeError):
+            ok = False
+        if not ok:
+            raise self._not_an_index("its metadata is not an index's")
+
+    def configure(self, layout: TableLayout) -> None:
+        self._layout = layout
+        self._bucket_shift = [max(0, kb - BUCKET_BITS) for kb in layout.key_bits]
+        self._main = self._connect().register_script(_main_lua(layout))
+
+    def create_meta(self, value: bytes) -> bytes:
+        if self._admin is None:
+            self.open()
+        meta, token = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
+        self._token = bytes(token)
+        return bytes(meta)
+
+    def write_meta(self, value: bytes) -> None:
+        self._run(self._admin, ["wmeta", value, self._token or b""], "write to")
+
+    def destroy(self) -> bool:
+        if self._admin is None:
+            self._admin = self._connect().register_script(_ADMIN_LUA)
+        self.open()  # refuses keys that are not an index's
+        return bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
+
+    def close(self) -> None:
+        client = self._client
+        self._main = self._admin = None
+        if self._own_client and client is not None:
+            self._client = None
+            client.close()
+
+    # -- groups: an undo log ---------------------------------------------------------------
+
+    def begin(self) -> None:
+        self._undo = []
+
+    def commit(self) -> None:
+        self._undo = None
+
+    def abort(self) -> None:
+        undo, self._undo = self._undo, None
+        for op, args in reversed(undo or ()):
+            self._call(op, *args, action="undo a group on")
+
+    def _log(self, op: str, args: list[bytes]) -> None:
+        if self._undo is not None and args:
+            self._undo.append((op, args))
+
+    # -- fingerprints ----------------------------------------------------------------------
+
+    def _buckets(self, fp: bytes) -> list[bytes]:
+        assert self._layout is not None, "configure() first"
+        return [
+            (int.from_bytes(tk, "big") >> shift).to_bytes(2, "big")
+            for tk, shift in zip(self._layout.tkeys(fp), self._bucket_shift)
+        ]
+
+    @staticmethod
+    def _probe(res: list[Any], exclude: bytes | None) -> Probe:
+        total, capped = int(res[0]), bool(res[1])
+        found = {bytes(res[i]): int(res[i + 1]) for i in range(2, len(res), 3)}
+        keys = {bytes(res[i]): bytes(res[i + 2]) for i in range(2, len(res), 3)}
+        hits = sort_hits(found, lambda f: keys[f].split(_KEY_SEP) if keys[f] else [], exclude)
+        return Probe(hits, total, capped)
+
+    def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
+        res = self._call("near", fp, k, limit, *self._buckets(fp), action="read")
+        return self._probe(res, exclude)
+
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+        shard = shard_of(key)
+        res = self._call("cadd", key, shard, fp, k, limit, *self._buckets(fp), action="write to")
+        old = bytes(res[0])
+        probe = self._probe(res[1:], key)
+        now = b"" if probe.hits else fp
+        if old != now:
+            self._log("undo_fp", [key, str(shard).encode(), now, old])
+        return probe
+
+    def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
+        pending = dict(items)
+        if not pending:
+            return
+        args: list[Any] = []
+        for key, fp in pending.items():
+            args += [key, shard_of(key), fp, *self._buckets(fp)]
+        olds = self._call("put", *args, action="write to")
+        undo: list[bytes] = []
+        for (key, fp), old in zip(reversed(pending.items()), reversed(olds)):
+            undo += [key, str(shard_of(key)).encode(), fp, bytes(old)]
+        self._log("undo_fp", undo)
+
+    def remove(self, keys: Sequence[bytes]) -> int:
+        if not keys:
+            return 0
+        olds = self._call("remove", *_with_shards(keys), action="write to")
+        undo: list[bytes] = []
+        for key, old in zip(reversed(keys), reversed(olds)):
+            if old:
+                undo += [key, str(shard_of(key)).encode(), b"", bytes(old)]
+        self._log("undo_fp", undo)
+        return sum(1 for old in olds if old)
+
+    def _keyed(self, op: str, keys: Sequence[bytes]) -> list[bytes | None]:
+        if not keys:
+            return []
+        return _present(self._call(op, *_with_shards(keys), action="read"))
+
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._keyed("get", keys)
+
+    def count(self) -> int:
+        return int(self._call("count", action="read"))
+
+    def _scan(self, kind: bytes, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        if limit <= 0:
+            return []
+        first = 0 if after is None else shard_of(after)
+        res = self._call("scan", kind, first, limit, action="read")
+        out: list[tuple[bytes, bytes]] = []
+        for i in range(0, len(res), 2):
+            flat = res[i + 1]
+            pairs = sorted((bytes(flat[j]), bytes(flat[j + 1])) for j in range(0, len(flat), 2))
+            if after is not None and int(res[i]) == first:
+                pairs = [p for p in pairs if p[0] > after]
+            out += pairs[: limit - len(out)]
+            if len(out) >= limit:
+                break
+        return out
+
+    def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        return self._scan(b"k", after, limit)
+
+    # -- records ---------------------------------------------------------------------------
+
+    def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._keyed("rget", keys)
+
+    def _log_records(self, keys: Sequence[bytes], written: Sequence[bytes], olds: list[Any]) -> None:
+        undo: list[bytes] = []
+        for key, now, (value, due) in zip(reversed(keys), reversed(written), reversed(olds)):
+            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b"")]
+        self._log("undo_rec", undo)
+
+    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+        checked = [(key, bytes(value), b"" if due is None else str(due_ms(due)).encode()) for key, value, due in items]
+        if not checked:
+            return
+        args: list[Any] = []
+        for key, value, due in checked:
+            args += [key, shard_of(key), value, due]
+        olds = self._call("rput", *args, action="write to")
+        self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
+
+    def delete_records(self, keys: Sequence[bytes]) -> int:
+        if not keys:
+            return 0
+        olds = self._call("rdel", *_with_shards(keys), action="write to")
+        self._log_records(keys, [b""] * len(keys), olds)
+        return sum(1 for value, _ in olds if value)
+
+    def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
+        return self._scan(b"r", after, limit)
+
+    def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        if limit <= 0:
+            return []
+        res = self._call("due", due_ms(max(before, 0.0)), limit, action="read")
+        return [(bytes(res[i]), int(float(res[i + 1])) / 1000) for i in range(0, len(res), 2)]
+
+    # -- aux -------------------------------------------------------------------------------
+
+    def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
+        if not names:
+            return []
+        return _present(self._call("aget", *[n.encode() for n in names], action="read"))
+
+    def put_aux(self, items: Mapping[str, bytes | None]) -> None:
+        if not items:
+            return
+        args: list[Any] = []
+        for name, value in items.items():
+            args += [name.encode(), b"0" if value is None else b"1", value or b""]
+        olds = self._call("aput", *args, action="write to")
+        undo: list[bytes] = []
+        for name, old in zip(reversed(list(items)), reversed(olds)):
+            undo += [name.encode(), b"1" if old else b"0", bytes(old[0]) if old else b""]
+        self._log("aput", undo)
+
+    def stats(self) -> dict[str, Any]:
+        if self._main is None:
+            return {}
+        res = self._call("stats", action="read")
+        return {res[i].decode(): int(res[i + 1]) for i in range(0, len(res), 2)}
