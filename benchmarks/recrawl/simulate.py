@@ -1,6 +1,6 @@
 """Recrawl policies at a fixed fetch budget, simulated: freshness, change-weighted staleness, waste.
 
-    .venv/bin/python benchmarks/recrawl/simulate.py            # 10,000 URLs, 90 days: ~8 min on one idle core
+    .venv/bin/python benchmarks/recrawl/simulate.py            # 10,000 URLs, 90 days: ~35 min on a loaded 2-core box
     .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --days 30   # a quick look
 
 The world (seeded): each URL's real changes are a Poisson process, rates log-uniform over four
