@@ -1,0 +1,185 @@
+"""Near-duplicate removal over a JSON lines corpus (the ``dedup`` subcommand).
+
+Lines are fingerprinted in a process pool (chunks of lines, at most a few chunks in flight, so
+memory stays bounded whatever the file size) and decided in input order against an in-memory
+:class:`~scrapy_simhash.index.SimhashIndex`: a line within ``max_distance`` of a kept line is
+dropped, every other line is kept. The text of a line is built as the item pipeline builds an
+item's (``SIMHASH_ITEM_FIELDS``: a ``title`` field is the title, the others are joined), and
+fingerprinted with the crawl's :class:`~scrapy_simhash.fingerprint.Fingerprinter`, so the
+fingerprints are those of a crawl with the same settings.
+
+Lines that cannot be fingerprinted (not JSON, not an object, none of the fields, no text) are
+kept and counted: a drop deletes data, so only a line with a near-duplicate before it is dropped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter, deque
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.pipeline import fields_text
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+
+#: Lines per task sent to a worker process.
+CHUNK_LINES = 500
+
+# Why a line was not fingerprinted (it is kept).
+_BLANK = "blank"
+_NOT_JSON = "not_json"
+_NOT_OBJECT = "not_an_object"
+_NO_FIELDS = "no_fields"
+_EMPTY = "empty"
+
+_worker_fingerprinter: Fingerprinter | None = None
+
+
+@dataclass
+class DedupResult:
+    """Counts of one run: ``lines`` read, ``kept``, ``dropped``, ``unfingerprinted`` by reason."""
+
+    lines: int = 0
+    kept: int = 0
+    dropped: int = 0
+    unfingerprinted: Counter[str] = field(default_factory=Counter)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "lines": self.lines,
+            "kept": self.kept,
+            "dropped": self.dropped,
+            "not_fingerprinted": dict(self.unfingerprinted),
+        }
+
+
+def _init_worker(kwargs: dict[str, Any]) -> None:
+    global _worker_fingerprinter  # noqa: PLW0603 - one fingerprinter per worker process
+    _worker_fingerprinter = Fingerprinter(**kwargs)
+
+
+def line_fingerprint(fingerprinter: Fingerprinter, line: bytes, fields: tuple[str, ...]) -> int | str:
+    """The fingerprint of one JSON line, or the reason it has none."""
+    if not line.strip():
+        return _BLANK
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return _NOT_JSON
+    if not isinstance(obj, dict):
+        return _NOT_OBJECT
+    title, text = fields_text(obj, fields)
+    if not title and not text:
+        return _NO_FIELDS
+    try:
+        return fingerprinter.fingerprint_text(text, title)
+    except EmptyTextError:
+        return _EMPTY
+
+
+def _fingerprint_chunk(lines: list[bytes], fields: tuple[str, ...]) -> list[int | str]:
+    fingerprinter = _worker_fingerprinter
+    assert fingerprinter is not None
+    return [line_fingerprint(fingerprinter, line, fields) for line in lines]
+
+
+class _InProcess(Executor):
+    """Runs the chunks in this process (``workers=1``): no pool to start."""
+
+    def __init__(self, kwargs: dict[str, Any]) -> None:
+        _init_worker(kwargs)
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def _chunks(lines: Iterable[bytes]) -> Iterator[list[bytes]]:
+    chunk: list[bytes] = []
+    for line in lines:
+        chunk.append(line)
+        if len(chunk) >= CHUNK_LINES:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def fingerprint_lines(
+    lines: Iterable[bytes],
+    fields: tuple[str, ...],
+    fingerprinter_kwargs: dict[str, Any],
+    workers: int | None = None,
+) -> Iterator[tuple[list[bytes], list[int | str]]]:
+    """``(chunk of lines, their fingerprints or reasons)`` in input order; ``workers`` processes
+    (default: the machine's cores), at most ``2 * workers`` chunks in flight."""
+    workers = workers or os.cpu_count() or 1
+    executor: Executor
+    if workers == 1:
+        executor = _InProcess(fingerprinter_kwargs)
+    else:
+        executor = ProcessPoolExecutor(workers, initializer=_init_worker, initargs=(fingerprinter_kwargs,))
+    pending: deque[tuple[list[bytes], Future[list[int | str]]]] = deque()
+    try:
+        for chunk in _chunks(lines):
+            pending.append((chunk, executor.submit(_fingerprint_chunk, chunk, fields)))
+            if len(pending) >= 2 * workers:
+                chunk, future = pending.popleft()
+                yield chunk, future.result()
+        while pending:
+            chunk, future = pending.popleft()
+            yield chunk, future.result()
+    finally:
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def dedup(
+    source: BinaryIO,
+    kept_out: BinaryIO,
+    report_out: BinaryIO | None,
+    fields: tuple[str, ...],
+    fingerprinter_kwargs: dict[str, Any],
+    *,
+    max_distance: int = 3,
+    workers: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> DedupResult:
+    """Copy the lines of ``source`` that have no near-duplicate before them to ``kept_out``;
+    write one JSON line per dropped line to ``report_out``: its ``line`` number (1-based), the
+    ``kept_line`` it matched, the ``distance``, the ``cluster`` (the kept line's number: every line
+    of a cluster was dropped as a copy of that line)."""
+    bits = int(fingerprinter_kwargs.get("bits", 64))
+    index = SimhashIndex(bits=bits, max_distance=max_distance)
+    result = DedupResult()
+    for chunk, fps in fingerprint_lines(source, fields, fingerprinter_kwargs, workers):
+        kept: list[bytes] = []
+        report: list[bytes] = []
+        for line, fp in zip(chunk, fps):
+            result.lines += 1
+            number = result.lines
+            if isinstance(fp, str):
+                result.unfingerprinted[fp] += 1
+            else:
+                match = index.check_and_add(str(number), fp)
+                if match is not None:
+                    result.dropped += 1
+                    row = {"line": number, "kept_line": int(match.key), "distance": match.distance}
+                    row["cluster"] = row["kept_line"]
+                    report.append(json.dumps(row).encode() + b"\n")
+                    continue
+            result.kept += 1
+            kept.append(line if line.endswith(b"\n") else line + b"\n")
+        kept_out.write(b"".join(kept))
+        if report_out is not None and report:
+            report_out.write(b"".join(report))
+        if progress is not None:
+            progress(len(chunk))
+    index.close()
+    return result
