@@ -179,3 +179,8 @@ def test_report_renders_in_headless_chromium(index_dir, tmp_path):
     )
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 20_000
+
+
+def test_dev_help_prints_the_usage():
+    result = sh("bash", str(Path(__file__).parent.parent / "dev"), "--help")
+    assert result.returncode == 0 and "./dev test" in result.stdout and result.stderr == ""
