@@ -184,3 +184,29 @@ def test_report_renders_in_headless_chromium(index_dir, tmp_path):
 def test_dev_help_prints_the_usage():
     result = sh("bash", str(Path(__file__).parent.parent / "dev"), "--help")
     assert result.returncode == 0 and "./dev test" in result.stdout and result.stderr == ""
+
+
+@pytest.mark.parametrize(("bits", "k"), [(64, 3), (128, 6)])
+def test_kept_lines_decide_as_brute_force(bits, k):
+    import random
+
+    from scrapy_simhash.commands.dedup import KeptLines
+
+    rng = random.Random(bits)
+    fps: list[int] = []
+    for _ in range(3000):  # random fingerprints and copies of earlier ones with a few bits flipped
+        fp = rng.getrandbits(bits)
+        if fps and rng.random() < 0.5:
+            fp = rng.choice(fps)
+            for bit in rng.sample(range(bits), rng.randint(0, k + 2)):
+                fp ^= 1 << bit
+        fps.append(fp)
+    kept_lines = KeptLines(bits, k)
+    kept: list[tuple[int, int]] = []
+    for line, fp in enumerate(fps, 1):
+        near = [((fp ^ other).bit_count(), n) for n, other in kept if (fp ^ other).bit_count() <= k]
+        expected = None if not near else min(near)[::-1]
+        assert kept_lines.check_and_add(line, fp) == expected
+        if expected is None:
+            kept.append((line, fp))
+    assert 0 < len(kept_lines) == len(kept) < len(fps)
