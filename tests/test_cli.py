@@ -24,7 +24,13 @@ CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")
 
 def sh(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        args, input=None if stdin is None else stdin.decode(), capture_output=True, text=True, timeout=120, cwd=cwd
+        args,
+        input=None if stdin is None else stdin.decode(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        check=False,
     )
 
 
@@ -58,7 +64,9 @@ def test_console_door_reads_while_a_crawl_writes(index_dir):
 def test_console_door_errors(index_dir, tmp_path, capsys):
     (tmp_path / "data.mdb").write_bytes(b"not lmdb" * 100)
     result = sh(CONSOLE, str(tmp_path), "info")  # not an index
-    assert result.returncode == 1 and result.stderr.startswith(f"error: {tmp_path} is not a usable scrapy-simhash index")
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"error: {tmp_path} is not a usable scrapy-simhash index"
+    )
     assert result.stderr.count("\n") == 1
     for args, status in [
         ((str(tmp_path / "nowhere"), "info"), 1),
@@ -81,7 +89,12 @@ def test_console_door_errors(index_dir, tmp_path, capsys):
 
 def test_a_closed_pipe_ends_quietly(index_dir):
     result = subprocess.run(
-        f"{CONSOLE} {index_dir} export | head -n 1", shell=True, capture_output=True, text=True, timeout=120
+        f"{CONSOLE} {index_dir} export | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert result.returncode == 0 and result.stderr == ""
     assert json.loads(result.stdout)["key"] == "https://a.example/harbour"
@@ -112,7 +125,11 @@ def _corpus() -> tuple[list[dict], set[int]]:
 
 def test_dedup_drops_the_near_copies_and_keeps_the_rest(tmp_path):
     rows, copies = _corpus()
-    lines = [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows] + [b"not json\n", b"[1]\n", b'{"x": 1}\n']
+    lines = [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows] + [
+        b"not json\n",
+        b"[1]\n",
+        b'{"x": 1}\n',
+    ]
     source = tmp_path / "in.jsonl"
     source.write_bytes(b"".join(lines))
     kept, report = tmp_path / "kept.jsonl", tmp_path / "dropped.jsonl"
@@ -137,16 +154,33 @@ def test_dedup_fingerprints_are_the_item_pipelines():
     fp = Fingerprinter()
     for row in _corpus()[0]:
         line = json.dumps(row).encode()
-        assert line_fingerprint(fp, line, ("title", "text")) == fp.fingerprint_text(*reversed(fields_text(row, ("title", "text"))))
+        assert line_fingerprint(fp, line, ("title", "text")) == fp.fingerprint_text(
+            *reversed(fields_text(row, ("title", "text")))
+        )
 
 
 def test_dedup_through_the_console_door_in_a_process_pool(tmp_path):
     rows, copies = _corpus()
     data = b"".join(json.dumps(r).encode() + b"\n" for r in rows * 3)  # every line repeated: 2/3 exact copies
     report = tmp_path / "report.jsonl"
-    result = sh(CONSOLE, "dedup", "-", "--field", "text", "--field", "title", "--workers", "2", "--report", str(report), stdin=data)
+    result = sh(
+        CONSOLE,
+        "dedup",
+        "-",
+        "--field",
+        "text",
+        "--field",
+        "title",
+        "--workers",
+        "2",
+        "--report",
+        str(report),
+        stdin=data,
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.encode() == b"".join(json.dumps(r).encode() + b"\n" for i, r in enumerate(rows, 1) if i not in copies)
+    assert result.stdout.encode() == b"".join(
+        json.dumps(r).encode() + b"\n" for i, r in enumerate(rows, 1) if i not in copies
+    )
     assert f"dropped={len(rows) * 3 - len(rows) + len(copies)}" in result.stderr
     clusters = {json.loads(x)["cluster"] for x in report.read_text().splitlines()}
     assert clusters == {i for i in range(1, len(rows) + 1) if i not in copies}
@@ -167,7 +201,7 @@ def test_report_renders_in_headless_chromium(index_dir, tmp_path):
     assert result.returncode == 0, result.stderr
     flags = ["--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
     dom = subprocess.run(
-        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120
+        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
     ).stdout
     assert "<h1>scrapy-simhash report" in dom and dom.count("<svg") == 3
     assert 'id="plot-distances"' in dom and "https://b.example/harbour" in dom
@@ -176,6 +210,7 @@ def test_report_renders_in_headless_chromium(index_dir, tmp_path):
         [browser, *flags, f"--screenshot={shot}", "--window-size=1000,2400", page.as_uri()],
         capture_output=True,
         timeout=120,
+        check=True,
     )
     data = shot.read_bytes()
     assert data.startswith(b"\x89PNG") and len(data) > 20_000

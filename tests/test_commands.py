@@ -80,7 +80,9 @@ def test_show_a_duplicate_gives_the_distance_to_its_original(crawled, capsys):
     shown = json.loads(out_of(capsys, crawled, "test", "show", MIRROR, "--json"))
     assert shown["duplicate_of"] == A and shown["indexed_fp"] is None
     fp = Fingerprinter()
-    expected = hamming(fp.fingerprint_html(article_html("harbour")), fp.fingerprint_html(article_html("harbour", site="Mirror")))
+    expected = hamming(
+        fp.fingerprint_html(article_html("harbour")), fp.fingerprint_html(article_html("harbour", site="Mirror"))
+    )
     assert shown["duplicate_distance"] == expected
 
 
@@ -111,14 +113,17 @@ def test_near_by_text_and_by_file(crawled, capsys, tmp_path):
 
 def test_near_errors_are_one_line(crawled, capsys):
     assert invoke(crawled, "test", "near", "--url", A, "-k", "6") == 2
-    assert capsys.readouterr().err == "error: -k 6 is out of range: this index finds distances 0 to 3 (its SIMHASH_MAX_DISTANCE)\n"
+    assert (
+        capsys.readouterr().err
+        == "error: -k 6 is out of range: this index finds distances 0 to 3 (its SIMHASH_MAX_DISTANCE)\n"
+    )
     assert invoke(crawled, "test", "near", "words", "--url", A) == 2
     assert invoke(crawled, "test", "show", "https://news.example.com/never") == 1
     assert capsys.readouterr().err.count("\n") == 2
 
 
 class _Pages(http.server.BaseHTTPRequestHandler):
-    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+    def do_GET(self) -> None:
         body = article_html("orchard" if self.path == "/orchard" else "harbour").encode()
         self.send_response(200 if self.path != "/missing" else 404)
         self.send_header("Content-Type", "text/html; charset=utf-8")

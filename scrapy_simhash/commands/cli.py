@@ -107,9 +107,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
         return p
 
     cmd("info", "layout, settings, counts by last verdict, size on disk, bucket-size histogram")
-    cmd("show", "one URL: times, fingerprint history with change distances, duplicate_of, next due").add_argument(
-        "url"
-    )
+    cmd("show", "one URL: times, fingerprint history with change distances, duplicate_of, next due").add_argument("url")
     cmd("dropped", "every URL held back as a near-duplicate, the URL it duplicates, the distance").add_argument(
         "--of", metavar="URL", help="only the copies of this page"
     )
@@ -139,7 +137,9 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--field", action="append", required=True, help="field to fingerprint (repeat: --field title)")
     p.add_argument("-o", "--output", help="write the kept lines here (default: stdout)")
     p.add_argument("--report", help="write a JSON line per dropped line here (line, kept_line, distance, cluster)")
-    p.add_argument("-k", "--max-distance", type=int, default=None, help="largest distance (default SIMHASH_MAX_DISTANCE)")
+    p.add_argument(
+        "-k", "--max-distance", type=int, default=None, help="largest distance (default SIMHASH_MAX_DISTANCE)"
+    )
     p.add_argument("--workers", type=int, default=None, help="processes (default: the machine's cores)")
 
 
@@ -175,8 +175,7 @@ def print_mapping(data: dict[str, Any], out: TextIO, indent: str = "") -> None:
                 out.write(f"{indent}  " + "  ".join(_text(c) for c in cells) + "\n")
         elif isinstance(value, str) and "\n" in value:
             out.write(f"{indent}{name}:\n")
-            for line in value.splitlines():
-                out.write(f"{indent}  | {line}\n")
+            out.writelines(f"{indent}  | {line}\n" for line in value.splitlines())
         else:
             out.write(f"{indent}{name}: {_text(value)}\n")
 
@@ -281,7 +280,7 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
 
 
 def _progress_bar() -> Any:
-    from tqdm import tqdm
+    from tqdm import tqdm  # type: ignore[import-untyped]
 
     return tqdm(unit=" lines", unit_scale=True, file=sys.stderr, disable=not sys.stderr.isatty(), mininterval=0.5)
 
@@ -373,8 +372,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
         epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages) or a spider's directory. "
         "dedup and explain take no TARGET. Exit status: 0 ok, 1 error, 2 bad arguments.",
-        usage="scrapy-simhash [-s NAME=VALUE] [--items] TARGET {%s} ...\n"
-        "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ..." % ",".join(INDEX_COMMANDS),
+        usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
+        "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ...",
     )
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a SIMHASH_* setting")
     parser.add_argument("--items", action="store_true", help="the item index of a spider directory")

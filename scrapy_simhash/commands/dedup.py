@@ -110,7 +110,7 @@ class KeptLines:
 
 
 def _init_worker(kwargs: dict[str, Any]) -> None:
-    global _worker_fingerprinter  # noqa: PLW0603 - one fingerprinter per worker process
+    global _worker_fingerprinter
     _worker_fingerprinter = Fingerprinter(**kwargs)
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.commands.reports import CommandError, iso, iter_page_records, last_verdict
 from scrapy_simhash.fingerprint import hamming
-from scrapy_simhash.recrawl import VERDICTS
+from scrapy_simhash.recrawl import VERDICTS, PageRecord
 
 if TYPE_CHECKING:
     from scrapy_simhash.index import SimhashIndex
@@ -46,11 +46,9 @@ def collect(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
         if fp is None:
             continue
         for raw in index.get_records(clusters[original]):
-            from scrapy_simhash.recrawl import PageRecord
-
-            record = PageRecord.parse(raw)
-            if record is not None and record.last_fp is not None:
-                duplicate_distances.append(hamming(record.last_fp, fp))
+            copy = PageRecord.parse(raw)
+            if copy is not None and copy.last_fp is not None:
+                duplicate_distances.append(hamming(copy.last_fp, fp))
     largest = sorted(clusters.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:_TOP]
     changing.sort(key=lambda t: (-t[0], -t[1], t[2]))
     return {
@@ -81,6 +79,7 @@ def _plots(data: dict[str, Any]) -> dict[str, str]:
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.dates import date2num
     except ImportError:
         raise CommandError("report needs matplotlib: pip install 'scrapy-simhash[report]'") from None
     out = {}
@@ -98,10 +97,11 @@ def _plots(data: dict[str, Any]) -> dict[str, str]:
             for t, v in fetches:
                 if v == verdict:
                     counts[min(int((t - lo) / width), nbins - 1)] += 1
-            starts = [datetime.fromtimestamp(e, timezone.utc) for e in edges[:-1]]
+            starts = date2num([datetime.fromtimestamp(e, timezone.utc) for e in edges[:-1]])
             ax.bar(starts, counts, width=width / 86400, bottom=bottom, align="edge", label=verdict)
             bottom = [b + c for b, c in zip(bottom, counts)]
         ax.legend(fontsize=8)
+        ax.xaxis_date()
         fig.autofmt_xdate()
     ax.set_title("Verdict of each URL's last fetch, by time of that fetch (UTC)")
     ax.set_ylabel("URLs")
@@ -129,7 +129,7 @@ def _plots(data: dict[str, Any]) -> dict[str, str]:
         import numpy as np
 
         low, high = max(min(hours), 1 / 60), max(max(hours), 1 / 30)
-        ax.hist(hours, bins=np.geomspace(low, high * 1.01, 25))
+        ax.hist(hours, bins=np.geomspace(low, high * 1.01, 25).tolist())
         ax.set_xscale("log")
     ax.set_title("Mean interval between observed changes, per changed URL")
     ax.set_xlabel("hours")
@@ -152,7 +152,8 @@ def render(data: dict[str, Any], title: str) -> str:
         for original, copies in data["clusters"]
     )
     changing = "".join(
-        f"<tr><td>{changes}</td><td>{fetches}</td><td>{esc(key)}</td></tr>" for changes, fetches, key in data["changing"]
+        f"<tr><td>{changes}</td><td>{fetches}</td><td>{esc(key)}</td></tr>"
+        for changes, fetches, key in data["changing"]
     )
     generated = iso(datetime.now(timezone.utc).timestamp())
     return f"""<!DOCTYPE html>

@@ -161,7 +161,12 @@ def dropped(index: SimhashIndex, of: str | None = None) -> Iterator[dict[str, An
         originals = index.get_many([rec.duplicate_of for _, rec in rows if rec.duplicate_of is not None])
         for (key, rec), original in zip(rows, originals):
             distance = None if original is None or rec.last_fp is None else hamming(rec.last_fp, original)
-            yield {"key": key, "duplicate_of": rec.duplicate_of, "distance": distance, "last_fetched": iso(rec.last_fetched)}
+            yield {
+                "key": key,
+                "duplicate_of": rec.duplicate_of,
+                "distance": distance,
+                "last_fetched": iso(rec.last_fetched),
+            }
 
 
 def near(
@@ -300,7 +305,7 @@ def _load(source: str, timeout: float = 30.0) -> tuple[bytes, str | None]:
     if source.startswith(("http://", "https://")):
         request = urllib.request.Request(source, headers={"User-Agent": "scrapy-simhash explain"})
         try:
-            with urllib.request.urlopen(request, timeout=timeout) as response:  # noqa: S310 - http(s) only
+            with urllib.request.urlopen(request, timeout=timeout) as response:
                 return response.read(), response.headers.get("Content-Type")
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise CommandError(f"could not fetch {source}: {exc}") from None

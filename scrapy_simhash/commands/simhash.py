@@ -75,7 +75,9 @@ class Command(ScrapyCommand):
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
         parser.add_argument("--items", action="store_true", help="use the pipeline's item index, not the page index")
-        parser.add_argument("--dir", metavar="PATH", help="the spider's index directory (default: SIMHASH_DIR/<spider>)")
+        parser.add_argument(
+            "--dir", metavar="PATH", help="the spider's index directory (default: SIMHASH_DIR/<spider>)"
+        )
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         from scrapy_simhash._settings import load_config
