@@ -108,7 +108,7 @@ def test_near_by_text_and_by_file(crawled, capsys, tmp_path):
     from conftest import EN_ARTICLES
 
     title, paragraphs = EN_ARTICLES["telescope"]
-    assert out_of(capsys, crawled, "test", "near", "\n".join(paragraphs) + "\n" + title).strip().endswith(f"\t{B}")
+    assert out_of(capsys, crawled, "test", "near", "\n".join(paragraphs) + "\n" + title).strip().endswith(f"\t{B}\t-")
 
 
 def test_near_errors_are_one_line(crawled, capsys):

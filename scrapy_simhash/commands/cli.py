@@ -168,6 +168,12 @@ def print_mapping(data: dict[str, Any], out: TextIO, indent: str = "") -> None:
         if isinstance(value, dict):
             out.write(f"{indent}{name}:\n")
             print_mapping(value, out, indent + "  ")
+        elif (
+            isinstance(value, list) and value and isinstance(value[0], dict) and isinstance(value[0].get("source"), str)
+        ):
+            for row in value:  # explain's pages: one block each
+                out.write(f"{indent}{name[:-1]}: {row['source']}\n")
+                print_mapping({k: v for k, v in row.items() if k != "source"}, out, indent + "  ")
         elif isinstance(value, list) and value and isinstance(value[0], (dict, list)):
             out.write(f"{indent}{name}:\n")
             for row in value:
@@ -244,7 +250,7 @@ def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Text
     rows += [
         {"distance": c["distance"], "similarity": None, "key": c["key"], "copy_of": c["duplicate_of"]} for c in copies
     ]
-    print_rows(rows if ns.json else ({k: v for k, v in r.items() if v is not None} for r in rows), out, ns.json)
+    print_rows(rows, out, ns.json)
 
 
 def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:

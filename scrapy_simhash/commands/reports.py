@@ -334,15 +334,18 @@ def explain(fingerprinter: Fingerprinter, sources: list[str], top: int = 20) -> 
             page = fingerprint_page(fingerprinter, body, content_type)
         except EmptyTextError:
             raise CommandError(f"{source} has no text to fingerprint") from None
-        weights = page.pop("weights")
-        page.update(
-            source=source,
-            fp=_hex(page["fp"], fingerprinter.bits),
-            features=len(weights),
-            top_features=_top(weights, weights, top),
+        weights = page["weights"]
+        pages.append(
+            {
+                "source": source,
+                "fp": _hex(page["fp"], fingerprinter.bits),
+                "features": len(weights),
+                "top_features": _top(weights, weights, top),
+                "title": page["title"],
+                "text": page["text"],
+                "_weights": weights,
+            }
         )
-        page["_weights"] = weights
-        pages.append(page)
     out: dict[str, Any] = {"pages": pages}
     if len(pages) == 2:
         a, b = (p.pop("_weights") for p in pages)
