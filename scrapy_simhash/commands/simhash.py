@@ -53,7 +53,7 @@ class SpiderTarget(Target):
 class Command(ScrapyCommand):
     """``scrapy simhash <spider> COMMAND ...`` and ``scrapy simhash dedup|explain ...``.
 
-    Reads opens the index read-only for the reading subcommands, so they run while a crawl writes.
+    Opens the index read-only for the reading subcommands, so they run while a crawl writes.
     """
 
     requires_project = False
