@@ -245,3 +245,15 @@ def test_kept_lines_decide_as_brute_force(bits, k):
         if expected is None:
             kept.append((line, fp))
     assert 0 < len(kept_lines) == len(kept) < len(fps)
+
+
+def test_dedup_writes_kept_lines_to_a_file_never_over_its_input(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    rows = _corpus()[0]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows * 2))
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", str(source), "--field", "title", "--field", "text", "-o", str(out), "--workers", "1"]) == 0
+    assert out.read_text().splitlines() == [json.dumps(r) for r in rows if not r["id"].endswith("-copy")]
+    assert f"dropped={len(rows) + 3}" in capsys.readouterr().err
+    assert main(["dedup", str(source), "--field", "text", "-o", str(source)]) == 2
+    assert "is the input file" in capsys.readouterr().err and len(source.read_text().splitlines()) == 2 * len(rows)

@@ -13,6 +13,7 @@ that cannot be read, a store error); 2 bad arguments; 130 interrupted. A closed 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -264,25 +265,21 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
         raise CommandError("--workers must be at least 1", EXIT_USAGE)
     target.fingerprinter()  # bad settings fail here, not in a worker
     kwargs = {"bits": config.bits, **config.fingerprinter_kwargs}
-    try:
-        source = sys.stdin.buffer if ns.input == "-" else open(ns.input, "rb")  # noqa: SIM115 - closed below
-        kept = open(ns.output, "wb") if ns.output else out.buffer  # type: ignore[attr-defined]  # noqa: SIM115
-        report = open(ns.report, "wb") if ns.report else None  # noqa: SIM115
-    except OSError as exc:
-        raise CommandError(f"{exc.filename}: {exc.strerror}") from None
-    bar = _progress_bar()
-    try:
-        result = dedup(
-            source, kept, report, tuple(ns.field), kwargs, max_distance=k, workers=ns.workers, progress=bar.update
-        )
-    finally:
-        bar.close()
-        for f in (source, kept, report):
-            if f is not None and f not in (sys.stdin.buffer, getattr(out, "buffer", None)):
-                f.close()
-    kept.flush()
-    summary = result.as_dict()
-    sys.stderr.write("dedup: " + ", ".join(f"{k}={v}" for k, v in summary.items()) + "\n")
+    if ns.output and ns.input != "-" and os.path.exists(ns.output) and os.path.samefile(ns.input, ns.output):
+        raise CommandError(f"-o {ns.output} is the input file: write the kept lines to another file", EXIT_USAGE)
+    with contextlib.ExitStack() as files:
+        try:
+            source = sys.stdin.buffer if ns.input == "-" else files.enter_context(open(ns.input, "rb"))
+            kept = files.enter_context(open(ns.output, "wb")) if ns.output else out.buffer  # type: ignore[attr-defined]
+            report = files.enter_context(open(ns.report, "wb")) if ns.report else None
+        except OSError as exc:
+            raise CommandError(f"{exc.filename}: {exc.strerror}") from None
+        with _progress_bar() as bar:
+            result = dedup(
+                source, kept, report, tuple(ns.field), kwargs, max_distance=k, workers=ns.workers, progress=bar.update
+            )
+        kept.flush()
+    sys.stderr.write("dedup: " + ", ".join(f"{name}={value}" for name, value in result.as_dict().items()) + "\n")
 
 
 def _progress_bar() -> Any:
