@@ -257,9 +257,9 @@ def prune(index: SimhashIndex, older_than: float, now: float | None = None) -> d
     """Forget every URL not fetched for ``older_than`` seconds (fingerprint and record)."""
     cutoff = (time.time() if now is None else now) - older_than
     stale = [key for key, record in iter_page_records(index) if record.last_fetched < cutoff]
-    for page in _pages(iter((key, None) for key in stale)):
-        with index.batch():
-            for key, _ in page:
+    for start in range(0, len(stale), 1000):
+        with index.batch():  # one transaction per 1,000 URLs
+            for key in stale[start : start + 1000]:
                 index.remove(key)
                 index.delete_record(key)
     return {"removed": len(stale), "before": iso(cutoff)}
