@@ -28,7 +28,7 @@ def invoke(settings: dict, *args: str) -> int:
     """Run ``scrapy simhash ARGS`` as Scrapy's command line would; return the exit status."""
     command = Command()
     command.settings = Settings(settings)
-    parser = argparse.ArgumentParser()
+    parser = argparse.ArgumentParser(conflict_handler="resolve")  # as Scrapy builds it
     command.add_options(parser)
     opts, rest = parser.parse_known_args(list(args))
     try:
@@ -257,3 +257,14 @@ def test_usage_errors(crawled, capsys, args, status, message):
     assert invoke(crawled, *args) == status
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+def test_help_of_a_subcommand_in_both_doors(crawled, capsys):
+    from scrapy_simhash.commands.cli import main
+
+    assert invoke(crawled, "test", "near", "-h") == 0
+    assert capsys.readouterr().out.startswith("usage: scrapy simhash test near [-h] [--json]")
+    assert main(["-h"]) == 0 and "TARGET" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        main(["dedup", "-h"])
+    assert exc.value.code == 0 and capsys.readouterr().out.startswith("usage: scrapy-simhash dedup [-h] --field")

@@ -372,16 +372,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = argparse.ArgumentParser(
         prog="scrapy-simhash",
+        add_help=False,
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
         epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages) or a spider's directory. "
         "dedup and explain take no TARGET. Exit status: 0 ok, 1 error, 2 bad arguments.",
         usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
         "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ...",
     )
+    parser.add_argument("-h", "--help", action="store_true", help="this help; COMMAND -h: a subcommand's")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a SIMHASH_* setting")
     parser.add_argument("--items", action="store_true", help="the item index of a spider directory")
     options, rest = parser.parse_known_args(argv)
     target_arg, rest = split_target(rest)
+    if options.help:
+        if not rest:
+            parser.print_help()
+            return 0
+        rest.append("-h")
     sub = argparse.ArgumentParser(prog="scrapy-simhash" + (f" {target_arg}" if target_arg else ""))
     add_subcommands(sub)
     ns = sub.parse_args(rest)

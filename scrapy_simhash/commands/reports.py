@@ -30,12 +30,17 @@ __all__ = [
     "due",
     "explain",
     "export",
+    "fingerprint_page",
     "index_info",
     "iso",
+    "iter_page_records",
+    "last_verdict",
     "near",
+    "parse_duration",
     "prune",
     "remove",
     "show",
+    "stored_fp",
 ]
 
 #: Exit status of a user error that is not a bad argument (not an index, a URL not in it, a

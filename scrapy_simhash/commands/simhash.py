@@ -78,12 +78,19 @@ class Command(ScrapyCommand):
         parser.add_argument(
             "--dir", metavar="PATH", help="the spider's index directory (default: SIMHASH_DIR/<spider>)"
         )
+        parser.add_argument("-h", "--help", action="store_true", help="this help; COMMAND -h: a subcommand's")
+        self._help = parser.format_help
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
         from scrapy_simhash._settings import load_config
         from scrapy_simhash.commands.reports import CommandError
 
         spider, rest = split_target(args)
+        if getattr(opts, "help", False):
+            if not rest:
+                print(self._help())
+                return
+            rest.append("-h")
         if not rest:
             raise UsageError("expected <spider> and a subcommand: " + ", ".join(COMMANDS))
         parser = argparse.ArgumentParser(prog="scrapy simhash" + (f" {spider}" if spider else ""))
