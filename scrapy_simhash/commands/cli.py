@@ -89,8 +89,6 @@ class PathTarget(Target):
 
     def open(self, write: bool = False) -> SimhashIndex:
         assert self.path is not None
-        if "://" in str(self.path):
-            raise CommandError(f"{self.path}: store URLs are not supported by this version; give an index directory")
         return open_lmdb(self.path, write, None)
 
 
@@ -399,6 +397,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def go() -> None:
         config = _console_config(options.set)
+        if target_arg and "://" in target_arg:
+            raise CommandError(f"{target_arg}: store URLs are not supported yet; give an index directory", EXIT_USAGE)
         target = PathTarget(config, Path(target_arg or "."), items=options.items)
         dispatch(target, ns, sys.stdout)
 
