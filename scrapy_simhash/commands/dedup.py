@@ -1,14 +1,16 @@
 """Near-duplicate removal over a JSON lines corpus (the ``dedup`` subcommand).
 
 Lines are fingerprinted in a process pool (chunks of lines, at most a few chunks in flight, so
-memory stays bounded whatever the file size) and decided in input order (:class:`KeptLines`):
-a line within ``max_distance`` of a kept line is dropped, every other line is kept. The text of a line is built as the item pipeline builds an
-item's (``SIMHASH_ITEM_FIELDS``: a ``title`` field is the title, the others are joined), and
-fingerprinted with the crawl's :class:`~scrapy_simhash.fingerprint.Fingerprinter`, so the
-fingerprints are those of a crawl with the same settings.
+memory stays bounded whatever the file size) and decided in input order (:class:`KeptLines`): a
+line within ``max_distance`` of a kept line is dropped, every other line is kept. A line's text
+is built as the item pipeline builds an item's (``SIMHASH_ITEM_FIELDS``: a ``title`` field is the
+title, the others are joined) and fingerprinted with the crawl's
+:class:`~scrapy_simhash.fingerprint.Fingerprinter`: the fingerprints of a crawl with the same
+settings.
 
-Lines that cannot be fingerprinted (not JSON, not an object, none of the fields, no text) are
-kept and counted: a drop deletes data, so only a line with a near-duplicate before it is dropped.
+Lines that cannot be fingerprinted (blank, not JSON, not an object, none of the fields, no text,
+an error) are kept and counted: a drop deletes data, so only a line with a near-duplicate before
+it is dropped.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ _NOT_JSON = "not_json"
 _NOT_OBJECT = "not_an_object"
 _NO_FIELDS = "no_fields"
 _EMPTY = "empty"
+_ERROR = "error"
 
 _worker_fingerprinter: Fingerprinter | None = None
 
@@ -131,6 +134,8 @@ def line_fingerprint(fingerprinter: Fingerprinter, line: bytes, fields: tuple[st
         return fingerprinter.fingerprint_text(text, title)
     except EmptyTextError:
         return _EMPTY
+    except Exception:  # noqa: BLE001 - the line is kept and counted, the run goes on
+        return _ERROR
 
 
 def _fingerprint_chunk(lines: list[bytes], fields: tuple[str, ...]) -> list[int | str]:
