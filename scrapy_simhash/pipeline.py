@@ -19,6 +19,8 @@ from scrapy_simhash.fingerprint import EmptyTextError
 from scrapy_simhash.recrawl import NEW, Verdict
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
@@ -169,17 +171,7 @@ class SimhashDedupPipeline(_IndexComponent):
         raise NearDuplicateItem(message, key=key, duplicate_of=verdict.duplicate_of, distance=verdict.distance)
 
     def _item_text(self, adapter: Any) -> tuple[str, str]:
-        title = ""
-        parts: list[str] = []
-        for field in self.config.item_fields:
-            value = _text_of(adapter.get(field))
-            if not value:
-                continue
-            if field == _TITLE_FIELD and not title:
-                title = value
-            else:
-                parts.append(value)
-        return title, "\n".join(parts)
+        return fields_text(adapter, self.config.item_fields)
 
     def _item_key(self, adapter: Any) -> str:
         value = adapter.get(self.config.item_key_field)
@@ -188,6 +180,23 @@ class SimhashDedupPipeline(_IndexComponent):
         # No identity: compare by content only, under a key no other item has.
         self._inc("simhash/items/no_key")
         return f"(no {self.config.item_key_field}) {uuid.uuid4().hex}"
+
+
+def fields_text(item: Any, fields: Iterable[str]) -> tuple[str, str]:
+    """``(title, text)`` of an item (anything with ``.get``: an ItemAdapter, a dict) for
+    ``SIMHASH_ITEM_FIELDS``: the ``title`` field is the title, the other fields' text is joined
+    by newlines (the ``dedup`` command builds its lines' text with it too)."""
+    title = ""
+    parts: list[str] = []
+    for field in fields:
+        value = _text_of(item.get(field))
+        if not value:
+            continue
+        if field == _TITLE_FIELD and not title:
+            title = value
+        else:
+            parts.append(value)
+    return title, "\n".join(parts)
 
 
 def _text_of(value: Any) -> str:

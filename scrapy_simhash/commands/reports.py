@@ -1,0 +1,373 @@
+"""What the command-line subcommands report, as data (dicts and lists; no printing).
+
+Shared by ``scrapy simhash`` (``commands/simhash.py``) and the ``scrapy-simhash`` console script
+(``commands/cli.py``): they open the index, call these functions and print the result.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from datetime import datetime, timezone
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scrapy_simhash._component import canonical_key
+from scrapy_simhash.fingerprint import hamming
+from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
+from scrapy_simhash.schedule import FreshnessPolicy
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.schedule import SchedulePolicy
+
+__all__ = [
+    "CommandError",
+    "dropped",
+    "due",
+    "explain",
+    "export",
+    "fingerprint_page",
+    "index_info",
+    "iso",
+    "iter_page_records",
+    "last_verdict",
+    "near",
+    "parse_duration",
+    "prune",
+    "remove",
+    "show",
+    "stored_fp",
+]
+
+#: Exit status of a user error that is not a bad argument (not an index, a URL not in it, a
+#: file that cannot be read); bad arguments exit with 2 (argparse), success with 0.
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+class CommandError(Exception):
+    """A user error: printed as one line (no traceback), exit status ``code``."""
+
+    def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def iso(t: float | None) -> str | None:
+    """Unix seconds as an ISO 8601 UTC time to the second (``None`` stays ``None``)."""
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _hex(fp: int | None, bits: int) -> str | None:
+    return None if fp is None else format(fp, f"0{bits // 4}x")
+
+
+def _pages(rows: Iterator[tuple[str, Any]], size: int = 1000) -> Iterator[list[tuple[str, Any]]]:
+    while page := list(islice(rows, size)):
+        yield page
+
+
+def iter_page_records(index: SimhashIndex) -> Iterator[tuple[str, PageRecord]]:
+    """Every ``(key, record)`` whose record is readable (unreadable ones are left out)."""
+    for key, raw in index.iter_records():
+        record = PageRecord.parse(raw)
+        if record is not None:
+            yield key, record
+
+
+def last_verdict(record: PageRecord, change_threshold: int) -> str:
+    """The verdict of the record's last fetch, as far as the record tells it."""
+    if record.duplicate_of is not None:
+        return NEAR_DUPLICATE
+    if record.fetch_count <= 1 or len(record.history) < 1 or record.history[0][1] is None:
+        return NEW
+    return CHANGED if record.history[0][1] > change_threshold else UNCHANGED
+
+
+def _bucket_histogram(index: SimhashIndex) -> dict[str, int]:
+    """Bucket sizes over all tables: ``{"1": n, "2-3": n, "4-7": n, ...}`` (distinct fingerprints
+    per table key), computed from the stored fingerprints, so for any store."""
+    if index.bits != 64:
+        return {}
+    fps = np.unique(np.fromiter((fp for _, fp in index.iter_items()), dtype=np.uint64))
+    bins: Counter[int] = Counter()
+    for table in range(index.tables):
+        _, sizes = np.unique(index.layout.tkeys_np(fps, table), return_counts=True)
+        bins.update(Counter(np.log2(sizes).astype(int).tolist()))
+    return {(str(1 << b) if b == 0 else f"{1 << b}-{(2 << b) - 1}"): bins[b] for b in sorted(bins)}
+
+
+def index_info(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
+    """Layout, settings, counts by verdict of the last fetch, size, bucket-size histogram."""
+    out = index.info()
+    out["fingerprint_settings"] = index.fingerprint_settings
+    verdicts = Counter(last_verdict(record, change_threshold) for _, record in iter_page_records(index))
+    out["records"] = sum(verdicts.values())
+    out["last_verdicts"] = {verdict: verdicts[verdict] for verdict in VERDICTS}
+    out["bucket_sizes"] = _bucket_histogram(index)
+    return out
+
+
+def _find(index: SimhashIndex, value: str) -> tuple[str, int | None, PageRecord | None]:
+    key = canonical_key(value)
+    fp = index.get(key)
+    record = PageRecord.parse(index.get_record(key))
+    if fp is None and record is None:
+        raise CommandError(f"{key} is not in the index at {index.path}")
+    return key, fp, record
+
+
+def _duplicate_distance(index: SimhashIndex, record: PageRecord) -> int | None:
+    """Distance from the record's last fingerprint to the current fingerprint of the page it duplicates."""
+    if record.duplicate_of is None or record.last_fp is None:
+        return None
+    original = index.get(record.duplicate_of)
+    return None if original is None else hamming(record.last_fp, original)
+
+
+def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, Any]:
+    """One URL: readable times, fingerprint history with change distances, ``duplicate_of`` with
+    its distance, next due."""
+    key, fp, record = _find(index, value)
+    out: dict[str, Any] = {"key": key, "indexed_fp": _hex(fp, index.bits)}
+    if record is None:
+        return out
+    out.update(
+        last_verdict=last_verdict(record, change_threshold),
+        first_seen=iso(record.first_seen),
+        last_fetched=iso(record.last_fetched),
+        last_changed=iso(record.last_changed),
+        fetch_count=record.fetch_count,
+        change_count=record.change_count,
+        duplicate_of=record.duplicate_of,
+        duplicate_distance=_duplicate_distance(index, record),
+        next_due=iso(record.next_due),
+        history=[{"fp": _hex(h, index.bits), "change_distance": d} for h, d in record.history],
+    )
+    if record.schedule is not None:
+        out["schedule"] = dict(record.schedule)
+    return out
+
+
+def dropped(index: SimhashIndex, of: str | None = None) -> Iterator[dict[str, Any]]:
+    """Every URL whose last fetch was held back as a near-duplicate: the URL it duplicates and the
+    distance to that page's current fingerprint; ``of``: only the copies of that page."""
+    target = None if of is None else canonical_key(of)
+    for page in _pages(iter_page_records(index)):
+        rows = [(key, rec) for key, rec in page if rec.duplicate_of is not None]
+        if target is not None:
+            rows = [(key, rec) for key, rec in rows if rec.duplicate_of == target]
+        originals = index.get_many([rec.duplicate_of for _, rec in rows if rec.duplicate_of is not None])
+        for (key, rec), original in zip(rows, originals):
+            distance = None if original is None or rec.last_fp is None else hamming(rec.last_fp, original)
+            yield {
+                "key": key,
+                "duplicate_of": rec.duplicate_of,
+                "distance": distance,
+                "last_fetched": iso(rec.last_fetched),
+            }
+
+
+def near(
+    index: SimhashIndex, fp: int, max_distance: int | None = None, exclude: str | None = None
+) -> list[dict[str, Any]]:
+    """Stored entries within ``max_distance`` of ``fp``, nearest first, with similarity in %."""
+    if max_distance is not None and not 0 <= max_distance <= index.max_distance:
+        raise CommandError(
+            f"-k {max_distance} is out of range: this index finds distances 0 to {index.max_distance} "
+            "(its SIMHASH_MAX_DISTANCE)",
+            EXIT_USAGE,
+        )
+    return [
+        {"distance": m.distance, "similarity": round(100 * (1 - m.distance / index.bits), 1), "key": m.key}
+        for m in index.near(fp, max_distance=max_distance, exclude=exclude)
+    ]
+
+
+def stored_fp(index: SimhashIndex, value: str) -> tuple[str, int]:
+    """The key of URL ``value`` and its fingerprint: the indexed one, else its record's last."""
+    key, fp, record = _find(index, value)
+    if fp is None and record is not None:
+        fp = record.last_fp
+    if fp is None:
+        raise CommandError(f"{key} has no fingerprint in the index at {index.path}")
+    return key, fp
+
+
+def due(
+    index: SimhashIndex, now: float | None = None, limit: int = 100, policy: SchedulePolicy | None = None
+) -> list[dict[str, Any]]:
+    """URLs due for a recrawl at ``now``, most valuable first (the recrawl ``policy``'s priority,
+    as an incremental crawl fetches them; default: the default policy): due time, seconds overdue,
+    priority, fetches, changes."""
+    now = time.time() if now is None else now
+    tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())
+    rows = tracker.due(now, limit=limit)
+    records = index.get_records([row.key for row in rows])
+    out = []
+    for row, raw in zip(rows, records):
+        record = PageRecord.parse(raw)
+        out.append(
+            {
+                "key": row.key,
+                "due": iso(row.due),
+                "overdue_s": round(now - row.due, 1),
+                "priority": round(row.priority, 3),
+                "fetch_count": None if record is None else record.fetch_count,
+                "change_count": None if record is None else record.change_count,
+            }
+        )
+    return out
+
+
+def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:
+    """Every key with a record (near-duplicates included: ``"fp": null``), then every key with a
+    fingerprint and no record (the item index); times as Unix seconds."""
+    bits = index.bits
+    for page in _pages(index.iter_records()):
+        fps = index.get_many([key for key, _ in page])
+        for (key, raw), fp in zip(page, fps):
+            row: dict[str, Any] = {"key": key, "fp": _hex(fp, bits)}
+            record = PageRecord.parse(raw)
+            if record is not None:
+                row.update(
+                    first_seen=record.first_seen,
+                    last_fetched=record.last_fetched,
+                    last_changed=record.last_changed,
+                    fetch_count=record.fetch_count,
+                    change_count=record.change_count,
+                    duplicate_of=record.duplicate_of,
+                    next_due=record.next_due,
+                    history=[{"fp": _hex(h, bits), "distance": d} for h, d in record.history],
+                )
+            yield row
+    for page in _pages(index.iter_items()):
+        records = index.get_records([key for key, _ in page])
+        for (key, fp), raw in zip(page, records):
+            if raw is None:
+                yield {"key": key, "fp": _hex(fp, bits)}
+
+
+def remove(index: SimhashIndex, value: str) -> dict[str, Any]:
+    """Forget one URL: its fingerprint and its record."""
+    key, _, _ = _find(index, value)
+    with index.batch():
+        had_fp = index.remove(key)
+        had_record = index.delete_record(key)
+    return {"key": key, "fingerprint_removed": had_fp, "record_removed": had_record}
+
+
+def prune(index: SimhashIndex, older_than: float, now: float | None = None) -> dict[str, Any]:
+    """Forget every URL not fetched for ``older_than`` seconds (fingerprint and record)."""
+    cutoff = (time.time() if now is None else now) - older_than
+    stale = [key for key, record in iter_page_records(index) if record.last_fetched < cutoff]
+    for start in range(0, len(stale), 1000):
+        with index.batch():  # one transaction per 1,000 URLs
+            for key in stale[start : start + 1000]:
+                index.remove(key)
+                index.delete_record(key)
+    return {"removed": len(stale), "before": iso(cutoff)}
+
+
+def parse_duration(text: str) -> float:
+    """``"90s"``, ``"30m"``, ``"12h"``, ``"7d"``, ``"2w"`` (or plain seconds) -> seconds."""
+    units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+    value = text.strip().lower()
+    scale = units.get(value[-1:], None)
+    number = value[:-1] if scale is not None else value
+    try:
+        seconds = float(number) * (scale or 1)
+    except ValueError:
+        seconds = -1.0
+    if not seconds > 0:
+        raise CommandError(f"{text!r} is not a duration: write e.g. 90s, 30m, 12h, 7d or 2w", EXIT_USAGE)
+    return seconds
+
+
+# -- explain ---------------------------------------------------------------------------------
+
+
+def fingerprint_page(fingerprinter: Fingerprinter, html: str | bytes, content_type: str | None) -> dict[str, Any]:
+    """What the crawl fingerprints on a page: the title and text (``extract.extract``), the
+    weighted features and the fingerprint (``Fingerprinter.fingerprint_document``). The one place
+    that calls the fingerprinting API for ``explain``."""
+    from scrapy_simhash.extract import extract
+
+    doc = extract(html, content_type=content_type, main_content=fingerprinter.main_content)
+    fp = fingerprinter.fingerprint_document(doc)
+    text = doc.text[: fingerprinter.max_chars] if fingerprinter.max_chars else doc.text
+    weights = fingerprinter._extractor.extract(text, doc.title).weights
+    return {"title": doc.title, "text": doc.text, "fp": fp, "weights": weights}
+
+
+def _load(source: str, timeout: float = 30.0) -> tuple[bytes, str | None]:
+    """The bytes and Content-Type of a URL (fetched) or a file (read; ``-``: stdin)."""
+    import sys
+    import urllib.error
+    import urllib.request
+
+    if source.startswith(("http://", "https://")):
+        request = urllib.request.Request(source, headers={"User-Agent": "scrapy-simhash explain"})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return response.read(), response.headers.get("Content-Type")
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise CommandError(f"could not fetch {source}: {exc}") from None
+    if source == "-":
+        return sys.stdin.buffer.read(), None
+    try:
+        with open(source, "rb") as f:
+            return f.read(), None
+    except OSError as exc:
+        raise CommandError(f"could not read {source}: {exc.strerror or exc}") from None
+
+
+def _top(weights: dict[str, float], keys: Any, n: int) -> list[list[Any]]:
+    return [[f, round(weights[f], 3)] for f in sorted(keys, key=lambda f: (-weights[f], f))[:n]]
+
+
+def explain(fingerprinter: Fingerprinter, sources: list[str], top: int = 20) -> dict[str, Any]:
+    """For each page: the title and text fingerprinted, the heaviest features, the fingerprint;
+    for two pages also their distance and the heaviest features only one of them has."""
+    from scrapy_simhash.fingerprint import EmptyTextError
+
+    pages = []
+    for source in sources:
+        body, content_type = _load(source)
+        try:
+            page = fingerprint_page(fingerprinter, body, content_type)
+        except EmptyTextError:
+            raise CommandError(f"{source} has no text to fingerprint") from None
+        weights = page["weights"]
+        pages.append(
+            {
+                "source": source,
+                "fp": _hex(page["fp"], fingerprinter.bits),
+                "features": len(weights),
+                "top_features": _top(weights, weights, top),
+                "title": page["title"],
+                "text": page["text"],
+                "_weights": weights,
+            }
+        )
+    out: dict[str, Any] = {"pages": pages}
+    if len(pages) == 2:
+        a, b = (p.pop("_weights") for p in pages)
+        distance = hamming(int(pages[0]["fp"], 16), int(pages[1]["fp"], 16))
+        out.update(
+            distance=distance,
+            similarity=round(100 * (1 - distance / fingerprinter.bits), 1),
+            only_in_first=_top(a, a.keys() - b.keys(), top),
+            only_in_second=_top(b, b.keys() - a.keys(), top),
+        )
+    for page in pages:
+        page.pop("_weights", None)
+    return out

@@ -1,0 +1,257 @@
+"""Both doors as subprocesses (``scrapy-simhash`` and ``scrapy simhash``), ``dedup``, and the
+HTML report in headless Chromium."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EN_ARTICLES, ZH_ARTICLES, article_html
+
+from scrapy_simhash import Fingerprinter, SimhashIndex
+from scrapy_simhash.commands.cli import main
+from scrapy_simhash.commands.dedup import dedup
+from scrapy_simhash.pipeline import fields_text
+from scrapy_simhash.recrawl import ChangeTracker
+
+CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")
+
+
+def sh(*args: str, stdin: bytes | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        args,
+        input=None if stdin is None else stdin.decode(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=cwd,
+        check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def index_dir(tmp_path_factory) -> Path:
+    """An index with 3 pages (one copy) and 3,000 plain records (for a long export)."""
+    path = tmp_path_factory.mktemp("cli") / "spider" / "pages"
+    fp = Fingerprinter()
+    with SimhashIndex.open(path) as index:
+        tracker = ChangeTracker(index)
+        tracker.observe("https://a.example/harbour", fp.fingerprint_html(article_html("harbour")))
+        tracker.observe("https://b.example/harbour", fp.fingerprint_html(article_html("harbour", site="Mirror")))
+        tracker.observe("https://a.example/orchard", fp.fingerprint_html(article_html("orchard")))
+        record = index.get_record("https://a.example/orchard")
+        assert record is not None
+        index.put_records((f"https://c.example/{i:05d}", record, None) for i in range(3000))
+    return path
+
+
+def test_console_door_reads_while_a_crawl_writes(index_dir):
+    with SimhashIndex.open(index_dir) as writer:  # a crawl holds it open for writing
+        writer.add("https://a.example/live", 0x1234_5678_9ABC_DEF0)
+        result = sh(CONSOLE, str(index_dir.parent), "show", "https://b.example/harbour")
+        assert result.returncode == 0, result.stderr
+        assert "duplicate_of: https://a.example/harbour\n" in result.stdout and "Z\n" in result.stdout
+        result = sh(CONSOLE, str(index_dir), "near", "--url", "https://a.example/harbour")
+        assert result.stdout.split("\t")[-2:] == ["https://b.example/harbour", "https://a.example/harbour\n"]
+        assert "keys: 3\n" in sh(CONSOLE, str(index_dir), "info").stdout
+
+
+def test_console_door_errors(index_dir, tmp_path, capsys):
+    (tmp_path / "data.mdb").write_bytes(b"not lmdb" * 100)
+    result = sh(CONSOLE, str(tmp_path), "info")  # not an index
+    assert result.returncode == 1 and result.stderr.startswith(
+        f"error: {tmp_path} is not a usable scrapy-simhash index"
+    )
+    assert result.stderr.count("\n") == 1
+    for args, status in [
+        ((str(tmp_path / "nowhere"), "info"), 1),
+        ((str(index_dir), "near", "--url", "https://a.example/harbour", "-k", "6"), 2),
+        ((str(index_dir), "frobnicate"), 2),
+        (("info",), 2),
+        (("-s", "SIMHASH_BITS=65", "explain", "x.html"), 2),
+        (("dedup", str(tmp_path / "missing.jsonl"), "--field", "text"), 1),
+    ]:
+        try:
+            status_seen = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            status_seen = exc.code
+        err = capsys.readouterr().err
+        assert status_seen == status, (args, err)
+        assert "Traceback" not in err and err.strip(), args
+        if status == 1:
+            assert err.count("\n") == 1 and err.startswith("error: "), err
+
+
+def test_a_closed_pipe_ends_quietly(index_dir):
+    result = subprocess.run(
+        f"{CONSOLE} {index_dir} export | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert result.returncode == 0 and result.stderr == ""
+    assert json.loads(result.stdout)["key"] == "https://a.example/harbour"
+
+
+def test_scrapy_door(index_dir):
+    result = sh(
+        sys.executable, "-m", "scrapy", "simhash", "spider", "dropped", "-s", f"SIMHASH_DIR={index_dir.parent.parent}"
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("https://b.example/harbour\thttps://a.example/harbour\t")
+    result = sh(sys.executable, "-m", "scrapy", "simhash", "nospider", "info", "-s", f"SIMHASH_DIR={index_dir}")
+    assert result.returncode == 1 and result.stderr.startswith("error: no simhash index at")
+
+
+def _corpus() -> tuple[list[dict], set[int]]:
+    """Articles, near copies (their line numbers: the lines to drop) and first paragraphs alone (kept)."""
+    rows: list[dict] = []
+    copies = set()
+    for name, (title, paragraphs) in {**EN_ARTICLES, **ZH_ARTICLES}.items():
+        rows.append({"id": name, "title": title, "text": paragraphs})
+    for name, (title, paragraphs) in EN_ARTICLES.items():
+        rows.append({"id": name + "-copy", "title": title, "text": [paragraphs[0] + " (updated)", *paragraphs[1:]]})
+        copies.add(len(rows))
+        rows.append({"id": name + "-part", "title": title, "text": paragraphs[:1]})
+    return rows, copies
+
+
+def test_dedup_drops_the_near_copies_and_keeps_the_rest(tmp_path):
+    rows, copies = _corpus()
+    lines = [json.dumps(r, ensure_ascii=False).encode() + b"\n" for r in rows] + [
+        b"not json\n",
+        b"[1]\n",
+        b'{"x": 1}\n',
+    ]
+    source = tmp_path / "in.jsonl"
+    source.write_bytes(b"".join(lines))
+    kept, report = tmp_path / "kept.jsonl", tmp_path / "dropped.jsonl"
+    with source.open("rb") as src, kept.open("wb") as out, report.open("wb") as rep:
+        result = dedup(src, out, rep, ("title", "text"), {"bits": 64}, workers=1)
+    dropped = [json.loads(x) for x in report.read_text().splitlines()]
+    assert {d["line"] for d in dropped} == copies
+    assert all(d["cluster"] == d["kept_line"] and 0 <= d["distance"] <= 3 for d in dropped)
+    assert all(rows[d["kept_line"] - 1]["id"] + "-copy" == rows[d["line"] - 1]["id"] for d in dropped)
+    assert kept.read_bytes() == b"".join(line for i, line in enumerate(lines, 1) if i not in copies)
+    assert result.as_dict() == {
+        "lines": len(lines),
+        "kept": len(lines) - len(copies),
+        "dropped": len(copies),
+        "not_fingerprinted": {"not_json": 1, "not_an_object": 1, "no_fields": 1},
+    }
+
+
+def test_dedup_fingerprints_are_the_item_pipelines():
+    from scrapy_simhash.commands.dedup import line_fingerprint
+
+    fp = Fingerprinter()
+    for row in _corpus()[0]:
+        title, text = fields_text(row, ("title", "text"))
+        assert line_fingerprint(fp, json.dumps(row).encode(), ("title", "text")) == fp.fingerprint_text(text, title)
+
+
+def test_dedup_through_the_console_door_in_a_process_pool(tmp_path):
+    rows, copies = _corpus()
+    data = b"".join(json.dumps(r).encode() + b"\n" for r in rows * 3)  # every line repeated: 2/3 exact copies
+    report = tmp_path / "report.jsonl"
+    result = sh(
+        CONSOLE,
+        "dedup",
+        "-",
+        "--field",
+        "text",
+        "--field",
+        "title",
+        "--workers",
+        "2",
+        "--report",
+        str(report),
+        stdin=data,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.encode() == b"".join(
+        json.dumps(r).encode() + b"\n" for i, r in enumerate(rows, 1) if i not in copies
+    )
+    assert f"dropped={len(rows) * 3 - len(rows) + len(copies)}" in result.stderr
+    clusters = {json.loads(x)["cluster"] for x in report.read_text().splitlines()}
+    assert clusters == {i for i in range(1, len(rows) + 1) if i not in copies}
+
+
+def _browser() -> str | None:
+    return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+
+
+def test_report_renders_in_headless_chromium(index_dir, tmp_path):
+    browser = _browser()
+    if browser is None:
+        if os.environ.get("CI"):
+            pytest.fail("no Chromium in CI: ./dev test installs Debian's chromium")
+        pytest.skip("no Chromium on this machine (./dev test installs it where it runs as root)")
+    page = tmp_path / "report.html"
+    result = sh(CONSOLE, str(index_dir), "report", "-o", str(page))
+    assert result.returncode == 0, result.stderr
+    flags = ["--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}"]
+    dom = subprocess.run(
+        [browser, *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=True
+    ).stdout
+    assert "<h1>scrapy-simhash report" in dom and dom.count("<svg") == 3
+    assert 'id="plot-distances"' in dom and "https://b.example/harbour" in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [browser, *flags, f"--screenshot={shot}", "--window-size=1000,2400", page.as_uri()],
+        capture_output=True,
+        timeout=120,
+        check=True,
+    )
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG") and len(data) > 20_000
+
+
+def test_dev_help_prints_the_usage():
+    result = sh("bash", str(Path(__file__).parent.parent / "dev"), "--help")
+    assert result.returncode == 0 and "./dev test" in result.stdout and result.stderr == ""
+
+
+@pytest.mark.parametrize(("bits", "k"), [(64, 3), (128, 6)])
+def test_kept_lines_decide_as_brute_force(bits, k):
+    import random
+
+    from scrapy_simhash.commands.dedup import KeptLines
+
+    rng = random.Random(bits)
+    fps: list[int] = []
+    for _ in range(3000):  # random fingerprints and copies of earlier ones with a few bits flipped
+        fp = rng.getrandbits(bits)
+        if fps and rng.random() < 0.5:
+            fp = rng.choice(fps)
+            for bit in rng.sample(range(bits), rng.randint(0, k + 2)):
+                fp ^= 1 << bit
+        fps.append(fp)
+    kept_lines = KeptLines(bits, k)
+    kept: list[tuple[int, int]] = []
+    for line, fp in enumerate(fps, 1):
+        near = [((fp ^ other).bit_count(), n) for n, other in kept if (fp ^ other).bit_count() <= k]
+        expected = None if not near else min(near)[::-1]
+        assert kept_lines.check_and_add(line, fp) == expected
+        if expected is None:
+            kept.append((line, fp))
+    assert 0 < len(kept_lines) == len(kept) < len(fps)
+
+
+def test_dedup_writes_kept_lines_to_a_file_never_over_its_input(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    rows = _corpus()[0]
+    source.write_text("".join(json.dumps(r) + "\n" for r in rows * 2))
+    out = tmp_path / "out.jsonl"
+    assert main(["dedup", str(source), "--field", "title", "--field", "text", "-o", str(out), "--workers", "1"]) == 0
+    assert out.read_text().splitlines() == [json.dumps(r) for r in rows if not r["id"].endswith("-copy")]
+    assert f"dropped={len(rows) + 3}" in capsys.readouterr().err
+    assert main(["dedup", str(source), "--field", "text", "-o", str(source)]) == 2
+    assert "is the input file" in capsys.readouterr().err and len(source.read_text().splitlines()) == 2 * len(rows)
