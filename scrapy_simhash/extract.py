@@ -53,6 +53,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from lxml import etree
+from scrapy_simhash.features import SizedCache
 from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
@@ -280,7 +281,9 @@ _NEGATIVE_RE = re.compile(
 # ("penci_sidebar", "header-style-2" on a container): it is walked, and link density decides.
 _WRAPPER_PARAGRAPHS = 5
 
-_NEGATIVE_CACHE: dict[str, bool] = {}
+# class/id string -> whether it matches: bounded in entries and characters (long generated
+# class strings cannot grow them without bound).
+_NEGATIVE_CACHE = SizedCache(50_000, 4 << 20)
 _DISPLAY_NONE_RE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _ENTITY = etree.Entity
 _WS_RE = re.compile(r"\s+")
@@ -319,17 +322,16 @@ _META_CLASS_RE = re.compile(
     r"postinfo|post-info|article-info|view-count|viewcount|"
     r"(?:^|[\s_-])(?:meta|info|date|datetime|time|stats|counter|views?|author)(?:$|[\s_\d-])"
 )
-_META_CACHE: dict[str, bool] = {}
+_META_CACHE = SizedCache(50_000, 4 << 20)
 
 
-def _cached_search(cache: dict[str, bool], pattern: re.Pattern[str], attrs: str) -> bool:
+def _cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bool:
     """Whether ``pattern`` matches the lower-cased class/id string ``attrs``; class names repeat
-    across the pages of a site, so the answers are kept (bounded: cleared past 50,000)."""
+    across the pages of a site, so the answers are kept (in a bounded cache)."""
     found = cache.get(attrs)
     if found is None:
-        if len(cache) > 50_000:
-            cache.clear()
-        found = cache[attrs] = pattern.search(attrs.lower()) is not None
+        found = pattern.search(attrs.lower()) is not None
+        cache.put(attrs, found)
     return found
 
 

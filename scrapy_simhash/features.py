@@ -86,6 +86,32 @@ def normalize(text: str) -> str:
     return unicodedata.normalize("NFKC", text).lower()
 
 
+class SizedCache(dict):  # type: ignore[type-arg]
+    """A dict of pure results bounded in entries and in the characters of its keys and values
+    (a proxy for bytes: about 1-4 bytes a character, plus ~100 bytes of overhead per entry):
+    when either bound would be passed it is emptied, which costs nothing and keeps memory bounded
+    whatever the input (30,000 long distinct tokens cannot grow it past ``max_chars``).
+
+    ``put(key, value, size)``: ``size`` is the value's size in characters (0 for a bool)."""
+
+    def __init__(self, max_entries: int, max_chars: int) -> None:
+        super().__init__()
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self.chars = 0
+
+    def put(self, key: str, value: Any, size: int = 0) -> None:
+        cost = len(key) + size
+        if len(self) >= self.max_entries or self.chars + cost > self.max_chars:
+            self.clear()
+        self[key] = value
+        self.chars += cost
+
+    def clear(self) -> None:
+        super().clear()
+        self.chars = 0
+
+
 def _read_word_list(name: str) -> frozenset[str]:
     words = set()
     for line in (_DATA / name).read_text(encoding="utf-8").splitlines():
@@ -230,6 +256,7 @@ def _init_jieba(hmm: bool) -> tuple[Callable[[str], Iterable[str]], str]:
 
 
 _HMM_CACHE_SIZE = 1 << 16
+_HMM_CACHE_CHARS = 4 << 20  # characters of keys and values (a few MB)
 
 
 class _JiebaCutter:
@@ -255,7 +282,7 @@ class _JiebaCutter:
         # finalseg.cut (HMM Viterbi in pure Python) is a pure function of its input and costs
         # about as much as the whole DAG search; its inputs (runs of unknown single characters)
         # repeat a lot across pages, so its results are cached.
-        self.hmm_cache: dict[str, tuple[str, ...]] = {}
+        self.hmm_cache = SizedCache(_HMM_CACHE_SIZE, _HMM_CACHE_CHARS)
 
     def _route(self, sentence: str) -> list[int]:
         """End index (exclusive) of the word starting at each position of the best path."""
@@ -327,9 +354,7 @@ class _JiebaCutter:
             words = self.hmm_cache.get(buf)
             if words is None:
                 words = tuple(self.finalseg_cut(buf))
-                if len(self.hmm_cache) >= _HMM_CACHE_SIZE:
-                    self.hmm_cache.clear()
-                self.hmm_cache[buf] = words
+                self.hmm_cache.put(buf, words, len(buf))
             out.extend(words)
         else:
             out.extend(buf)

@@ -23,7 +23,8 @@ from w3lib.url import canonicalize_url
 from scrapy_simhash._component import _IndexComponent
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
-from scrapy_simhash.fingerprint import EmptyTextError, hamming
+from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint, hamming
+from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
 from scrapy_simhash.recrawl import (
     CHANGED,
     NEAR_DUPLICATE,
@@ -75,6 +76,7 @@ class _Job:
     key: str
     url: str
     fp: int | None = None
+    page: PageFingerprint | None = None
     error: BaseException | None = None
     elapsed: float = 0.0
     done: bool = False
@@ -116,6 +118,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._draining = False
         self._time_total = 0.0
         self._time_max = 0.0
+        self._templates: SiteTemplates | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -158,7 +161,19 @@ class SimhashSpiderMiddleware(_IndexComponent):
         if self._pool is not None:
             self._pool.shutdown(wait=True)
             self._pool = None
+        if self._templates is not None:
+            try:
+                self._templates.flush()
+            except Exception:  # noqa: BLE001 - fail open: what is learned is only an aid
+                self._store_error("site templates")
+            self._templates = None
         self._close(spider)
+
+    def _site_templates(self) -> SiteTemplates | None:
+        """The site templates learned from this crawl, kept in the index (None without one)."""
+        if self._templates is None and self.index is not None:
+            self._templates = SiteTemplates(IndexTemplateStore(self.index))
+        return self._templates
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         self._update_index_stats()
@@ -284,7 +299,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
         started = time.perf_counter()
         try:
             html = _response_text(job.response)
-            job.fp = self.fingerprinter.fingerprint_html(html, url=job.url)
+            job.page = self.fingerprinter.fingerprint_page(html, url=job.url, templates=self._site_templates())
+            job.fp = job.page.fp
         except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
             job.error = exc
         job.elapsed = time.perf_counter() - started
@@ -386,8 +402,16 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 self.stats.max_value("simhash/time_ms_max", round(job.elapsed * 1000, 3))
             if job.error is not None or job.fp is None:
                 return self._fingerprint_failed(job)
-            outcome = self._verdict(job.key, job.fp)
+            page = job.page
+            outcome = self._verdict(job.key, job.fp, page is None or page.may_match)
             self._count(outcome)
+            if page is not None:
+                for key in page.stats():
+                    self._inc(f"simhash/{key}")
+                if outcome.verdict in (NEW, CHANGED) and self._templates is not None:
+                    # Distinct page contents only: a duplicate or an unchanged refetch must not
+                    # make a page's own text look like its site's template.
+                    self._templates.observe(job.url, page.visible.split("\n"))
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
                 self._log_duplicate(
@@ -414,8 +438,11 @@ class SimhashSpiderMiddleware(_IndexComponent):
         )
         return self._skip(job.response, "error")
 
-    def _verdict(self, key: str, fp: int) -> _Outcome:
+    def _verdict(self, key: str, fp: int, may_match: bool = True) -> _Outcome:
         """One verdict for ``key`` with fingerprint ``fp``; updates the index and the record.
+
+        ``may_match`` False (a page with no text of its own beside its site's template): the page
+        is never a near-duplicate and is not indexed, so that no page can duplicate it.
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
@@ -426,7 +453,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
             with index.batch():
                 record = self._record(key)
                 if record is None or record.last_fp is None:
-                    match = index.check_and_add(key, fp)
+                    match = index.check_and_add(key, fp) if may_match else None
                     duplicate_of = match.key if match is not None else None
                     new_record = PageRecord.first(fp, duplicate_of=duplicate_of)
                     if match is None:
@@ -437,11 +464,11 @@ class SimhashSpiderMiddleware(_IndexComponent):
                     change = hamming(fp, record.last_fp)
                     if change_verdict(change, config.change_threshold) == UNCHANGED:
                         duplicate_of = record.duplicate_of
-                        if duplicate_of is None and index.get(key) != fp:
+                        if duplicate_of is None and may_match and index.get(key) != fp:
                             index.add(key, fp)  # keep the canonical page's newest fingerprint
                         outcome = _Outcome(UNCHANGED, fp, change, duplicate_of)
                     else:
-                        match = index.check_and_add(key, fp)
+                        match = index.check_and_add(key, fp) if may_match else None
                         if match is None:
                             duplicate_of = None
                             outcome = _Outcome(CHANGED, fp, change)
