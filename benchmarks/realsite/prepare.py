@@ -1,0 +1,345 @@
+"""Builds the served copy of one real site: the first pages in breadth-first order from its start
+page, plus the true duplicates that real sites have, and the scripted edits made between crawls.
+
+Nothing here imports scrapy_simhash: the site and the edits do not depend on the code under test.
+
+Duplicates added (each group: an original page and its copies; the crawl should keep one page per
+group and drop the rest):
+
+- ``mirror``: the page's bytes under ``/mirror/<path>`` (a mirror of part of the site);
+- ``print``: a print view under ``/print/<path>``: the page without its navigation, header, footer
+  and sidebars, plus a "printed from" line;
+- ``tracking``: the page's URL with ``utm_*`` tracking parameters (the server ignores the query);
+- ``soft404``: URLs that do not exist, answered with status 200 and one "not found" page in the
+  site's own template (one group for the whole site).
+
+Each original links to its copies (print and share links); the soft-404 URLs are broken links on a
+few pages. Links are inserted before ``</body>`` so that the rest of the page keeps its bytes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import re
+import shutil
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote, urljoin, urlsplit
+
+from lxml import html as lxml_html
+
+try:
+    from judge import collapse, decode, parse, visible_text
+except ImportError:  # imported as benchmarks.realsite.prepare
+    from .judge import collapse, decode, parse, visible_text
+
+PAGE_SUFFIXES = (".html", ".htm")
+BASE = "http://site.invalid/"  # resolves links between paths; never fetched
+SOFT404_FILE = "_soft404.html"  # the soft-404 page, kept beside (not inside) the served tree
+SOFT404_TEXT = (
+    "Page not found. Sorry, the page you are looking for does not exist, has been removed, or had "
+    "its name changed. Please check the address, go back to the home page, or use the search box "
+    "to find what you were looking for."
+)
+_CHROME = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
+_CHROME_TAGS = ("nav", "header", "footer", "aside")
+_CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
+_BLOCKS = ("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote")
+_DIGIT_OR_ENTITY = re.compile(r"(&#?\w+;)|(\d)")
+_TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
+_END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
+
+
+@dataclass
+class Page:
+    """A served URL: ``path`` (unquoted, no leading slash) and ``query`` (may be empty)."""
+
+    path: str
+    query: str = ""
+    kind: str = "page"  # page, mirror, print, tracking, soft404
+    group: str | None = None  # the injected duplicate group, None for the site's own pages
+    edit: str | None = None  # None, "big" or "digits" (edited before the second crawl)
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        return self.path + ("?" + self.query if self.query else "")
+
+    @property
+    def url_path(self) -> str:
+        return "/" + quote(self.path) + ("?" + self.query if self.query else "")
+
+
+def link_key(base_url: str, href: str) -> str | None:
+    """``path[?query]`` (unquoted path, no leading slash) of a link on the site, or None for a link
+    that leaves it or has no path."""
+    href = href.strip()
+    if not href or href.startswith(("mailto:", "javascript:", "data:", "#")):
+        return None
+    parts = urlsplit(urljoin(base_url, href))
+    base = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or parts.netloc != base.netloc:
+        return None
+    path = unquote(parts.path).lstrip("/")
+    if not path or path.endswith("/"):
+        path += "index.html"
+    return path + ("?" + parts.query if parts.query else "")
+
+
+def hrefs(root: Any) -> list[str]:
+    return [a.get("href") for a in root.iter("a") if a.get("href")] if root is not None else []
+
+
+def select_pages(src: Path, start: str, max_pages: int, include: str | None = None) -> list[str]:
+    """The first ``max_pages`` HTML files of ``src`` in breadth-first link order from ``start``
+    (paths relative to ``src``); ``include``: a regex the path must match."""
+    pattern = re.compile(include) if include else None
+    order = [start]
+    seen = {start}
+    queue = deque([start])
+    while queue and len(order) < max_pages:
+        rel = queue.popleft()
+        root = parse(decode((src / rel).read_bytes()))
+        for href in hrefs(root):
+            key = link_key(BASE + quote(rel), href)
+            if key is None or "?" in key or key in seen:
+                continue
+            seen.add(key)
+            if not key.endswith(PAGE_SUFFIXES) or (pattern and not pattern.search(key)):
+                continue
+            target = src / key
+            if ".." in Path(key).parts or not target.is_file():
+                continue
+            order.append(key)
+            queue.append(key)
+            if len(order) >= max_pages:
+                break
+    return order
+
+
+def _is_chrome(el: Any) -> bool:
+    return el.tag in _CHROME_TAGS or (el.get("role") or "") in _CHROME_ROLES
+
+
+def main_container(root: Any) -> Any:
+    """The content area: the element marked as such (``role="main"``, ``<main>``), else the deepest
+    element that holds at least half of the text of its parent outside navigation, headers,
+    footers and asides."""
+    marked = root.xpath("//*[@role='main'] | //main")
+    if marked:
+        return marked[0]
+    body = root.find("body")
+    node = body if body is not None else root
+    while True:
+        sizes = [
+            (len(collapse(child.text_content())), child)
+            for child in node
+            if isinstance(child.tag, str) and not _is_chrome(child)
+        ]
+        total = sum(size for size, _ in sizes) + len(collapse(node.text or ""))
+        size, best = max(sizes, key=lambda s: s[0], default=(0, None))
+        if best is None or size * 2 < total or size == 0:
+            return node
+        node = best
+
+
+def _insert_links(path: Path, links: list[tuple[str, str]]) -> None:
+    html = "".join(f'<a href="{href}">{text}</a> ' for href, text in links)
+    block = f'\n<p class="share-links">{html}</p>\n'.encode("ascii")
+    data = path.read_bytes()
+    ends = list(_END_BODY.finditer(data))
+    if ends:
+        at = ends[-1].start()
+        path.write_bytes(data[:at] + block + data[at:])
+    else:
+        path.write_bytes(data + block)
+
+
+def _write_tree(path: Path, root: Any, encoding: str) -> None:
+    text = lxml_html.tostring(root, encoding="unicode", doctype="<!DOCTYPE html>")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode(encoding, errors="xmlcharrefreplace"))
+
+
+def _encoding(body: bytes) -> str:
+    from w3lib.encoding import html_to_unicode
+
+    return html_to_unicode(None, body)[0]
+
+
+def print_view(body: bytes, url: str) -> tuple[Any, str]:
+    """The page without the site's navigation, header, footer and sidebars (elements outside the
+    content area), with a "printed from" line."""
+    root = parse(decode(body))
+    box = main_container(root)
+    keep = set(box.iterancestors()) | set(box.iter())  # the references keep lxml's proxies alive
+    for el in list(root.iter()):
+        if el in keep or not isinstance(el.tag, str) or el.getparent() is None:
+            continue
+        names = (el.get("class") or "") + " " + (el.get("id") or "")
+        if el.tag in ("nav", "header", "footer", "aside", "script", "style", "form") or _CHROME.search(names):
+            el.drop_tree()
+    body_el = root.find("body")
+    if body_el is not None:
+        body_el.append(lxml_html.fromstring(f"<p>Printed from {url}</p>"))
+    return root, _encoding(body)
+
+
+def soft404_page(start_body: bytes) -> bytes:
+    """The "not found" page in the site's template: the start page with its content area replaced."""
+    root = parse(decode(start_body))
+    box = main_container(root)
+    for child in list(box):
+        box.remove(child)
+    box.text = None
+    box.append(lxml_html.fromstring(f"<div><h1>Page not found</h1><p>{SOFT404_TEXT}</p></div>"))
+    title = root.find(".//title")
+    if title is not None:
+        title.text = "Page not found"
+    return lxml_html.tostring(root, encoding="utf-8", doctype="<!DOCTYPE html>")
+
+
+def text_blocks(root: Any) -> list[Any]:
+    """The innermost text blocks (paragraphs, items, code, cells, headings) of the content area."""
+    box = main_container(root)
+    blocks = [el for el in box.iter(*_BLOCKS) if collapse(el.text_content())]
+    inner = set(blocks)
+    return [el for el in blocks if not any(d in inner for d in el.iterdescendants(*_BLOCKS))]
+
+
+def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any]:
+    """Deletes ``share`` of the page's text blocks (at random, at least a third); returns what was cut."""
+    body = path.read_bytes()
+    root = parse(decode(body))
+    before = len(visible_text(parse(decode(body))))
+    blocks = text_blocks(root)
+    cut = rng.sample(blocks, max(math.ceil(len(blocks) / 3), round(share * len(blocks))))
+    for el in cut:
+        el.drop_tree()
+    _write_tree(path, root, _encoding(body))
+    after = len(visible_text(parse(decode(path.read_bytes()))))
+    return {"blocks": len(blocks), "deleted": len(cut), "text_before": before, "text_after": after}
+
+
+def shift_digits(path: Path) -> dict[str, Any]:
+    """Changes every digit of the page's text (not its markup, scripts or entities): dates, counters,
+    version and line numbers move, nothing else does."""
+    body = path.read_bytes()
+    encoding = _encoding(body)
+    text = body.decode(encoding, errors="surrogateescape")
+    out = []
+    changed = 0
+    skip_until: str | None = None
+    for m in _TAG_OR_TEXT.finditer(text):
+        tag, chunk = m.group(1), m.group(2)
+        if tag is not None:
+            out.append(tag)
+            low = tag.lower()
+            if skip_until and low.startswith(skip_until):
+                skip_until = None
+            elif low.startswith(("<script", "<style")) and not low.endswith("/>"):
+                skip_until = "</" + low[1:].split()[0].rstrip(">")
+            continue
+        if skip_until:
+            out.append(chunk)
+            continue
+
+        def swap(d: re.Match[str]) -> str:
+            nonlocal changed
+            if d.group(1):
+                return d.group(1)
+            changed += 1
+            return str((int(d.group(2)) + 3) % 10)
+
+        out.append(_DIGIT_OR_ENTITY.sub(swap, chunk))
+    path.write_bytes("".join(out).encode(encoding, errors="surrogateescape"))
+    return {"digits": changed}
+
+
+def count_digits(body: bytes) -> int:
+    return sum(ch.isdigit() for ch in visible_text(parse(decode(body))))
+
+
+def build(
+    src: Path,
+    start: str,
+    dest: Path,
+    max_pages: int,
+    include: str | None = None,
+    seed: int = 7,
+) -> list[Page]:
+    """Copies the selected pages of ``src`` to ``dest`` and adds the duplicates; returns every served
+    URL (the site's pages first, in crawl order from ``start``)."""
+    rng = random.Random(seed)
+    rels = select_pages(src, start, max_pages, include)
+    pages = [Page(rel) for rel in rels]
+    for rel in rels:
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile((src / rel).resolve(), dest / rel)
+    (dest.parent / SOFT404_FILE).write_bytes(soft404_page((dest / start).read_bytes()))
+
+    per_kind = max(1, len(rels) // 30)
+    candidates = rels[1:]
+    originals = rng.sample(candidates, min(len(candidates), 3 * per_kind))
+    kinds = ["mirror", "print", "tracking"]
+    injected: list[Page] = []
+    links: dict[str, list[tuple[str, str]]] = {}
+    for i, rel in enumerate(originals):
+        kind = kinds[i % 3]
+        group = f"{kind}:{rel}"
+        next(p for p in pages if p.path == rel).group = group
+        if kind == "mirror":
+            copy = Page("mirror/" + rel, kind=kind, group=group)
+            (dest / copy.path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(dest / rel, dest / copy.path)
+            links.setdefault(rels[0], []).append((copy.url_path, "Mirror"))
+        elif kind == "print":
+            copy = Page("print/" + rel, kind=kind, group=group)
+            root, encoding = print_view((dest / rel).read_bytes(), "/" + quote(rel))
+            _write_tree(dest / copy.path, root, encoding)
+            links.setdefault(rel, []).append((copy.url_path, "Print this page"))
+        else:
+            copy = Page(rel, f"utm_source=newsletter&utm_medium=email&utm_campaign=c{i}", kind=kind, group=group)
+            links.setdefault(rel, []).append((copy.url_path, "Share"))
+        injected.append(copy)
+
+    n_soft = max(3, len(rels) // 40)
+    for i in range(n_soft):
+        on = rels[(i * 7) % len(rels)]
+        folder = str(Path(on).parent) if "/" in on else ""
+        name = f"{folder}/old-page-{i}.html" if folder else f"old-page-{i}.html"
+        if (dest / name).exists():
+            continue
+        missing = Page(name, kind="soft404", group="soft404")
+        injected.append(missing)
+        links.setdefault(on, []).append((missing.url_path, f"Old page {i}"))
+    for rel, page_links in links.items():
+        _insert_links(dest / rel, page_links)
+    return pages + injected
+
+
+def plan_edits(dest: Path, pages: list[Page], seed: int = 7) -> None:
+    """Marks the pages that :func:`apply_edits` will edit: a twentieth of the site's own pages (not
+    the start page, none in a duplicate group) for each kind of edit."""
+    rng = random.Random(seed + 1)
+    own = [p for p in pages[1:] if p.kind == "page" and p.group is None]
+    n = max(2, len(pages) // 20)
+    big = [p for p in own if len(text_blocks(parse(decode((dest / p.path).read_bytes())))) >= 6]
+    for p in rng.sample(big, min(n, len(big))):
+        p.edit = "big"
+    digits = [p for p in own if p.edit is None and count_digits((dest / p.path).read_bytes()) >= 5]
+    for p in rng.sample(digits, min(n, len(digits))):
+        p.edit = "digits"
+
+
+def apply_edits(dest: Path, pages: list[Page], share: float = 0.4, seed: int = 7) -> None:
+    """Edits the served copy between the two crawls (see :func:`plan_edits`)."""
+    rng = random.Random(seed + 2)
+    for p in pages:
+        if p.edit == "big":
+            p.info.update(delete_blocks(dest / p.path, share, rng))
+        elif p.edit == "digits":
+            p.info.update(shift_digits(dest / p.path))

@@ -1,0 +1,136 @@
+"""The real-site benchmark's own logic (benchmarks/realsite/) on a tiny generated site: page selection,
+duplicate injection, scripted edits, the soft-404 server and the Jaccard judge. No Debian package
+and no crawl needed."""
+
+from __future__ import annotations
+
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks" / "realsite"))
+
+from crawl import serve
+from judge import decode, jaccard, parse, visible_text
+from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, text_blocks
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+N_PAGES = 40
+
+
+def _page(i: int, links: list[int]) -> str:
+    nav = "".join(f'<li><a href="p{j}.html">Page number {j}</a></li>' for j in links)
+    paras = "".join(
+        f"<p>Paragraph {k} of page {i}: "
+        + " ".join(WORDS[(i * 7 + k * 3 + w) % len(WORDS)] for w in range(12))
+        + f" on 2023-0{1 + k % 9}-1{k % 10}.</p>"
+        for k in range(8)
+    )
+    return (
+        f"<html><head><title>Page {i}</title><script>var x = 12345;</script></head><body>"
+        f'<div class="sidebar"><ul>{nav}</ul></div>'
+        f'<div class="document"><h1>Page {i}</h1>{paras}<pre>code &#8212; {i}</pre></div>'
+        "<footer>Site footer with a copyright 2008-2023 line.</footer></body></html>"
+    )
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    for i in range(N_PAGES):
+        links = [j for j in (2 * i + 1, 2 * i + 2) if j < N_PAGES]  # a binary tree: BFS order is 0, 1, 2, ...
+        (src / f"p{i}.html").write_text(_page(i, links), encoding="utf-8")
+    (src / "p0.html").write_text(_page(0, [1, 2]).replace("</ul>", '<li><a href="sub/">Sub</a></li></ul>'))
+    (src / "sub" / "index.html").write_text(_page(99, []), encoding="utf-8")
+    return src
+
+
+def test_link_key_resolves_relative_links_and_keeps_the_query() -> None:
+    base = "http://h:1/a/b.html"
+    assert link_key(base, "c.html#x") == "a/c.html"
+    assert link_key(base, "../d%20e.html?utm_source=x") == "d e.html?utm_source=x"
+    assert link_key(base, "sub/") == "a/sub/index.html"
+    assert link_key(base, "http://other/x.html") is None
+    assert link_key(base, "mailto:a@b") is None
+
+
+def test_build_selects_pages_breadth_first_and_adds_duplicates(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    pages = build(source, "p0.html", dest, max_pages=31)
+    own = [p for p in pages if p.kind == "page"]
+    assert [p.path for p in own[:3]] == ["p0.html", "p1.html", "p2.html"]
+    assert len(own) == 31 and "sub/index.html" in {p.path for p in own}
+    kinds = {p.kind for p in pages}
+    assert kinds == {"page", "mirror", "print", "tracking", "soft404"}
+    soft = [p for p in pages if p.kind == "soft404"]
+    assert len(soft) >= 3 and all(not (dest / p.path).exists() for p in soft)
+    assert SOFT404_TEXT in visible_text(parse(decode((dest.parent / SOFT404_FILE).read_bytes())))
+    by_group: dict[str, list] = {}
+    for p in pages:
+        if p.group and p.kind != "soft404":
+            by_group.setdefault(p.group, []).append(p)
+    assert len(by_group) == 3 and all(len(m) == 2 for m in by_group.values())
+    linked = " ".join((dest / p.path).read_text() for p in own)
+    for members in by_group.values():
+        original, copy = members
+        assert original.kind == "page"
+        assert copy.url_path.replace("&", "&amp;") in linked or copy.url_path in linked  # the crawl finds it
+        text = visible_text(parse(decode((dest / original.path).read_bytes())))
+        if copy.kind == "mirror":
+            assert (dest / copy.path).read_bytes() == (dest / original.path).read_bytes()
+        elif copy.kind == "print":
+            printed = visible_text(parse(decode((dest / copy.path).read_bytes())))
+            assert "Page number" not in printed and "Site footer" not in printed  # no navigation, no footer
+            assert jaccard(text, printed) >= 0.5
+        else:
+            assert copy.query.startswith("utm_source=") and copy.path == original.path
+
+
+def test_edits_delete_a_third_of_the_blocks_or_change_only_digits(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    pages = build(source, "p0.html", dest, max_pages=N_PAGES)
+    plan_edits(dest, pages)
+    big = [p for p in pages if p.edit == "big"]
+    digits = [p for p in pages if p.edit == "digits"]
+    assert big and digits and not {p.path for p in big} & {p.path for p in digits}
+    assert all(p.group is None and p.path != "p0.html" for p in big + digits)
+    before = {p.path: (dest / p.path).read_text() for p in pages if p.kind == "page"}
+    apply_edits(dest, pages)
+    for p in big:
+        assert p.info["deleted"] * 3 >= p.info["blocks"]
+        assert len(text_blocks(parse((dest / p.path).read_text()))) == p.info["blocks"] - p.info["deleted"]
+    for p in digits:
+        old, new = before[p.path], (dest / p.path).read_text()
+        assert p.info["digits"] > 0 and old != new and len(old) == len(new)
+        assert [c for c in old if not c.isdigit()] == [c for c in new if not c.isdigit()]
+        assert "var x = 12345;" in new and "&#8212;" in new  # scripts and entities untouched
+    untouched = [p for p in pages if p.kind == "page" and p.edit is None]
+    assert all((dest / p.path).read_text() == before[p.path] for p in untouched)
+
+
+def test_server_ignores_the_query_and_answers_unknown_paths_with_a_soft_404(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    build(source, "p0.html", dest, max_pages=5)
+    with serve(dest, dest.parent / SOFT404_FILE) as base:
+        with urllib.request.urlopen(base + "/p1.html") as page, urllib.request.urlopen(base + "/p1.html?u=1") as same:
+            assert page.read() == same.read()
+        with urllib.request.urlopen(base + "/no/such/page.html") as missing:
+            assert missing.status == 200 and SOFT404_TEXT.encode() in missing.read()
+
+
+def test_judge_jaccard_and_visible_text() -> None:
+    assert jaccard("the same text here", "the same text here") == 1.0
+    assert jaccard("", "") == 1.0
+    assert jaccard("completely different words", "nothing alike at all here") < 0.5
+    a = " ".join(WORDS)
+    assert 0.5 < jaccard(a, a + " one more sentence") < 1.0
+    root = parse(
+        "<html><head><title>T</title><style>p{}</style></head><body><p>Visible <b>text</b></p>"
+        "<script>hidden()</script><div hidden>gone</div><div style='display: none'>gone too</div></body></html>"
+    )
+    assert visible_text(root) == "T Visible text"
+    assert visible_text(parse('<?xml version="1.0" encoding="UTF-8"?><html><body><p>x</p></body></html>')) == "x"
