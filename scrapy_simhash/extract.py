@@ -96,6 +96,10 @@ _RELAXED_GAIN = 2
 #: (``method="page"``).
 _COVERAGE = 0.25
 
+#: When what was found holds less than this share of the weight of all blocks outside page
+#: chrome, the page is a listing: its link lists are its text too (``method="list"``).
+_LIST_SHARE = 0.2
+
 #: A page with more elements than this is not walked: its text is found by regular expressions
 #: (``method="large"``), which bounds the time of a page made of hundreds of thousands of tiny
 #: elements (a walk costs about a microsecond per element and a block classification a few).
@@ -116,7 +120,8 @@ class Document:
     text: str
     encoding: str | None
     #: How ``text`` was found: "main" (the content region), "relaxed" (a table or list of short
-    #: lines), "page" (all content-like blocks: the region held too little of them), "visible" (all
+    #: lines), "page" (all content-like blocks: the region held too little of them), "list" (an index or listing
+    #: page: its link lists too), "visible" (all
     #: visible text: too little content), "all" (``main_content=False``), "deep" (nested deeper
     #: than libxml2 parses: flattened first), "large" / "budget" (past the element cap / the time
     #: budget: text by regular expressions), "empty" (nothing to parse).
@@ -433,6 +438,7 @@ class _Walker:
         self.flags = 0
         self.deadline = deadline
         self.next_check = _BUDGET_STEP
+        self.landmark = -1  # the first <main> / role="main" element, if any
 
     def flush(self) -> None:
         if not self.pieces:
@@ -499,6 +505,8 @@ class _Walker:
         block = tag in _BLOCK
         if block and self.pieces:
             self.flush()
+        if self.landmark < 0 and (tag == "main" or el.get("role") == "main"):
+            self.landmark = idx
         if tag == "a":
             in_link = True
         meta = _is_meta_element(el, tag)
@@ -1062,8 +1070,15 @@ def extract(
 def _choose(walker: _Walker) -> tuple[list[_Block], str]:
     """The decisions over the block sequence: the blocks that are the page's content, and how they
     were found: "main" (the content region), "relaxed" (a table or list of short lines), "page"
-    (all content-like blocks), "visible" (all blocks)."""
+    (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks)."""
     blocks = walker.blocks
+    if walker.landmark >= 0:
+        # The page says where its content is (<main>, role="main": Sphinx, mdBook, rustdoc, most
+        # current templates): text outside it (a footer paragraph, a licence) is never content.
+        lo, hi = walker.landmark, walker.end[walker.landmark]
+        inside = [b for b in blocks if lo <= b.owner < hi]
+        if _chars(inside) >= _MIN_MAIN_CHARS:
+            blocks = inside
     content = [b for b in blocks if not b.flags]
     main = _main_blocks(walker, content)
     found = "main"
@@ -1088,9 +1103,23 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str]:
     good = sum(b.weight for b in content if _kind(b, False) == _GOOD)
     if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
         main, found = [b for b in content if _kind(b, False) >= _SHORT], "page"
-    if _chars(main) < _MIN_MAIN_CHARS and _chars(blocks) > _chars(main):
-        main, found = blocks, "visible"
+    # An index or listing page: its content is its lists of links (a table of contents, an
+    # alphabetical index), which every rule above leaves out as navigation. When what was found is
+    # a small part of the page outside its chrome, the lists count too.
+    if _weight_of(main) < _LIST_SHARE * _weight_of(content):
+        links = [b for b in content if _is_link_list(b)]
+        listing = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
+        # Mostly links: a short article beside a long list of short lines keeps its own text.
+        if _weight_of(listing) > _weight_of(main) and 2 * _weight_of(links) > _weight_of(listing):
+            main, found = listing, "list"
+    if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
+        main, found = walker.blocks, "visible"
     return main, found
+
+
+def _is_link_list(block: _Block) -> bool:
+    """A block classed _LINKS for its links (not for boilerplate or markup shown as text)."""
+    return block.base == _LINKS and block.links > 0.33 * len(block.text) and not _boilerplate_any(block.norm)
 
 
 def _chars(blocks: list[_Block]) -> int:

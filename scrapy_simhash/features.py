@@ -51,6 +51,8 @@ _TOKEN_RE = re.compile(
     r"|(?P<num>\d+(?:[.,:/\-]\d+)*)"
     r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
 )
+# A line break between two Han characters (of jieba's range): removed before segmenting.
+_HAN_LINE_BREAK_RE = re.compile(r"(?<=[\u4e00-\u9fd5])\s*\n\s*(?=[\u4e00-\u9fd5])")
 # Seed 003: sentence boundaries. After NFKC the full-width ？！ are ASCII; 。 (U+3002) stays.
 _SENTENCE_RE = re.compile(r"[。？！!?\n]+")
 
@@ -612,8 +614,12 @@ class FeatureExtractor:
     # -- tokens
 
     def tokens(self, text: str) -> list[str]:
-        """All tokens of ``text`` (normalised here), stop words included."""
+        """All tokens of ``text`` (normalised here), stop words included. A line break between two
+        Han characters is no word boundary: a page that wraps its Chinese text with <br> every few
+        dozen characters segments like the same text in paragraphs."""
         norm = normalize(text)
+        if "\n" in norm and not norm.isascii():
+            norm = _HAN_LINE_BREAK_RE.sub("", norm)
         if self.features == "chars":
             return _char_units(norm)
         return self._tokenizer().tokenize(norm)

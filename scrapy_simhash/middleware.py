@@ -408,10 +408,10 @@ class SimhashSpiderMiddleware(_IndexComponent):
             if page is not None:
                 for key in page.stats():
                     self._inc(f"simhash/{key}")
-                if outcome.verdict in (NEW, CHANGED) and self._templates is not None:
-                    # Distinct page contents only: a duplicate or an unchanged refetch must not
+                if outcome.verdict != UNCHANGED and self._templates is not None:
+                    # Not an unchanged refetch, nor (by fingerprint) an exact copy: those must not
                     # make a page's own text look like its site's template.
-                    self._templates.observe(job.url, page.visible.split("\n"))
+                    self._templates.observe(job.url, page.visible.split("\n"), page.fp)
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
                 self._log_duplicate(

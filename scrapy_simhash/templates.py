@@ -57,6 +57,7 @@ _MAGIC = b"SHT1"
 _HEADER = struct.Struct("<4sII")  # magic, pages, number of lines
 _ENTRY = struct.Struct("<QI")  # line key, pages it was seen on
 _DIGITS_RE = re.compile(r"\d+")
+_RECENT_FINGERPRINTS = 4096
 
 
 class TemplateStore(Protocol):
@@ -117,12 +118,14 @@ def line_key(line: str) -> int:
 class HostTemplate:
     """What is learned about one host: how many pages were seen, and on how many of them each line was."""
 
-    __slots__ = ("counts", "pages", "seen_since_save")
+    __slots__ = ("counts", "fingerprints", "pages", "seen_since_save")
 
     def __init__(self, pages: int = 0, counts: dict[int, int] | None = None) -> None:
         self.pages = pages
         self.counts: dict[int, int] = counts if counts is not None else {}
         self.seen_since_save = 0
+        # Fingerprints of the pages counted lately (in memory only): an exact copy is not counted.
+        self.fingerprints: set[int] = set()
 
     def to_bytes(self) -> bytes:
         """Deterministic bytes: header, then the lines sorted by key."""
@@ -146,9 +149,10 @@ class HostTemplate:
 class SiteTemplates:
     """Per-host template lines learned from the pages of a crawl.
 
-    ``observe(url, visible_text)`` once per distinct page content (the middleware calls it for pages
-    that are new or changed, so that duplicates and unchanged refetches do not make a page's own
-    text look recurrent); ``template_lines(url, lines)`` says which lines are template.
+    ``observe(url, lines, fp)`` once per page of distinct content (the middleware calls it for every
+    page but unchanged refetches, with its fingerprint, so that exact copies do not make a page's
+    own text look recurrent; near-duplicate pages count, or a template whose pages get dropped
+    could never be learned); ``template_lines(url, lines)`` says which lines are template.
     """
 
     def __init__(
@@ -209,12 +213,19 @@ class SiteTemplates:
                 return
         tpl.seen_since_save = 0
 
-    def observe(self, url: str | None, lines: Iterable[str]) -> None:
-        """Count the distinct lines of one page of ``url``'s host."""
+    def observe(self, url: str | None, lines: Iterable[str], fp: int | None = None) -> None:
+        """Count the distinct lines of one page of ``url``'s host; with ``fp`` (the page's
+        fingerprint), a page with a fingerprint counted lately is not counted again."""
         host = host_of(url)
         keys = {line_key(line) for line in lines if line.strip()}
         with self._lock:
             tpl = self._host(host)
+            if fp is not None:
+                if fp in tpl.fingerprints:
+                    return
+                if len(tpl.fingerprints) >= _RECENT_FINGERPRINTS:
+                    tpl.fingerprints.clear()
+                tpl.fingerprints.add(fp)
             tpl.pages += 1
             counts = tpl.counts
             for key in keys:
