@@ -53,13 +53,14 @@ import unicodedata
 from dataclasses import dataclass
 
 from lxml import etree
-from scrapy_simhash.features import SizedCache
 from w3lib.encoding import (
     html_body_declared_encoding,
     http_content_type_encoding,
     read_bom,
     resolve_encoding,
 )
+
+from scrapy_simhash.features import SizedCache
 
 __all__ = ["MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 

@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     from scrapy_simhash.templates import SiteTemplates
 
 __all__ = [
-    "FALLBACKS",
     "DEFAULT_FEATURES",
     "DEFAULT_TOKENIZER",
     "DEFAULT_WEIGHTING",
+    "FALLBACKS",
     "EmptyTextError",
     "Fingerprinter",
     "PageFingerprint",

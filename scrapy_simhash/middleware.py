@@ -24,7 +24,6 @@ from scrapy_simhash._component import _IndexComponent
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
 from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint, hamming
-from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
 from scrapy_simhash.recrawl import (
     CHANGED,
     NEAR_DUPLICATE,
@@ -34,6 +33,7 @@ from scrapy_simhash.recrawl import (
     PageRecord,
     change_verdict,
 )
+from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable

@@ -110,11 +110,13 @@ def test_the_page_title_is_its_own_not_the_site_name():
 
 def test_an_index_page_is_its_list_and_two_index_pages_differ():
     def index(letter: str) -> str:
-        entries = "".join(f'<li><a href="/{letter}{i}">{letter}entry{i} (module {letter}{i * 7})</a></li>' for i in range(60))
+        entries = "".join(
+            f'<li><a href="/{letter}{i}">{letter}entry{i} (module {letter}{i * 7})</a></li>' for i in range(60)
+        )
         return doc_page(f"Index {letter}", f"<h2>{letter}</h2><ul>{entries}</ul>")
 
     a, b = extract(index("A")), extract(index("B"))
-    assert a.method == "list" and "Aentry59" in a.text
+    assert a.method == b.method == "list" and "Aentry59" in a.text and "Bentry0" in b.text
     assert FOOTER not in a.text
     assert hamming(FP.fingerprint_html(index("A")), FP.fingerprint_html(index("B"))) > 10
 
@@ -134,7 +136,7 @@ def test_short_text_gets_an_exact_hash_and_only_identical_pages_match():
 def test_template_lines_are_learned_per_host_and_bounded():
     tpl = SiteTemplates(min_pages=3, max_lines=50)
     for i in range(5):
-        tpl.observe("http://a.test/p%d" % i, ["Site footer 2024", f"own line {NAMES[i]}", "Menu"])
+        tpl.observe(f"http://a.test/p{i}", ["Site footer 2024", f"own line {NAMES[i]}", "Menu"])
     lines = ["Site footer 2031", "own line alpha", "Menu", "new"]
     assert tpl.template_lines("http://a.test/x", lines) == {"Site footer 2031", "Menu"}  # digits ignored
     assert tpl.template_lines("http://b.test/x", lines) == set()  # another host
@@ -152,7 +154,7 @@ def test_templates_are_stored_and_read_back_and_bad_bytes_are_counted():
     store = MemoryTemplateStore()
     tpl = SiteTemplates(store, min_pages=2, save_every=1000)
     for i in range(3):
-        tpl.observe("http://a.test/%d" % i, ["shared", f"own {NAMES[i]}"])
+        tpl.observe(f"http://a.test/{i}", ["shared", f"own {NAMES[i]}"])
     assert store.data == {}
     tpl.flush()
     again = SiteTemplates(store, min_pages=2)
@@ -177,7 +179,7 @@ class _FailingIndex:
 def test_a_failing_template_store_is_counted_and_learning_goes_on():
     tpl = SiteTemplates(IndexTemplateStore(_FailingIndex()), min_pages=2, save_every=1)
     for i in range(3):
-        tpl.observe("http://a.test/%d" % i, ["shared", f"own {i}"])
+        tpl.observe(f"http://a.test/{i}", ["shared", f"own {i}"])
     assert tpl.template_lines("http://a.test/", ["shared"]) == {"shared"}
     assert tpl.store_errors >= 3
 

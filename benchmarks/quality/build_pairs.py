@@ -515,7 +515,9 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
         for art in pool[:n_short]:
             noise = _noise(rng2, lang, titles[lang])
             edited = edit_sentence(art.paras, rng2, lang, art, add=False)
-            ps.add("near", "short_edit", 1, page(site, art, noise), page(site, art, noise, edited), lang=lang, art=art.key)
+            ps.add(
+                "near", "short_edit", 1, page(site, art, noise), page(site, art, noise, edited), lang=lang, art=art.key
+            )
     n_real = 8 if quick else 40
     for lang in ("zh", "en"):
         site = _SITES[lang][1]

@@ -459,9 +459,13 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
             hi = [d for j, d in zip(jac, rds) if j >= 0.95]
             if hi:
                 rc = sum(1 for d in hi if d <= k0) / len(hi)
-                w(f"| revisions: recall >= 0.95 on pairs with Jaccard >= 0.95 | {rc:.3f} of {len(hi)} | {'yes' if rc >= 0.95 else 'NO'} |")
+                w(
+                    f"| revisions: recall >= 0.95 on pairs with Jaccard >= 0.95 | {rc:.3f} of {len(hi)} | {'yes' if rc >= 0.95 else 'NO'} |"
+                )
             rho = spearman(rds, [1 - j for j in jac])
-            w(f"| revisions: Spearman(distance, 1 - Jaccard) >= 0.92 | {rho:.3f} over {len(jac)} pairs | {'yes' if rho >= 0.92 else 'NO'} |")
+            w(
+                f"| revisions: Spearman(distance, 1 - Jaccard) >= 0.92 | {rho:.3f} over {len(jac)} pairs | {'yes' if rho >= 0.92 else 'NO'} |"
+            )
         w("")
         w("The defaults at other k (synthetic pairs; revisions with near-duplicate = jaccard5 >= 0.9):\n")
         w("| k | P | R | F1 | FPR same template | revisions P / R / F1 |")
