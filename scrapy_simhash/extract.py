@@ -12,34 +12,45 @@ UTF-8, strict GB18030 (the superset of GB2312 and GBK, common on Chinese pages t
 nothing), else cp1252 with replacement characters. It never raises on undecodable bytes.
 
 Main-content extraction is a small, fast heuristic on ``lxml`` in the spirit of readability,
-jusText and text-density methods, in one pass over the tree:
+jusText and text-density methods. It has two stages, so that a native port can reproduce it
+decision for decision:
 
-- invisible and chrome elements are skipped (``script``, ``style``, ``nav``, ``footer``, ``aside``,
-  hidden elements, and elements whose class/id says sidebar, menu, comment, share, related, ad...
-  unless they hold several paragraphs: then they are a page wrapper, not chrome);
-- the rest is cut into text blocks at block-level tags and ``<br>`` (table layouts: one block per
-  cell or line); each block is classed good / short / link list by its length (a Han character
-  weighs 3 Latin ones), link density, sentence punctuation (``，。；`` too), and boilerplate
-  patterns (copyright lines, cookie banners, "责任编辑", "分享到", teasers ending in "...").
-  These signals are width-invariant: they read full-width letters and digits as ASCII (NFKC) and
-  count full-width punctuation like its ASCII counterpart, so a full-width copy of a page picks
-  the same blocks (its text is the same after NFKC; the text itself is returned as written);
-- short metadata blocks are dropped wherever they are: bylines, datelines and counters, i.e.
-  blocks made mostly of dates, times, numbers and words such as "posted", "updated", "views",
-  "comments", "发布", "阅读", "来源", or mostly inside ``<time>`` or an element whose class/id
-  says meta, info, byline, date, time, stats, counter. Two copies of an article that differ only
-  in such a line ("1,204 views" / "12,877 views, 23 comments") then give the same text;
-- each block's score goes to its element, parent and grandparent with decay (readability); the
-  best element, widened to a near ancestor with much more good text, is the content region;
-- inside it, leading and trailing non-good blocks and link lists are dropped.
+1. **One walk** over the tree (:class:`_Walker`) produces the page's text blocks, in document
+   order, each with its features: its text (whitespace collapsed; spaces between Han characters
+   dropped), weight (a Han character weighs 3 Latin ones; see :func:`_weight`), characters inside
+   links and inside metadata elements (``<time>``, class/id meta, info, byline, date...), the
+   element that owns it (elements are numbered in document order, with each one's parent and
+   subtree end), and two chrome flags: inside a chrome tag (``nav``, ``aside``, ``footer``,
+   ``header``, ``menu``, ``dialog``, ``figure``) or inside a block-level element whose class/id says
+   sidebar, menu, comment, share, related, ad... (unless it wraps 5+ ``<p>``/``<br>``: a page
+   wrapper). Blocks break at block-level tags, ``<br>`` and chrome boundaries. Invisible elements
+   (``script``, ``style``, ``hidden``, ``display:none``...) are skipped with their content. The walk
+   also notes the first ``<main>`` / ``role="main"`` element.
+2. **Decisions over the block sequence** (:func:`_choose`), which never look at the tree again:
+   each block is classed good / short / link list / metadata (:func:`_classify_base`: link
+   density, length, sentence punctuation (``，。；`` too), boilerplate patterns such as copyright
+   lines, cookie banners, "责任编辑", "分享到"; metadata: bylines, datelines and counters, blocks
+   made mostly of dates, numbers and words such as "posted", "views", "发布", "阅读"; teasers
+   ending in "..." on a page with several); the signals are width-invariant (full-width letters
+   and digits read as ASCII, full-width punctuation counted like ASCII). Then, in order:
+   (a) blocks outside the ``<main>`` landmark are dropped when it holds 50+ characters;
+   (b) the content region (:func:`_main_blocks`): each block's score goes to its element and
+   ancestors with decay (readability), the best element is widened to a near ancestor with much
+   more good text, and its leading and trailing non-good blocks and link lists are trimmed;
+   (c) under 250 characters: again with the class/id chrome rule off, longer result kept;
+   (d) under 300 characters and a fifth of the text: the "relaxed" region (every block that is not
+   a link list, boilerplate or metadata counts as content: a table or list of short lines) if it
+   holds what was found and twice as much; (e) "page": when the region's good text is under a
+   quarter of the good text outside chrome, every block outside chrome that is not a link list,
+   boilerplate or metadata; (f) "list": when what was found weighs under a fifth of all blocks
+   outside chrome and link lists make up most of them, those blocks with the link lists (an index
+   page); (g) under 50 characters: all visible text.
 
-If that leaves little text, the pass is repeated without the class/id rules. If the result is still
-under 300 characters and a fifth of the page's visible text, the page's content may be a table or
-list of short lines (a standings table): a pass that counts every block that is not a link list,
-boilerplate or metadata as content is used instead, if it holds the text found so far and at least
-twice as much. Below 50 characters, all visible text is used. Measured token F1
-(``benchmarks/bench_extract.py``): 0.959 on the Zyte article benchmark and 0.928 on a Chinese set,
-with trafilatura at 0.948 / 0.866, in about a fifth of its time.
+Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and styles are removed; a
+page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
+but ``<title>``/``<a>`` go) and parsed again ("deep"); a page with more than :data:`MAX_ELEMENTS`
+start tags, or whose walk runs past its time budget, gets its text by regular expressions alone
+("large" / "budget"). Measured token F1 (``benchmarks/bench_extract.py``): see the README.
 """
 
 from __future__ import annotations
@@ -62,7 +73,7 @@ from w3lib.encoding import (
 
 from scrapy_simhash.features import SizedCache
 
-__all__ = ["MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
+__all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 
 #: Pages longer than this (in characters after decoding) are cut to this size before parsing,
 #: after their ``<script>``/``<style>`` blocks are removed, so that a multi-megabyte page costs a
@@ -96,6 +107,10 @@ _RELAXED_GAIN = 2
 #: every block outside page chrome that is not a link list, boilerplate or metadata is the text
 #: (``method="page"``).
 _COVERAGE = 0.25
+
+#: A page cut into more text blocks than this is not judged block by block: its text is found by
+#: regular expressions (``method="large"``); each block costs a few microseconds per decision.
+MAX_BLOCKS = 20_000
 
 #: When what was found holds less than this share of the weight of all blocks outside page
 #: chrome, the page is a listing: its link lists are its text too (``method="list"``).
@@ -241,16 +256,29 @@ def decode_html(
     return body.decode("cp1252", "replace"), "cp1252"
 
 
-_SCRIPT_BYTES_RE = re.compile(rb"<(script|style)\b.*?(?:</\1\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_SCRIPT_START_BYTES_RE = re.compile(rb"<(script|style)\b")
 
 
 def _strip_scripts_bytes(body: bytes) -> bytes:
     """``body`` without its <script>/<style> elements, so that a page with a huge inline script
     keeps its text within the decoding cut (ASCII-compatible encodings; UTF-16 pages are cut as
-    they are)."""
+    they are). Linear: each element's end is found with ``bytes.find``."""
     if body[:2] in (b"\xff\xfe", b"\xfe\xff"):
         return body
-    return _SCRIPT_BYTES_RE.sub(b" ", body)
+    lower = body.lower()
+    out: list[bytes] = []
+    pos = 0
+    while True:
+        match = _SCRIPT_START_BYTES_RE.search(lower, pos)
+        if match is None:
+            out.append(body[pos:])
+            break
+        out.append(body[pos : match.start()])
+        end = lower.find(b"</" + match.group(1), match.end())
+        if end < 0:
+            break
+        pos = end
+    return b" ".join(out)
 
 
 # --------------------------------------------------------------------------- tree walk
@@ -418,7 +446,7 @@ _BUDGET_STEP = 2048
 
 
 class _Budget(Exception):
-    """The walk ran past its deadline."""
+    """The walk ran past its deadline ("budget") or its block cap ("large")."""
 
 
 class _Walker:
@@ -466,11 +494,13 @@ class _Walker:
             self.meta += len(text.strip())
 
     def check_budget(self) -> None:
-        """Raise :class:`_Budget` past the deadline (checked every few thousand elements, so that
-        its cost does not show)."""
+        """Raise :class:`_Budget` past the deadline, or past :data:`MAX_BLOCKS` blocks (checked every
+        few thousand elements, so that its cost does not show)."""
         self.next_check = len(self.parent) + _BUDGET_STEP
+        if len(self.blocks) > MAX_BLOCKS:
+            raise _Budget("large")
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget
+            raise _Budget("budget")
 
     def chrome(self, el, tag: str) -> int:
         """The chrome flag an element adds (0 if none); -1 for an invisible element (skipped with
@@ -1049,14 +1079,15 @@ def extract(
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         walker.walk(root, 0, False, 0)
-    except _Budget:
-        return _flat_document(html, used, "budget")
-    walker.flush()
-    blocks = walker.blocks
-    visible = _text_of(blocks)
-    if not main_content:
-        return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
-    chosen, found = _choose(walker)
+        walker.flush()
+        walker.check_budget()
+        blocks = walker.blocks
+        visible = _text_of(blocks)
+        if not main_content:
+            return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
+        chosen, found = _choose(walker)
+    except _Budget as exc:
+        return _flat_document(html, used, str(exc))
     total = _weight_of(blocks)
     return Document(
         title=title,
@@ -1083,6 +1114,7 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str]:
     content = [b for b in blocks if not b.flags]
     main = _main_blocks(walker, content)
     found = "main"
+    walker.check_budget()
     if _chars(main) < _RETRY_CHARS:
         # The content may sit in an element whose class/id looks like chrome.
         retry = _main_blocks(walker, [b for b in blocks if not b.flags & _IN_CHROME_TAG])
@@ -1093,6 +1125,7 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str]:
         # a list of short lines (a standings table, a timetable). Take the region with the most
         # text that is neither links, boilerplate nor metadata, if it holds what was found
         # (else it is another part of the page: a list beside a short article).
+        walker.check_budget()
         relaxed = _main_blocks(walker, content, relaxed=True)
         if _chars(relaxed) >= _RELAXED_GAIN * _chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
             main, found = relaxed, "relaxed"
