@@ -1072,7 +1072,10 @@ def extract(
         root = _parse(html)
     except _TooDeep:
         method = "deep"
-        root = _parse(_flatten(html))
+        try:
+            root = _parse(_flatten(html))
+        except _TooDeep:  # cannot happen with <a> and <title> left, but never raise
+            return _flat_document(html, used, "deep")
     if root is None:
         return Document(title="", text="", encoding=used, method="empty", coverage=0.0)
     title = _find_title(root)
