@@ -12,41 +12,54 @@ UTF-8, strict GB18030 (the superset of GB2312 and GBK, common on Chinese pages t
 nothing), else cp1252 with replacement characters. It never raises on undecodable bytes.
 
 Main-content extraction is a small, fast heuristic on ``lxml`` in the spirit of readability,
-jusText and text-density methods, in one pass over the tree:
+jusText and text-density methods. It has two stages, so that a native port can reproduce it
+decision for decision:
 
-- invisible and chrome elements are skipped (``script``, ``style``, ``nav``, ``footer``, ``aside``,
-  hidden elements, and elements whose class/id says sidebar, menu, comment, share, related, ad...
-  unless they hold several paragraphs: then they are a page wrapper, not chrome);
-- the rest is cut into text blocks at block-level tags and ``<br>`` (table layouts: one block per
-  cell or line); each block is classed good / short / link list by its length (a Han character
-  weighs 3 Latin ones), link density, sentence punctuation (``，。；`` too), and boilerplate
-  patterns (copyright lines, cookie banners, "责任编辑", "分享到", teasers ending in "...").
-  These signals are width-invariant: they read full-width letters and digits as ASCII (NFKC) and
-  count full-width punctuation like its ASCII counterpart, so a full-width copy of a page picks
-  the same blocks (its text is the same after NFKC; the text itself is returned as written);
-- short metadata blocks are dropped wherever they are: bylines, datelines and counters, i.e.
-  blocks made mostly of dates, times, numbers and words such as "posted", "updated", "views",
-  "comments", "发布", "阅读", "来源", or mostly inside ``<time>`` or an element whose class/id
-  says meta, info, byline, date, time, stats, counter. Two copies of an article that differ only
-  in such a line ("1,204 views" / "12,877 views, 23 comments") then give the same text;
-- each block's score goes to its element, parent and grandparent with decay (readability); the
-  best element, widened to a near ancestor with much more good text, is the content region;
-- inside it, leading and trailing non-good blocks and link lists are dropped.
+1. **One walk** over the tree (:class:`_Walker`) produces the page's text blocks, in document
+   order, each with its features: its text (whitespace collapsed; spaces between Han characters
+   dropped), weight (a Han character weighs 3 Latin ones; see :func:`_weight`), characters inside
+   links and inside metadata elements (``<time>``, class/id meta, info, byline, date...), the
+   element that owns it (elements are numbered in document order, with each one's parent and
+   subtree end), and two chrome flags: inside a chrome tag (``nav``, ``aside``, ``footer``,
+   ``header``, ``menu``, ``dialog``, ``figure``) or inside a block-level element whose class/id says
+   sidebar, menu, comment, share, related, ad... (unless it wraps 5+ ``<p>``/``<br>``: a page
+   wrapper). Blocks break at block-level tags, ``<br>`` and chrome boundaries. Invisible elements
+   (``script``, ``style``, ``hidden``, ``display:none``...) are skipped with their content. The walk
+   also notes the first ``<main>`` / ``role="main"`` element.
+2. **Decisions over the block sequence** (:func:`_choose`), which never look at the tree again:
+   each block is classed good / short / link list / metadata (:func:`_classify_base`: link
+   density, length, sentence punctuation (``，。；`` too), boilerplate patterns such as copyright
+   lines, cookie banners, "责任编辑", "分享到"; metadata: bylines, datelines and counters, blocks
+   made mostly of dates, numbers and words such as "posted", "views", "发布", "阅读"; teasers
+   ending in "..." on a page with several); the signals are width-invariant (full-width letters
+   and digits read as ASCII, full-width punctuation counted like ASCII). Then, in order:
+   (a) blocks outside the ``<main>`` landmark are dropped when it holds 50+ characters;
+   (b) the content region (:func:`_main_blocks`): each block's score goes to its element and
+   ancestors with decay (readability), the best element is widened to a near ancestor with much
+   more good text, and its leading and trailing non-good blocks and link lists are trimmed;
+   (c) under 250 characters: again with the class/id chrome rule off, longer result kept;
+   (d) under 300 characters and a fifth of the text: the "relaxed" region (every block that is not
+   a link list, boilerplate or metadata counts as content: a table or list of short lines) if it
+   holds what was found and twice as much; (e) "page": when the region's good text is under a
+   quarter of the good text outside chrome, every block outside chrome that is not a link list,
+   boilerplate or metadata; (f) "list": when what was found weighs under a fifth of all blocks
+   outside chrome and link lists make up most of them, those blocks with the link lists (an index
+   page); (g) under 50 characters: all visible text.
 
-If that leaves little text, the pass is repeated without the class/id rules. If the result is still
-under 300 characters and a fifth of the page's visible text, the page's content may be a table or
-list of short lines (a standings table): a pass that counts every block that is not a link list,
-boilerplate or metadata as content is used instead, if it holds the text found so far and at least
-twice as much. Below 50 characters, all visible text is used. Measured token F1
-(``benchmarks/bench_extract.py``): 0.959 on the Zyte article benchmark and 0.928 on a Chinese set,
-with trafilatura at 0.948 / 0.866, in about a fifth of its time.
+Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and styles are removed; a
+page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
+but ``<title>``/``<a>`` go) and parsed again ("deep"); a page with more than :data:`MAX_ELEMENTS`
+start tags, or whose walk runs past its time budget, gets its text by regular expressions alone
+("large" / "budget"). Measured token F1 (``benchmarks/bench_extract.py``): see the README.
 """
 
 from __future__ import annotations
 
 import codecs
+import html as htmllib
 import re
 import threading
+import time
 import unicodedata
 from dataclasses import dataclass
 
@@ -58,7 +71,9 @@ from w3lib.encoding import (
     resolve_encoding,
 )
 
-__all__ = ["MAX_HTML_CHARS", "Document", "decode_html", "extract"]
+from scrapy_simhash.features import SizedCache
+
+__all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 
 #: Pages longer than this (in characters after decoding) are cut to this size before parsing,
 #: after their ``<script>``/``<style>`` blocks are removed, so that a multi-megabyte page costs a
@@ -87,6 +102,25 @@ _RELAXED_CHARS = 300
 _RELAXED_SHARE = 0.2
 _RELAXED_GAIN = 2
 
+#: When the content region holds less than this share of the weight of the page's content-like
+#: blocks (sentences, code: outside page chrome, neither link lists, boilerplate nor metadata),
+#: every block outside page chrome that is not a link list, boilerplate or metadata is the text
+#: (``method="page"``).
+_COVERAGE = 0.25
+
+#: A page cut into more text blocks than this is not judged block by block: its text is found by
+#: regular expressions (``method="large"``); each block costs a few microseconds per decision.
+MAX_BLOCKS = 20_000
+
+#: When what was found holds less than this share of the weight of all blocks outside page
+#: chrome, the page is a listing: its link lists are its text too (``method="list"``).
+_LIST_SHARE = 0.2
+
+#: A page with more elements than this is not walked: its text is found by regular expressions
+#: (``method="large"``), which bounds the time of a page made of hundreds of thousands of tiny
+#: elements (a walk costs about a microsecond per element and a block classification a few).
+MAX_ELEMENTS = 60_000
+
 
 @dataclass(frozen=True)
 class Document:
@@ -94,12 +128,24 @@ class Document:
 
     ``title`` is the page title without a site-name prefix/suffix (``""`` if none); ``text`` is
     the main content (or all visible text), one block per line; ``encoding`` is the Python codec
-    name the bytes were decoded with, or ``None`` when the page was given as ``str``.
+    name the bytes were decoded with, or ``None`` when the page was given as ``str``; ``method``,
+    ``coverage`` and ``visible`` say how the text was found and how much of the page it holds.
     """
 
     title: str
     text: str
     encoding: str | None
+    #: How ``text`` was found: "main" (the content region), "relaxed" (a table or list of short
+    #: lines), "page" (all content-like blocks: the region held too little of them), "list" (an index or listing
+    #: page: its link lists too), "visible" (all
+    #: visible text: too little content), "all" (``main_content=False``), "deep" (nested deeper
+    #: than libxml2 parses: flattened first), "large" / "budget" (past the element cap / the time
+    #: budget: text by regular expressions), "empty" (nothing to parse).
+    method: str = "main"
+    #: Share of the page's visible text (by weight: a Han character counts 3) that ``text`` holds.
+    coverage: float = 1.0
+    #: All visible text of the page, one block per line (what site templates are learned from).
+    visible: str = ""
 
 
 # --------------------------------------------------------------------------- decoding
@@ -210,6 +256,31 @@ def decode_html(
     return body.decode("cp1252", "replace"), "cp1252"
 
 
+_SCRIPT_START_BYTES_RE = re.compile(rb"<(script|style)\b")
+
+
+def _strip_scripts_bytes(body: bytes) -> bytes:
+    """``body`` without its <script>/<style> elements, so that a page with a huge inline script
+    keeps its text within the decoding cut (ASCII-compatible encodings; UTF-16 pages are cut as
+    they are). Linear: each element's end is found with ``bytes.find``."""
+    if body[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return body
+    lower = body.lower()
+    out: list[bytes] = []
+    pos = 0
+    while True:
+        match = _SCRIPT_START_BYTES_RE.search(lower, pos)
+        if match is None:
+            out.append(body[pos:])
+            break
+        out.append(body[pos : match.start()])
+        end = lower.find(b"</" + match.group(1), match.end())
+        if end < 0:
+            break
+        pos = end
+    return b" ".join(out)
+
+
 # --------------------------------------------------------------------------- tree walk
 
 # Never text: skipped in both modes (with their content; their tail text is kept). Not <head>:
@@ -220,13 +291,16 @@ _INVISIBLE = frozenset(
     "param link meta base".split()
 )
 # Page chrome: also skipped in main-content mode.
-_CHROME = frozenset("nav aside footer header menu dialog figure figcaption".split()) | _INVISIBLE
+_CHROME_TAGS = frozenset("nav aside footer header menu dialog figure figcaption".split())
 # Tags that start a new text block.
 _BLOCK = frozenset(
     "address article aside blockquote body caption center dd details dir div dl dt fieldset "
     "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr html legend li main menu nav "
     "ol p pre section summary table tbody td tfoot th thead tr ul br".split()
 )
+
+# Elements whose class/id can make them page chrome: block-level ones but <body> and <html>.
+_CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
 
 # class/id words of page chrome (substrings: long words; whole tokens: short ones).
 _NEGATIVE_RE = re.compile(
@@ -241,7 +315,9 @@ _NEGATIVE_RE = re.compile(
 # ("penci_sidebar", "header-style-2" on a container): it is walked, and link density decides.
 _WRAPPER_PARAGRAPHS = 5
 
-_NEGATIVE_CACHE: dict[str, bool] = {}
+# class/id string -> whether it matches: bounded in entries and characters (long generated
+# class strings cannot grow them without bound).
+_NEGATIVE_CACHE = SizedCache(50_000, 4 << 20)
 _DISPLAY_NONE_RE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 _ENTITY = etree.Entity
 _WS_RE = re.compile(r"\s+")
@@ -280,17 +356,16 @@ _META_CLASS_RE = re.compile(
     r"postinfo|post-info|article-info|view-count|viewcount|"
     r"(?:^|[\s_-])(?:meta|info|date|datetime|time|stats|counter|views?|author)(?:$|[\s_\d-])"
 )
-_META_CACHE: dict[str, bool] = {}
+_META_CACHE = SizedCache(50_000, 4 << 20)
 
 
-def _cached_search(cache: dict[str, bool], pattern: re.Pattern[str], attrs: str) -> bool:
+def _cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bool:
     """Whether ``pattern`` matches the lower-cased class/id string ``attrs``; class names repeat
-    across the pages of a site, so the answers are kept (bounded: cleared past 50,000)."""
+    across the pages of a site, so the answers are kept (in a bounded cache)."""
     found = cache.get(attrs)
     if found is None:
-        if len(cache) > 50_000:
-            cache.clear()
-        found = cache[attrs] = pattern.search(attrs.lower()) is not None
+        found = pattern.search(attrs.lower()) is not None
+        cache.put(attrs, found)
     return found
 
 
@@ -345,9 +420,9 @@ def _weight(text: str) -> int:
 
 
 class _Block:
-    __slots__ = ("kind", "links", "meta", "norm", "owner", "text", "weight")
+    __slots__ = ("base", "flags", "links", "meta", "norm", "owner", "teaser", "text", "weight")
 
-    def __init__(self, text: str, links: int, owner: int, meta: int = 0) -> None:
+    def __init__(self, text: str, links: int, owner: int, meta: int = 0, flags: int = 0) -> None:
         self.text = text
         # The block's signals (weight, punctuation, boilerplate and metadata patterns) are read on
         # its folded form and count punctuation of both widths alike, so that a full-width copy
@@ -356,17 +431,31 @@ class _Block:
         self.links = links
         self.meta = meta  # characters inside <time> / metadata-class elements
         self.owner = owner
+        self.flags = flags  # _IN_CHROME_TAG | _IN_CHROME_CLASS
         self.weight = _weight(self.norm)
-        self.kind = 0  # set by _classify
+        self.base = -2  # _classify_base, computed on first use
+        self.teaser = False
+
+
+#: Block flags: the block sits inside a page-chrome tag (nav, aside, footer, ...: dropped by main
+#: content) or inside an element whose class/id says chrome (dropped unless the class/id rules are off).
+_IN_CHROME_TAG, _IN_CHROME_CLASS = 1, 2
+
+#: Elements walked before the walk checks its time budget again.
+_BUDGET_STEP = 2048
+
+
+class _Budget(Exception):
+    """The walk ran past its deadline ("budget") or its block cap ("large")."""
 
 
 class _Walker:
-    """One pass over the tree: text blocks, plus each element's parent and subtree end."""
+    """The single pass over the tree: every visible text block with its features (length,
+    weight, link and metadata characters, the element that owns it, whether it is inside page
+    chrome), plus each element's parent and subtree end. Decisions are made afterwards, over the
+    block sequence alone (:func:`_main_blocks`), so that this pass runs once per page."""
 
-    def __init__(self, main_content: bool, classes: bool = True) -> None:
-        self.classes = main_content and classes
-        self.main_content = main_content
-        self.skip = _CHROME if main_content else _INVISIBLE
+    def __init__(self, deadline: float | None = None) -> None:
         self.blocks: list[_Block] = []
         self.parent: list[int] = []
         self.end: list[int] = []
@@ -375,6 +464,10 @@ class _Walker:
         self.owner = 0
         self.in_meta = 0  # depth of <time> / metadata-class elements around the current one
         self.meta = 0
+        self.flags = 0
+        self.deadline = deadline
+        self.next_check = _BUDGET_STEP
+        self.landmark = -1  # the first <main> / role="main" element, if any
 
     def flush(self) -> None:
         if not self.pieces:
@@ -385,7 +478,7 @@ class _Walker:
             if " " in text and not text.isascii():
                 text = _CJK_SPACE_RE.sub("", text)
             size = len(text)
-            self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size)))
+            self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size), self.flags))
         self.links = 0
         self.meta = 0
 
@@ -400,36 +493,54 @@ class _Walker:
         if self.in_meta:
             self.meta += len(text.strip())
 
-    def skipped(self, el, tag: str) -> bool:
-        if tag in self.skip:
-            return True
+    def check_budget(self) -> None:
+        """Raise :class:`_Budget` past the deadline, or past :data:`MAX_BLOCKS` blocks (checked every
+        few thousand elements, so that its cost does not show)."""
+        self.next_check = len(self.parent) + _BUDGET_STEP
+        if len(self.blocks) > MAX_BLOCKS:
+            raise _Budget("large")
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Budget("budget")
+
+    def chrome(self, el, tag: str) -> int:
+        """The chrome flag an element adds (0 if none); -1 for an invisible element (skipped with
+        its content)."""
+        if tag in _INVISIBLE:
+            return -1
+        flag = _IN_CHROME_TAG if tag in _CHROME_TAGS else 0
         keys = el.keys()
         if not keys:
-            return False
+            return flag
         if "hidden" in keys:
-            return True
+            return -1
         if "style" in keys:
             style = el.get("style")
             if "none" in style and _DISPLAY_NONE_RE.search(style):
-                return True
-        if self.classes and ("class" in keys or "id" in keys) and tag != "body" and tag != "html":
+                return -1
+        # Block-level elements only: an inline one (<a class="link">, <span class="date">) is part of
+        # its sentence or code line.
+        if ("class" in keys or "id" in keys) and tag in _CLASS_CHROME_TAGS:
             attrs = f"{el.get('class') or ''} {el.get('id') or ''}"
-            if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs):
-                return not _wraps_paragraphs(el)
-        return False
+            if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs) and not _wraps_paragraphs(el):
+                flag |= _IN_CHROME_CLASS
+        return flag
 
     def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
         parents = self.parent
         idx = len(parents)
+        if idx >= self.next_check:
+            self.check_budget()
         parents.append(parent)
         self.end.append(0)
         tag = el.tag
         block = tag in _BLOCK
         if block and self.pieces:
             self.flush()
+        if self.landmark < 0 and (tag == "main" or el.get("role") == "main"):
+            self.landmark = idx
         if tag == "a":
             in_link = True
-        meta = self.main_content and _is_meta_element(el, tag)
+        meta = _is_meta_element(el, tag)
         if meta:
             self.in_meta += 1
         add = self.add
@@ -437,14 +548,25 @@ class _Walker:
         if text:
             add(text, idx, in_link)
         if depth < 200:
-            skipped = self.skipped
+            chrome = self.chrome
             walk = self.walk
             depth += 1
             for child in el:
                 ctag = child.tag
                 if ctag.__class__ is str:
-                    if not skipped(child, ctag):
+                    flag = chrome(child, ctag)
+                    if flag == 0 or (flag > 0 and self.flags & flag == flag):
                         walk(child, idx, in_link, depth)
+                    elif flag > 0:
+                        # Entering chrome: its text never shares a block with text outside it.
+                        if self.pieces:
+                            self.flush()
+                        outer = self.flags
+                        self.flags = outer | flag
+                        walk(child, idx, in_link, depth)
+                        if self.pieces:
+                            self.flush()
+                        self.flags = outer
                 elif ctag is _ENTITY:  # &nbsp; etc. kept as entities in recover mode
                     add(" ", idx, in_link)
                 tail = child.tail
@@ -612,12 +734,9 @@ def _is_meta_text(text: str) -> bool:
 _DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
 
 
-def _classify(block: _Block, teasers: bool, relaxed: bool = False) -> int:
-    """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META.
-
-    ``relaxed``: every block that is neither a link list, boilerplate, metadata nor a teaser is
-    good (for pages whose content is a table or a list of short lines).
-    """
+def _classify_base(block: _Block) -> int:
+    """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META, before
+    the page-level teaser and relaxed rules (see :func:`_kind`); sets ``block.teaser``."""
     weight = block.weight
     text = block.norm
     density = block.links / len(block.text)  # both counted on the text as written
@@ -633,15 +752,28 @@ def _classify(block: _Block, teasers: bool, relaxed: bool = False) -> int:
         (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= 2)) or _is_meta_text(text)
     ):
         return _META  # byline, dateline, view counter: differs between copies of one article
-    if teasers and weight < 600 and text.endswith(_ELLIPSES):
-        return _SHORT  # a teaser of another article
-    if relaxed or weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
+    block.teaser = weight < 600 and text.endswith(_ELLIPSES)
+    if weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
         return _GOOD
     return _SHORT
 
 
-def _main_blocks(walker: _Walker, relaxed: bool = False) -> list[_Block]:
-    blocks = walker.blocks
+def _kind(block: _Block, teasers: bool, relaxed: bool = False) -> int:
+    """The block's class on its page: a teaser of another article (a block cut with "..." on a
+    page with several) is _SHORT; ``relaxed`` (a page whose content is a table or a list of short
+    lines): every other block that is not a link list, boilerplate or metadata is _GOOD."""
+    base = block.base
+    if base == -2:
+        base = block.base = _classify_base(block)
+    if base <= _LINKS:
+        return base
+    if teasers and block.teaser:
+        return _SHORT
+    return _GOOD if relaxed else base
+
+
+def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
+    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``)."""
     if not blocks:
         return []
     n = len(walker.parent)
@@ -651,8 +783,8 @@ def _main_blocks(walker: _Walker, relaxed: bool = False) -> list[_Block]:
     # Several blocks cut short with "..." are a list of teasers of other articles; one is more
     # likely a paywall's cut.
     teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
-    for block in blocks:
-        block.kind = kind = _classify(block, teasers, relaxed)
+    kinds = [_kind(block, teasers, relaxed) for block in blocks]
+    for block, kind in zip(blocks, kinds):
         value: float
         if kind == _GOOD:
             value = block.weight - block.links
@@ -693,17 +825,13 @@ def _main_blocks(walker: _Walker, relaxed: bool = False) -> list[_Block]:
         else:
             break
     lo, hi = best, walker.end[best]
-    inside = [b for b in blocks if lo <= b.owner < hi]
+    inside = [(b, k) for b, k in zip(blocks, kinds) if lo <= b.owner < hi]
     # Trim leading and trailing non-good blocks (bylines, "related" lists, share bars).
-    first = next((k for k, b in enumerate(inside) if b.kind == _GOOD), None)
+    first = next((i for i, (_, k) in enumerate(inside) if k == _GOOD), None)
     if first is None:
         return []
-    last = max(k for k, b in enumerate(inside) if b.kind == _GOOD)
-    kept = []
-    for block in inside[first : last + 1]:
-        if block.kind > _LINKS:
-            kept.append(block)
-    return kept
+    last = max(i for i, (_, k) in enumerate(inside) if k == _GOOD)
+    return [b for b, k in inside[first : last + 1] if k > _LINKS]
 
 
 # --------------------------------------------------------------------------- title
@@ -712,27 +840,53 @@ def _main_blocks(walker: _Walker, relaxed: bool = False) -> list[_Block]:
 _TITLE_SEP_RE = re.compile(rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:_{{1,2}}|-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])")
 
 
-def _clean_title(title: str) -> str:
+def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[assignment]
+    """The page's own title: of the parts of ``title`` (split at " - ", " | ", " — ", "_"...),
+    the one that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
+    "Foo", not the site name), else the heaviest one."""
     title = _WS_RE.sub(" ", title).strip()
     parts = [p.strip() for p in _TITLE_SEP_RE.split(title)]
     parts = [p for p in parts if p]
     if len(parts) <= 1:
         return title
-
+    for heading in headings:
+        for part in parts:
+            low = part.casefold()
+            if low == heading or (len(low) >= 4 and (low in heading or heading in low)):
+                return part
     return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
+
+
+# A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.
+_HEADING_MARKS = " \t\n¶#§"
+
+
+def _headings(root) -> list[str]:
+    """The first <h1> (else <h2>) texts of the page, case-folded, without permalink signs."""
+    out = []
+    for tag in ("h1", "h2"):
+        for el in root.iter(tag):
+            text = _WS_RE.sub(" ", "".join(el.itertext())).strip(_HEADING_MARKS)
+            if text:
+                out.append(text.casefold())
+            if len(out) >= 3:
+                break
+        if out:
+            break
+    return out
 
 
 def _find_title(root) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():
-            return _clean_title(text)
+            return _clean_title(text, _headings(root))
         break
     for el in root.iter("meta"):
         if (el.get("property") or el.get("name") or "").lower() in ("og:title", "twitter:title"):
             content = el.get("content")
             if content and content.strip():
-                return _clean_title(content)
+                return _clean_title(content, _headings(root))
     for el in root.iter("h1"):
         text = "".join(el.itertext())
         if text.strip():
@@ -754,25 +908,59 @@ def _parser() -> etree.HTMLParser:
             remove_comments=True,
             remove_pis=True,
             no_network=True,
-            huge_tree=True,  # depth > 256; text is capped by MAX_HTML_CHARS
+            huge_tree=True,  # depth up to 2048 (then _DEEP); text is capped by MAX_HTML_CHARS
         )
     return parser
 
 
-def _parse(html: str):
-    """The root element of ``html``, or None if there is nothing to parse."""
+class _TooDeep(Exception):
+    """libxml2 stopped at its depth limit: the rest of the page is missing from the tree."""
+
+
+def _prepare(html: str) -> str:
     html = _XML_DECL_RE.sub("", html, count=1)
     html = _CLEANEVAL_RE.sub("", html, count=1)
     if "\x00" in html:
         html = html.replace("\x00", "")
     if len(html) > MAX_HTML_CHARS:
         html = _cut(html)
+    return html
+
+
+def _parse(html: str):
+    """The root element of prepared ``html``, or None if there is nothing to parse. Raises
+    :class:`_TooDeep` when libxml2 gave up at its nesting limit (it keeps only what came before)."""
     if not html.strip():
         return None
+    parser = _parser()
     try:
-        return etree.fromstring(html.encode("utf-8", "replace"), _parser())
+        root = etree.fromstring(html.encode("utf-8", "replace"), parser)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError):
-        return None
+        root = None
+    for error in parser.error_log:
+        if error.type_name == "ERR_RESOURCE_LIMIT" or "Excessive depth" in error.message:
+            raise _TooDeep
+    return root
+
+
+_INVISIBLE_ELEMENTS = "script|style|noscript|template|svg|math|textarea|select|object|iframe"
+_INVISIBLE_BLOCK_RE = re.compile(rf"<({_INVISIBLE_ELEMENTS})\b.*?(?:</\1\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+# The same and <title>, whose text is no part of the visible text.
+_INVISIBLE_TITLE_RE = re.compile(rf"<({_INVISIBLE_ELEMENTS}|title)\b.*?(?:</\1\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_TAG_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*>|<![^>]*>")
+
+
+def _flat_tag(match: re.Match[str]) -> str:
+    tag = (match.group(2) or "").lower()
+    if tag in ("title", "a"):
+        return match.group()
+    return "<br>" if tag in _BLOCK else ""
+
+
+def _flatten(html: str) -> str:
+    """``html`` without nesting: invisible elements removed, block tags turned into <br>, every
+    other tag but <title> and <a> removed (for pages nested deeper than libxml2 goes)."""
+    return _TAG_RE.sub(_flat_tag, _INVISIBLE_BLOCK_RE.sub(" ", html))
 
 
 def _cut(html: str) -> str:
@@ -794,8 +982,37 @@ def _cut(html: str) -> str:
     return " ".join(out)[:MAX_HTML_CHARS]
 
 
+def _flat_text(html: str) -> str:
+    """All text of ``html`` by regular expressions alone, one block per line (linear, no tree:
+    the fallback of a page that runs past its time budget or element cap)."""
+    text = _INVISIBLE_TITLE_RE.sub(" ", html)
+    text = _BLOCK_TAG_RE.sub("\n", text)
+    text = htmllib.unescape(_TAG_RE.sub("", text))
+    text = _BLANKS_RE.sub(" ", text)
+    return _LINE_BREAK_RE.sub("\n", text).strip()
+
+
+_BLOCK_TAG_RE = re.compile(r"</?(?:" + "|".join(sorted(_BLOCK, key=len, reverse=True)) + r")\b[^>]*>", re.IGNORECASE)
+_BLANKS_RE = re.compile(r"[^\S\n]+")
+_LINE_BREAK_RE = re.compile(r" ?\n[\s]*")
+
+
+_TITLE_RE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+
+
+def _flat_document(html: str, used: str | None, method: str) -> Document:
+    match = _TITLE_RE.search(html)
+    title = _clean_title(htmllib.unescape(match.group(1))) if match else ""
+    text = _flat_text(html)
+    return Document(title=title, text=text, encoding=used, method=method, coverage=1.0, visible=text)
+
+
 def _text_of(blocks: list[_Block]) -> str:
     return "\n".join(b.text for b in blocks)
+
+
+def _weight_of(blocks: list[_Block]) -> int:
+    return sum(b.weight for b in blocks)
 
 
 def extract(
@@ -805,6 +1022,7 @@ def extract(
     encoding: str | None = None,
     content_type: str | bytes | None = None,
     main_content: bool = True,
+    time_budget: float | None = None,
 ) -> Document:
     """Extract the title and the main text (or all visible text) of a page.
 
@@ -813,20 +1031,31 @@ def extract(
     ``url`` is accepted for callers' convenience and currently unused. With ``main_content``
     (the default) the text is the page's main content without navigation, sidebars, footers,
     link lists, boilerplate lines and short metadata lines (bylines, datelines, view and comment
-    counters); a page whose content is a table or list of short lines gives those lines;
-    if that finds fewer than 50 characters, all visible text is returned instead. Block selection
-    is width-invariant (a full-width copy gives the same text after NFKC); the text is returned
-    as written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
+    counters); a page whose content is a table or list of short lines gives those lines; when
+    that region holds less than a quarter of the page's content-like text (a documentation page
+    whose sections the scoring splits), the content-like text of the whole page is used
+    (``method="page"``); below 50 characters, all visible text. Block selection is
+    width-invariant (a full-width copy gives the same text after NFKC); the text is returned as
+    written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
     ``noscript``, ``template``, ``head`` or hidden elements). Paragraphs are separated by
-    ``"\\n"``. Pages over :data:`MAX_HTML_CHARS` characters are cut. Reads no settings (callers
-    map ``SIMHASH_*`` options to the arguments).
+    ``"\\n"``. Pages over :data:`MAX_HTML_CHARS` characters are cut after their scripts and
+    styles are removed.
+
+    Bounded: a page nested deeper than libxml2 parses (2048 levels) is flattened and parsed again
+    (``method="deep"``); a page with more than :data:`MAX_ELEMENTS` elements, or whose walk runs
+    past ``time_budget`` seconds (from the call), gives its text found by regular expressions alone
+    (``method="large"`` / ``"budget"``). ``Document.method`` and ``Document.coverage`` say what
+    was done. Reads no settings (callers map ``SIMHASH_*`` options to the arguments).
 
     Never raises on broken markup or binary junk: such input gives a Document with empty text.
     Raises TypeError if ``html`` is not str or bytes.
     """
+    started = time.perf_counter()
     if isinstance(html, (bytearray, memoryview)):
         html = bytes(html)
     if isinstance(html, bytes):
+        if len(html) > _MAX_HTML_BYTES:
+            html = _strip_scripts_bytes(html)
         html, used = decode_html(html, encoding=encoding, content_type=content_type)
     elif isinstance(html, str):
         used = None
@@ -835,44 +1064,101 @@ def extract(
             f"html must be str or bytes, got {type(html).__name__}; pass response.body "
             "(with content_type=response.headers.get('Content-Type')) or response.text"
         )
-    root = _parse(html)
+    html = _prepare(html)
+    method = "main" if main_content else "all"
+    if html.count("<") - html.count("</") > MAX_ELEMENTS:  # start tags: an upper bound of elements
+        return _flat_document(html, used, "large")
+    try:
+        root = _parse(html)
+    except _TooDeep:
+        method = "deep"
+        try:
+            root = _parse(_flatten(html))
+        except _TooDeep:  # cannot happen with <a> and <title> left, but never raise
+            return _flat_document(html, used, "deep")
     if root is None:
-        return Document(title="", text="", encoding=used)
+        return Document(title="", text="", encoding=used, method="empty", coverage=0.0)
     title = _find_title(root)
-    if not main_content:
-        return Document(title=title, text=_visible_text(root), encoding=used)
-    text = _main_text(root, classes=True)
-    if len(text) < _RETRY_CHARS:
+    walker = _Walker(deadline=None if time_budget is None else started + time_budget)
+    try:
+        walker.walk(root, 0, False, 0)
+        walker.flush()
+        walker.check_budget()
+        blocks = walker.blocks
+        visible = _text_of(blocks)
+        if not main_content:
+            return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
+        chosen, found = _choose(walker)
+    except _Budget as exc:
+        return _flat_document(html, used, str(exc))
+    total = _weight_of(blocks)
+    return Document(
+        title=title,
+        text=_text_of(chosen),
+        encoding=used,
+        method="deep" if method == "deep" else found,
+        coverage=_weight_of(chosen) / total if total else 0.0,
+        visible=visible,
+    )
+
+
+def _choose(walker: _Walker) -> tuple[list[_Block], str]:
+    """The decisions over the block sequence: the blocks that are the page's content, and how they
+    were found: "main" (the content region), "relaxed" (a table or list of short lines), "page"
+    (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks)."""
+    blocks = walker.blocks
+    if walker.landmark >= 0:
+        # The page says where its content is (<main>, role="main": Sphinx, mdBook, rustdoc, most
+        # current templates): text outside it (a footer paragraph, a licence) is never content.
+        lo, hi = walker.landmark, walker.end[walker.landmark]
+        inside = [b for b in blocks if lo <= b.owner < hi]
+        if _chars(inside) >= _MIN_MAIN_CHARS:
+            blocks = inside
+    content = [b for b in blocks if not b.flags]
+    main = _main_blocks(walker, content)
+    found = "main"
+    walker.check_budget()
+    if _chars(main) < _RETRY_CHARS:
         # The content may sit in an element whose class/id looks like chrome.
-        retry = _main_text(root, classes=False)
-        if len(retry) > len(text):
-            text = retry
-    if len(text) < _RELAXED_CHARS:
-        visible = _visible_text(root)
-        if len(text) < _RELAXED_SHARE * len(visible):
-            # Little content-like text on a page with much text: the content may be a table or
-            # a list of short lines (a standings table, a timetable). Take the region with the most
-            # text that is neither links, boilerplate nor metadata, if it holds what was found
-            # (else it is another part of the page: a list beside a short article).
-            relaxed = _main_text(root, classes=True, relaxed=True)
-            if len(relaxed) >= _RELAXED_GAIN * len(text) and (
-                not text or set(text.split("\n")) <= set(relaxed.split("\n"))
-            ):
-                text = relaxed
-        if len(text) < _MIN_MAIN_CHARS and len(visible) > len(text):
-            text = visible
-    return Document(title=title, text=text, encoding=used)
+        retry = _main_blocks(walker, [b for b in blocks if not b.flags & _IN_CHROME_TAG])
+        if _chars(retry) > _chars(main):
+            main = retry
+    if _chars(main) < _RELAXED_CHARS and _chars(main) < _RELAXED_SHARE * _chars(blocks):
+        # Little content-like text on a page with much text: the content may be a table or
+        # a list of short lines (a standings table, a timetable). Take the region with the most
+        # text that is neither links, boilerplate nor metadata, if it holds what was found
+        # (else it is another part of the page: a list beside a short article).
+        walker.check_budget()
+        relaxed = _main_blocks(walker, content, relaxed=True)
+        if _chars(relaxed) >= _RELAXED_GAIN * _chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
+            main, found = relaxed, "relaxed"
+    # The region holds too little of the page's content-like text (a documentation page whose
+    # sections, definition lists and code the scoring splits; an index page): hashing that part
+    # alone would let the rest of the page change, or differ, unseen. Take all of it instead.
+    # Judged on content-like blocks (_GOOD: sentences, code), so that a short article beside a
+    # long list of short lines (opening hours, a price list) keeps its own text.
+    good = sum(b.weight for b in content if _kind(b, False) == _GOOD)
+    if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
+        main, found = [b for b in content if _kind(b, False) >= _SHORT], "page"
+    # An index or listing page: its content is its lists of links (a table of contents, an
+    # alphabetical index), which every rule above leaves out as navigation. When what was found is
+    # a small part of the page outside its chrome, the lists count too.
+    if _weight_of(main) < _LIST_SHARE * _weight_of(content):
+        links = [b for b in content if _is_link_list(b)]
+        listing = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
+        # Mostly links: a short article beside a long list of short lines keeps its own text.
+        if _weight_of(listing) > _weight_of(main) and 2 * _weight_of(links) > _weight_of(listing):
+            main, found = listing, "list"
+    if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
+        main, found = walker.blocks, "visible"
+    return main, found
 
 
-def _main_text(root, classes: bool, relaxed: bool = False) -> str:
-    walker = _Walker(main_content=True, classes=classes)
-    walker.walk(root, 0, False, 0)
-    walker.flush()
-    return _text_of(_main_blocks(walker, relaxed))
+def _is_link_list(block: _Block) -> bool:
+    """A block classed _LINKS for its links (not for boilerplate or markup shown as text)."""
+    return block.base == _LINKS and block.links > 0.33 * len(block.text) and not _boilerplate_any(block.norm)
 
 
-def _visible_text(root) -> str:
-    walker = _Walker(main_content=False)
-    walker.walk(root, 0, False, 0)
-    walker.flush()
-    return _text_of(walker.blocks)
+def _chars(blocks: list[_Block]) -> int:
+    """Characters of the blocks' text joined with newlines (``len(_text_of(blocks))``)."""
+    return sum(len(b.text) for b in blocks) + len(blocks) - 1 if blocks else 0

@@ -51,6 +51,8 @@ _TOKEN_RE = re.compile(
     r"|(?P<num>\d+(?:[.,:/\-]\d+)*)"
     r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
 )
+# A line break between two Han characters (of jieba's range): removed before segmenting.
+_HAN_LINE_BREAK_RE = re.compile(r"(?<=[\u4e00-\u9fd5])\s*\n\s*(?=[\u4e00-\u9fd5])")
 # Seed 003: sentence boundaries. After NFKC the full-width ？！ are ASCII; 。 (U+3002) stays.
 _SENTENCE_RE = re.compile(r"[。？！!?\n]+")
 
@@ -84,6 +86,32 @@ def normalize(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", text):
         text = _NFKD_ASCII_RE.sub(_nfkd_ascii, text)
     return unicodedata.normalize("NFKC", text).lower()
+
+
+class SizedCache(dict):  # type: ignore[type-arg]
+    """A dict of pure results bounded in entries and in the characters of its keys and values
+    (a proxy for bytes: about 1-4 bytes a character, plus ~100 bytes of overhead per entry):
+    when either bound would be passed it is emptied, which costs nothing and keeps memory bounded
+    whatever the input (30,000 long distinct tokens cannot grow it past ``max_chars``).
+
+    ``put(key, value, size)``: ``size`` is the value's size in characters (0 for a bool)."""
+
+    def __init__(self, max_entries: int, max_chars: int) -> None:
+        super().__init__()
+        self.max_entries = max_entries
+        self.max_chars = max_chars
+        self.chars = 0
+
+    def put(self, key: str, value: Any, size: int = 0) -> None:
+        cost = len(key) + size
+        if len(self) >= self.max_entries or self.chars + cost > self.max_chars:
+            self.clear()
+        self[key] = value
+        self.chars += cost
+
+    def clear(self) -> None:
+        super().clear()
+        self.chars = 0
 
 
 def _read_word_list(name: str) -> frozenset[str]:
@@ -230,6 +258,7 @@ def _init_jieba(hmm: bool) -> tuple[Callable[[str], Iterable[str]], str]:
 
 
 _HMM_CACHE_SIZE = 1 << 16
+_HMM_CACHE_CHARS = 4 << 20  # characters of keys and values (a few MB)
 
 
 class _JiebaCutter:
@@ -255,7 +284,7 @@ class _JiebaCutter:
         # finalseg.cut (HMM Viterbi in pure Python) is a pure function of its input and costs
         # about as much as the whole DAG search; its inputs (runs of unknown single characters)
         # repeat a lot across pages, so its results are cached.
-        self.hmm_cache: dict[str, tuple[str, ...]] = {}
+        self.hmm_cache = SizedCache(_HMM_CACHE_SIZE, _HMM_CACHE_CHARS)
 
     def _route(self, sentence: str) -> list[int]:
         """End index (exclusive) of the word starting at each position of the best path."""
@@ -327,9 +356,7 @@ class _JiebaCutter:
             words = self.hmm_cache.get(buf)
             if words is None:
                 words = tuple(self.finalseg_cut(buf))
-                if len(self.hmm_cache) >= _HMM_CACHE_SIZE:
-                    self.hmm_cache.clear()
-                self.hmm_cache[buf] = words
+                self.hmm_cache.put(buf, words, len(buf))
             out.extend(words)
         else:
             out.extend(buf)
@@ -587,8 +614,12 @@ class FeatureExtractor:
     # -- tokens
 
     def tokens(self, text: str) -> list[str]:
-        """All tokens of ``text`` (normalised here), stop words included."""
+        """All tokens of ``text`` (normalised here), stop words included. A line break between two
+        Han characters is no word boundary: a page that wraps its Chinese text with <br> every few
+        dozen characters segments like the same text in paragraphs."""
         norm = normalize(text)
+        if "\n" in norm and not norm.isascii():
+            norm = _HAN_LINE_BREAK_RE.sub("", norm)
         if self.features == "chars":
             return _char_units(norm)
         return self._tokenizer().tokenize(norm)

@@ -10,23 +10,27 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor
+from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
     from scrapy_simhash.extract import Document
+    from scrapy_simhash.templates import SiteTemplates
 
 __all__ = [
     "DEFAULT_FEATURES",
     "DEFAULT_TOKENIZER",
     "DEFAULT_WEIGHTING",
+    "FALLBACKS",
     "EmptyTextError",
     "Fingerprinter",
+    "PageFingerprint",
     "clear_caches",
     "hamming",
     "simhash_from_weights",
@@ -34,7 +38,7 @@ __all__ = [
 ]
 
 #: Bumped whenever the fingerprint of some text changes for the same options.
-FINGERPRINT_VERSION = "1"
+FINGERPRINT_VERSION = "2"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
@@ -50,8 +54,11 @@ DEFAULT_FEATURES = "words"
 DEFAULT_WEIGHTING = "log_tf"
 DEFAULT_SHINGLE_SIZE = 3
 DEFAULT_HMM = False
-DEFAULT_MIN_FEATURES = 8
+# A text with fewer distinct features gets an exact hash (a two-sentence site footer has 8-15).
+DEFAULT_MIN_FEATURES = 24
 DEFAULT_MAX_CHARS = 500_000
+#: Seconds a page's extraction may take before its text is taken by regular expressions alone.
+DEFAULT_TIME_BUDGET = 1.0
 # blake2b (stdlib) over xxh3 (xxhash): with the hash cache, xxh3 saves ~0.1 ms of a ~10 ms page
 # (benchmarks/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
 DEFAULT_FEATURE_HASH = "blake2b"
@@ -63,6 +70,7 @@ BITS = (64, 128)
 # reorder) and on every machine. 2**24 keeps 7 significant digits and allows 2**28 features.
 _WEIGHT_BITS = 24
 _HASH_CACHE_SIZE = 1 << 17
+_HASH_CACHE_CHARS = 8 << 20  # characters of the cached feature strings (a long token is costly)
 
 
 def hamming(a: int, b: int) -> int:
@@ -111,16 +119,18 @@ def _hasher(name: str, nbytes: int) -> Callable[[bytes], bytes]:
 
 
 class _HashCache:
-    """feature string -> digest bytes; bounded (cleared when full); shared by Fingerprinters."""
+    """feature string -> digest bytes; bounded in entries and characters (cleared when full);
+    shared by Fingerprinters."""
 
     def __init__(self, fn: Callable[[bytes], bytes], size: int = _HASH_CACHE_SIZE) -> None:
         self.fn = fn
         self.size = size
-        self.data: dict[str, bytes] = {}
+        self.data = SizedCache(size, _HASH_CACHE_CHARS)
 
     def digests(self, features: Iterable[str]) -> list[bytes]:
         data = self.data
         get = data.get
+        put = data.put
         fn = self.fn
         out: list[bytes] = []
         append = out.append
@@ -128,11 +138,8 @@ class _HashCache:
             d = get(f)
             if d is None:
                 d = fn(f.encode("utf-8", "surrogatepass"))
-                if len(data) >= self.size:
-                    # Dropping everything is cheap and keeps memory bounded; the hot tokens
-                    # come back within a page or two.
-                    data.clear()
-                data[f] = d
+                # Emptied when full: cheap, and the hot tokens come back within a page or two.
+                put(f, d, 16)
             append(d)
         return out
 
@@ -216,6 +223,45 @@ def _exact_fp(tokens: Sequence[str], bits: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 
+#: Why a page's fingerprint is no evidence of a near-duplicate (``PageFingerprint.fallback``):
+#: "short": its text has fewer than ``min_features`` distinct features, so its fingerprint is an
+#: exact hash of that text (only pages with the same text match, such as soft-404 pages);
+#: "template": without the lines that are its site's learned template, its text has fewer than
+#: ``min_features`` features, so it may not be a near-duplicate at all.
+FALLBACKS = ("short", "template")
+
+
+@dataclass(frozen=True)
+class PageFingerprint:
+    """A page's fingerprint and what it rests on (:meth:`Fingerprinter.fingerprint_page`).
+
+    ``fp``: the fingerprint (SimHash, or an exact hash when ``fallback == "short"``); it never
+    depends on learned site templates. ``fallback``: ``None``, or one of :data:`FALLBACKS`.
+    ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
+    text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
+    text, one block per line (what site templates are learned from).
+    """
+
+    fp: int
+    fallback: str | None
+    method: str
+    coverage: float
+    title: str = ""
+    visible: str = ""
+
+    @property
+    def may_match(self) -> bool:
+        """Whether the page may be a near-duplicate, or the page another one duplicates."""
+        return self.fallback != "template"
+
+    def stats(self) -> list[str]:
+        """Stats keys (without prefix) worth counting: ``fallback/<reason>`` and ``extract/<method>``
+        for every extraction other than the content region."""
+        out = [] if self.fallback is None else [f"fallback/{self.fallback}"]
+        if self.method not in ("main", "all"):
+            out.append(f"extract/{self.method}")
+        return out
+
 
 class Fingerprinter:
     """Text or HTML -> SimHash fingerprint (an int below ``2**bits``).
@@ -238,13 +284,16 @@ class Fingerprinter:
     - ``shingle_size``: words per shingle / characters per n-gram (1..16, default 3).
     - ``min_features``: short-text fallback. A text with fewer distinct features than this gets an
       exact hash of its normalised token sequence instead of a SimHash, so that only identical
-      short texts collide (SimHash on a handful of features puts unrelated short pages close).
-      0 turns the fallback off. Default 8.
+      short texts collide (SimHash on a handful of features puts unrelated short pages close, and
+      a two-sentence site footer has 8-15). 0 turns the fallback off. Default 24.
     - ``max_chars``: only the first ``max_chars`` characters of a text are used, which bounds the
       time spent on a huge page (default 500,000, about 1 s of jieba; 0 = no limit).
     - ``main_content``: fingerprint the main content (default) or all visible text of HTML.
     - ``feature_hash``: "blake2b" (default, 8 or 16 bytes of ``hashlib.blake2b``) or "xxh3"
       (xxh3_64 / xxh3_128, needs the xxhash package; slightly faster on cache misses).
+    - ``time_budget``: seconds the extraction of one page may take (default 1.0; 0 = no limit);
+      past it, the page's text is taken by regular expressions alone (``extract.extract``). Only a
+      page that runs past it can get another fingerprint on a slower machine; it is counted.
 
     A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
     never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
@@ -264,6 +313,7 @@ class Fingerprinter:
         max_chars: int = DEFAULT_MAX_CHARS,
         main_content: bool = True,
         feature_hash: str = DEFAULT_FEATURE_HASH,
+        time_budget: float = DEFAULT_TIME_BUDGET,
     ) -> None:
         if isinstance(bits, bool) or bits not in BITS:
             raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
@@ -271,6 +321,13 @@ class Fingerprinter:
         _check_int("max_chars", max_chars, 0, 1 << 40)
         if not isinstance(main_content, bool):
             raise TypeError(f"main_content must be True or False, got {main_content!r}")
+        if (
+            not isinstance(time_budget, (int, float))
+            or isinstance(time_budget, bool)
+            or not 0 <= time_budget < math.inf
+        ):
+            raise ValueError(f"time_budget ({time_budget!r}) is invalid: it must be a number of seconds >= 0")
+        self.time_budget = float(time_budget)
         if feature_hash not in FEATURE_HASHES:
             raise ValueError(
                 f"feature_hash={feature_hash!r} is invalid: it must be one of {', '.join(map(repr, FEATURE_HASHES))}"
@@ -342,6 +399,10 @@ class Fingerprinter:
 
         Raises ``TypeError`` for a non-str and ``EmptyTextError`` when there is no feature.
         """
+        return self._fingerprint(text, title)[0]
+
+    def _fingerprint(self, text: str, title: str) -> tuple[int, bool]:
+        """``(fingerprint, whether it is the short-text exact hash)``."""
         if not isinstance(text, str):
             hint = (
                 "; decode it first (or use fingerprint_html for HTML bytes)"
@@ -358,10 +419,9 @@ class Fingerprinter:
         if not weights:
             raise EmptyTextError("text has no features (empty, whitespace, numbers or punctuation only)")
         if len(weights) < self.min_features:
-            fp = _exact_fp(feats.tokens, self.bits)
-        else:
-            fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
-        return fp or 1
+            return _exact_fp(feats.tokens, self.bits) or 1, True
+        fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
+        return fp or 1, False
 
     def fingerprint_document(self, doc: Document) -> int:
         """Fingerprint of an ``extract.Document`` (its ``text`` and ``title``)."""
@@ -377,6 +437,25 @@ class Fingerprinter:
     ) -> int:
         """Fingerprint of a page: ``extract.extract`` (main content unless ``main_content=False``)
         then ``fingerprint_document``. Raises ``EmptyTextError`` when the page has no text."""
+        return self.fingerprint_page(html, url, encoding=encoding, content_type=content_type).fp
+
+    def fingerprint_page(
+        self,
+        html: str | bytes,
+        url: str | None = None,
+        *,
+        encoding: str | None = None,
+        content_type: str | None = None,
+        templates: SiteTemplates | None = None,
+    ) -> PageFingerprint:
+        """A page's fingerprint with the evidence it rests on (:class:`PageFingerprint`).
+
+        The fingerprint is :meth:`fingerprint_html`'s. With ``templates`` (what was learned about
+        ``url``'s site), a page whose fingerprinted text without its template lines has fewer than
+        ``min_features`` features gets ``fallback="template"``: it may not be a near-duplicate.
+        The fingerprint itself never depends on ``templates``. Raises ``EmptyTextError`` when the
+        page has no text.
+        """
         from scrapy_simhash.extract import extract
 
         doc = extract(
@@ -385,8 +464,24 @@ class Fingerprinter:
             encoding=encoding,
             content_type=content_type,
             main_content=self.main_content,
+            time_budget=self.time_budget or None,
         )
-        return self.fingerprint_document(doc)
+        fp, short = self._fingerprint(doc.text, doc.title)
+        fallback = "short" if short else None
+        if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
+            fallback = "template"
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible)
+
+    def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
+        """Whether ``text`` without the template lines of ``url``'s site has too few features."""
+        lines = text.split("\n")
+        template = templates.template_lines(url, lines)
+        if not template:
+            return False
+        own = "\n".join(line for line in lines if line not in template)
+        if self.max_chars and len(own) > self.max_chars:
+            own = own[: self.max_chars]
+        return len(self._extractor.extract(own).weights) < max(self.min_features, 1)
 
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> None:

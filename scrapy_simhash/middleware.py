@@ -20,8 +20,9 @@ from scrapy.http import Response, TextResponse
 from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
-from scrapy_simhash.fingerprint import EmptyTextError
+from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
 from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -90,6 +91,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
         self._time_total = 0.0
         self._time_max = 0.0
+        self._templates: SiteTemplates | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -128,8 +130,20 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self.open(spider)
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
-        """Log the summary line and close the index."""
+        """Keep what was learned of the sites' templates, log the summary line, close the index."""
+        if self._templates is not None:
+            try:
+                self._templates.flush()
+            except Exception as exc:  # noqa: BLE001 - fail open: what is learned is only an aid
+                self._store_error("(site templates)", exc)
+            self._templates = None
         self._close(spider)
+
+    def _site_templates(self) -> SiteTemplates | None:
+        """The site templates learned from the crawl, kept in the index (``None`` without one)."""
+        if self._templates is None and self.index is not None:
+            self._templates = SiteTemplates(IndexTemplateStore(self.index))
+        return self._templates
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         self._update_index_stats()
@@ -246,9 +260,11 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._outcomes[response] = _PASS
         return _PASS
 
-    def _fingerprint(self, response: TextResponse) -> int:
-        """The page's fingerprint (the one call into the fingerprinting code)."""
-        return self.fingerprinter.fingerprint_html(_response_text(response), url=response.url)
+    def _fingerprint(self, response: TextResponse) -> PageFingerprint:
+        """The page's fingerprint and its evidence (the one call into the fingerprinting code)."""
+        return self.fingerprinter.fingerprint_page(
+            _response_text(response), url=response.url, templates=self._site_templates()
+        )
 
     def _outcome(self, response: Response) -> _Outcome:
         """Fingerprint, decide, count and log one response. Never raises."""
@@ -258,7 +274,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         assert isinstance(response, TextResponse)
         started = time.perf_counter()
         try:
-            fp = self._fingerprint(response)
+            page = self._fingerprint(response)
         except EmptyTextError:
             return self._skip(response, "empty")
         except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
@@ -266,8 +282,14 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(prepared, fp, response)
+            outcome = self._verdict(prepared, page.fp, response, may_match=page.may_match)
             self._count(outcome)
+            for name in page.stats():
+                self._inc(f"simhash/{name}")
+            if outcome.verdict != UNCHANGED and self._templates is not None:
+                # Not an unchanged refetch, nor (by fingerprint) an exact copy: those must not
+                # make a page's own text look like its site's template.
+                self._templates.observe(response.url, page.visible.split("\n"), page.fp)
             self._annotate(response, outcome)
             if outcome.verdict == NEAR_DUPLICATE:
                 self._log_duplicate(
@@ -297,15 +319,16 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     # -- verdicts ----------------------------------------------------------------------------
 
-    def _verdict(self, key: str, fp: int, response: Response | None = None) -> _Outcome:
-        """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`).
+    def _verdict(self, key: str, fp: int, response: Response | None = None, *, may_match: bool = True) -> _Outcome:
+        """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`;
+        ``may_match`` False: a page with no text of its own beside its site's template).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
         config = self.config
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, fp, validators=validators(response))
+            verdict = self.tracker.observe(key, fp, validators=validators(response), may_match=may_match)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)

@@ -291,9 +291,14 @@ class ChangeTracker:
         now: float | None = None,
         *,
         validators: tuple[str | None, str | None] = (None, None),
+        may_match: bool = True,
     ) -> Verdict:
         """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome (and the
-        response's ``(ETag, Last-Modified)`` ``validators``)."""
+        response's ``(ETag, Last-Modified)`` ``validators``).
+
+        ``may_match`` False (the page has no text of its own beside its site's template: no
+        evidence): the page is never a near-duplicate and is not indexed, so that no page can
+        duplicate it either; its change is still tracked."""
         index = self.index
         now = self.clock() if now is None else now
         distance = duplicate_of = None
@@ -303,7 +308,7 @@ class ChangeTracker:
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
-                match = index.check_and_add(key, fp)
+                match = index.check_and_add(key, fp) if may_match else None
                 if match is None:
                     verdict = NEW
                 else:
@@ -314,7 +319,11 @@ class ChangeTracker:
                 changed: bool | None = None
             else:
                 distance = change = (fp ^ last_fp).bit_count()
-                if change <= self.change_threshold:
+                if not may_match:
+                    verdict = UNCHANGED if change <= self.change_threshold else CHANGED
+                    duplicate_of = record.duplicate_of if verdict == UNCHANGED else None
+                    index.remove(key)  # its earlier content must not keep matching other pages
+                elif change <= self.change_threshold:
                     verdict = UNCHANGED
                     duplicate_of = record.duplicate_of
                     if duplicate_of is None and index.get(key) != fp:

@@ -439,7 +439,8 @@ def test_junk_gives_a_document(junk):
 
 
 def test_empty_and_whitespace_give_empty_text():
-    assert extract(b"") == Document(title="", text="", encoding="utf-8")
+    doc = extract(b"")
+    assert (doc.title, doc.text, doc.encoding, doc.method) == ("", "", "utf-8", "empty")
     assert extract("  \n ").text == ""
 
 

@@ -115,3 +115,25 @@ def test_change_tracker_decides_and_keeps_records():
     assert PageRecord.from_bytes(index.get_record("d")).schedule == {"interval": 60.0}
     assert tracker.deduplicate("e", a ^ 0xFF00).verdict == "new"
     assert tracker.deduplicate("f", far).duplicate_of == "a"
+
+
+def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
+    """may_match=False (a template-only page): no near-duplicate verdict, nothing indexed, its own
+    change still tracked, and content it had before is no longer matched."""
+    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.recrawl import ChangeTracker
+
+    index = SimhashIndex()
+    tracker = ChangeTracker(index, change_threshold=3)
+    a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
+    assert tracker.observe("a", a, now=1.0).verdict == "new"
+    shell = tracker.observe("shell", a ^ 1, now=2.0, may_match=False)  # within k of a, no evidence
+    assert (shell.verdict, shell.duplicate_of) == ("new", None) and index.get("shell") is None
+    assert tracker.observe("b", a ^ 1, now=3.0).duplicate_of == "a"  # a, not the shell, is matched
+    assert tracker.observe("shell", a ^ 3, now=4.0, may_match=False).verdict == "unchanged"
+    assert tracker.observe("shell", far, now=5.0, may_match=False).verdict == "changed"
+    assert index.get("shell") is None
+    # a page indexed earlier that becomes template-only leaves the index
+    assert tracker.observe("c", far ^ 0xFFFF_0000, now=6.0).verdict == "new" and index.get("c") is not None
+    assert tracker.observe("c", far ^ 0xFFFF_0000, now=7.0, may_match=False).verdict == "unchanged"
+    assert index.get("c") is None and tracker.observe("d", far ^ 0xFFFF_0001, now=8.0).verdict == "new"

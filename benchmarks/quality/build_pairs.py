@@ -13,6 +13,10 @@ Groups and categories (``Pair.group`` / ``Pair.category``):
   - ``encoding``: a real zh-web-cee page as GBK bytes and as UTF-8 bytes (meta charset says which);
   - ``width``: full-width vs half-width letters, digits and punctuation;
   - ``short_noise``: a short page (80-300 characters of text) with dynamic noise;
+  - ``short_edit``: one sentence removed from a short article (the shortest articles of each
+    language with at least four sentences), same template and noise;
+  - ``real_swap``: a real page as downloaded (Zyte benchmark, zh-web-cee) vs its article text
+    (the benchmark's ground truth) republished under one of our synthetic templates;
   - ``yanyiwu``: the real pair in ``zh-text/yanyiwu-news-pair`` (one trailing "。" added).
 * ``neg`` (label 0: must not be dropped)
   - ``same_template``: all cross pairs of different articles under one template (the false-positive rate);
@@ -152,6 +156,13 @@ def load_en_articles(data: Path = DATA) -> list[Article]:
         title = _title_from_html(raw.decode("utf-8", "replace")) or paras[0][:60]
         arts.append(Article(key, "en", title, paras))
     return arts
+
+
+def _real_page(data: Path, art: Article) -> bytes:
+    """The page ``art`` was taken from, as downloaded."""
+    if art.lang == "zh":
+        return (data / "zh-web-cee" / "original" / f"{art.key}.html").read_bytes()
+    return gzip.decompress((data / "scrapinghub-aeb" / "html" / f"{art.key}.html.gz").read_bytes())
 
 
 def load_short_texts(data: Path = DATA, n: int = 50) -> list[Article]:
@@ -493,6 +504,27 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
         ps.add("near", "short_noise", 1, a, page(site, art, n2), lang="zh", art=art.key)
     for i, j in itertools.combinations(range(len(sids)), 2):
         ps.add("neg", "short_pages", 0, sids[i], sids[j], lang="zh")
+
+    # one sentence removed from a short article; a real page vs its text under another template
+    rng2 = random.Random(seed + 11)  # its own stream: the pairs above stay as they were
+    n_short = 8 if quick else 30
+    for lang in ("zh", "en"):
+        pool = [a for a in arts[lang] if len(_sentences(a.paras, lang)) >= 4]
+        pool.sort(key=lambda a: (sum(map(len, a.paras)), a.key))
+        site = _SITES[lang][0]
+        for art in pool[:n_short]:
+            noise = _noise(rng2, lang, titles[lang])
+            edited = edit_sentence(art.paras, rng2, lang, art, add=False)
+            ps.add(
+                "near", "short_edit", 1, page(site, art, noise), page(site, art, noise, edited), lang=lang, art=art.key
+            )
+    n_real = 8 if quick else 40
+    for lang in ("zh", "en"):
+        site = _SITES[lang][1]
+        for art in arts[lang][:: max(1, len(arts[lang]) // n_real)][:n_real]:
+            raw = _real_page(data, art)
+            republished = page(site, art, _noise(rng2, lang, titles[lang]))
+            ps.add("near", "real_swap", 1, ps.doc("html", raw, lang=lang), republished, lang=lang, art=art.key)
 
     # the real pair
     yan = data / "zh-text" / "yanyiwu-news-pair"

@@ -64,6 +64,33 @@ def best_threshold(labels: Sequence[int], dists: Sequence[float], grid: Iterable
     return best[1], best[0]
 
 
+def _ranks(xs: Sequence[float]) -> list[float]:
+    """Ranks 1..n of ``xs``, ties given their mean rank."""
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    ranks = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for k in range(i, j + 1):
+            ranks[order[k]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
+
+
+def spearman(xs: Sequence[float], ys: Sequence[float]) -> float:
+    """Spearman's rank correlation of ``xs`` and ``ys`` (Pearson's on their ranks, ties averaged)."""
+    if len(xs) < 2:
+        return float("nan")
+    rx, ry = _ranks(xs), _ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    vx = math.sqrt(sum((a - mx) ** 2 for a in rx))
+    vy = math.sqrt(sum((b - my) ** 2 for b in ry))
+    return cov / (vx * vy) if vx and vy else float("nan")
+
+
 def change_accuracy(changed: Sequence[int], dists: Sequence[float], t: float) -> float:
     """Accuracy of the verdict "changed when distance > t" (``changed`` 1 = real edit, 0 = noise)."""
     ok = sum(1 for y, d in zip(changed, dists) if (d > t) == bool(y))
@@ -418,6 +445,27 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
         if peer_f:
             bf, bn = max(peer_f)
             w(f"| F1 beats every peer's | {f:.3f} vs best peer {bf:.3f} ({bn}) | {'yes' if f > bf else 'NO'} |")
+        for cat, what in (
+            ("short_edit", "one sentence removed from a short article"),
+            ("real_swap", "a real page vs its text under another site's template"),
+        ):
+            ds = r.by_cat.get(cat, [])
+            if ds:
+                rc = sum(1 for d in ds if d <= k0) / len(ds)
+                w(f"| recall >= 0.90 on {what} ({cat}) | {rc:.3f} of {len(ds)} | {'yes' if rc >= 0.90 else 'NO'} |")
+        jac = [mt["jaccard5"] for mt in r.meta.get("revisions", [])]
+        rds = r.by_cat.get("revisions", [])
+        if jac:
+            hi = [d for j, d in zip(jac, rds) if j >= 0.95]
+            if hi:
+                rc = sum(1 for d in hi if d <= k0) / len(hi)
+                w(
+                    f"| revisions: recall >= 0.95 on pairs with Jaccard >= 0.95 | {rc:.3f} of {len(hi)} | {'yes' if rc >= 0.95 else 'NO'} |"
+                )
+            rho = spearman(rds, [1 - j for j in jac])
+            w(
+                f"| revisions: Spearman(distance, 1 - Jaccard) >= 0.92 | {rho:.3f} over {len(jac)} pairs | {'yes' if rho >= 0.92 else 'NO'} |"
+            )
         w("")
         w("The defaults at other k (synthetic pairs; revisions with near-duplicate = jaccard5 >= 0.9):\n")
         w("| k | P | R | F1 | FPR same template | revisions P / R / F1 |")

@@ -1,0 +1,261 @@
+"""Site templates learned from the crawl: text lines that recur across many distinct pages of one host.
+
+Pure: no Scrapy import. Main-content extraction judges each page alone; a site's template (its menus,
+footers, licence lines, "please activate JavaScript" notices) is what recurs across the pages of the
+site, wherever it sits in the markup. :class:`SiteTemplates` counts, per host, on how many distinct
+pages each visible text line was seen (lines are compared after NFKC, lower case and with every
+number written as ``0``); a line seen on at least ``min_pages`` pages is template.
+
+What it decides, and what it never changes: a page whose fingerprinted text, without its template
+lines, has too few features (``Fingerprinter.min_features``) has no evidence of its own, so it may
+not be a near-duplicate (``PageFingerprint.fallback == "template"``). Its fingerprint does not
+depend on what was learned: a page fetched twice unchanged gets the same fingerprint however much
+was learned about its site in between, so the change verdict of a recrawl never depends on the
+learning (the template only ever removes a near-duplicate verdict, never adds one).
+
+Bounded: at most ``max_lines`` line counts per host (when full, the lines seen on the fewest pages
+are forgotten: they are the ones that are not template), at most ``max_hosts`` hosts in memory
+(the least recently used is saved and dropped). What is learned is kept in a
+:class:`TemplateStore` (``get(host)`` / ``put(host, bytes)``), saved every ``save_every`` pages of
+a host and by :meth:`SiteTemplates.flush`; a store that fails is counted (``store_errors``) and
+learning goes on in memory. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import struct
+import threading
+from collections import OrderedDict
+from typing import TYPE_CHECKING, Protocol
+from urllib.parse import urlsplit
+
+from scrapy_simhash.features import normalize
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+    from scrapy_simhash.index import SimhashIndex
+
+__all__ = [
+    "DEFAULT_MIN_PAGES",
+    "HostTemplate",
+    "IndexTemplateStore",
+    "MemoryTemplateStore",
+    "SiteTemplates",
+    "TemplateStore",
+    "host_of",
+    "line_key",
+]
+
+#: A line seen on at least this many distinct pages of a host is template.
+DEFAULT_MIN_PAGES = 6
+DEFAULT_MAX_LINES = 4096
+DEFAULT_MAX_HOSTS = 1024
+DEFAULT_SAVE_EVERY = 64
+
+_MAGIC = b"SHT1"
+_HEADER = struct.Struct("<4sII")  # magic, pages, number of lines
+_ENTRY = struct.Struct("<QI")  # line key, pages it was seen on
+_DIGITS_RE = re.compile(r"\d+")
+_RECENT_FINGERPRINTS = 4096
+
+
+class TemplateStore(Protocol):
+    """Where learned templates are kept: one opaque value per host."""
+
+    def get(self, host: str) -> bytes | None: ...
+
+    def put(self, host: str, value: bytes) -> None: ...
+
+
+class MemoryTemplateStore:
+    """A :class:`TemplateStore` in a dict (tests, one-off runs)."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+
+    def get(self, host: str) -> bytes | None:
+        return self.data.get(host)
+
+    def put(self, host: str, value: bytes) -> None:
+        self.data[host] = value
+
+
+class IndexTemplateStore:
+    """A :class:`TemplateStore` in a :class:`~scrapy_simhash.index.SimhashIndex`'s auxiliary blobs
+    (``get_aux`` / ``put_aux``: not records, so never listed by ``export`` or the due list), one
+    per host under ``"template:" + host``."""
+
+    PREFIX = "template:"
+
+    def __init__(self, index: SimhashIndex) -> None:
+        self.index = index
+
+    def get(self, host: str) -> bytes | None:
+        return self.index.get_aux(self.PREFIX + host)
+
+    def put(self, host: str, value: bytes) -> None:
+        self.index.put_aux(self.PREFIX + host, value)
+
+
+def host_of(url: str | None) -> str:
+    """The host part of ``url``, lower case, with its port (``""`` when there is none)."""
+    if not url:
+        return ""
+    try:
+        return (urlsplit(url).netloc.rpartition("@")[2]).lower()
+    except ValueError:
+        return ""
+
+
+def line_key(line: str) -> int:
+    """The 64-bit key of a text line: blake2b of its NFKC, lower-case form with every number as 0
+    and runs of spaces as one (stable across processes and machines)."""
+    norm = " ".join(_DIGITS_RE.sub("0", normalize(line)).split())
+    return int.from_bytes(hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+class HostTemplate:
+    """What is learned about one host: how many pages were seen, and on how many of them each line was."""
+
+    __slots__ = ("counts", "fingerprints", "pages", "seen_since_save")
+
+    def __init__(self, pages: int = 0, counts: dict[int, int] | None = None) -> None:
+        self.pages = pages
+        self.counts: dict[int, int] = counts if counts is not None else {}
+        self.seen_since_save = 0
+        # Fingerprints of the pages counted lately (in memory only): an exact copy is not counted.
+        self.fingerprints: set[int] = set()
+
+    def to_bytes(self) -> bytes:
+        """Deterministic bytes: header, then the lines sorted by key."""
+        items = sorted(self.counts.items())
+        out = [_HEADER.pack(_MAGIC, self.pages, len(items))]
+        out.extend(_ENTRY.pack(k, c) for k, c in items)
+        return b"".join(out)
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> HostTemplate:
+        """Parse :meth:`to_bytes` output; ValueError if ``raw`` is not one."""
+        if len(raw) < _HEADER.size:
+            raise ValueError("not a site template: too short")
+        magic, pages, n = _HEADER.unpack_from(raw)
+        if magic != _MAGIC or len(raw) != _HEADER.size + n * _ENTRY.size:
+            raise ValueError(f"not a site template: {raw[:16]!r}")
+        counts = dict(_ENTRY.iter_unpack(raw[_HEADER.size :]))
+        return cls(pages, counts)
+
+
+class SiteTemplates:
+    """Per-host template lines learned from the pages of a crawl.
+
+    ``observe(url, lines, fp)`` once per page of distinct content (the middleware calls it for every
+    page but unchanged refetches, with its fingerprint, so that exact copies do not make a page's
+    own text look recurrent; near-duplicate pages count, or a template whose pages get dropped
+    could never be learned); ``template_lines(url, lines)`` says which lines are template.
+    """
+
+    def __init__(
+        self,
+        store: TemplateStore | None = None,
+        *,
+        min_pages: int = DEFAULT_MIN_PAGES,
+        max_lines: int = DEFAULT_MAX_LINES,
+        max_hosts: int = DEFAULT_MAX_HOSTS,
+        save_every: int = DEFAULT_SAVE_EVERY,
+    ) -> None:
+        for name, value in (("min_pages", min_pages), ("max_lines", max_lines), ("max_hosts", max_hosts)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name} ({value!r}) is invalid: it must be an int >= 1")
+        self.store = store
+        self.min_pages = min_pages
+        self.max_lines = max_lines
+        self.max_hosts = max_hosts
+        self.save_every = save_every
+        self._hosts: OrderedDict[str, HostTemplate] = OrderedDict()
+        self._lock = threading.Lock()
+        #: Stored values that could not be parsed (replaced by what is learned from now on).
+        self.unreadable = 0
+        #: Store reads and writes that failed (learning goes on in memory).
+        self.store_errors = 0
+
+    def _host(self, host: str) -> HostTemplate:
+        tpl = self._hosts.get(host)
+        if tpl is not None:
+            self._hosts.move_to_end(host)
+            return tpl
+        tpl = None
+        if self.store is not None:
+            try:
+                raw = self.store.get(host)
+            except Exception:  # noqa: BLE001 - what is learned is an aid: a store failure costs it, no more
+                self.store_errors += 1
+                raw = None
+            if raw is not None:
+                try:
+                    tpl = HostTemplate.from_bytes(bytes(raw))
+                except ValueError:
+                    self.unreadable += 1
+        if tpl is None:
+            tpl = HostTemplate()
+        self._hosts[host] = tpl
+        while len(self._hosts) > self.max_hosts:
+            old_host, old = self._hosts.popitem(last=False)
+            self._save(old_host, old)
+        return tpl
+
+    def _save(self, host: str, tpl: HostTemplate) -> None:
+        if self.store is not None and tpl.seen_since_save:
+            try:
+                self.store.put(host, tpl.to_bytes())
+            except Exception:  # noqa: BLE001 - kept in memory; saved again at the next occasion
+                self.store_errors += 1
+                return
+        tpl.seen_since_save = 0
+
+    def observe(self, url: str | None, lines: Iterable[str], fp: int | None = None) -> None:
+        """Count the distinct lines of one page of ``url``'s host; with ``fp`` (the page's
+        fingerprint), a page with a fingerprint counted lately is not counted again."""
+        host = host_of(url)
+        keys = {line_key(line) for line in lines if line.strip()}
+        with self._lock:
+            tpl = self._host(host)
+            if fp is not None:
+                if fp in tpl.fingerprints:
+                    return
+                if len(tpl.fingerprints) >= _RECENT_FINGERPRINTS:
+                    tpl.fingerprints.clear()
+                tpl.fingerprints.add(fp)
+            tpl.pages += 1
+            counts = tpl.counts
+            for key in keys:
+                counts[key] = counts.get(key, 0) + 1
+            if len(counts) > self.max_lines:
+                # Forget the lines seen on the fewest pages (ties: the smallest keys), down to 3/4.
+                keep = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: self.max_lines * 3 // 4]
+                tpl.counts = dict(keep)
+            tpl.seen_since_save += 1
+            if tpl.seen_since_save >= self.save_every:
+                self._save(host, tpl)
+
+    def template_lines(self, url: str | None, lines: Iterable[str]) -> set[str]:
+        """The lines among ``lines`` that are template on ``url``'s host."""
+        host = host_of(url)
+        with self._lock:
+            tpl = self._hosts.get(host)
+            if tpl is None and self.store is None:
+                return set()
+            tpl = self._host(host)
+            if tpl.pages < self.min_pages:
+                return set()
+            counts = tpl.counts
+            least = self.min_pages
+            return {line for line in lines if counts.get(line_key(line), 0) >= least}
+
+    def flush(self) -> None:
+        """Save every host learned since its last save."""
+        with self._lock:
+            for host, tpl in self._hosts.items():
+                self._save(host, tpl)
