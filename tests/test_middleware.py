@@ -476,9 +476,6 @@ class _BrokenFingerprinter:
     def fingerprint_page(self, html: str, url: str | None = None, **kwargs: Any) -> Any:
         raise RuntimeError("tokenizer exploded")
 
-    def fingerprint_page(self, html: str, url: str | None = None, **kwargs: Any) -> Any:
-        raise RuntimeError("tokenizer exploded")
-
 
 def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     crawler = make_crawler()
