@@ -255,3 +255,47 @@ def test_dedup_writes_kept_lines_to_a_file_never_over_its_input(tmp_path, capsys
     assert f"dropped={len(rows) + 3}" in capsys.readouterr().err
     assert main(["dedup", str(source), "--field", "text", "-o", str(source)]) == 2
     assert "is the input file" in capsys.readouterr().err and len(source.read_text().splitlines()) == 2 * len(rows)
+
+
+def test_console_door_reads_a_redis_index(redis_server, capsys):
+    """``scrapy-simhash redis://...#PREFIX``: the same reports on a Redis store; a prefix with no
+    index is one error line, and nothing is created there."""
+    import redis
+
+    from scrapy_simhash.store.redisstore import RedisStore
+
+    prefix = "simhash:clitest"
+    index = SimhashIndex(RedisStore(redis_server.url, prefix + ":pages"))
+    tracker = ChangeTracker(index)
+    fp = Fingerprinter()
+    for name in ("harbour", "orchard"):
+        tracker.observe(f"https://a.example/{name}", fp.fingerprint_html(article_html(name)))
+    tracker.observe("https://mirror.example/harbour", fp.fingerprint_html(article_html("harbour")))
+    index.close()
+
+    assert main([f"{redis_server.url}#{prefix}", "export"]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert {r["key"] for r in rows} == {
+        "https://a.example/harbour",
+        "https://a.example/orchard",
+        "https://mirror.example/harbour",
+    }
+    assert main([f"{redis_server.url}#{prefix}:pages", "dropped", "--json"]) == 0
+    dropped = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["key"], d["duplicate_of"]) for d in dropped] == [
+        ("https://mirror.example/harbour", "https://a.example/harbour")
+    ]
+
+    assert main([f"{redis_server.url}#simhash:nobody", "info"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: there is no scrapy-simhash index under simhash:nobody:pages") and err.count("\n") == 1
+    assert not redis.Redis.from_url(redis_server.url).keys("*nobody*")
+    assert main([redis_server.url, "info"]) == 2  # no '#PREFIX'
+    assert "name the index after '#'" in capsys.readouterr().err
+    # the Scrapy door reads the store the project's settings name (SIMHASH_STORE)
+    result = sh(
+        sys.executable, "-m", "scrapy", "simhash", "clitest", "dropped",
+        "-s", "SIMHASH_STORE=scrapy_simhash.store.RedisStore", "-s", f"SIMHASH_REDIS_URL={redis_server.url}",
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("https://mirror.example/harbour\thttps://a.example/harbour\t")

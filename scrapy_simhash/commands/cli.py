@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.base import FingerprintStore
 
 #: Subcommands that read or change an index (they need a TARGET: an index or a spider).
 INDEX_COMMANDS = ("info", "show", "dropped", "near", "due", "export", "prune", "remove", "reset", "report")
@@ -90,6 +91,50 @@ class PathTarget(Target):
     def open(self, write: bool = False) -> SimhashIndex:
         assert self.path is not None
         return open_lmdb(self.path, write, None)
+
+
+class RedisTarget(Target):
+    """The console script's target on a Redis store: ``redis://host:port/db#PREFIX``, ``PREFIX``
+    being the spider's key prefix (`SIMHASH_REDIS_PREFIX`, ``simhash:<spider>`` by default) or an
+    index's whole prefix (ending in ``:pages`` or ``:items``)."""
+
+    def __init__(self, config: SimhashConfig, target: str, items: bool = False) -> None:
+        super().__init__(config)
+        self.url, _, prefix = target.partition("#")
+        if not prefix:
+            raise CommandError(
+                f"{target}: name the index after '#', e.g. {target}#simhash:SPIDER (SIMHASH_REDIS_PREFIX)", EXIT_USAGE
+            )
+        if not prefix.endswith((":pages", ":items")):
+            prefix += ":items" if items else ":pages"
+        self.prefix = prefix
+
+    def open(self, write: bool = False) -> SimhashIndex:
+        try:
+            from scrapy_simhash.store.redisstore import RedisStore
+        except ImportError:
+            raise CommandError("the Redis store needs redis-py: pip install 'scrapy-simhash[redis]'") from None
+        return open_store(lambda: RedisStore(self.url, self.prefix), f"{self.prefix} at {self.url}")
+
+
+def open_store(make_store: Callable[[], FingerprintStore], where: str) -> SimhashIndex:
+    """The index in the store that ``make_store`` builds (any store but LMDB's directories), with
+    its stored layout; :class:`CommandError` when there is none: a command never creates one."""
+    from scrapy_simhash.errors import SimhashIndexError
+    from scrapy_simhash.index import SimhashIndex
+
+    try:
+        probe = make_store()
+        try:
+            raw = probe.open()
+        finally:
+            probe.close()
+        if raw is None:
+            raise CommandError(f"there is no scrapy-simhash index under {where}")
+        meta = json.loads(raw)
+        return SimhashIndex(make_store(), bits=meta["bits"], max_distance=meta["max_distance"])
+    except (SimhashIndexError, ValueError, KeyError) as exc:
+        raise CommandError(f"{where} is not a usable scrapy-simhash index: {exc}") from None
 
 
 # -- arguments --------------------------------------------------------------------------------
@@ -374,7 +419,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         prog="scrapy-simhash",
         add_help=False,
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
-        epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages) or a spider's directory. "
+        epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages), a spider's directory, or a "
+        "Redis store as redis://host:port/db#simhash:<spider> (SIMHASH_REDIS_PREFIX). "
         "dedup and explain take no TARGET. Exit status: 0 ok, 1 error, 2 bad arguments.",
         usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
         "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ...",
@@ -399,9 +445,15 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     def go() -> None:
         config = _console_config(options.set)
-        if target_arg and "://" in target_arg:
-            raise CommandError(f"{target_arg}: store URLs are not supported yet; give an index directory", EXIT_USAGE)
-        target = PathTarget(config, Path(target_arg or "."), items=options.items)
+        target: Target
+        if target_arg and target_arg.startswith(("redis://", "rediss://", "unix://")):
+            target = RedisTarget(config, target_arg, items=options.items)
+        elif target_arg and "://" in target_arg:
+            raise CommandError(
+                f"{target_arg}: unknown store URL; give an index directory or redis://...#PREFIX", EXIT_USAGE
+            )
+        else:
+            target = PathTarget(config, Path(target_arg or "."), items=options.items)
         dispatch(target, ns, sys.stdout)
 
     return run_quietly(go, sys.stderr)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from scrapy.commands import ScrapyCommand
@@ -19,6 +20,7 @@ from scrapy_simhash.commands.cli import (
     add_subcommands,
     dispatch,
     open_lmdb,
+    open_store,
     run_quietly,
     split_target,
 )
@@ -32,7 +34,10 @@ class SpiderTarget(Target):
     """A spider's index: ``--dir`` or ``data_path(SIMHASH_DIR) / <spider>``, ``pages`` (``items``
     with ``--items``), opened with the project's settings."""
 
-    def __init__(self, config: SimhashConfig, spider: str | None, opts: argparse.Namespace) -> None:
+    def __init__(
+        self, config: SimhashConfig, spider: str | None, opts: argparse.Namespace, settings: Any = None
+    ) -> None:
+        self.settings = settings
         path = None
         if spider is not None:
             from scrapy.utils.project import data_path
@@ -43,11 +48,17 @@ class SpiderTarget(Target):
 
     def open(self, write: bool = False) -> SimhashIndex:
         from scrapy_simhash.commands.reports import CommandError
+        from scrapy_simhash.store.lmdbstore import LmdbStore
 
-        assert self.path is not None
-        if not self.path.is_dir():
-            raise CommandError(f"no simhash index at {self.path} (check the spider name, SIMHASH_DIR or --dir)")
-        return open_lmdb(self.path, write, self.config.index_kwargs())
+        path = self.path
+        assert path is not None
+        store_cls = self.config.store_cls
+        if not issubclass(store_cls, LmdbStore):  # SIMHASH_STORE: the store the crawl writes to
+            crawler: Any = SimpleNamespace(settings=self.settings)  # what from_crawler reads
+            return open_store(lambda: store_cls.from_crawler(crawler, path), f"{store_cls.__name__} of {path}")
+        if not path.is_dir():
+            raise CommandError(f"no simhash index at {path} (check the spider name, SIMHASH_DIR or --dir)")
+        return open_lmdb(path, write, self.config.index_kwargs())
 
 
 class Command(ScrapyCommand):
@@ -105,6 +116,6 @@ class Command(ScrapyCommand):
                 config = load_config(self.settings)  # type: ignore[arg-type]
             except ValueError as exc:
                 raise CommandError(str(exc), 2) from None
-            dispatch(SpiderTarget(config, spider, opts), ns, sys.stdout)
+            dispatch(SpiderTarget(config, spider, opts, self.settings), ns, sys.stdout)
 
         self.exitcode = run_quietly(go, sys.stderr)
