@@ -324,30 +324,36 @@ def change_verdict(distance: int, change_threshold: int) -> str:
 
 
 def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
-    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form)."""
+    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
+    int where that form has a float: format 1 keeps each number's type)."""
     if tuple(schedule) != _SCHEDULE_KEYS:
         return None
-    numbers = [schedule[name] for name in _SCHEDULE_KEYS[:8]]
-    old, recent, probe = schedule["old"], schedule["recent"], schedule["probe"]
+    last_fetch, last_change, interval, next_due, rate, size, fetches, changes, recent, old, probe = schedule.values()
+    floats = (last_fetch, last_change, interval, next_due, rate, size, probe)
+    # set(map(...)): the type checks at C speed; they run for every page.
     if (
-        any(type(x) is not float for x in numbers[:6])
-        or any(type(x) is not int for x in numbers[6:])
-        or type(probe) is not float
+        set(map(type, floats)) != _FLOAT
+        or type(fetches) is not int
+        or type(changes) is not int
         or type(old) is not list
-        or len(old) != 3
-        or any(type(x) is not float for x in old)
         or type(recent) is not list
-        or any(
-            type(pair) is not list or len(pair) != 2 or type(pair[0]) is not float or type(pair[1]) is not float
-            for pair in recent
-        )
+        or len(old) != 3
+        or not set(map(type, old)) <= _FLOAT
+        or not set(map(type, recent)) <= _LIST
+        or not set(map(len, recent)) <= _PAIR
     ):
         return None
+    flat = [x for pair in recent for x in pair]
+    if not set(map(type, flat)) <= _FLOAT:
+        return None
     try:
-        head = _SCHEDULE_HEAD.pack(*numbers, *old, probe, len(recent))
+        head = _SCHEDULE_HEAD.pack(*floats[:6], fetches, changes, *old, probe, len(recent))
     except struct.error:
         return None
-    return head + struct.pack(f"<{2 * len(recent)}d", *[x for pair in recent for x in pair])
+    return head + struct.pack(f"<{len(flat)}d", *flat)
+
+
+_FLOAT, _LIST, _PAIR = {float}, {list}, {2}
 
 
 def _unpack_schedule(raw: bytes, at: int) -> tuple[dict[str, Any], int]:
