@@ -200,7 +200,11 @@ class PageRecord:
                 self.fetch_count,
                 self.change_count,
             )
-            body = b"".join(fp.to_bytes(width, "big") for fp in fps) + struct.pack(f"<{len(distances)}i", *distances)
+            if width == 8:
+                body = struct.pack(f">{len(fps)}Q", *fps)
+            else:
+                body = b"".join(fp.to_bytes(16, "big") for fp in fps)
+            body += struct.pack(f"<{len(distances)}i", *distances)
         except (struct.error, OverflowError, TypeError):
             return None  # out of format 2's range (or not a number): format 1 holds it
         if min(distances, default=0) < -1 or any(d == -1 for _, d in history):
@@ -266,7 +270,10 @@ class PageRecord:
         if width not in (8, 16) or flags >> 7:
             raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
         at = _HEAD.size
-        fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
+        if width == 8:
+            fps = list(struct.unpack_from(f">{n}Q", raw, at))
+        else:
+            fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
         at += n * width
         distances = struct.unpack_from(f"<{n}i", raw, at)
         at += 4 * n

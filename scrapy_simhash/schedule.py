@@ -181,6 +181,7 @@ def refresh_value(rate: Any, weight: Any, elapsed: Any) -> Any:
     return value if value.ndim else float(value)
 
 
+@functools.lru_cache(maxsize=256)  # every new URL's first plan asks the same
 def _value_time(threshold: float) -> float:
     """``x`` with ``1 - exp(-x) * (1 + x) == threshold`` (0 < threshold < 1), by bisection."""
     lo, hi = 0.0, 1.0
@@ -204,6 +205,12 @@ def _rate_grid(low: float, high: float, points_per_decade: int) -> tuple[np.ndar
     neg_rates = -np.exp(log_rates)
     log_rates.flags.writeable = neg_rates.flags.writeable = False
     return log_rates, neg_rates
+
+
+@functools.lru_cache(maxsize=64)
+def _prior_rate(low: float, high: float) -> float:
+    """:func:`estimate_rate` without observations (the same for every new URL)."""
+    return estimate_rate((), low=low, high=high)
 
 
 def estimate_rate(
@@ -434,14 +441,17 @@ class FreshnessPolicy(SchedulePolicy):
         return value if np.ndim(value) else float(value)
 
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
-        rate = estimate_rate(
-            [(t, s != 0) for t, s in state.recent],
-            low=self.low_rate,
-            high=self.high_rate,
-            old_changes=state.old_changes,
-            old_changed_secs=state.old_changed_secs,
-            old_unchanged_secs=state.old_unchanged_secs,
-        )
+        if state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs:
+            rate = estimate_rate(
+                [(t, s != 0) for t, s in state.recent],
+                low=self.low_rate,
+                high=self.high_rate,
+                old_changes=state.old_changes,
+                old_changed_secs=state.old_changed_secs,
+                old_unchanged_secs=state.old_unchanged_secs,
+            )
+        else:  # a URL's first fetch
+            rate = _prior_rate(self.low_rate, self.high_rate)
         interval = self.max_interval
         size = state.size or self.reference_size
         need = self.threshold * rate / (size / self.reference_size) ** self.size_exponent

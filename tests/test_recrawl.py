@@ -79,6 +79,8 @@ def test_round_trip_is_binary_format_2():
     back = PageRecord.from_bytes(gone.to_bytes())
     assert back.gone and back.history == gone.history and back.first_seen == 1.0  # to the millisecond
     assert back.schedule is None and back.next_due is None and back.etag is None
+    wide = PageRecord.first(FP128, now=5.0).updated(FP1, 64, True, now=6.0)  # 128-bit fingerprints
+    assert wide.to_bytes()[0] == 2 and PageRecord.from_bytes(wide.to_bytes()) == wide
 
 
 def test_format_1_json_is_still_read_and_equal():
