@@ -90,7 +90,7 @@ class ScheduleState:
     def evolve(self, **changes: Any) -> ScheduleState:
         """A copy with ``changes`` (``dataclasses.replace`` without its per-call field walk,
         which costs more than the rest of a policy's step; there is no ``__post_init__``)."""
-        new = object.__new__(ScheduleState)
+        new = object.__new__(type(self))
         fields = new.__dict__
         fields.update(self.__dict__)
         fields.update(changes)
