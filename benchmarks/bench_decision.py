@@ -4,16 +4,18 @@ Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--r
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
-:meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store. Both run in this
-process, on LMDB indexes in one temporary directory holding the same ``--n`` random fingerprints,
+:meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store, without a recrawl policy
+(the decision alone) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs,
+the schedule and due time written in the same transaction). All run in this process, each on its
+own LMDB index in one temporary directory holding the same ``--n`` random fingerprints,
 ``durable=False`` (the crawler's default), with the same operations, in alternating chunks of 50
-(so that both see the same load on a shared machine):
+(so that all see the same load on a shared machine):
 
 - ``new``: a URL fetched for the first time (random fingerprint: no record, check-and-add adds it);
 - ``duplicate``: a new URL whose page is a near-duplicate of an indexed one (1-3 bits flipped);
-- ``refetch``: a URL of the ``new`` rounds fetched again, unchanged.
+- ``refetch``: a URL of the ``new`` rounds fetched again a day later, unchanged.
 
-Prints the median ops/s over the rounds and the ratio after / before.
+Prints the median ops/s over the rounds and the ratios to before.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.schedule import DAY, FreshnessPolicy
 
 _OLD_FILES = ("index.py", "recrawl.py", "store/base.py", "store/memory.py", "store/lmdbstore.py")
 _OLD = "simhash_before"
@@ -106,25 +109,28 @@ def main() -> None:
     old_index, old_recrawl = load_before(args.base, Path(args.before_src) if args.before_src else tmp / "src")
     fps = np.random.default_rng(1).integers(0, 2**64, size=args.n, dtype=np.uint64)
     keys = [f"https://example.com/page/{i}" for i in range(args.n)]
-    t0 = time.perf_counter()
-    before = old_index.SimhashIndex.open(tmp / "before", durable=False)
-    before.add_many(zip(keys, fps.tolist()))
-    t1 = time.perf_counter()
-    after = SimhashIndex.open(tmp / "after", durable=False)
-    after.add_many(zip(keys, fps.tolist()))
-    t2 = time.perf_counter()
-    print(f"LMDB indexes of {args.n:,} fingerprints: bulk load before {t1 - t0:.1f} s, after {t2 - t1:.1f} s")
-    tracker = ChangeTracker(after)
-
-    def run_before(key: str, fp: int) -> str:
-        return before_verdict(before, old_recrawl, key, fp)
-
-    def run_after(key: str, fp: int) -> str:
-        return tracker.observe(key, fp).verdict
+    labels = ("before", "after", "after+schedule")
+    indexes: dict[str, Any] = {}
+    for label in labels:
+        t = time.perf_counter()
+        if label == "before":
+            indexes[label] = old_index.SimhashIndex.open(tmp / "before", durable=False)
+        else:
+            indexes[label] = SimhashIndex.open(tmp / label, durable=False)
+        indexes[label].add_many(zip(keys, fps.tolist()))
+        print(f"LMDB index of {args.n:,} fingerprints, {label}: bulk load {time.perf_counter() - t:.1f} s")
+    plain = ChangeTracker(indexes["after"])
+    scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy())
+    runs = {
+        "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
+        "after": lambda key, fp, now: plain.observe(key, fp, now).verdict,
+        "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now).verdict,
+    }
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}
     expected = {"new": "new", "duplicate": "near_duplicate", "refetch": "unchanged"}
+    t0 = time.time()
     gc.disable()
     for r in range(args.rounds):
         new = [
@@ -135,33 +141,35 @@ def main() -> None:
         dups = [
             (f"https://mirror.example.net/{r}/{i}", _flip(rng, int(fps[p]), 1 + i % 3)) for i, p in enumerate(picks)
         ]
-        workloads = {"new": new, "duplicate": dups, "refetch": new}
-        for name, ops in workloads.items():
-            # Chunks of 50 operations, before and after alternating: both see the same machine load.
-            secs = {"before": 0.0, "after": 0.0}
-            verdicts: dict[str, list[str]] = {"before": [], "after": []}
+        now = t0 + 2 * r * DAY
+        workloads = {"new": (new, now), "duplicate": (dups, now), "refetch": (new, now + DAY)}
+        for name, (ops, when) in workloads.items():
+            # Chunks of 50 operations, the three in turn, rotating: all see the same machine load.
+            secs = dict.fromkeys(labels, 0.0)
+            verdicts: dict[str, list[str]] = {label: [] for label in labels}
             for c in range(0, len(ops), 50):
                 chunk = ops[c : c + 50]
-                order = [("before", run_before), ("after", run_after)]
-                if (c // 50) % 2:
-                    order.reverse()
-                for label, fn in order:
+                shift = (c // 50) % len(labels)
+                for label in labels[shift:] + labels[:shift]:
+                    fn = runs[label]
                     t = time.perf_counter()
-                    verdicts[label].extend(fn(key, fp) for key, fp in chunk)
+                    verdicts[label].extend(fn(key, fp, when) for key, fp in chunk)
                     secs[label] += time.perf_counter() - t
-            for label in ("before", "after"):
+            for label in labels:
                 assert verdicts[label].count(expected[name]) >= 0.99 * len(ops), (label, name, verdicts[label][:5])
                 rates.setdefault((name, label), []).append(len(ops) / secs[label])
     gc.enable()
     print(
         f"per-page decision, LMDB, durable=False, {args.n:,} keys, {args.rounds} rounds x {args.ops:,} ops (median ops/s)"
     )
-    print(f"{'workload':<10} {'before':>10} {'after':>10} {'after/before':>13}")
+    print(
+        f"{'workload':<10} {'before':>10} {'after':>10} {'+schedule':>10} {'after/before':>13} {'+schedule/before':>17}"
+    )
     for name in ("new", "duplicate", "refetch"):
-        b, a = median(rates[(name, "before")]), median(rates[(name, "after")])
-        print(f"{name:<10} {b:10,.0f} {a:10,.0f} {a / b:13.2f}")
-    before.close()
-    after.close()
+        b, a, s = (median(rates[(name, label)]) for label in labels)
+        print(f"{name:<10} {b:10,.0f} {a:10,.0f} {s:10,.0f} {a / b:13.2f} {s / b:17.2f}")
+    for index in indexes.values():
+        index.close()
     import shutil
 
     shutil.rmtree(tmp)

@@ -1,8 +1,9 @@
-"""recrawl.PageRecord: the per-URL record, its updates and its compact serialisation."""
+"""recrawl.PageRecord: the per-URL record, its updates and its serialisation (format 2, binary; format 1, JSON)."""
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -45,20 +46,75 @@ def test_history_is_bounded_newest_first():
         record.updated(1, 1, False, history_size=0)
 
 
-def test_round_trip_is_compact_json():
-    record = PageRecord.first(FP128, now=1700000000.123456).updated(
-        FP1, 120, True, now=1700003600.5, duplicate_of="https://例子.example.cn/新闻"
+def _full_record() -> PageRecord:
+    from scrapy_simhash.schedule import FreshnessPolicy
+
+    policy = FreshnessPolicy()
+    state = None
+    record = PageRecord.first(FP128, now=1700000000.123456)
+    for i in range(20):  # more fetches than the schedule's recent observations and the history
+        now = 1700000000.123456 + 3600.7 * (i + 1)
+        state = policy.observe(state, now, i % 3 == 0, 7 if i % 3 == 0 else 0)
+        record = record.updated(FP1 ^ i, i % 5, i % 3 == 0, now=now, duplicate_of="https://例子.example.cn/新闻")
+    schedule = state.to_dict()
+    return replace(
+        record, schedule=schedule, next_due=schedule["next_due"], etag='W/"x"', last_modified="Mon", moved_to="m"
     )
+
+
+def test_round_trip_is_binary_format_2():
+    record = _full_record()
     raw = record.to_bytes()
-    data = json.loads(raw)
-    assert data["history"][0] == [format(FP1, "x"), 120]
-    assert b" " not in raw  # no padding
-    assert "例子".encode() in raw  # UTF-8, not \\u escapes
+    assert raw[0] == 2
+    assert "例子".encode() in raw  # UTF-8 texts
     back = PageRecord.from_bytes(raw)
-    assert back.history == record.history
-    assert back.duplicate_of == record.duplicate_of
-    assert back.first_seen == pytest.approx(record.first_seen, abs=1e-3)
-    assert (back.fetch_count, back.change_count) == (2, 1)
+    assert back == PageRecord.from_bytes(record._to_json())  # what format 1 reads back, exactly
+    assert back == replace(
+        record,
+        first_seen=1700000000.123,
+        last_fetched=round(record.last_fetched, 3),
+        last_changed=round(record.last_changed, 3),
+    )  # times to the millisecond
+    gone = replace(PageRecord.first(FP1, now=1.0004), gone=True, history=((FP1, None), (FP2, 1)))
+    back = PageRecord.from_bytes(gone.to_bytes())
+    assert back.gone and back.history == gone.history and back.first_seen == 1.0  # to the millisecond
+    assert back.schedule is None and back.next_due is None and back.etag is None
+    wide = PageRecord.first(FP128, now=5.0).updated(FP1, 64, True, now=6.0)  # 128-bit fingerprints
+    assert wide.to_bytes()[0] == 2 and PageRecord.from_bytes(wide.to_bytes()) == wide
+
+
+def test_format_1_json_is_still_read_and_equal():
+    record = _full_record()
+    raw = record._to_json()
+    data = json.loads(raw)
+    assert data["v"] == 1 and data["history"][0] == [format(FP1 ^ 19, "x"), 4]
+    assert b" " not in raw  # no padding
+    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record.to_bytes())
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"schedule": {"interval": 5}},  # a schedule of another form
+        {"schedule": {**_full_record().schedule, "rate": 1}},  # an int where ScheduleState writes a float
+        {"fetch_count": 1 << 70},  # beyond int64
+    ],
+)
+def test_records_format_2_cannot_hold_are_json(changes):
+    record = replace(_full_record(), **changes)
+    raw = record.to_bytes()
+    assert raw[:1] == b"{"
+    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record._to_json())
+    assert PageRecord.from_bytes(raw).schedule == record.schedule
+
+
+def test_a_cut_or_padded_format_2_record_is_a_value_error():
+    raw = _full_record().to_bytes()
+    for end in range(len(raw)):
+        with pytest.raises(ValueError, match="not a page record"):
+            PageRecord.from_bytes(raw[:end] if end else b"\x02")
+    with pytest.raises(ValueError, match="bytes after the record"):
+        PageRecord.from_bytes(raw + b"\0")
 
 
 @pytest.mark.parametrize("raw", [b"", b"\xff\xfe", b"[]", b'{"v":1}', b'{"history":[["zz",1]]}'])

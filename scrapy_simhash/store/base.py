@@ -46,6 +46,7 @@ class), which reads the store's own settings.
 
 from __future__ import annotations
 
+import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from itertools import combinations
@@ -141,10 +142,12 @@ def verify(raw: bytes, fp: bytes, k: int, limit: int) -> tuple[dict[bytes, int],
     candidates)``. At most ``limit`` candidates are verified (``limit <= 0``: all); ``fp`` itself
     is always reported when it is among them."""
     width = len(fp)
-    words = np.frombuffer(raw, dtype=">u8")
+    # Native byte order, the query read in the same order: XOR, popcount and equality do not
+    # depend on the byte order, and numpy works on native words without a byte swap per word.
+    words = np.frombuffer(raw, dtype=np.uint64)
     found: dict[bytes, int] = {}
     if width == 8:
-        q = np.uint64(int.from_bytes(fp, "big"))
+        q = np.uint64(int.from_bytes(fp, sys.byteorder))
         total = len(words)
         if 0 < limit < total:
             if (words == q).any():
@@ -153,7 +156,7 @@ def verify(raw: bytes, fp: bytes, k: int, limit: int) -> tuple[dict[bytes, int],
         dist = _popcount(words ^ q)
     else:
         rows = words.reshape(-1, 2)
-        hi, lo = np.uint64(int.from_bytes(fp[:8], "big")), np.uint64(int.from_bytes(fp[8:], "big"))
+        hi, lo = np.uint64(int.from_bytes(fp[:8], sys.byteorder)), np.uint64(int.from_bytes(fp[8:], sys.byteorder))
         total = len(rows)
         if 0 < limit < total:
             if ((rows[:, 0] == hi) & (rows[:, 1] == lo)).any():
