@@ -21,6 +21,7 @@ from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, StoreError
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.recrawl import PageRecord
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore
 
@@ -232,7 +233,7 @@ _CRAWLER_SRC = textwrap.dedent(
     """
     import json, os, random, sys, time
     from scrapy_simhash.index import SimhashIndex
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.recrawl import PageRecord, ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
     url, prefix, worker, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     pages = json.loads(sys.argv[5])
@@ -292,10 +293,10 @@ def test_four_crawler_processes_keep_one_page_per_group_and_every_record(redis_s
         keys = {key for key, _ in pages}
         assert len(keys & set(stored)) == 1, (g, sorted(keys & set(stored)))
         for key in keys:  # every page's record is there, and names its group's page when a duplicate
-            record = json.loads(index.get_record(key) or b"null")
-            assert record is not None and record["fetch_count"] >= 1, key
-            if "duplicate_of" in record:
-                assert group_of[record["duplicate_of"]] == g
+            record = PageRecord.parse(index.get_record(key))
+            assert record is not None and record.fetch_count >= 1, key
+            if record.duplicate_of is not None:
+                assert group_of[record.duplicate_of] == g
     # A page kept by one process and dropped by another fetch of it: never two pages of a group kept.
     for result in results:
         for key, (verdict, of) in result.items():
