@@ -467,6 +467,14 @@ class Fingerprinter:
             time_budget=self.time_budget or None,
         )
         fp, short = self._fingerprint(doc.text, doc.title)
+        if short and doc.visible and doc.visible != doc.text:
+            # Too little text to judge by: the exact hash covers the whole visible page, so that
+            # only a page identical to it (a soft-404 under many URLs) matches, never one that
+            # shares just the short text that was kept (a licence line, a footer).
+            visible = doc.visible[: self.max_chars] if self.max_chars else doc.visible
+            tokens = self._extractor.extract(visible, doc.title).tokens
+            if tokens:
+                fp = _exact_fp(tokens, self.bits) or 1
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
             fallback = "template"

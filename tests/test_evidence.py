@@ -130,6 +130,35 @@ def test_short_text_gets_an_exact_hash_and_only_identical_pages_match():
     assert a.fp == b.fp and hamming(a.fp, c.fp) > 10
 
 
+def test_a_short_kept_text_shared_by_different_pages_does_not_make_them_match():
+    """Seen on Boost's documentation: two acknowledgement pages whose kept text was only the
+    licence line got one exact hash and one was dropped. The exact hash covers the whole visible
+    page, so only identical pages match."""
+    licence = (
+        "Distributed under the Boost Software License, Version 1.0. (See accompanying file "
+        "LICENSE_1_0.txt or copy at http://www.boost.org/LICENSE_1_0.txt)"
+    )
+
+    def page(thanks: str) -> str:
+        return (
+            f"<html><head><title>Acknowledgements</title></head><body>"
+            f"<div class=sidebar><p>{thanks}</p></div><main><p>{licence}</p></main></body></html>"
+        )
+
+    a = FP.fingerprint_page(page("Thanks to Ada and Grace, who reviewed the array library twice."), "http://x.test/a")
+    b = FP.fingerprint_page(
+        page("Thanks to Edsger and Barbara for the heap's priority queue tests."), "http://x.test/b"
+    )
+    again = FP.fingerprint_page(
+        page("Thanks to Ada and Grace, who reviewed the array library twice."), "http://x.test/c"
+    )
+    assert a.fallback == b.fallback == "short"
+    assert licence.split()[0] in a.visible and "Ada" in a.visible
+    assert a.fp != b.fp and hamming(a.fp, b.fp) > 10
+    assert a.fp == again.fp  # the same page under another URL still matches
+    assert FP.fingerprint_html(page("Thanks to Ada and Grace, who reviewed the array library twice.")) == a.fp
+
+
 # --------------------------------------------------------------------------- site templates
 
 
