@@ -8,10 +8,11 @@ format 1, compact JSON, are still read). The middleware calls it; nothing else d
 
 from __future__ import annotations
 
+import functools
 import json
 import struct
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
@@ -53,6 +54,8 @@ _HEAD = struct.Struct("<BBBHdddqq")
 _GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE = (1 << i for i in range(7))
 _TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
 _LEN = struct.Struct("<I")
+_NO_TEXTS = (None, None, None, None)
+_ANY_TEXT = _DUPLICATE_OF | _ETAG | _LAST_MODIFIED | _MOVED_TO
 _DUE = struct.Struct("<d")
 #: The schedule mapping that format 2 packs (``ScheduleState.to_dict``); any other goes as JSON.
 _SCHEDULE_KEYS = (
@@ -133,21 +136,21 @@ class PageRecord:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         now = time.time() if now is None else now
-        # The constructor, not dataclasses.replace: this runs for every page fetched again.
-        return PageRecord(
-            first_seen=self.first_seen,
-            last_fetched=now,
-            last_changed=now if changed else self.last_changed,
-            fetch_count=self.fetch_count + 1,
-            change_count=self.change_count + (1 if changed else 0),
-            history=(((fp, distance),) + self.history)[:history_size],
-            duplicate_of=duplicate_of,
-            next_due=self.next_due,
-            schedule=self.schedule,
-            etag=self.etag,
-            last_modified=self.last_modified,
-            gone=self.gone,
-            moved_to=self.moved_to,
+        return _record(
+            PageRecord,
+            self.first_seen,
+            now,
+            now if changed else self.last_changed,
+            self.fetch_count + 1,
+            self.change_count + (1 if changed else 0),
+            (((fp, distance),) + self.history)[:history_size],
+            duplicate_of,
+            self.next_due,
+            self.schedule,
+            self.etag,
+            self.last_modified,
+            self.gone,
+            self.moved_to,
         )
 
     def to_bytes(self) -> bytes:
@@ -168,20 +171,29 @@ class PageRecord:
 
     def _pack(self) -> bytes | None:
         history = self.history
-        fps = [fp for fp, _ in history]
-        distances = [-1 if d is None else d for _, d in history]
+        n = len(history)
+        fps: tuple[Any, ...] = ()
+        distances: tuple[Any, ...] = ()
+        if n:
+            fps, distances = zip(*history)
+            if -1 in distances:
+                return None  # format 2 writes "none" as -1: format 1 keeps a real -1
+            if None in distances:
+                distances = tuple(-1 if d is None else d for d in distances)
         flags = _GONE if self.gone else 0
-        schedule = self.schedule
         tail: list[bytes] = []
-        if self.next_due is not None:
+        next_due = self.next_due
+        if next_due is not None:
             flags |= _NEXT_DUE
-            tail.append(_DUE.pack(round(self.next_due, 3)))
-        for flag, name in _TEXTS:
-            text = getattr(self, name)
-            if text is not None:
-                flags |= flag
-                data = text.encode("utf-8")
-                tail += (_LEN.pack(len(data)), data)
+            tail.append(_DUE.pack(round(next_due, 3)))
+        texts = (self.duplicate_of, self.etag, self.last_modified, self.moved_to)
+        if texts != _NO_TEXTS:
+            for (flag, _), text in zip(_TEXTS, texts):
+                if text is not None:
+                    flags |= flag
+                    data = text.encode("utf-8")
+                    tail += (_LEN.pack(len(data)), data)
+        schedule = self.schedule
         if schedule is not None:
             packed = _pack_schedule(schedule)
             if packed is None:
@@ -189,26 +201,26 @@ class PageRecord:
             flags |= _SCHEDULE
             tail.append(packed)
         try:
-            width = 8 if max(fps, default=0) < 1 << 64 else 16
+            wide = n and max(fps) >= 1 << 64
             head = _HEAD.pack(
                 _V2,
                 flags,
-                width,
-                len(history),
+                16 if wide else 8,
+                n,
                 round(self.first_seen, 3),
                 round(self.last_fetched, 3),
                 round(self.last_changed, 3),
                 self.fetch_count,
                 self.change_count,
             )
-            if width == 8:
-                body = struct.pack(f">{len(fps)}Q", *fps)
-            else:
+            if wide:
                 body = b"".join(fp.to_bytes(16, "big") for fp in fps)
-            body += struct.pack(f"<{len(distances)}i", *distances)
+            else:
+                body = _words(n).pack(*fps)
+            body += _ints(n).pack(*distances)
         except (struct.error, OverflowError, TypeError):
             return None  # out of format 2's range (or not a number): format 1 holds it
-        if min(distances, default=0) < -1 or any(d == -1 for _, d in history):
+        if n and min(distances) < -1:
             return None
         return b"".join((head, body, *tail))
 
@@ -272,46 +284,51 @@ class PageRecord:
             raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
         at = _HEAD.size
         if width == 8:
-            fps = list(struct.unpack_from(f">{n}Q", raw, at))
+            fps: Any = _words(n).unpack_from(raw, at)
         else:
             fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
+            if len(fps) != n:
+                raise ValueError("history cut short")
         at += n * width
-        distances = struct.unpack_from(f"<{n}i", raw, at)
+        distances = _ints(n).unpack_from(raw, at)
         at += 4 * n
-        if len(fps) != n:
-            raise ValueError("history cut short")
+        if -1 in distances:
+            distances = [None if d == -1 else d for d in distances]
         next_due = None
         if flags & _NEXT_DUE:
             (next_due,) = _DUE.unpack_from(raw, at)
             at += 8
-        texts: dict[str, str | None] = {}
-        for flag, name in _TEXTS:
-            if flags & flag:
-                (size,) = _LEN.unpack_from(raw, at)
-                at += 4
-                if at + size > len(raw):
-                    raise ValueError(f"{name} cut short")
-                texts[name] = raw[at : at + size].decode("utf-8")
-                at += size
+        texts: list[str | None] = [None, None, None, None]
+        if flags & _ANY_TEXT:
+            for i, (flag, name) in enumerate(_TEXTS):
+                if flags & flag:
+                    (size,) = _LEN.unpack_from(raw, at)
+                    at += 4
+                    if at + size > len(raw):
+                        raise ValueError(f"{name} cut short")
+                    texts[i] = raw[at : at + size].decode("utf-8")
+                    at += size
         schedule = None
         if flags & _SCHEDULE:
             schedule, at = _unpack_schedule(raw, at)
         if at != len(raw):
             raise ValueError(f"{len(raw) - at} bytes after the record")
-        return cls(
-            first_seen=first_seen,
-            last_fetched=last_fetched,
-            last_changed=last_changed,
-            fetch_count=fetch_count,
-            change_count=change_count,
-            history=tuple((fp, None if d == -1 else d) for fp, d in zip(fps, distances)),
-            duplicate_of=texts.get("duplicate_of"),
-            next_due=next_due,
-            schedule=schedule,
-            etag=texts.get("etag"),
-            last_modified=texts.get("last_modified"),
-            gone=bool(flags & _GONE),
-            moved_to=texts.get("moved_to"),
+        duplicate_of, etag, last_modified, moved_to = texts
+        return _record(
+            cls,
+            first_seen,
+            last_fetched,
+            last_changed,
+            fetch_count,
+            change_count,
+            tuple(zip(fps, distances)),
+            duplicate_of,
+            next_due,
+            schedule,
+            etag,
+            last_modified,
+            bool(flags & _GONE),
+            moved_to,
         )
 
     @classmethod
@@ -323,6 +340,17 @@ class PageRecord:
             return cls.from_bytes(raw)
         except ValueError:
             return None
+
+
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
+
+
+def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
+    """``cls(*values)``, the fields in order, without the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field: it costs more than reading the record from its bytes)."""
+    record = object.__new__(cls)
+    record.__dict__.update(zip(_FIELDS, values))
+    return record
 
 
 def change_verdict(distance: int, change_threshold: int) -> str:
@@ -358,18 +386,36 @@ def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
         head = _SCHEDULE_HEAD.pack(*floats[:6], fetches, changes, *old, probe, len(recent))
     except struct.error:
         return None
-    return head + struct.pack(f"<{len(flat)}d", *flat)
+    return head + _floats(len(flat)).pack(*flat)
 
 
 _FLOAT, _LIST, _PAIR = {float}, {list}, {2}
 
 
+@functools.lru_cache(maxsize=64)
+def _words(n: int) -> struct.Struct:
+    """``n`` big-endian 64-bit fingerprints."""
+    return struct.Struct(f">{n}Q")
+
+
+@functools.lru_cache(maxsize=64)
+def _ints(n: int) -> struct.Struct:
+    """``n`` little-endian ``int32`` change distances."""
+    return struct.Struct(f"<{n}i")
+
+
+@functools.lru_cache(maxsize=64)
+def _floats(n: int) -> struct.Struct:
+    """``n`` little-endian ``float64``."""
+    return struct.Struct(f"<{n}d")
+
+
 def _unpack_schedule(raw: bytes, at: int) -> tuple[dict[str, Any], int]:
     *numbers, old0, old1, old2, probe, n = _SCHEDULE_HEAD.unpack_from(raw, at)
     at += _SCHEDULE_HEAD.size
-    flat = struct.unpack_from(f"<{2 * n}d", raw, at)
+    pairs = iter(_floats(2 * n).unpack_from(raw, at))
     schedule = dict(zip(_SCHEDULE_KEYS, numbers))
-    schedule["recent"] = [[flat[i], flat[i + 1]] for i in range(0, 2 * n, 2)]
+    schedule["recent"] = [[elapsed, size] for elapsed, size in zip(pairs, pairs)]
     schedule["old"] = [old0, old1, old2]
     schedule["probe"] = probe
     return schedule, at + 16 * n
@@ -531,19 +577,22 @@ class ChangeTracker:
                 next_due, schedule = record.next_due, record.schedule
             if self.policy is not None:
                 next_due, schedule = self._schedule(record, now, changed, change if changed else 0)
-            # One constructor call (no dataclasses.replace chain): this runs for every page.
-            new_record = PageRecord(
-                first_seen=first_seen,
-                last_fetched=now,
-                last_changed=last_changed,
-                fetch_count=fetch_count,
-                change_count=change_count,
-                history=history,
-                duplicate_of=duplicate_of,
-                next_due=next_due,
-                schedule=schedule,
-                etag=validators[0],
-                last_modified=validators[1],
+            # The fields in order, without dataclasses.replace or the frozen __init__: every page.
+            new_record = _record(
+                PageRecord,
+                first_seen,
+                now,
+                last_changed,
+                fetch_count,
+                change_count,
+                history,
+                duplicate_of,
+                next_due,
+                schedule,
+                validators[0],
+                validators[1],
+                False,
+                None,
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
