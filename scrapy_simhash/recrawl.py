@@ -10,18 +10,20 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import struct
 import time
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
+from scrapy_simhash.schedule import ScheduleState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from scrapy_simhash.index import SimhashIndex
-    from scrapy_simhash.schedule import SchedulePolicy, ScheduleState
+    from scrapy_simhash.schedule import SchedulePolicy
 
 __all__ = [
     "CHANGED",
@@ -359,16 +361,17 @@ def change_verdict(distance: int, change_threshold: int) -> str:
     return CHANGED if distance > change_threshold else UNCHANGED
 
 
-def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
-    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
-    int where that form has a float: format 1 keeps each number's type)."""
+def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The numbers of a schedule of exactly ``ScheduleState.to_dict`` form (the keys in order, a
+    float wherever that form has one): ``(last_fetch, last_change, interval, next_due, rate, size,
+    probe, fetches, changes, old, flat)`` with ``flat`` the ``recent`` pairs one after the other;
+    ``None`` for any other mapping."""
     if tuple(schedule) != _SCHEDULE_KEYS:
         return None
     last_fetch, last_change, interval, next_due, rate, size, fetches, changes, recent, old, probe = schedule.values()
-    floats = (last_fetch, last_change, interval, next_due, rate, size, probe)
     # set(map(...)): the type checks at C speed; they run for every page.
     if (
-        set(map(type, floats)) != _FLOAT
+        set(map(type, (last_fetch, last_change, interval, next_due, rate, size, probe))) != _FLOAT
         or type(fetches) is not int
         or type(changes) is not int
         or type(old) is not list
@@ -382,8 +385,18 @@ def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
     flat = [x for pair in recent for x in pair]
     if not set(map(type, flat)) <= _FLOAT:
         return None
+    return last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat
+
+
+def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
+    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
+    int where that form has a float: format 1 keeps each number's type)."""
+    parts = _exact_schedule(schedule)
+    if parts is None:
+        return None
+    *floats, probe, fetches, changes, old, flat = parts
     try:
-        head = _SCHEDULE_HEAD.pack(*floats[:6], fetches, changes, *old, probe, len(recent))
+        head = _SCHEDULE_HEAD.pack(*floats, fetches, changes, *old, probe, len(flat) // 2)
     except struct.error:
         return None
     return head + _floats(len(flat)).pack(*flat)
@@ -719,11 +732,61 @@ _CHUNK = 1000
 
 def _state(record: PageRecord) -> ScheduleState | None:
     """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
-    from scrapy_simhash.schedule import ScheduleState
+    schedule = record.schedule
+    if not schedule:
+        return None
+    parts = _exact_schedule(schedule) if _DIRECT_STATE else None
+    if parts is None:
+        try:
+            return ScheduleState.from_dict(dict(schedule))
+        except ValueError:
+            return None
+    # ScheduleState.from_dict of a schedule whose numbers have their types already (every record
+    # read from format 2): the same state and the same checks, without a conversion per number.
+    last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
+    pairs = iter(flat)
+    if not (
+        all(map(math.isfinite, (last_fetch, interval, rate, size, *old)))
+        and interval > 0
+        and min(rate, size, *old) >= 0
+    ):
+        return None
+    state = object.__new__(ScheduleState)
+    state.__dict__.update(
+        zip(
+            _STATE_FIELDS,
+            (
+                last_fetch,
+                last_change,
+                interval,
+                next_due,
+                rate,
+                size,
+                fetches,
+                changes,
+                tuple(zip(pairs, pairs)),
+                *old,
+                probe,
+            ),
+        )
+    )
+    return state
 
-    if not record.schedule:
-        return None
-    try:
-        return ScheduleState.from_dict(dict(record.schedule))
-    except ValueError:
-        return None
+
+#: ScheduleState's fields, in order, when _state's direct path was written: if they change, from_dict.
+_STATE_FIELDS = (
+    "last_fetch",
+    "last_change",
+    "interval",
+    "next_due",
+    "rate",
+    "size",
+    "fetches",
+    "changes",
+    "recent",
+    "old_changes",
+    "old_changed_secs",
+    "old_unchanged_secs",
+    "probe",
+)
+_DIRECT_STATE = tuple(f.name for f in fields(ScheduleState)) == _STATE_FIELDS

@@ -264,3 +264,32 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     assert tracker.observe("c", far ^ 0xFFFF_0000, now=6.0).verdict == "new" and index.get("c") is not None
     assert tracker.observe("c", far ^ 0xFFFF_0000, now=7.0, may_match=False).verdict == "unchanged"
     assert index.get("c") is None and tracker.observe("d", far ^ 0xFFFF_0001, now=8.0).verdict == "new"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"rate": -1.0},
+        {"size": -0.5},
+        {"interval": 0.0},
+        {"last_fetch": float("inf")},
+        {"old": [0.5, float("nan"), 0.0]},
+        {"old": [0.5, 1.0, -1.0]},
+        {"next_due": float("inf"), "probe": -3.0},  # from_dict does not check these
+        {"recent": []},
+        {"fetches": 2.0},  # not of to_dict's form: from_dict itself
+    ],
+)
+def test_schedule_state_of_a_record_is_from_dicts(changes):
+    from scrapy_simhash.recrawl import _state
+    from scrapy_simhash.schedule import ScheduleState
+
+    schedule = {**_full_record().schedule, **changes}
+    record = replace(_full_record(), schedule=schedule)
+    try:
+        expected = ScheduleState.from_dict(dict(schedule))
+    except ValueError:
+        expected = None
+    assert _state(record) == expected
+    assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back from format 2 or 1

@@ -820,16 +820,18 @@ class LmdbStore(FingerprintStore):
         return self._read(self._values, self._records, keys)  # type: ignore[no-any-return]
 
     def _set_due(self, txn: Any, kid: bytes, due: int | None) -> None:
-        old = txn.get(kid, db=self._dues)
-        if old is not None:
-            txn.delete(bytes(old) + kid, db=self._due_index)
+        # replace/pop: the old due time read and the new one written in one tree descent.
         if due is None:
+            old = txn.pop(kid, db=self._dues)
             if old is not None:
-                txn.delete(kid, db=self._dues)
+                txn.delete(old + kid, db=self._due_index)
             return
         due_b = due.to_bytes(8, "big")
-        txn.put(kid, due_b, db=self._dues)
-        txn.put(due_b + kid, b"", db=self._due_index)
+        old = txn.replace(kid, due_b, db=self._dues)
+        if old != due_b:
+            if old is not None:
+                txn.delete(old + kid, db=self._due_index)
+            txn.put(due_b + kid, b"", db=self._due_index)
 
     def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, int | None]]) -> None:
         for key, value, due in items:
