@@ -5,8 +5,9 @@ Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--r
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
 :meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store, without a recrawl policy
-(the decision alone) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs,
-the schedule and due time written in the same transaction). All run in this process, each on its
+(the decision alone), with ``FixedIntervalPolicy`` (``+fixed``: the schedule's bookkeeping, a state
+read and written with the record and a due time kept in the due-time index, without a rate
+estimate) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs). All run in this process, each on its
 own LMDB index in one temporary directory holding the same ``--n`` random fingerprints,
 ``durable=False`` (the crawler's default), with the same operations, in alternating chunks of 50
 (so that all see the same load on a shared machine):
@@ -15,7 +16,8 @@ own LMDB index in one temporary directory holding the same ``--n`` random finger
 - ``duplicate``: a new URL whose page is a near-duplicate of an indexed one (1-3 bits flipped);
 - ``refetch``: a URL of the ``new`` rounds fetched again a day later, unchanged.
 
-Prints the median ops/s over the rounds and the ratios to before.
+Prints the median ops/s over the rounds and the ratios to before, and the time of the
+``FreshnessPolicy``'s own step (``observe`` + ``to_dict``) for a refetch, timed apart.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker
-from scrapy_simhash.schedule import DAY, FreshnessPolicy
+from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy
 
 _OLD_FILES = ("index.py", "recrawl.py", "store/base.py", "store/memory.py", "store/lmdbstore.py")
 _OLD = "simhash_before"
@@ -127,7 +129,7 @@ def main() -> None:
     old_index, old_recrawl = load_before(args.base, Path(args.before_src) if args.before_src else tmp / "src")
     fps = np.random.default_rng(1).integers(0, 2**64, size=args.n, dtype=np.uint64)
     keys = [f"https://example.com/page/{i}" for i in range(args.n)]
-    labels = ("before", "after", "after+schedule")
+    labels = ("before", "after", "after+fixed", "after+schedule")
     indexes: dict[str, Any] = {}
     for label in labels:
         t = time.perf_counter()
@@ -138,10 +140,12 @@ def main() -> None:
         indexes[label].add_many(zip(keys, fps.tolist()))
         print(f"LMDB index of {args.n:,} fingerprints, {label}: bulk load {time.perf_counter() - t:.1f} s")
     plain = ChangeTracker(indexes["after"])
+    fixed = ChangeTracker(indexes["after+fixed"], policy=FixedIntervalPolicy())
     scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy())
     runs = {
         "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
         "after": lambda key, fp, now: plain.observe(key, fp, now).verdict,
+        "after+fixed": lambda key, fp, now: fixed.observe(key, fp, now).verdict,
         "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now).verdict,
     }
 
@@ -182,11 +186,12 @@ def main() -> None:
         f"per-page decision, LMDB, durable=False, {args.n:,} keys, {args.rounds} rounds x {args.ops:,} ops (median ops/s)"
     )
     print(
-        f"{'workload':<10} {'before':>10} {'after':>10} {'+schedule':>10} {'after/before':>13} {'+schedule/before':>17}"
+        f"{'workload':<10} {'before':>10} {'after':>10} {'+fixed':>10} {'+schedule':>10} {'after/before':>13} "
+        f"{'+fixed/before':>14} {'+schedule/before':>17}"
     )
     for name in ("new", "duplicate", "refetch"):
-        b, a, s = (median(rates[(name, label)]) for label in labels)
-        print(f"{name:<10} {b:10,.0f} {a:10,.0f} {s:10,.0f} {a / b:13.2f} {s / b:17.2f}")
+        b, a, f, s = (median(rates[(name, label)]) for label in labels)
+        print(f"{name:<10} {b:10,.0f} {a:10,.0f} {f:10,.0f} {s:10,.0f} {a / b:13.2f} {f / b:14.2f} {s / b:17.2f}")
     refetch_us = 1e6 / median(rates[("refetch", "after+schedule")])
     print(
         f"of which the recrawl policy (FreshnessPolicy.observe + to_dict, refetch, timed apart): {policy_us:.1f} us "

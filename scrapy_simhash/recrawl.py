@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
-from scrapy_simhash.schedule import ScheduleState
+from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -295,7 +295,7 @@ class PageRecord:
         distances = _ints(n).unpack_from(raw, at)
         at += 4 * n
         if -1 in distances:
-            distances = [None if d == -1 else d for d in distances]
+            distances = tuple(None if d == -1 else d for d in distances)
         next_due = None
         if flags & _NEXT_DUE:
             (next_due,) = _DUE.unpack_from(raw, at)
@@ -707,8 +707,6 @@ class ChangeTracker:
             known = [i for i, state in enumerate(states) if state is not None]
             priorities = [1.0] * len(chunk)
             if known and self.policy is not None:
-                from scrapy_simhash.schedule import ScheduleColumns
-
                 values = self.policy.priorities(ScheduleColumns.of([states[i] for i in known]), now)  # type: ignore[misc]
                 for i, value in zip(known, values.tolist()):
                     priorities[i] = max(float(value), 1.0)
