@@ -1,6 +1,6 @@
 """Benchmark: the per-page decision (record read, check-and-add, record write) on LMDB, before and after.
 
-Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202]``
+Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also af0a727]``
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
@@ -17,7 +17,9 @@ own LMDB index in one temporary directory holding the same ``--n`` random finger
 - ``refetch``: a URL of the ``new`` rounds fetched again a day later, unchanged.
 
 Prints the median ops/s over the rounds and the ratios to before, and the time of the
-``FreshnessPolicy``'s own step (``observe`` + ``to_dict``) for a refetch, timed apart.
+``FreshnessPolicy``'s own step (``observe`` + ``to_dict``) for a refetch, timed apart. With
+``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too (the same
+decision, another version of the code): ``+schedule`` against it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,11 @@ from __future__ import annotations
 import argparse
 import gc
 import importlib
+import io
+import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 from pathlib import Path
@@ -42,27 +47,35 @@ from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy
 
-_OLD_FILES = ("index.py", "recrawl.py", "store/base.py", "store/memory.py", "store/lmdbstore.py")
 _OLD = "simhash_before"
 
 
-def load_before(base: str, into: Path) -> Any:
-    """Import ``scrapy_simhash`` of commit ``base`` (the index, stores and records) as
-    ``simhash_before``, from ``into`` (extracted there from git first unless it is there)."""
-    pkg = into / _OLD
+def load_commit(commit: str, into: Path, name: str) -> None:
+    """Make ``scrapy_simhash`` of ``commit`` importable as package ``name`` from ``into``
+    (extracted there from git first unless it is there)."""
+    pkg = into / name
     if not (pkg / "index.py").exists():
-        (pkg / "store").mkdir(parents=True, exist_ok=True)
-        (pkg / "__init__.py").write_text("")
-        (pkg / "store" / "__init__.py").write_text("")
-        for name in _OLD_FILES:
-            text = subprocess.run(
-                ["git", "-C", str(REPO), "show", f"{base}:scrapy_simhash/{name}"],
-                check=True,
-                capture_output=True,
-                text=True,
-            ).stdout
-            (pkg / name).write_text(text.replace("scrapy_simhash.", f"{_OLD}."))
-    sys.path.insert(0, str(into))
+        into.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(REPO), "archive", "--format=tar", commit, "scrapy_simhash"],
+            check=True,
+            capture_output=True,
+        ).stdout
+        with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+            # Our own repository's archive; the "data" filter where this Python has it.
+            safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}
+            tar.extractall(into / f"{name}.tmp", **safe)  # type: ignore[arg-type]
+        (into / f"{name}.tmp" / "scrapy_simhash").rename(pkg)
+        (into / f"{name}.tmp").rmdir()
+        for path in pkg.rglob("*.py"):
+            path.write_text(re.sub(r"\bscrapy_simhash\b", name, path.read_text()))
+    if str(into) not in sys.path:
+        sys.path.insert(0, str(into))
+
+
+def load_before(base: str, into: Path) -> Any:
+    """Import ``scrapy_simhash`` of commit ``base`` as ``simhash_before``: its index and recrawl modules."""
+    load_commit(base, into, _OLD)
     return importlib.import_module(f"{_OLD}.index"), importlib.import_module(f"{_OLD}.recrawl")
 
 
@@ -123,18 +136,32 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--base", default="b237202")
     parser.add_argument("--before-src", default=None, help="where the --base code is (or goes); default: a temp dir")
+    parser.add_argument(
+        "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. af0a727)"
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
-    old_index, old_recrawl = load_before(args.base, Path(args.before_src) if args.before_src else tmp / "src")
+    src = Path(args.before_src) if args.before_src else tmp / "src"
+    old_index, old_recrawl = load_before(args.base, src)
     fps = np.random.default_rng(1).integers(0, 2**64, size=args.n, dtype=np.uint64)
     keys = [f"https://example.com/page/{i}" for i in range(args.n)]
-    labels = ("before", "after", "after+fixed", "after+schedule")
+    labels: tuple[str, ...] = ("before", "after", "after+fixed", "after+schedule")
+    also = f"{args.also}+schedule"
+    if args.also:
+        package = "simhash_" + re.sub(r"\W", "_", args.also)
+        load_commit(args.also, src, package)
+        also_index, also_recrawl, also_schedule = (
+            importlib.import_module(f"{package}.{module}") for module in ("index", "recrawl", "schedule")
+        )
+        labels += (also,)
     indexes: dict[str, Any] = {}
     for label in labels:
         t = time.perf_counter()
         if label == "before":
             indexes[label] = old_index.SimhashIndex.open(tmp / "before", durable=False)
+        elif label == also:
+            indexes[label] = also_index.SimhashIndex.open(tmp / "also", durable=False)
         else:
             indexes[label] = SimhashIndex.open(tmp / label, durable=False)
         indexes[label].add_many(zip(keys, fps.tolist()))
@@ -148,6 +175,9 @@ def main() -> None:
         "after+fixed": lambda key, fp, now: fixed.observe(key, fp, now).verdict,
         "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now).verdict,
     }
+    if args.also:
+        other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy())
+        runs[also] = lambda key, fp, now: other.observe(key, fp, now).verdict
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}
@@ -190,8 +220,12 @@ def main() -> None:
         f"{'+fixed/before':>14} {'+schedule/before':>17}"
     )
     for name in ("new", "duplicate", "refetch"):
-        b, a, f, s = (median(rates[(name, label)]) for label in labels)
+        b, a, f, s = (median(rates[(name, label)]) for label in labels[:4])
         print(f"{name:<10} {b:10,.0f} {a:10,.0f} {f:10,.0f} {s:10,.0f} {a / b:13.2f} {f / b:14.2f} {s / b:17.2f}")
+    if args.also:
+        for name in ("new", "duplicate", "refetch"):
+            s, o = median(rates[(name, "after+schedule")]), median(rates[(name, also)])
+            print(f"{name:<10} {also}: {o:,.0f} ops/s; +schedule / {also}: {s / o:.2f}")
     refetch_us = 1e6 / median(rates[("refetch", "after+schedule")])
     print(
         f"of which the recrawl policy (FreshnessPolicy.observe + to_dict, refetch, timed apart): {policy_us:.1f} us "
