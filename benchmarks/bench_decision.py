@@ -7,10 +7,10 @@ row-level store), loaded from git into a temporary package next to ours; "after"
 :meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store, without a recrawl policy
 (the decision alone), with ``FixedIntervalPolicy`` (``+fixed``: the schedule's bookkeeping, a state
 read and written with the record and a due time kept in the due-time index, without a rate
-estimate) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs). All run in this process, each on its
-own LMDB index in one temporary directory holding the same ``--n`` random fingerprints,
-``durable=False`` (the crawler's default), with the same operations, in alternating chunks of 50
-(so that all see the same load on a shared machine):
+estimate) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs). All run in
+this process, each on its own LMDB index in one temporary directory holding the same ``--n``
+random fingerprints, ``durable=False`` (the crawler's default), with the same operations, in
+alternating chunks of 50 (so that all see the same load on a shared machine):
 
 - ``new``: a URL fetched for the first time (random fingerprint: no record, check-and-add adds it);
 - ``duplicate``: a new URL whose page is a near-duplicate of an indexed one (1-3 bits flipped);
@@ -44,8 +44,8 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.recrawl import ChangeTracker
-from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy
+from scrapy_simhash.recrawl import ChangeTracker, PageRecord
+from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
 
 _OLD = "simhash_before"
 
@@ -113,9 +113,6 @@ def _flip(rng: np.random.Generator, fp: int, d: int) -> int:
 
 def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float) -> float:
     """Median us of the policy's own step for a refetch of ``keys`` (their stored schedules)."""
-    from scrapy_simhash.recrawl import PageRecord
-    from scrapy_simhash.schedule import ScheduleState
-
     policy = tracker.policy
     assert policy is not None
     records = [PageRecord.parse(raw) for raw in index.get_records(keys)]
