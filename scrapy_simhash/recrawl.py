@@ -771,20 +771,7 @@ def _state(record: PageRecord) -> ScheduleState | None:
     return state
 
 
-#: ScheduleState's fields, in order, when _state's direct path was written: if they change, from_dict.
-_STATE_FIELDS = (
-    "last_fetch",
-    "last_change",
-    "interval",
-    "next_due",
-    "rate",
-    "size",
-    "fetches",
-    "changes",
-    "recent",
-    "old_changes",
-    "old_changed_secs",
-    "old_unchanged_secs",
-    "probe",
-)
+#: ScheduleState's fields, in order, when _state's direct path was written (``to_dict``'s keys up to
+#: ``recent``, then ``old`` unfolded, then ``probe``): if they change, ``from_dict`` is used.
+_STATE_FIELDS = (*_SCHEDULE_KEYS[:9], "old_changes", "old_changed_secs", "old_unchanged_secs", "probe")
 _DIRECT_STATE = tuple(f.name for f in fields(ScheduleState)) == _STATE_FIELDS
