@@ -124,6 +124,10 @@ class _IndexComponent:
         where = f" in {self.index.path}" if self.index.path is not None else ""
         return f"{label} {self._label} store{where}"
 
+    def _core_name(self) -> str:
+        """For the start-up line: "native" when the native core computes the fingerprints, else "Python"."""
+        return "native" if self.fingerprinter.native else "Python"
+
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         raise NotImplementedError
 

@@ -144,14 +144,12 @@ def test_pages_identical_end_to_end() -> None:
 # Generated text: mixed scripts, digits of several scripts and their separators, apostrophes,
 # punctuation, whitespace and line breaks between Han characters, emoji, full-width forms.
 _PIECES = st.sampled_from(
-    [
-        "中文", "分词", "的", "天安门", "我们", "研究生命", "起源", "结婚的和尚未结婚的", "，", "。", "？",
-        "hello", "Don't", "it\u2019s", "'", "\u2019", "abc中文", "ÉCOLE", "straße", "İstanbul", "ǅ",
-        "Ελληνικά", "русский", "عربى", "हिन्दी", "ไทย", "日本語のテキスト", "한국어", "١٢٣", "४२",
-        "3.14", "1,000", "12:30", "2024-01-02", "a/b", "x²", "½", "Ⅻ", "①", "ｆｕｌｌ", "１２３",
-        "😀", "👍🏽", "\u200b", "\u00a0", "\u3000", " ", "\n", "\r\n", "\t", " \n ", "_", "-", ".",
-        "𠀀", "\u9fd5", "\u9fd6", "\u4dff", "ﬁ", "Ǆ", "ß", "ﾊﾝｶｸ", "⁄", "™", "<num>",
-    ]
+    (
+        "中文|分词|的|天安门|我们|研究生命|起源|结婚的和尚未结婚的|，|。|？|hello|Don't|it\u2019s|'|\u2019|abc中文|"
+        "ÉCOLE|straße|İstanbul|ǅ|Ελληνικά|русский|عربى|हिन्दी|ไทย|日本語のテキスト|한국어|١٢٣|४२|3.14|1,000|"
+        "12:30|2024-01-02|a/b|x²|½|Ⅻ|①|ｆｕｌｌ|１２３|😀|👍🏽|\u200b|\u00a0|\u3000| |\n|\r\n|\t| \n |_|-|.|"
+        "𠀀|\u9fd5|\u9fd6|\u4dff|ﬁ|Ǆ|ß|ﾊﾝｶｸ|⁄|™|<num>"
+    ).split("|")
 )
 _TEXT = st.one_of(
     st.lists(_PIECES, max_size=60).map("".join),
@@ -210,3 +208,21 @@ def test_native_is_chosen_and_reported() -> None:
 def test_native_argument_is_checked() -> None:
     with pytest.raises(TypeError, match="native must be None, True or False"):
         Fingerprinter(native="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("setting", "core"), [(None, "native"), (False, "Python"), ("False", "Python")])
+def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: str) -> None:
+    import logging
+
+    from conftest import build_from_crawler
+
+    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+
+    crawler = make_crawler(SIMHASH_NATIVE=setting)
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+        mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
+    try:
+        assert f"fingerprints, {core} fingerprint core)" in caplog.text
+        assert mw.fingerprinter.native is (core == "native")
+    finally:
+        mw.spider_closed(crawler.spider, "finished")
