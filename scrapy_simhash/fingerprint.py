@@ -297,6 +297,12 @@ class Fingerprinter:
     - ``time_budget``: seconds the extraction of one page may take (default 1.0; 0 = no limit);
       past it, the page's text is taken by regular expressions alone (``extract.extract``). Only a
       page that runs past it can get another fingerprint on a slower machine; it is counted.
+    - ``native``: the native core (``pip install ./native``, the ``scrapy-simhash-native``
+      distribution): ``None`` (default) uses it when it is installed, ``False`` never, ``True``
+      requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for
+      ``features="words"`` with ``weighting`` "log_tf" or "tf" (the defaults), with the same
+      tokens and fingerprints as the Python path; other options run the Python path. ``native``
+      says whether it runs; it is no part of ``settings``.
 
     A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
     never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
