@@ -21,8 +21,8 @@ from typing import Any
 
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
 _INSTALL_HINT = (
-    "the native core is not installed: pip install scrapy-simhash-native "
-    "(or build it from native/ with maturin), or pass native=False / SIMHASH_NATIVE = False"
+    "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
+    "(needs a Rust toolchain), or pass native=False / set SIMHASH_NATIVE = False"
 )
 
 _MODULE: Any = None
