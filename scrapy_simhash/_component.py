@@ -125,8 +125,9 @@ class _IndexComponent:
         return f"{label} {self._label} store{where}"
 
     def _core_name(self) -> str:
-        """For the start-up line: "native" when the native core computes the fingerprints, else "Python"."""
-        return "native" if self.fingerprinter.native else "Python"
+        """For the start-up line: "native" when the native core computes the fingerprints, else "Python"
+        (also for a fingerprinter of another class, which may have no ``native``)."""
+        return "native" if getattr(self.fingerprinter, "native", False) else "Python"
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         raise NotImplementedError

@@ -137,7 +137,7 @@ impl Core {
                 out.extend(self.jieba.cut(&text[start..end], hmm).into_iter().map(|t| t.word));
             } else if self.digit.contains(c) {
                 // \d+(?:[.,:/\-]\d+)*
-                self.skip_run(&mut chars, |d| self.digit.contains(d));
+                skip_run(&mut chars, |d| self.digit.contains(d));
                 loop {
                     let mut ahead = chars.clone();
                     match ahead.next() {
@@ -148,12 +148,12 @@ impl Core {
                         break;
                     }
                     chars = ahead;
-                    self.skip_run(&mut chars, |d| self.digit.contains(d));
+                    skip_run(&mut chars, |d| self.digit.contains(d));
                 }
                 out.push(NUMBER_TOKEN);
             } else if self.word.contains(c) {
                 // [^\W\d_]+(?:['\u2019][^\W\d_]+)*
-                self.skip_run(&mut chars, |d| self.word.contains(d));
+                skip_run(&mut chars, |d| self.word.contains(d));
                 loop {
                     let mut ahead = chars.clone();
                     match ahead.next() {
@@ -164,17 +164,11 @@ impl Core {
                         break;
                     }
                     chars = ahead;
-                    self.skip_run(&mut chars, |d| self.word.contains(d));
+                    skip_run(&mut chars, |d| self.word.contains(d));
                 }
                 let end = chars.peek().map_or(bytes_len, |&(j, _)| j);
                 out.push(&text[start..end]);
             }
-        }
-    }
-
-    fn skip_run(&self, chars: &mut std::iter::Peekable<std::str::CharIndices<'_>>, pred: impl Fn(char) -> bool) {
-        while chars.peek().is_some_and(|&(_, d)| pred(d)) {
-            chars.next();
         }
     }
 
@@ -209,6 +203,15 @@ impl Core {
             })
             .collect();
         (feats, weights)
+    }
+}
+
+type Chars<'a> = std::iter::Peekable<std::str::CharIndices<'a>>;
+
+/// Advance `chars` past the characters that satisfy `pred`.
+fn skip_run(chars: &mut Chars<'_>, pred: impl Fn(char) -> bool) {
+    while chars.peek().is_some_and(|&(_, d)| pred(d)) {
+        chars.next();
     }
 }
 
@@ -261,7 +264,10 @@ fn simhash(feats: &[&str], weights: &[f64], hash: Hash, bits: usize) -> PyResult
 
 /// `fingerprint._exact_fp`: blake2b of the tokens joined by U+001F, personalised.
 fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
-    let mut state = blake2b_simd::Params::new().hash_length(bits / 8).personal(b"simhash-exact").to_state();
+    let mut state = blake2b_simd::Params::new()
+        .hash_length(bits / 8)
+        .personal(b"simhash-exact")
+        .to_state();
     for (i, t) in tokens.iter().enumerate() {
         if i > 0 {
             state.update(b"\x1f");
@@ -271,10 +277,6 @@ fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
     let mut buf = [0u8; 16];
     buf[..bits / 8].copy_from_slice(state.finalize().as_bytes());
     u128::from_le_bytes(buf)
-}
-
-fn ranges(v: Vec<(u32, u32)>) -> PyResult<CharSet> {
-    CharSet::from_ranges(&v)
 }
 
 #[pymethods]
@@ -292,17 +294,18 @@ impl Core {
         log_tf: Vec<f64>,
     ) -> PyResult<Self> {
         let jieba = py.detach(|| {
-            let file = File::open(&dict_path)
-                .map_err(|e| PyOSError::new_err(format!("cannot read jieba's dictionary {}: {e}", dict_path.display())))?;
+            let file = File::open(&dict_path).map_err(|e| {
+                PyOSError::new_err(format!("cannot read jieba's dictionary {}: {e}", dict_path.display()))
+            })?;
             Jieba::with_dict(&mut BufReader::new(file))
                 .map_err(|e| PyValueError::new_err(format!("bad jieba dictionary {}: {e}", dict_path.display())))
         })?;
         Ok(Core {
             jieba,
             skip: skip_words.into_iter().collect(),
-            word: ranges(word_ranges)?,
-            digit: ranges(digit_ranges)?,
-            space: ranges(space_ranges)?,
+            word: CharSet::from_ranges(&word_ranges)?,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            space: CharSet::from_ranges(&space_ranges)?,
             log_tf,
         })
     }
@@ -322,6 +325,7 @@ impl Core {
     /// ``(fingerprint, short)`` of normalised ``text`` (title line included) for
     /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature.
     /// ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3"; ``bits``: 64, 128.
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
     #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features))]
     fn fingerprint(
         &self,
@@ -334,12 +338,18 @@ impl Core {
         min_features: usize,
     ) -> PyResult<Option<(u128, bool)>> {
         if bits != 64 && bits != 128 {
-            return Err(PyValueError::new_err(format!("bits ({bits}) is invalid: it must be 64 or 128")));
+            return Err(PyValueError::new_err(format!(
+                "bits ({bits}) is invalid: it must be 64 or 128"
+            )));
         }
         let hash = match feature_hash {
             "blake2b" => Hash::Blake2b,
             "xxh3" => Hash::Xxh3,
-            _ => return Err(PyValueError::new_err(format!("feature_hash={feature_hash:?} is not native"))),
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "feature_hash={feature_hash:?} is not native"
+                )))
+            }
         };
         let log_tf = match weighting {
             "log_tf" => true,
