@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
+from bench_fingerprint import time_interleaved
+
 from scrapy_simhash.extract import extract
 from scrapy_simhash.features import FeatureExtractor
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
@@ -66,18 +68,6 @@ def load_texts(pages: dict[str, list[bytes]]) -> dict[str, list[str]]:
     out["revisions en"] = by_lang["en"]
     out["page main texts"] = [extract(p).text for ps in pages.values() for p in ps]
     return out
-
-
-def time_interleaved(funcs, items, repeat: int) -> list[list[float]]:
-    """Median seconds per item for each function, the functions run back to back on each item."""
-    per: list[list[list[float]]] = [[[] for _ in items] for _ in funcs]
-    for _ in range(repeat):
-        for i, item in enumerate(items):
-            for k, func in enumerate(funcs):
-                t = clock()
-                func(item)
-                per[k][i].append(clock() - t)
-    return [[statistics.median(ts) for ts in f] for f in per]
 
 
 def p99(values: list[float]) -> float:

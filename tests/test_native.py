@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import sys
 from functools import cache
 from pathlib import Path
 
@@ -21,6 +22,8 @@ from scrapy_simhash.features import FeatureExtractor
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_rjieba import load_corpus
 
 if _native.module() is None:
     if os.environ.get("CI"):
@@ -57,25 +60,14 @@ def _fp(f: Fingerprinter, text: str, title: str = "") -> int | None:
 def corpus() -> dict[str, list[str]]:
     """Every text of shared/data: the Chinese texts, the revision pairs (both sides) and the main
     text, title and visible text that the Python extraction gives for every page."""
-    out: dict[str, list[str]] = {}
-    zt = DATA / "zh-text"
-    clue = zt / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
-    if clue.exists():
-        with gzip.open(clue, "rt", encoding="utf-8") as f:
-            out["clue-sample"] = [ln for ln in f.read().splitlines() if ln.strip()]
-    out["ud-gsdsimp"] = [p.read_text(encoding="utf-8") for p in sorted((zt / "ud-gsdsimp").glob("*.txt"))]
-    out["yanyiwu-news"] = [p.read_text(encoding="utf-8") for p in sorted((zt / "yanyiwu-news-pair").glob("*.txt"))]
+    out = load_corpus(None)  # the Chinese texts and the Chinese side of the revision pairs
     cee = DATA / "zh-web-cee"
-    out["zh-web-cee"] = [p.read_text(encoding="utf-8") for p in sorted(cee.glob("*/*.txt"))]
-    pairs = DATA / "revisions" / "pairs.jsonl.gz"
-    if pairs.exists():
-        seen: dict[str, None] = {}
-        with gzip.open(pairs, "rt", encoding="utf-8") as f:
-            for line in f:
-                rec = json.loads(line)
-                seen.setdefault(rec["text_a"])
-                seen.setdefault(rec["text_b"])
-        out["revisions"] = list(seen)
+    out["zh-web-cee-author"] = [p.read_text(encoding="utf-8") for p in sorted((cee / "author").glob("*.txt"))]
+    with gzip.open(DATA / "revisions" / "pairs.jsonl.gz", "rt", encoding="utf-8") as f:
+        en = (json.loads(line) for line in f)
+        out["revisions-en"] = list(
+            dict.fromkeys(t for rec in en if rec["lang"] == "en" for t in (rec["text_a"], rec["text_b"]))
+        )
     pages = [p.read_bytes() for p in sorted((cee / "original").glob("*.html"))]
     pages += [gzip.decompress(p.read_bytes()) for p in sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))]
     extracted: list[str] = []
@@ -90,7 +82,7 @@ def corpus() -> dict[str, list[str]]:
 def test_corpus_is_there() -> None:
     sizes = {k: len(v) for k, v in corpus().items()}
     if os.environ.get("CI") or DATA.exists():
-        assert set(sizes) >= {"clue-sample", "zh-web-cee", "revisions", "pages"}, sizes
+        assert set(sizes) >= {"clue-sample", "zh-web-cee", "revisions-zh", "revisions-en", "pages"}, sizes
         assert sum(sizes.values()) > 5000, sizes
 
 
@@ -129,7 +121,7 @@ def test_corpus_identical() -> None:
 
 def test_corpus_identical_with_hmm() -> None:
     native_ex, python_ex = FeatureExtractor(hmm=True, native=True), FeatureExtractor(hmm=True, native=False)
-    for name in ("clue-sample", "ud-gsdsimp", "yanyiwu-news", "zh-web-cee", "pages"):
+    for name in ("clue-sample", "ud-gsdsimp", "yanyiwu-news", "zh-web-cee", "zh-web-cee-author", "pages"):
         for i, text in enumerate(corpus().get(name, [])):
             assert native_ex.tokens(text) == python_ex.tokens(text), f"{name}[{i}]"
 
