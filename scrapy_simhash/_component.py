@@ -124,6 +124,11 @@ class _IndexComponent:
         where = f" in {self.index.path}" if self.index.path is not None else ""
         return f"{label} {self._label} store{where}"
 
+    def _core_name(self) -> str:
+        """For the start-up line: "native" when the native core computes the fingerprints, else "Python"
+        (also for a fingerprinter of another class, which may have no ``native``)."""
+        return "native" if getattr(self.fingerprinter, "native", False) else "Python"
+
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         raise NotImplementedError
 

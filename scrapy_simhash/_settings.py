@@ -38,9 +38,10 @@ FINGERPRINTER_SETTINGS: dict[str, str] = {
     "SIMHASH_SHINGLE_SIZE": "shingle_size",
     "SIMHASH_HMM": "hmm",
     "SIMHASH_MAIN_CONTENT": "main_content",
+    "SIMHASH_NATIVE": "native",
 }
 _INT_ARGS = frozenset({"min_features", "shingle_size"})
-_BOOL_ARGS = frozenset({"hmm", "main_content"})
+_BOOL_ARGS = frozenset({"hmm", "main_content", "native"})
 
 
 @dataclass(frozen=True)

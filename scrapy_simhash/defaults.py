@@ -42,6 +42,9 @@ SIMHASH_MIN_FEATURES = None
 SIMHASH_SHINGLE_SIZE = None
 SIMHASH_HMM = None
 SIMHASH_MAIN_CONTENT = None
+#: The native core (``pip install ./native`` from a checkout): ``None`` uses it when it is installed,
+#: ``False`` never (the Python path), ``True`` requires it. The fingerprints are the same either way.
+SIMHASH_NATIVE = None
 
 #: Hold back items of pages that did not change since the last crawl (incremental export).
 SIMHASH_DROP_UNCHANGED = True

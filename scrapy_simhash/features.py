@@ -32,6 +32,8 @@ from itertools import filterfalse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from scrapy_simhash import _native
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
@@ -544,7 +546,11 @@ class FeatureExtractor:
     shingle_size: int = 3
     tokenizer: str = DEFAULT_TOKENIZER
     hmm: bool = False
+    #: The native core (``_native``): None = when it imports, False = never, True = required.
+    #: It changes no output, so it is no setting.
+    native: bool | None = field(default=None, compare=False)
     _tok: Tokenizer | None = field(default=None, init=False, repr=False, compare=False)
+    _core: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         _check_choice("features", self.features, FEATURE_MODES)
@@ -552,6 +558,10 @@ class FeatureExtractor:
         _check_choice("tokenizer", self.tokenizer, TOKENIZERS)
         if not isinstance(self.hmm, bool):
             raise TypeError(f"hmm must be True or False, got {self.hmm!r}")
+        if self.native is not None and not isinstance(self.native, bool):
+            raise TypeError(f"native must be None, True or False, got {self.native!r}")
+        if self.native:
+            _native.require()
         if (
             not isinstance(self.shingle_size, int)
             or isinstance(self.shingle_size, bool)
@@ -576,6 +586,21 @@ class FeatureExtractor:
             tok = get_tokenizer(self.tokenizer, self.hmm)
             object.__setattr__(self, "_tok", tok)  # frozen dataclass: a cache, not a field
         return tok
+
+    def native_core(self) -> Any:
+        """The native core when it makes this extractor's tokens (``features`` other than "chars"
+        and "sentences", jieba's segmentation), else ``None``. Decided at the first call."""
+        core = self._core
+        if core is None:
+            usable = (
+                self.native is not False
+                and self.features in ("words", "shingles")
+                and (self.tokenizer != "rjieba" or rjieba_matches_jieba())
+                and _native.module() is not None
+            )
+            core = _native.core() if usable else False
+            object.__setattr__(self, "_core", core)
+        return core or None
 
     @property
     def backend(self) -> str | None:
@@ -618,6 +643,12 @@ class FeatureExtractor:
         Han characters is no word boundary: a page that wraps its Chinese text with <br> every few
         dozen characters segments like the same text in paragraphs."""
         norm = normalize(text)
+        core = self.native_core()
+        if core is not None:
+            try:
+                return core.tokens(norm, self.hmm)  # type: ignore[no-any-return]
+            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+                pass
         if "\n" in norm and not norm.isascii():
             norm = _HAN_LINE_BREAK_RE.sub("", norm)
         if self.features == "chars":

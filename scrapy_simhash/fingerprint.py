@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache
+from scrapy_simhash import _native
+from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -94,6 +95,8 @@ def similarity(a: int, b: int, bits: int = 64) -> float:
 class EmptyTextError(ValueError):
     """The text yields no features (empty, whitespace or punctuation only); it has no fingerprint."""
 
+
+_EMPTY_TEXT = "text has no features (empty, whitespace, numbers or punctuation only)"
 
 # ---------------------------------------------------------------------------------------------
 # Feature hashing
@@ -294,6 +297,12 @@ class Fingerprinter:
     - ``time_budget``: seconds the extraction of one page may take (default 1.0; 0 = no limit);
       past it, the page's text is taken by regular expressions alone (``extract.extract``). Only a
       page that runs past it can get another fingerprint on a slower machine; it is counted.
+    - ``native``: the native core (``pip install ./native``, the ``scrapy-simhash-native``
+      distribution): ``None`` (default) uses it when it is installed, ``False`` never, ``True``
+      requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for
+      ``features="words"`` with ``weighting`` "log_tf" or "tf" (the defaults), with the same
+      tokens and fingerprints as the Python path; other options run the Python path. ``native``
+      says whether it runs; it is no part of ``settings``.
 
     A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
     never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
@@ -314,6 +323,7 @@ class Fingerprinter:
         main_content: bool = True,
         feature_hash: str = DEFAULT_FEATURE_HASH,
         time_budget: float = DEFAULT_TIME_BUDGET,
+        native: bool | None = None,
     ) -> None:
         if isinstance(bits, bool) or bits not in BITS:
             raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
@@ -343,6 +353,7 @@ class Fingerprinter:
             shingle_size=shingle_size,
             tokenizer=tokenizer,
             hmm=hmm,
+            native=native,
         )
         self._cache = _hash_cache(feature_hash, bits)  # fails early if xxhash is missing
         self._settings: dict[str, object] | None = None
@@ -368,6 +379,20 @@ class Fingerprinter:
         return self._extractor.backend
 
     @property
+    def native(self) -> bool:
+        """Whether the native core (``scrapy-simhash-native``) computes this Fingerprinter's
+        fingerprints of text: installed, not turned off with ``native=False``, and options it
+        implements (``features="words"``, ``weighting`` "log_tf" or "tf", jieba's segmentation).
+        The fingerprints are the same either way. Loads the core (jieba's dictionary) on first use."""
+        return self._native_core() is not None
+
+    def _native_core(self) -> Any:
+        ex = self._extractor
+        if ex.features != "words" or ex.weighting not in _native.NATIVE_WEIGHTINGS:
+            return None
+        return ex.native_core()
+
+    @property
     def settings(self) -> dict[str, object]:
         """JSON-serialisable options that change fingerprints (stored in the index metadata).
 
@@ -391,7 +416,7 @@ class Fingerprinter:
         return (
             f"Fingerprinter(bits={self.bits}, features={ex.features!r}, weighting={ex.weighting!r}, "
             f"tokenizer={ex.tokenizer!r}, hmm={ex.hmm}, shingle_size={ex.shingle_size}, "
-            f"min_features={self.min_features})"
+            f"min_features={self.min_features}, native={self.native})"
         )
 
     def fingerprint_text(self, text: str, title: str = "") -> int:
@@ -414,10 +439,27 @@ class Fingerprinter:
             raise TypeError(f"title must be str, got {type(title).__name__}")
         if self.max_chars and len(text) > self.max_chars:
             text = text[: self.max_chars]
+        core = self._native_core()
+        if core is not None:
+            try:
+                result = core.fingerprint(
+                    normalize(f"{title}\n{text}" if title else text),
+                    hmm=self._extractor.hmm,
+                    bits=self.bits,
+                    feature_hash=self.feature_hash,
+                    weighting=self._extractor.weighting,
+                    min_features=self.min_features,
+                )
+            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+                pass
+            else:
+                if result is None:
+                    raise EmptyTextError(_EMPTY_TEXT)
+                return result  # type: ignore[no-any-return]
         feats = self._extractor.extract(text, title)
         weights = feats.weights
         if not weights:
-            raise EmptyTextError("text has no features (empty, whitespace, numbers or punctuation only)")
+            raise EmptyTextError(_EMPTY_TEXT)
         if len(weights) < self.min_features:
             return _exact_fp(feats.tokens, self.bits) or 1, True
         fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)

@@ -114,7 +114,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
             "Using %(store)s (bits=%(bits)d, blocks=%(blocks)s, max_distance=%(k)d, "
-            "change_threshold=%(change)d, %(n)d fingerprints)",
+            "change_threshold=%(change)d, %(n)d fingerprints, %(core)s fingerprint core)",
             {
                 "store": self._store_name(),
                 "bits": index.bits,
@@ -122,6 +122,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 "k": index.max_distance,
                 "change": self.config.change_threshold,
                 "n": len(index),
+                "core": self._core_name(),
             },
             extra={"spider": spider},
         )

@@ -1,0 +1,383 @@
+//! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash.
+//!
+//! It gives the outputs of the Python reference (`scrapy_simhash/features.py` and
+//! `fingerprint.py`) bit for bit; `tests/test_native.py` checks it. Everything that depends on
+//! the Unicode tables of the running Python is handed in by the caller, so that the two paths
+//! agree whatever the Unicode versions of Rust and Python:
+//!
+//! - the text comes in already NFKC-normalised and lower-cased (`features.normalize`);
+//! - the character classes of the token regex (`[^\W\d_]` and `\d`) and of `\s` come as code
+//!   point ranges computed by Python's `re` on every code point;
+//! - the dictionary is jieba's own `dict.txt`, the stop words are the package's lists.
+//!
+//! The work runs with the GIL released.
+
+use std::collections::hash_map::Entry;
+use std::fs::File;
+use std::io::BufReader;
+
+use jieba_rs::Jieba;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyString;
+use rustc_hash::{FxHashMap, FxHashSet};
+
+const NUMBER_TOKEN: &str = "<num>";
+/// Weights are scaled to integers <= 2**24 before summing (fingerprint._WEIGHT_BITS).
+const WEIGHT_SCALE: f64 = (1u64 << 24) as f64;
+const MAX_CHAR: usize = 0x110000;
+
+/// A set of code points (one bit each).
+struct CharSet(Vec<u64>);
+
+impl CharSet {
+    fn from_ranges(ranges: &[(u32, u32)]) -> PyResult<Self> {
+        let mut bits = vec![0u64; MAX_CHAR / 64];
+        for &(start, end) in ranges {
+            if start > end || end as usize > MAX_CHAR {
+                return Err(PyValueError::new_err(format!("bad code point range {start}..{end}")));
+            }
+            for c in start..end {
+                bits[(c >> 6) as usize] |= 1 << (c & 63);
+            }
+        }
+        Ok(CharSet(bits))
+    }
+
+    #[inline]
+    fn contains(&self, c: char) -> bool {
+        let c = c as u32;
+        self.0[(c >> 6) as usize] >> (c & 63) & 1 != 0
+    }
+}
+
+/// jieba's Han range (re_han_default), the only characters handed to the segmenter.
+#[inline]
+fn is_han(c: char) -> bool {
+    ('\u{4e00}'..='\u{9fd5}').contains(&c)
+}
+
+#[derive(Clone, Copy)]
+enum Hash {
+    Blake2b,
+    Xxh3,
+}
+
+#[pyclass(frozen, module = "scrapy_simhash_native")]
+struct Core {
+    jieba: Jieba,
+    /// Stop words and NUMBER_TOKEN: no feature in "words" mode.
+    skip: FxHashSet<String>,
+    /// `[^\W\d_]`: letters (and numeric characters that are not decimal digits).
+    word: CharSet,
+    /// `\d`: decimal digits.
+    digit: CharSet,
+    /// `\s`.
+    space: CharSet,
+    /// `1 + ln(c)` for small counts c, as computed by Python.
+    log_tf: Vec<f64>,
+}
+
+impl Core {
+    /// `features._HAN_LINE_BREAK_RE.sub("", text)`: a run of whitespace that holds a line break
+    /// and stands between two Han characters is removed.
+    fn join_han_lines<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if !text.contains('\n') || text.is_ascii() {
+            return text.into();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut last = 0; // bytes of `text` copied to `out`
+        let mut prev: Option<char> = None;
+        let mut iter = text.char_indices().peekable();
+        while let Some((i, c)) = iter.next() {
+            if !self.space.contains(c) {
+                prev = Some(c);
+                continue;
+            }
+            // A maximal run of whitespace starts at i.
+            let mut newline = c == '\n';
+            let mut end = i + c.len_utf8();
+            while let Some(&(j, d)) = iter.peek() {
+                if !self.space.contains(d) {
+                    break;
+                }
+                newline |= d == '\n';
+                end = j + d.len_utf8();
+                iter.next();
+            }
+            let next = iter.peek().map(|&(_, d)| d);
+            if newline && prev.is_some_and(is_han) && next.is_some_and(is_han) {
+                out.push_str(&text[last..i]);
+                last = end;
+            }
+            prev = None; // the next character (if any) follows whitespace
+        }
+        if last == 0 {
+            return text.into();
+        }
+        out.push_str(&text[last..]);
+        out.into()
+    }
+
+    /// `Tokenizer.tokenize`: the matches of `features._TOKEN_RE`, in order; Han runs segmented
+    /// by jieba, numbers as NUMBER_TOKEN.
+    fn tokenize<'a>(&self, text: &'a str, hmm: bool, out: &mut Vec<&'a str>) {
+        let bytes_len = text.len();
+        let mut chars = text.char_indices().peekable();
+        while let Some((start, c)) = chars.next() {
+            if is_han(c) {
+                let mut end = start + c.len_utf8();
+                while let Some(&(j, d)) = chars.peek() {
+                    if !is_han(d) {
+                        break;
+                    }
+                    end = j + d.len_utf8();
+                    chars.next();
+                }
+                out.extend(self.jieba.cut(&text[start..end], hmm).into_iter().map(|t| t.word));
+            } else if self.digit.contains(c) {
+                // \d+(?:[.,:/\-]\d+)*
+                skip_run(&mut chars, |d| self.digit.contains(d));
+                loop {
+                    let mut ahead = chars.clone();
+                    match ahead.next() {
+                        Some((_, '.' | ',' | ':' | '/' | '-')) => {}
+                        _ => break,
+                    }
+                    if !ahead.peek().is_some_and(|&(_, d)| self.digit.contains(d)) {
+                        break;
+                    }
+                    chars = ahead;
+                    skip_run(&mut chars, |d| self.digit.contains(d));
+                }
+                out.push(NUMBER_TOKEN);
+            } else if self.word.contains(c) {
+                // [^\W\d_]+(?:['\u2019][^\W\d_]+)*
+                skip_run(&mut chars, |d| self.word.contains(d));
+                loop {
+                    let mut ahead = chars.clone();
+                    match ahead.next() {
+                        Some((_, '\'' | '\u{2019}')) => {}
+                        _ => break,
+                    }
+                    if !ahead.peek().is_some_and(|&(_, d)| self.word.contains(d)) {
+                        break;
+                    }
+                    chars = ahead;
+                    skip_run(&mut chars, |d| self.word.contains(d));
+                }
+                let end = chars.peek().map_or(bytes_len, |&(j, _)| j);
+                out.push(&text[start..end]);
+            }
+        }
+    }
+
+    /// `FeatureExtractor.weigh` for features="words": (features in first-seen order, weights).
+    fn weigh<'a>(&self, tokens: &[&'a str], log_tf: bool) -> (Vec<&'a str>, Vec<f64>) {
+        let mut index: FxHashMap<&'a str, usize> = FxHashMap::default();
+        let mut feats: Vec<&'a str> = Vec::new();
+        let mut counts: Vec<u64> = Vec::new();
+        for &t in tokens {
+            if self.skip.contains(t) {
+                continue;
+            }
+            match index.entry(t) {
+                Entry::Occupied(e) => counts[*e.get()] += 1,
+                Entry::Vacant(e) => {
+                    e.insert(feats.len());
+                    feats.push(t);
+                    counts.push(1);
+                }
+            }
+        }
+        let weights = counts
+            .iter()
+            .map(|&c| {
+                if !log_tf {
+                    c as f64
+                } else if (c as usize) < self.log_tf.len() {
+                    self.log_tf[c as usize]
+                } else {
+                    1.0 + (c as f64).ln()
+                }
+            })
+            .collect();
+        (feats, weights)
+    }
+}
+
+type Chars<'a> = std::iter::Peekable<std::str::CharIndices<'a>>;
+
+/// Advance `chars` past the characters that satisfy `pred`.
+fn skip_run(chars: &mut Chars<'_>, pred: impl Fn(char) -> bool) {
+    while chars.peek().is_some_and(|&(_, d)| pred(d)) {
+        chars.next();
+    }
+}
+
+fn digest(hash: Hash, data: &[u8], nbytes: usize) -> [u8; 16] {
+    let mut out = [0u8; 16];
+    match hash {
+        Hash::Blake2b => {
+            let h = blake2b_simd::Params::new().hash_length(nbytes).hash(data);
+            out[..nbytes].copy_from_slice(h.as_bytes());
+        }
+        // xxhash's *_digest: the canonical (big-endian) bytes.
+        Hash::Xxh3 if nbytes == 8 => out[..8].copy_from_slice(&xxhash_rust::xxh3::xxh3_64(data).to_be_bytes()),
+        Hash::Xxh3 => out.copy_from_slice(&xxhash_rust::xxh3::xxh3_128(data).to_be_bytes()),
+    }
+    out
+}
+
+/// `fingerprint._simhash`: bit i is bit (i % 8) of byte i // 8 of the digests, set when the
+/// weights (scaled to integers as there) of the features with that bit outweigh the others.
+fn simhash(feats: &[&str], weights: &[f64], hash: Hash, bits: usize) -> PyResult<u128> {
+    let top = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    if !top.is_finite() || top <= 0.0 {
+        return Err(PyValueError::new_err("feature weights must be finite and positive"));
+    }
+    let scale = WEIGHT_SCALE / top;
+    let nbytes = bits / 8;
+    let mut ones = [0u64; 128];
+    let mut total = 0u64;
+    for (f, &w) in feats.iter().zip(weights) {
+        let wq = (w * scale).round_ties_even().max(1.0) as u64;
+        total += wq;
+        let d = digest(hash, f.as_bytes(), nbytes);
+        for (byte_i, &byte) in d[..nbytes].iter().enumerate() {
+            let mut b = byte;
+            while b != 0 {
+                let k = b.trailing_zeros() as usize;
+                ones[byte_i * 8 + k] += wq;
+                b &= b - 1;
+            }
+        }
+    }
+    let mut fp = 0u128;
+    for (i, &o) in ones[..bits].iter().enumerate() {
+        if 2 * (o as u128) > total as u128 {
+            fp |= 1u128 << i;
+        }
+    }
+    Ok(fp)
+}
+
+/// `fingerprint._exact_fp`: blake2b of the tokens joined by U+001F, personalised.
+fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
+    let mut state = blake2b_simd::Params::new()
+        .hash_length(bits / 8)
+        .personal(b"simhash-exact")
+        .to_state();
+    for (i, t) in tokens.iter().enumerate() {
+        if i > 0 {
+            state.update(b"\x1f");
+        }
+        state.update(t.as_bytes());
+    }
+    let mut buf = [0u8; 16];
+    buf[..bits / 8].copy_from_slice(state.finalize().as_bytes());
+    u128::from_le_bytes(buf)
+}
+
+#[pymethods]
+impl Core {
+    /// `Core(dict_path, skip_words, word_ranges, digit_ranges, space_ranges, log_tf)`: loads
+    /// jieba's dictionary (about 0.3 s). Ranges are half-open ``(start, end)`` code points.
+    #[new]
+    fn new(
+        py: Python<'_>,
+        dict_path: std::path::PathBuf,
+        skip_words: Vec<String>,
+        word_ranges: Vec<(u32, u32)>,
+        digit_ranges: Vec<(u32, u32)>,
+        space_ranges: Vec<(u32, u32)>,
+        log_tf: Vec<f64>,
+    ) -> PyResult<Self> {
+        let jieba = py.detach(|| {
+            let file = File::open(&dict_path).map_err(|e| {
+                PyOSError::new_err(format!("cannot read jieba's dictionary {}: {e}", dict_path.display()))
+            })?;
+            Jieba::with_dict(&mut BufReader::new(file))
+                .map_err(|e| PyValueError::new_err(format!("bad jieba dictionary {}: {e}", dict_path.display())))
+        })?;
+        Ok(Core {
+            jieba,
+            skip: skip_words.into_iter().collect(),
+            word: CharSet::from_ranges(&word_ranges)?,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            space: CharSet::from_ranges(&space_ranges)?,
+            log_tf,
+        })
+    }
+
+    /// Tokens of normalised ``text`` (``FeatureExtractor.tokens`` after ``normalize``).
+    /// A str with lone surrogates raises UnicodeEncodeError (the caller takes the Python path).
+    fn tokens(&self, py: Python<'_>, text: &Bound<'_, PyString>, hmm: bool) -> PyResult<Vec<String>> {
+        let text = text.to_str()?;
+        Ok(py.detach(|| {
+            let joined = self.join_han_lines(text);
+            let mut toks = Vec::new();
+            self.tokenize(&joined, hmm, &mut toks);
+            toks.into_iter().map(str::to_owned).collect()
+        }))
+    }
+
+    /// ``(fingerprint, short)`` of normalised ``text`` (title line included) for
+    /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature.
+    /// ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3"; ``bits``: 64, 128.
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
+    #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features))]
+    fn fingerprint(
+        &self,
+        py: Python<'_>,
+        text: &Bound<'_, PyString>,
+        hmm: bool,
+        bits: usize,
+        feature_hash: &str,
+        weighting: &str,
+        min_features: usize,
+    ) -> PyResult<Option<(u128, bool)>> {
+        if bits != 64 && bits != 128 {
+            return Err(PyValueError::new_err(format!(
+                "bits ({bits}) is invalid: it must be 64 or 128"
+            )));
+        }
+        let hash = match feature_hash {
+            "blake2b" => Hash::Blake2b,
+            "xxh3" => Hash::Xxh3,
+            _ => {
+                return Err(PyValueError::new_err(format!(
+                    "feature_hash={feature_hash:?} is not native"
+                )))
+            }
+        };
+        let log_tf = match weighting {
+            "log_tf" => true,
+            "tf" => false,
+            _ => return Err(PyValueError::new_err(format!("weighting={weighting:?} is not native"))),
+        };
+        let text = text.to_str()?;
+        py.detach(|| {
+            let joined = self.join_han_lines(text);
+            let mut tokens = Vec::new();
+            self.tokenize(&joined, hmm, &mut tokens);
+            let (feats, weights) = self.weigh(&tokens, log_tf);
+            if feats.is_empty() {
+                return Ok(None);
+            }
+            let (fp, short) = if feats.len() < min_features {
+                (exact_fp(&tokens, bits), true)
+            } else {
+                (simhash(&feats, &weights, hash, bits)?, false)
+            };
+            Ok(Some((if fp == 0 { 1 } else { fp }, short)))
+        })
+    }
+}
+
+#[pymodule]
+fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Core>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

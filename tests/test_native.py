@@ -1,0 +1,220 @@
+"""The native core (``scrapy_simhash_native``, built from ``native/``) against the Python reference:
+identical tokens and fingerprints on every text of ``shared/data`` (and what its pages extract to)
+and on generated text. Skipped with a message when the native core is not built; never in CI
+(``./dev test`` builds it there)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from scrapy_simhash import _native
+from scrapy_simhash.extract import extract
+from scrapy_simhash.features import FeatureExtractor
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
+
+DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+from bench_rjieba import load_corpus
+
+if _native.module() is None:
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI runs the native tests: the native core must be built ({_native._IMPORT_ERROR})")
+    pytest.skip(
+        "the native core is not built (./dev test builds it where cargo exists; "
+        "or: cd native && maturin develop --release)",
+        allow_module_level=True,
+    )
+
+# Options the native core implements, each against the same options on the Python path.
+VARIANTS = [
+    {},
+    {"hmm": True},
+    {"bits": 128},
+    {"feature_hash": "xxh3"},
+    {"bits": 128, "feature_hash": "xxh3", "weighting": "tf"},
+    {"min_features": 0},
+]
+
+
+def _pair(**kw: object) -> tuple[Fingerprinter, Fingerprinter]:
+    return Fingerprinter(native=True, **kw), Fingerprinter(native=False, **kw)  # type: ignore[arg-type]
+
+
+def _fp(f: Fingerprinter, text: str, title: str = "") -> int | None:
+    try:
+        return f.fingerprint_text(text, title)
+    except EmptyTextError:
+        return None
+
+
+@cache
+def corpus() -> dict[str, list[str]]:
+    """Every text of shared/data: the Chinese texts, the revision pairs (both sides) and the main
+    text, title and visible text that the Python extraction gives for every page."""
+    out = load_corpus(None)  # the Chinese texts and the Chinese side of the revision pairs
+    cee = DATA / "zh-web-cee"
+    out["zh-web-cee-author"] = [p.read_text(encoding="utf-8") for p in sorted((cee / "author").glob("*.txt"))]
+    with gzip.open(DATA / "revisions" / "pairs.jsonl.gz", "rt", encoding="utf-8") as f:
+        en = (json.loads(line) for line in f)
+        out["revisions-en"] = list(
+            dict.fromkeys(t for rec in en if rec["lang"] == "en" for t in (rec["text_a"], rec["text_b"]))
+        )
+    pages = [p.read_bytes() for p in sorted((cee / "original").glob("*.html"))]
+    pages += [gzip.decompress(p.read_bytes()) for p in sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))]
+    extracted: list[str] = []
+    for page in pages:
+        for main_content in (True, False):
+            doc = extract(page, main_content=main_content)
+            extracted += [doc.title, doc.text, doc.visible]
+    out["pages"] = extracted
+    return {k: v for k, v in out.items() if v}
+
+
+def test_corpus_is_there() -> None:
+    sizes = {k: len(v) for k, v in corpus().items()}
+    if os.environ.get("CI") or DATA.exists():
+        assert set(sizes) >= {"clue-sample", "zh-web-cee", "revisions-zh", "revisions-en", "pages"}, sizes
+        assert sum(sizes.values()) > 5000, sizes
+
+
+def _reference_fp(f: Fingerprinter, tokens: list[str]) -> int | None:
+    """``Fingerprinter._fingerprint`` on the Python path from already computed tokens (each
+    corpus text is tokenized once by Python, its slow part)."""
+    weights = f._extractor.weigh(tokens)
+    if not weights:
+        return None
+    if len(weights) < f.min_features:
+        return _exact_fp(tokens, f.bits) or 1
+    return simhash_from_weights(weights, bits=f.bits, feature_hash=f.feature_hash) or 1
+
+
+def test_corpus_identical() -> None:
+    """Every text: native tokens == Python tokens; native fingerprints == the Python path's from
+    those tokens (two option sets), and == ``fingerprint_text`` on the Python path for a sample."""
+    native_ex, python_ex = FeatureExtractor(native=True), FeatureExtractor(native=False)
+    assert native_ex.native_core() is not None and python_ex.native_core() is None
+    natives = [Fingerprinter(native=True), Fingerprinter(native=True, bits=128, feature_hash="xxh3", weighting="tf")]
+    pairs = [_pair(**options) for options in VARIANTS]
+    checked = 0
+    for name, texts in corpus().items():
+        for i, text in enumerate(texts):
+            tokens = python_ex.tokens(text)
+            assert native_ex.tokens(text) == tokens, f"{name}[{i}]"
+            for f in natives:
+                assert _fp(f, text) == _reference_fp(f, tokens), f"{name}[{i}] {f!r}"
+            if i % 50 == 0:
+                title = texts[i - 1][:40]
+                for a, b in pairs:
+                    assert _fp(a, text, title) == _fp(b, text, title), f"{name}[{i}] {a!r}"
+            checked += 1
+    assert checked == sum(map(len, corpus().values()))
+
+
+def test_corpus_identical_with_hmm() -> None:
+    native_ex, python_ex = FeatureExtractor(hmm=True, native=True), FeatureExtractor(hmm=True, native=False)
+    for name in ("clue-sample", "ud-gsdsimp", "yanyiwu-news", "zh-web-cee", "zh-web-cee-author", "pages"):
+        for i, text in enumerate(corpus().get(name, [])):
+            assert native_ex.tokens(text) == python_ex.tokens(text), f"{name}[{i}]"
+
+
+def test_pages_identical_end_to_end() -> None:
+    native, python = _pair()
+    for p in sorted((DATA / "zh-web-cee" / "original").glob("*.html"))[:20]:
+        page = p.read_bytes()
+        assert native.fingerprint_page(page) == python.fingerprint_page(page), p.name
+
+
+# Generated text: mixed scripts, digits of several scripts and their separators, apostrophes,
+# punctuation, whitespace and line breaks between Han characters, emoji, full-width forms.
+_PIECES = st.sampled_from(
+    (
+        "中文|分词|的|天安门|我们|研究生命|起源|结婚的和尚未结婚的|，|。|？|hello|Don't|it\u2019s|'|\u2019|abc中文|"
+        "ÉCOLE|straße|İstanbul|ǅ|Ελληνικά|русский|عربى|हिन्दी|ไทย|日本語のテキスト|한국어|١٢٣|४२|3.14|1,000|"
+        "12:30|2024-01-02|a/b|x²|½|Ⅻ|①|ｆｕｌｌ|１２３|😀|👍🏽|\u200b|\u00a0|\u3000| |\n|\r\n|\t| \n |_|-|.|"
+        "𠀀|\u9fd5|\u9fd6|\u4dff|ﬁ|Ǆ|ß|ﾊﾝｶｸ|⁄|™|<num>"
+    ).split("|")
+)
+_TEXT = st.one_of(
+    st.lists(_PIECES, max_size=60).map("".join),
+    st.text(st.characters(blacklist_categories=("Cs",)), max_size=200),
+    st.lists(st.one_of(_PIECES, st.text(st.characters(blacklist_categories=("Cs",)), max_size=5)), max_size=40).map(
+        "".join
+    ),
+)
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=_TEXT, title=_TEXT, hmm=st.booleans())
+def test_generated_text_identical(text: str, title: str, hmm: bool) -> None:
+    native = FeatureExtractor(hmm=hmm, native=True)
+    python = FeatureExtractor(hmm=hmm, native=False)
+    assert native.tokens(text) == python.tokens(text)
+    for options in ({"hmm": hmm, "min_features": 0}, {"hmm": hmm, "bits": 128, "feature_hash": "xxh3"}):
+        a, b = _pair(**options)
+        assert _fp(a, text, title) == _fp(b, text, title)
+
+
+def test_huge_and_repetitive_text() -> None:
+    # Counts past the log_tf table (255), a text past max_chars, one huge token.
+    text = "apple banana 苹果香蕉 " * 5000 + " ".join(f"w{i:x}" for i in range(30000)) + "z" * 100_000
+    for options in ({}, {"max_chars": 0}, {"weighting": "tf", "bits": 128}):
+        a, b = _pair(**options)
+        assert _fp(a, text) == _fp(b, text)
+
+
+def test_lone_surrogates_take_the_python_path() -> None:
+    native, python = _pair(min_features=0)
+    text = "abc \ud800 中文 def"
+    assert native.fingerprint_text(text) == python.fingerprint_text(text)
+    assert FeatureExtractor(native=True).tokens(text) == FeatureExtractor(native=False).tokens(text)
+
+
+def test_empty_texts_raise_on_both_paths() -> None:
+    native, _ = _pair()
+    for text in ("", "   ", "12 34", "的 了 the of", "!!!"):
+        with pytest.raises(EmptyTextError):
+            native.fingerprint_text(text)
+
+
+def test_native_is_chosen_and_reported() -> None:
+    assert Fingerprinter().native  # installed: the default uses it
+    assert "native=True" in repr(Fingerprinter())
+    assert not Fingerprinter(native=False).native
+    assert "native=False" in repr(Fingerprinter(native=False))
+    # options the native core does not implement run the Python path, native or not
+    for options in ({"features": "shingles"}, {"weighting": "tfidf"}, {"features": "chars"}):
+        assert not Fingerprinter(native=True, **options).native  # type: ignore[arg-type]
+    # the same settings: indexes built either way are interchangeable
+    assert Fingerprinter(native=True).settings == Fingerprinter(native=False).settings
+
+
+def test_native_argument_is_checked() -> None:
+    with pytest.raises(TypeError, match="native must be None, True or False"):
+        Fingerprinter(native="yes")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("setting", "core"), [(None, "native"), (False, "Python"), ("False", "Python")])
+def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: str) -> None:
+    import logging
+
+    from conftest import build_from_crawler
+
+    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+
+    crawler = make_crawler(SIMHASH_NATIVE=setting)
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+        mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
+    try:
+        assert f"fingerprints, {core} fingerprint core)" in caplog.text
+        assert mw.fingerprinter.native is (core == "native")
+    finally:
+        mw.spider_closed(crawler.spider, "finished")
