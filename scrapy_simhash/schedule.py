@@ -42,6 +42,7 @@ __all__ = [
 
 HOUR = 3600.0
 DAY = 24 * HOUR
+_BELOW_ONE = math.nextafter(1.0, 0.0)  # the highest priority of a URL that is not due
 
 
 @dataclass(frozen=True)
@@ -476,7 +477,9 @@ class FreshnessPolicy(SchedulePolicy):
         self._rates = -neg_rates
         # the expected value's curve: refresh_value of every grid rate at log-spaced elapsed times
         self._taus = np.geomspace(self.min_interval, self.max_interval, 257)
+        self._tau_step = self._taus[1] / self._taus[0]
         self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
+        self._prior = np.full(len(self._rates), 1.0 / len(self._rates))  # no history: the prior itself
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
@@ -499,20 +502,22 @@ class FreshnessPolicy(SchedulePolicy):
         """:func:`refresh_value` (weight 1) ``elapsed`` seconds after the last fetch, averaged over
         ``posterior`` (one row per URL and ``elapsed`` one number per URL, or one URL)."""
         x = np.multiply.outer(np.asarray(elapsed, dtype=float), self._rates)
-        gain = np.where(x < 1e-4, x * x * (0.5 - x / 3), -np.expm1(-x) - x * np.exp(-x))
-        return (posterior * gain / self._rates).sum(axis=-1)
+        gain = -np.expm1(-x)
+        gain -= x * np.exp(-x)  # 1 - exp(-x) * (1 + x), to ~1e-16 absolute: enough where it is small
+        gain /= self._rates
+        gain *= posterior
+        return gain.sum(axis=-1)
 
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
         if state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs:
             posterior = self.posterior(state)
             rate = float(math.exp(posterior @ self._log_rates))
         else:  # a URL's first fetch
-            posterior = None
+            posterior = self._prior
             rate = _prior_rate(self.low_rate, self.high_rate)
-        size = state.size or self.reference_size
-        need = self.threshold / (size / self.reference_size) ** self.size_exponent
+        need = self.threshold / self._weight(state.size)
         if self.uncertainty:
-            interval = self._due_after(self._prior() if posterior is None else posterior, need)
+            interval = self._due_after(posterior, need)
         else:
             interval = self.max_interval
             if need * rate < 1.0:
@@ -523,27 +528,38 @@ class FreshnessPolicy(SchedulePolicy):
             interval = min(interval, probe)
         return state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
 
-    def _prior(self) -> np.ndarray:
-        return np.full(len(self._rates), 1.0 / len(self._rates))
+    def _weight(self, size: float) -> float:
+        """:meth:`weight` of one size, without numpy."""
+        return ((size or self.reference_size) / self.reference_size) ** self.size_exponent
 
     def _due_after(self, posterior: np.ndarray, need: float) -> float:
-        """The elapsed time (clamped) at which the expected value reaches ``need``: on the curve's
-        log-spaced times, then one Newton step from the interpolation (the value's derivative in
-        elapsed time ``t`` is ``sum p * r * t * exp(-r t)``)."""
+        """The elapsed time (clamped) at which the expected value reaches ``need``, interpolated
+        between the curve's log-spaced times (to ~0.1%; :meth:`priorities` makes due and priority
+        >= 1 agree exactly)."""
         curve = posterior @ self._curve
         if curve[-1] < need:
             return self.max_interval
         j = int(np.searchsorted(curve, need))
         if j == 0:
             return self.min_interval
-        lo, hi = self._taus[j - 1], self._taus[j]
-        tau = lo + (hi - lo) * (need - curve[j - 1]) / (curve[j] - curve[j - 1])
-        x = self._rates * tau
-        value = float(posterior @ ((-np.expm1(-x) - x * np.exp(-x)) / self._rates))
-        slope = float(posterior @ (x * np.exp(-x)))
-        if slope > 0:
-            tau = min(max(tau + (need - value) / slope, lo), hi)
-        return self._clamp(tau)
+        lo, hi = curve[j - 1], curve[j]
+        return float(self._taus[j - 1] * self._tau_step ** ((need - lo) / (hi - lo)))
+
+    def priority(self, state: ScheduleState, now: float) -> float:
+        elapsed = max(now - state.last_fetch, 0.0)
+        weight = self._weight(state.size)
+        if self.uncertainty:
+            history = state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs
+            posterior = self.posterior(state) if history else self._prior
+            value = float(self.expected_value(posterior, elapsed)) * weight
+        else:
+            value = float(refresh_value(state.rate, weight, elapsed))
+        value = max(min(value / self.threshold, elapsed / self.min_interval), elapsed / self.max_interval)
+        if state.probe > 0:
+            value = max(value, elapsed / state.probe)
+        if not self.uncertainty:
+            return value
+        return max(value, 1.0) if now >= state.next_due else min(value, _BELOW_ONE)
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
@@ -551,7 +567,7 @@ class FreshnessPolicy(SchedulePolicy):
             posteriors = columns.derived(("posterior", self.low_rate, self.high_rate), len(self._rates), self.posterior)
             unset = [i for i, state in enumerate(columns.states) if state is None]
             if unset:  # rows set without a state: uniform prior
-                posteriors[unset] = self._prior()
+                posteriors[unset] = self._prior
             value = self.expected_value(posteriors, elapsed) * self.weight(columns.size)
         else:
             value = refresh_value(columns.rate, self.weight(columns.size), elapsed)
@@ -563,4 +579,4 @@ class FreshnessPolicy(SchedulePolicy):
             return value
         # due (now >= next_due) and priority >= 1 agree exactly, whatever the rounding of the due time
         due = now >= columns.next_due
-        return np.where(due, np.maximum(value, 1.0), np.minimum(value, np.nextafter(1.0, 0.0)))
+        return np.where(due, np.maximum(value, 1.0), np.minimum(value, _BELOW_ONE))
