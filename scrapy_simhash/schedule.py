@@ -248,11 +248,11 @@ def _log_posterior(
     # to the bit, so the result is that of the formula as written in estimate_rate's docstring.
     log_like = neg_rates * exposure
     if changed:
-        terms = np.multiply.outer(neg_rates, changed)
+        terms = np.multiply.outer(np.array(changed), neg_rates)  # one row per change: sums fast down columns
         np.expm1(terms, out=terms)
         np.negative(terms, out=terms)
         np.log(terms, out=terms)
-        log_like += terms.sum(axis=1)
+        log_like += terms.sum(axis=0)
     if old_changes > 0 and old_changed_secs > 0:
         old = neg_rates * (old_changed_secs / old_changes)
         np.expm1(old, out=old)
@@ -475,11 +475,11 @@ class FreshnessPolicy(SchedulePolicy):
         self._log_rates, neg_rates = _rate_grid(self.low_rate, self.high_rate, 16)
         self._neg_rates = neg_rates
         self._rates = -neg_rates
+        self._inv_rates = 1.0 / self._rates
         # the expected value's curve: refresh_value of every grid rate at log-spaced elapsed times
-        self._taus = np.geomspace(self.min_interval, self.max_interval, 257)
+        self._taus = np.geomspace(self.min_interval, self.max_interval, 97)
         self._tau_step = self._taus[1] / self._taus[0]
         self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
-        self._prior = np.full(len(self._rates), 1.0 / len(self._rates))  # no history: the prior itself
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
@@ -490,8 +490,13 @@ class FreshnessPolicy(SchedulePolicy):
     def posterior(self, state: ScheduleState) -> np.ndarray:
         """The probabilities of the URL's change rate being each of the policy's grid rates
         (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations."""
-        changed = [t for t, s in state.recent if s and t > 0]
-        exposure = sum(t for t, s in state.recent if not s) + state.old_unchanged_secs
+        changed = []
+        exposure = state.old_unchanged_secs
+        for t, s in state.recent:
+            if not s:
+                exposure += t
+            elif t > 0:
+                changed.append(t)
         posterior = np.exp(
             _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
         )
@@ -501,22 +506,23 @@ class FreshnessPolicy(SchedulePolicy):
     def expected_value(self, posterior: np.ndarray, elapsed: Any) -> Any:
         """:func:`refresh_value` (weight 1) ``elapsed`` seconds after the last fetch, averaged over
         ``posterior`` (one row per URL and ``elapsed`` one number per URL, or one URL)."""
-        x = np.multiply.outer(np.asarray(elapsed, dtype=float), self._rates)
-        gain = -np.expm1(-x)
-        gain -= x * np.exp(-x)  # 1 - exp(-x) * (1 + x), to ~1e-16 absolute: enough where it is small
-        gain /= self._rates
+        neg_x = np.multiply.outer(np.asarray(elapsed, dtype=float), self._neg_rates)  # -r t
+        em = np.expm1(neg_x)
+        gain = em + 1.0
+        gain *= neg_x
+        gain -= em  # 1 - exp(-x) * (1 + x), to ~1e-16 absolute: enough where it is small
         gain *= posterior
-        return gain.sum(axis=-1)
+        return gain @ self._inv_rates
 
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
-        if state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs:
+        need = self.threshold / self._weight(state.size)
+        if _history(state):
             posterior = self.posterior(state)
             rate = float(math.exp(posterior @ self._log_rates))
-        else:  # a URL's first fetch
-            posterior = self._prior
+        else:  # a URL's first fetch: the prior's rate, due after about default_interval
+            posterior = None
             rate = _prior_rate(self.low_rate, self.high_rate)
-        need = self.threshold / self._weight(state.size)
-        if self.uncertainty:
+        if self.uncertainty and posterior is not None:
             interval = self._due_after(posterior, need)
         else:
             interval = self.max_interval
@@ -534,12 +540,12 @@ class FreshnessPolicy(SchedulePolicy):
 
     def _due_after(self, posterior: np.ndarray, need: float) -> float:
         """The elapsed time (clamped) at which the expected value reaches ``need``, interpolated
-        between the curve's log-spaced times (to ~0.1%; :meth:`priorities` makes due and priority
-        >= 1 agree exactly)."""
+        between the curve's log-spaced times (8% apart: the due time to ~1%; :meth:`priorities`
+        makes due and priority >= 1 agree exactly)."""
         curve = posterior @ self._curve
         if curve[-1] < need:
             return self.max_interval
-        j = int(np.searchsorted(curve, need))
+        j = int(curve.searchsorted(need))
         if j == 0:
             return self.min_interval
         lo, hi = curve[j - 1], curve[j]
@@ -548,29 +554,30 @@ class FreshnessPolicy(SchedulePolicy):
     def priority(self, state: ScheduleState, now: float) -> float:
         elapsed = max(now - state.last_fetch, 0.0)
         weight = self._weight(state.size)
-        if self.uncertainty:
-            history = state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs
-            posterior = self.posterior(state) if history else self._prior
-            value = float(self.expected_value(posterior, elapsed)) * weight
+        uncertain = self.uncertainty and _history(state)
+        if uncertain:
+            value = float(self.expected_value(self.posterior(state), elapsed)) * weight
         else:
             value = float(refresh_value(state.rate, weight, elapsed))
         value = max(min(value / self.threshold, elapsed / self.min_interval), elapsed / self.max_interval)
         if state.probe > 0:
             value = max(value, elapsed / state.probe)
-        if not self.uncertainty:
+        if not uncertain:
             return value
         return max(value, 1.0) if now >= state.next_due else min(value, _BELOW_ONE)
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
-        if self.uncertainty:
-            posteriors = columns.derived(("posterior", self.low_rate, self.high_rate), len(self._rates), self.posterior)
-            unset = [i for i, state in enumerate(columns.states) if state is None]
-            if unset:  # rows set without a state: uniform prior
-                posteriors[unset] = self._prior
-            value = self.expected_value(posteriors, elapsed) * self.weight(columns.size)
-        else:
-            value = refresh_value(columns.rate, self.weight(columns.size), elapsed)
+        weight = self.weight(columns.size)
+        value = refresh_value(columns.rate, weight, elapsed)
+        if self.uncertainty:  # rows with a history: averaged over the posterior (rows without: as above)
+            key = ("posterior", self.low_rate, self.high_rate)
+            posteriors = columns.derived(key, len(self._rates) + 1, self._posterior_row)
+            uncertain = posteriors[:, -1] > 0
+            if uncertain.any():
+                value[uncertain] = self.expected_value(posteriors[uncertain, :-1], elapsed[uncertain]) * (
+                    weight[uncertain] if np.ndim(weight) else weight
+                )
         value = value / self.threshold
         value = np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)
         probing = columns.probe > 0
@@ -579,4 +586,17 @@ class FreshnessPolicy(SchedulePolicy):
             return value
         # due (now >= next_due) and priority >= 1 agree exactly, whatever the rounding of the due time
         due = now >= columns.next_due
-        return np.where(due, np.maximum(value, 1.0), np.minimum(value, _BELOW_ONE))
+        return np.where(uncertain, np.where(due, np.maximum(value, 1.0), np.minimum(value, _BELOW_ONE)), value)
+
+    def _posterior_row(self, state: ScheduleState) -> np.ndarray:
+        """:meth:`posterior` and a last column: 1 if the state has a history, else 0 (and zeros)."""
+        row = np.zeros(len(self._rates) + 1)
+        if _history(state):
+            row[:-1] = self.posterior(state)
+            row[-1] = 1.0
+        return row
+
+
+def _history(state: ScheduleState) -> bool:
+    """Whether ``state`` holds any observation (a first fetch holds none)."""
+    return bool(state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs)
