@@ -575,8 +575,8 @@ class FreshnessPolicy(SchedulePolicy):
             posteriors = columns.derived(key, len(self._rates) + 1, self._posterior_row)
             uncertain = posteriors[:, -1] > 0
             if uncertain.any():
-                value[uncertain] = self.expected_value(posteriors[uncertain, :-1], elapsed[uncertain]) * (
-                    weight[uncertain] if np.ndim(weight) else weight
+                value[uncertain] = (
+                    self.expected_value(posteriors[uncertain, :-1], elapsed[uncertain]) * weight[uncertain]
                 )
         value = value / self.threshold
         value = np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)

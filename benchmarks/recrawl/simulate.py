@@ -1,8 +1,7 @@
 """Recrawl policies at a fixed fetch budget, simulated: freshness, change-weighted staleness, waste.
 
-    .venv/bin/python benchmarks/recrawl/simulate.py            # 10,000 URLs, 90 days: ~35 min on a loaded 2-core box
-    .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --days 30   # a quick look
-    nice -n 10 .venv/bin/python benchmarks/recrawl/simulate.py --jobs 2     # policies run in 2 processes
+    nice -n 10 .venv/bin/python benchmarks/recrawl/simulate.py --jobs 2   # 10,000 URLs, 90 days, in 2 processes
+    .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --budgets 0.1 --json /tmp/r.json --markdown /tmp/r.md
 
 The world (seeded): each URL's real changes are a Poisson process, rates log-uniform over four
 orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs also has noise-only
@@ -19,10 +18,12 @@ vectorised ``priorities`` at every step):
 * fixed interval: every URL every ``1 / budget`` days (``FixedIntervalPolicy``);
 * Nutch + MD5: ``NutchAdaptivePolicy`` told "changed" when the raw bytes changed (real change or noise);
 * Nutch + verdicts: the same, told our change verdict (real changes only);
-* ours: ``FreshnessPolicy`` with its defaults (rates estimated from verdicts with probes, change
-  sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same with ``size_exponent`` 0;
-* oracle: ``FreshnessPolicy``'s priority with the true rates and no weights (the optimum for freshness);
-  "oracle, sizes" also knows the true change sizes (the optimum for change-weighted staleness).
+* ours: ``FreshnessPolicy`` with its defaults (values averaged over each URL's posterior rate from
+  its verdicts, probes, change sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same
+  with ``size_exponent`` 0;
+* oracle: ``FreshnessPolicy``'s priority with the true rates as point rates (``uncertainty=False``)
+  and no weights (the optimum for freshness); "oracle, sizes" also knows the true change sizes (the
+  optimum for change-weighted staleness).
 
 The simulation assumes the verdicts are right (a real change is "changed", noise is "unchanged");
 how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0:
