@@ -480,6 +480,7 @@ class FreshnessPolicy(SchedulePolicy):
         self._taus = np.geomspace(self.min_interval, self.max_interval, 97)
         self._tau_step = self._taus[1] / self._taus[0]
         self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
+        self._last: tuple[ScheduleState | None, np.ndarray | None] = (None, None)
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
@@ -532,7 +533,9 @@ class FreshnessPolicy(SchedulePolicy):
         if changed and self.probe_interval and all(t > 2 * self.probe_interval for t, _ in state.recent):
             probe = self.probe_interval
             interval = min(interval, probe)
-        return state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
+        planned = state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
+        self._last = (planned, posterior)  # what ScheduleColumns.put of this very state asks next
+        return planned
 
     def _weight(self, size: float) -> float:
         """:meth:`weight` of one size, without numpy."""
@@ -592,7 +595,8 @@ class FreshnessPolicy(SchedulePolicy):
         """:meth:`posterior` and a last column: 1 if the state has a history, else 0 (and zeros)."""
         row = np.zeros(len(self._rates) + 1)
         if _history(state):
-            row[:-1] = self.posterior(state)
+            last, posterior = self._last
+            row[:-1] = posterior if last is state and posterior is not None else self.posterior(state)
             row[-1] = 1.0
         return row
 

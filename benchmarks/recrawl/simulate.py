@@ -20,7 +20,8 @@ vectorised ``priorities`` at every step):
 * Nutch + verdicts: the same, told our change verdict (real changes only);
 * ours: ``FreshnessPolicy`` with its defaults (values averaged over each URL's posterior rate from
   its verdicts, probes, change sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same
-  with ``size_exponent`` 0;
+  with ``size_exponent`` 0; "ours, point rates": ours valued at the posterior geometric mean rate
+  alone (``uncertainty=False``, the policy before values were averaged over the posterior);
 * oracle: ``FreshnessPolicy``'s priority with the true rates as point rates (``uncertainty=False``)
   and no weights (the optimum for freshness); "oracle, sizes" also knows the true change sizes (the
   optimum for change-weighted staleness).
@@ -55,7 +56,16 @@ from scrapy_simhash.schedule import (
 )
 
 HERE = Path(__file__).resolve().parent
-POLICIES = ("fixed interval", "Nutch + MD5", "Nutch + verdicts", "ours", "ours, no sizes", "oracle", "oracle, sizes")
+POLICIES = (
+    "fixed interval",
+    "Nutch + MD5",
+    "Nutch + verdicts",
+    "ours",
+    "ours, no sizes",
+    "ours, point rates",
+    "oracle",
+    "oracle, sizes",
+)
 
 
 class World:
@@ -106,6 +116,8 @@ def make_policy(name: str, budget: float) -> SchedulePolicy:
         return FreshnessPolicy(size_exponent=1.0, uncertainty=False, **common)  # weights proportional to change size
     if name == "ours, no sizes":
         return FreshnessPolicy(size_exponent=0.0, **common)
+    if name == "ours, point rates":
+        return FreshnessPolicy(uncertainty=False, **common)  # the value at the posterior geometric mean alone
     return FreshnessPolicy(**common)
 
 
