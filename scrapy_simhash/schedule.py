@@ -42,6 +42,7 @@ __all__ = [
 
 HOUR = 3600.0
 DAY = 24 * HOUR
+_BELOW_ONE = math.nextafter(1.0, 0.0)  # the highest priority of a URL that is not due
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,10 @@ class ScheduleState:
 
 
 class ScheduleColumns:
-    """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL)."""
+    """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL),
+    and the states themselves (``states``, ``None`` for rows not set from one), from which a policy
+    may derive more per row (:meth:`derived`: computed once per row and kept until the row is set
+    again)."""
 
     FIELDS = ("last_fetch", "next_due", "interval", "rate", "size", "probe")
 
@@ -138,6 +142,8 @@ class ScheduleColumns:
         self.rate = np.zeros(n)
         self.size = np.zeros(n)
         self.probe = np.zeros(n)
+        self.states: list[ScheduleState | None] = [None] * n
+        self._derived: dict[Any, tuple[np.ndarray, set[int]]] = {}
 
     @classmethod
     def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
@@ -151,6 +157,21 @@ class ScheduleColumns:
         """Set row ``i`` from ``state``."""
         for name in self.FIELDS:
             getattr(self, name)[i] = getattr(state, name)
+        self.states[i] = state
+        for _, stale in self._derived.values():
+            stale.add(i)
+
+    def derived(self, key: Any, width: int, row: Any) -> np.ndarray:
+        """A ``(rows, width)`` array, row ``i`` being ``row(states[i])`` (a row without a state is
+        zeros), kept under ``key`` and recomputed only for the rows set since."""
+        if key not in self._derived:
+            self._derived[key] = (np.zeros((len(self.states), width)), set(range(len(self.states))))
+        values, stale = self._derived[key]
+        for i in stale:
+            state = self.states[i]
+            values[i] = 0.0 if state is None else row(state)
+        stale.clear()
+        return values
 
 
 def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:
@@ -213,6 +234,36 @@ def _prior_rate(low: float, high: float) -> float:
     return estimate_rate((), low=low, high=high)
 
 
+def _log_posterior(
+    neg_rates: np.ndarray,
+    changed: Sequence[float],
+    exposure: float,
+    old_changes: float,
+    old_changed_secs: float,
+) -> np.ndarray:
+    """Log posterior over the grid rates ``-neg_rates`` (log-uniform prior), shifted so that its
+    maximum is 0: ``changed`` the elapsed times of the fetches that saw a change, ``exposure`` the
+    total elapsed time of those that did not, folded older changes as in :func:`estimate_rate`."""
+    # Every page fetched runs this: few numpy calls, in place where possible. (-r) * t is -(r * t)
+    # to the bit, so the result is that of the formula as written in estimate_rate's docstring.
+    log_like = neg_rates * exposure
+    if changed:
+        terms = np.multiply.outer(np.array(changed), neg_rates)  # one row per change: sums fast down columns
+        np.expm1(terms, out=terms)
+        np.negative(terms, out=terms)
+        np.log(terms, out=terms)
+        log_like += terms.sum(axis=0)
+    if old_changes > 0 and old_changed_secs > 0:
+        old = neg_rates * (old_changed_secs / old_changes)
+        np.expm1(old, out=old)
+        np.negative(old, out=old)
+        np.log(old, out=old)
+        old *= old_changes
+        log_like += old
+    log_like -= log_like.max()
+    return log_like
+
+
 def estimate_rate(
     observations: Sequence[tuple[float, bool]],
     *,
@@ -231,27 +282,10 @@ def estimate_rate(
     grid of ``points_per_decade`` rates per decade; returns the posterior geometric mean. Folded
     older observations count as ``old_changes`` changes over intervals of their mean length.
     """
-    # Every page fetched runs this: few numpy calls, in place where possible. (-r) * t is -(r * t)
-    # to the bit, so the result is that of the formula as written in the docstring.
     log_rates, neg_rates = _rate_grid(low, high, points_per_decade)
     changed = [t for t, c in observations if c and t > 0]
     exposure = sum(t for t, c in observations if not c) + old_unchanged_secs
-    log_like = neg_rates * exposure
-    if changed:
-        terms = np.multiply.outer(neg_rates, changed)
-        np.expm1(terms, out=terms)
-        np.negative(terms, out=terms)
-        np.log(terms, out=terms)
-        log_like += terms.sum(axis=1)
-    if old_changes > 0 and old_changed_secs > 0:
-        old = neg_rates * (old_changed_secs / old_changes)
-        np.expm1(old, out=old)
-        np.negative(old, out=old)
-        np.log(old, out=old)
-        old *= old_changes
-        log_like += old
-    log_like -= log_like.max()
-    posterior = np.exp(log_like, out=log_like)
+    posterior = np.exp(_log_posterior(neg_rates, changed, exposure, old_changes, old_changed_secs))
     return float(math.exp(posterior @ log_rates / posterior.sum()))
 
 
@@ -396,15 +430,18 @@ class NutchAdaptivePolicy(SchedulePolicy):
 class FreshnessPolicy(SchedulePolicy):
     """Ours: the most expected freshness per fetch, from estimated change rates and change sizes.
 
-    The rate is :func:`estimate_rate` of the URL's change verdicts (not raw bytes, so noise is no
-    change), between one change per ``10 * max_interval`` and ten per ``min_interval``. A URL's
-    weight is ``(size / reference_size) ** size_exponent`` (``size``: its typical change distance;
-    ``reference_size`` until it changed). A fetch is due when its :func:`refresh_value` reaches
-    ``threshold``, the value that makes a URL changing once per ``default_interval`` due every
-    ``default_interval``; the priority is value / threshold, at least ``elapsed / max_interval``
-    (every URL is seen again) and at most ``elapsed / min_interval``. With a budget, fetching the
-    highest priorities is the Lagrange optimum at that budget: it starves URLs that change faster
-    than the budget can follow.
+    A URL's change rate is uncertain: the posterior of :func:`estimate_rate` over its change
+    verdicts (not raw bytes, so noise is no change), log-uniform prior between one change per
+    ``10 * max_interval`` and ten per ``min_interval``. A URL's weight is
+    ``(size / reference_size) ** size_exponent`` (``size``: its typical change distance;
+    ``reference_size`` until it changed). The value of a fetch is :func:`refresh_value` averaged over
+    the rate's posterior (``uncertainty=False``: at the posterior geometric mean, ``rate``, alone): a
+    URL with little history is worth what it is worth on average over the rates it may have, not at
+    one guess. A fetch is due when that value reaches ``threshold``, the value that makes a URL
+    changing once per ``default_interval`` due every ``default_interval``; the priority is value /
+    threshold, at least ``elapsed / max_interval`` (every URL is seen again) and at most
+    ``elapsed / min_interval``. With a budget, fetching the highest priorities is the Lagrange
+    optimum at that budget: it starves URLs that change faster than the budget can follow.
 
     Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
     (worth fetching) from one that changes a hundred times (not worth it): both changed at every
@@ -419,6 +456,7 @@ class FreshnessPolicy(SchedulePolicy):
         reference_size: float = 10.0,
         size_exponent: float = 0.5,
         probe_ratio: float = 8.0,
+        uncertainty: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
@@ -429,10 +467,20 @@ class FreshnessPolicy(SchedulePolicy):
             )
         self.reference_size = reference_size
         self.size_exponent = size_exponent
+        self.uncertainty = uncertainty
         self.probe_interval = max(self.default_interval / probe_ratio, self.min_interval) if probe_ratio else 0.0
         self.low_rate = 0.1 / self.max_interval
         self.high_rate = 10.0 / self.min_interval
         self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
+        self._log_rates, neg_rates = _rate_grid(self.low_rate, self.high_rate, 16)
+        self._neg_rates = neg_rates
+        self._rates = -neg_rates
+        self._inv_rates = 1.0 / self._rates
+        # the expected value's curve: refresh_value of every grid rate at log-spaced elapsed times
+        self._taus = np.geomspace(self.min_interval, self.max_interval, 97)
+        self._tau_step = self._taus[1] / self._taus[0]
+        self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
+        self._last: tuple[ScheduleState | None, np.ndarray | None] = (None, None)
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""
@@ -440,32 +488,119 @@ class FreshnessPolicy(SchedulePolicy):
         value = (size / self.reference_size) ** self.size_exponent
         return value if np.ndim(value) else float(value)
 
+    def posterior(self, state: ScheduleState) -> np.ndarray:
+        """The probabilities of the URL's change rate being each of the policy's grid rates
+        (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations."""
+        changed = []
+        exposure = state.old_unchanged_secs
+        for t, s in state.recent:
+            if not s:
+                exposure += t
+            elif t > 0:
+                changed.append(t)
+        posterior = np.exp(
+            _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+        )
+        posterior /= posterior.sum()
+        return posterior
+
+    def expected_value(self, posterior: np.ndarray, elapsed: Any) -> Any:
+        """:func:`refresh_value` (weight 1) ``elapsed`` seconds after the last fetch, averaged over
+        ``posterior`` (one row per URL and ``elapsed`` one number per URL, or one URL)."""
+        neg_x = np.multiply.outer(np.asarray(elapsed, dtype=float), self._neg_rates)  # -r t
+        em = np.expm1(neg_x)
+        gain = em + 1.0
+        gain *= neg_x
+        gain -= em  # 1 - exp(-x) * (1 + x), to ~1e-16 absolute: enough where it is small
+        gain *= posterior
+        return gain @ self._inv_rates
+
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
-        if state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs:
-            rate = estimate_rate(
-                [(t, s != 0) for t, s in state.recent],
-                low=self.low_rate,
-                high=self.high_rate,
-                old_changes=state.old_changes,
-                old_changed_secs=state.old_changed_secs,
-                old_unchanged_secs=state.old_unchanged_secs,
-            )
-        else:  # a URL's first fetch
+        need = self.threshold / self._weight(state.size)
+        if _history(state):
+            posterior = self.posterior(state)
+            rate = float(math.exp(posterior @ self._log_rates))
+        else:  # a URL's first fetch: the prior's rate, due after about default_interval
+            posterior = None
             rate = _prior_rate(self.low_rate, self.high_rate)
-        interval = self.max_interval
-        size = state.size or self.reference_size
-        need = self.threshold * rate / (size / self.reference_size) ** self.size_exponent
-        if need < 1.0:
-            interval = self._clamp(_value_time(need) / rate)
+        if self.uncertainty and posterior is not None:
+            interval = self._due_after(posterior, need)
+        else:
+            interval = self.max_interval
+            if need * rate < 1.0:
+                interval = self._clamp(_value_time(need * rate) / rate)
         probe = 0.0
         if changed and self.probe_interval and all(t > 2 * self.probe_interval for t, _ in state.recent):
             probe = self.probe_interval
             interval = min(interval, probe)
-        return state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
+        planned = state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
+        self._last = (planned, posterior)  # what ScheduleColumns.put of this very state asks next
+        return planned
+
+    def _weight(self, size: float) -> float:
+        """:meth:`weight` of one size, without numpy."""
+        return ((size or self.reference_size) / self.reference_size) ** self.size_exponent
+
+    def _due_after(self, posterior: np.ndarray, need: float) -> float:
+        """The elapsed time (clamped) at which the expected value reaches ``need``, interpolated
+        between the curve's log-spaced times (8% apart: the due time to ~1%; :meth:`priorities`
+        makes due and priority >= 1 agree exactly)."""
+        curve = posterior @ self._curve
+        if curve[-1] < need:
+            return self.max_interval
+        j = int(curve.searchsorted(need))
+        if j == 0:
+            return self.min_interval
+        lo, hi = curve[j - 1], curve[j]
+        return float(self._taus[j - 1] * self._tau_step ** ((need - lo) / (hi - lo)))
+
+    def priority(self, state: ScheduleState, now: float) -> float:
+        elapsed = max(now - state.last_fetch, 0.0)
+        weight = self._weight(state.size)
+        uncertain = self.uncertainty and _history(state)
+        if uncertain:
+            value = float(self.expected_value(self.posterior(state), elapsed)) * weight
+        else:
+            value = float(refresh_value(state.rate, weight, elapsed))
+        value = max(min(value / self.threshold, elapsed / self.min_interval), elapsed / self.max_interval)
+        if state.probe > 0:
+            value = max(value, elapsed / state.probe)
+        if not uncertain:
+            return value
+        return max(value, 1.0) if now >= state.next_due else min(value, _BELOW_ONE)
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
-        value = refresh_value(columns.rate, self.weight(columns.size), elapsed) / self.threshold
+        weight = self.weight(columns.size)
+        value = refresh_value(columns.rate, weight, elapsed)
+        if self.uncertainty:  # rows with a history: averaged over the posterior (rows without: as above)
+            key = ("posterior", self.low_rate, self.high_rate)
+            posteriors = columns.derived(key, len(self._rates) + 1, self._posterior_row)
+            uncertain = posteriors[:, -1] > 0
+            if uncertain.any():
+                value[uncertain] = (
+                    self.expected_value(posteriors[uncertain, :-1], elapsed[uncertain]) * weight[uncertain]
+                )
+        value = value / self.threshold
         value = np.maximum(np.minimum(value, elapsed / self.min_interval), elapsed / self.max_interval)
         probing = columns.probe > 0
-        return np.where(probing, np.maximum(value, elapsed / np.where(probing, columns.probe, 1.0)), value)
+        value = np.where(probing, np.maximum(value, elapsed / np.where(probing, columns.probe, 1.0)), value)
+        if not self.uncertainty:
+            return value
+        # due (now >= next_due) and priority >= 1 agree exactly, whatever the rounding of the due time
+        due = now >= columns.next_due
+        return np.where(uncertain, np.where(due, np.maximum(value, 1.0), np.minimum(value, _BELOW_ONE)), value)
+
+    def _posterior_row(self, state: ScheduleState) -> np.ndarray:
+        """:meth:`posterior` and a last column: 1 if the state has a history, else 0 (and zeros)."""
+        row = np.zeros(len(self._rates) + 1)
+        if _history(state):
+            last, posterior = self._last
+            row[:-1] = posterior if last is state and posterior is not None else self.posterior(state)
+            row[-1] = 1.0
+        return row
+
+
+def _history(state: ScheduleState) -> bool:
+    """Whether ``state`` holds any observation (a first fetch holds none)."""
+    return bool(state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs)

@@ -301,3 +301,77 @@ def test_simulation_spends_the_same_budget_on_every_policy():
     assert {r["fetches"] for r in results.values()} == {int(0.37 * 300 * 20)}
     assert results["oracle"]["freshness"] >= results["fixed interval"]["freshness"]
     assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
+
+
+def brute_posterior(state: ScheduleState, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+    """Grid rates and their posterior for ``state``'s observations, written out as in the docstring of
+    estimate_rate (log-uniform prior: uniform over the log-spaced grid)."""
+    rates = np.exp(np.linspace(math.log(low), math.log(high), 1 + round(16 * math.log10(high / low))))
+    log_like = np.zeros(len(rates))
+    for elapsed, size in state.recent:
+        log_like += np.log(1 - np.exp(-rates * elapsed)) if size else -rates * elapsed
+    if state.old_changes:
+        log_like += state.old_changes * np.log(1 - np.exp(-rates * state.old_changed_secs / state.old_changes))
+    log_like -= rates * state.old_unchanged_secs
+    posterior = np.exp(log_like - log_like.max())
+    return rates, posterior / posterior.sum()
+
+
+def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
+    """With little history the rate is uncertain: a fetch is worth refresh_value averaged over the
+    posterior of the rate (brute force here), not refresh_value at one guessed rate. A URL seen
+    changed twice over long intervals may change once a day (worth a fetch) or a hundred times (not):
+    the average keeps the first possibility, the point estimate at the geometric mean loses it."""
+    constants = {"default_interval": 4 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY, "probe_ratio": 0}
+    policy = FreshnessPolicy(**constants)
+    point = FreshnessPolicy(**constants, uncertainty=False)
+    state = policy.observe(policy.observe(policy.observe(None, 0.0, None), 4 * DAY, True, 10), 8 * DAY, True, 10)
+    rates, posterior = brute_posterior(state, policy.low_rate, policy.high_rate)
+    for days in (0.5, 2.0, 6.0, 30.0):
+        now = state.last_fetch + days * DAY
+        expected = float(posterior @ refresh_value(rates, 1.0, days * DAY)) / policy.threshold
+        expected = max(min(expected, days * DAY / HOUR), days / 90)
+        if abs(expected - 1) > 1e-2:  # at the due time itself, due or not decides (the next test)
+            assert policy.priority(state, now) == pytest.approx(expected, rel=1e-9)
+        plug_in = refresh_value(state.rate, 1.0, days * DAY) / point.threshold
+        assert point.priority(state, now) == pytest.approx(max(min(plug_in, days * DAY / HOUR), days / 90), rel=1e-9)
+    late = state.last_fetch + 6 * DAY
+    assert policy.priority(state, late) > 1.5 * point.priority(state, late)
+    assert state.rate == pytest.approx(math.exp(posterior @ np.log(rates)), rel=1e-9)
+
+
+def test_ours_due_time_is_where_the_expected_value_reaches_the_threshold():
+    policy = FreshnessPolicy(default_interval=DAY, min_interval=HOUR, max_interval=60 * DAY, size_exponent=0.0)
+    rng = random.Random(4)
+    checked = 0
+    for per_day in (0.05, 0.3, 1.0, 3.0):
+        state = policy.observe(None, 0.0, None)
+        for _ in range(12):
+            now = state.last_fetch + rng.uniform(0.2, 2.0) * DAY
+            changed = rng.random() < -math.expm1(-per_day / DAY * (now - state.last_fetch))
+            state = policy.observe(state, now, changed, 10)
+            if state.probe or state.interval in (HOUR, 60 * DAY):
+                continue
+            value = policy.expected_value(policy.posterior(state), state.interval)
+            assert value == pytest.approx(policy.threshold, rel=1e-2)
+            assert policy.priority(state, state.next_due) >= 1 > policy.priority(state, state.next_due - 1.0)
+            checked += 1
+    assert checked >= 10
+
+
+def test_columns_recompute_a_row_after_it_is_set_again():
+    policy = FreshnessPolicy(default_interval=DAY)
+    states = [run(policy, lambda i, t, p=p: (i % p == 0, 12), 6) for p in (1, 2, 3)]
+    columns = ScheduleColumns.of(states)
+    now = max(s.last_fetch for s in states) + DAY
+    assert policy.priorities(columns, now).tolist() == pytest.approx([policy.priority(s, now) for s in states])
+    states[1] = policy.observe(states[1], now, True, 30)
+    columns.put(1, states[1])
+    later = now + 2 * DAY
+    assert policy.priorities(columns, later).tolist() == pytest.approx([policy.priority(s, later) for s in states])
+    bare = ScheduleColumns(2)  # rows without a state (or without a history): their rate column, as a point
+    bare.last_fetch[:] = [0.0, DAY]
+    bare.rate[:] = 1 / DAY
+    assert policy.priorities(bare, 3 * DAY).tolist() == pytest.approx(
+        [refresh_value(1 / DAY, 1.0, t * DAY) / policy.threshold for t in (3, 2)]
+    )

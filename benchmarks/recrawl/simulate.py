@@ -1,7 +1,7 @@
 """Recrawl policies at a fixed fetch budget, simulated: freshness, change-weighted staleness, waste.
 
-    .venv/bin/python benchmarks/recrawl/simulate.py            # 10,000 URLs, 90 days: ~35 min on a loaded 2-core box
-    .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --days 30   # a quick look
+    nice -n 10 .venv/bin/python benchmarks/recrawl/simulate.py --jobs 2   # 10,000 URLs, 90 days, in 2 processes
+    .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --budgets 0.1 --json /tmp/r.json --markdown /tmp/r.md
 
 The world (seeded): each URL's real changes are a Poisson process, rates log-uniform over four
 orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs also has noise-only
@@ -18,10 +18,13 @@ vectorised ``priorities`` at every step):
 * fixed interval: every URL every ``1 / budget`` days (``FixedIntervalPolicy``);
 * Nutch + MD5: ``NutchAdaptivePolicy`` told "changed" when the raw bytes changed (real change or noise);
 * Nutch + verdicts: the same, told our change verdict (real changes only);
-* ours: ``FreshnessPolicy`` with its defaults (rates estimated from verdicts with probes, change
-  sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same with ``size_exponent`` 0;
-* oracle: ``FreshnessPolicy``'s priority with the true rates and no weights (the optimum for freshness);
-  "oracle, sizes" also knows the true change sizes (the optimum for change-weighted staleness).
+* ours: ``FreshnessPolicy`` with its defaults (values averaged over each URL's posterior rate from
+  its verdicts, probes, change sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same
+  with ``size_exponent`` 0; "ours, point rates": ours valued at the posterior geometric mean rate
+  alone (``uncertainty=False``, the policy before values were averaged over the posterior);
+* oracle: ``FreshnessPolicy``'s priority with the true rates as point rates (``uncertainty=False``)
+  and no weights (the optimum for freshness); "oracle, sizes" also knows the true change sizes (the
+  optimum for change-weighted staleness).
 
 The simulation assumes the verdicts are right (a real change is "changed", noise is "unchanged");
 how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0:
@@ -36,6 +39,7 @@ import argparse
 import json
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -52,7 +56,16 @@ from scrapy_simhash.schedule import (
 )
 
 HERE = Path(__file__).resolve().parent
-POLICIES = ("fixed interval", "Nutch + MD5", "Nutch + verdicts", "ours", "ours, no sizes", "oracle", "oracle, sizes")
+POLICIES = (
+    "fixed interval",
+    "Nutch + MD5",
+    "Nutch + verdicts",
+    "ours",
+    "ours, no sizes",
+    "ours, point rates",
+    "oracle",
+    "oracle, sizes",
+)
 
 
 class World:
@@ -97,10 +110,14 @@ def make_policy(name: str, budget: float) -> SchedulePolicy:
         return FixedIntervalPolicy(**common)
     if name.startswith("Nutch"):
         return NutchAdaptivePolicy(**common)
+    if name == "oracle":
+        return FreshnessPolicy(uncertainty=False, **common)  # the true rates: nothing uncertain
     if name == "oracle, sizes":
-        return FreshnessPolicy(size_exponent=1.0, **common)  # weights proportional to change size
+        return FreshnessPolicy(size_exponent=1.0, uncertainty=False, **common)  # weights proportional to change size
     if name == "ours, no sizes":
         return FreshnessPolicy(size_exponent=0.0, **common)
+    if name == "ours, point rates":
+        return FreshnessPolicy(uncertainty=False, **common)  # the value at the posterior geometric mean alone
     return FreshnessPolicy(**common)
 
 
@@ -150,6 +167,14 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
     }
 
 
+def _timed_run(world_args: tuple[int, float, int], budget: float, name: str) -> dict[str, float]:
+    """:func:`run` in a worker process (the world is rebuilt there from its seed: the same world)."""
+    started = time.perf_counter()
+    r = run(World(*world_args), name, budget)
+    r["secs"] = round(time.perf_counter() - started, 1)
+    return r
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urls", type=int, default=10_000)
@@ -157,17 +182,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20261123)
     parser.add_argument("--budgets", type=float, nargs="+", default=[0.1, 0.37, 1.0], help="fetches per URL per day")
     parser.add_argument("--policies", nargs="+", default=list(POLICIES), choices=POLICIES, metavar="POLICY")
+    parser.add_argument("--jobs", type=int, default=1, help="worker processes (one run of a policy at a budget each)")
     parser.add_argument("--json", type=Path, default=HERE / "results.json")
     parser.add_argument("--markdown", type=Path, default=HERE / "results.md")
     args = parser.parse_args(argv)
-    world = World(args.urls, args.days, args.seed)
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    for budget in args.budgets:
-        for name in args.policies:
-            started = time.perf_counter()
-            r = run(world, name, budget)
-            r["secs"] = round(time.perf_counter() - started, 1)
-            results.setdefault(str(budget), {})[name] = r
+    tasks = [(budget, name) for budget in args.budgets for name in args.policies]
+    results: dict[str, dict[str, dict[str, float]]] = {str(budget): {} for budget in args.budgets}
+    world_args = (args.urls, args.days, args.seed)
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        # the most fetches first, so that the pool's workers finish at about the same time
+        futures = {task: pool.submit(_timed_run, world_args, *task) for task in sorted(tasks, key=lambda t: -t[0])}
+        for budget, name in tasks:
+            r = futures[budget, name].result()
+            results[str(budget)][name] = r
             print(f"budget {budget}: {name:17s} {r}", file=sys.stderr, flush=True)
     lines = [
         f"{args.urls:,} URLs, {args.days:g} days, seed {args.seed}; budget in fetches per URL per day.",
