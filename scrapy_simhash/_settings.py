@@ -68,6 +68,7 @@ class SimhashConfig:
     history_size: int
     incremental: bool = False
     policy: SchedulePolicy | None = None
+    change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -263,6 +264,7 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         conditional_requests=_get_bool(settings, "SIMHASH_CONDITIONAL_REQUESTS"),
         remove_gone=_get_choice(settings, "SIMHASH_GONE", ("keep", "remove")) == "remove",
         clock=load_clock(settings),
+        change_similarity=_get_share(settings, "SIMHASH_CHANGE_SIMILARITY"),
     )
 
 
@@ -275,6 +277,17 @@ def _get_seconds(settings: BaseSettings, name: str) -> float:
     if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
         raise _invalid(name, value, "it must be a number of seconds > 0")
     return seconds
+
+
+def _get_share(settings: BaseSettings, name: str) -> float:
+    value = settings.get(name, getattr(defaults, name))
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = math.nan
+    if isinstance(value, bool) or not 0.0 <= share <= 1.0:
+        raise _invalid(name, value, "it must be a number between 0 and 1 (0 turns it off)")
+    return share
 
 
 def _get_choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache
+from scrapy_simhash.sketch import sketch_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -239,7 +240,8 @@ class PageFingerprint:
     depends on learned site templates. ``fallback``: ``None``, or one of :data:`FALLBACKS`.
     ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
     text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
-    text, one block per line (what site templates are learned from).
+    text, one block per line (what site templates are learned from). ``sketch``: the change
+    sketch of the page's body text (:mod:`scrapy_simhash.sketch`), ``None`` when it has no words.
     """
 
     fp: int
@@ -248,6 +250,7 @@ class PageFingerprint:
     coverage: float
     title: str = ""
     visible: str = ""
+    sketch: bytes | None = None
 
     @property
     def may_match(self) -> bool:
@@ -401,8 +404,8 @@ class Fingerprinter:
         """
         return self._fingerprint(text, title)[0]
 
-    def _fingerprint(self, text: str, title: str) -> tuple[int, bool]:
-        """``(fingerprint, whether it is the short-text exact hash)``."""
+    def _fingerprint(self, text: str, title: str) -> tuple[int, bool, list[str]]:
+        """``(fingerprint, whether it is the short-text exact hash, the tokens of title + text)``."""
         if not isinstance(text, str):
             hint = (
                 "; decode it first (or use fingerprint_html for HTML bytes)"
@@ -419,9 +422,9 @@ class Fingerprinter:
         if not weights:
             raise EmptyTextError("text has no features (empty, whitespace, numbers or punctuation only)")
         if len(weights) < self.min_features:
-            return _exact_fp(feats.tokens, self.bits) or 1, True
+            return _exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
         fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
-        return fp or 1, False
+        return fp or 1, False, feats.tokens
 
     def fingerprint_document(self, doc: Document) -> int:
         """Fingerprint of an ``extract.Document`` (its ``text`` and ``title``)."""
@@ -466,7 +469,7 @@ class Fingerprinter:
             main_content=self.main_content,
             time_budget=self.time_budget or None,
         )
-        fp, short = self._fingerprint(doc.text, doc.title)
+        fp, short, tokens = self._fingerprint(doc.text, doc.title)
         if short and doc.visible and doc.visible != doc.text:
             # Too little text to judge by: the exact hash covers the whole visible page, so that
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
@@ -478,7 +481,11 @@ class Fingerprinter:
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
             fallback = "template"
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible)
+        if doc.body:  # content-like text beside what was fingerprinted: the change sketch covers it
+            body = doc.body[: self.max_chars] if self.max_chars else doc.body
+            tokens = self._extractor.tokens(f"{doc.title}\n{body}" if doc.title else body)
+        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
 
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features."""
