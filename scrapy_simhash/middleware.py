@@ -337,9 +337,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         config = self.config
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(
-                key, fp, validators=validators(response), may_match=may_match, sketch=sketch
-            )
+            verdict = self.tracker.observe(key, fp, validators=validators(response), may_match=may_match, sketch=sketch)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)

@@ -25,7 +25,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["SHINGLE", "SLOTS", "SKETCH_BYTES", "similarity", "sketch_tokens"]
+__all__ = ["SHINGLE", "SKETCH_BYTES", "SLOTS", "similarity", "sketch_tokens"]
 
 #: Words per shingle.
 SHINGLE = 3

@@ -18,7 +18,6 @@ sketch index (``--bands`` x ``--rows``) would find at all is printed too (1 - (1
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -52,7 +51,10 @@ def shingle_hashes(tokens: list[str], w: int) -> np.ndarray:
         grams = ["\x1f".join(tokens)] if tokens else []
     else:
         grams = ["\x1f".join(tokens[i : i + w]) for i in range(len(tokens) - w + 1)]
-    hs = {int.from_bytes(hashlib.blake2b(g.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little") for g in grams}
+    hs = {
+        int.from_bytes(hashlib.blake2b(g.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+        for g in grams
+    }
     return np.fromiter(hs, dtype=np.uint64, count=len(hs))
 
 
@@ -137,7 +139,9 @@ def main(argv: list[str] | None = None) -> None:
         for K in (8, 12, 16):
             for T in (0.7, 0.8, 0.9):
                 rules.append((f"sim<=3 | sim<={K} & C>={T}", lambda d, j, c, K=K, T=T: d <= 3 or (d <= K and c >= T)))
-        print("| rule | P | R | short_edit | real_swap | FPR same_template | FP same_topic | FP short_pages | rev P / R(J>=0.95) | rev FP(J<0.5) | LSH find (beyond 3) |")
+        print(
+            "| rule | P | R | short_edit | real_swap | FPR same_template | FP same_topic | FP short_pages | rev P / R(J>=0.95) | rev FP(J<0.5) | LSH find (beyond 3) |"
+        )
         print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
         for name, rule in rules:
             acc = {c: [0, 0] for c in cats}
@@ -168,7 +172,7 @@ def main(argv: list[str] | None = None) -> None:
             rec = tp / (tp + fn) if tp + fn else 1.0
             rp = rtp / (rtp + rfp) if rtp + rfp else 1.0
 
-            def r_(c: str) -> str:
+            def r_(c: str, acc: dict[str, list[int]] = acc) -> str:
                 x = acc.get(c)
                 return f"{x[0] / x[1]:.3f}" if x and x[1] else "-"
 
@@ -192,9 +196,10 @@ def main(argv: list[str] | None = None) -> None:
             for T in (0.6, 0.7, 0.8, 0.9):
                 ok = sum(((d > 3) or (j < T)) == bool(p.label) for p, d, j in ch)
                 noise_changed = sum(((d > 3) or (j < T)) for p, d, j in ch if not p.label)
-                print(f"change verdict 'sim>3 or J<{T}': accuracy {ok / len(ch):.3f}, noise-only pairs changed {noise_changed}")
+                print(
+                    f"change verdict 'sim>3 or J<{T}': accuracy {ok / len(ch):.3f}, noise-only pairs changed {noise_changed}"
+                )
         print()
-    _ = math
 
 
 if __name__ == "__main__":
