@@ -146,10 +146,10 @@ class Document:
     coverage: float = 1.0
     #: All visible text of the page, one block per line (what site templates are learned from).
     visible: str = ""
-    #: ``text`` and every other content-like block of the page (not chrome, link lists, bylines,
-    #: dates or counters), in page order, one block per line: what the change signal covers, so
-    #: that an edit outside the fingerprinted part of a page is seen ("" when it equals ``text``).
-    body: str = ""
+    #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters)
+    #: that is not in ``text``, in page order, one block per line: the change sketch covers it
+    #: with ``text``, so that an edit outside the fingerprinted part of a page is seen.
+    rest: str = ""
 
 
 # --------------------------------------------------------------------------- decoding
@@ -1096,20 +1096,15 @@ def extract(
     except _Budget as exc:
         return _flat_document(html, used, str(exc))
     total = _weight_of(blocks)
-    text = _text_of(chosen)
-    if content_like:
-        keep = {id(b) for b in chosen} | {id(b) for b in content_like}
-        body = _text_of([b for b in blocks if id(b) in keep])
-    else:
-        body = text
+    taken = {id(b) for b in chosen}
     return Document(
         title=title,
-        text=text,
+        text=_text_of(chosen),
         encoding=used,
         method="deep" if method == "deep" else found,
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
-        body="" if body == text else body,
+        rest=_text_of([b for b in content_like if id(b) not in taken]),
     )
 
 

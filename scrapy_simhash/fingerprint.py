@@ -241,7 +241,8 @@ class PageFingerprint:
     ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
     text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
     text, one block per line (what site templates are learned from). ``sketch``: the change
-    sketch of the page's body text (:mod:`scrapy_simhash.sketch`), ``None`` when it has no words.
+    sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
+    other content-like text (``extract.Document.rest``), ``None`` when they have no words.
     """
 
     fp: int
@@ -481,9 +482,8 @@ class Fingerprinter:
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
             fallback = "template"
-        if doc.body:  # content-like text beside what was fingerprinted: the change sketch covers it
-            body = doc.body[: self.max_chars] if self.max_chars else doc.body
-            tokens = self._extractor.tokens(f"{doc.title}\n{body}" if doc.title else body)
+        if doc.rest:  # content-like text beside what was fingerprinted: the change sketch covers it
+            tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
         sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
 

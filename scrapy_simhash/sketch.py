@@ -3,8 +3,9 @@
 The 64-bit SimHash of the main content is the near-duplicate key; as a change signal it is coarse
 (an edit that deletes a third of a long page can move it by 0-3 bits) and it sees only the
 fingerprinted part of the page. The sketch is a one-permutation MinHash (Li, Owen and Zhang,
-2012) of the page's body text (``extract.Document.body``: the content and every other
-content-like block; chrome, link lists, bylines, dates and counters excluded) with :data:`SLOTS`
+2012) of the page's body text (its title, its fingerprinted text and ``extract.Document.rest``,
+every other content-like block; chrome, link lists, bylines, dates and counters excluded; tokens
+in that order) with :data:`SLOTS`
 slots of 16 bits, whose slot-wise agreement estimates the Jaccard similarity of the two pages'
 shingle sets. :class:`~scrapy_simhash.recrawl.ChangeTracker` calls a refetched page ``changed``
 when its SimHash moved more than the change threshold OR the estimated similarity to the last
