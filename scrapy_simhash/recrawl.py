@@ -3,7 +3,8 @@
 Pure: no Scrapy import. :class:`ChangeTracker` decides one fetched page (new, near-duplicate,
 unchanged, changed) over a :class:`~scrapy_simhash.index.SimhashIndex` and keeps its record there
 (``put_record``: a compact binary record, format 3 with a change sketch, else 2, see
-:meth:`PageRecord.to_bytes`; records of format 1, compact JSON, are still read). The middleware calls it; nothing else decides.
+:meth:`PageRecord.to_bytes`; records of format 1, compact JSON, are still read). The middleware
+calls it; nothing else decides.
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ _SCHEMA = 1
 _V2 = 2
 #: Format 3: format 2 with this byte first, then the change sketch (``sketch.SKETCH_BYTES``) last.
 _V3 = 3
+_V2_BYTE, _V3_BYTE = bytes((_V2,)), bytes((_V3,))
 #: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
 #: last fetched, last changed, fetch count, change count.
 _HEAD = struct.Struct("<BBBHdddqq")
@@ -168,12 +170,13 @@ class PageRecord:
         schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs). Fingerprints in
         binary and no field names: about twice as fast to write and read as JSON (a record with a
         full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
-        the per-page decision's cost."""
+        the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
+        as its first byte and the sketch's bytes appended."""
         packed = self._pack()
         if packed is None:
             return self._to_json()
         if self.sketch is not None and len(self.sketch) == SKETCH_BYTES:
-            return b"\x03" + packed[1:] + self.sketch  # format 3
+            return _V3_BYTE + packed[1:] + self.sketch
         return packed
 
     def _pack(self) -> bytes | None:
@@ -251,13 +254,13 @@ class PageRecord:
     @classmethod
     def from_bytes(cls, raw: bytes) -> PageRecord:
         """Parse :meth:`to_bytes` output (either format); :class:`ValueError` if ``raw`` is not a record."""
-        if raw[:1] in (b"\x02", b"\x03"):
+        if raw[:1] in (_V2_BYTE, _V3_BYTE):
             try:
-                if raw[:1] == b"\x02":
+                if raw[:1] == _V2_BYTE:
                     return cls._unpack(raw)
                 if len(raw) <= SKETCH_BYTES:
                     raise ValueError("no room for the sketch")
-                return replace(cls._unpack(b"\x02" + raw[1:-SKETCH_BYTES]), sketch=raw[-SKETCH_BYTES:])
+                return replace(cls._unpack(_V2_BYTE + raw[1:-SKETCH_BYTES]), sketch=raw[-SKETCH_BYTES:])
             except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
                 raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
         try:
