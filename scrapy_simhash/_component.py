@@ -107,6 +107,7 @@ class _IndexComponent:
         self.tracker = ChangeTracker(
             self.index,
             change_threshold=self.config.change_threshold,
+            change_similarity=self.config.change_similarity,
             history_size=self.config.history_size,
             policy=self.config.policy,
             clock=self.config.clock,

@@ -69,6 +69,7 @@ class SimhashConfig:
     history_size: int
     incremental: bool = False
     policy: SchedulePolicy | None = None
+    change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -264,18 +265,27 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         conditional_requests=_get_bool(settings, "SIMHASH_CONDITIONAL_REQUESTS"),
         remove_gone=_get_choice(settings, "SIMHASH_GONE", ("keep", "remove")) == "remove",
         clock=load_clock(settings),
+        change_similarity=_get_share(settings, "SIMHASH_CHANGE_SIMILARITY"),
     )
 
 
-def _get_seconds(settings: BaseSettings, name: str) -> float:
+def _get_float(settings: BaseSettings, name: str, valid: Callable[[float], bool], expected: str) -> float:
     value = settings.get(name, getattr(defaults, name))
     try:
-        seconds = float(value)
+        number = float(value)
     except (TypeError, ValueError):
-        seconds = math.nan
-    if isinstance(value, bool) or not math.isfinite(seconds) or seconds <= 0:
-        raise _invalid(name, value, "it must be a number of seconds > 0")
-    return seconds
+        number = math.nan
+    if isinstance(value, bool) or not math.isfinite(number) or not valid(number):
+        raise _invalid(name, value, expected)
+    return number
+
+
+def _get_seconds(settings: BaseSettings, name: str) -> float:
+    return _get_float(settings, name, lambda x: x > 0, "it must be a number of seconds > 0")
+
+
+def _get_share(settings: BaseSettings, name: str) -> float:
+    return _get_float(settings, name, lambda x: 0 <= x <= 1, "it must be a number between 0 and 1 (0 turns it off)")
 
 
 def _get_choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:

@@ -30,6 +30,10 @@ SIMHASH_BLOCKS = None
 #: A page fetched again whose change distance (to its previous fingerprint) is above this is
 #: "changed"; at or under it, "unchanged" (dates, counters and other noise move a few bits).
 SIMHASH_CHANGE_THRESHOLD = 3
+#: A refetched page is also ``changed`` when its change sketch (a MinHash of the word 3-shingles
+#: of its body text, kept in its record) estimates a Jaccard similarity to the last fetch below
+#: this; 0 turns the sketch off.
+SIMHASH_CHANGE_SIMILARITY = 0.9
 
 #: Fingerprinter options (``None``: the Fingerprinter's own default): feature mode, weighting,
 #: tokenizer ("auto": rjieba when a version verified to give jieba's tokens is installed, else

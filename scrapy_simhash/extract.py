@@ -146,6 +146,10 @@ class Document:
     coverage: float = 1.0
     #: All visible text of the page, one block per line (what site templates are learned from).
     visible: str = ""
+    #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters)
+    #: that is not in ``text``, in page order, one block per line: the change sketch covers it
+    #: with ``text``, so that an edit outside the fingerprinted part of a page is seen.
+    rest: str = ""
 
 
 # --------------------------------------------------------------------------- decoding
@@ -1088,10 +1092,11 @@ def extract(
         visible = _text_of(blocks)
         if not main_content:
             return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
-        chosen, found = _choose(walker)
+        chosen, found, content_like = _choose(walker)
     except _Budget as exc:
         return _flat_document(html, used, str(exc))
     total = _weight_of(blocks)
+    taken = {id(b) for b in chosen}
     return Document(
         title=title,
         text=_text_of(chosen),
@@ -1099,13 +1104,15 @@ def extract(
         method="deep" if method == "deep" else found,
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
+        rest=_text_of([b for b in content_like if id(b) not in taken]),
     )
 
 
-def _choose(walker: _Walker) -> tuple[list[_Block], str]:
-    """The decisions over the block sequence: the blocks that are the page's content, and how they
+def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
+    """The decisions over the block sequence: the blocks that are the page's content, how they
     were found: "main" (the content region), "relaxed" (a table or list of short lines), "page"
-    (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks)."""
+    (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks),
+    and all content-like blocks (what the change signal covers beside the content)."""
     blocks = walker.blocks
     if walker.landmark >= 0:
         # The page says where its content is (<main>, role="main": Sphinx, mdBook, rustdoc, most
@@ -1138,8 +1145,9 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str]:
     # Judged on content-like blocks (_GOOD: sentences, code), so that a short article beside a
     # long list of short lines (opening hours, a price list) keeps its own text.
     good = sum(b.weight for b in content if _kind(b, False) == _GOOD)
+    content_like = [b for b in content if _kind(b, False) >= _SHORT]
     if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
-        main, found = [b for b in content if _kind(b, False) >= _SHORT], "page"
+        main, found = content_like, "page"
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
@@ -1151,7 +1159,7 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str]:
             main, found = listing, "list"
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
         main, found = walker.blocks, "visible"
-    return main, found
+    return main, found, content_like
 
 
 def _is_link_list(block: _Block) -> bool:

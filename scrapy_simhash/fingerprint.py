@@ -17,6 +17,7 @@ import numpy as np
 
 from scrapy_simhash import _native
 from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
+from scrapy_simhash.sketch import sketch_tokens
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -242,7 +243,9 @@ class PageFingerprint:
     depends on learned site templates. ``fallback``: ``None``, or one of :data:`FALLBACKS`.
     ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
     text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
-    text, one block per line (what site templates are learned from).
+    text, one block per line (what site templates are learned from). ``sketch``: the change
+    sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
+    other content-like text (``extract.Document.rest``), ``None`` when they have no words.
     """
 
     fp: int
@@ -251,6 +254,7 @@ class PageFingerprint:
     coverage: float
     title: str = ""
     visible: str = ""
+    sketch: bytes | None = None
 
     @property
     def may_match(self) -> bool:
@@ -426,8 +430,9 @@ class Fingerprinter:
         """
         return self._fingerprint(text, title)[0]
 
-    def _fingerprint(self, text: str, title: str) -> tuple[int, bool]:
-        """``(fingerprint, whether it is the short-text exact hash)``."""
+    def _fingerprint(self, text: str, title: str, with_tokens: bool = False) -> tuple[int, bool, list[str]]:
+        """``(fingerprint, whether it is the short-text exact hash, the tokens of title + text)``;
+        the native core returns the tokens (``[]`` otherwise) only ``with_tokens``."""
         if not isinstance(text, str):
             hint = (
                 "; decode it first (or use fingerprint_html for HTML bytes)"
@@ -449,21 +454,23 @@ class Fingerprinter:
                     feature_hash=self.feature_hash,
                     weighting=self._extractor.weighting,
                     min_features=self.min_features,
+                    with_tokens=with_tokens,
                 )
             except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
                 pass
             else:
                 if result is None:
                     raise EmptyTextError(_EMPTY_TEXT)
-                return result  # type: ignore[no-any-return]
+                fp, short, tokens = result
+                return fp, short, tokens or []
         feats = self._extractor.extract(text, title)
         weights = feats.weights
         if not weights:
             raise EmptyTextError(_EMPTY_TEXT)
         if len(weights) < self.min_features:
-            return _exact_fp(feats.tokens, self.bits) or 1, True
+            return _exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
         fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
-        return fp or 1, False
+        return fp or 1, False, feats.tokens
 
     def fingerprint_document(self, doc: Document) -> int:
         """Fingerprint of an ``extract.Document`` (its ``text`` and ``title``)."""
@@ -508,7 +515,7 @@ class Fingerprinter:
             main_content=self.main_content,
             time_budget=self.time_budget or None,
         )
-        fp, short = self._fingerprint(doc.text, doc.title)
+        fp, short, tokens = self._fingerprint(doc.text, doc.title, with_tokens=True)
         if short and doc.visible and doc.visible != doc.text:
             # Too little text to judge by: the exact hash covers the whole visible page, so that
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
@@ -520,7 +527,10 @@ class Fingerprinter:
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
             fallback = "template"
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible)
+        if doc.rest:  # content-like text beside what was fingerprinted: the change sketch covers it
+            tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
+        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
 
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features."""

@@ -21,7 +21,7 @@ from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config
 from scrapy_simhash.extract import decode_html
 from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
-from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
 from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
 
 if TYPE_CHECKING:
@@ -283,7 +283,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(prepared, page.fp, response, may_match=page.may_match)
+            outcome = self._verdict(prepared, page.fp, response, may_match=page.may_match, sketch=page.sketch)
             self._count(outcome)
             for name in page.stats():
                 self._inc(f"simhash/{name}")
@@ -320,21 +320,32 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     # -- verdicts ----------------------------------------------------------------------------
 
-    def _verdict(self, key: str, fp: int, response: Response | None = None, *, may_match: bool = True) -> _Outcome:
-        """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`;
-        ``may_match`` False: a page with no text of its own beside its site's template).
+    def _verdict(
+        self,
+        key: str,
+        fp: int,
+        response: Response | None = None,
+        *,
+        may_match: bool = True,
+        sketch: bytes | None = None,
+    ) -> _Outcome:
+        """One verdict for ``key`` with fingerprint ``fp`` and change ``sketch``
+        (:meth:`ChangeTracker.observe`; ``may_match`` False: a page with no text of its own
+        beside its site's template).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
         config = self.config
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, fp, validators=validators(response), may_match=may_match)
+            verdict = self.tracker.observe(key, fp, validators=validators(response), may_match=may_match, sketch=sketch)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)
         else:
             outcome = _Outcome(verdict.verdict, fp, verdict.distance, verdict.duplicate_of)
+            if verdict.verdict == CHANGED and (verdict.distance or 0) <= config.change_threshold:
+                self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(

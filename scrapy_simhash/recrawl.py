@@ -2,8 +2,9 @@
 
 Pure: no Scrapy import. :class:`ChangeTracker` decides one fetched page (new, near-duplicate,
 unchanged, changed) over a :class:`~scrapy_simhash.index.SimhashIndex` and keeps its record there
-(``put_record``: a compact binary record, format 2, see :meth:`PageRecord.to_bytes`; records of
-format 1, compact JSON, are still read). The middleware calls it; nothing else decides.
+(``put_record``: a compact binary record, format 3 with a change sketch, else 2, see
+:meth:`PageRecord.to_bytes`; records of format 1, compact JSON, are still read). The middleware
+calls it; nothing else decides.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
 from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
+from scrapy_simhash.sketch import SKETCH_BYTES, similarity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -50,6 +52,9 @@ VERDICTS: tuple[str, ...] = (NEW, NEAR_DUPLICATE, UNCHANGED, CHANGED)
 _SCHEMA = 1
 #: Format 2, binary: this byte first (a format 1 record, JSON, starts with ``{``).
 _V2 = 2
+#: Format 3: format 2 with this byte first, then the change sketch (``sketch.SKETCH_BYTES``) last.
+_V3 = 3
+_V2_BYTE, _V3_BYTE = bytes((_V2,)), bytes((_V3,))
 #: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
 #: last fetched, last changed, fetch count, change count.
 _HEAD = struct.Struct("<BBBHdddqq")
@@ -89,8 +94,9 @@ class PageRecord:
     :class:`~scrapy_simhash.schedule.ScheduleState`, a JSON mapping) belong to the recrawl
     scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
     ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
-    fetch. ``moved_to``: the key this URL redirected to (an alias record, without history). Times
-    are Unix seconds.
+    fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
+    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.sketch`), or ``None``
+    (a page without one, a record written before format 3). Times are Unix seconds.
     """
 
     first_seen: float
@@ -106,6 +112,7 @@ class PageRecord:
     last_modified: str | None = None
     gone: bool = False
     moved_to: str | None = None
+    sketch: bytes | None = None
 
     @property
     def last_fp(self) -> int | None:
@@ -153,6 +160,7 @@ class PageRecord:
             self.last_modified,
             self.gone,
             self.moved_to,
+            self.sketch,
         )
 
     def to_bytes(self) -> bytes:
@@ -167,9 +175,14 @@ class PageRecord:
         schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs). Fingerprints in
         binary and no field names: about twice as fast to write and read as JSON (a record with a
         full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
-        the per-page decision's cost."""
+        the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
+        as its first byte and the sketch's bytes appended."""
         packed = self._pack()
-        return packed if packed is not None else self._to_json()
+        if packed is None:
+            return self._to_json()
+        if self.sketch is not None and len(self.sketch) == SKETCH_BYTES:
+            return _V3_BYTE + packed[1:] + self.sketch
+        return packed
 
     def _pack(self) -> bytes | None:
         history = self.history
@@ -248,14 +261,21 @@ class PageRecord:
                 data[name] = getattr(self, name)
         if self.gone:
             data["gone"] = True
+        if self.sketch is not None:
+            data["sketch"] = self.sketch.hex()
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> PageRecord:
         """Parse :meth:`to_bytes` output (either format); :class:`ValueError` if ``raw`` is not a record."""
-        if raw[:1] == b"\x02":
+        if raw[:1] in (_V2_BYTE, _V3_BYTE):
             try:
-                return cls._unpack(raw)
+                if raw[:1] == _V2_BYTE:
+                    return cls._unpack(raw, len(raw), None)
+                end = len(raw) - SKETCH_BYTES  # format 3: format 2's fields, then the sketch
+                if end <= 0:
+                    raise ValueError("no room for the sketch")
+                return cls._unpack(raw, end, raw[end:])
             except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
                 raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
         try:
@@ -275,12 +295,14 @@ class PageRecord:
                 last_modified=_text(data.get("last_modified")),
                 gone=bool(data.get("gone", False)),
                 moved_to=_text(data.get("moved_to")),
+                sketch=None if data.get("sketch") is None else bytes.fromhex(data["sketch"]),
             )
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
 
     @classmethod
-    def _unpack(cls, raw: bytes) -> PageRecord:
+    def _unpack(cls, raw: bytes, end: int, sketch: bytes | None) -> PageRecord:
+        """Format 2's fields in ``raw[:end]`` (the first byte, the format, is not read)."""
         _, flags, width, n, first_seen, last_fetched, last_changed, fetch_count, change_count = _HEAD.unpack_from(raw)
         if width not in (8, 16) or flags >> 7:
             raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
@@ -306,15 +328,15 @@ class PageRecord:
                 if flags & flag:
                     (size,) = _LEN.unpack_from(raw, at)
                     at += 4
-                    if at + size > len(raw):
+                    if at + size > end:
                         raise ValueError(f"{name} cut short")
                     texts[i] = raw[at : at + size].decode("utf-8")
                     at += size
         schedule = None
         if flags & _SCHEDULE:
             schedule, at = _unpack_schedule(raw, at)
-        if at != len(raw):
-            raise ValueError(f"{len(raw) - at} bytes after the record")
+        if at != end:
+            raise ValueError(f"{end - at} bytes after the record")
         duplicate_of, etag, last_modified, moved_to = texts
         return _record(
             cls,
@@ -331,6 +353,7 @@ class PageRecord:
             last_modified,
             bool(flags & _GONE),
             moved_to,
+            sketch,
         )
 
     @classmethod
@@ -497,6 +520,9 @@ class ChangeTracker:
 
     :param change_threshold: a refetched page whose fingerprint moved more than this many bits is
         ``changed`` (`SIMHASH_CHANGE_THRESHOLD`).
+    :param change_similarity: a refetched page whose change sketch's estimated similarity to the
+        last fetch's is below this is ``changed`` too, however little its fingerprint moved
+        (`SIMHASH_CHANGE_SIMILARITY`; 0 turns the sketch off).
     :param history_size: past fingerprints kept per URL (`SIMHASH_HISTORY_SIZE`).
     :param policy: the recrawl :class:`~scrapy_simhash.schedule.SchedulePolicy`
         (`SIMHASH_RECRAWL_POLICY`): every fetch updates the record's schedule and due time with
@@ -512,11 +538,15 @@ class ChangeTracker:
         history_size: int = defaults.SIMHASH_HISTORY_SIZE,
         policy: SchedulePolicy | None = None,
         clock: Callable[[], float] = time.time,
+        change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
+        if not 0.0 <= change_similarity <= 1.0:
+            raise ValueError(f"change_similarity ({change_similarity!r}) is invalid: it must be between 0 and 1")
         self.index = index
         self.change_threshold = change_threshold
+        self.change_similarity = change_similarity
         self.history_size = history_size
         self.policy = policy
         self.clock = clock
@@ -537,9 +567,11 @@ class ChangeTracker:
         *,
         validators: tuple[str | None, str | None] = (None, None),
         may_match: bool = True,
+        sketch: bytes | None = None,
     ) -> Verdict:
-        """Decide on ``key`` fetched now with fingerprint ``fp``; store the outcome (and the
-        response's ``(ETag, Last-Modified)`` ``validators``).
+        """Decide on ``key`` fetched now with fingerprint ``fp`` (and change ``sketch``, kept in
+        the record: see ``change_similarity``); store the outcome (and the response's
+        ``(ETag, Last-Modified)`` ``validators``).
 
         ``may_match`` False (the page has no text of its own beside its site's template: no
         evidence): the page is never a near-duplicate and is not indexed, so that no page can
@@ -566,11 +598,14 @@ class ChangeTracker:
                 next_due, schedule = None, None
             else:
                 distance = change = (fp ^ last_fp).bit_count()
+                # Changed: the fingerprint moved, or the body did though the fingerprint did not
+                # (an edit outside the fingerprinted part, or spread thin over a long page).
+                changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
                 if not may_match:
-                    verdict = UNCHANGED if change <= self.change_threshold else CHANGED
-                    duplicate_of = record.duplicate_of if verdict == UNCHANGED else None
+                    verdict = CHANGED if changed else UNCHANGED
+                    duplicate_of = None if changed else record.duplicate_of
                     index.remove(key)  # its earlier content must not keep matching other pages
-                elif change <= self.change_threshold:
+                elif not changed:
                     verdict = UNCHANGED
                     duplicate_of = record.duplicate_of
                     if duplicate_of is None and index.get(key) != fp:
@@ -582,14 +617,15 @@ class ChangeTracker:
                     match = index.check_and_add(key, fp)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
-                changed = change > self.change_threshold
                 first_seen = record.first_seen
                 last_changed = now if changed else record.last_changed
                 fetch_count, change_count = record.fetch_count + 1, record.change_count + changed
                 history = (((fp, change),) + record.history)[: self.history_size]
                 next_due, schedule = record.next_due, record.schedule
             if self.policy is not None:
-                next_due, schedule = self._schedule(record, now, changed, change if changed else 0)
+                # A change seen by the sketch alone weighs as one just past the threshold.
+                weight = max(change, self.change_threshold + 1) if changed else 0
+                next_due, schedule = self._schedule(record, now, changed, weight)
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
                 PageRecord,
@@ -606,9 +642,17 @@ class ChangeTracker:
                 validators[1],
                 False,
                 None,
+                sketch,
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
+
+    def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
+        """Whether the change sketches of two fetches say the body changed (``False`` when either
+        fetch has none, or the sketch is off)."""
+        if old is None or new is None or not self.change_similarity:
+            return False
+        return len(old) == len(new) == SKETCH_BYTES and similarity(old, new) < self.change_similarity
 
     def not_modified(
         self, key: str, now: float | None = None, *, validators: tuple[str | None, str | None] = (None, None)

@@ -126,7 +126,7 @@ def test_changed_page(make_mw):
 
 
 def test_change_threshold_decides_changed(make_mw):
-    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64)
+    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64, SIMHASH_CHANGE_SIMILARITY=0)
     run(mw, make_response(URL_A, article_html("harbour")))
     response = make_response(URL_A, article_html("telescope"))
     run(mw, response)

@@ -372,7 +372,79 @@ def _thr(m: Method, k: float) -> str:
     return f"J>={1 - k:.2f}" if m.kind == "jaccard" else f"{k:g}"
 
 
-def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
+def change_sketches(ps: bp.PairSet) -> dict[str, bytes | None]:
+    """The change sketch (``PageFingerprint.sketch``) of every document of a change or revision
+    pair: what ``ChangeTracker`` compares beside the fingerprint."""
+    fpm = _import_fingerprint()
+    from scrapy_simhash.sketch import sketch_tokens
+
+    fper = fpm.Fingerprinter()
+    out: dict[str, bytes | None] = {}
+    for p in ps.pairs:
+        if p.group not in ("change", "rev"):
+            continue
+        for i in (p.a, p.b):
+            if i in out:
+                continue
+            doc = ps.docs[i]
+            try:
+                if doc.kind == "html":
+                    out[i] = fper.fingerprint_page(doc.content).sketch
+                else:  # a text: its own tokens, as fingerprint_page takes them from a page's body
+                    full = f"{doc.title}\n{doc.content}" if doc.title else doc.content
+                    tokens = fper._extractor.tokens(full[: fper.max_chars])  # type: ignore[index]
+                    out[i] = sketch_tokens(fpm._hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+            except fpm.EmptyTextError:
+                out[i] = None
+    return out
+
+
+def product_change_rows(r: Result, ps: bp.PairSet, sketches: dict[str, bytes | None]) -> list[str]:
+    """Bars rows for ``ChangeTracker``'s decision: changed when the fingerprint moved more than
+    t OR the change sketches' similarity is under ``SIMHASH_CHANGE_SIMILARITY``."""
+    from scrapy_simhash.defaults import SIMHASH_CHANGE_SIMILARITY as floor
+    from scrapy_simhash.sketch import similarity
+
+    def sim(p: bp.Pair) -> float:
+        a, b = sketches.get(p.a), sketches.get(p.b)
+        return 1.0 if a is None or b is None else similarity(a, b)
+
+    rows = []
+    change = [(p, d) for p, d in zip(ps.pairs, distances_of(r, ps)) if p.group == "change"]
+    if change:
+        ok = sum(((d > CHANGE_THRESHOLD) or sim(p) < floor) == bool(p.label) for p, d in change)
+        noise = [p for p, _ in change if not p.label]
+        noisy = sum(1 for p, d in change if not p.label and ((d > CHANGE_THRESHOLD) or sim(p) < floor))
+        acc = ok / len(change)
+        rows.append(
+            f"| change verdict accuracy >= 0.95, the product's decision (distance > {CHANGE_THRESHOLD} or "
+            f"sketch similarity < {floor}) | {acc:.3f} ({noisy} of {len(noise)} noise-only pairs changed) "
+            f"| {'yes' if acc >= 0.95 else 'NO'} |"
+        )
+    rev = [p for p in ps.pairs if p.group == "rev"]
+    if rev:
+        rho = spearman([1 - sim(p) for p in rev], [1 - p.meta["jaccard5"] for p in rev])
+        rows.append(
+            f"| revisions: Spearman(1 - change-sketch similarity, 1 - Jaccard) (the change signal) | {rho:.3f} "
+            f"over {len(rev)} pairs | {'yes' if rho >= 0.92 else 'NO'} |"
+        )
+    return rows
+
+
+def distances_of(r: Result, ps: bp.PairSet) -> list[float]:
+    """``r``'s distances in the order of ``ps.pairs``."""
+    seen: dict[str, int] = {}
+    out = []
+    for p in ps.pairs:
+        i = seen.get(p.category, 0)
+        out.append(r.by_cat[p.category][i])
+        seen[p.category] = i + 1
+    return out
+
+
+def report(
+    results: list[Result], ps: bp.PairSet, *, quick: bool, sketches: dict[str, bytes | None] | None = None
+) -> str:
     near, neg = cats_of(ps, "near"), cats_of(ps, "neg")
     change = cats_of(ps, "change")
     L: list[str] = []
@@ -466,6 +538,9 @@ def report(results: list[Result], ps: bp.PairSet, *, quick: bool) -> str:
             w(
                 f"| revisions: Spearman(distance, 1 - Jaccard) >= 0.92 | {rho:.3f} over {len(jac)} pairs | {'yes' if rho >= 0.92 else 'NO'} |"
             )
+        if sketches is not None:
+            for row in product_change_rows(r, ps, sketches):
+                w(row)
         w("")
         w("The defaults at other k (synthetic pairs; revisions with near-duplicate = jaccard5 >= 0.9):\n")
         w("| k | P | R | F1 | FPR same template | revisions P / R / F1 |")
@@ -737,7 +812,8 @@ def main(argv: list[str] | None = None) -> None:
             print(f"  {m.name}: {r.seconds:.1f} s", file=sys.stderr, flush=True)
             results.append(r)
     results = sorted(results, key=lambda r: order[methods.index(r.method)])
-    text = report(results, ps, quick=args.quick)
+    sketches = change_sketches(ps) if have_ours else None
+    text = report(results, ps, quick=args.quick, sketches=sketches)
     print(text)
     if str(args.out) != "-":
         args.out.write_text(text + "\n", encoding="utf-8")

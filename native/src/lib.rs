@@ -322,11 +322,13 @@ impl Core {
         }))
     }
 
-    /// ``(fingerprint, short)`` of normalised ``text`` (title line included) for
-    /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature.
-    /// ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3"; ``bits``: 64, 128.
+    /// ``(fingerprint, short, tokens)`` of normalised ``text`` (title line included) for
+    /// features="words": ``Fingerprinter._fingerprint``; ``tokens`` is the token list when
+    /// ``with_tokens`` (what the change sketch is made of), else ``None``. ``None`` when there is
+    /// no feature. ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3";
+    /// ``bits``: 64, 128.
     #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
-    #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features))]
+    #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features, with_tokens=false))]
     fn fingerprint(
         &self,
         py: Python<'_>,
@@ -336,7 +338,8 @@ impl Core {
         feature_hash: &str,
         weighting: &str,
         min_features: usize,
-    ) -> PyResult<Option<(u128, bool)>> {
+        with_tokens: bool,
+    ) -> PyResult<Option<(u128, bool, Option<Vec<String>>)>> {
         if bits != 64 && bits != 128 {
             return Err(PyValueError::new_err(format!(
                 "bits ({bits}) is invalid: it must be 64 or 128"
@@ -370,7 +373,8 @@ impl Core {
             } else {
                 (simhash(&feats, &weights, hash, bits)?, false)
             };
-            Ok(Some((if fp == 0 { 1 } else { fp }, short)))
+            let tokens = with_tokens.then(|| tokens.iter().map(|t| (*t).to_owned()).collect());
+            Ok(Some((if fp == 0 { 1 } else { fp }, short, tokens)))
         })
     }
 }

@@ -89,7 +89,10 @@ def last_verdict(record: PageRecord, change_threshold: int) -> str:
         return NEAR_DUPLICATE
     if record.fetch_count <= 1 or len(record.history) < 1 or record.history[0][1] is None:
         return NEW
-    return CHANGED if record.history[0][1] > change_threshold else UNCHANGED
+    # A change seen by the change sketch alone has a distance within the threshold; its record
+    # says it by its last change time.
+    by_sketch = record.last_changed == record.last_fetched > record.first_seen
+    return CHANGED if record.history[0][1] > change_threshold or by_sketch else UNCHANGED
 
 
 def _bucket_histogram(index: SimhashIndex) -> dict[str, int]:

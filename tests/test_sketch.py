@@ -1,0 +1,155 @@
+"""The change sketch (sketch.py): its estimate against brute-force Jaccard, its determinism, its
+place in the record (format 3) and in the change decision (ChangeTracker, the middleware)."""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import sys
+from dataclasses import replace
+
+import pytest
+from conftest import EN_ARTICLES, make_response, run
+
+from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.recrawl import ChangeTracker, PageRecord
+from scrapy_simhash.sketch import SKETCH_BYTES, similarity, sketch_tokens
+
+TOKENS = "the quick brown fox jumps over the lazy dog <num> times 快速 的 狐狸".split()
+#: The sketch of TOKENS: blake2b, splitmix64 and uint16 slots, the same on every machine.
+GOLDEN = (
+    "00000000000000000000b7cc0000000000007962552d00000000000000008ad1000000000000000000000000"
+    "0000000000000000000049200000000000000000000063aa000000000000000000000000adb5000000000000"
+    "e5ac000000000000dc4564de00000000000000000000000000000000000000000000000000000000"
+)
+
+
+def sketch(tokens: list[str]) -> bytes:
+    return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
+
+
+def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(tokens[i : i + 3]) for i in range(len(tokens) - 2)}
+
+
+def test_sketch_is_fixed_bytes_across_processes():
+    assert sketch(TOKENS).hex() == GOLDEN and len(GOLDEN) == 2 * SKETCH_BYTES
+    code = (
+        "from scrapy_simhash.fingerprint import _hash_cache; from scrapy_simhash.sketch import sketch_tokens; "
+        f"print(sketch_tokens(_hash_cache('blake2b', 64).digests({TOKENS!r})).hex())"
+    )
+    env = {**os.environ, "PYTHONHASHSEED": "12345"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == GOLDEN
+
+
+def test_similarity_estimates_brute_force_jaccard():
+    rng = random.Random(5)
+    vocabulary = [f"w{i}" for i in range(3000)]
+    errors = []
+    for _ in range(60):
+        base = rng.choices(vocabulary, k=rng.randint(300, 3000))
+        cut = rng.randint(0, len(base) // 2)
+        start = rng.randint(0, len(base) - cut)
+        edited = base[:start] + base[start + cut :] + rng.choices(vocabulary, k=rng.randint(0, 200))
+        a, b = shingles(base), shingles(edited)
+        exact = len(a & b) / len(a | b)
+        errors.append(abs(similarity(sketch(base), sketch(edited)) - exact))
+    errors.sort()
+    assert errors[len(errors) // 2] < 0.05 and errors[-1] < 0.2  # 64 slots: standard error <= 0.0625
+    assert similarity(sketch(TOKENS), sketch(TOKENS)) == 1.0
+    assert similarity(sketch(TOKENS), sketch([t + "x" for t in TOKENS])) == 0.0
+    assert similarity(sketch([]), sketch([])) == 1.0
+    assert similarity(sketch(["one"]), sketch(["one", "two"])) == 0.0  # under 3 words: one shingle
+    with pytest.raises(ValueError, match="sketch has 128 bytes"):
+        similarity(b"short", sketch(TOKENS))
+
+
+LINES = [
+    f"option {w} sets the {w} value"
+    for w in "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+]
+
+
+def options_page(lines: list[str], name: str = "harbour", stamp: str = "2024-01-01") -> str:
+    """A documentation-like page: an article, then a list of short lines inside <main> that the
+    content region leaves out (but that is content-like: the change sketch covers it)."""
+    title, paragraphs = EN_ARTICLES[name]
+    article = "".join(f"<p>{p}</p>" for p in paragraphs)
+    items = "".join(f"<li>{x}</li>" for x in lines)
+    return (
+        f"<html><head><title>{title} - Docs</title></head><body><nav><a href=/>Home</a> <a href=/b>Blog</a></nav>"
+        f"<main><h1>{title}</h1><p class=date>Updated {stamp}</p><div class=article>{article}</div>"
+        f"<div class=opts><ul>{items}</ul></div></main><footer>Copyright 2024 Example</footer></body></html>"
+    )
+
+
+def test_an_edit_outside_the_fingerprinted_text_moves_the_sketch_not_the_fingerprint():
+    fper = Fingerprinter()
+    before, after = fper.fingerprint_page(options_page(LINES)), fper.fingerprint_page(options_page(LINES[:6]))
+    assert before.coverage < 0.75  # the list is not fingerprinted ...
+    assert (before.fp ^ after.fp).bit_count() <= 3  # ... so the fingerprint barely moves
+    assert before.sketch is not None and after.sketch is not None
+    assert similarity(before.sketch, after.sketch) < 0.9
+    digits = fper.fingerprint_page(options_page(LINES, stamp="2031-12-30"))  # numbers are normalised
+    assert digits.sketch == before.sketch and digits.fp == before.fp
+
+
+def test_record_format_3_keeps_the_sketch_and_older_formats_read():
+    record = PageRecord.first(0x1234_5678_9ABC_DEF0, now=10.0)
+    with_sketch = replace(record, sketch=sketch(TOKENS))
+    raw = with_sketch.to_bytes()
+    assert raw[0] == 3 and raw[-SKETCH_BYTES:] == with_sketch.sketch
+    assert PageRecord.from_bytes(raw) == with_sketch
+    assert record.to_bytes()[0] == 2 and PageRecord.from_bytes(record.to_bytes()).sketch is None  # format 2
+    assert PageRecord.from_bytes(with_sketch._to_json()) == with_sketch  # format 1 (JSON) holds it too
+    assert with_sketch.updated(1, 40, True, now=11.0).sketch == with_sketch.sketch
+    with pytest.raises(ValueError, match="not a page record"):
+        PageRecord.from_bytes(raw[:-1])
+
+
+def test_change_tracker_changed_by_the_sketch_alone():
+    tracker = ChangeTracker(SimhashIndex(), change_threshold=3)
+    fp = 0xF0F0_0000_0000_0000
+    full, half = sketch([f"w{i}" for i in range(400)]), sketch([f"w{i}" for i in range(200)])
+    assert tracker.observe("a", fp, now=1.0, sketch=full).verdict == "new"
+    same = tracker.observe("a", fp ^ 1, now=2.0, sketch=full)
+    assert (same.verdict, same.record.sketch) == ("unchanged", full)
+    moved = tracker.observe("a", fp ^ 1, now=3.0, sketch=half)
+    assert (moved.verdict, moved.distance) == ("changed", 0)  # the distance stays the fingerprint's
+    assert moved.record.change_count == 1 and moved.record.last_changed == 3.0
+    # a record without a sketch (format 2, an older version) or a page without one: the fingerprint decides
+    assert tracker.observe("a", fp ^ 1, now=4.0).verdict == "unchanged"
+    assert tracker.observe("a", fp ^ 1, now=5.0, sketch=full).verdict == "unchanged"
+    off = ChangeTracker(tracker.index, change_threshold=3, change_similarity=0.0)
+    assert off.observe("a", fp ^ 1, now=6.0, sketch=half).verdict == "unchanged"
+    with pytest.raises(ValueError, match="change_similarity"):
+        ChangeTracker(tracker.index, change_similarity=1.5)
+
+
+def test_middleware_counts_a_change_seen_by_the_sketch(make_mw):
+    mw = make_mw()
+    url = "https://docs.example.com/options.html"
+    run(mw, make_response(url, options_page(LINES)))
+    again = make_response(url, options_page(LINES, stamp="2025-06-30"))
+    run(mw, again)
+    assert again.meta["simhash_verdict"] == "unchanged"
+    edited = make_response(url, options_page(LINES[:6]))
+    item = {"a": 1}
+    assert run(mw, edited, [item]) == [item]
+    assert edited.meta["simhash_verdict"] == "changed" and edited.meta["simhash_distance"] <= 3
+    stats = mw.crawler.stats
+    assert stats.get_value("simhash/changed") == 1 and stats.get_value("simhash/changed/sketch") == 1
+    off = make_mw(SIMHASH_CHANGE_SIMILARITY=0, SIMHASH_DIR=str(mw.path.parent.parent / "off"))
+    run(off, make_response(url, options_page(LINES)))
+    response = make_response(url, options_page(LINES[:6]))
+    run(off, response)
+    assert response.meta["simhash_verdict"] == "unchanged"
+
+
+@pytest.mark.parametrize("value", [-0.1, 1.5, "x", True])
+def test_change_similarity_setting_is_validated(make_mw, value):
+    with pytest.raises(ValueError, match="SIMHASH_CHANGE_SIMILARITY"):
+        make_mw(SIMHASH_CHANGE_SIMILARITY=value)
