@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import importlib
 import io
 import re
@@ -46,6 +47,7 @@ sys.path.insert(0, str(REPO))
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
+from scrapy_simhash.sketch import SKETCH_BYTES
 
 _OLD = "simhash_before"
 
@@ -136,6 +138,11 @@ def main() -> None:
     parser.add_argument(
         "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. af0a727)"
     )
+    parser.add_argument(
+        "--no-sketch",
+        action="store_true",
+        help="observe without a change sketch (format 2 records; a crawl passes one: format 3, +128 B)",
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
@@ -166,11 +173,16 @@ def main() -> None:
     plain = ChangeTracker(indexes["after"])
     fixed = ChangeTracker(indexes["after+fixed"], policy=FixedIntervalPolicy())
     scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy())
+
+    # What a crawl passes: each page's change sketch (here one per key, the same at a refetch).
+    def sketch(key: str) -> bytes | None:
+        return None if args.no_sketch else hashlib.shake_128(key.encode()).digest(SKETCH_BYTES)
+
     runs = {
         "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
-        "after": lambda key, fp, now: plain.observe(key, fp, now).verdict,
-        "after+fixed": lambda key, fp, now: fixed.observe(key, fp, now).verdict,
-        "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now).verdict,
+        "after": lambda key, fp, now: plain.observe(key, fp, now, sketch=sketch(key)).verdict,
+        "after+fixed": lambda key, fp, now: fixed.observe(key, fp, now, sketch=sketch(key)).verdict,
+        "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now, sketch=sketch(key)).verdict,
     }
     if args.also:
         other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy())

@@ -650,8 +650,8 @@ class ChangeTracker:
     def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
         """Whether the change sketches of two fetches say the body changed (``False`` when either
         fetch has none, or the sketch is off)."""
-        if old is None or new is None or not self.change_similarity:
-            return False
+        if old is None or new is None or not self.change_similarity or old == new:
+            return False  # equal sketches: similarity 1 (most refetches), no arithmetic
         return len(old) == len(new) == SKETCH_BYTES and similarity(old, new) < self.change_similarity
 
     def not_modified(
