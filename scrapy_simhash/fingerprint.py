@@ -521,13 +521,15 @@ class Fingerprinter:
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
             # shares just the short text that was kept (a licence line, a footer).
             visible = doc.visible[: self.max_chars] if self.max_chars else doc.visible
-            tokens = self._extractor.extract(visible, doc.title).tokens
-            if tokens:
-                fp = _exact_fp(tokens, self.bits) or 1
+            whole = self._extractor.extract(visible, doc.title).tokens
+            if whole:
+                fp = _exact_fp(whole, self.bits) or 1
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
             fallback = "template"
-        if doc.rest:  # content-like text beside what was fingerprinted: the change sketch covers it
+        # The change sketch: the title, the content text and the page's other content-like text
+        # (doc.rest), never its chrome, also on a short page whose fingerprint covers all of it.
+        if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
         sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)

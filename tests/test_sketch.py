@@ -153,3 +153,23 @@ def test_middleware_counts_a_change_seen_by_the_sketch(make_mw):
 def test_change_similarity_setting_is_validated(make_mw, value):
     with pytest.raises(ValueError, match="SIMHASH_CHANGE_SIMILARITY"):
         make_mw(SIMHASH_CHANGE_SIMILARITY=value)
+
+
+def test_short_page_sketch_covers_its_content_not_its_chrome():
+    """A short page's fingerprint is the exact hash of all its visible text (chrome included);
+    its change sketch is its content's: an edit of the navigation alone moves the first only."""
+
+    def page(nav: str) -> str:
+        links = "".join(f'<li><a href="/{w}">{w} section</a></li>' for w in nav.split())
+        return (
+            f"<html><head><title>Opening hours</title></head><body><nav><ul>{links}</ul></nav>"
+            "<main><h1>Opening hours</h1><p>The reading room opens at nine on weekdays.</p></main>"
+            "<footer>Harbor City Library</footer></body></html>"
+        )
+
+    f = Fingerprinter()
+    a = f.fingerprint_page(page("news events archive contact about"))
+    b = f.fingerprint_page(page("news events archive contact about press jobs"))
+    assert a.fallback == b.fallback == "short"
+    assert a.fp != b.fp
+    assert a.sketch is not None and a.sketch == b.sketch
