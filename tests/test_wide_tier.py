@@ -10,19 +10,25 @@ are the k tier's alone. Memory, LMDB and Redis (standalone and cluster) stores.
 
 from __future__ import annotations
 
+import gzip
 import random
+import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
+from test_e2e import demo
 from test_store_contract import LAYOUT, StoreKind, _open, kind  # noqa: F401 - kind: the store fixture
 
+from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, WIDE_MIN_SLOTS, ChangeTracker
 from scrapy_simhash.sketch import SKETCH_BYTES, SLOTS, filled, similarity
 
 if TYPE_CHECKING:
-    from pathlib import Path
+    from collections.abc import Iterator
+    from http.server import BaseHTTPRequestHandler
 
 K, WIDE = 3, 12
 
@@ -156,3 +162,112 @@ def test_wide_tier_needs_evidence_and_a_matching_record(tmp_path: Path) -> None:
         ChangeTracker(index, wide_distance=-1)
     with pytest.raises(ValueError, match="wide_similarity"):
         ChangeTracker(index, wide_similarity=0.0)
+
+
+# -- end to end: real Scrapy crawls of pages served on 127.0.0.1 -----------------------------------
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+_PARA = re.compile(r"(<p[^>]*>)(.*?)(</p>)", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+
+
+def _real_pages() -> list[tuple[str, bytes]]:
+    """Real pages: those of ``shared/data/scrapinghub-aeb`` beside the repo when it is there (news
+    and blog pages of many sites), then the demo site's articles."""
+    pages = []
+    aeb = DATA / "scrapinghub-aeb" / "html"
+    if aeb.is_dir():
+        pages += [(p.name, gzip.decompress(p.read_bytes())) for p in sorted(aeb.glob("*.html.gz"))[:30]]
+    site = demo.SITE_DIR / "news"
+    pages += [(p.name, p.read_bytes()) for p in sorted(site.glob("*.html"))]
+    return pages
+
+
+def _one_sentence_edits(html: str) -> Iterator[str]:
+    """``html`` with one sentence of one of its paragraphs removed, every way."""
+    for m in _PARA.finditer(html):
+        sentences = _SENTENCE_END.split(m.group(2))
+        for i in range(len(sentences)) if len(sentences) > 1 else ():
+            body = " ".join(sentences[:i] + sentences[i + 1 :])
+            yield html[: m.start(2)] + body + html[m.end(2) :]
+
+
+def _wide_pair() -> tuple[str, str, int]:
+    """A real page and the same page with one sentence removed whose fingerprints are further apart
+    than k but within the wide tier (found by its lookup, sketches alike): the first such pair."""
+    fper = Fingerprinter()
+    for _name, raw in _real_pages():
+        html = raw.decode("utf-8", "replace")
+        a = fper.fingerprint_page(html)
+        if a.fallback is not None or a.sketch is None or filled(a.sketch) < WIDE_MIN_SLOTS:
+            continue
+        for edited in _one_sentence_edits(html):
+            b = fper.fingerprint_page(edited)
+            d = (a.fp ^ b.fp).bit_count()
+            if not K < d <= WIDE or b.fallback is not None or b.sketch is None:
+                continue
+            if LAYOUT.key_distance(a.fp.to_bytes(8, "big"), b.fp.to_bytes(8, "big")) <= 1 and similarity(
+                a.sketch, b.sketch
+            ) >= 0.8:
+                return html, edited, d
+    raise AssertionError("no one-sentence edit of the real pages lies in the wide tier")
+
+
+class _Pages(demo.SiteServer):
+    """Serves a fixed set of pages (``/index.html`` links to all of them)."""
+
+    def __init__(self, pages: dict[str, str]) -> None:
+        super().__init__()
+        links = "".join(f'<li><a href="/{name}">{name}</a></li>' for name in pages)
+        self.pages = {"index.html": f"<html><body><h1>Pages</h1><ul>{links}</ul></body></html>", **pages}
+        self.start()
+
+    def _handle(self, req: BaseHTTPRequestHandler) -> None:
+        body = self.pages.get(req.path.lstrip("/"))
+        data = (body or "<html><body>Not found</body></html>").encode()
+        req.send_response(200 if body else 404)
+        req.send_header("Content-Type", "text/html; charset=utf-8")
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+
+@pytest.mark.e2e
+def test_crawl_drops_a_one_sentence_edit_and_keeps_pages_of_one_template(tmp_path: Path) -> None:
+    page, edited, distance = _wide_pair()
+    # two different articles of the demo site: one template, different text
+    one, two = (demo.SITE_DIR / "news" / f"{n}.html" for n in ("storm-harbour", "library-seeds"))
+    pages = {"page.html": page, "copy.html": edited, "one.html": one.read_text(), "two.html": two.read_text()}
+    server = _Pages(pages)
+    try:
+        runs = {}
+        for wide in (WIDE, 0):
+            log = tmp_path / f"pages-{wide}.jsonl"
+            stats = demo.run_crawl(
+                server.url("/index.html"),
+                items_path=tmp_path / f"items-{wide}.jsonl",
+                stats_path=tmp_path / f"stats-{wide}.json",
+                page_log=log,
+                settings={
+                    "SIMHASH_DIR": str(tmp_path / f"simhash-{wide}"),
+                    "SIMHASH_WIDE_DISTANCE": wide,
+                    "CONCURRENT_REQUESTS": 1,
+                    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+                },
+                timeout=120,
+            )
+            verdicts = {line["url"].rsplit("/", 1)[1]: line for line in demo.read_jsonl(log)}
+            runs[wide] = stats, verdicts
+    finally:
+        server.stop()
+    stats, verdicts = runs[WIDE]
+    first, second = ("page.html", "copy.html") if verdicts["page.html"]["verdict"] == "new" else ("copy.html", "page.html")
+    assert verdicts[first]["verdict"] == "new"
+    assert verdicts[second]["verdict"] == "near_duplicate"
+    assert verdicts[second]["distance"] == distance
+    assert verdicts[second]["duplicate_of"].endswith(first)
+    assert stats.get("simhash/duplicate/wide") == 1
+    assert verdicts["one.html"]["verdict"] == verdicts["two.html"]["verdict"] == "new"
+    stats, verdicts = runs[0]  # the tier off: today's verdicts, both pages kept
+    assert [verdicts[n]["verdict"] for n in pages] == ["new"] * 4
+    assert "simhash/duplicate/wide" not in stats
