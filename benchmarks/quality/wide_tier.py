@@ -35,6 +35,7 @@ import build_pairs as bp
 
 from scrapy_simhash import defaults
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _hash_cache
+from scrapy_simhash.recrawl import WIDE_MIN_SLOTS
 from scrapy_simhash.sketch import filled, similarity, sketch_tokens
 from scrapy_simhash.store.base import TableLayout
 
@@ -59,6 +60,26 @@ def page_facts(ps: bp.PairSet, fper: Fingerprinter) -> dict[str, tuple[int, str 
         if n % 2000 == 0:
             print(f"  {n}/{len(ps.docs)} documents, {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
     return out
+
+
+Facts = tuple[int, str | None, bytes | None]
+
+
+def product_duplicate(a: Facts | None, b: Facts | None, layout: TableLayout) -> tuple[bool, int]:
+    """The product's near-duplicate decision on two pages (``ChangeTracker`` with the default
+    settings): ``(duplicate, distance)``, within k or by the wide tier."""
+    if a is None or b is None:
+        return False, 99
+    d = (a[0] ^ b[0]).bit_count()
+    if d <= K:
+        return True, d
+    if not K < d <= defaults.SIMHASH_WIDE_DISTANCE or a[1] is not None or b[1] is not None:
+        return False, d
+    sa, sb = a[2], b[2]
+    if sa is None or sb is None or min(filled(sa), filled(sb)) < WIDE_MIN_SLOTS:
+        return False, d
+    found = layout.key_distance(a[0].to_bytes(8, "big"), b[0].to_bytes(8, "big")) <= 1
+    return found and similarity(sa, sb) >= defaults.SIMHASH_WIDE_SIMILARITY, d
 
 
 def main(argv: list[str] | None = None) -> None:
