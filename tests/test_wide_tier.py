@@ -167,7 +167,7 @@ def test_wide_tier_needs_evidence_and_a_matching_record(tmp_path: Path) -> None:
 # -- end to end: real Scrapy crawls of pages served on 127.0.0.1 -----------------------------------
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-_PARA = re.compile(r"(<p[^>]*>)(.*?)(</p>)", re.S)
+_PARA = re.compile(r"(<p[^>]*>)(.*?)(</p>)", re.DOTALL)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
 
 
@@ -206,9 +206,10 @@ def _wide_pair() -> tuple[str, str, int]:
             d = (a.fp ^ b.fp).bit_count()
             if not K < d <= WIDE or b.fallback is not None or b.sketch is None:
                 continue
-            if LAYOUT.key_distance(a.fp.to_bytes(8, "big"), b.fp.to_bytes(8, "big")) <= 1 and similarity(
-                a.sketch, b.sketch
-            ) >= 0.8:
+            if (
+                LAYOUT.key_distance(a.fp.to_bytes(8, "big"), b.fp.to_bytes(8, "big")) <= 1
+                and similarity(a.sketch, b.sketch) >= 0.8
+            ):
                 return html, edited, d
     raise AssertionError("no one-sentence edit of the real pages lies in the wide tier")
 
@@ -261,7 +262,9 @@ def test_crawl_drops_a_one_sentence_edit_and_keeps_pages_of_one_template(tmp_pat
     finally:
         server.stop()
     stats, verdicts = runs[WIDE]
-    first, second = ("page.html", "copy.html") if verdicts["page.html"]["verdict"] == "new" else ("copy.html", "page.html")
+    first, second = (
+        ("page.html", "copy.html") if verdicts["page.html"]["verdict"] == "new" else ("copy.html", "page.html")
+    )
     assert verdicts[first]["verdict"] == "new"
     assert verdicts[second]["verdict"] == "near_duplicate"
     assert verdicts[second]["distance"] == distance

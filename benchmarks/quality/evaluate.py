@@ -431,6 +431,15 @@ def product_change_rows(r: Result, ps: bp.PairSet, sketches: dict[str, bytes | N
     return rows
 
 
+def defaults_note() -> str:
+    from scrapy_simhash import defaults
+
+    return (
+        f"k = {defaults.SIMHASH_MAX_DISTANCE}, or the wide tier: distance <= {defaults.SIMHASH_WIDE_DISTANCE} "
+        f"in reach of the lookup, sketch similarity >= {defaults.SIMHASH_WIDE_SIMILARITY}"
+    )
+
+
 def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
     """Bars rows for ``ChangeTracker``'s near-duplicate decision with its defaults: within k, or
     the wide tier (``SIMHASH_WIDE_DISTANCE``, ``SIMHASH_WIDE_SIMILARITY``: distance, the index
@@ -460,14 +469,17 @@ def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
             low += dup and p.meta["jaccard5"] < 0.5
     prec = tp / (tp + fp) if tp + fp else 1.0
     st = yes.get("same_template", [])
+    dp, r = defaults_note(), tp / max(tp + fn, 1)
     rows = [
-        f"| **the product's decision** (k = 3, or the wide tier: distance <= {wide_tier.defaults.SIMHASH_WIDE_DISTANCE} "
-        f"in reach of the lookup, sketch similarity >= {wide_tier.defaults.SIMHASH_WIDE_SIMILARITY}): precision >= 0.99 "
-        f"| {prec:.3f} ({tp} TP, {fp} FP) | {'yes' if prec >= 0.99 else 'NO'} |",
-        f"| the product's decision: recall >= 0.95 | {tp / max(tp + fn, 1):.3f} ({fn} missed of {tp + fn}) "
-        f"| {'yes' if tp / max(tp + fn, 1) >= 0.95 else 'NO'} |",
-        f"| the product's decision: FPR <= 0.1% on different articles under one template | "
-        f"{100 * sum(st) / max(len(st), 1):.3f}% of {len(st)} pairs | {'yes' if sum(st) <= 0.001 * len(st) else 'NO'} |",
+        (
+            f"| **the product's decision** ({dp}): precision >= 0.99 | {prec:.3f} ({tp} TP, {fp} FP) "
+            f"| {'yes' if prec >= 0.99 else 'NO'} |"
+        ),
+        f"| the product's decision: recall >= 0.95 | {r:.3f} ({fn} missed of {tp + fn}) | {'yes' if r >= 0.95 else 'NO'} |",
+        (
+            f"| the product's decision: FPR <= 0.1% on different articles under one template | "
+            f"{100 * sum(st) / max(len(st), 1):.3f}% of {len(st)} pairs | {'yes' if sum(st) <= 0.001 * len(st) else 'NO'} |"
+        ),
     ]
     for cat in ("short_edit", "real_swap"):
         ys = yes.get(cat, [])

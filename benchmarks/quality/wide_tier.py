@@ -113,15 +113,19 @@ def main(argv: list[str] | None = None) -> None:
             continue
         d = (fa[0] ^ fb[0]).bit_count()
         # the smallest distance between the two table keys of one table: 0 = a shared bucket
-        near_key = min((int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).bit_count()
-                       for x, y in zip(layout.tkeys(fa[0]), layout.tkeys(fb[0])))
+        near_key = min(
+            (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).bit_count()
+            for x, y in zip(layout.tkeys(fa[0]), layout.tkeys(fb[0]))
+        )
         ok = fa[1] is None and fb[1] is None and fa[2] is not None and fb[2] is not None
         sim = similarity(fa[2], fb[2]) if ok else 0.0
         slots = min(filled(fa[2]), filled(fb[2])) if ok else 0
         rows.append((p, d, near_key, ok, sim, slots))
 
-    say(f"{len(ps.docs)} documents, {len(rows)} near/neg/rev pairs; layout: {len(layout.tables)} tables of "
-        f"{layout.key_bits[0]}-bit keys (k = {K})\n")
+    say(
+        f"{len(ps.docs)} documents, {len(rows)} near/neg/rev pairs; layout: {len(layout.tables)} tables of "
+        f"{layout.key_bits[0]}-bit keys (k = {K})\n"
+    )
     say("Share of the pairs at distance d whose table keys are within `radius` bits in some table (found by a")
     say("lookup that reads the buckets of its table keys, radius 0, and of every key one bit away, radius 1):\n")
     say("| pairs | radius | " + " | ".join(f"d={d}" for d in range(K + 1, 17)) + " |")
@@ -142,7 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     say()
 
     cats = sorted({r[0].category for r in rows})
-    say("| rule | P | R | short_edit | real_swap | FP neg (of) | rev R(J>=0.95) | rev accepted J<0.5 | rev accepted J 0.5-0.9 |")
+    say(
+        "| rule | P | R | short_edit | real_swap | FP neg (of) | rev R(J>=0.95) | rev accepted J<0.5 | rev accepted J 0.5-0.9 |"
+    )
     say("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     rules = [("d<=3", None)]
     for radius in (0, 1):

@@ -757,9 +757,7 @@ class RedisStore(FingerprintStore):
                 bids = {(int.from_bytes(tk, "big") >> shift).to_bytes(2, "big") for tk in keys} - {own[t]}
                 for bid in sorted(bids):
                     around += [t + 1, bid]
-        res = self._call(
-            "cadd", key, shard, fp, k, limit, *self._buckets(fp), wide, *around, action="write to"
-        )
+        res = self._call("cadd", key, shard, fp, k, limit, *self._buckets(fp), wide, *around, action="write to")
         old = bytes(res[0])
         probe = self._probe(res[1], key)
         if res[2]:
