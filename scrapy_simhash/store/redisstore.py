@@ -174,6 +174,34 @@ local function words(s, p)
   return w
 end
 
+-- The first n candidates packed in raw at a distance lo < d <= hi of fp, each once: found[f] = d, in order
+local function scan(raw, n, fp, lo, hi, found, order)
+  local q = words(fp, 1)
+  local nw = VW / 4
+  for c = 0, n - 1 do
+    local p = c * VW + 1
+    local d = 0
+    for w = 0, nw - 1 do
+      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
+      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
+      if d > hi then break end
+    end
+    if d > lo and d <= hi then
+      local f = sub(raw, p, p + VW - 1)
+      if not found[f] then found[f] = d; order[#order + 1] = f end
+    end
+  end
+end
+
+local function with_keys(found, order, out)  -- appends fp, dist, keys of each found fp to out
+  for _, f in ipairs(order) do
+    out[#out + 1] = f
+    out[#out + 1] = found[f]
+    out[#out + 1] = redis.call('HGET', FPS, f) or ''
+  end
+  return out
+end
+
 -- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
 local function probe(fp, k, limit, i)
   local parts = {}
@@ -189,67 +217,29 @@ local function probe(fp, k, limit, i)
     n = limit
     if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
   end
-  local q = words(fp, 1)
-  local nw = VW / 4
-  for c = 0, n - 1 do
-    local p = c * VW + 1
-    local d = 0
-    for w = 0, nw - 1 do
-      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
-      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
-      if d > k then break end
-    end
-    if d <= k then
-      local f = sub(raw, p, p + VW - 1)
-      if not found[f] then found[f] = d; order[#order + 1] = f end
-    end
-  end
-  local out = {total, (limit > 0 and limit < total) and 1 or 0}
-  for _, f in ipairs(order) do
-    out[#out + 1] = f
-    out[#out + 1] = found[f]
-    out[#out + 1] = redis.call('HGET', FPS, f) or ''
-  end
-  return out
+  scan(raw, n, fp, -1, k, found, order)
+  return with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
 end
 
 -- The wide tier's candidates: fp's buckets (ARGV from i: T of them) and the (table, bucket) pairs
--- after wide (ARGV[i + T]) up to the end of ARGV, at most limit verified; those at k < d <= wide: {fp, dist, keys, ...}
+-- after wide (ARGV[i + T]) up to the end of ARGV, at most limit verified; those at k < d <= wide:
+-- {fp, dist, keys, ...}
 local function wide_probe(fp, k, wide, limit, i)
   local parts = {}
   for t = 1, T do
     local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
     if blob then parts[#parts + 1] = blob end
   end
-  for j = i + T + 1, #ARGV, 2 do  -- ARGV[i + T] is wide
+  for j = i + T + 1, #ARGV, 2 do
     local blob = redis.call('HGET', TN[tonumber(ARGV[j])], ARGV[j + 1])
     if blob then parts[#parts + 1] = blob end
   end
   local raw = table.concat(parts)
   local n = #raw / VW
   if limit > 0 and limit < n then n = limit end
-  local q = words(fp, 1)
-  local nw = VW / 4
-  local seen, out = {}, {}
-  for c = 0, n - 1 do
-    local p = c * VW + 1
-    local d = 0
-    for w = 0, nw - 1 do
-      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
-      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
-      if d > wide then break end
-    end
-    if d > k and d <= wide then
-      local f = sub(raw, p, p + VW - 1)
-      if not seen[f] then
-        seen[f] = true
-        out[#out + 1] = f
-        out[#out + 1] = d
-        out[#out + 1] = redis.call('HGET', FPS, f) or ''
-      end
-    end
-  end
-  return out
+  local found, order = {}, {}
+  scan(raw, n, fp, k, wide, found, order)
+  return with_keys(found, order, {})
 end
 
 local function bucket_add(t, bid, fp)
