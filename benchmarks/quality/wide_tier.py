@@ -1,7 +1,7 @@
 """The wide tier of the near-duplicate decision, measured on the quality pairs with the product's own parts.
 
-Run ``nice -n 10 .venv/bin/python benchmarks/quality/wide_tier.py`` (``--quick`` for a subset;
-``--out FILE`` also writes the report). For every document of the quality pairs
+Run ``nice -n 10 .venv/bin/python benchmarks/quality/wide_tier.py --out
+benchmarks/quality/wide_tier-results.txt`` (``--quick`` for a subset). For every document of the quality pairs
 (``build_pairs.build``) it takes what a crawl stores: the 64-bit fingerprint and the change sketch
 (``Fingerprinter.fingerprint_page``: a 64 x 16-bit one-permutation MinHash of word 3-shingles,
 :mod:`scrapy_simhash.sketch`) and the page's fallback (short / template). A pair is a
@@ -112,11 +112,7 @@ def main(argv: list[str] | None = None) -> None:
             rows.append((p, 99, 99, False, 0.0, 0))
             continue
         d = (fa[0] ^ fb[0]).bit_count()
-        # the smallest distance between the two table keys of one table: 0 = a shared bucket
-        near_key = min(
-            (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).bit_count()
-            for x, y in zip(layout.tkeys(fa[0]), layout.tkeys(fb[0]))
-        )
+        near_key = layout.key_distance(fa[0].to_bytes(8, "big"), fb[0].to_bytes(8, "big"))  # 0: a shared bucket
         ok = fa[1] is None and fb[1] is None and fa[2] is not None and fb[2] is not None
         sim = similarity(fa[2], fb[2]) if ok else 0.0
         slots = min(filled(fa[2]), filled(fb[2])) if ok else 0
@@ -146,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
     say()
 
     cats = sorted({r[0].category for r in rows})
+    neg_cats = {r[0].category for r in rows if r[0].group == "neg"}
     say(
         "| rule | P | R | short_edit | real_swap | FP neg (of) | rev R(J>=0.95) | rev accepted J<0.5 | rev accepted J 0.5-0.9 |"
     )
@@ -179,7 +176,7 @@ def main(argv: list[str] | None = None) -> None:
                     rhit += yes
                 rlow += yes and j5 < 0.5
                 rmid += yes and 0.5 <= j5 < 0.9
-        neg = sum(v[1] for c, v in acc.items() if c in {r[0].category for r in rows if r[0].group == "neg"})
+        neg = sum(v[1] for c, v in acc.items() if c in neg_cats)
         prec = tp / (tp + fp_) if tp + fp_ else 1.0
         say(
             f"| {name} | {prec:.4f} | {tp / max(tp + fn, 1):.3f} | {acc['short_edit'][0] / acc['short_edit'][1]:.3f} | "
