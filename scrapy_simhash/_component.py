@@ -108,6 +108,8 @@ class _IndexComponent:
             self.index,
             change_threshold=self.config.change_threshold,
             change_similarity=self.config.change_similarity,
+            wide_distance=self.config.wide_distance,
+            wide_similarity=self.config.wide_similarity,
             history_size=self.config.history_size,
             policy=self.config.policy,
             clock=self.config.clock,

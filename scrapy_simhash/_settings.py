@@ -70,6 +70,8 @@ class SimhashConfig:
     incremental: bool = False
     policy: SchedulePolicy | None = None
     change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY
+    wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE
+    wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -266,6 +268,10 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         remove_gone=_get_choice(settings, "SIMHASH_GONE", ("keep", "remove")) == "remove",
         clock=load_clock(settings),
         change_similarity=_get_share(settings, "SIMHASH_CHANGE_SIMILARITY"),
+        wide_distance=_get_int(settings, "SIMHASH_WIDE_DISTANCE", 0, bits),
+        wide_similarity=_get_float(
+            settings, "SIMHASH_WIDE_SIMILARITY", lambda x: 0 < x <= 1, "it must be a number above 0 and at most 1"
+        ),
     )
 
 

@@ -23,6 +23,14 @@ SIMHASH_BITS = 64
 #: Largest Hamming distance at which pages of two different URLs are near-duplicates (k).
 SIMHASH_MAX_DISTANCE = 3
 
+#: The wide tier of the near-duplicate decision: a page with no other page within
+#: SIMHASH_MAX_DISTANCE is still a near-duplicate of one at a distance up to this that its lookup
+#: finds (sharing a table key, or one bit away from one) when both pages' change sketches fill at
+#: least half of their slots (no short or template-only page) and estimate a Jaccard similarity of
+#: at least SIMHASH_WIDE_SIMILARITY (``simhash/duplicate/wide``). 0 (or <= SIMHASH_MAX_DISTANCE): off.
+SIMHASH_WIDE_DISTANCE = 12
+SIMHASH_WIDE_SIMILARITY = 0.75
+
 #: Index layout: the fingerprint is split into this many blocks (> SIMHASH_MAX_DISTANCE).
 #: ``None``: the index's default layout for SIMHASH_MAX_DISTANCE.
 SIMHASH_BLOCKS = None

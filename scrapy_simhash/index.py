@@ -564,11 +564,31 @@ class SimhashIndex:
         duplicate). Atomic across processes (LMDB) and, for stores that implement the contract,
         across machines.
         """
-        probe = self._call(
-            self._store.check_and_add, self._key(key), self._fpb(fp), self.max_distance, self.max_candidates
-        )
+        return self.check_and_add_wide(key, fp, 0)[0]
+
+    def check_and_add_wide(self, key: str, fp: int, wide: int) -> tuple[Match | None, list[Match]]:
+        """:meth:`check_and_add`, and when it finds no match and ``wide > max_distance``, the wide
+        tier's candidates: the other keys whose fingerprints lie at a distance
+        ``max_distance < d <= wide`` and share a table key with ``fp``'s or lie one bit away from
+        it in some table (the buckets of ``fp``'s table keys and of every key one bit away are read;
+        at most ``max_candidates`` verified), nearest first, ties by key. They are not matches:
+        ``fp`` is stored as ``key``'s fingerprint as without them; the caller decides (see
+        :class:`~scrapy_simhash.recrawl.ChangeTracker`). Which pairs beyond ``max_distance`` the
+        lookup reaches depends on where their bits differ (``benchmarks/quality/wide_tier.py``
+        measures the share)."""
+        if isinstance(wide, bool) or not isinstance(wide, int) or wide < 0:
+            raise ValueError(f"wide ({wide!r}) is invalid: it must be an int >= 0 (0: no wide lookup)")
+        fpb = self._fpb(fp)
+        args = (self._key(key), fpb, self.max_distance, self.max_candidates)
+        probe = self._call(self._store.check_and_add, *args, *((wide,) if wide > self.max_distance else ()))
         matches = self._matches(probe)
-        return matches[0] if matches else None
+        layout = self._layout
+        wide_matches = [
+            Match(h.key.decode("utf-8"), int.from_bytes(h.fp, "big"), h.distance)
+            for h in probe.wide
+            if h.distance <= wide and layout.key_distance(h.fp, fpb) <= 1
+        ]
+        return (matches[0] if matches else None), wide_matches
 
     # -- records ----------------------------------------------------------------------------
 

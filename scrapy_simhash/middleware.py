@@ -283,7 +283,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(prepared, page.fp, response, may_match=page.may_match, sketch=page.sketch)
+            outcome = self._verdict(
+                prepared, page.fp, response, may_match=page.may_match, sketch=page.sketch, fallback=page.fallback
+            )
             self._count(outcome)
             for name in page.stats():
                 self._inc(f"simhash/{name}")
@@ -328,6 +330,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         *,
         may_match: bool = True,
         sketch: bytes | None = None,
+        fallback: str | None = None,
     ) -> _Outcome:
         """One verdict for ``key`` with fingerprint ``fp`` and change ``sketch``
         (:meth:`ChangeTracker.observe`; ``may_match`` False: a page with no text of its own
@@ -338,7 +341,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
         config = self.config
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, fp, validators=validators(response), may_match=may_match, sketch=sketch)
+            verdict = self.tracker.observe(
+                key, fp, validators=validators(response), may_match=may_match, sketch=sketch, fallback=fallback
+            )
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)
@@ -346,6 +351,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             outcome = _Outcome(verdict.verdict, fp, verdict.distance, verdict.duplicate_of)
             if verdict.verdict == CHANGED and (verdict.distance or 0) <= config.change_threshold:
                 self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
+            elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
+                self._inc("simhash/duplicate/wide")  # beyond max_distance: the wide tier's
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
 from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
-from scrapy_simhash.sketch import SKETCH_BYTES, similarity
+from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.index import Match, SimhashIndex
     from scrapy_simhash.schedule import SchedulePolicy
 
 __all__ = [
@@ -508,6 +508,10 @@ class DueRow(NamedTuple):
 
 PLAN_NEW, PLAN_DUE, PLAN_NOT_DUE = "new", "due", "not_due"
 
+#: The wide tier's evidence: both change sketches fill at least this many of their 64 slots
+#: (about 44 distinct word 3-shingles or more), so that no short page is judged by a few shingles.
+WIDE_MIN_SLOTS = 32
+
 
 class ChangeTracker:
     """The per-page decision over an index: near-duplicate check, change tracking, record update,
@@ -528,6 +532,15 @@ class ChangeTracker:
         (`SIMHASH_RECRAWL_POLICY`): every fetch updates the record's schedule and due time with
         it. ``None``: records get no schedule (always due).
     :param clock: Unix time now (`SIMHASH_CLOCK`), for calls without ``now``.
+    :param wide_distance: the wide tier (`SIMHASH_WIDE_DISTANCE`; ``<= index.max_distance``: off): a
+        page with no other page within the index's ``max_distance`` is a near-duplicate of a
+        candidate at a distance up to this that the index's wide lookup finds
+        (:meth:`SimhashIndex.check_and_add_wide`) when both pages have enough evidence (no
+        fallback for the new page; both change sketches fill at least :data:`WIDE_MIN_SLOTS`
+        slots; the candidate's record holds the sketch of its indexed fingerprint) and their
+        sketches' similarity is at least ``wide_similarity`` (`SIMHASH_WIDE_SIMILARITY`); the most
+        similar such candidate wins (then the nearest, then the smallest key). The page's
+        fingerprint then leaves the index, as after a drop within ``max_distance``.
     """
 
     def __init__(
@@ -539,12 +552,20 @@ class ChangeTracker:
         policy: SchedulePolicy | None = None,
         clock: Callable[[], float] = time.time,
         change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY,
+        wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE,
+        wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         if not 0.0 <= change_similarity <= 1.0:
             raise ValueError(f"change_similarity ({change_similarity!r}) is invalid: it must be between 0 and 1")
+        if isinstance(wide_distance, bool) or not isinstance(wide_distance, int) or wide_distance < 0:
+            raise ValueError(f"wide_distance ({wide_distance!r}) is invalid: it must be an int >= 0 (0: off)")
+        if not 0.0 < wide_similarity <= 1.0:
+            raise ValueError(f"wide_similarity ({wide_similarity!r}) is invalid: it must be above 0 and at most 1")
         self.index = index
+        self.wide_distance = wide_distance
+        self.wide_similarity = wide_similarity
         self.change_threshold = change_threshold
         self.change_similarity = change_similarity
         self.history_size = history_size
@@ -568,6 +589,7 @@ class ChangeTracker:
         validators: tuple[str | None, str | None] = (None, None),
         may_match: bool = True,
         sketch: bytes | None = None,
+        fallback: str | None = None,
     ) -> Verdict:
         """Decide on ``key`` fetched now with fingerprint ``fp`` (and change ``sketch``, kept in
         the record: see ``change_similarity``); store the outcome (and the response's
@@ -575,7 +597,8 @@ class ChangeTracker:
 
         ``may_match`` False (the page has no text of its own beside its site's template: no
         evidence): the page is never a near-duplicate and is not indexed, so that no page can
-        duplicate it either; its change is still tracked."""
+        duplicate it either; its change is still tracked. ``fallback`` (``PageFingerprint.fallback``)
+        other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``)."""
         index = self.index
         now = self.clock() if now is None else now
         distance = duplicate_of = None
@@ -585,7 +608,7 @@ class ChangeTracker:
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
-                match = index.check_and_add(key, fp) if may_match else None
+                match = self._check_and_add(key, fp, sketch, fallback) if may_match else None
                 if match is None:
                     verdict = NEW
                 else:
@@ -614,7 +637,7 @@ class ChangeTracker:
                     verdict = CHANGED
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
-                    match = index.check_and_add(key, fp)
+                    match = self._check_and_add(key, fp, sketch, fallback)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 first_seen = record.first_seen
@@ -646,6 +669,31 @@ class ChangeTracker:
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
+
+    def _check_and_add(self, key: str, fp: int, sketch: bytes | None, fallback: str | None) -> Match | None:
+        """The near-duplicate decision: a match within the index's ``max_distance``, else the
+        wide tier's (see ``wide_distance``), after which ``key``'s fingerprint leaves the index."""
+        index = self.index
+        wide = self.wide_distance
+        if wide <= index.max_distance or fallback is not None or sketch is None or filled(sketch) < WIDE_MIN_SLOTS:
+            return index.check_and_add(key, fp)
+        match, candidates = index.check_and_add_wide(key, fp, wide)
+        if match is not None or not candidates:
+            return match
+        best, best_similarity = None, 0.0
+        for candidate, raw in zip(candidates, index.get_records([c.key for c in candidates])):
+            record = PageRecord.parse(raw)
+            if record is None or record.last_fp != candidate.fp:
+                continue  # no sketch of the content its fingerprint was made of
+            other = record.sketch
+            if other is None or len(other) != SKETCH_BYTES or filled(other) < WIDE_MIN_SLOTS:
+                continue
+            s = similarity(sketch, other)
+            if s >= self.wide_similarity and s > best_similarity:
+                best, best_similarity = candidate, s
+        if best is not None:
+            index.remove(key)  # a duplicate: the same state as after a drop within max_distance
+        return best
 
     def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
         """Whether the change sketches of two fetches say the body changed (``False`` when either

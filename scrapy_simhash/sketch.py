@@ -26,7 +26,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-__all__ = ["SHINGLE", "SKETCH_BYTES", "SLOTS", "similarity", "sketch_tokens"]
+__all__ = ["SHINGLE", "SKETCH_BYTES", "SLOTS", "filled", "similarity", "sketch_tokens"]
 
 #: Words per shingle.
 SHINGLE = 3
@@ -89,3 +89,12 @@ def similarity(a: bytes, b: bytes) -> float:
     used = (x != 0) | (y != 0)
     n = int(used.sum())
     return float(((x == y) & used).sum()) / n if n else 1.0
+
+
+def filled(sketch: bytes) -> int:
+    """How many of the sketch's slots hold a shingle (0..64): the evidence a sketch rests on
+    (``n`` distinct shingles fill about ``64 * (1 - exp(-n / 64))`` slots; 24 filled slots mean
+    about 30 shingles, 32 about 44). ``ValueError`` for a value that is not a sketch."""
+    if len(sketch) != SKETCH_BYTES:
+        raise ValueError(f"a sketch has {SKETCH_BYTES} bytes, got {len(sketch)}")
+    return int(np.count_nonzero(np.frombuffer(sketch, dtype="<u2")))

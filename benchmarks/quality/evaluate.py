@@ -431,6 +431,76 @@ def product_change_rows(r: Result, ps: bp.PairSet, sketches: dict[str, bytes | N
     return rows
 
 
+def defaults_note() -> str:
+    from scrapy_simhash import defaults
+
+    return (
+        f"k = {defaults.SIMHASH_MAX_DISTANCE}, or the wide tier: distance <= {defaults.SIMHASH_WIDE_DISTANCE} "
+        f"in reach of the lookup, sketch similarity >= {defaults.SIMHASH_WIDE_SIMILARITY}"
+    )
+
+
+def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
+    """Bars rows for ``ChangeTracker``'s near-duplicate decision with its defaults: within k, or
+    the wide tier (``SIMHASH_WIDE_DISTANCE``, ``SIMHASH_WIDE_SIMILARITY``: distance, the index
+    lookup's reach, evidence and change-sketch similarity; ``wide_tier.py``)."""
+    import wide_tier
+
+    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.store.base import TableLayout
+
+    layout = TableLayout(64, wide_tier.K, wide_tier.K + 1)
+    facts = wide_tier.page_facts(ps, Fingerprinter())
+    yes: dict[str, list[int]] = {}
+    tp = fp = fn = 0
+    hi: list[int] = []
+    low = 0
+    for p in ps.pairs:
+        if p.group not in ("near", "neg", "rev"):
+            continue
+        dup, _ = wide_tier.product_duplicate(facts[p.a], facts[p.b], layout)
+        yes.setdefault(p.category, []).append(dup)
+        tp += p.group == "near" and dup
+        fn += p.group == "near" and not dup
+        fp += p.group == "neg" and dup
+        if p.group == "rev":
+            if p.meta["jaccard5"] >= 0.95:
+                hi.append(dup)
+            low += dup and p.meta["jaccard5"] < 0.5
+    prec = tp / (tp + fp) if tp + fp else 1.0
+    st = yes.get("same_template", [])
+    dp, r = defaults_note(), tp / max(tp + fn, 1)
+    rows = [
+        (
+            f"| **the product's decision** ({dp}): precision >= 0.99 | {prec:.3f} ({tp} TP, {fp} FP) "
+            f"| {'yes' if prec >= 0.99 else 'NO'} |"
+        ),
+        f"| the product's decision: recall >= 0.95 | {r:.3f} ({fn} missed of {tp + fn}) | {'yes' if r >= 0.95 else 'NO'} |",
+        (
+            f"| the product's decision: FPR <= 0.1% on different articles under one template | "
+            f"{100 * sum(st) / max(len(st), 1):.3f}% of {len(st)} pairs | {'yes' if sum(st) <= 0.001 * len(st) else 'NO'} |"
+        ),
+    ]
+    for cat in ("short_edit", "real_swap"):
+        ys = yes.get(cat, [])
+        if ys:
+            rc = sum(ys) / len(ys)
+            rows.append(
+                f"| the product's decision: recall >= 0.90 on {cat} | {rc:.3f} of {len(ys)} | {'yes' if rc >= 0.90 else 'NO'} |"
+            )
+    if hi:
+        rc = sum(hi) / len(hi)
+        rows.append(
+            f"| the product's decision: revisions recall >= 0.95 on pairs with Jaccard >= 0.95 | {rc:.3f} of {len(hi)} "
+            f"| {'yes' if rc >= 0.95 else 'NO'} |"
+        )
+        rows.append(
+            f"| the product's decision: revision pairs under Jaccard 0.5 (the issue's false-drop line) accepted | {low} "
+            f"| {'yes' if low == 0 else 'NO'} |"
+        )
+    return rows
+
+
 def distances_of(r: Result, ps: bp.PairSet) -> list[float]:
     """``r``'s distances in the order of ``ps.pairs``."""
     seen: dict[str, int] = {}
@@ -540,6 +610,8 @@ def report(
             )
         if sketches is not None:
             for row in product_change_rows(r, ps, sketches):
+                w(row)
+            for row in product_duplicate_rows(ps):
                 w(row)
         w("")
         w("The defaults at other k (synthetic pairs; revisions with near-duplicate = jaccard5 >= 0.9):\n")

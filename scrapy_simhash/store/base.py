@@ -118,6 +118,24 @@ class TableLayout:
                 out.append(v.to_bytes(kw, "big"))
         return out
 
+    def probe_tkeys(self, fp: int | bytes) -> list[list[bytes]]:
+        """Per table, the keys one bit away from ``fp``'s key (``key_bits[t]`` of them): the
+        buckets a wide lookup reads beside ``fp``'s own (:func:`wide_found`)."""
+        kw = self.key_width
+        out = []
+        for tkey, kb in zip(self.tkeys(fp), self.key_bits):
+            v = int.from_bytes(tkey, "big")
+            out.append([(v ^ (1 << i)).to_bytes(kw, "big") for i in range(kb)])
+        return out
+
+    def key_distance(self, a: bytes, b: bytes) -> int:
+        """The smallest Hamming distance between the keys of two fingerprints in one table: 0
+        when they share a bucket, 1 when a wide lookup of one reads the other's bucket."""
+        return min(
+            (int.from_bytes(x, "big") ^ int.from_bytes(y, "big")).bit_count()
+            for x, y in zip(self.tkeys(a), self.tkeys(b))
+        )
+
     def tkeys_np(self, fps: np.ndarray, table: int) -> np.ndarray:
         """Table keys of many 64-bit fingerprints (uint64 array) as uint64 integers."""
         v = np.zeros(len(fps), dtype=np.uint64)
@@ -168,6 +186,13 @@ def verify(raw: bytes, fp: bytes, k: int, limit: int) -> tuple[dict[bytes, int],
     return found, total
 
 
+def wide_found(raw: bytes, fp: bytes, k: int, wide: int, limit: int) -> dict[bytes, int]:
+    """``{fp_bytes: distance}`` of the candidates in ``raw`` (as :func:`verify`'s, at most ``limit``
+    of them verified) at a distance ``k < d <= wide``: the wide tier's candidates."""
+    found, _ = verify(raw, fp, wide, limit)
+    return {f: d for f, d in found.items() if d > k}
+
+
 class Hit(NamedTuple):
     """A stored key within the searched distance: its key bytes, fingerprint bytes and distance."""
 
@@ -178,11 +203,14 @@ class Hit(NamedTuple):
 
 class Probe(NamedTuple):
     """The result of one lookup: ``hits`` nearest first (ties by key bytes), ``candidates`` (bucket
-    entries read) and ``capped`` (more than the limit: only the first ``limit`` were verified)."""
+    entries read) and ``capped`` (more than the limit: only the first ``limit`` were verified).
+    ``wide``: a :meth:`FingerprintStore.check_and_add` with ``wide > k`` and no hits, the keys at a
+    distance ``k < d <= wide`` that its wide lookup found, in the same order; they are no hits."""
 
     hits: list[Hit]
     candidates: int
     capped: bool
+    wide: tuple[Hit, ...] = ()
 
 
 def hit_order(hit: Hit) -> tuple[int, bytes]:
@@ -272,10 +300,18 @@ class FingerprintStore(ABC):
         :func:`verify`, map the fingerprints to their keys (:func:`sort_hits`)."""
 
     @abstractmethod
-    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         """Atomically: :meth:`near` of ``fp`` excluding ``key``; if it has hits, remove ``key``'s
         own fingerprint (the key now serves a duplicate) and store nothing; otherwise store
-        ``fp`` as ``key``'s fingerprint (replacing its earlier one). Returns the lookup."""
+        ``fp`` as ``key``'s fingerprint (replacing its earlier one). Returns the lookup.
+
+        ``wide > k`` and no hits: the lookup also reads, in every table, the buckets of the keys
+        one bit away from ``fp``'s (``layout.probe_tkeys(fp)``) and returns in ``Probe.wide``
+        the keys other than ``key`` whose fingerprints, among the candidates of all the buckets
+        read (at most ``limit`` verified), lie at a distance ``k < d <= wide``
+        (:func:`wide_found`). They change nothing: the caller decides (a store whose buckets
+        hold more than one table key each, as Redis's, may return more; the index keeps those
+        within one bit of a table key, ``layout.key_distance <= 1``)."""
 
     @abstractmethod
     def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:

@@ -50,7 +50,16 @@ import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError, StoreFullError
-from scrapy_simhash.store.base import FingerprintStore, Hit, Probe, TableLayout, due_ms, hit_order, verify
+from scrapy_simhash.store.base import (
+    FingerprintStore,
+    Hit,
+    Probe,
+    TableLayout,
+    due_ms,
+    hit_order,
+    verify,
+    wide_found,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -628,6 +637,9 @@ class LmdbStore(FingerprintStore):
         get = txn.get
         parts = [b for b in (get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)) if b]
         found, total = verify(b"".join(parts), fp, k, limit)
+        return Probe(self._hits(txn, found, exclude), total, 0 < limit < total)
+
+    def _hits(self, txn: Any, found: dict[bytes, int], exclude: bytes | None) -> list[Hit]:
         hits: list[Hit] = []
         if found:
             cur = txn.cursor(self._fps)
@@ -639,24 +651,34 @@ class LmdbStore(FingerprintStore):
                             hits.append(Hit(key, other, distance))
             if len(hits) > 1:
                 hits.sort(key=hit_order)
-        return Probe(hits, total, 0 < limit < total)
+        return hits
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
         assert self._layout is not None
         return self._read(self._near, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
 
-    def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+    def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int, wide: int) -> Probe:
         assert self._layout is not None
         tkeys = self._layout.tkeys(fp)
         probe = self._near(txn, fp, k, limit, key, tkeys)
         if probe.hits:
             self._remove_one(txn, key)
-        else:
-            self._add(txn, key, fp, tkeys)
+            return probe
+        if wide > k:
+            get = txn.get
+            parts = [
+                b
+                for db, tkey, around in zip(self._tdbs, tkeys, self._layout.probe_tkeys(fp))
+                for b in (get(tk, db=db) for tk in (tkey, *around))
+                if b
+            ]
+            found = wide_found(b"".join(parts), fp, k, wide, limit)
+            probe = probe._replace(wide=tuple(self._hits(txn, found, key)))
+        self._add(txn, key, fp, tkeys)
         return probe
 
-    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
-        return self._write(self._check_and_add, key, fp, k, limit)  # type: ignore[no-any-return]
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
+        return self._write(self._check_and_add, key, fp, k, limit, wide)  # type: ignore[no-any-return]
 
     def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False) -> None:
         blob = txn.get(tkey, db=db)

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify
+from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify, wide_found
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -131,13 +131,23 @@ class MemoryStore(FingerprintStore):
             found, total = verify(b"".join(parts), fp, k, limit)
             return Probe(sort_hits(found, lambda f: sorted(self._fps.get(f, ())), exclude), total, 0 < limit < total)
 
-    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         with self._lock:
             probe = self.near(fp, k, limit, key)
             if probe.hits:
                 self._remove_one(key)
-            else:
-                self._add(key, fp)
+                return probe
+            if wide > k:
+                assert self._layout is not None
+                parts: list[bytes] = []
+                for table, tkey, around in zip(self._tables, self._tkeys(fp), self._layout.probe_tkeys(fp)):
+                    for tk in (tkey, *around):
+                        bucket = table.get(tk)
+                        if bucket:
+                            parts.extend(sorted(bucket))
+                found = wide_found(b"".join(parts), fp, k, wide, limit)
+                probe = probe._replace(wide=tuple(sort_hits(found, lambda f: sorted(self._fps.get(f, ())), key)))
+            self._add(key, fp)
             return probe
 
     def _add(self, key: bytes, fp: bytes) -> None:

@@ -174,6 +174,34 @@ local function words(s, p)
   return w
 end
 
+-- The first n candidates packed in raw at a distance lo < d <= hi of fp, each once: found[f] = d, in order
+local function scan(raw, n, fp, lo, hi, found, order)
+  local q = words(fp, 1)
+  local nw = VW / 4
+  for c = 0, n - 1 do
+    local p = c * VW + 1
+    local d = 0
+    for w = 0, nw - 1 do
+      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
+      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
+      if d > hi then break end
+    end
+    if d > lo and d <= hi then
+      local f = sub(raw, p, p + VW - 1)
+      if not found[f] then found[f] = d; order[#order + 1] = f end
+    end
+  end
+end
+
+local function with_keys(found, order, out)  -- appends fp, dist, keys of each found fp to out
+  for _, f in ipairs(order) do
+    out[#out + 1] = f
+    out[#out + 1] = found[f]
+    out[#out + 1] = redis.call('HGET', FPS, f) or ''
+  end
+  return out
+end
+
 -- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
 local function probe(fp, k, limit, i)
   local parts = {}
@@ -189,28 +217,29 @@ local function probe(fp, k, limit, i)
     n = limit
     if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
   end
-  local q = words(fp, 1)
-  local nw = VW / 4
-  for c = 0, n - 1 do
-    local p = c * VW + 1
-    local d = 0
-    for w = 0, nw - 1 do
-      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
-      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
-      if d > k then break end
-    end
-    if d <= k then
-      local f = sub(raw, p, p + VW - 1)
-      if not found[f] then found[f] = d; order[#order + 1] = f end
-    end
+  scan(raw, n, fp, -1, k, found, order)
+  return with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+end
+
+-- The wide tier's candidates: fp's buckets (ARGV from i: T of them) and the (table, bucket) pairs
+-- after wide (ARGV[i + T]) up to the end of ARGV, at most limit verified; those at k < d <= wide:
+-- {fp, dist, keys, ...}
+local function wide_probe(fp, k, wide, limit, i)
+  local parts = {}
+  for t = 1, T do
+    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
+    if blob then parts[#parts + 1] = blob end
   end
-  local out = {total, (limit > 0 and limit < total) and 1 or 0}
-  for _, f in ipairs(order) do
-    out[#out + 1] = f
-    out[#out + 1] = found[f]
-    out[#out + 1] = redis.call('HGET', FPS, f) or ''
+  for j = i + T + 1, #ARGV, 2 do
+    local blob = redis.call('HGET', TN[tonumber(ARGV[j])], ARGV[j + 1])
+    if blob then parts[#parts + 1] = blob end
   end
-  return out
+  local raw = table.concat(parts)
+  local n = #raw / VW
+  if limit > 0 and limit < n then n = limit end
+  local found, order = {}, {}
+  scan(raw, n, fp, k, wide, found, order)
+  return with_keys(found, order, {})
 end
 
 local function bucket_add(t, bid, fp)
@@ -295,17 +324,23 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
-if op == 'cadd' then  -- key, shard, fp, k, limit, buckets
+if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
   local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
-  local res = probe(fp, tonumber(ARGV[6]), tonumber(ARGV[7]), 8)
+  local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
+  local res = probe(fp, k, limit, 8)
   local dup = false
   for j = 5, #res, 3 do
     if res[j] ~= '' and res[j] ~= key then dup = true end
   end
   local old
-  if dup then old = remove(key, shard) else old = add(key, shard, fp, 8) end
-  table.insert(res, 1, old or '')
-  return res
+  local wres = {}
+  if dup then
+    old = remove(key, shard)
+  else
+    if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
+    old = add(key, shard, fp, 8)
+  end
+  return {old or '', res, wres}
 elseif op == 'near' then  -- fp, k, limit, buckets
   return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
 elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
@@ -702,11 +737,22 @@ class RedisStore(FingerprintStore):
         res = self._call("near", fp, k, limit, *self._buckets(fp), action="read")
         return self._probe(res, exclude)
 
-    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int) -> Probe:
+    def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         shard = shard_of(key)
-        res = self._call("cadd", key, shard, fp, k, limit, *self._buckets(fp), action="write to")
+        around: list[Any] = []
+        if wide > k:
+            assert self._layout is not None
+            own = self._buckets(fp)
+            for t, (keys, shift) in enumerate(zip(self._layout.probe_tkeys(fp), self._bucket_shift)):
+                bids = {(int.from_bytes(tk, "big") >> shift).to_bytes(2, "big") for tk in keys} - {own[t]}
+                for bid in sorted(bids):
+                    around += [t + 1, bid]
+        res = self._call("cadd", key, shard, fp, k, limit, *self._buckets(fp), wide, *around, action="write to")
         old = bytes(res[0])
-        probe = self._probe(res[1:], key)
+        probe = self._probe(res[1], key)
+        if res[2]:
+            wres = [0, 0, *res[2]]
+            probe = probe._replace(wide=tuple(self._probe(wres, key).hits))
         now = b"" if probe.hits else fp
         if old != now:
             self._log("undo_fp", [key, str(shard).encode(), now, old])
