@@ -30,6 +30,9 @@ from statistics import median
 import lmdb
 
 
+LAYOUTS = ("dues", "prefix", "lb-dues", "lb-prefix", "none")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=lambda s: int(float(s)), default=1_000_000)
@@ -41,16 +44,18 @@ def main() -> None:
     keys = [f"https://example.com/page/{i}".encode() for i in range(args.n)]
     base = 1_700_000_000_000  # due times in milliseconds
     envs = {}
-    for layout in ("dues", "prefix", "none"):
+    for layout in LAYOUTS:
         env = lmdb.open(str(tmp / layout), map_size=1 << 34, max_dbs=4, sync=False, metasync=False)
         dbs = [env.open_db(name) for name in (b"records", b"dues", b"due_index")]
         records, dues, index = dbs
         with env.begin(write=True) as txn:
             for i, key in enumerate(keys):
                 due = (base + i).to_bytes(8, "big")
-                txn.put(key, due + value if layout == "prefix" else value, db=records)
-                if layout == "dues":
+                txn.put(key, due + value if layout in ("prefix", "lb-prefix") else value, db=records)
+                if layout in ("dues", "lb-prefix"):
                     txn.put(key, due, db=dues)
+                elif layout == "lb-dues":
+                    txn.put(key, due + due, db=dues)
                 if layout != "none":
                     txn.put(due + key, b"", db=index)
         envs[layout] = (env, dbs)
@@ -63,6 +68,15 @@ def main() -> None:
                 old = txn.replace(key, due, db=dues)
             elif layout == "prefix":
                 old = txn.replace(key, due + value, db=records)[:8]
+            elif layout == "lb-dues":
+                indexed = txn.get(key, db=dues)[:8]
+                txn.put(key, value, db=records)
+                txn.put(key, indexed + due, db=dues)
+                return
+            elif layout == "lb-prefix":
+                txn.get(key, db=dues)
+                txn.put(key, due + value, db=records)
+                return
             else:
                 txn.replace(key, value, db=records)
                 return
