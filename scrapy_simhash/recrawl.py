@@ -14,14 +14,13 @@ import json
 import math
 import struct
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
 from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
 from scrapy_simhash.sketch import SKETCH_BYTES, similarity
-
-from collections.abc import Mapping
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -321,7 +321,9 @@ class FingerprintStore(ABC):
     @abstractmethod
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         """Up to ``limit`` ``(key, due)`` of records due at or before ``before``, earliest first
-        (ties by key). Due times are kept to the millisecond."""
+        (ties by key). Due times are kept to the millisecond. Exact: each record's last written
+        due time, however the store indexes them (LMDB keeps a lower bound per record and checks
+        it here, moving stale entries: a call may write)."""
 
     # -- aux blobs --------------------------------------------------------------------------
 

@@ -951,13 +951,13 @@ class LmdbStore(FingerprintStore):
             return []
         if not self._prefixed:  # an older index, read-only: its entries are exact
             return self._read(self._exact_due, end, limit)  # type: ignore[no-any-return]
+        # Stale entries (the record's due time moved later) are checked against their record and
+        # moved in batches, each in a write transaction of its own; the scan then starts again
+        # (the batch moved only entries not yet returned). Read-only or in a group: no moves.
+        rekey = not self.readonly and self._txn is None
         while True:
-            # Stale entries (the record's due time moved later) are checked against their record
-            # and moved in batches, each in a write transaction of its own; the scan then starts
-            # again (the batch moved only entries not yet returned). Read-only: no moves.
-            batch = 2**62 if self.readonly else _REKEY_BATCH
-            found, stale, complete = self._read(self._due_scan, end, limit, batch)
-            if stale and not self.readonly:
+            found, stale, complete = self._read(self._due_scan, end, limit, _REKEY_BATCH if rekey else 2**62)
+            if stale and rekey:
                 self._write(self._rekey, stale)
             if complete:
                 return found
