@@ -127,6 +127,10 @@ class ScheduleState:
         return state
 
 
+#: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
+_BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)
+
+
 class ScheduleColumns:
     """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL),
     and the states themselves (``states``, ``None`` for rows not set from one), from which a policy
@@ -333,7 +337,8 @@ class SchedulePolicy:
         a first fetch, which starts a state whatever ``state`` is); ``distance``: the change distance
         (its size when changed; ``None`` if unknown, e.g. a changed ETag)."""
         if changed is None or state is None:
-            first = ScheduleState(
+            # ScheduleState(last_fetch=..., ...) without the frozen dataclass's per-field __init__
+            first = _BLANK.evolve(
                 last_fetch=fetch_time,
                 last_change=fetch_time,
                 interval=self.default_interval,

@@ -477,6 +477,9 @@ def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
             distance = rng.choice((None, 0, 4, 30)) if changed else 0
             state, ref = ours.observe(state, now, changed, distance), reference.observe(ref, now, changed, distance)
             assert state == ref
+            if changed is None:  # a first state, as the dataclass's __init__ made it
+                d = reference.default_interval
+                assert state == reference._plan(ScheduleState(now, now, d, now + d), None)
             when = now + rng.uniform(0, 3) * DAY
             assert ours.priority(state, when) == reference.priority(ref, when)
             if rng.random() < 0.3:  # as read back from a record
