@@ -179,9 +179,7 @@ def main() -> None:
     # What a crawl passes: each page's change sketch (here one per key, the same at a refetch),
     # made before the clock runs (the fingerprinter's work, not the decision's).
     sketches: dict[str, bytes | None] = {}
-
-    def sketch(key: str) -> bytes | None:
-        return sketches[key]
+    sketch = sketches.__getitem__
 
     runs = {
         "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
