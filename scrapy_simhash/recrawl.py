@@ -14,6 +14,7 @@ import json
 import math
 import struct
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -22,7 +23,7 @@ from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator
 
     from scrapy_simhash.index import Match, SimhashIndex
     from scrapy_simhash.schedule import SchedulePolicy
@@ -414,15 +415,101 @@ def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
 def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
     """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
     int where that form has a float: format 1 keeps each number's type)."""
-    parts = _exact_schedule(schedule)
-    if parts is None:
-        return None
-    *floats, probe, fetches, changes, old, flat = parts
+    if type(schedule) is _Schedule:
+        *head, flat = schedule.numbers
+    else:
+        parts = _exact_schedule(schedule)
+        if parts is None:
+            return None
+        *floats, probe, fetches, changes, old, flat = parts
+        head = [*floats, fetches, changes, *old, probe]
     try:
-        head = _SCHEDULE_HEAD.pack(*floats, fetches, changes, *old, probe, len(flat) // 2)
+        return _SCHEDULE_HEAD.pack(*head, len(flat) // 2) + _floats(len(flat)).pack(*flat)
     except struct.error:
         return None
-    return head + _floats(len(flat)).pack(*flat)
+
+
+class _Schedule(Mapping[str, Any]):
+    """A record's schedule as format 2 holds it: ``numbers`` are ``(last_fetch, last_change,
+    interval, next_due, rate, size, fetches, changes, old_changes, old_changed_secs,
+    old_unchanged_secs, probe, recent)`` (``recent``'s pairs one after the other), each of the
+    type ``ScheduleState.to_dict`` gives it; read as that mapping (built on first use). A record
+    read from format 2, or written by :class:`ChangeTracker`, carries one: the schedule goes from
+    bytes to :class:`ScheduleState` and back without a mapping."""
+
+    __slots__ = ("_mapping", "numbers")
+
+    def __init__(self, numbers: tuple[Any, ...]) -> None:
+        self.numbers = numbers
+        self._mapping: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        mapping = self._mapping
+        if mapping is None:
+            *head, old0, old1, old2, probe, flat = self.numbers
+            mapping = dict(zip(_SCHEDULE_KEYS, head))
+            pairs = iter(flat)
+            mapping["recent"] = [[elapsed, size] for elapsed, size in zip(pairs, pairs)]
+            mapping["old"] = [old0, old1, old2]
+            mapping["probe"] = probe
+            self._mapping = mapping
+        return mapping
+
+    def __getitem__(self, name: str) -> Any:
+        return self._get()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(_SCHEDULE_KEYS)
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+def _round3(x: Any) -> Any:
+    """``round(x, 3)``, faster for a float that is already rounded (most of a schedule's numbers
+    are read back from the record): ``x`` when it is the float nearest ``k / 1000`` for an
+    integer ``k`` (and small enough that a millisecond is more than its precision), which
+    ``round`` returns for such an ``x`` too."""
+    if type(x) is float and -1e12 < x < 1e12 and round(x * 1000.0) / 1000 == x:
+        return x
+    return round(x, 3)
+
+
+def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
+    """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
+    numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
+    r3 = _round3
+    recent = state.recent
+    if set(map(len, recent)) <= _PAIR:
+        flat = tuple([r3(x) for pair in recent for x in pair])
+        numbers = (
+            r3(state.last_fetch),
+            r3(state.last_change),
+            r3(state.interval),
+            r3(state.next_due),
+            float(f"{state.rate:.6g}"),
+            r3(state.size),
+            state.fetches,
+            state.changes,
+            round(state.old_changes, 4),
+            r3(state.old_changed_secs),
+            r3(state.old_unchanged_secs),
+            r3(state.probe),
+            flat,
+        )
+        floats = (*numbers[:6], *numbers[8:12])
+        if (
+            set(map(type, floats)) == _FLOAT
+            and type(numbers[6]) is int
+            and type(numbers[7]) is int
+            and set(map(type, flat)) <= _FLOAT
+        ):
+            return numbers[3], _Schedule(numbers)
+    schedule = state.to_dict()
+    return schedule["next_due"], schedule
 
 
 _FLOAT, _LIST, _PAIR = {float}, {list}, {2}
@@ -446,15 +533,10 @@ def _floats(n: int) -> struct.Struct:
     return struct.Struct(f"<{n}d")
 
 
-def _unpack_schedule(raw: bytes, at: int) -> tuple[dict[str, Any], int]:
-    *numbers, old0, old1, old2, probe, n = _SCHEDULE_HEAD.unpack_from(raw, at)
+def _unpack_schedule(raw: bytes, at: int) -> tuple[_Schedule, int]:
+    *numbers, n = _SCHEDULE_HEAD.unpack_from(raw, at)
     at += _SCHEDULE_HEAD.size
-    pairs = iter(_floats(2 * n).unpack_from(raw, at))
-    schedule = dict(zip(_SCHEDULE_KEYS, numbers))
-    schedule["recent"] = [[elapsed, size] for elapsed, size in zip(pairs, pairs)]
-    schedule["old"] = [old0, old1, old2]
-    schedule["probe"] = probe
-    return schedule, at + 16 * n
+    return _Schedule((*numbers, _floats(2 * n).unpack_from(raw, at))), at + 16 * n
 
 
 def _mapping(value: Any) -> dict[str, Any] | None:
@@ -808,12 +890,11 @@ class ChangeTracker:
 
     def _schedule(
         self, old: PageRecord | None, now: float, changed: bool | None, distance: float | None
-    ) -> tuple[float, dict[str, Any]]:
-        """The next due time and schedule (a record's JSON mapping) after a fetch at ``now``, by
-        the policy (which must be set)."""
+    ) -> tuple[float, Mapping[str, Any]]:
+        """The next due time and schedule (a record's mapping, to the millisecond as stored)
+        after a fetch at ``now``, by the policy (which must be set)."""
         assert self.policy is not None
-        schedule = self.policy.observe(_state(old) if old is not None else None, now, changed, distance).to_dict()
-        return schedule["next_due"], schedule  # to the millisecond, as stored
+        return _schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
 
 
 _ALL = 2**62
@@ -825,7 +906,13 @@ def _state(record: PageRecord) -> ScheduleState | None:
     schedule = record.schedule
     if not schedule:
         return None
-    parts = _exact_schedule(schedule) if _DIRECT_STATE else None
+    parts: tuple[Any, ...] | None = None
+    if _DIRECT_STATE:
+        if type(schedule) is _Schedule:
+            *head, old0, old1, old2, probe, flat = schedule.numbers
+            parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
+        else:
+            parts = _exact_schedule(schedule)
     if parts is None:
         try:
             return ScheduleState.from_dict(dict(schedule))

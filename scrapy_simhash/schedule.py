@@ -127,6 +127,10 @@ class ScheduleState:
         return state
 
 
+#: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
+_BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)
+
+
 class ScheduleColumns:
     """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL),
     and the states themselves (``states``, ``None`` for rows not set from one), from which a policy
@@ -247,13 +251,18 @@ def _log_posterior(
     # Every page fetched runs this: few numpy calls, in place where possible. (-r) * t is -(r * t)
     # to the bit, so the result is that of the formula as written in estimate_rate's docstring.
     log_like = neg_rates * exposure
+    folded = old_changes > 0 and old_changed_secs > 0
+    if not changed and not folded and exposure >= 0:
+        # The maximum is the first: the grid rates ascend, so -rate * exposure descends.
+        log_like -= log_like[0]
+        return log_like
     if changed:
         terms = np.multiply.outer(np.array(changed), neg_rates)  # one row per change: sums fast down columns
         np.expm1(terms, out=terms)
         np.negative(terms, out=terms)
         np.log(terms, out=terms)
-        log_like += terms.sum(axis=0)
-    if old_changes > 0 and old_changed_secs > 0:
+        log_like += terms[0] if len(changed) == 1 else terms.sum(axis=0)  # one row: its own sum
+    if folded:
         old = neg_rates * (old_changed_secs / old_changes)
         np.expm1(old, out=old)
         np.negative(old, out=old)
@@ -328,7 +337,8 @@ class SchedulePolicy:
         a first fetch, which starts a state whatever ``state`` is); ``distance``: the change distance
         (its size when changed; ``None`` if unknown, e.g. a changed ETag)."""
         if changed is None or state is None:
-            first = ScheduleState(
+            # ScheduleState(last_fetch=..., ...) without the frozen dataclass's per-field __init__
+            first = _BLANK.evolve(
                 last_fetch=fetch_time,
                 last_change=fetch_time,
                 interval=self.default_interval,
@@ -478,7 +488,8 @@ class FreshnessPolicy(SchedulePolicy):
         self._inv_rates = 1.0 / self._rates
         # the expected value's curve: refresh_value of every grid rate at log-spaced elapsed times
         self._taus = np.geomspace(self.min_interval, self.max_interval, 97)
-        self._tau_step = self._taus[1] / self._taus[0]
+        self._tau_step = float(self._taus[1] / self._taus[0])
+        self._taus_list = self._taus.tolist()
         self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
         self._last: tuple[ScheduleState | None, np.ndarray | None] = (None, None)
 
@@ -498,9 +509,8 @@ class FreshnessPolicy(SchedulePolicy):
                 exposure += t
             elif t > 0:
                 changed.append(t)
-        posterior = np.exp(
-            _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
-        )
+        log_like = _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+        posterior = np.exp(log_like, out=log_like)
         posterior /= posterior.sum()
         return posterior
 
@@ -517,9 +527,9 @@ class FreshnessPolicy(SchedulePolicy):
 
     def _plan(self, state: ScheduleState, changed: bool | None) -> ScheduleState:
         need = self.threshold / self._weight(state.size)
-        if _history(state):
+        if state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs:  # _history
             posterior = self.posterior(state)
-            rate = float(math.exp(posterior @ self._log_rates))
+            rate = math.exp(posterior @ self._log_rates)
         else:  # a URL's first fetch: the prior's rate, due after about default_interval
             posterior = None
             rate = _prior_rate(self.low_rate, self.high_rate)
@@ -551,8 +561,8 @@ class FreshnessPolicy(SchedulePolicy):
         j = int(curve.searchsorted(need))
         if j == 0:
             return self.min_interval
-        lo, hi = curve[j - 1], curve[j]
-        return float(self._taus[j - 1] * self._tau_step ** ((need - lo) / (hi - lo)))
+        lo, hi = curve[j - 1 : j + 1].tolist()  # floats: the same arithmetic as numpy's scalars, faster
+        return self._taus_list[j - 1] * self._tau_step ** ((need - lo) / (hi - lo))
 
     def priority(self, state: ScheduleState, now: float) -> float:
         elapsed = max(now - state.last_fetch, 0.0)

@@ -293,3 +293,70 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
         expected = None
     assert _state(record) == expected
     assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back from format 2 or 1
+
+
+def _random_states(n: int, seed: int) -> list:
+    """Schedule states as policies leave them: full-precision floats (unrounded times and rates),
+    some already to the millisecond (read back from a record), long and empty histories."""
+    import random
+
+    from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, NutchAdaptivePolicy, ScheduleState
+
+    rng = random.Random(seed)
+    policies = [FreshnessPolicy(), NutchAdaptivePolicy(), FixedIntervalPolicy(), FreshnessPolicy(uncertainty=False)]
+    states = []
+    for i in range(n):
+        policy = policies[i % len(policies)]
+        now = rng.choice((0.0, 1_700_000_000.0)) + rng.uniform(0, 1e6)
+        state = None
+        for _ in range(rng.randrange(0, 25)):
+            state = policy.observe(state, now, None if state is None else rng.random() < 0.4, rng.choice((0, 3, 9, 40)))
+            now += rng.choice((rng.uniform(60, 90 * DAY), round(rng.uniform(60, DAY), 3), 3600.0))
+            if rng.random() < 0.3:  # read back from a record: every number to the millisecond
+                state = ScheduleState.from_dict(state.to_dict())
+        states.append(policy.observe(state, now, None if state is None else rng.random() < 0.5, 5))
+    return states
+
+
+def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
+    """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
+    mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
+    from scrapy_simhash.recrawl import _Schedule, _schedule_of, _state
+    from scrapy_simhash.schedule import ScheduleState
+
+    record = _full_record()
+    for state in _random_states(400, 3):
+        expected = state.to_dict()
+        due, schedule = _schedule_of(state)
+        assert type(schedule) is _Schedule and due == expected["next_due"]
+        assert dict(schedule) == expected and schedule == expected and expected == schedule
+        assert json.dumps(dict(schedule)) == json.dumps(expected)  # the same types, digit for digit
+        with_fast = replace(record, schedule=schedule, next_due=due)
+        with_dict = replace(record, schedule=expected, next_due=due)
+        raw = with_fast.to_bytes()
+        assert raw == with_dict.to_bytes()
+        back = PageRecord.from_bytes(raw)
+        assert type(back.schedule) is _Schedule and back.to_bytes() == raw
+        assert back == PageRecord.from_bytes(with_dict._to_json())  # what format 1 reads back
+        assert _state(back) == _state(with_dict) == ScheduleState.from_dict(expected)
+    # ints where to_dict has floats: not format 2's form, as before (format 1 keeps the types)
+    odd = replace(_random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
+    due, schedule = _schedule_of(odd)
+    assert schedule == odd.to_dict() and type(schedule) is dict
+    assert replace(record, schedule=schedule, next_due=due).to_bytes()[:1] == b"{"
+
+
+def test_round3_is_round_to_the_millisecond():
+    import math
+    import random
+
+    from scrapy_simhash.recrawl import _round3
+
+    rng = random.Random(5)
+    values = [0.0, -0.0, 1e12, -1e12, 2e12, math.inf, -math.inf, 0.0005, 0.0015, 2.675, 1e-9]
+    for _ in range(50_000):
+        x = rng.choice((rng.uniform(0, 2e9), rng.uniform(-100, 100), rng.uniform(0, 1e13), rng.expovariate(1e-5)))
+        values += [x, round(x, 3), round(x, 3) + 1e-7, round(x, 2), float(round(x))]
+    for x in values:
+        assert repr(_round3(x)) == repr(round(x, 3)), x
+    assert math.isnan(_round3(math.nan)) and _round3(7) == 7 and type(_round3(7)) is int

@@ -375,3 +375,79 @@ def test_columns_recompute_a_row_after_it_is_set_again():
     assert policy.priorities(bare, 3 * DAY).tolist() == pytest.approx(
         [refresh_value(1 / DAY, 1.0, t * DAY) / policy.threshold for t in (3, 2)]
     )
+
+
+class _Reference(FreshnessPolicy):
+    """FreshnessPolicy's step as it was before it was made cheaper (commit 96324b6): the parts
+    that changed, verbatim (the rate posterior and the due time's interpolation), the oracle of
+    ``test_policy_step_is_identical_to_the_reference``."""
+
+    def posterior(self, state: ScheduleState) -> np.ndarray:
+        changed = []
+        exposure = state.old_unchanged_secs
+        for t, s in state.recent:
+            if not s:
+                exposure += t
+            elif t > 0:
+                changed.append(t)
+        posterior = np.exp(
+            _reference_log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+        )
+        posterior /= posterior.sum()
+        return posterior
+
+    def _due_after(self, posterior: np.ndarray, need: float) -> float:
+        curve = posterior @ self._curve
+        if curve[-1] < need:
+            return self.max_interval
+        j = int(curve.searchsorted(need))
+        if j == 0:
+            return self.min_interval
+        lo, hi = curve[j - 1], curve[j]
+        taus = self._taus
+        return float(taus[j - 1] * (taus[1] / taus[0]) ** ((need - lo) / (hi - lo)))
+
+
+def _reference_log_posterior(neg_rates, changed, exposure, old_changes, old_changed_secs):  # type: ignore[no-untyped-def]
+    log_like = neg_rates * exposure
+    if changed:
+        terms = np.multiply.outer(np.array(changed), neg_rates)
+        np.expm1(terms, out=terms)
+        np.negative(terms, out=terms)
+        np.log(terms, out=terms)
+        log_like += terms.sum(axis=0)
+    if old_changes > 0 and old_changed_secs > 0:
+        old = neg_rates * (old_changed_secs / old_changes)
+        np.expm1(old, out=old)
+        np.negative(old, out=old)
+        np.log(old, out=old)
+        old *= old_changes
+        log_like += old
+    log_like -= log_like.max()
+    return log_like
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"uncertainty": False}, {"probe_ratio": 0.0, "min_interval": 60.0}])
+def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
+    """The same due times, intervals, rates, probes and priorities, to the bit, as the step
+    before it was made cheaper, on random histories: unchanged and changed fetches (one change
+    in the recent observations, several, none), folded ones, a first fetch, zero elapsed times."""
+    rng = random.Random(11)
+    ours, reference = FreshnessPolicy(**kwargs), _Reference(**kwargs)
+    for _ in range(100):
+        state = ref = None
+        now = rng.uniform(0, 2e9)
+        rate = 10 ** rng.uniform(-3, 1.5) / DAY
+        for _ in range(rng.randrange(1, 40)):
+            changed = None if state is None else rng.random() < 1 - math.exp(-rate * (now - state.last_fetch))
+            distance = rng.choice((None, 0, 4, 30)) if changed else 0
+            state, ref = ours.observe(state, now, changed, distance), reference.observe(ref, now, changed, distance)
+            assert state == ref
+            if changed is None:  # a first state, as the dataclass's __init__ made it
+                d = reference.default_interval
+                assert state == reference._plan(ScheduleState(now, now, d, now + d), None)
+            when = now + rng.uniform(0, 3) * DAY
+            assert ours.priority(state, when) == reference.priority(ref, when)
+            if rng.random() < 0.3:  # as read back from a record
+                state = ref = ScheduleState.from_dict(state.to_dict())
+            now += rng.choice((0.0, rng.uniform(1, 5 * DAY), round(rng.uniform(HOUR, DAY), 3)))

@@ -199,6 +199,52 @@ def test_records_and_due_index(store: FingerprintStore) -> None:
         store.put_records([(b"x", b"r", -1.0)])
 
 
+def test_records_due_is_exact_whatever_the_due_times_did(store: FingerprintStore) -> None:
+    """``records_due(before, limit)`` returns exactly the ``limit`` earliest records due at or
+    before ``before`` (ties by key), after due times moved later (a refetch: what LMDB keeps as a
+    lower bound in its index), earlier, to none and back, and records deleted; checked against a
+    model after every step, and a group's writes seen inside it."""
+    rng = random.Random(8)
+    keys = [b"k%03d" % i for i in range(60)]
+    model: dict[bytes, float | None] = {}
+    values: dict[bytes, bytes] = {}
+
+    def check() -> None:
+        for before in (0.0, 50.0, 200.0, 500.5, 1e12):
+            due = sorted((when, key) for key, when in model.items() if when is not None and when <= before)
+            for limit in (1, 7, 1000):
+                assert store.records_due(before, limit) == [(key, when) for when, key in due[:limit]]
+
+    for step in range(12):
+        grouped = step % 3 == 2
+        if grouped:
+            store.begin()
+        items = []
+        for key in rng.sample(keys, 20):
+            old = model.get(key)
+            roll = rng.random()
+            if old is not None and roll < 0.6:
+                when: float | None = old + rng.choice((0.0, 0.001, 1.0, 100.0, 250.0))  # later (or the same)
+            elif old is not None and roll < 0.8:
+                when = max(old - rng.choice((0.001, 5.0, 90.0)), 0.0)  # earlier
+            else:
+                when = None if roll > 0.95 else round(rng.uniform(0, 400), 3)
+            items.append((key, b"r%d" % step, when))
+            model[key] = None if when is None else round(when * 1000) / 1000  # kept to the millisecond
+            values[key] = b"r%d" % step
+        store.put_records(items)
+        gone = rng.sample(keys, 3)
+        store.delete_records(gone)
+        for key in gone:
+            model.pop(key, None)
+            values.pop(key, None)
+        check()
+        if grouped:
+            store.commit()
+            check()
+    assert dict(store.scan_records(None, 1000)) == values
+
+
 def test_aux_blobs_are_not_keys(store: FingerprintStore) -> None:
     store.put_aux({"template:example.com": b"\x00blob", "other": b"x"})
     assert store.get_aux(["template:example.com", "none"]) == [b"\x00blob", None]

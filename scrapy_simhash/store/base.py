@@ -357,7 +357,9 @@ class FingerprintStore(ABC):
     @abstractmethod
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         """Up to ``limit`` ``(key, due)`` of records due at or before ``before``, earliest first
-        (ties by key). Due times are kept to the millisecond."""
+        (ties by key). Due times are kept to the millisecond. Exact: each record's last written
+        due time, however the store indexes them (LMDB keeps a lower bound per record and checks
+        it here, moving stale entries: a call may write)."""
 
     # -- aux blobs --------------------------------------------------------------------------
 
@@ -374,8 +376,13 @@ class FingerprintStore(ABC):
         return {}
 
 
+#: The latest due time a store keeps (Unix seconds; about 292 million years from 1970).
+MAX_DUE = (2**63 - 1) // 1000
+
+
 def due_ms(due: float) -> int:
-    """A due time as whole milliseconds (what stores keep); ``ValueError`` for a negative one."""
-    if not due >= 0:  # also NaN
-        raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 or None")
+    """A due time as whole milliseconds (what stores keep); ``ValueError`` for a negative one
+    or one after :data:`MAX_DUE`."""
+    if not 0 <= due <= MAX_DUE:  # also NaN
+        raise ValueError(f"due ({due!r}) is invalid: it must be Unix seconds >= 0 (at most {MAX_DUE}) or None")
     return round(due * 1000)

@@ -7,7 +7,16 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits, verify, wide_found
+from scrapy_simhash.store.base import (
+    MAX_DUE,
+    FingerprintStore,
+    Probe,
+    TableLayout,
+    due_ms,
+    sort_hits,
+    verify,
+    wide_found,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -240,7 +249,7 @@ class MemoryStore(FingerprintStore):
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         with self._lock:
-            end = bisect.bisect_left(self._due, (due_ms(max(before, 0.0)) + 1,))
+            end = bisect.bisect_left(self._due, (due_ms(min(max(before, 0.0), MAX_DUE)) + 1,))
             return [(key, ms / 1000) for ms, key in self._due[: min(end, max(limit, 0))]]
 
     # -- aux -------------------------------------------------------------------------------

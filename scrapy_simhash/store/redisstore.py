@@ -52,7 +52,7 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
-from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+from scrapy_simhash.store.base import MAX_DUE, FingerprintStore, Probe, TableLayout, due_ms, sort_hits
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -846,7 +846,7 @@ class RedisStore(FingerprintStore):
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         if limit <= 0:
             return []
-        res = self._call("due", due_ms(max(before, 0.0)), limit, action="read")
+        res = self._call("due", due_ms(min(max(before, 0.0), MAX_DUE)), limit, action="read")
         return [(bytes(res[i]), int(float(res[i + 1])) / 1000) for i in range(0, len(res), 2)]
 
     # -- aux -------------------------------------------------------------------------------
