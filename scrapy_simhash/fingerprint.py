@@ -59,8 +59,13 @@ DEFAULT_HMM = False
 # A text with fewer distinct features gets an exact hash (a two-sentence site footer has 8-15).
 DEFAULT_MIN_FEATURES = 24
 DEFAULT_MAX_CHARS = 500_000
-#: Seconds a page's extraction may take before its text is taken by regular expressions alone.
-DEFAULT_TIME_BUDGET = 1.0
+#: Seconds a page's extraction may take before its text is taken by regular expressions alone;
+#: 0: no clock. Off by default: a clock makes a page's fingerprint depend on the machine's load (a
+#: big page walked in 0.4 s on a quiet machine ran past 1 s on a loaded one, fell back and came out
+#: "changed"). A page's work is bounded without it, the same on every machine: at most
+#: ``extract.MAX_ELEMENTS`` elements walked, ``MAX_BLOCKS`` blocks, ``MAX_HTML_CHARS`` characters
+#: parsed and ``max_chars`` characters tokenised (``benchmarks/bench_pathological.py``).
+DEFAULT_TIME_BUDGET = 0.0
 # blake2b (stdlib) over xxh3 (xxhash): with the hash cache, xxh3 saves ~0.1 ms of a ~10 ms page
 # (benchmarks/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
 DEFAULT_FEATURE_HASH = "blake2b"
@@ -298,9 +303,11 @@ class Fingerprinter:
     - ``main_content``: fingerprint the main content (default) or all visible text of HTML.
     - ``feature_hash``: "blake2b" (default, 8 or 16 bytes of ``hashlib.blake2b``) or "xxh3"
       (xxh3_64 / xxh3_128, needs the xxhash package; slightly faster on cache misses).
-    - ``time_budget``: seconds the extraction of one page may take (default 1.0; 0 = no limit);
-      past it, the page's text is taken by regular expressions alone (``extract.extract``). Only a
-      page that runs past it can get another fingerprint on a slower machine; it is counted.
+    - ``time_budget``: seconds the extraction of one page may take (default 0: no clock); past
+      it, the page's text is taken by regular expressions alone (``extract.extract``), counted.
+      Opt-in only: with a clock, a page that runs past it on a slow or loaded machine gets
+      another fingerprint than on a quiet one. Without it, a page's work is bounded by element,
+      block and character caps, the same on every machine.
     - ``native``: the native core (``pip install ./native``, the ``scrapy-simhash-native``
       distribution): ``None`` (default) uses it when it is installed, ``False`` never, ``True``
       requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for

@@ -3,7 +3,9 @@ pages get, site templates learned from the crawl, and the middleware never dropp
 
 from __future__ import annotations
 
+import importlib
 import random
+import types
 from typing import Any
 
 import pytest
@@ -14,6 +16,8 @@ from hypothesis import strategies as st
 from scrapy_simhash.extract import MAX_ELEMENTS, extract
 from scrapy_simhash.features import SizedCache
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
+extract_module = importlib.import_module("scrapy_simhash.extract")  # the package exports a function of this name
+
 from scrapy_simhash.templates import (
     HostTemplate,
     IndexTemplateStore,
@@ -81,6 +85,19 @@ def test_a_walk_past_its_time_budget_falls_back_to_the_regex_text():
     assert "extract/budget" in Fingerprinter(time_budget=1e-9).fingerprint_page(page).stats()
     with pytest.raises(ValueError, match="time_budget"):
         Fingerprinter(time_budget=-1)
+
+
+def test_the_default_fingerprint_does_not_depend_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page's fingerprint is the same on a loaded machine: with the default settings no clock
+    decides anything (the work caps do). Here every clock reading is 1,000 s after the last."""
+    page = "<html><body>" + "".join(f"<p>paragraph {i} of a long page</p>" for i in range(10_000)) + "</body></html>"
+    quiet = Fingerprinter().fingerprint_page(page)
+    readings = iter(range(0, 10**9, 1000))
+    monkeypatch.setattr(extract_module, "time", types.SimpleNamespace(perf_counter=lambda: float(next(readings))))
+    loaded = Fingerprinter().fingerprint_page(page)
+    assert (loaded.fp, loaded.method, loaded.sketch) == (quiet.fp, quiet.method, quiet.sketch)
+    assert quiet.method != "budget" and next(readings) > 0  # the clock was there to be read
+    assert Fingerprinter(time_budget=5.0).fingerprint_page(page).method == "budget"  # opt-in: it decides
 
 
 def test_a_huge_inline_script_does_not_push_the_article_past_the_cut():
