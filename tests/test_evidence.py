@@ -16,8 +16,6 @@ from hypothesis import strategies as st
 from scrapy_simhash.extract import MAX_ELEMENTS, extract
 from scrapy_simhash.features import SizedCache
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
-extract_module = importlib.import_module("scrapy_simhash.extract")  # the package exports a function of this name
-
 from scrapy_simhash.templates import (
     HostTemplate,
     IndexTemplateStore,
@@ -26,6 +24,8 @@ from scrapy_simhash.templates import (
     host_of,
     line_key,
 )
+
+extract_module = importlib.import_module("scrapy_simhash.extract")  # the package exports a function of this name
 
 ARTICLES = [" ".join(paras) for _, paras in EN_ARTICLES.values()]
 FOOTER = (
