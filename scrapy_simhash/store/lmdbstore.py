@@ -736,12 +736,10 @@ class LmdbStore(FingerprintStore):
             self._remove_one(txn, key)
             return probe
         if wide > k:
-            get = txn.get
             parts = [
-                b
+                blob
                 for db, tkey, around in zip(self._tdbs, tkeys, self._layout.probe_tkeys(fp))
-                for b in (get(tk, db=db) for tk in (tkey, *around))
-                if b
+                for _, blob in txn.cursor(db).getmulti((tkey, *around))  # one call per table
             ]
             found = wide_found(b"".join(parts), fp, k, wide, limit)
             probe = probe._replace(wide=tuple(self._hits(txn, found, key)))
