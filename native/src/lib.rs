@@ -16,6 +16,8 @@ use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::BufReader;
 
+mod html;
+
 use jieba_rs::Jieba;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
@@ -28,10 +30,10 @@ const WEIGHT_SCALE: f64 = (1u64 << 24) as f64;
 const MAX_CHAR: usize = 0x110000;
 
 /// A set of code points (one bit each).
-struct CharSet(Vec<u64>);
+pub(crate) struct CharSet(Vec<u64>);
 
 impl CharSet {
-    fn from_ranges(ranges: &[(u32, u32)]) -> PyResult<Self> {
+    pub(crate) fn from_ranges(ranges: &[(u32, u32)]) -> PyResult<Self> {
         let mut bits = vec![0u64; MAX_CHAR / 64];
         for &(start, end) in ranges {
             if start > end || end as usize > MAX_CHAR {
@@ -45,7 +47,7 @@ impl CharSet {
     }
 
     #[inline]
-    fn contains(&self, c: char) -> bool {
+    pub(crate) fn contains(&self, c: char) -> bool {
         let c = c as u32;
         self.0[(c >> 6) as usize] >> (c & 63) & 1 != 0
     }
@@ -382,6 +384,7 @@ impl Core {
 #[pymodule]
 fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_class::<html::HtmlWalker>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
