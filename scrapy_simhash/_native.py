@@ -116,9 +116,11 @@ def html_walker() -> Any:
                         "is not verified for it (_native.HTML_VERIFIED)"
                     )
                 else:
-                    ex = importlib.import_module("scrapy_simhash.extract")
+                    from lxml import etree
 
+                    ex = importlib.import_module("scrapy_simhash.extract")
                     _WALKER = mod.HtmlWalker(
+                        etree._Element,
                         _ranges(r"\s"),
                         lambda attrs: ex._cached_search(ex._NEGATIVE_CACHE, ex._NEGATIVE_RE, attrs),
                         lambda attrs: ex._cached_search(ex._META_CACHE, ex._META_CLASS_RE, attrs),

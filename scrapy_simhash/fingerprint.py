@@ -306,7 +306,8 @@ class Fingerprinter:
       requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for
       ``features="words"`` with ``weighting`` "log_tf" or "tf" (the defaults), with the same
       tokens and fingerprints as the Python path; other options run the Python path. ``native``
-      says whether it runs; it is no part of ``settings``.
+      says whether it runs; it is no part of ``settings``. Unless ``native=False``, it also walks
+      the parsed page (the same blocks; ``html_walk`` says whether it does).
 
     A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
     never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
@@ -389,6 +390,15 @@ class Fingerprinter:
         implements (``features="words"``, ``weighting`` "log_tf" or "tf", jieba's segmentation).
         The fingerprints are the same either way. Loads the core (jieba's dictionary) on first use."""
         return self._native_core() is not None
+
+    @property
+    def html_walk(self) -> str:
+        """Which walk over the parsed page runs: "native HTML walk" (the native core reads lxml's
+        tree: the same blocks), else "Python HTML walk (<why>)" (``native=False``, not installed,
+        an lxml it was not verified on)."""
+        if self._extractor.native is False:
+            return "Python HTML walk (native=False)"
+        return _native.html_walk_status()
 
     def _native_core(self) -> Any:
         ex = self._extractor
@@ -514,6 +524,7 @@ class Fingerprinter:
             content_type=content_type,
             main_content=self.main_content,
             time_budget=self.time_budget or None,
+            native=self._extractor.native is not False,
         )
         fp, short, tokens = self._fingerprint(doc.text, doc.title, with_tokens=True)
         if short and doc.visible and doc.visible != doc.text:

@@ -237,7 +237,8 @@ def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: 
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
-        assert f"fingerprints, {core} fingerprint core)" in caplog.text
+        walk = "native HTML walk" if core == "native" else "Python HTML walk (native=False)"
+        assert f"fingerprints, {core} fingerprint core, {walk})" in caplog.text
         assert mw.fingerprinter.native is (core == "native")
     finally:
         mw.spider_closed(crawler.spider, "finished")

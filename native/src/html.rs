@@ -586,10 +586,12 @@ fn weight(text: &str) -> Option<usize> {
     Some(if dense_script { 3 * size - 2 * light } else { size })
 }
 
-/// The native block walk: `HtmlWalker(space_ranges, negative, meta_class, display_none)`, where
-/// the three callables are `extract`'s cached predicates over class/id and style strings.
+/// The native block walk: `HtmlWalker(lxml.etree._Element, space_ranges, negative, meta_class,
+/// display_none)`, where the three callables are `extract`'s cached predicates over class/id and style strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
+    /// `lxml.etree._Element`: the only type read as `LxmlElement`.
+    element_type: Py<PyAny>,
     space: CharSet,
     negative: Py<PyAny>,
     meta_class: Py<PyAny>,
@@ -602,12 +604,14 @@ pub struct HtmlWalker {
 impl HtmlWalker {
     #[new]
     fn new(
+        element_type: Py<PyAny>,
         space_ranges: Vec<(u32, u32)>,
         negative: Py<PyAny>,
         meta_class: Py<PyAny>,
         display_none: Py<PyAny>,
     ) -> PyResult<Self> {
         Ok(HtmlWalker {
+            element_type,
             space: CharSet::from_ranges(&space_ranges)?,
             negative,
             meta_class,
@@ -632,8 +636,14 @@ impl HtmlWalker {
         max_blocks: usize,
         step: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        // SAFETY: the caller hands an lxml _Element (checked there), on an lxml whose layout was
-        // verified; the back pointer confirms it. `root` keeps the element and its document alive
+        if !root.get_type().is(self.element_type.bind(py)) {
+            return Err(PyValueError::new_err(format!(
+                "not an lxml.etree._Element: {}",
+                root.get_type().name()?
+            )));
+        }
+        // SAFETY: `root` is an lxml _Element, on an lxml whose layout was verified (the caller
+        // builds this walker only there); the back pointer confirms it. `root` keeps the element and its document alive
         // and the GIL is held, so nothing frees or changes the tree while it is read.
         let node = unsafe {
             let element = root.as_ptr() as *const LxmlElement;
