@@ -122,6 +122,10 @@ def html_walker() -> Any:
                     _WALKER = mod.HtmlWalker(
                         etree._Element,
                         _ranges(r"\s"),
+                        sorted(ex._BLOCK),
+                        sorted(ex._INVISIBLE),
+                        sorted(ex._CHROME_TAGS),
+                        ex._WRAPPER_PARAGRAPHS,
                         lambda attrs: ex._cached_search(ex._NEGATIVE_CACHE, ex._NEGATIVE_RE, attrs),
                         lambda attrs: ex._cached_search(ex._META_CACHE, ex._META_CLASS_RE, attrs),
                         lambda style: ex._DISPLAY_NONE_RE.search(style) is not None,

@@ -12,6 +12,7 @@ import gzip
 import importlib
 import os
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -27,6 +28,8 @@ ex = importlib.import_module("scrapy_simhash.extract")  # the package exports th
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 DOC = Path("/usr/share/doc")
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_native import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes
 
 if _native.html_walker() is None:
     if os.environ.get("CI"):
@@ -34,40 +37,9 @@ if _native.html_walker() is None:
     pytest.skip(f"no native HTML walk: {_native.html_walk_status()}", allow_module_level=True)
 
 
-def _walk(root, native: bool) -> tuple[object, ...]:
-    walker = ex._Walker()
-    try:
-        if native:
-            assert walker.walk_native(root), _native.HTML_WALKS
-        else:
-            walker.walk(root, 0, False, 0)
-    except ex._Budget as stop:  # past MAX_BLOCKS: both stop
-        return ("stopped", str(stop))
-    walker.flush()
-    blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags) for b in walker.blocks]
-    return blocks, walker.parent, walker.end, walker.landmark
-
-
-def _root(page: str | bytes):
-    html = ex.decode_html(page)[0] if isinstance(page, bytes) else page
-    try:
-        return ex._parse(ex._prepare(html))
-    except ex._TooDeep:
-        return ex._parse(ex._flatten(ex._prepare(html)))
-
-
-def _document(page: str | bytes, native: bool, main_content: bool) -> tuple[object, ...]:
-    doc = ex.extract(page, main_content=main_content, native=native)
-    return doc.title, doc.text, doc.visible, doc.rest, doc.method, doc.coverage, doc.encoding
-
-
 def assert_same(page: str | bytes, name: str = "") -> None:
     """Native and Python walks give the same blocks and documents on ``page``."""
-    root = _root(page)
-    if root is not None:
-        assert _walk(root, True) == _walk(root, False), name
-    for main_content in (True, False):
-        assert _document(page, True, main_content) == _document(page, False, main_content), name
+    assert html_outcomes(page, True) == html_outcomes(page, False), name
 
 
 def _page_fp(f: Fingerprinter, page: bytes) -> object:
@@ -129,84 +101,33 @@ def test_debian_documentation_identical() -> None:
         assert_same(p.read_bytes(), str(p))
 
 
-# Generated hostile HTML: nesting past the flattening depth (200) and past libxml2's, thousands of
-# <br>, comments, entities, broken tags, huge attributes, chrome and metadata classes, hidden
+# Generated hostile HTML (bench_native's pieces): nesting past the flattening depth (200) and past
+# libxml2's, broken tags, comments, entities, huge attributes, chrome and metadata classes, hidden
 # elements, landmarks, every kind of whitespace, full-width forms, CJK text with spaces.
-_TAGS = (
-    "div p span a b i br td tr table ul li main nav aside footer header section article time h1 h2 "
-    "script style noscript template svg pre code font center figure figcaption dialog menu".split()
-)
-_ATTRS = (
-    'class="sidebar"',
-    'class="post-meta"',
-    'class="content"',
-    'id="footer-links"',
-    'class="ad_box"',
-    "class=byline",
-    'class="ＡＢ meta"',
-    'role="main"',
-    "hidden",
-    'style="display: none"',
-    'style="DISPLAY:NONE"',
-    'style="display:\u017fnone"',
-    'style="color:none"',
-    'class=""',
-    "id",
-    'class="x" class="sidebar"',
-    'title="' + "x" * 5000 + '"',
-    'class="' + "menu " * 300 + '"',
-    'data-x="&amp;&lt;&#x4e2d;&bogus;"',
-)
-_TEXTS = (
-    "Hello world. ",
-    "中文 文本， 科 技 。 ",
-    "ＦＵＬＬ　ｗｉｄｔｈ １２３ ",
-    "Posted on 2024-01-02 by admin ",
-    "阅读 1234 次 ",
-    "&nbsp;&amp;&lt;&gt;&#20013;&#x6587;&bogus;&#0;&#xd800; ",
-    "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u3000\u200b ",
-    "© 2024 All rights reserved ",
-    "we use cookies to accept privacy ",
-    "Read more... ",
-    "한국어 텍스트 ",
-    "İstanbul ſ K ",
-    "<!-- a comment --> ",
-    "<![CDATA[cdata]]> ",
-    "<?pi x?> ",
-    "<",
-    ">",
-    "</",
-    "<div",
-    "&",
-    "\ufffd",
-    "😀 ",
-)
-
-
 @st.composite
 def _hostile(draw: st.DrawFn) -> str:
     parts: list[str] = []
     for _ in range(draw(st.integers(0, 60))):
         kind = draw(st.integers(0, 9))
         if kind <= 3:
-            parts.append(draw(st.sampled_from(_TEXTS)))
+            parts.append(draw(st.sampled_from(HTML_TEXTS)))
         elif kind <= 6:
-            tag = draw(st.sampled_from(_TAGS))
-            attrs = draw(st.lists(st.sampled_from(_ATTRS), max_size=3))
+            tag = draw(st.sampled_from(HTML_TAGS))
+            attrs = draw(st.lists(st.sampled_from(HTML_ATTRS), max_size=3))
             parts.append(f"<{tag} {' '.join(attrs)}>")
         elif kind == 7:
-            parts.append(f"</{draw(st.sampled_from(_TAGS))}>")
+            parts.append(f"</{draw(st.sampled_from(HTML_TAGS))}>")
         elif kind == 8:
             parts.append(draw(st.text(max_size=20)))
         else:  # nesting: past the flattening depth, sometimes past libxml2's limit
-            depth = draw(st.sampled_from((150, 199, 200, 201, 260, 2100)))
+            depth = draw(st.sampled_from(HTML_DEPTHS))
             tag = draw(st.sampled_from(("div", "span", "b", "section")))
             parts.append(f"<{tag}>x " * depth)
     return "".join(parts)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-@given(html=_hostile(), encoding=st.sampled_from(("utf-8", "gb18030", "cp1252", "utf-16", "str")))
+@given(html=_hostile(), encoding=st.sampled_from(HTML_ENCODINGS))
 def test_generated_hostile_html_identical(html: str, encoding: str) -> None:
     page: str | bytes = html if encoding == "str" else html.encode(encoding, "replace")
     assert_same(page)

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::CharSet;
 
@@ -80,28 +80,14 @@ const IN_CHROME_TAG: u8 = 1;
 const IN_CHROME_CLASS: u8 = 2;
 /// `extract._Walker.walk` flattens the rest below this depth.
 const MAX_DEPTH: u32 = 200;
-/// `extract._WRAPPER_PARAGRAPHS`.
-const WRAPPER_PARAGRAPHS: usize = 5;
 /// Bounds of the answers kept per predicate (as `extract._NEGATIVE_CACHE`).
 const MEMO_ENTRIES: usize = 50_000;
 const MEMO_CHARS: usize = 4 << 20;
 
-const BLOCK: &[&[u8]] = &[
-    b"address", b"article", b"aside", b"blockquote", b"body", b"caption", b"center", b"dd", b"details", b"dir",
-    b"div", b"dl", b"dt", b"fieldset", b"figcaption", b"figure", b"footer", b"form", b"h1", b"h2", b"h3", b"h4",
-    b"h5", b"h6", b"header", b"hr", b"html", b"legend", b"li", b"main", b"menu", b"nav", b"ol", b"p", b"pre",
-    b"section", b"summary", b"table", b"tbody", b"td", b"tfoot", b"th", b"thead", b"tr", b"ul", b"br",
-];
-const INVISIBLE: &[&[u8]] = &[
-    b"title", b"script", b"style", b"noscript", b"template", b"svg", b"math", b"canvas", b"object", b"embed",
-    b"iframe", b"frame", b"frameset", b"select", b"datalist", b"option", b"optgroup", b"textarea", b"button",
-    b"input", b"audio", b"video", b"source", b"track", b"map", b"area", b"param", b"link", b"meta", b"base",
-];
-const CHROME_TAGS: &[&[u8]] = &[b"nav", b"aside", b"footer", b"header", b"menu", b"dialog", b"figure", b"figcaption"];
+type TagSet = FxHashSet<Box<[u8]>>;
 
-#[inline]
-fn is_block(tag: &[u8]) -> bool {
-    BLOCK.contains(&tag)
+fn tag_set(tags: Vec<String>) -> TagSet {
+    tags.into_iter().map(|t| t.into_bytes().into_boxed_slice()).collect()
 }
 
 /// Why the walk stopped early: the Python walk's `_Budget` reasons, or something it does not handle.
@@ -128,7 +114,10 @@ struct Memo {
 
 impl Memo {
     fn new() -> Self {
-        Memo { answers: FxHashMap::default(), chars: 0 }
+        Memo {
+            answers: FxHashMap::default(),
+            chars: 0,
+        }
     }
 }
 
@@ -188,7 +177,9 @@ unsafe fn collect_text<'a>(node: *mut XmlNode) -> Res<Option<Cow<'a, str>>> {
         out.extend_from_slice(cstr((*cur).content));
         cur = text_node_or_skip((*cur).next);
     }
-    String::from_utf8(out).map(|s| Some(Cow::Owned(s))).map_err(|_| Stop::Unsupported("text that is not UTF-8"))
+    String::from_utf8(out)
+        .map(|s| Some(Cow::Owned(s)))
+        .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
 /// The attributes of an element as lxml's `get(name)` and `keys()` see them (no namespace).
@@ -229,7 +220,9 @@ unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, st
         out.extend_from_slice(cstr((*child).content));
         child = (*child).next;
     }
-    String::from_utf8(out).map(|s| Some(Cow::Owned(s))).map_err(|_| Stop::Unsupported("text that is not UTF-8"))
+    String::from_utf8(out)
+        .map(|s| Some(Cow::Owned(s)))
+        .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
 /// The element's tag as lxml names it (only elements without namespace are handled).
@@ -240,8 +233,8 @@ unsafe fn tag_of<'a>(node: *mut XmlNode) -> Res<&'a [u8]> {
     Ok(cstr((*node).name))
 }
 
-/// `extract._wraps_paragraphs`: at least 5 <p>/<br> below the element.
-unsafe fn wraps_paragraphs(node: *mut XmlNode) -> bool {
+/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element.
+unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
     let mut count = 0;
     let mut stack = vec![(*node).children];
     while let Some(mut cur) = stack.pop() {
@@ -250,7 +243,7 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode) -> bool {
                 let name = cstr((*cur).name);
                 if (*cur).ns.is_null() && (name == b"p" || name == b"br") {
                     count += 1;
-                    if count >= WRAPPER_PARAGRAPHS {
+                    if count >= wanted {
                         return true;
                     }
                 }
@@ -291,6 +284,10 @@ struct Walk<'a, 'py> {
 }
 
 impl Walk<'_, '_> {
+    fn is_block(&self, tag: &[u8]) -> bool {
+        self.walker.block.contains(tag)
+    }
+
     fn is_space(&self, c: char) -> bool {
         self.walker.space.contains(c)
     }
@@ -324,7 +321,11 @@ impl Walk<'_, '_> {
         }
         self.started = false;
         let mut text = String::with_capacity(self.pieces.len());
-        for word in self.pieces.split(|c| self.walker.space.contains(c)).filter(|w| !w.is_empty()) {
+        for word in self
+            .pieces
+            .split(|c| self.walker.space.contains(c))
+            .filter(|w| !w.is_empty())
+        {
             if !text.is_empty() {
                 text.push(' ');
             }
@@ -336,7 +337,8 @@ impl Walk<'_, '_> {
                 text = drop_cjk_spaces(&text);
             }
             let size = text.chars().count();
-            self.blocks.push((text, self.links.min(size), self.owner, self.meta.min(size), self.flags));
+            self.blocks
+                .push((text, self.links.min(size), self.owner, self.meta.min(size), self.flags));
         }
         self.links = 0;
         self.meta = 0;
@@ -355,10 +357,14 @@ impl Walk<'_, '_> {
 
     /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one.
     unsafe fn chrome(&self, node: *mut XmlNode, tag: &[u8]) -> Res<i8> {
-        if INVISIBLE.contains(&tag) {
+        if self.walker.invisible.contains(tag) {
             return Ok(-1);
         }
-        let mut flag = if CHROME_TAGS.contains(&tag) { IN_CHROME_TAG as i8 } else { 0 };
+        let mut flag = if self.walker.chrome_tags.contains(tag) {
+            IN_CHROME_TAG as i8
+        } else {
+            0
+        };
         if (*node).properties.is_null() {
             return Ok(flag);
         }
@@ -370,12 +376,14 @@ impl Walk<'_, '_> {
                 return Ok(-1);
             }
         }
-        if tag != b"body" && tag != b"html" && tag != b"br" && is_block(tag) {
+        if tag != b"body" && tag != b"html" && tag != b"br" && self.is_block(tag) {
             let class = get_attr(node, b"class")?;
             let id = get_attr(node, b"id")?;
             if class.is_some() || id.is_some() {
                 let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-                if ask(&self.walker.negative_memo, self.negative, &attrs)? && !wraps_paragraphs(node) {
+                if ask(&self.walker.negative_memo, self.negative, &attrs)?
+                    && !wraps_paragraphs(node, self.walker.wrapper_paragraphs)
+                {
                     flag |= IN_CHROME_CLASS as i8;
                 }
             }
@@ -398,7 +406,7 @@ impl Walk<'_, '_> {
             let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
             ask(&self.walker.meta_memo, self.meta_class, &attrs)?
         };
-        Ok(meta && !wraps_paragraphs(node))
+        Ok(meta && !wraps_paragraphs(node, self.walker.wrapper_paragraphs))
     }
 
     unsafe fn walk(&mut self, node: *mut XmlNode, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
@@ -410,7 +418,7 @@ impl Walk<'_, '_> {
         self.parent.push(parent);
         self.end.push(0);
         let tag = tag_of(node)?;
-        let block = is_block(tag);
+        let block = self.is_block(tag);
         if block && self.started {
             self.flush();
         }
@@ -586,13 +594,19 @@ fn weight(text: &str) -> Option<usize> {
     Some(if dense_script { 3 * size - 2 * light } else { size })
 }
 
-/// The native block walk: `HtmlWalker(lxml.etree._Element, space_ranges, negative, meta_class,
-/// display_none)`, where the three callables are `extract`'s cached predicates over class/id and style strings.
+/// The native block walk: `HtmlWalker(lxml.etree._Element, space_ranges, block, invisible,
+/// chrome_tags, wrapper_paragraphs, negative, meta_class, display_none)`: `\s` as code point
+/// ranges, `extract`'s tag sets and constant, and its predicates over class/id and style strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
     element_type: Py<PyAny>,
     space: CharSet,
+    /// `extract._BLOCK`, `_INVISIBLE`, `_CHROME_TAGS`, `_WRAPPER_PARAGRAPHS`
+    block: TagSet,
+    invisible: TagSet,
+    chrome_tags: TagSet,
+    wrapper_paragraphs: usize,
     negative: Py<PyAny>,
     meta_class: Py<PyAny>,
     display_none: Py<PyAny>,
@@ -603,9 +617,14 @@ pub struct HtmlWalker {
 #[pymethods]
 impl HtmlWalker {
     #[new]
+    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
     fn new(
         element_type: Py<PyAny>,
         space_ranges: Vec<(u32, u32)>,
+        block: Vec<String>,
+        invisible: Vec<String>,
+        chrome_tags: Vec<String>,
+        wrapper_paragraphs: usize,
         negative: Py<PyAny>,
         meta_class: Py<PyAny>,
         display_none: Py<PyAny>,
@@ -613,6 +632,10 @@ impl HtmlWalker {
         Ok(HtmlWalker {
             element_type,
             space: CharSet::from_ranges(&space_ranges)?,
+            block: tag_set(block),
+            invisible: tag_set(invisible),
+            chrome_tags: tag_set(chrome_tags),
+            wrapper_paragraphs,
             negative,
             meta_class,
             display_none,
