@@ -237,7 +237,7 @@ def _root(page: str | bytes):
 
 def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
     """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
-    the blocks (every field), element numbering and landmark, and the documents of main content
+    the blocks (every field, their class and teaser flag), element numbering and landmark, and the documents of main content
     and all visible text (title, text, visible, rest, method, coverage). ``AssertionError`` when
     the native walk does not run."""
     walked: tuple[object, ...] = ()
@@ -250,7 +250,11 @@ def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
             else:
                 walker.walk(root, 0, False, 0)
             walker.flush()
-            blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags) for b in walker.blocks]
+            for b in walker.blocks:
+                ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
+            blocks = [
+                (b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks
+            ]
             walked = (blocks, walker.parent, walker.end, walker.landmark)
         except ex._Budget as stop:  # past MAX_BLOCKS: both stop
             walked = ("stopped", str(stop))

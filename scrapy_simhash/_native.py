@@ -10,6 +10,11 @@ token regex are computed here by ``re`` itself, on every code point.
 
 ``Fingerprinter(native=None)`` (the default) uses it when it imports; ``native=False`` never;
 ``native=True`` requires it.
+
+It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``): the blocks of
+``extract._Walker.walk``, read from libxml2's nodes directly, on the lxml / libxml2 versions in
+:data:`HTML_VERIFIED` only; elsewhere, and on a tree it does not handle, the Python walk runs
+(counted in :data:`HTML_WALKS`; :func:`html_walk_status` is what the start-up line says).
 """
 
 from __future__ import annotations
@@ -129,6 +134,12 @@ def html_walker() -> Any:
                         lambda attrs: ex._cached_search(ex._NEGATIVE_CACHE, ex._NEGATIVE_RE, attrs),
                         lambda attrs: ex._cached_search(ex._META_CACHE, ex._META_CLASS_RE, attrs),
                         lambda style: ex._DISPLAY_NONE_RE.search(style) is not None,
+                        "".join(chr(c) for start, end in _ranges(ex._PUNCT_RE.pattern) for c in range(start, end)),
+                        "".join(sorted(ex._SENTENCE_END)),
+                        list(ex._ELLIPSES),
+                        ex._boilerplate_any,
+                        lambda text: ex._BOILERPLATE_RE.match(text) is not None,
+                        ex._is_meta_text,
                     )
     return _WALKER
 

@@ -25,7 +25,9 @@ decision for decision:
    sidebar, menu, comment, share, related, ad... (unless it wraps 5+ ``<p>``/``<br>``: a page
    wrapper). Blocks break at block-level tags, ``<br>`` and chrome boundaries. Invisible elements
    (``script``, ``style``, ``hidden``, ``display:none``...) are skipped with their content. The walk
-   also notes the first ``<main>`` / ``role="main"`` element.
+   also notes the first ``<main>`` / ``role="main"`` element. The native core does this walk when it is
+   installed (:meth:`_Walker.walk_native`: the same blocks, read from libxml2's nodes); this
+   Python walk is the reference and the fallback.
 2. **Decisions over the block sequence** (:func:`_choose`), which never look at the tree again:
    each block is classed good / short / link list / metadata (:func:`_classify_base`: link
    density, length, sentence punctuation (``，。；`` too), boilerplate patterns such as copyright
@@ -531,8 +533,8 @@ class _Walker:
         return flag
 
     def walk_native(self, root) -> bool:
-        """:meth:`walk` of ``root`` by the native core (``_native.walk_html``): the same blocks,
-        element numbering, landmark and stops. False (counted there) when it cannot run: not
+        """:meth:`walk` of ``root`` by the native core (``_native.walk_html``): the same blocks
+        (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
         installed, an lxml it was not verified on, a tree it does not handle."""
         remaining = None if self.deadline is None else self.deadline - time.perf_counter()
         result = _native.walk_html(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
@@ -542,8 +544,8 @@ class _Walker:
             raise _Budget(result[0])
         blocks, self.parent, self.end, self.landmark, self.next_check = result[1:]
         new = _Block.__new__
-        for text, links, owner, meta, flags, weight in blocks:
-            if weight < 0:  # full-width letters or digits: folded (NFKC) here
+        for text, links, owner, meta, flags, weight, base, teaser in blocks:
+            if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here
                 self.blocks.append(_Block(text, links, owner, meta, flags))
                 continue
             block = new(_Block)
@@ -553,8 +555,8 @@ class _Walker:
             block.owner = owner
             block.flags = flags
             block.weight = weight
-            block.base = -2
-            block.teaser = False
+            block.base = base  # _classify_base's, natively
+            block.teaser = teaser
             self.blocks.append(block)
         return True
 

@@ -75,6 +75,17 @@ const COMMENT: c_int = 8;
 const XINCLUDE_START: c_int = 19;
 const XINCLUDE_END: c_int = 20;
 
+/// `extract._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
+/// here, a block with full-width letters or digits) and thresholds.
+const GOOD: i8 = 2;
+const SHORT: i8 = 1;
+const LINKS: i8 = 0;
+const META: i8 = -1;
+const UNCLASSIFIED: i8 = -2;
+const LINKED_SENTENCE_WEIGHT: usize = 150;
+const META_MAX_WEIGHT: usize = 200;
+const META_MARKUP_SHARE: f64 = 0.5;
+
 /// Flags of `extract._IN_CHROME_TAG` / `_IN_CHROME_CLASS`.
 const IN_CHROME_TAG: u8 = 1;
 const IN_CHROME_CLASS: u8 = 2;
@@ -594,9 +605,11 @@ fn weight(text: &str) -> Option<usize> {
     Some(if dense_script { 3 * size - 2 * light } else { size })
 }
 
-/// The native block walk: `HtmlWalker(lxml.etree._Element, space_ranges, block, invisible,
-/// chrome_tags, wrapper_paragraphs, negative, meta_class, display_none)`: `\s` as code point
-/// ranges, `extract`'s tag sets and constant, and its predicates over class/id and style strings.
+/// The native block walk and block classification: `HtmlWalker(lxml.etree._Element,
+/// space_ranges, block, invisible, chrome_tags, wrapper_paragraphs, negative, meta_class,
+/// display_none, punct, sentence_end, ellipses, boilerplate_any, boilerplate_start, meta_text)`:
+/// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, and its
+/// predicates over class/id, style and block strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
@@ -612,6 +625,15 @@ pub struct HtmlWalker {
     display_none: Py<PyAny>,
     negative_memo: Mutex<Memo>,
     meta_memo: Mutex<Memo>,
+    /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
+    /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
+    /// `_is_meta_text`), called only where the answer is not decided here.
+    punct: FxHashSet<char>,
+    sentence_end: FxHashSet<char>,
+    ellipses: Vec<String>,
+    boilerplate_any: Py<PyAny>,
+    boilerplate_start: Py<PyAny>,
+    meta_text: Py<PyAny>,
 }
 
 #[pymethods]
@@ -628,6 +650,12 @@ impl HtmlWalker {
         negative: Py<PyAny>,
         meta_class: Py<PyAny>,
         display_none: Py<PyAny>,
+        punct: String,
+        sentence_end: String,
+        ellipses: Vec<String>,
+        boilerplate_any: Py<PyAny>,
+        boilerplate_start: Py<PyAny>,
+        meta_text: Py<PyAny>,
     ) -> PyResult<Self> {
         Ok(HtmlWalker {
             element_type,
@@ -641,13 +669,71 @@ impl HtmlWalker {
             display_none,
             negative_memo: Mutex::new(Memo::new()),
             meta_memo: Mutex::new(Memo::new()),
+            punct: punct.chars().collect(),
+            sentence_end: sentence_end.chars().collect(),
+            ellipses,
+            boilerplate_any,
+            boilerplate_start,
+            meta_text,
         })
+    }
+
+    /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
+    fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
+        let size = text.chars().count() as f64;
+        let density = links as f64 / size;
+        let punct = text.chars().filter(|c| self.punct.contains(c)).count();
+        let (first, last) = (
+            text.chars().next().unwrap_or(' '),
+            text.chars().next_back().unwrap_or(' '),
+        );
+        let sentence = self.sentence_end.contains(&last);
+        if density > 0.6 || (density > 0.33 && (punct < 2 || (weight < LINKED_SENTENCE_WEIGHT && !sentence))) {
+            return Ok((LINKS, false));
+        }
+        if weight < 1000
+            && (self.boilerplate_any(py, text)?
+                || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
+        {
+            return Ok((LINKS, false));
+        }
+        if first == '<' && last == '>' {
+            return Ok((LINKS, false)); // markup shown as text
+        }
+        if weight < META_MAX_WEIGHT
+            && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
+                || self.meta_text.bind(py).call1((text,))?.is_truthy()?)
+        {
+            return Ok((META, false));
+        }
+        let teaser = weight < 600 && self.ellipses.iter().any(|e| text.ends_with(e.as_str()));
+        let good = weight >= 160 || (weight >= 60 && punct >= 2) || (weight >= 100 && sentence);
+        Ok((if good { GOOD } else { SHORT }, teaser))
+    }
+
+    /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
+    /// needs, here (ASCII case folding is enough without the four characters that `re` or
+    /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
+    fn boilerplate_any(&self, py: Python<'_>, text: &str) -> PyResult<bool> {
+        let lookalike = !text.is_ascii()
+            && text
+                .chars()
+                .any(|c| matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}'));
+        let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
+            let low = text.to_ascii_lowercase();
+            low.contains("all rights reserved") || low.contains("cookie")
+        };
+        if !candidate {
+            return Ok(false);
+        }
+        self.boilerplate_any.bind(py).call1((text,))?.is_truthy()
     }
 
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
     /// ``_Walker.walk(root, 0, False, 0)`` does. Returns ``("ok", blocks, parent, end, landmark,
-    /// next_check)`` with blocks ``(text, links, owner, meta, flags, weight)`` (``weight`` -1: the
-    /// Python side computes it), ``("large" | "budget",)`` when the walk stops as the Python walk
+    /// next_check)`` with blocks ``(text, links, owner, meta, flags, weight, base, teaser)``
+    /// (``_Block``'s fields; ``weight`` -1 and ``base`` -2: a block with full-width letters or
+    /// digits, which the Python side folds and classifies), ``("large" | "budget",)`` when the walk stops as the Python walk
     /// would, ``("unsupported", reason)`` for a tree it does not handle. ``remaining``: seconds
     /// left of the time budget (``None``: no budget).
     #[pyo3(signature = (root, *, remaining, max_blocks, step))]
@@ -697,7 +783,10 @@ impl HtmlWalker {
             meta: 0,
             flags: 0,
             landmark: -1,
-            deadline: remaining.map(|s| Instant::now() + Duration::from_secs_f64(s.clamp(0.0, 1e9))),
+            // past the end of time (or NaN: no budget at all)
+            deadline: remaining
+                .and_then(|s| Duration::try_from_secs_f64(s.max(0.0)).ok())
+                .and_then(|d| Instant::now().checked_add(d)),
             next_check: step,
             max_blocks,
             step,
@@ -712,8 +801,14 @@ impl HtmlWalker {
         w.flush();
         let blocks = PyList::empty(py);
         for (text, links, owner, meta, flags) in &w.blocks {
-            let wt = weight(text).map_or(-1, |v| v as i64);
-            blocks.append((PyString::new(py, text), *links, *owner, *meta, *flags, wt))?;
+            let (wt, base, teaser) = match weight(text) {
+                Some(wt) => {
+                    let (base, teaser) = self.classify(py, text, wt, *links, *meta)?;
+                    (wt as i64, base, teaser)
+                }
+                None => (-1, UNCLASSIFIED, false),
+            };
+            blocks.append((PyString::new(py, text), *links, *owner, *meta, *flags, wt, base, teaser))?;
         }
         (
             "ok",
