@@ -1,6 +1,6 @@
 """Benchmark: the native core vs the Python path vs the seed-004 pipeline, one process, real data.
 
-Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--fuzz N]`` (``./dev test`` or
+Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N]`` (``./dev test`` or
 ``./dev bench`` builds the native core first; about 3 minutes with the defaults).
 
 1. Text -> fingerprint, per document (median of ``--repeat`` interleaved passes, so that load from
@@ -302,6 +302,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="timed passes (0: none, e.g. with --fuzz)")
     ap.add_argument("--fuzz", type=int, default=0, metavar="N")
     ap.add_argument("--html-fuzz", type=int, default=0, metavar="N")
+    ap.add_argument("--no-text", action="store_true", help="skip section 1 (text -> fingerprint)")
     ap.add_argument("--site-pages", type=int, default=30, metavar="N", help="pages per real site (0: none)")
     args = ap.parse_args()
     logging.getLogger("jieba").setLevel(logging.WARNING)
@@ -336,7 +337,7 @@ def main() -> None:
     for f in funcs:  # load dictionaries and tables
         f("预热 warm-up text")
     print("\n== text -> fingerprint")
-    for name, docs in texts.items():
+    for name, docs in texts.items() if not args.no_text else ():
         docs = [d for d in docs if d.strip()]
         report(name, labels, time_interleaved(funcs, docs, args.repeat), sum(len(d.encode()) for d in docs))
 

@@ -137,11 +137,22 @@ def html_walker() -> Any:
                         "".join(chr(c) for start, end in _ranges(ex._PUNCT_RE.pattern) for c in range(start, end)),
                         "".join(sorted(ex._SENTENCE_END)),
                         list(ex._ELLIPSES),
+                        _ranges(r"\d"),
+                        list(ex._META_KEYWORDS_SORTED),
+                        _literal_words(ex._META_HAN_KEYWORD_RE.pattern),
                         ex._boilerplate_any,
                         lambda text: ex._BOILERPLATE_RE.match(text) is not None,
                         ex._is_meta_text,
                     )
     return _WALKER
+
+
+def _literal_words(pattern: str) -> list[str]:
+    """The words of a regex that is an alternation of literal words (checked)."""
+    words = pattern.split("|")
+    if not all(re.fullmatch(r"\w+", w) for w in words):
+        raise ValueError(f"not an alternation of words: {pattern!r}")
+    return words
 
 
 def html_walk_status() -> str:

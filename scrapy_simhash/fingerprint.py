@@ -542,8 +542,18 @@ class Fingerprinter:
         # (doc.rest), never its chrome, also on a short page whose fingerprint covers all of it.
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
-        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+        sketch = self._sketch(tokens) if tokens else None
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
+
+    def _sketch(self, tokens: list[str]) -> bytes:
+        """``sketch_tokens`` of ``tokens``' digests, by the native core when it runs (the same bytes)."""
+        core = self._native_core()
+        if core is not None:
+            try:
+                return bytes(core.sketch(tokens))
+            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+                pass
+        return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
 
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features."""

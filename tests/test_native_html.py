@@ -61,7 +61,7 @@ def _data_pages() -> list[tuple[str, bytes]]:
 def test_shared_data_pages_identical() -> None:
     pages = _data_pages()
     assert len(pages) >= 200
-    native, python = Fingerprinter(), Fingerprinter(native=False)
+    native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
     assert native.html_walk == "native HTML walk"
     before = _native.HTML_WALKS["native"]
     for name, page in pages:
@@ -73,7 +73,7 @@ def test_shared_data_pages_identical() -> None:
 def test_demo_site_pages_identical() -> None:
     pages = sorted(REPO.glob("example_project/site/**/*.html"))
     assert len(pages) >= 20
-    native, python = Fingerprinter(), Fingerprinter(native=False)
+    native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
     for p in pages:
         page = p.read_bytes()
         assert_same(page, p.name)

@@ -1,4 +1,5 @@
-//! The block walk of `extract._Walker.walk`, natively, over the tree that libxml2 built for lxml.
+//! The block walk of `extract._Walker.walk`, natively, over the tree that libxml2 built for lxml,
+//! and the classification of its blocks (`extract._classify_base`).
 //!
 //! It reads lxml's element (`struct LxmlElement` of lxml's `etree.h`) and libxml2's nodes
 //! (`xmlNode`, `xmlAttr` of `libxml/tree.h`, stable public ABI) directly, without linking either:
@@ -9,9 +10,10 @@
 //! keeps its document alive): nothing can change the tree while it is read.
 //!
 //! It gives exactly the blocks, element numbering (parent, subtree end), landmark and budget
-//! stops of the Python walk, which stays the reference (`tests/test_native_html.py`). The
-//! class/id and `display:none` tests are Python's own predicates, called back once per distinct
-//! string (answers kept here, bounded); what the walk does not handle (a namespaced element, an
+//! stops of the Python walk, which stays the reference (`tests/test_native_html.py`), and the
+//! same block classes. The regular expressions stay Python's: the class/id and `display:none`
+//! tests are called back once per distinct string (answers kept here, bounded), the boilerplate
+//! and metadata-line tests only for the blocks that may match them; what the walk does not handle (a namespaced element, an
 //! entity reference node, text that is not UTF-8, a comment in a flattened subtree) gives
 //! `Unsupported`, and the caller runs the Python walk.
 
@@ -383,7 +385,7 @@ impl Walk<'_, '_> {
             return Ok(-1);
         }
         if let Some(style) = get_attr(node, b"style")? {
-            if style.contains("none") && self.display_none.call1((&*style,))?.is_truthy()? {
+            if style.contains("none") && ask(&self.walker.style_memo, self.display_none, &style)? {
                 return Ok(-1);
             }
         }
@@ -529,6 +531,13 @@ unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
     Ok(())
 }
 
+/// `extract._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
+/// letter case-insensitively or whose `str.lower()` holds one.
+#[inline]
+fn is_lookalike(c: char) -> bool {
+    matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
+}
+
 // `extract._CJK_SPACE_RE`'s classes: Han and kana; punctuation of both widths and CJK symbols.
 #[inline]
 fn han_kana(c: char) -> bool {
@@ -607,7 +616,8 @@ fn weight(text: &str) -> Option<usize> {
 
 /// The native block walk and block classification: `HtmlWalker(lxml.etree._Element,
 /// space_ranges, block, invisible, chrome_tags, wrapper_paragraphs, negative, meta_class,
-/// display_none, punct, sentence_end, ellipses, boilerplate_any, boilerplate_start, meta_text)`:
+/// display_none, punct, sentence_end, ellipses, digit_ranges, meta_keywords, meta_han_keywords,
+/// boilerplate_any, boilerplate_start, meta_text)`:
 /// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, and its
 /// predicates over class/id, style and block strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
@@ -625,11 +635,16 @@ pub struct HtmlWalker {
     display_none: Py<PyAny>,
     negative_memo: Mutex<Memo>,
     meta_memo: Mutex<Memo>,
+    style_memo: Mutex<Memo>,
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
     /// `_is_meta_text`), called only where the answer is not decided here.
     punct: FxHashSet<char>,
     sentence_end: FxHashSet<char>,
+    /// `\d`, `_META_KEYWORDS_SORTED`, `_META_HAN_KEYWORD_RE`'s words: `_meta_says`.
+    digit: CharSet,
+    meta_keywords: Vec<String>,
+    meta_han_keywords: Vec<String>,
     ellipses: Vec<String>,
     boilerplate_any: Py<PyAny>,
     boilerplate_start: Py<PyAny>,
@@ -653,6 +668,9 @@ impl HtmlWalker {
         punct: String,
         sentence_end: String,
         ellipses: Vec<String>,
+        digit_ranges: Vec<(u32, u32)>,
+        meta_keywords: Vec<String>,
+        meta_han_keywords: Vec<String>,
         boilerplate_any: Py<PyAny>,
         boilerplate_start: Py<PyAny>,
         meta_text: Py<PyAny>,
@@ -669,9 +687,13 @@ impl HtmlWalker {
             display_none,
             negative_memo: Mutex::new(Memo::new()),
             meta_memo: Mutex::new(Memo::new()),
+            style_memo: Mutex::new(Memo::new()),
             punct: punct.chars().collect(),
             sentence_end: sentence_end.chars().collect(),
             ellipses,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            meta_keywords,
+            meta_han_keywords,
             boilerplate_any,
             boilerplate_start,
             meta_text,
@@ -702,7 +724,7 @@ impl HtmlWalker {
         }
         if weight < META_MAX_WEIGHT
             && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
-                || self.meta_text.bind(py).call1((text,))?.is_truthy()?)
+                || (self.may_say_meta(text) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((META, false));
         }
@@ -711,14 +733,27 @@ impl HtmlWalker {
         Ok((if good { GOOD } else { SHORT }, teaser))
     }
 
+    /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
+    /// metadata word, no metadata keyword (ASCII case folding is enough without the four
+    /// look-alike characters, which go to Python).
+    fn may_say_meta(&self, text: &str) -> bool {
+        if text.chars().any(|c| self.digit.contains(c)) {
+            return true;
+        }
+        if !text.is_ascii()
+            && (text.chars().any(is_lookalike) || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str())))
+        {
+            return true;
+        }
+        let low = text.to_ascii_lowercase();
+        self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
+    }
+
     /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
     fn boilerplate_any(&self, py: Python<'_>, text: &str) -> PyResult<bool> {
-        let lookalike = !text.is_ascii()
-            && text
-                .chars()
-                .any(|c| matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}'));
+        let lookalike = !text.is_ascii() && text.chars().any(is_lookalike);
         let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
             let low = text.to_ascii_lowercase();
             low.contains("all rights reserved") || low.contains("cookie")
@@ -802,6 +837,8 @@ impl HtmlWalker {
         let blocks = PyList::empty(py);
         for (text, links, owner, meta, flags) in &w.blocks {
             let (wt, base, teaser) = match weight(text) {
+                // Content blocks; the Python side classifies chrome blocks if it needs them.
+                Some(wt) if *flags != 0 => (wt as i64, UNCLASSIFIED, false),
                 Some(wt) => {
                     let (base, teaser) = self.classify(py, text, wt, *links, *meta)?;
                     (wt as i64, base, teaser)
