@@ -237,9 +237,9 @@ def _root(page: str | bytes):
 
 def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
     """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
-    the blocks (every field, their class and teaser flag), element numbering and landmark, and the documents of main content
-    and all visible text (title, text, visible, rest, method, coverage). ``AssertionError`` when
-    the native walk does not run."""
+    the blocks (every field, their class and teaser flag), element numbering and landmark, and
+    the documents of main content and all visible text (title, text, visible, rest, method,
+    coverage). ``AssertionError`` when the native walk does not run."""
     walked: tuple[object, ...] = ()
     root = _root(page)
     if root is not None:

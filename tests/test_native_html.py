@@ -1,6 +1,6 @@
 """The native HTML walk (``HtmlWalker``, ``native/src/html.rs``) against the Python walk
 (``extract._Walker.walk``, the reference): identical blocks (text, folded text, weight, link and
-metadata characters, owner, flags), element numbering, landmark, and identical documents (title,
+metadata characters, owner, flags, class and teaser flag), element numbering, landmark, and identical documents (title,
 text, visible text, rest, method, coverage) and page fingerprints (with their change sketch), on
 every page of ``../shared/data``, the demo site's pages, a sample of the Debian documentation HTML
 under /usr/share/doc, and generated hostile HTML. Skipped with a message when the native core is
@@ -8,7 +8,6 @@ not built (never in CI) or a corpus is absent."""
 
 from __future__ import annotations
 
-import gzip
 import importlib
 import os
 import random
@@ -29,7 +28,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 DOC = Path("/usr/share/doc")
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_native import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes
+from bench_native import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, load_pages
 
 if _native.html_walker() is None:
     if os.environ.get("CI"):
@@ -49,17 +48,9 @@ def _page_fp(f: Fingerprinter, page: bytes) -> object:
         return None
 
 
-def _data_pages() -> list[tuple[str, bytes]]:
-    pages = [(p.name, p.read_bytes()) for p in sorted((DATA / "zh-web-cee" / "original").glob("*.html"))]
-    pages += [
-        (p.name, gzip.decompress(p.read_bytes())) for p in sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))
-    ]
-    return pages
-
-
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
 def test_shared_data_pages_identical() -> None:
-    pages = _data_pages()
+    pages = [(f"{name}[{i}]", page) for name, bodies in load_pages().items() for i, page in enumerate(bodies)]
     assert len(pages) >= 200
     native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
     assert native.html_walk == "native HTML walk"

@@ -1,7 +1,9 @@
-//! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash.
+//! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash,
+//! the change sketch of a token sequence, and (`html`) the block walk over lxml's parsed tree.
 //!
-//! It gives the outputs of the Python reference (`scrapy_simhash/features.py` and
-//! `fingerprint.py`) bit for bit; `tests/test_native.py` checks it. Everything that depends on
+//! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
+//! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
+//! check it. Everything that depends on
 //! the Unicode tables of the running Python is handed in by the caller, so that the two paths
 //! agree whatever the Unicode versions of Rust and Python:
 //!
@@ -10,7 +12,7 @@
 //!   point ranges computed by Python's `re` on every code point;
 //! - the dictionary is jieba's own `dict.txt`, the stop words are the package's lists.
 //!
-//! The work runs with the GIL released.
+//! The text work runs with the GIL released (the walk holds it: see `html`).
 
 use std::collections::hash_map::Entry;
 use std::fs::File;
