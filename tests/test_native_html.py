@@ -86,7 +86,7 @@ def _doc_sample(n: int) -> list[Path]:
 
 @pytest.mark.skipif(not any(DOC.glob("*/**/*.html")), reason=f"no HTML documentation under {DOC}")
 def test_debian_documentation_identical() -> None:
-    sample = _doc_sample(200)
+    sample = _doc_sample(120)
     assert len(sample) >= 20
     for p in sample:
         assert_same(p.read_bytes(), str(p))
@@ -117,7 +117,7 @@ def _hostile(draw: st.DrawFn) -> str:
     return "".join(parts)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(html=_hostile(), encoding=st.sampled_from(HTML_ENCODINGS))
 def test_generated_hostile_html_identical(html: str, encoding: str) -> None:
     page: str | bytes = html if encoding == "str" else html.encode(encoding, "replace")
