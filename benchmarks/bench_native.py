@@ -1,6 +1,6 @@
 """Benchmark: the native core vs the Python path vs the seed-004 pipeline, one process, real data.
 
-Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--fuzz N]`` (``./dev test`` or
+Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N]`` (``./dev test`` or
 ``./dev bench`` builds the native core first; about 3 minutes with the defaults).
 
 1. Text -> fingerprint, per document (median of ``--repeat`` interleaved passes, so that load from
@@ -10,11 +10,22 @@ Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--fuzz N]`` (``
    Corpora: the hand-cleaned zh-web-cee texts, one side of every revision pair (zh and en), the
    main text that every page of shared/data extracts to. Median and p99 ms per document, MB/s
    (UTF-8 bytes over the summed medians), and the ratio Python / native of the medians.
-2. HTML -> fingerprint end to end (``fingerprint_page``: decode and extraction stay Python, lxml)
-   on the zh-web-cee and scrapinghub-aeb pages, native vs Python; seed 004 as ``html_text`` +
-   the same. MB/s over the HTML bytes.
+2. HTML -> fingerprint end to end (``fingerprint_page``: decoding, lxml's parse, the walk over the
+   tree, the decisions, features, the change sketch) on the zh-web-cee and scrapinghub-aeb pages
+   and ``--site-pages`` pages of each real-site benchmark site under /usr/share/doc
+   (``benchmarks/realsite/run.py``'s SITES, the same ones every run): native (the native core
+   walks lxml's tree and computes the features) vs the Python path (``native=False``) vs seed
+   004 (``html_text`` + the same). MB/s over the HTML bytes. Then where the native path's time
+   goes on the real pages (medians per stage: lxml's parse is a floor no walk can lower), and the
+   pathological pages of ``bench_pathological.py`` (250,000 ``<br>``, 50,000 paragraphs, a
+   20,000-cell table), with lxml's parse of each alone.
 3. ``--fuzz N`` (alone with ``--repeat 0``): N generated documents (seeded, mixed scripts, numbers, punctuation, line breaks
    between Han characters, emoji), native vs Python: how many tokens and fingerprints differ.
+4. ``--html-fuzz N`` (alone with ``--repeat 0``): N generated hostile HTML documents (seeded:
+   broken and unclosed tags, nesting past the walk's flattening depth, chrome/metadata classes,
+   hidden elements, entities, comments, every kind of whitespace, full-width forms; as str or
+   bytes in four encodings), native walk vs Python walk: how many differ in their blocks or in
+   their documents (main content and all visible text).
 """
 
 from __future__ import annotations
@@ -33,11 +44,16 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
+import importlib
+
 from bench_fingerprint import time_interleaved
 
+from scrapy_simhash import _native
 from scrapy_simhash.extract import extract
 from scrapy_simhash.features import FeatureExtractor
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+
+ex = importlib.import_module("scrapy_simhash.extract")  # the package exports the function too
 
 clock = time.perf_counter
 
@@ -51,6 +67,25 @@ def load_pages() -> dict[str, list[bytes]]:
         "zh-web-cee pages": [p.read_bytes() for p in zh],
         "scrapinghub-aeb pages": [gzip.decompress(p.read_bytes()) for p in en],
     }
+
+
+def load_site_pages(per_site: int) -> dict[str, list[bytes]]:
+    """``per_site`` pages of each real-site benchmark site installed under /usr/share/doc (every
+    k-th of its sorted pages, so the same ones every run), as one corpus."""
+    sys.path.insert(0, str(REPO / "benchmarks" / "realsite"))
+    import re
+
+    from run import SITES
+
+    out: list[bytes] = []
+    for site in SITES:
+        files = sorted(Path(site.root).rglob("*.html"))
+        if site.include:
+            files = [f for f in files if re.search(site.include, f.name)]
+        files = [f for f in files if f.is_file()]
+        step = max(1, len(files) // per_site) if per_site else 0
+        out += [f.read_bytes() for f in files[::step][:per_site]] if step else []
+    return {"real-site pages (/usr/share/doc)": out} if out else {}
 
 
 def load_texts(pages: dict[str, list[bytes]]) -> dict[str, list[str]]:
@@ -84,6 +119,13 @@ def report(name: str, labels: list[str], timings: list[list[float]], nbytes: int
         print(f"  {label:<22}{med * 1e3:>10.3f}{p99(ts) * 1e3:>10.2f}{mbs:>9.1f}{med / native_median:>10.1f}")
 
 
+def page_fp(f: Fingerprinter, body: bytes) -> int | None:
+    try:
+        return f.fingerprint_page(body).fp
+    except EmptyTextError:
+        return None
+
+
 def fingerprint_or_none(f: Fingerprinter, text: str) -> int | None:
     try:
         return f.fingerprint_text(text)
@@ -110,6 +152,133 @@ def random_document(rng: random.Random) -> str:
     return "".join(c for c in "".join(parts) if not 0xD800 <= ord(c) < 0xE000)
 
 
+# Hostile HTML: pieces drawn at random (also by tests/test_native_html.py's hypothesis strategy).
+HTML_TAGS = (
+    "div p span a b i br td tr table ul li main nav aside footer header section article time h1 h2 "
+    "script style noscript template svg pre code font center figure figcaption dialog menu".split()
+)
+HTML_ATTRS = (
+    'class="sidebar"',
+    'class="post-meta"',
+    'class="content"',
+    'id="footer-links"',
+    'class="ad_box"',
+    "class=byline",
+    'class="ＡＢ meta"',
+    'role="main"',
+    "hidden",
+    'style="display: none"',
+    'style="DISPLAY:NONE"',
+    'style="display:\u017fnone"',
+    'style="color:none"',
+    'class=""',
+    "id",
+    'class="x" class="sidebar"',
+    'title="' + "x" * 5000 + '"',
+    'class="' + "menu " * 300 + '"',
+    'data-x="&amp;&lt;&#x4e2d;&bogus;"',
+)
+HTML_TEXTS = (
+    "Hello world. ",
+    "中文 文本， 科 技 。 ",
+    "ＦＵＬＬ　ｗｉｄｔｈ １２３ ",
+    "Posted on 2024-01-02 by admin ",
+    "阅读 1234 次 ",
+    "&nbsp;&amp;&lt;&gt;&#20013;&#x6587;&bogus;&#0;&#xd800; ",
+    "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u3000\u200b ",
+    "© 2024 All rights reserved ",
+    "we use cookies to accept privacy ",
+    "Read more... ",
+    "한국어 텍스트 ",
+    "İstanbul ſ K ",
+    "<!-- a comment --> ",
+    "<![CDATA[cdata]]> ",
+    "<?pi x?> ",
+    "<",
+    ">",
+    "</",
+    "<div",
+    "&",
+    "\ufffd",
+    "😀 ",
+)
+#: Nesting runs: past the walk's flattening depth (200), sometimes past libxml2's limit.
+HTML_DEPTHS = (150, 199, 200, 201, 260, 2100)
+HTML_ENCODINGS = ("utf-8", "gb18030", "cp1252", "utf-16", "str")
+
+
+def random_html(rng: random.Random) -> str | bytes:
+    parts: list[str] = []
+    for _ in range(rng.randrange(0, 60)):
+        kind = rng.randrange(100)
+        if kind < 2:  # nesting is costly to parse: rare
+            parts.append(f"<{rng.choice(('div', 'span', 'b', 'section'))}>x " * rng.choice(HTML_DEPTHS))
+        elif kind < 40:
+            parts.append(rng.choice(HTML_TEXTS))
+        elif kind < 70:
+            attrs = " ".join(rng.choice(HTML_ATTRS) for _ in range(rng.randrange(4)))
+            parts.append(f"<{rng.choice(HTML_TAGS)} {attrs}>")
+        elif kind < 80:
+            parts.append(f"</{rng.choice(HTML_TAGS)}>")
+        else:
+            parts.append("".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(8))))
+    html = "".join(parts)
+    encoding = rng.choice(HTML_ENCODINGS)
+    return html if encoding == "str" else html.encode(encoding, "replace")
+
+
+def _root(page: str | bytes):
+    html = ex.decode_html(page)[0] if isinstance(page, bytes) else page
+    try:
+        return ex._parse(ex._prepare(html))
+    except ex._TooDeep:
+        return ex._parse(ex._flatten(ex._prepare(html)))
+
+
+def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
+    """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
+    the blocks (every field, their class and teaser flag), element numbering and landmark, and
+    the documents of main content and all visible text (title, text, visible, rest, method,
+    coverage). ``AssertionError`` when the native walk does not run."""
+    walked: tuple[object, ...] = ()
+    root = _root(page)
+    if root is not None:
+        walker = ex._Walker()
+        try:
+            if native:
+                assert walker.walk_native(root), _native.HTML_WALKS
+            else:
+                walker.walk(root, 0, False, 0)
+            walker.flush()
+            for b in walker.blocks:
+                ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
+            blocks = [
+                (b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks
+            ]
+            walked = (blocks, walker.parent, walker.end, walker.landmark)
+        except ex._Budget as stop:  # past MAX_BLOCKS: both stop
+            walked = ("stopped", str(stop))
+    docs = []
+    for main_content in (True, False):
+        doc = extract(page, main_content=main_content, native=native)
+        docs.append((doc.title, doc.text, doc.visible, doc.rest, doc.method, doc.coverage, doc.encoding))
+    return walked, docs
+
+
+def html_fuzz(n: int) -> None:
+    rng = random.Random(12)
+    diffs = 0
+    t = clock()
+    for i in range(n):
+        page = random_html(rng)
+        if html_outcomes(page, True) != html_outcomes(page, False):
+            diffs += 1
+            print(f"  document {i} differs", flush=True)
+    print(
+        f"\nhtml fuzz: {n} generated hostile HTML documents in {clock() - t:.0f} s: {diffs} with other blocks or documents"
+    )
+
+
 def fuzz(n: int) -> None:
     rng = random.Random(12)
     native_ex, python_ex = FeatureExtractor(native=True), FeatureExtractor(native=False)
@@ -132,6 +301,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeat", type=int, default=3, help="timed passes (0: none, e.g. with --fuzz)")
     ap.add_argument("--fuzz", type=int, default=0, metavar="N")
+    ap.add_argument("--html-fuzz", type=int, default=0, metavar="N")
+    ap.add_argument("--no-text", action="store_true", help="skip section 1 (text -> fingerprint)")
+    ap.add_argument("--site-pages", type=int, default=30, metavar="N", help="pages per real site (0: none)")
     args = ap.parse_args()
     logging.getLogger("jieba").setLevel(logging.WARNING)
 
@@ -143,14 +315,20 @@ def main() -> None:
     native, python = Fingerprinter(native=True), Fingerprinter(native=False)
     if not native.native:
         sys.exit("the native core is not built: ./dev test (or cd native && maturin develop --release)")
-    print(f"Python path tokenizer: {python.tokenizer_backend}; native core: scrapy_simhash_native")
+    print(
+        f"Python path tokenizer: {python.tokenizer_backend}; native core: scrapy_simhash_native, {native.html_walk}; "
+        f"lxml {'.'.join(map(str, ex.etree.LXML_VERSION))}, libxml2 {'.'.join(map(str, ex.etree.LIBXML_VERSION))}"
+    )
     jieba.initialize()
 
     def seed004(text: str) -> int:
         return simhash.Simhash(jieba.analyse.extract_tags(text, topK=200, withWeight=True)).value
 
     if not args.repeat:
-        fuzz(args.fuzz)
+        if args.fuzz:
+            fuzz(args.fuzz)
+        if args.html_fuzz:
+            html_fuzz(args.html_fuzz)
         return
     pages = load_pages()
     texts = load_texts(pages)
@@ -159,22 +337,17 @@ def main() -> None:
     for f in funcs:  # load dictionaries and tables
         f("预热 warm-up text")
     print("\n== text -> fingerprint")
-    for name, docs in texts.items():
+    for name, docs in texts.items() if not args.no_text else ():
         docs = [d for d in docs if d.strip()]
         report(name, labels, time_interleaved(funcs, docs, args.repeat), sum(len(d.encode()) for d in docs))
 
-    print("\n== HTML -> fingerprint (extraction in Python on lxml; features natively or not)")
-
-    def page_fp(f: Fingerprinter, body: bytes) -> int | None:
-        try:
-            return f.fingerprint_page(body).fp
-        except EmptyTextError:
-            return None
+    print("\n== HTML -> fingerprint (lxml's parse; the walk and the features natively or not)")
 
     def seed004_page(body: bytes) -> int:
         return seed004(html_text.extract_text(body.decode("utf-8", "replace")))
 
     page_funcs = [lambda b: page_fp(native, b), lambda b: page_fp(python, b), seed004_page]
+    pages.update(load_site_pages(args.site_pages))
     for name, bodies in pages.items():
         report(
             name,
@@ -183,8 +356,69 @@ def main() -> None:
             sum(map(len, bodies)),
         )
         assert all(page_fp(native, b) == page_fp(python, b) for b in bodies), "native and Python fingerprints differ"
+    real = [b for name, bodies in pages.items() if "zh-web-cee" not in name for b in bodies]
+    stages(native, real)
+    pathological(native, python, args.repeat)
     if args.fuzz:
         fuzz(args.fuzz)
+    if args.html_fuzz:
+        html_fuzz(args.html_fuzz)
+
+
+def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
+    """Median ms per stage of the native path on ``bodies`` (each stage timed alone)."""
+    times: dict[str, list[float]] = {}
+
+    def timed(name: str, fn, *args):  # type: ignore[no-untyped-def]
+        t = clock()
+        out = fn(*args)
+        times.setdefault(name, []).append(clock() - t)
+        return out
+
+    for body in bodies:
+        html = ex._prepare(timed("decode", ex.decode_html, body)[0])
+        try:
+            root = timed("lxml parse", ex._parse, html)
+        except ex._TooDeep:
+            continue
+        if root is None:
+            continue
+        timed("title", ex._find_title, root)
+        walker = ex._Walker()
+        timed("walk, native", walker.walk_native, root)
+        timed("walk, Python", ex._Walker().walk, root, 0, False, 0)
+        timed("decisions", ex._choose, walker)
+        timed("extract, native", extract, body)
+        timed("fingerprint_page, native", page_fp, native, body)
+    print(f"\nwhere the native path's time goes: {len(bodies)} real pages (scrapinghub-aeb, real sites), median ms")
+    for name, ts in times.items():
+        print(f"  {name:<28}{statistics.median(ts) * 1e3:>8.3f}")
+
+
+def pathological(native: Fingerprinter, python: Fingerprinter, repeat: int) -> None:
+    """bench_pathological.py's built pages: fingerprint_page native and Python, lxml's parse alone."""
+    from bench_pathological import pages as built
+
+    print("\npathological pages, median ms of", max(repeat, 1), "runs")
+    print(f"  {'':<14}{'native':>10}{'Python':>10}{'lxml parse':>12}  method")
+    for name, page in built(0).items():
+        if name == "script-10mb":
+            continue
+        runs: list[list[float]] = [[], [], []]
+        for _ in range(max(repeat, 1)):
+            for k, f in enumerate((native, python)):
+                t = clock()
+                f.fingerprint_page(page)
+                runs[k].append(clock() - t)
+            html = ex._prepare(page if isinstance(page, str) else page.decode())
+            t = clock()
+            try:
+                ex._parse(html)
+            except ex._TooDeep:
+                pass
+            runs[2].append(clock() - t)
+        med = [statistics.median(r) * 1e3 for r in runs]
+        print(f"  {name:<14}{med[0]:>10.1f}{med[1]:>10.1f}{med[2]:>12.1f}  {native.fingerprint_page(page).method}")
 
 
 if __name__ == "__main__":

@@ -128,9 +128,12 @@ class _IndexComponent:
         return f"{label} {self._label} store{where}"
 
     def _core_name(self) -> str:
-        """For the start-up line: "native" when the native core computes the fingerprints, else "Python"
-        (also for a fingerprinter of another class, which may have no ``native``)."""
-        return "native" if getattr(self.fingerprinter, "native", False) else "Python"
+        """For the start-up line: "native fingerprint core" when the native core computes the
+        fingerprints, else "Python fingerprint core" (also for a fingerprinter of another class,
+        which may have no ``native``), and which HTML walk runs (``Fingerprinter.html_walk``)."""
+        core = "native" if getattr(self.fingerprinter, "native", False) else "Python"
+        walk = getattr(self.fingerprinter, "html_walk", None)
+        return f"{core} fingerprint core, {walk}" if walk else f"{core} fingerprint core"
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         raise NotImplementedError

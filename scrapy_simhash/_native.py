@@ -10,6 +10,11 @@ token regex are computed here by ``re`` itself, on every code point.
 
 ``Fingerprinter(native=None)`` (the default) uses it when it imports; ``native=False`` never;
 ``native=True`` requires it.
+
+It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``): the blocks of
+``extract._Walker.walk``, read from libxml2's nodes directly, on the lxml / libxml2 versions in
+:data:`HTML_VERIFIED` only; elsewhere, and on a tree it does not handle, the Python walk runs
+(counted in :data:`HTML_WALKS`; :func:`html_walk_status` is what the start-up line says).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import importlib
 import re
 import threading
+from collections import Counter
+from functools import cache
 from typing import Any
 
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
@@ -48,6 +55,7 @@ def require() -> None:
         raise ImportError(f"{_INSTALL_HINT} ({_IMPORT_ERROR})")
 
 
+@cache
 def _ranges(pattern: str) -> list[tuple[int, int]]:
     """Half-open code point ranges of the characters that ``re`` matches with ``pattern``."""
     every = "".join(map(chr, range(0x110000)))
@@ -72,3 +80,103 @@ def core() -> Any:
                     features._LOG_TF,
                 )
     return _CORE
+
+
+# --------------------------------------------------------------------------- the HTML walk
+
+#: (``lxml.etree.LXML_VERSION``, ``lxml.etree.LIBXML_VERSION``) pairs on which the native walk's
+#: reading of the tree (lxml's ``struct LxmlElement``, libxml2's ``xmlNode`` / ``xmlAttr``) was
+#: verified: its layout checked against the headers shipped with lxml, and the differential tests
+#: (``tests/test_native_html.py``) green. On any other pair the Python walk runs.
+HTML_VERIFIED = frozenset({((6, 1, 3, 0), (2, 14, 6))})
+
+#: Pages walked natively ("native") and by Python, with the reason ("python: <why>").
+HTML_WALKS: Counter[str] = Counter()
+
+_WALKER: Any = None
+_WALKER_ERROR: str | None = None
+
+
+def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    from lxml import etree
+
+    return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
+
+
+def html_walker() -> Any:
+    """The shared ``scrapy_simhash_native.HtmlWalker``, or ``None`` (see :func:`html_walk_status`)."""
+    global _WALKER, _WALKER_ERROR
+    if _WALKER is None and _WALKER_ERROR is None:
+        with _LOCK:
+            if _WALKER is None and _WALKER_ERROR is None:
+                lxml_version, libxml_version = _lxml_versions()
+                mod = module()
+                if mod is None:
+                    _WALKER_ERROR = "the native core is not installed"
+                elif not hasattr(mod, "HtmlWalker"):
+                    _WALKER_ERROR = "the installed native core has no HTML walk (rebuild it: ./dev test)"
+                elif (lxml_version, libxml_version) not in HTML_VERIFIED:
+                    _WALKER_ERROR = (
+                        f"lxml {'.'.join(map(str, lxml_version))} with libxml2 {'.'.join(map(str, libxml_version))} "
+                        "is not verified for it (_native.HTML_VERIFIED)"
+                    )
+                else:
+                    from lxml import etree
+
+                    ex = importlib.import_module("scrapy_simhash.extract")
+                    _WALKER = mod.HtmlWalker(
+                        etree._Element,
+                        _ranges(r"\s"),
+                        sorted(ex._BLOCK),
+                        sorted(ex._INVISIBLE),
+                        sorted(ex._CHROME_TAGS),
+                        ex._WRAPPER_PARAGRAPHS,
+                        lambda attrs: ex._cached_search(ex._NEGATIVE_CACHE, ex._NEGATIVE_RE, attrs),
+                        lambda attrs: ex._cached_search(ex._META_CACHE, ex._META_CLASS_RE, attrs),
+                        lambda style: ex._DISPLAY_NONE_RE.search(style) is not None,
+                        "".join(chr(c) for start, end in _ranges(ex._PUNCT_RE.pattern) for c in range(start, end)),
+                        "".join(sorted(ex._SENTENCE_END)),
+                        list(ex._ELLIPSES),
+                        _ranges(r"\d"),
+                        list(ex._META_KEYWORDS_SORTED),
+                        _literal_words(ex._META_HAN_KEYWORD_RE.pattern),
+                        ex._boilerplate_any,
+                        lambda text: ex._BOILERPLATE_RE.match(text) is not None,
+                        ex._is_meta_text,
+                    )
+    return _WALKER
+
+
+def _literal_words(pattern: str) -> list[str]:
+    """The words of a regex that is an alternation of literal words (checked)."""
+    words = pattern.split("|")
+    if not all(re.fullmatch(r"\w+", w) for w in words):
+        raise ValueError(f"not an alternation of words: {pattern!r}")
+    return words
+
+
+def html_walk_status() -> str:
+    """For the start-up line: "native HTML walk", or "Python HTML walk (<why>)"."""
+    if html_walker() is not None:
+        return "native HTML walk"
+    return f"Python HTML walk ({_WALKER_ERROR})"
+
+
+def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
+    """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
+    ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
+    walker = html_walker()
+    if walker is None:
+        HTML_WALKS[f"python: {_WALKER_ERROR}"] += 1
+        return None
+    from lxml import etree
+
+    if type(root) is not etree._Element:
+        HTML_WALKS[f"python: not an lxml.etree._Element ({type(root).__name__})"] += 1
+        return None
+    result = walker.walk(root, remaining=remaining, max_blocks=max_blocks, step=step)
+    if result[0] == "unsupported":
+        HTML_WALKS[f"python: {result[1]}"] += 1
+        return None
+    HTML_WALKS["native"] += 1
+    return result  # type: ignore[no-any-return]

@@ -25,7 +25,9 @@ decision for decision:
    sidebar, menu, comment, share, related, ad... (unless it wraps 5+ ``<p>``/``<br>``: a page
    wrapper). Blocks break at block-level tags, ``<br>`` and chrome boundaries. Invisible elements
    (``script``, ``style``, ``hidden``, ``display:none``...) are skipped with their content. The walk
-   also notes the first ``<main>`` / ``role="main"`` element.
+   also notes the first ``<main>`` / ``role="main"`` element. The native core does this walk when it is
+   installed (:meth:`_Walker.walk_native`: the same blocks, read from libxml2's nodes); this
+   Python walk is the reference and the fallback.
 2. **Decisions over the block sequence** (:func:`_choose`), which never look at the tree again:
    each block is classed good / short / link list / metadata (:func:`_classify_base`: link
    density, length, sentence punctuation (``，。；`` too), boilerplate patterns such as copyright
@@ -71,6 +73,7 @@ from w3lib.encoding import (
     resolve_encoding,
 )
 
+from scrapy_simhash import _native
 from scrapy_simhash.features import SizedCache
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
@@ -528,6 +531,34 @@ class _Walker:
             if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs) and not _wraps_paragraphs(el):
                 flag |= _IN_CHROME_CLASS
         return flag
+
+    def walk_native(self, root) -> bool:
+        """:meth:`walk` of ``root`` by the native core (``_native.walk_html``): the same blocks
+        (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
+        installed, an lxml it was not verified on, a tree it does not handle."""
+        remaining = None if self.deadline is None else self.deadline - time.perf_counter()
+        result = _native.walk_html(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
+        if result is None:
+            return False
+        if result[0] != "ok":
+            raise _Budget(result[0])
+        blocks, self.parent, self.end, self.landmark, self.next_check = result[1:]
+        new = _Block.__new__
+        for text, links, owner, meta, flags, weight, base, teaser in blocks:
+            if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here
+                self.blocks.append(_Block(text, links, owner, meta, flags))
+                continue
+            block = new(_Block)
+            block.text = block.norm = text
+            block.links = links
+            block.meta = meta
+            block.owner = owner
+            block.flags = flags
+            block.weight = weight
+            block.base = base  # _classify_base's, natively
+            block.teaser = teaser
+            self.blocks.append(block)
+        return True
 
     def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
         parents = self.parent
@@ -1027,6 +1058,7 @@ def extract(
     content_type: str | bytes | None = None,
     main_content: bool = True,
     time_budget: float | None = None,
+    native: bool = True,
 ) -> Document:
     """Extract the title and the main text (or all visible text) of a page.
 
@@ -1050,6 +1082,10 @@ def extract(
     past ``time_budget`` seconds (from the call), gives its text found by regular expressions alone
     (``method="large"`` / ``"budget"``). ``Document.method`` and ``Document.coverage`` say what
     was done. Reads no settings (callers map ``SIMHASH_*`` options to the arguments).
+
+    ``native``: walk the tree with the native core when it is installed and verified for the
+    running lxml (the same blocks as the Python walk; ``_native.html_walk_status``); ``False``:
+    the Python walk, the reference.
 
     Never raises on broken markup or binary junk: such input gives a Document with empty text.
     Raises TypeError if ``html`` is not str or bytes.
@@ -1085,7 +1121,8 @@ def extract(
     title = _find_title(root)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
-        walker.walk(root, 0, False, 0)
+        if not (native and walker.walk_native(root)):
+            walker.walk(root, 0, False, 0)
         walker.flush()
         walker.check_budget()
         blocks = walker.blocks

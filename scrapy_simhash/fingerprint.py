@@ -313,7 +313,8 @@ class Fingerprinter:
       requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for
       ``features="words"`` with ``weighting`` "log_tf" or "tf" (the defaults), with the same
       tokens and fingerprints as the Python path; other options run the Python path. ``native``
-      says whether it runs; it is no part of ``settings``.
+      says whether it runs; it is no part of ``settings``. Unless ``native=False``, it also walks
+      the parsed page (the same blocks; ``html_walk`` says whether it does).
 
     A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
     never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
@@ -396,6 +397,15 @@ class Fingerprinter:
         implements (``features="words"``, ``weighting`` "log_tf" or "tf", jieba's segmentation).
         The fingerprints are the same either way. Loads the core (jieba's dictionary) on first use."""
         return self._native_core() is not None
+
+    @property
+    def html_walk(self) -> str:
+        """Which walk over the parsed page runs: "native HTML walk" (the native core reads lxml's
+        tree: the same blocks), else "Python HTML walk (<why>)" (``native=False``, not installed,
+        an lxml it was not verified on)."""
+        if self._extractor.native is False:
+            return "Python HTML walk (native=False)"
+        return _native.html_walk_status()
 
     def _native_core(self) -> Any:
         ex = self._extractor
@@ -521,6 +531,7 @@ class Fingerprinter:
             content_type=content_type,
             main_content=self.main_content,
             time_budget=self.time_budget or None,
+            native=self._extractor.native is not False,
         )
         fp, short, tokens = self._fingerprint(doc.text, doc.title, with_tokens=True)
         if short and doc.visible and doc.visible != doc.text:
@@ -538,8 +549,18 @@ class Fingerprinter:
         # (doc.rest), never its chrome, also on a short page whose fingerprint covers all of it.
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
-        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+        sketch = self._sketch(tokens) if tokens else None
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
+
+    def _sketch(self, tokens: list[str]) -> bytes:
+        """``sketch_tokens`` of ``tokens``' digests, by the native core when it runs (the same bytes)."""
+        core = self._native_core()
+        if core is not None:
+            try:
+                return bytes(core.sketch(tokens))
+            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+                pass
+        return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
 
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features."""

@@ -114,7 +114,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
             "Using %(store)s (bits=%(bits)d, blocks=%(blocks)s, max_distance=%(k)d, "
-            "change_threshold=%(change)d, %(n)d fingerprints, %(core)s fingerprint core)",
+            "change_threshold=%(change)d, %(n)d fingerprints, %(core)s)",
             {
                 "store": self._store_name(),
                 "bits": index.bits,

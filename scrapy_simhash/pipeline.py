@@ -89,7 +89,7 @@ class SimhashDedupPipeline(_IndexComponent):
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         logger.info(
             "Using %(store)s (fields=%(fields)s, key field=%(key)s, bits=%(bits)d, "
-            "blocks=%(blocks)s, max_distance=%(k)d, %(n)d fingerprints, %(core)s fingerprint core)",
+            "blocks=%(blocks)s, max_distance=%(k)d, %(n)d fingerprints, %(core)s)",
             {
                 "store": self._store_name(),
                 "fields": ",".join(self.config.item_fields),

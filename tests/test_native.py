@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from scrapy_simhash import _native
 from scrapy_simhash.extract import extract
 from scrapy_simhash.features import FeatureExtractor
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, _hash_cache, simhash_from_weights
+from scrapy_simhash.sketch import sketch_tokens
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -46,6 +47,9 @@ VARIANTS = [
 
 
 def _pair(**kw: object) -> tuple[Fingerprinter, Fingerprinter]:
+    """Native and Python fingerprinters with options ``kw`` and no time budget (a page that runs
+    past it on a loaded machine would be cut on one path only)."""
+    kw.setdefault("time_budget", 0)
     return Fingerprinter(native=True, **kw), Fingerprinter(native=False, **kw)  # type: ignore[arg-type]
 
 
@@ -186,6 +190,29 @@ def test_generated_text_identical(text: str, title: str, hmm: bool) -> None:
         assert _fp(a, text, title) == _fp(b, text, title)
 
 
+def _python_sketch(tokens: list[str]) -> bytes:
+    return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
+
+
+@settings(max_examples=500, deadline=None)
+@given(tokens=st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=80))
+def test_generated_sketch_identical(tokens: list[str]) -> None:
+    """The change sketch (``sketch.sketch_tokens``): 0 to 80 tokens (fewer than a shingle, repeats,
+    lone surrogates: the Python path), native == Python."""
+    assert Fingerprinter()._sketch(tokens) == _python_sketch(tokens)
+    if all(t == t.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for t in tokens):
+        assert bytes(_native.core().sketch(tokens)) == _python_sketch(tokens)
+
+
+@needs_data
+def test_corpus_sketch_identical() -> None:
+    core = _native.core()
+    for name, texts in corpus().items():
+        for i, text in enumerate(texts[::7]):
+            tokens = FeatureExtractor(native=True).tokens(text)
+            assert bytes(core.sketch(tokens)) == _python_sketch(tokens), f"{name}[{7 * i}]"
+
+
 def test_huge_and_repetitive_text() -> None:
     # Counts past the log_tf table (255), a text past max_chars, one huge token.
     text = "apple banana 苹果香蕉 " * 5000 + " ".join(f"w{i:x}" for i in range(30000)) + "z" * 100_000
@@ -237,7 +264,8 @@ def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: 
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
-        assert f"fingerprints, {core} fingerprint core)" in caplog.text
+        walk = "native HTML walk" if core == "native" else "Python HTML walk (native=False)"
+        assert f"fingerprints, {core} fingerprint core, {walk})" in caplog.text
         assert mw.fingerprinter.native is (core == "native")
     finally:
         mw.spider_closed(crawler.spider, "finished")

@@ -1,7 +1,9 @@
-//! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash.
+//! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash,
+//! the change sketch of a token sequence, and (`html`) the block walk over lxml's parsed tree.
 //!
-//! It gives the outputs of the Python reference (`scrapy_simhash/features.py` and
-//! `fingerprint.py`) bit for bit; `tests/test_native.py` checks it. Everything that depends on
+//! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
+//! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
+//! check it. Everything that depends on
 //! the Unicode tables of the running Python is handed in by the caller, so that the two paths
 //! agree whatever the Unicode versions of Rust and Python:
 //!
@@ -10,16 +12,18 @@
 //!   point ranges computed by Python's `re` on every code point;
 //! - the dictionary is jieba's own `dict.txt`, the stop words are the package's lists.
 //!
-//! The work runs with the GIL released.
+//! The text work runs with the GIL released (the walk holds it: see `html`).
 
 use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::BufReader;
 
+mod html;
+
 use jieba_rs::Jieba;
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyBytes, PyString};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 const NUMBER_TOKEN: &str = "<num>";
@@ -28,10 +32,10 @@ const WEIGHT_SCALE: f64 = (1u64 << 24) as f64;
 const MAX_CHAR: usize = 0x110000;
 
 /// A set of code points (one bit each).
-struct CharSet(Vec<u64>);
+pub(crate) struct CharSet(Vec<u64>);
 
 impl CharSet {
-    fn from_ranges(ranges: &[(u32, u32)]) -> PyResult<Self> {
+    pub(crate) fn from_ranges(ranges: &[(u32, u32)]) -> PyResult<Self> {
         let mut bits = vec![0u64; MAX_CHAR / 64];
         for &(start, end) in ranges {
             if start > end || end as usize > MAX_CHAR {
@@ -45,7 +49,7 @@ impl CharSet {
     }
 
     #[inline]
-    fn contains(&self, c: char) -> bool {
+    pub(crate) fn contains(&self, c: char) -> bool {
         let c = c as u32;
         self.0[(c >> 6) as usize] >> (c & 63) & 1 != 0
     }
@@ -279,8 +283,70 @@ fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
     u128::from_le_bytes(buf)
 }
 
+/// `sketch.sketch_tokens`: words per shingle, slots (16 bits each), splitmix64's constants.
+const SHINGLE: usize = 3;
+const SLOTS: usize = 64;
+const C1: u64 = 0x9E37_79B9_7F4A_7C15;
+
+/// splitmix64's finaliser (`sketch._mix`).
+fn mix(mut x: u64) -> u64 {
+    x = (x ^ (x >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x = (x ^ (x >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^ (x >> 31)
+}
+
+/// `sketch.sketch_tokens` of tokens given as their 8-byte digests (little-endian).
+fn sketch(t: &[u64]) -> [u8; 2 * SLOTS] {
+    let mut out = [0u8; 2 * SLOTS];
+    let n = t.len();
+    if n == 0 {
+        return out;
+    }
+    let mut best = [u64::MAX; SLOTS];
+    let mut seen = [false; SLOTS];
+    for i in 0..n.saturating_sub(SHINGLE - 1).max(1) {
+        let mut h = mix(t[i].wrapping_mul(C1));
+        if n > 1 {
+            h = mix(h.wrapping_add(t[i + 1]));
+        }
+        if n > 2 {
+            h = mix(h.wrapping_mul(C1).wrapping_add(t[i + 2]));
+        }
+        let slot = (h >> 58) as usize;
+        if !seen[slot] || h < best[slot] {
+            best[slot] = h;
+            seen[slot] = true;
+        }
+    }
+    for slot in 0..SLOTS {
+        if seen[slot] {
+            let low = ((best[slot] & 0xFFFF) as u16).max(1);
+            out[2 * slot..2 * slot + 2].copy_from_slice(&low.to_le_bytes());
+        }
+    }
+    out
+}
+
 #[pymethods]
 impl Core {
+    /// ``sketch.sketch_tokens`` of ``tokens`` (each hashed with 8 bytes of blake2b, as
+    /// ``fingerprint._hash_cache("blake2b", 64)`` does): 128 bytes. A token with lone surrogates
+    /// raises UnicodeEncodeError (the caller takes the Python path).
+    fn sketch<'py>(&self, py: Python<'py>, tokens: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyBytes>> {
+        let strs = tokens.iter().map(|t| t.to_str()).collect::<PyResult<Vec<&str>>>()?;
+        let out = py.detach(|| {
+            let digests: Vec<u64> = strs
+                .iter()
+                .map(|t| {
+                    let h = blake2b_simd::Params::new().hash_length(8).hash(t.as_bytes());
+                    u64::from_le_bytes(h.as_bytes().try_into().expect("8 bytes"))
+                })
+                .collect();
+            sketch(&digests)
+        });
+        Ok(PyBytes::new(py, &out))
+    }
+
     /// `Core(dict_path, skip_words, word_ranges, digit_ranges, space_ranges, log_tf)`: loads
     /// jieba's dictionary (about 0.3 s). Ranges are half-open ``(start, end)`` code points.
     #[new]
@@ -382,6 +448,7 @@ impl Core {
 #[pymodule]
 fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
+    m.add_class::<html::HtmlWalker>()?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

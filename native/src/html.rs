@@ -1,0 +1,860 @@
+//! The block walk of `extract._Walker.walk`, natively, over the tree that libxml2 built for lxml,
+//! and the classification of its blocks (`extract._classify_base`).
+//!
+//! It reads lxml's element (`struct LxmlElement` of lxml's `etree.h`) and libxml2's nodes
+//! (`xmlNode`, `xmlAttr` of `libxml/tree.h`, stable public ABI) directly, without linking either:
+//! the structs are declared here `#[repr(C)]` up to the last field read. The caller
+//! (`scrapy_simhash/_native.py`) runs it only on lxml / libxml2 versions whose layout was verified,
+//! and every call checks that the element's node points back to the element (lxml keeps the
+//! proxy in `_private`). The GIL is held throughout, with a reference to the root element (which
+//! keeps its document alive): nothing can change the tree while it is read.
+//!
+//! It gives exactly the blocks, element numbering (parent, subtree end), landmark and budget
+//! stops of the Python walk, which stays the reference (`tests/test_native_html.py`), and the
+//! same block classes. The regular expressions stay Python's: the class/id and `display:none`
+//! tests are called back once per distinct string (answers kept here, bounded), the boilerplate
+//! and metadata-line tests only for the blocks that may match them; what the walk does not handle (a namespaced element, an
+//! entity reference node, text that is not UTF-8, a comment in a flattened subtree) gives
+//! `Unsupported`, and the caller runs the Python walk.
+
+use std::borrow::Cow;
+use std::ffi::{c_int, c_void, CStr};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+use crate::CharSet;
+
+#[repr(C)]
+struct XmlNode {
+    private: *mut c_void,
+    typ: c_int,
+    name: *const std::ffi::c_char,
+    children: *mut XmlNode,
+    last: *mut XmlNode,
+    parent: *mut XmlNode,
+    next: *mut XmlNode,
+    prev: *mut XmlNode,
+    doc: *mut c_void,
+    ns: *mut c_void,
+    content: *const std::ffi::c_char,
+    properties: *mut XmlAttr,
+}
+
+#[repr(C)]
+struct XmlAttr {
+    private: *mut c_void,
+    typ: c_int,
+    name: *const std::ffi::c_char,
+    children: *mut XmlNode,
+    last: *mut XmlNode,
+    parent: *mut XmlNode,
+    next: *mut XmlAttr,
+    prev: *mut XmlAttr,
+    doc: *mut c_void,
+    ns: *mut c_void,
+}
+
+/// lxml's `struct LxmlElement { PyObject_HEAD; _doc; _c_node; _tag }`.
+#[repr(C)]
+struct LxmlElement {
+    head: pyo3::ffi::PyObject,
+    doc: *mut c_void,
+    c_node: *mut XmlNode,
+}
+
+const ELEMENT: c_int = 1;
+const ATTRIBUTE: c_int = 2;
+const TEXT: c_int = 3;
+const CDATA: c_int = 4;
+const ENTITY_REF: c_int = 5;
+const PI: c_int = 7;
+const COMMENT: c_int = 8;
+const XINCLUDE_START: c_int = 19;
+const XINCLUDE_END: c_int = 20;
+
+/// `extract._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
+/// here, a block with full-width letters or digits) and thresholds.
+const GOOD: i8 = 2;
+const SHORT: i8 = 1;
+const LINKS: i8 = 0;
+const META: i8 = -1;
+const UNCLASSIFIED: i8 = -2;
+const LINKED_SENTENCE_WEIGHT: usize = 150;
+const META_MAX_WEIGHT: usize = 200;
+const META_MARKUP_SHARE: f64 = 0.5;
+
+/// Flags of `extract._IN_CHROME_TAG` / `_IN_CHROME_CLASS`.
+const IN_CHROME_TAG: u8 = 1;
+const IN_CHROME_CLASS: u8 = 2;
+/// `extract._Walker.walk` flattens the rest below this depth.
+const MAX_DEPTH: u32 = 200;
+/// Bounds of the answers kept per predicate (as `extract._NEGATIVE_CACHE`).
+const MEMO_ENTRIES: usize = 50_000;
+const MEMO_CHARS: usize = 4 << 20;
+
+type TagSet = FxHashSet<Box<[u8]>>;
+
+fn tag_set(tags: Vec<String>) -> TagSet {
+    tags.into_iter().map(|t| t.into_bytes().into_boxed_slice()).collect()
+}
+
+/// Why the walk stopped early: the Python walk's `_Budget` reasons, or something it does not handle.
+enum Stop {
+    Large,
+    Budget,
+    Unsupported(&'static str),
+    Py(PyErr),
+}
+
+impl From<PyErr> for Stop {
+    fn from(e: PyErr) -> Self {
+        Stop::Py(e)
+    }
+}
+
+type Res<T> = Result<T, Stop>;
+
+/// Answers of a Python predicate over strings, kept per distinct string (bounded).
+struct Memo {
+    answers: FxHashMap<String, bool>,
+    chars: usize,
+}
+
+impl Memo {
+    fn new() -> Self {
+        Memo {
+            answers: FxHashMap::default(),
+            chars: 0,
+        }
+    }
+}
+
+fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<bool> {
+    if let Some(&found) = memo.lock().unwrap().answers.get(key) {
+        return Ok(found);
+    }
+    let found = predicate.call1((key,))?.is_truthy()?;
+    let mut memo = memo.lock().unwrap();
+    if memo.answers.len() >= MEMO_ENTRIES || memo.chars + key.len() > MEMO_CHARS {
+        memo.answers.clear();
+        memo.chars = 0;
+    }
+    memo.chars += key.len();
+    memo.answers.insert(key.to_owned(), found);
+    Ok(found)
+}
+
+unsafe fn cstr<'a>(p: *const std::ffi::c_char) -> &'a [u8] {
+    if p.is_null() {
+        b""
+    } else {
+        CStr::from_ptr(p).to_bytes()
+    }
+}
+
+fn utf8(bytes: &[u8]) -> Res<&str> {
+    std::str::from_utf8(bytes).map_err(|_| Stop::Unsupported("text that is not UTF-8"))
+}
+
+/// lxml's `_textNodeOrSkip`: the node if it is text, skipping XInclude markers; else null.
+unsafe fn text_node_or_skip(mut node: *mut XmlNode) -> *mut XmlNode {
+    while !node.is_null() {
+        match (*node).typ {
+            TEXT | CDATA => return node,
+            XINCLUDE_START | XINCLUDE_END => node = (*node).next,
+            _ => return std::ptr::null_mut(),
+        }
+    }
+    node
+}
+
+/// lxml's `_collectText`: the adjacent text nodes from `node` joined (`.text` of a parent's
+/// first child, `.tail` of an element's next sibling); `None` when there is none.
+unsafe fn collect_text<'a>(node: *mut XmlNode) -> Res<Option<Cow<'a, str>>> {
+    let first = text_node_or_skip(node);
+    if first.is_null() {
+        return Ok(None);
+    }
+    let second = text_node_or_skip((*first).next);
+    if second.is_null() {
+        return Ok(Some(Cow::Borrowed(utf8(cstr((*first).content))?)));
+    }
+    let mut out = Vec::new();
+    let mut cur = first;
+    while !cur.is_null() {
+        out.extend_from_slice(cstr((*cur).content));
+        cur = text_node_or_skip((*cur).next);
+    }
+    String::from_utf8(out)
+        .map(|s| Some(Cow::Owned(s)))
+        .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
+}
+
+/// The attributes of an element as lxml's `get(name)` and `keys()` see them (no namespace).
+unsafe fn has_attr(node: *mut XmlNode, name: &[u8]) -> bool {
+    !find_attr(node, name).is_null()
+}
+
+unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
+    let mut a = (*node).properties;
+    while !a.is_null() {
+        if (*a).typ == ATTRIBUTE && (*a).ns.is_null() && cstr((*a).name) == name {
+            return a;
+        }
+        a = (*a).next;
+    }
+    a
+}
+
+/// `el.get(name)` (libxml2's `xmlGetNsProp(node, name, NULL)`): `None` when absent, `""` for an
+/// attribute without value.
+unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, str>>> {
+    let a = find_attr(node, name);
+    if a.is_null() {
+        return Ok(None);
+    }
+    let mut child = (*a).children;
+    if child.is_null() {
+        return Ok(Some(Cow::Borrowed("")));
+    }
+    if (*child).next.is_null() && matches!((*child).typ, TEXT | CDATA) {
+        return Ok(Some(Cow::Borrowed(utf8(cstr((*child).content))?)));
+    }
+    let mut out = Vec::new();
+    while !child.is_null() {
+        if (*child).typ != TEXT {
+            return Err(Stop::Unsupported("an attribute value with entity references"));
+        }
+        out.extend_from_slice(cstr((*child).content));
+        child = (*child).next;
+    }
+    String::from_utf8(out)
+        .map(|s| Some(Cow::Owned(s)))
+        .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
+}
+
+/// The element's tag as lxml names it (only elements without namespace are handled).
+unsafe fn tag_of<'a>(node: *mut XmlNode) -> Res<&'a [u8]> {
+    if !(*node).ns.is_null() {
+        return Err(Stop::Unsupported("a namespaced element"));
+    }
+    Ok(cstr((*node).name))
+}
+
+/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element.
+unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
+    let mut count = 0;
+    let mut stack = vec![(*node).children];
+    while let Some(mut cur) = stack.pop() {
+        while !cur.is_null() {
+            if (*cur).typ == ELEMENT {
+                let name = cstr((*cur).name);
+                if (*cur).ns.is_null() && (name == b"p" || name == b"br") {
+                    count += 1;
+                    if count >= wanted {
+                        return true;
+                    }
+                }
+                if !(*cur).children.is_null() {
+                    stack.push((*cur).next);
+                    cur = (*cur).children;
+                    continue;
+                }
+            }
+            cur = (*cur).next;
+        }
+    }
+    false
+}
+
+struct Walk<'a, 'py> {
+    walker: &'a HtmlWalker,
+    negative: &'a Bound<'py, PyAny>,
+    meta_class: &'a Bound<'py, PyAny>,
+    display_none: &'a Bound<'py, PyAny>,
+    /// (text, links, owner, meta, flags)
+    blocks: Vec<(String, usize, u32, usize, u8)>,
+    parent: Vec<u32>,
+    end: Vec<u32>,
+    /// The pieces of the current block, joined; `started`: `bool(self.pieces)`.
+    pieces: String,
+    started: bool,
+    links: usize,
+    owner: u32,
+    in_meta: u32,
+    meta: usize,
+    flags: u8,
+    landmark: i64,
+    deadline: Option<Instant>,
+    next_check: usize,
+    max_blocks: usize,
+    step: usize,
+}
+
+impl Walk<'_, '_> {
+    fn is_block(&self, tag: &[u8]) -> bool {
+        self.walker.block.contains(tag)
+    }
+
+    fn is_space(&self, c: char) -> bool {
+        self.walker.space.contains(c)
+    }
+
+    /// `len(text.strip())`
+    fn strip_len(&self, text: &str) -> usize {
+        let t = text.trim_matches(|c| self.is_space(c));
+        t.chars().count()
+    }
+
+    fn add(&mut self, text: &str, idx: u32, in_link: bool) {
+        if !self.started {
+            if !text.is_empty() && text.chars().all(|c| self.is_space(c)) {
+                return;
+            }
+            self.owner = idx;
+            self.started = true;
+        }
+        self.pieces.push_str(text);
+        if in_link {
+            self.links += self.strip_len(text);
+        }
+        if self.in_meta > 0 {
+            self.meta += self.strip_len(text);
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.started {
+            return;
+        }
+        self.started = false;
+        let mut text = String::with_capacity(self.pieces.len());
+        for word in self
+            .pieces
+            .split(|c| self.walker.space.contains(c))
+            .filter(|w| !w.is_empty())
+        {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(word);
+        }
+        self.pieces.clear();
+        if !text.is_empty() {
+            if !text.is_ascii() && text.contains(' ') {
+                text = drop_cjk_spaces(&text);
+            }
+            let size = text.chars().count();
+            self.blocks
+                .push((text, self.links.min(size), self.owner, self.meta.min(size), self.flags));
+        }
+        self.links = 0;
+        self.meta = 0;
+    }
+
+    fn check_budget(&mut self) -> Res<()> {
+        self.next_check = self.parent.len() + self.step;
+        if self.blocks.len() > self.max_blocks {
+            return Err(Stop::Large);
+        }
+        if self.deadline.is_some_and(|d| Instant::now() > d) {
+            return Err(Stop::Budget);
+        }
+        Ok(())
+    }
+
+    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one.
+    unsafe fn chrome(&self, node: *mut XmlNode, tag: &[u8]) -> Res<i8> {
+        if self.walker.invisible.contains(tag) {
+            return Ok(-1);
+        }
+        let mut flag = if self.walker.chrome_tags.contains(tag) {
+            IN_CHROME_TAG as i8
+        } else {
+            0
+        };
+        if (*node).properties.is_null() {
+            return Ok(flag);
+        }
+        if has_attr(node, b"hidden") {
+            return Ok(-1);
+        }
+        if let Some(style) = get_attr(node, b"style")? {
+            if style.contains("none") && ask(&self.walker.style_memo, self.display_none, &style)? {
+                return Ok(-1);
+            }
+        }
+        if tag != b"body" && tag != b"html" && tag != b"br" && self.is_block(tag) {
+            let class = get_attr(node, b"class")?;
+            let id = get_attr(node, b"id")?;
+            if class.is_some() || id.is_some() {
+                let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
+                if ask(&self.walker.negative_memo, self.negative, &attrs)?
+                    && !wraps_paragraphs(node, self.walker.wrapper_paragraphs)
+                {
+                    flag |= IN_CHROME_CLASS as i8;
+                }
+            }
+        }
+        Ok(flag)
+    }
+
+    /// `extract._is_meta_element`
+    unsafe fn is_meta_element(&self, node: *mut XmlNode, tag: &[u8]) -> Res<bool> {
+        let meta = if tag == b"time" {
+            true
+        } else if tag == b"body" || tag == b"html" || tag == b"a" {
+            return Ok(false);
+        } else {
+            let class = get_attr(node, b"class")?;
+            let id = get_attr(node, b"id")?;
+            if class.is_none() && id.is_none() {
+                return Ok(false);
+            }
+            let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
+            ask(&self.walker.meta_memo, self.meta_class, &attrs)?
+        };
+        Ok(meta && !wraps_paragraphs(node, self.walker.wrapper_paragraphs))
+    }
+
+    unsafe fn walk(&mut self, node: *mut XmlNode, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
+        let idx = self.parent.len();
+        if idx >= self.next_check {
+            self.check_budget()?;
+        }
+        let idx32 = idx as u32;
+        self.parent.push(parent);
+        self.end.push(0);
+        let tag = tag_of(node)?;
+        let block = self.is_block(tag);
+        if block && self.started {
+            self.flush();
+        }
+        if self.landmark < 0 && (tag == b"main" || get_attr(node, b"role")?.as_deref() == Some("main")) {
+            self.landmark = idx as i64;
+        }
+        if tag == b"a" {
+            in_link = true;
+        }
+        let meta = self.is_meta_element(node, tag)?;
+        if meta {
+            self.in_meta += 1;
+        }
+        if let Some(text) = collect_text((*node).children)? {
+            if !text.is_empty() {
+                self.add(&text, idx32, in_link);
+            }
+        }
+        if depth < MAX_DEPTH {
+            let mut child = (*node).children;
+            while !child.is_null() {
+                match (*child).typ {
+                    ELEMENT => {
+                        let ctag = tag_of(child)?;
+                        let flag = self.chrome(child, ctag)?;
+                        if flag == 0 || (flag > 0 && self.flags & flag as u8 == flag as u8) {
+                            self.walk(child, idx32, in_link, depth + 1)?;
+                        } else if flag > 0 {
+                            // Entering chrome: its text never shares a block with text outside it.
+                            if self.started {
+                                self.flush();
+                            }
+                            let outer = self.flags;
+                            self.flags = outer | flag as u8;
+                            self.walk(child, idx32, in_link, depth + 1)?;
+                            if self.started {
+                                self.flush();
+                            }
+                            self.flags = outer;
+                        }
+                    }
+                    COMMENT | PI => {}
+                    ENTITY_REF => return Err(Stop::Unsupported("an entity reference node")),
+                    _ => {
+                        child = (*child).next;
+                        continue; // text (collected as .text or .tail) and nodes lxml does not iterate
+                    }
+                }
+                if let Some(tail) = collect_text((*child).next)? {
+                    if !tail.is_empty() {
+                        self.add(&tail, idx32, in_link);
+                    }
+                }
+                child = (*child).next;
+            }
+        } else {
+            // absurdly deep markup: flatten the rest (" ".join(el.itertext()))
+            let mut items = Vec::new();
+            itertext(node, &mut items)?;
+            let joined = items.join(" ");
+            self.add(&joined, idx32, in_link);
+        }
+        if meta {
+            self.in_meta -= 1;
+        }
+        if block && self.started {
+            self.flush();
+        }
+        self.end[idx] = self.parent.len() as u32;
+        Ok(())
+    }
+}
+
+/// lxml's `itertext()` of an element made of elements and text only: its text, then each
+/// child's text (recursively) and tail, "" items included.
+unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
+    if let Some(text) = collect_text((*node).children)? {
+        items.push(text.into_owned());
+    }
+    let mut child = (*node).children;
+    while !child.is_null() {
+        match (*child).typ {
+            ELEMENT => {
+                if !(*child).ns.is_null() {
+                    return Err(Stop::Unsupported("a namespaced element"));
+                }
+                itertext(child, items)?;
+                if let Some(tail) = collect_text((*child).next)? {
+                    items.push(tail.into_owned());
+                }
+            }
+            TEXT | CDATA => {}
+            _ => return Err(Stop::Unsupported("a node other than text or element below depth 200")),
+        }
+        child = (*child).next;
+    }
+    Ok(())
+}
+
+/// `extract._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
+/// letter case-insensitively or whose `str.lower()` holds one.
+#[inline]
+fn is_lookalike(c: char) -> bool {
+    matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
+}
+
+// `extract._CJK_SPACE_RE`'s classes: Han and kana; punctuation of both widths and CJK symbols.
+#[inline]
+fn han_kana(c: char) -> bool {
+    matches!(c, '\u{2e80}'..='\u{2fff}' | '\u{3040}'..='\u{9fff}' | '\u{f900}'..='\u{faff}')
+}
+
+#[inline]
+fn any_punct(c: char) -> bool {
+    matches!(
+        c,
+        '!'..='/'
+            | ':'..='@'
+            | '['..='`'
+            | '{'..='~'
+            | '\u{ff01}'..='\u{ff0f}'
+            | '\u{ff1a}'..='\u{ff20}'
+            | '\u{ff3b}'..='\u{ff40}'
+            | '\u{ff5b}'..='\u{ff65}'
+            | '\u{2018}'
+            | '\u{2019}'
+            | '\u{201c}'
+            | '\u{201d}'
+    )
+}
+
+#[inline]
+fn space_punct(c: char) -> bool {
+    any_punct(c) || ('\u{3000}'..='\u{303f}').contains(&c)
+}
+
+/// `extract._CJK_SPACE_RE.sub("", text)` on text whose spaces are single U+0020 between
+/// non-space characters.
+fn drop_cjk_spaces(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    for (i, &c) in chars.iter().enumerate() {
+        if c == ' ' && i > 0 && i + 1 < chars.len() {
+            let (p, n) = (chars[i - 1], chars[i + 1]);
+            if (han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)) {
+                continue;
+            }
+        }
+        out.push(c);
+    }
+    out
+}
+
+// `extract._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
+#[inline]
+fn cjk_char(c: char) -> bool {
+    matches!(c, '\u{2e80}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{ac00}'..='\u{d7af}')
+}
+
+/// `extract._weight(extract._fold(text))`, or `None` when `_fold` would normalise (full-width
+/// letters or digits: NFKC is Python's, by its Unicode tables).
+fn weight(text: &str) -> Option<usize> {
+    if text.is_ascii() {
+        return Some(text.len());
+    }
+    let mut size = 0;
+    let mut light = 0; // characters that are not dense
+    let mut dense_script = false;
+    for c in text.chars() {
+        if matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}') {
+            return None;
+        }
+        size += 1;
+        if cjk_char(c) {
+            dense_script = true;
+        } else if !any_punct(c) {
+            light += 1;
+        }
+    }
+    Some(if dense_script { 3 * size - 2 * light } else { size })
+}
+
+/// The native block walk and block classification: `HtmlWalker(lxml.etree._Element,
+/// space_ranges, block, invisible, chrome_tags, wrapper_paragraphs, negative, meta_class,
+/// display_none, punct, sentence_end, ellipses, digit_ranges, meta_keywords, meta_han_keywords,
+/// boilerplate_any, boilerplate_start, meta_text)`:
+/// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, and its
+/// predicates over class/id, style and block strings.
+#[pyclass(frozen, module = "scrapy_simhash_native")]
+pub struct HtmlWalker {
+    /// `lxml.etree._Element`: the only type read as `LxmlElement`.
+    element_type: Py<PyAny>,
+    space: CharSet,
+    /// `extract._BLOCK`, `_INVISIBLE`, `_CHROME_TAGS`, `_WRAPPER_PARAGRAPHS`
+    block: TagSet,
+    invisible: TagSet,
+    chrome_tags: TagSet,
+    wrapper_paragraphs: usize,
+    negative: Py<PyAny>,
+    meta_class: Py<PyAny>,
+    display_none: Py<PyAny>,
+    negative_memo: Mutex<Memo>,
+    meta_memo: Mutex<Memo>,
+    style_memo: Mutex<Memo>,
+    /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
+    /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
+    /// `_is_meta_text`), called only where the answer is not decided here.
+    punct: FxHashSet<char>,
+    sentence_end: FxHashSet<char>,
+    /// `\d`, `_META_KEYWORDS_SORTED`, `_META_HAN_KEYWORD_RE`'s words: `_meta_says`.
+    digit: CharSet,
+    meta_keywords: Vec<String>,
+    meta_han_keywords: Vec<String>,
+    ellipses: Vec<String>,
+    boilerplate_any: Py<PyAny>,
+    boilerplate_start: Py<PyAny>,
+    meta_text: Py<PyAny>,
+}
+
+#[pymethods]
+impl HtmlWalker {
+    #[new]
+    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
+    fn new(
+        element_type: Py<PyAny>,
+        space_ranges: Vec<(u32, u32)>,
+        block: Vec<String>,
+        invisible: Vec<String>,
+        chrome_tags: Vec<String>,
+        wrapper_paragraphs: usize,
+        negative: Py<PyAny>,
+        meta_class: Py<PyAny>,
+        display_none: Py<PyAny>,
+        punct: String,
+        sentence_end: String,
+        ellipses: Vec<String>,
+        digit_ranges: Vec<(u32, u32)>,
+        meta_keywords: Vec<String>,
+        meta_han_keywords: Vec<String>,
+        boilerplate_any: Py<PyAny>,
+        boilerplate_start: Py<PyAny>,
+        meta_text: Py<PyAny>,
+    ) -> PyResult<Self> {
+        Ok(HtmlWalker {
+            element_type,
+            space: CharSet::from_ranges(&space_ranges)?,
+            block: tag_set(block),
+            invisible: tag_set(invisible),
+            chrome_tags: tag_set(chrome_tags),
+            wrapper_paragraphs,
+            negative,
+            meta_class,
+            display_none,
+            negative_memo: Mutex::new(Memo::new()),
+            meta_memo: Mutex::new(Memo::new()),
+            style_memo: Mutex::new(Memo::new()),
+            punct: punct.chars().collect(),
+            sentence_end: sentence_end.chars().collect(),
+            ellipses,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            meta_keywords,
+            meta_han_keywords,
+            boilerplate_any,
+            boilerplate_start,
+            meta_text,
+        })
+    }
+
+    /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
+    fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
+        let size = text.chars().count() as f64;
+        let density = links as f64 / size;
+        let punct = text.chars().filter(|c| self.punct.contains(c)).count();
+        let (first, last) = (
+            text.chars().next().unwrap_or(' '),
+            text.chars().next_back().unwrap_or(' '),
+        );
+        let sentence = self.sentence_end.contains(&last);
+        if density > 0.6 || (density > 0.33 && (punct < 2 || (weight < LINKED_SENTENCE_WEIGHT && !sentence))) {
+            return Ok((LINKS, false));
+        }
+        if weight < 1000
+            && (self.boilerplate_any(py, text)?
+                || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
+        {
+            return Ok((LINKS, false));
+        }
+        if first == '<' && last == '>' {
+            return Ok((LINKS, false)); // markup shown as text
+        }
+        if weight < META_MAX_WEIGHT
+            && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
+                || (self.may_say_meta(text) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
+        {
+            return Ok((META, false));
+        }
+        let teaser = weight < 600 && self.ellipses.iter().any(|e| text.ends_with(e.as_str()));
+        let good = weight >= 160 || (weight >= 60 && punct >= 2) || (weight >= 100 && sentence);
+        Ok((if good { GOOD } else { SHORT }, teaser))
+    }
+
+    /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
+    /// metadata word, no metadata keyword (ASCII case folding is enough without the four
+    /// look-alike characters, which go to Python).
+    fn may_say_meta(&self, text: &str) -> bool {
+        if text.chars().any(|c| self.digit.contains(c)) {
+            return true;
+        }
+        if !text.is_ascii()
+            && (text.chars().any(is_lookalike) || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str())))
+        {
+            return true;
+        }
+        let low = text.to_ascii_lowercase();
+        self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
+    }
+
+    /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
+    /// needs, here (ASCII case folding is enough without the four characters that `re` or
+    /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
+    fn boilerplate_any(&self, py: Python<'_>, text: &str) -> PyResult<bool> {
+        let lookalike = !text.is_ascii() && text.chars().any(is_lookalike);
+        let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
+            let low = text.to_ascii_lowercase();
+            low.contains("all rights reserved") || low.contains("cookie")
+        };
+        if !candidate {
+            return Ok(false);
+        }
+        self.boilerplate_any.bind(py).call1((text,))?.is_truthy()
+    }
+
+    /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
+    /// ``_Walker.walk(root, 0, False, 0)`` does. Returns ``("ok", blocks, parent, end, landmark,
+    /// next_check)`` with blocks ``(text, links, owner, meta, flags, weight, base, teaser)``
+    /// (``_Block``'s fields; ``weight`` -1 and ``base`` -2: a block with full-width letters or
+    /// digits, which the Python side folds and classifies), ``("large" | "budget",)`` when the walk stops as the Python walk
+    /// would, ``("unsupported", reason)`` for a tree it does not handle. ``remaining``: seconds
+    /// left of the time budget (``None``: no budget).
+    #[pyo3(signature = (root, *, remaining, max_blocks, step))]
+    fn walk<'py>(
+        &self,
+        py: Python<'py>,
+        root: &Bound<'py, PyAny>,
+        remaining: Option<f64>,
+        max_blocks: usize,
+        step: usize,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        if !root.get_type().is(self.element_type.bind(py)) {
+            return Err(PyValueError::new_err(format!(
+                "not an lxml.etree._Element: {}",
+                root.get_type().name()?
+            )));
+        }
+        // SAFETY: `root` is an lxml _Element, on an lxml whose layout was verified (the caller
+        // builds this walker only there); the back pointer confirms it. `root` keeps the element and its document alive
+        // and the GIL is held, so nothing frees or changes the tree while it is read.
+        let node = unsafe {
+            let element = root.as_ptr() as *const LxmlElement;
+            let node = (*element).c_node;
+            if node.is_null() || (*node).private != element as *mut c_void || (*node).typ != ELEMENT {
+                return Err(PyValueError::new_err(
+                    "not an lxml element of the verified layout (its node does not point back to it)",
+                ));
+            }
+            node
+        };
+        let negative = self.negative.bind(py);
+        let meta_class = self.meta_class.bind(py);
+        let display_none = self.display_none.bind(py);
+        let mut w = Walk {
+            walker: self,
+            negative,
+            meta_class,
+            display_none,
+            blocks: Vec::new(),
+            parent: Vec::new(),
+            end: Vec::new(),
+            pieces: String::new(),
+            started: false,
+            links: 0,
+            owner: 0,
+            in_meta: 0,
+            meta: 0,
+            flags: 0,
+            landmark: -1,
+            // past the end of time (or NaN: no budget at all)
+            deadline: remaining
+                .and_then(|s| Duration::try_from_secs_f64(s.max(0.0)).ok())
+                .and_then(|d| Instant::now().checked_add(d)),
+            next_check: step,
+            max_blocks,
+            step,
+        };
+        match unsafe { w.walk(node, 0, false, 0) } {
+            Ok(()) => {}
+            Err(Stop::Large) => return PyTuple::new(py, ["large"]),
+            Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
+            Err(Stop::Unsupported(why)) => return PyTuple::new(py, ["unsupported", why]),
+            Err(Stop::Py(e)) => return Err(e),
+        }
+        w.flush();
+        let blocks = PyList::empty(py);
+        for (text, links, owner, meta, flags) in &w.blocks {
+            let (wt, base, teaser) = match weight(text) {
+                // Content blocks; the Python side classifies chrome blocks if it needs them.
+                Some(wt) if *flags != 0 => (wt as i64, UNCLASSIFIED, false),
+                Some(wt) => {
+                    let (base, teaser) = self.classify(py, text, wt, *links, *meta)?;
+                    (wt as i64, base, teaser)
+                }
+                None => (-1, UNCLASSIFIED, false),
+            };
+            blocks.append((PyString::new(py, text), *links, *owner, *meta, *flags, wt, base, teaser))?;
+        }
+        (
+            "ok",
+            blocks,
+            PyList::new(py, &w.parent)?,
+            PyList::new(py, &w.end)?,
+            w.landmark,
+            w.next_check,
+        )
+            .into_pyobject(py)
+    }
+}
