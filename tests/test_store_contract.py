@@ -338,11 +338,12 @@ _WORKER_SRC = textwrap.dedent(
 def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, tmp_path: Path) -> None:
     groups = _group_fps()
     path = tmp_path / "shared"
-    results: list[list[tuple[int, bool, bytes | None]]] = []
+    results: list[list[tuple[int, bool, bytes | None]]] = [[] for _ in range(_WORKERS)]  # by worker
     store = _open(kind.make, path)
-    if kind.worker_make is None:  # one process: threads
+    if kind.worker_make is None:  # one process: threads (they finish in any order)
         threads = [
-            threading.Thread(target=lambda w=w: results.append(_work(store, w, groups))) for w in range(_WORKERS)
+            threading.Thread(target=lambda w=w: results.__setitem__(w, _work(store, w, groups)))
+            for w in range(_WORKERS)
         ]
         for t in threads:
             t.start()
@@ -361,11 +362,10 @@ def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, t
             for w in range(_WORKERS)
         ]
         go.touch()
-        for p in procs:
+        for w, p in enumerate(procs):
             out, err = p.communicate(timeout=120)
             assert p.returncode == 0, err[-2000:]
-            results.append([(g, kept, None if of is None else of.encode()) for g, kept, of in json.loads(out)])
-    assert len(results) == _WORKERS
+            results[w] = [(g, kept, None if of is None else of.encode()) for g, kept, of in json.loads(out)]
     kept: dict[int, list[bytes]] = {}
     for w, result in enumerate(results):
         assert sorted(g for g, _, _ in result) == list(range(_GROUPS))
