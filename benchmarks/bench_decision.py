@@ -18,7 +18,8 @@ alternating chunks of 50 (so that all see the same load on a shared machine):
 
 Prints the median ops/s over the rounds and the ratios to before, and the time of the
 ``FreshnessPolicy``'s own step (``observe`` + the record's schedule numbers) for a refetch, timed
-apart. Each page's change sketch is made before the clock runs. With
+apart. Each page's change sketch is made before the clock runs, and a new page gets the wide
+tier's lookup as in a crawl (``--wide 0``: the k tier alone, the decision of b237202). With
 ``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too (the same
 decision, another version of the code): ``+schedule`` against it.
 """
@@ -145,6 +146,12 @@ def main() -> None:
         action="store_true",
         help="observe without a change sketch (format 2 records; a crawl passes one: format 3, +128 B)",
     )
+    parser.add_argument(
+        "--wide",
+        type=int,
+        default=None,
+        help="the trackers' wide_distance (default: SIMHASH_WIDE_DISTANCE, as a crawl; 0: the k tier alone)",
+    )
     args = parser.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
@@ -172,9 +179,10 @@ def main() -> None:
             indexes[label] = SimhashIndex.open(tmp / label, durable=False)
         indexes[label].add_many(zip(keys, fps.tolist()))
         print(f"LMDB index of {args.n:,} fingerprints, {label}: bulk load {time.perf_counter() - t:.1f} s")
-    plain = ChangeTracker(indexes["after"])
-    fixed = ChangeTracker(indexes["after+fixed"], policy=FixedIntervalPolicy())
-    scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy())
+    wide = {} if args.wide is None else {"wide_distance": args.wide}
+    plain = ChangeTracker(indexes["after"], **wide)
+    fixed = ChangeTracker(indexes["after+fixed"], policy=FixedIntervalPolicy(), **wide)
+    scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy(), **wide)
 
     # What a crawl passes: each page's change sketch (here one per key, the same at a refetch),
     # made before the clock runs (the fingerprinter's work, not the decision's).
