@@ -21,6 +21,7 @@ import gzip
 import html
 import json
 import random
+import resource
 import statistics
 import subprocess
 import sys
@@ -196,6 +197,7 @@ def _child(config: dict[str, Any]) -> None:
         "near_duplicate": stats.get("simhash/near_duplicate", 0),
         "time_ms_total": stats.get("simhash/time_ms_total", 0),
         "items": stats.get("item_scraped_count", 0),
+        "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
     }
     print("RESULT " + json.dumps(result), flush=True)
 
@@ -223,7 +225,8 @@ def main() -> int:
     parser.add_argument(
         "--configs",
         default="jieba,rjieba",
-        help="comma-separated configs besides 'off': jieba, rjieba (default jieba,rjieba)",
+        help="comma-separated configs besides 'off': jieba, rjieba, native (defaults, the native core), "
+        "python (defaults, SIMHASH_NATIVE=False) (default jieba,rjieba)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -238,6 +241,9 @@ def main() -> int:
         "off": {"SIMHASH_ENABLED": False},
         "jieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba"},
         "rjieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba"},
+        # the default tokenizer ("auto") with the native core if installed, and without it
+        "native": {"SIMHASH_ENABLED": True},
+        "python": {"SIMHASH_ENABLED": True, "SIMHASH_NATIVE": False},
     }
     names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
     unknown = [c for c in names if c not in available]
@@ -274,7 +280,7 @@ def main() -> int:
                         f"  repeat {rep + 1} {name:9} {r['responses']} responses in {r['crawl_s']:.2f} s = "
                         f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); first response after {r['first_response_s']:.2f} s; "
                         f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
-                        f"items {r['items']}",
+                        f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
                         flush=True,
                     )
         finally:
@@ -287,13 +293,19 @@ def main() -> int:
         f"\nmedians over {args.repeats} repeats ({n} article pages); pages per CPU second counts the crawler "
         "process's CPU time, less sensitive than wall time to other processes on the machine:"
     )
-    print(f"  {'config':9} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} {'ms/page in middleware':>22}")
+    print(
+        f"  {'config':9} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} {'ms/page in middleware':>22} "
+        f"{'peak RSS MB':>12}"
+    )
     for name, rs in results.items():
         pps = statistics.median(r["pages_s"] for r in rs)
         ppc = statistics.median(r["pages_cpu_s"] for r in rs)
         ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
-        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)"}.get(name, "")
-        print(f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f}{target}")
+        rss = statistics.median(r["max_rss_mb"] for r in rs)
+        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)", "native": " (target >= 0.9)"}.get(name, "")
+        print(
+            f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}{target}"
+        )
     return 0
 
 
