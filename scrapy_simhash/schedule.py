@@ -447,7 +447,10 @@ class FreshnessPolicy(SchedulePolicy):
     (worth fetching) from one that changes a hundred times (not worth it): both changed at every
     fetch. So when a fetch saw a change and no recent visit was shorter than twice the probe
     interval (``default_interval / probe_ratio``, at least ``min_interval``), the URL is due again
-    after the probe interval, once; ``probe_ratio = 0`` switches probes off.
+    after the probe interval. One changed probe is weak evidence (a page changing once per two probe
+    intervals changes within one 40% of the time), so a probe that saw a change is followed by
+    another twice as long, up to ``probes`` in a series (an unchanged probe ends it; ``probes=1``:
+    one probe); ``probe_ratio = 0`` switches probes off.
     """
 
     def __init__(
@@ -544,7 +547,7 @@ class FreshnessPolicy(SchedulePolicy):
         """The probe after a change (0: none). The k-th probe of a series (k = 1 .. ``probes``) waits
         ``2 ** (k - 1)`` probe intervals and follows k - 1 short visits (up to twice the longest probe)
         that all saw a change."""
-        short = 2.0 ** self.probes * self.probe_interval
+        short = 2.0**self.probes * self.probe_interval
         k = 0
         for t, s in state.recent:
             if t <= short:
