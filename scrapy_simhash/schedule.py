@@ -445,9 +445,9 @@ class FreshnessPolicy(SchedulePolicy):
 
     Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
     (worth fetching) from one that changes a hundred times (not worth it): both changed at every
-    fetch. So when a fetch saw a change and no recent visit was shorter than twice the probe
-    interval (``default_interval / probe_ratio``, at least ``min_interval``), the URL is due again
-    after the probe interval. One changed probe is weak evidence (a page changing once per two probe
+    fetch. So when a fetch saw a change and no recent visit was short (at most twice the longest
+    probe), the URL is due again after the probe interval (``default_interval / probe_ratio``, at
+    least ``min_interval``). One changed probe is weak evidence (a page changing once per two probe
     intervals changes within one 40% of the time), so a probe that saw a change is followed by
     another twice as long, up to ``probes`` in a series (an unchanged probe ends it; ``probes=1``:
     one probe); ``probe_ratio = 0`` switches probes off.
