@@ -455,9 +455,12 @@ class FreshnessPolicy(SchedulePolicy):
 
     Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
     (worth fetching) from one that changes a hundred times (not worth it): both changed at every
-    fetch. So when a fetch saw a change and no recent visit was shorter than twice the probe
-    interval (``default_interval / probe_ratio``, at least ``min_interval``), the URL is due again
-    after the probe interval, once; ``probe_ratio = 0`` switches probes off.
+    fetch. So when a fetch saw a change and no recent visit was short (at most twice the longest
+    probe), the URL is due again after the probe interval (``default_interval / probe_ratio``, at
+    least ``min_interval``). One changed probe is weak evidence (a page changing once per two probe
+    intervals changes within one 40% of the time), so a probe that saw a change is followed by
+    another twice as long, up to ``probes`` in a series (an unchanged probe ends it; ``probes=1``:
+    one probe); ``probe_ratio = 0`` switches probes off.
     """
 
     def __init__(
@@ -466,19 +469,21 @@ class FreshnessPolicy(SchedulePolicy):
         reference_size: float = 10.0,
         size_exponent: float = 0.5,
         probe_ratio: float = 8.0,
+        probes: int = 2,
         uncertainty: bool = True,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0:
+        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0 or probes < 1:
             raise ValueError(
-                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, got {reference_size}, "
-                f"{size_exponent}, {probe_ratio}"
+                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, probes >= 1, got {reference_size}, "
+                f"{size_exponent}, {probe_ratio}, {probes}"
             )
         self.reference_size = reference_size
         self.size_exponent = size_exponent
         self.uncertainty = uncertainty
         self.probe_interval = max(self.default_interval / probe_ratio, self.min_interval) if probe_ratio else 0.0
+        self.probes = probes
         self.low_rate = 0.1 / self.max_interval
         self.high_rate = 10.0 / self.min_interval
         self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
@@ -540,12 +545,28 @@ class FreshnessPolicy(SchedulePolicy):
             if need * rate < 1.0:
                 interval = self._clamp(_value_time(need * rate) / rate)
         probe = 0.0
-        if changed and self.probe_interval and all(t > 2 * self.probe_interval for t, _ in state.recent):
-            probe = self.probe_interval
-            interval = min(interval, probe)
+        if changed and self.probe_interval:
+            probe = self._probe(state)
+            if probe:
+                interval = min(interval, probe)
         planned = state.evolve(rate=rate, interval=interval, next_due=state.last_fetch + interval, probe=probe)
         self._last = (planned, posterior)  # what ScheduleColumns.put of this very state asks next
         return planned
+
+    def _probe(self, state: ScheduleState) -> float:
+        """The probe after a change (0: none). The k-th probe of a series (k = 1 .. ``probes``) waits
+        ``2 ** (k - 1)`` probe intervals and follows k - 1 short visits (up to twice the longest probe)
+        that all saw a change."""
+        short = 2.0**self.probes * self.probe_interval
+        k = 0
+        for t, s in state.recent:
+            if t <= short:
+                if not s:
+                    return 0.0
+                k += 1
+        if k == 0:
+            return self.probe_interval
+        return 2.0**k * self.probe_interval if k < self.probes and state.recent[0][0] <= short else 0.0
 
     def _weight(self, size: float) -> float:
         """:meth:`weight` of one size, without numpy."""

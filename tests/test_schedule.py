@@ -126,20 +126,27 @@ def test_ours_static_page_backs_off_to_max_interval():
 
 def test_ours_page_changing_on_every_fetch_is_probed_then_starved():
     """Unlike Nutch, ours does not fetch a page that changes on every fetch at the minimum interval:
-    a change seen after a default interval is checked once by a short probe, and a page that changed
-    again within the probe is changing too fast for a fetch to keep it fresh (refresh_value is at most
-    weight / rate), so it waits for the maximum interval: the Lagrange optimum at any budget."""
-    policy = FreshnessPolicy(default_interval=DAY, min_interval=HOUR, max_interval=30 * DAY)
-    first = policy.observe(None, 0.0, None)
-    seen = policy.observe(first, DAY, True, 12)
-    assert seen.probe == seen.interval == DAY / 8
-    probed = policy.observe(seen, seen.next_due, True, 12)
-    assert probed.probe == 0.0 and probed.interval == 30 * DAY
-    assert probed.rate > 8 / DAY
-    daily = policy.observe(seen, seen.next_due, False, 0)  # unchanged at the probe: about daily
-    assert daily.probe == 0.0 and DAY / 2 < daily.interval < 4 * DAY
-    later = probed.last_fetch + 3 * DAY
-    assert policy.priority(probed, later) < 1 <= policy.priority(daily, later)
+    a change seen after a default interval is checked by short probes (the second twice as long as the
+    first), and a page that changed again within both is changing too fast for a fetch to keep it
+    fresh (refresh_value is at most weight / rate), so it waits for the maximum interval: the Lagrange
+    optimum at any budget. With ``probes=1`` one probe decides."""
+    for probes in (1, 2):
+        policy = FreshnessPolicy(default_interval=DAY, min_interval=HOUR, max_interval=30 * DAY, probes=probes)
+        first = policy.observe(None, 0.0, None)
+        seen = policy.observe(first, DAY, True, 12)
+        assert seen.probe == seen.interval == DAY / 8
+        probed = policy.observe(seen, seen.next_due, True, 12)
+        if probes == 2:
+            assert probed.probe == probed.interval == DAY / 4  # the second probe
+            probed = policy.observe(probed, probed.next_due, True, 12)
+        assert probed.probe == 0.0 and probed.interval == 30 * DAY
+        assert probed.rate > 8 / DAY
+        again = policy.observe(probed, probed.next_due, True, 12)  # changed after a long interval again: no probe
+        assert again.probe == 0.0 and again.interval == 30 * DAY
+        daily = policy.observe(seen, seen.next_due, False, 0)  # unchanged at the probe: about daily
+        assert daily.probe == 0.0 and DAY / 2 < daily.interval < 4 * DAY
+        later = probed.last_fetch + 3 * DAY
+        assert policy.priority(probed, later) < 1 <= policy.priority(daily, later)
 
 
 def test_ours_fetches_pages_that_change_more_often_sooner_until_they_change_too_fast():

@@ -25,6 +25,9 @@ vectorised ``priorities`` at every step):
 * oracle: ``FreshnessPolicy``'s priority with the true rates as point rates (``uncertainty=False``)
   and no weights (the optimum for freshness); "oracle, sizes" also knows the true change sizes (the
   optimum for change-weighted staleness).
+* told at 1st refetch: a bound on what learning the rates can reach: the oracle, but a URL's true
+  rate is known only from its first refetch on; until then it is valued as ours values a new URL
+  (the prior's rate): about the ceiling for a policy that learns each rate from its own fetches.
 
 The simulation assumes the verdicts are right (a real change is "changed", noise is "unchanged");
 how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0:
@@ -65,6 +68,7 @@ POLICIES = (
     "ours, point rates",
     "oracle",
     "oracle, sizes",
+    "told at 1st refetch",
 )
 
 
@@ -110,7 +114,7 @@ def make_policy(name: str, budget: float) -> SchedulePolicy:
         return FixedIntervalPolicy(**common)
     if name.startswith("Nutch"):
         return NutchAdaptivePolicy(**common)
-    if name == "oracle":
+    if name in ("oracle", "told at 1st refetch"):
         return FreshnessPolicy(uncertainty=False, **common)  # the true rates: nothing uncertain
     if name == "oracle, sizes":
         return FreshnessPolicy(size_exponent=1.0, uncertainty=False, **common)  # weights proportional to change size
@@ -124,12 +128,13 @@ def make_policy(name: str, budget: float) -> SchedulePolicy:
 def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict[str, float]:
     n, days = world.urls, world.days
     policy = make_policy(name, budget)
-    oracle = name.startswith("oracle")
+    told = name == "told at 1st refetch"
+    oracle = name.startswith("oracle") or told
     states = [policy.observe(None, 0.0, None)] * n
     columns = ScheduleColumns.of(states)
-    if oracle:
+    if oracle and not told:
         columns.rate[:] = world.rate / DAY
-        columns.size[:] = world.size if name == "oracle, sizes" else 0.0  # 0: reference weight 1
+    columns.size[:] = world.size if name == "oracle, sizes" else 0.0  # 0: reference weight 1
     rng = np.random.default_rng([world.seed, int(budget * 1000), POLICIES.index(name)])
     last = np.zeros(n)  # day of each URL's last fetch
     stale = np.zeros(n)  # days stale so far
@@ -155,6 +160,7 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
                 columns.put(i, states[i])
         else:
             columns.last_fetch[idx] = now * DAY
+            columns.rate[idx] = world.rate[idx] / DAY  # told: known from this fetch on
         last[idx] = now
     everyone = np.arange(n)
     tail = world.first_change_after(everyone, last)
