@@ -118,12 +118,13 @@ class TableLayout:
                 out.append(v.to_bytes(kw, "big"))
         return out
 
-    def probe_tkeys(self, fp: int | bytes) -> list[list[bytes]]:
-        """Per table, the keys one bit away from ``fp``'s key (``key_bits[t]`` of them): the
-        buckets a wide lookup reads beside ``fp``'s own (:func:`wide_found`)."""
+    def probe_tkeys(self, tkeys: Sequence[bytes]) -> list[list[bytes]]:
+        """Per table, the keys one bit away from a fingerprint's table keys ``tkeys`` (its
+        :meth:`tkeys`, which the caller has already computed; ``key_bits[t]`` of them): the
+        buckets a wide lookup reads beside the fingerprint's own (:func:`wide_found`)."""
         kw = self.key_width
         out = []
-        for tkey, kb in zip(self.tkeys(fp), self.key_bits):
+        for tkey, kb in zip(tkeys, self.key_bits):
             v = int.from_bytes(tkey, "big")
             out.append([(v ^ (1 << i)).to_bytes(kw, "big") for i in range(kb)])
         return out
@@ -306,7 +307,7 @@ class FingerprintStore(ABC):
         ``fp`` as ``key``'s fingerprint (replacing its earlier one). Returns the lookup.
 
         ``wide > k`` and no hits: the lookup also reads, in every table, the buckets of the keys
-        one bit away from ``fp``'s (``layout.probe_tkeys(fp)``) and returns in ``Probe.wide``
+        one bit away from ``fp``'s (``layout.probe_tkeys(layout.tkeys(fp))``) and returns in ``Probe.wide``
         the keys other than ``key`` whose fingerprints, among the candidates of all the buckets
         read (at most ``limit`` verified), lie at a distance ``k < d <= wide``
         (:func:`wide_found`). They change nothing: the caller decides (a store whose buckets

@@ -738,7 +738,7 @@ class LmdbStore(FingerprintStore):
         if wide > k:
             parts = [
                 blob
-                for db, tkey, around in zip(self._tdbs, tkeys, self._layout.probe_tkeys(fp))
+                for db, tkey, around in zip(self._tdbs, tkeys, self._layout.probe_tkeys(tkeys))
                 for _, blob in txn.cursor(db).getmulti((tkey, *around))  # one call per table
             ]
             found = wide_found(b"".join(parts), fp, k, wide, limit)

@@ -149,7 +149,8 @@ class MemoryStore(FingerprintStore):
             if wide > k:
                 assert self._layout is not None
                 parts: list[bytes] = []
-                for table, tkey, around in zip(self._tables, self._tkeys(fp), self._layout.probe_tkeys(fp)):
+                tkeys = self._tkeys(fp)
+                for table, tkey, around in zip(self._tables, tkeys, self._layout.probe_tkeys(tkeys)):
                     for tk in (tkey, *around):
                         bucket = table.get(tk)
                         if bucket:

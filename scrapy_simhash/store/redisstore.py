@@ -743,7 +743,8 @@ class RedisStore(FingerprintStore):
         if wide > k:
             assert self._layout is not None
             own = self._buckets(fp)
-            for t, (keys, shift) in enumerate(zip(self._layout.probe_tkeys(fp), self._bucket_shift)):
+            neighbours = self._layout.probe_tkeys(self._layout.tkeys(fp))
+            for t, (keys, shift) in enumerate(zip(neighbours, self._bucket_shift)):
                 bids = {(int.from_bytes(tk, "big") >> shift).to_bytes(2, "big") for tk in keys} - {own[t]}
                 for bid in sorted(bids):
                     around += [t + 1, bid]
