@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
-from scrapy_simhash.schedule import ScheduleColumns, ScheduleState
+from scrapy_simhash.schedule import ScheduleColumns, ScheduleState, schedule_dict
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
@@ -446,13 +446,7 @@ class _Schedule(Mapping[str, Any]):
     def _get(self) -> dict[str, Any]:
         mapping = self._mapping
         if mapping is None:
-            *head, old0, old1, old2, probe, flat = self.numbers
-            mapping = dict(zip(_SCHEDULE_KEYS, head))
-            pairs = iter(flat)
-            mapping["recent"] = [[elapsed, size] for elapsed, size in zip(pairs, pairs)]
-            mapping["old"] = [old0, old1, old2]
-            mapping["probe"] = probe
-            self._mapping = mapping
+            mapping = self._mapping = schedule_dict(self.numbers)
         return mapping
 
     def __getitem__(self, name: str) -> Any:
@@ -468,38 +462,12 @@ class _Schedule(Mapping[str, Any]):
         return repr(self._get())
 
 
-def _round3(x: Any) -> Any:
-    """``round(x, 3)``, faster for a float that is already rounded (most of a schedule's numbers
-    are read back from the record): ``x`` when it is the float nearest ``k / 1000`` for an
-    integer ``k`` (and small enough that a millisecond is more than its precision), which
-    ``round`` returns for such an ``x`` too."""
-    if type(x) is float and -1e12 < x < 1e12 and round(x * 1000.0) / 1000 == x:
-        return x
-    return round(x, 3)
-
-
 def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
     numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
-    r3 = _round3
-    recent = state.recent
-    if set(map(len, recent)) <= _PAIR:
-        flat = tuple([r3(x) for pair in recent for x in pair])
-        numbers = (
-            r3(state.last_fetch),
-            r3(state.last_change),
-            r3(state.interval),
-            r3(state.next_due),
-            float(f"{state.rate:.6g}"),
-            r3(state.size),
-            state.fetches,
-            state.changes,
-            round(state.old_changes, 4),
-            r3(state.old_changed_secs),
-            r3(state.old_unchanged_secs),
-            r3(state.probe),
-            flat,
-        )
+    if set(map(len, state.recent)) <= _PAIR:
+        numbers = state.numbers()
+        flat = numbers[12]
         floats = (*numbers[:6], *numbers[8:12])
         if (
             set(map(type, floats)) == _FLOAT

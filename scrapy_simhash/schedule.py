@@ -45,6 +45,30 @@ DAY = 24 * HOUR
 _BELOW_ONE = math.nextafter(1.0, 0.0)  # the highest priority of a URL that is not due
 
 
+def round_ms(x: Any) -> Any:
+    """``round(x, 3)``, faster for a float that is already rounded (most of a schedule's numbers
+    are read back from the record): ``x`` when it is the float nearest ``k / 1000`` for an
+    integer ``k`` (and small enough that a millisecond is more than its precision), which
+    ``round`` returns for such an ``x`` too."""
+    if type(x) is float and -1e12 < x < 1e12 and round(x * 1000.0) / 1000 == x:
+        return x
+    return round(x, 3)
+
+
+_NUMBER_KEYS = ("last_fetch", "last_change", "interval", "next_due", "rate", "size", "fetches", "changes")
+
+
+def schedule_dict(numbers: Sequence[Any]) -> dict[str, Any]:
+    """:meth:`ScheduleState.to_dict`'s mapping of :meth:`ScheduleState.numbers`."""
+    *head, old0, old1, old2, probe, flat = numbers
+    schedule = dict(zip(_NUMBER_KEYS, head))
+    pairs = iter(flat)
+    schedule["recent"] = [[elapsed, size] for elapsed, size in zip(pairs, pairs)]
+    schedule["old"] = [old0, old1, old2]
+    schedule["probe"] = probe
+    return schedule
+
+
 @dataclass(frozen=True)
 class ScheduleState:
     """What a policy knows about one URL's changes; every field is a plain number.
@@ -74,19 +98,30 @@ class ScheduleState:
 
     def to_dict(self) -> dict[str, Any]:
         """Plain numbers (times to the millisecond), for the URL's JSON record."""
-        return {
-            "last_fetch": round(self.last_fetch, 3),
-            "last_change": round(self.last_change, 3),
-            "interval": round(self.interval, 3),
-            "next_due": round(self.next_due, 3),
-            "rate": float(f"{self.rate:.6g}"),
-            "size": round(self.size, 3),
-            "fetches": self.fetches,
-            "changes": self.changes,
-            "recent": [[round(elapsed, 3), round(size, 3)] for elapsed, size in self.recent],
-            "old": [round(self.old_changes, 4), round(self.old_changed_secs, 3), round(self.old_unchanged_secs, 3)],
-            "probe": round(self.probe, 3),
-        }
+        return schedule_dict(self.numbers())
+
+    def numbers(self) -> tuple[Any, ...]:
+        """The numbers a record keeps, rounded as stored (times to the millisecond, ``rate`` to 6
+        significant digits, ``old_changes`` to 4 decimals): ``last_fetch``, ``last_change``,
+        ``interval``, ``next_due``, ``rate``, ``size``, ``fetches``, ``changes``, ``old_changes``,
+        ``old_changed_secs``, ``old_unchanged_secs``, ``probe``, and ``recent``'s pairs one after
+        the other (a tuple). :func:`schedule_dict` makes :meth:`to_dict`'s mapping of them."""
+        r3 = round_ms
+        return (
+            r3(self.last_fetch),
+            r3(self.last_change),
+            r3(self.interval),
+            r3(self.next_due),
+            float(f"{self.rate:.6g}"),
+            r3(self.size),
+            self.fetches,
+            self.changes,
+            round(self.old_changes, 4),
+            r3(self.old_changed_secs),
+            r3(self.old_unchanged_secs),
+            r3(self.probe),
+            tuple([r3(x) for pair in self.recent for x in pair]),
+        )
 
     def evolve(self, **changes: Any) -> ScheduleState:
         """A copy with ``changes`` (``dataclasses.replace`` without its per-call field walk,

@@ -350,7 +350,7 @@ def test_round3_is_round_to_the_millisecond():
     import math
     import random
 
-    from scrapy_simhash.recrawl import _round3
+    from scrapy_simhash.schedule import round_ms as _round3
 
     rng = random.Random(5)
     values = [0.0, -0.0, 1e12, -1e12, 2e12, math.inf, -math.inf, 0.0005, 0.0015, 2.675, 1e-9]
