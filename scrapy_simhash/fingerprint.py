@@ -254,6 +254,9 @@ class PageFingerprint:
     text, one block per line (what site templates are learned from). ``sketch``: the change
     sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
     other content-like text (``extract.Document.rest``), ``None`` when they have no words.
+    ``content_key``: on a short page (``fallback == "short"``), an exact hash of those same tokens
+    (title and content-like text, no chrome): what proposes a copy of the page
+    (:mod:`scrapy_simhash.shortcopy`); ``None`` otherwise.
     """
 
     fp: int
@@ -263,6 +266,7 @@ class PageFingerprint:
     title: str = ""
     visible: str = ""
     sketch: bytes | None = None
+    content_key: int | None = None
 
     @property
     def may_match(self) -> bool:
@@ -553,7 +557,8 @@ class Fingerprinter:
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
         sketch = self._sketch(tokens) if tokens else None
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
+        content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
 
     def _sketch(self, tokens: list[str]) -> bytes:
         """``sketch_tokens`` of ``tokens``' digests, by the native core when it runs (the same bytes)."""
