@@ -283,7 +283,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(prepared, page.fp, response, page=page)
+            outcome = self._verdict(prepared, page, response)
             self._count(outcome)
             for name in page.stats():
                 self._inc(f"simhash/{name}")
@@ -323,26 +323,29 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def _verdict(
         self,
         key: str,
-        fp: int,
+        page: PageFingerprint,
         response: Response | None = None,
-        *,
-        page: PageFingerprint | None = None,
     ) -> _Outcome:
-        """One verdict for ``key`` with fingerprint ``fp`` (:meth:`ChangeTracker.observe`, with the
-        evidence of ``page``: its change sketch, fallback and, on a short page, what finds its
-        copies).
+        """One verdict for ``key`` fetched as ``page`` (:meth:`ChangeTracker.observe` with the
+        page's fingerprint and evidence: change sketch, fallback and, on a short page, what finds
+        its copies).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
         config = self.config
+        fp = page.fp
         assert self.tracker is not None
         try:
-            evidence: dict[str, Any] = {}
-            if page is not None:
-                evidence.update(may_match=page.may_match, sketch=page.sketch, fallback=page.fallback)
-                if page.content_key is not None:
-                    evidence.update(content_key=page.content_key, visible=page.visible)
-            verdict = self.tracker.observe(key, fp, validators=validators(response), **evidence)
+            verdict = self.tracker.observe(
+                key,
+                fp,
+                validators=validators(response),
+                may_match=page.may_match,
+                sketch=page.sketch,
+                fallback=page.fallback,
+                content_key=page.content_key,
+                visible=page.visible,
+            )
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW, fp)
@@ -352,8 +355,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
             elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
                 # beyond max_distance: a short page's copy (shortcopy), else the wide tier's
-                short = page is not None and page.fallback == "short"
-                self._inc("simhash/duplicate/short_copy" if short else "simhash/duplicate/wide")
+                self._inc("simhash/duplicate/short_copy" if page.fallback == "short" else "simhash/duplicate/wide")
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(
