@@ -11,7 +11,7 @@ Pure: no Scrapy import. The pipeline, in order:
 
    - a **letter**: a word, its digits included, so that ``u64``, ``i128``, ``f32``, ``sha256``,
      ``utf8``, ``ipv6``, ``h264`` and ``python3`` are words of their own (``u16`` and ``u64``
-     pages are different pages). An apostrophe between two letters joins (``it's``).
+     are different words). An apostrophe between two letters joins (``it's``).
    - a **digit**: a number, the placeholder ``NUMBER_TOKEN``, with the letters and digits joined
      to it and digits after ``. , : / -``: ``2026-11-23``, ``12:30``, ``1,000``, ``3rd``,
      ``12px``, ``1.2k``, ``0x1f`` are one ``NUMBER_TOKEN`` each, so that dates, counters,

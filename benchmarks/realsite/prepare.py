@@ -58,6 +58,7 @@ _ENTITY_OR_TOKEN = re.compile(
     r"(?P<entity>&#?\w+;)|[\u4e00-\u9fd5]+|(?P<num>\d(?:[^\W_\u4e00-\u9fd5]|[.,:/\-]\d)*)|[^\W\d_][^\W_\u4e00-\u9fd5]*"
 )
 _DIGIT = re.compile(r"\d")
+_LAST_WORD = re.compile(r"\S*$")
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
 _END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
 
@@ -273,13 +274,16 @@ def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any
 def shift_digits(path: Path) -> dict[str, Any]:
     """Changes every digit of the page's numbers (not its markup, scripts or entities, nor the
     digits of words such as ``u64``, which are content): dates, counters, version and line numbers
-    move, nothing else does."""
+    move, nothing else does. Tags are taken to join text (``-v<code>1.2</code>`` renders as the word
+    ``v1`` and a number): a run of letters and digits that goes on from the text before a tag is
+    left as it is."""
     body = path.read_bytes()
     encoding = _encoding(body)
     text = body.decode(encoding, errors="surrogateescape")
     out = []
     changed = 0
     skip_until: str | None = None
+    before = ""  # the text since the last whitespace, across tags
     for m in _TAG_OR_TEXT.finditer(text):
         tag, chunk = m.group(1), m.group(2)
         if tag is not None:
@@ -299,10 +303,16 @@ def shift_digits(path: Path) -> dict[str, Any]:
             changed += 1
             return str((int(d.group()) + 3) % 10)
 
-        def edit(m: re.Match[str]) -> str:
-            return _DIGIT.sub(swap, m.group()) if m.group("num") else m.group()
-
-        out.append(_ENTITY_OR_TOKEN.sub(edit, chunk))
+        joined = before + chunk
+        at = len(before)
+        for t in _ENTITY_OR_TOKEN.finditer(joined):
+            if t.end() <= at:
+                continue
+            if t.start() >= at and t.group("num"):  # a number of its own, not one going on
+                out.append(joined[at : t.start()] + _DIGIT.sub(swap, t.group()))
+                at = t.end()
+        out.append(joined[at:])
+        before = _LAST_WORD.search(joined).group()[-200:]  # type: ignore[union-attr]
     path.write_bytes("".join(out).encode(encoding, errors="surrogateescape"))
     return {"digits": changed}
 

@@ -148,11 +148,19 @@ impl Core {
                 out.extend(self.jieba.cut(&text[start..end], hmm).into_iter().map(|t| t.word));
             } else if self.digit.contains(c) {
                 // \d(?:ALNUM|[.,:/\-]\d)*
-                self.skip_joined(&mut chars, |d| matches!(d, '.' | ',' | ':' | '/' | '-'), |d| self.digit.contains(d));
+                self.skip_joined(
+                    &mut chars,
+                    |d| matches!(d, '.' | ',' | ':' | '/' | '-'),
+                    |d| self.digit.contains(d),
+                );
                 out.push(NUMBER_TOKEN);
             } else if self.word.contains(c) {
                 // [^\W\d_]ALNUM*(?:['\u2019][^\W\d_HAN]ALNUM*)*
-                self.skip_joined(&mut chars, |d| matches!(d, '\'' | '\u{2019}'), |d| self.word.contains(d) && !is_han(d));
+                self.skip_joined(
+                    &mut chars,
+                    |d| matches!(d, '\'' | '\u{2019}'),
+                    |d| self.word.contains(d) && !is_han(d),
+                );
                 let end = chars.peek().map_or(bytes_len, |&(j, _)| j);
                 out.push(&text[start..end]);
             }
