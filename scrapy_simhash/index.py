@@ -261,8 +261,8 @@ class SimhashIndex:
         name = "fingerprint_settings['version']"
         return SettingsMismatchError(
             f"The simhash index {self._where()} holds fingerprints of fingerprint version {stored!r}, "
-            f"but this scrapy-simhash computes fingerprint version {requested!r} (the tokens changed, "
-            "so every page would get another fingerprint: no setting makes the two comparable). "
+            f"but this scrapy-simhash computes fingerprint version {requested!r} (a page gets another "
+            "fingerprint in each: no setting makes the two comparable). "
             "Crawl into a new index (another SIMHASH_DIR, or another directory), or delete this one "
             "(`scrapy simhash <spider> reset`, SimhashIndex.destroy(path) or SIMHASH_RESET = True) "
             "to rebuild it from scratch; it was left untouched.",

@@ -25,8 +25,9 @@ memory, LMDB and Redis stores keep them alike), for each short page that is kept
   no page is dropped as its copy).
 
 A candidate counts only while the index still holds the fingerprint its evidence was stored with
-(a page refetched with other content, removed or dropped since is no candidate). Evidence of a
-URL that is pruned stays until its content key is reused (a few hundred bytes per short page).
+(a page refetched with other content, removed or dropped since is no candidate). The evidence of a
+URL that is removed or pruned stays, unused (8 bytes per visible line of a short page); ``reset``
+deletes it with the rest of the index.
 """
 
 from __future__ import annotations
