@@ -88,19 +88,20 @@ def test_a_kept_page_that_changed_is_no_candidate_and_the_other_way_round_is_no_
     tracker = ChangeTracker(index)
     full = "Menu\nThe concurrent package\nOne module: futures.\nFooter"
     printed = "The concurrent package\nOne module: futures.\nPrinted from /concurrent.html"
-    a, b, c = "https://x.test/concurrent.html", "https://x.test/print/concurrent.html", "https://x.test/print2.html"
+    a, b = "https://x.test/concurrent.html", "https://x.test/print/concurrent.html"
+
+    def short(key: str, fp: int, visible: str) -> str:
+        return tracker.observe(key, fp, fallback="short", content_key=7, visible=visible).verdict
+
     # the print view first: the full page has lines the print view lacks, so it is kept
-    assert tracker.observe(b, 0x0F0F_0000_0000_0000, fallback="short", content_key=7, visible=printed).verdict == NEW
-    assert tracker.observe(a, 0x00F0_F000_0000_0000, fallback="short", content_key=7, visible=full).verdict == NEW
-    index.remove(b)
-    # the full page refetched with other content (same content key, by construction here)
-    assert (
-        tracker.observe(a, 0x0000_0F0F_0000_0000, fallback="short", content_key=7, visible="Menu\nOther text").verdict
-        == "changed"
-    )
-    assert tracker.observe(c, 0x0000_0000_F0F0_0000, fallback="short", content_key=7, visible=printed).verdict == NEW
-    # without a content key (no short page) nothing is looked up
-    assert tracker.observe("https://x.test/d", 0x0000_0000_0000_F0F0, fallback="short", visible=printed).verdict == NEW
+    assert short(b, 0x0F0F_0000_0000_0000, printed) == NEW
+    assert short(a, 0x00F0_F000_0000_0000, full) == NEW
+    index.remove(b)  # b is no candidate any more: its fingerprint left the index
+    assert tracker.observe("https://x.test/c", 0x0000_0F0F_0000_0000, fallback="short", visible=printed).verdict == NEW
+    assert short("https://x.test/d", 0x0000_0000_F0F0_0000, printed) == NEAR_DUPLICATE  # of a
+    # a refetched with other content (no longer short): its evidence is stale, so no drop
+    assert tracker.observe(a, 0x0000_0000_0F0F_0000).verdict == "changed"
+    assert short("https://x.test/e", 0x0000_0000_0000_F0F0, printed) == NEW
 
 
 def test_names_page() -> None:
