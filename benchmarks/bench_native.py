@@ -136,7 +136,8 @@ def fingerprint_or_none(f: Fingerprinter, text: str) -> int | None:
 _PIECES = (
     "中文 分词 的 天安门 我们 研究生命 起源 结婚的和尚未结婚的 ， 。 ？ hello Don't it\u2019s ' \u2019 abc中文 ÉCOLE "
     "straße İstanbul ǅ Ελληνικά русский عربى हिन्दी ไทย 日本語のテキスト 한국어 ١٢٣ ४२ 3.14 1,000 12:30 "
-    "2024-01-02 a/b x² ½ Ⅻ ① ｆｕｌｌ １２３ 😀 👍🏽 \u200b \u00a0 \u3000 _ - . 𠀀 \u9fd5 \u9fd6 ﬁ Ǆ ß ﾊﾝｶｸ ⁄ ™"
+    "2024-01-02 a/b x² ½ Ⅻ ① ｆｕｌｌ １２３ 😀 👍🏽 \u200b \u00a0 \u3000 _ - . 𠀀 \u9fd5 \u9fd6 ﬁ Ǆ ß ﾊﾝｶｸ ⁄ ™ "
+    "u64 i128 f32 sha256 x86_64 v1.2.3 python3.11 3rd 12px 1.2k 0x1f a'1 ٣a u٣ é2 ｕ６４ 中3 3中 a1'b2 9'"
 ).split(" ") + [" ", "\n", " \n ", "\r\n", "\t"]
 
 

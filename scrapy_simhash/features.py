@@ -6,9 +6,25 @@ Pure: no Scrapy import. The pipeline, in order:
    lower case.
 2. ``Tokenizer.tokenize``: Han runs (U+4E00..U+9FD5, jieba's own Han range) are segmented by jieba
    in precise mode (run by rjieba when it is installed in a version verified to give jieba's
-   tokens, see ``auto_tokenizer``), runs of letters of any other script are words, and every
-   number becomes the placeholder ``NUMBER_TOKEN`` so that dates and counters do not move bits.
-   Punctuation, symbols and control characters produce no token.
+   tokens, see ``auto_tokenizer``). Every other token is a maximal run of letters and digits
+   (word characters but ``_`` and Han), and what it starts with decides what it is:
+
+   - a **letter**: a word, its digits included, so that ``u64``, ``i128``, ``f32``, ``sha256``,
+     ``utf8``, ``ipv6``, ``h264`` and ``python3`` are words of their own (``u16`` and ``u64``
+     are different words). An apostrophe between two letters joins (``it's``).
+   - a **digit**: a number, the placeholder ``NUMBER_TOKEN``, with the letters and digits joined
+     to it and digits after ``. , : / -``: ``2026-11-23``, ``12:30``, ``1,000``, ``3rd``,
+     ``12px``, ``1.2k``, ``0x1f`` are one ``NUMBER_TOKEN`` each, so that dates, counters,
+     ordinals and sizes do not move bits.
+
+   Consequences, by rule: ``x86_64`` is ``x86`` and a number (``_`` separates, as in
+   ``snake_case``); ``v1.2.3`` is ``v1`` and a number (``.`` ends a word, and what follows is a
+   number: a new minor version moves no bit, a new major one does); ``python3.11`` is
+   ``python3`` and a number. A Han character always ends a word or number (``使用python3语言``
+   is 使用, ``python3``, 语言), and letters of two other scripts side by side are one word.
+   Digits are Unicode decimal digits (category Nd) after NFKC, which has made full-width, circled
+   and superscript digits ASCII; other scripts' digits (Arabic-Indic, Devanagari) follow the
+   same rules. Punctuation, symbols, ``_`` and control characters produce no token.
 3. ``FeatureExtractor.extract``: stop words removed, then one of the feature modes
    (``"words"``, ``"shingles"``, ``"chars"``, ``"sentences"``) and one of the weightings
    (``"tf"``, ``"log_tf"``, ``"tfidf"``, ``"seed000"``).
@@ -47,11 +63,17 @@ MAX_SHINGLE_SIZE = 16
 
 _DATA = Path(__file__).resolve().parent / "data"
 
-# jieba segments only U+4E00..U+9FD5 as Han (re_han_default); other ideographs fall into _WORD.
+# jieba segments only U+4E00..U+9FD5 as Han (re_han_default); other ideographs are letters.
+# The token rules (the module docstring says why): a Han run goes to the segmenter; a token that
+# starts with a digit (letters and digits joined to it, and digits after . , : / -) is a number;
+# one that starts with a letter is a word, digits included, and an apostrophe between letters joins
+# words. No token but a Han run holds a Han character, and "_" joins nothing.
+_HAN = "\u4e00-\u9fd5"
+_ALNUM = rf"[^\W_{_HAN}]"  # a letter or digit that is not Han
 _TOKEN_RE = re.compile(
-    r"(?P<han>[\u4e00-\u9fd5]+)"
-    r"|(?P<num>\d+(?:[.,:/\-]\d+)*)"
-    r"|(?P<word>[^\W\d_]+(?:['\u2019][^\W\d_]+)*)"
+    rf"(?P<han>[{_HAN}]+)"
+    rf"|(?P<num>\d(?:{_ALNUM}|[.,:/\-]\d)*)"
+    rf"|(?P<word>[^\W\d_]{_ALNUM}*(?:['\u2019][^\W\d_{_HAN}]{_ALNUM}*)*)"
 )
 # A line break between two Han characters (of jieba's range): removed before segmenting.
 _HAN_LINE_BREAK_RE = re.compile(r"(?<=[\u4e00-\u9fd5])\s*\n\s*(?=[\u4e00-\u9fd5])")
@@ -191,7 +213,7 @@ class Tokenizer:
         return cut(run)
 
     def tokenize(self, text: str) -> list[str]:
-        """Tokens of already-normalised ``text``; numbers become ``NUMBER_TOKEN``."""
+        """Tokens of already-normalised ``text``; numbers become ``NUMBER_TOKEN`` (module docstring)."""
         cut = self._cut or self._init()
         out: list[str] = []
         append = out.append

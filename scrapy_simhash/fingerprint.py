@@ -39,8 +39,11 @@ __all__ = [
     "similarity",
 ]
 
-#: Bumped whenever the fingerprint of some text changes for the same options.
-FINGERPRINT_VERSION = "2"
+#: Bumped whenever the fingerprint of some text changes for the same options. "3": a word that
+#: starts with a letter keeps its digits (``u64``), a number takes the letters joined to it
+#: (``3rd``), a Han character ends a word (``features`` module docstring). An index of another
+#: version raises ``SettingsMismatchError`` naming the version and the fix.
+FINGERPRINT_VERSION = "3"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
@@ -251,6 +254,9 @@ class PageFingerprint:
     text, one block per line (what site templates are learned from). ``sketch``: the change
     sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
     other content-like text (``extract.Document.rest``), ``None`` when they have no words.
+    ``content_key``: on a short page (``fallback == "short"``), an exact hash of those same tokens
+    (title and content-like text, no chrome): what proposes a copy of the page
+    (:mod:`scrapy_simhash.shortcopy`); ``None`` otherwise.
     """
 
     fp: int
@@ -260,6 +266,7 @@ class PageFingerprint:
     title: str = ""
     visible: str = ""
     sketch: bytes | None = None
+    content_key: int | None = None
 
     @property
     def may_match(self) -> bool:
@@ -550,7 +557,8 @@ class Fingerprinter:
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
         sketch = self._sketch(tokens) if tokens else None
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch)
+        content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
 
     def _sketch(self, tokens: list[str]) -> bytes:
         """``sketch_tokens`` of ``tokens``' digests, by the native core when it runs (the same bytes)."""

@@ -255,6 +255,22 @@ class SimhashIndex:
             requested,
         )
 
+    def _version_mismatch(self, stored: Any, requested: Any) -> SettingsMismatchError:
+        """The index holds fingerprints of another fingerprint version: no setting makes them
+        comparable, so the fix is a new index, never a silent rebuild."""
+        name = "fingerprint_settings['version']"
+        return SettingsMismatchError(
+            f"The simhash index {self._where()} holds fingerprints of fingerprint version {stored!r}, "
+            f"but this scrapy-simhash computes fingerprint version {requested!r} (a page gets another "
+            "fingerprint in each: no setting makes the two comparable). "
+            "Crawl into a new index (another SIMHASH_DIR, or another directory), or delete this one "
+            "(`scrapy simhash <spider> reset`, SimhashIndex.destroy(path) or SIMHASH_RESET = True) "
+            "to rebuild it from scratch; it was left untouched.",
+            name,
+            stored,
+            requested,
+        )
+
     def _check_meta(self, meta: dict[str, Any], blocks: int | None) -> int:
         """Compare stored metadata with the requested settings; return the block count."""
         schema = meta.get("schema")
@@ -274,6 +290,8 @@ class SimhashIndex:
             raise self._mismatch("blocks", stored_blocks, blocks)
         stored_settings = meta.get("fingerprint_settings")
         if self._settings is not None and stored_settings is not None and stored_settings != self._settings:
+            if stored_settings.get("version") != self._settings.get("version"):
+                raise self._version_mismatch(stored_settings.get("version"), self._settings.get("version"))
             for name in sorted(set(stored_settings) | set(self._settings)):
                 a, b = stored_settings.get(name), self._settings.get(name)
                 if a != b:

@@ -283,9 +283,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         finally:
             self._timed(time.perf_counter() - started)
         try:
-            outcome = self._verdict(
-                prepared, page.fp, response, may_match=page.may_match, sketch=page.sketch, fallback=page.fallback
-            )
+            outcome = self._verdict(prepared, page, response)
             self._count(outcome)
             for name in page.stats():
                 self._inc(f"simhash/{name}")
@@ -325,24 +323,28 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def _verdict(
         self,
         key: str,
-        fp: int,
+        page: PageFingerprint,
         response: Response | None = None,
-        *,
-        may_match: bool = True,
-        sketch: bytes | None = None,
-        fallback: str | None = None,
     ) -> _Outcome:
-        """One verdict for ``key`` with fingerprint ``fp`` and change ``sketch``
-        (:meth:`ChangeTracker.observe`; ``may_match`` False: a page with no text of its own
-        beside its site's template).
+        """One verdict for ``key`` fetched as ``page`` (:meth:`ChangeTracker.observe` with the
+        page's fingerprint and evidence: change sketch, fallback and, on a short page, what finds
+        its copies).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
         config = self.config
+        fp = page.fp
         assert self.tracker is not None
         try:
             verdict = self.tracker.observe(
-                key, fp, validators=validators(response), may_match=may_match, sketch=sketch, fallback=fallback
+                key,
+                fp,
+                validators=validators(response),
+                may_match=page.may_match,
+                sketch=page.sketch,
+                fallback=page.fallback,
+                content_key=page.content_key,
+                visible=page.visible,
             )
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
@@ -352,7 +354,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             if verdict.verdict == CHANGED and (verdict.distance or 0) <= config.change_threshold:
                 self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
             elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
-                self._inc("simhash/duplicate/wide")  # beyond max_distance: the wide tier's
+                # beyond max_distance: a short page's copy (shortcopy), else the wide tier's
+                self._inc("simhash/duplicate/short_copy" if page.fallback == "short" else "simhash/duplicate/wide")
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(

@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scrapy_simhash import defaults
+from scrapy_simhash import defaults, shortcopy
 from scrapy_simhash.schedule import ScheduleColumns, ScheduleState, schedule_dict
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
@@ -640,6 +640,8 @@ class ChangeTracker:
         may_match: bool = True,
         sketch: bytes | None = None,
         fallback: str | None = None,
+        content_key: int | None = None,
+        visible: str = "",
     ) -> Verdict:
         """Decide on ``key`` fetched now with fingerprint ``fp`` (and change ``sketch``, kept in
         the record: see ``change_similarity``); store the outcome (and the response's
@@ -648,7 +650,10 @@ class ChangeTracker:
         ``may_match`` False (the page has no text of its own beside its site's template: no
         evidence): the page is never a near-duplicate and is not indexed, so that no page can
         duplicate it either; its change is still tracked. ``fallback`` (``PageFingerprint.fallback``)
-        other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``)."""
+        other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``).
+        ``content_key`` and ``visible`` (``PageFingerprint``'s) of a short page: it is also a
+        near-duplicate of a kept short page with its content key whose visible lines hold all of
+        its own (:mod:`scrapy_simhash.shortcopy`: a print view)."""
         index = self.index
         now = self.clock() if now is None else now
         distance = duplicate_of = None
@@ -658,7 +663,7 @@ class ChangeTracker:
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
-                match = self._check_and_add(key, fp, sketch, fallback) if may_match else None
+                match = self._check_and_add(key, fp, sketch, fallback, content_key, visible) if may_match else None
                 if match is None:
                     verdict = NEW
                 else:
@@ -687,7 +692,7 @@ class ChangeTracker:
                     verdict = CHANGED
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
-                    match = self._check_and_add(key, fp, sketch, fallback)
+                    match = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 first_seen = record.first_seen
@@ -720,10 +725,26 @@ class ChangeTracker:
             index.put_record(key, new_record.to_bytes(), due=next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
 
-    def _check_and_add(self, key: str, fp: int, sketch: bytes | None, fallback: str | None) -> Match | None:
+    def _check_and_add(
+        self,
+        key: str,
+        fp: int,
+        sketch: bytes | None,
+        fallback: str | None,
+        content_key: int | None = None,
+        visible: str = "",
+    ) -> Match | None:
         """The near-duplicate decision: a match within the index's ``max_distance``, else the
-        wide tier's (see ``wide_distance``), after which ``key``'s fingerprint leaves the index."""
+        wide tier's (see ``wide_distance``) or, for a short page, the kept short page it is a copy
+        of (``shortcopy``), after which ``key``'s fingerprint leaves the index."""
         index = self.index
+        if fallback == "short" and content_key is not None:
+            match = index.check_and_add(key, fp)
+            if match is None:
+                match = shortcopy.find_copy(index, key, fp, content_key, visible)
+                if match is not None:
+                    index.remove(key)  # a duplicate: the same state as after any drop
+            return match
         wide = self.wide_distance
         if wide <= index.max_distance or fallback is not None or sketch is None or filled(sketch) < WIDE_MIN_SLOTS:
             return index.check_and_add(key, fp)

@@ -37,12 +37,53 @@ def test_tokens_han_latin_numbers_punctuation():
         "小明",
         "在",
         "北京",
-        "python",
+        "python3",
         NUMBER_TOKEN,
         "版本",
         "hello",
         "world",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        # A token that starts with a letter keeps its digits: these pages are different pages.
+        (
+            "u16 u64 i128 f32 sha256 UTF8 IPv6 h264 python3",
+            ["u16", "u64", "i128", "f32", "sha256", "utf8", "ipv6", "h264", "python3"],
+        ),
+        # One that starts with a digit is a number, letters joined to it included.
+        ("2026-11-23 12:30 1,000 3rd 12px 1.2k 0x1F 2nd", [NUMBER_TOKEN] * 8),
+        # "_" and "." separate; what follows a "." is a number.
+        (
+            "x86_64 v1.2.3 python3.11 snake_case",
+            ["x86", NUMBER_TOKEN, "v1", NUMBER_TOKEN, "python3", NUMBER_TOKEN, "snake", "case"],
+        ),
+        # A Han character ends a word or a number; apostrophes join letters only.
+        (
+            "使用Python3语言 第3章 it's rock\u2019n\u2019roll a'1",
+            ["使用", "python3", "语言", "第", NUMBER_TOKEN, "章", "it's", "rock\u2019n\u2019roll", "a", NUMBER_TOKEN],
+        ),
+        # NFKC first: full-width and superscript digits are ASCII; other scripts' digits are digits.
+        ("ｕ６４ x² ٣٤ u٣", ["u64", "x2", NUMBER_TOKEN, "u٣"]),
+    ],
+)
+def test_token_rules(text, tokens):
+    assert FeatureExtractor(native=False).tokens(text) == tokens
+    assert FeatureExtractor().tokens(text) == tokens  # the native core when it is built
+
+
+def test_identifiers_with_digits_are_different_pages_numbers_are_not():
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    page = "Methods of the primitive {t} type: {t}::MAX, {t}::from_be_bytes, checked_add. " * 3
+    fp = Fingerprinter(min_features=0)
+    assert fp.fingerprint_text(page.format(t="u16")) != fp.fingerprint_text(page.format(t="u64"))
+    released = "Version 3.1.4 released on 2026-11-23, the 3rd release, 12px icons, build 1.2k"
+    assert fp.fingerprint_text(released) == fp.fingerprint_text(
+        released.translate(str.maketrans("0123456789", "9876543210"))
+    )
 
 
 def test_numbers_do_not_change_tokens():

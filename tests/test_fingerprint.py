@@ -113,6 +113,56 @@ def test_pinned_defaults_hmm_and_xxh3():
     assert Fingerprinter(bits=128, feature_hash="xxh3").fingerprint_text(EN) == PINNED_XXH3_EN_128
 
 
+# Fingerprint version 3: identifiers keep their digits (u64, i128, sha256, python3), numbers take
+# the letters joined to them (3rd, 12px, 1.2k), a Han character ends a word (u64类型).
+IDENTIFIERS = (
+    "The u64 type is a 64-bit unsigned integer; u64::MAX is 18446744073709551615. Convert an i128 "
+    "with try_from, hash it with sha256, encode it as utf8 over ipv6, and decode h264 video in python3. "
+    "Released 2026-11-23, the 3rd release, with 12px icons and 1.2k downloads on x86_64 since v1.2.3; "
+    "在Rust语言中使用u64类型。"
+)
+PINNED_IDENTIFIERS = {64: 0xFAE00A893D2FC39A, 128: 0x7DAEAEC5864E1427C0D5EA98945499E1}
+
+
+@pytest.mark.parametrize("native", [None, False])
+@pytest.mark.parametrize("bits", [64, 128])
+def test_pinned_identifiers(bits, native):
+    got = Fingerprinter(bits=bits, min_features=0, native=native).fingerprint_text(IDENTIFIERS)
+    assert got == PINNED_IDENTIFIERS[bits], hex(got)
+
+
+def test_index_of_fingerprint_version_2_is_refused_with_the_fix(tmp_path):
+    """An LMDB index made by fingerprint version 2 is reported (version and fix named), never
+    rebuilt or deleted; the current version opens it only after a reset."""
+    import hashlib
+
+    from scrapy_simhash import SettingsMismatchError, SimhashIndex
+
+    current = Fingerprinter().settings
+    assert current["version"] == "3"
+    old = {**current, "version": "2"}
+    path = tmp_path / "pages"
+    with SimhashIndex.open(path, fingerprint_settings=old) as idx:
+        idx.add("http://a.example/", 0xF0F0F0F0)
+
+    def checksums():
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in sorted(path.iterdir())}
+
+    before = checksums()
+    with pytest.raises(SettingsMismatchError) as err:
+        SimhashIndex.open(path, fingerprint_settings=current)
+    msg = str(err.value)
+    assert err.value.setting == "fingerprint_settings['version']"
+    assert (err.value.stored, err.value.requested) == ("2", "3")
+    assert "fingerprint version '2'" in msg and "fingerprint version '3'" in msg and str(path) in msg
+    assert "SIMHASH_DIR" in msg and "reset" in msg
+    assert checksums() == before
+    with SimhashIndex.open(path, fingerprint_settings=old, readonly=True) as idx:
+        assert idx.get("http://a.example/") == 0xF0F0F0F0  # still there, as it was
+    with SimhashIndex.open(path, fingerprint_settings=current, reset=True) as idx:
+        assert len(idx) == 0
+
+
 _CHILD = """
 import json, sys
 from scrapy_simhash.fingerprint import Fingerprinter

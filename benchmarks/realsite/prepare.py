@@ -50,7 +50,15 @@ _BLOCKS = (
     *("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"),
     *("div", "section", "article", "table", "tr", "ul", "ol", "dl", "caption", "figcaption", "address"),
 )
-_DIGIT_OR_ENTITY = re.compile(r"(&#?\w+;)|(\d)")
+# An entity (kept), a Han run, a number or a word, as the README's token rules have them (written
+# out here, not imported: the edits must not depend on the code under test). Only a number's digits
+# are edited (a run of letters and digits that starts with a digit: 2026-11-23, 3rd, 12px), never a
+# word's (u64, sha256, v1): those are content.
+_ENTITY_OR_TOKEN = re.compile(
+    r"(?P<entity>&#?\w+;)|[\u4e00-\u9fd5]+|(?P<num>\d(?:[^\W_\u4e00-\u9fd5]|[.,:/\-]\d)*)|[^\W\d_][^\W_\u4e00-\u9fd5]*"
+)
+_DIGIT = re.compile(r"\d")
+_LAST_WORD = re.compile(r"\S*$")
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
 _END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
 
@@ -264,14 +272,18 @@ def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any
 
 
 def shift_digits(path: Path) -> dict[str, Any]:
-    """Changes every digit of the page's text (not its markup, scripts or entities): dates, counters,
-    version and line numbers move, nothing else does."""
+    """Changes every digit of the page's numbers (not its markup, scripts or entities, nor the
+    digits of words such as ``u64``, which are content): dates, counters, version and line numbers
+    move, nothing else does. Tags are taken to join text (``-v<code>1.2</code>`` renders as the word
+    ``v1`` and a number): a run of letters and digits that goes on from the text before a tag is
+    left as it is."""
     body = path.read_bytes()
     encoding = _encoding(body)
     text = body.decode(encoding, errors="surrogateescape")
     out = []
     changed = 0
     skip_until: str | None = None
+    before = ""  # the text since the last whitespace, across tags
     for m in _TAG_OR_TEXT.finditer(text):
         tag, chunk = m.group(1), m.group(2)
         if tag is not None:
@@ -288,18 +300,30 @@ def shift_digits(path: Path) -> dict[str, Any]:
 
         def swap(d: re.Match[str]) -> str:
             nonlocal changed
-            if d.group(1):
-                return d.group(1)
             changed += 1
-            return str((int(d.group(2)) + 3) % 10)
+            return str((int(d.group()) + 3) % 10)
 
-        out.append(_DIGIT_OR_ENTITY.sub(swap, chunk))
+        joined = before + chunk
+        at = len(before)
+        for t in _ENTITY_OR_TOKEN.finditer(joined):
+            if t.end() <= at:
+                continue
+            if t.start() >= at and t.group("num"):  # a number of its own, not one going on
+                out.append(joined[at : t.start()] + _DIGIT.sub(swap, t.group()))
+                at = t.end()
+        out.append(joined[at:])
+        before = _LAST_WORD.search(joined).group()[-200:]  # type: ignore[union-attr]
     path.write_bytes("".join(out).encode(encoding, errors="surrogateescape"))
     return {"digits": changed}
 
 
 def count_digits(body: bytes) -> int:
-    return sum(ch.isdigit() for ch in visible_text(parse(decode(body))))
+    """Digits of the numbers of the page's visible text (what ``shift_digits`` edits)."""
+    return sum(
+        len(_DIGIT.findall(m.group()))
+        for m in _ENTITY_OR_TOKEN.finditer(visible_text(parse(decode(body))))
+        if m.group("num")
+    )
 
 
 def build(

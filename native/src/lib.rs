@@ -123,8 +123,15 @@ impl Core {
         out.into()
     }
 
+    /// A letter or digit that is not Han: `features._ALNUM`.
+    #[inline]
+    fn is_alnum(&self, c: char) -> bool {
+        (self.word.contains(c) || self.digit.contains(c)) && !is_han(c)
+    }
+
     /// `Tokenizer.tokenize`: the matches of `features._TOKEN_RE`, in order; Han runs segmented
-    /// by jieba, numbers as NUMBER_TOKEN.
+    /// by jieba, numbers (a run that starts with a digit) as NUMBER_TOKEN, words (a run that
+    /// starts with a letter) with their digits.
     fn tokenize<'a>(&self, text: &'a str, hmm: bool, out: &mut Vec<&'a str>) {
         let bytes_len = text.len();
         let mut chars = text.char_indices().peekable();
@@ -140,39 +147,38 @@ impl Core {
                 }
                 out.extend(self.jieba.cut(&text[start..end], hmm).into_iter().map(|t| t.word));
             } else if self.digit.contains(c) {
-                // \d+(?:[.,:/\-]\d+)*
-                skip_run(&mut chars, |d| self.digit.contains(d));
-                loop {
-                    let mut ahead = chars.clone();
-                    match ahead.next() {
-                        Some((_, '.' | ',' | ':' | '/' | '-')) => {}
-                        _ => break,
-                    }
-                    if !ahead.peek().is_some_and(|&(_, d)| self.digit.contains(d)) {
-                        break;
-                    }
-                    chars = ahead;
-                    skip_run(&mut chars, |d| self.digit.contains(d));
-                }
+                // \d(?:ALNUM|[.,:/\-]\d)*
+                self.skip_joined(
+                    &mut chars,
+                    |d| matches!(d, '.' | ',' | ':' | '/' | '-'),
+                    |d| self.digit.contains(d),
+                );
                 out.push(NUMBER_TOKEN);
             } else if self.word.contains(c) {
-                // [^\W\d_]+(?:['\u2019][^\W\d_]+)*
-                skip_run(&mut chars, |d| self.word.contains(d));
-                loop {
-                    let mut ahead = chars.clone();
-                    match ahead.next() {
-                        Some((_, '\'' | '\u{2019}')) => {}
-                        _ => break,
-                    }
-                    if !ahead.peek().is_some_and(|&(_, d)| self.word.contains(d)) {
-                        break;
-                    }
-                    chars = ahead;
-                    skip_run(&mut chars, |d| self.word.contains(d));
-                }
+                // [^\W\d_]ALNUM*(?:['\u2019][^\W\d_HAN]ALNUM*)*
+                self.skip_joined(
+                    &mut chars,
+                    |d| matches!(d, '\'' | '\u{2019}'),
+                    |d| self.word.contains(d) && !is_han(d),
+                );
                 let end = chars.peek().map_or(bytes_len, |&(j, _)| j);
                 out.push(&text[start..end]);
             }
+        }
+    }
+
+    /// Advance `chars` past `ALNUM*(?:JOIN NEXT ALNUM*)*`: letters and digits, and a joiner
+    /// character only where the character after it satisfies `next`.
+    fn skip_joined(&self, chars: &mut Chars<'_>, join: impl Fn(char) -> bool, next: impl Fn(char) -> bool) {
+        loop {
+            while chars.peek().is_some_and(|&(_, d)| self.is_alnum(d)) {
+                chars.next();
+            }
+            let mut ahead = chars.clone();
+            if !ahead.next().is_some_and(|(_, d)| join(d)) || !ahead.peek().is_some_and(|&(_, d)| next(d)) {
+                return;
+            }
+            *chars = ahead;
         }
     }
 
@@ -211,13 +217,6 @@ impl Core {
 }
 
 type Chars<'a> = std::iter::Peekable<std::str::CharIndices<'a>>;
-
-/// Advance `chars` past the characters that satisfy `pred`.
-fn skip_run(chars: &mut Chars<'_>, pred: impl Fn(char) -> bool) {
-    while chars.peek().is_some_and(|&(_, d)| pred(d)) {
-        chars.next();
-    }
-}
 
 fn digest(hash: Hash, data: &[u8], nbytes: usize) -> [u8; 16] {
     let mut out = [0u8; 16];

@@ -1,0 +1,167 @@
+"""Copies of short pages (print views): a drop only where the copy holds nothing the kept page lacks.
+
+A short page (``PageFingerprint.fallback == "short"``) has no SimHash: its fingerprint is an exact
+hash of its whole visible text, so a print view of it (the same content, without the site's
+navigation, with a "printed from" line) is not found by the index. Keying short pages by their
+content-like text alone would find it, but would also make two different pages one whose own text
+sits in blocks that extraction takes for chrome (two acknowledgement pages whose thanks are in a
+sidebar and whose content is the same licence line).
+
+So the content key (``PageFingerprint.content_key``: an exact hash of the title and the page's
+content-like text) only proposes a candidate, and the drop needs the new page's **whole** visible
+text to be the kept page's: every visible line of the new page is a line of the kept page
+(compared as :func:`~scrapy_simhash.templates.line_key` compares them: NFKC, lower case, numbers
+as 0), except lines that name the kept page's URL or path ("Printed from /a/b.html"). Dropping such
+a page loses nothing but its pointer to the page that is kept. The other way round (the print view
+kept first, the full page later) is no drop: the full page has lines the print view lacks.
+
+What is stored, in the index's aux blobs (not records: the record's byte layout is unchanged; the
+memory, LMDB and Redis stores keep them alike), for each short page that is kept:
+
+- ``short-key:<content key, hex>``: the URLs of the kept short pages with that content key (JSON,
+  the :data:`MAX_URLS` latest);
+- ``short-page:<blake2b of the URL, hex>``: the URL, the fingerprint it was kept with and the
+  sorted 64-bit keys of its visible lines (:data:`MAX_LINES` at most, else nothing is stored and
+  no page is dropped as its copy).
+
+A candidate counts only while the index still holds the fingerprint its evidence was stored with
+(a page refetched with other content, removed or dropped since is no candidate). The evidence of a
+URL that is removed or pruned stays, unused (8 bytes per visible line of a short page); ``reset``
+deletes it with the rest of the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import TYPE_CHECKING
+from urllib.parse import unquote, urlsplit
+
+import numpy as np
+
+from scrapy_simhash.features import normalize
+from scrapy_simhash.templates import line_key
+
+if TYPE_CHECKING:
+    from scrapy_simhash.index import Match, SimhashIndex
+
+#: URLs kept per content key (the newest); more short pages with one content key are rare (an
+#: identical page under many URLs matches by its exact hash before this).
+MAX_URLS = 8
+#: Visible lines of a short page whose keys are stored at most (8 bytes each).
+MAX_LINES = 4096
+
+_KEY_PREFIX = "short-key:"
+_PAGE_PREFIX = "short-page:"
+_FP_BYTES = 16  # 64- and 128-bit fingerprints
+# What may not stand before or after a named path: characters that would make it part of a longer one.
+_PATH_START = r"(?<![\w/.%~-])"
+_PATH_END = r"(?![\w/.%~-])"
+
+
+def _key_name(content_key: int) -> str:
+    return f"{_KEY_PREFIX}{content_key:x}"
+
+
+def _page_name(url: str) -> str:
+    return _PAGE_PREFIX + hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _lines(visible: str) -> list[str]:
+    return [line for line in visible.split("\n") if line.strip()]
+
+
+def _encode(url: str, fp: int, keys: list[int]) -> bytes:
+    raw = url.encode("utf-8", "surrogatepass")
+    head = len(raw).to_bytes(2, "little") + raw + fp.to_bytes(_FP_BYTES, "little")
+    return head + np.array(sorted(set(keys)), dtype="<u8").tobytes()
+
+
+def _decode(blob: bytes) -> tuple[str, int, np.ndarray] | None:
+    """``(url, fp, sorted line keys)``, ``None`` for bytes that are no evidence."""
+    try:
+        n = int.from_bytes(blob[:2], "little")
+        url = blob[2 : 2 + n].decode("utf-8", "surrogatepass")
+        at = 2 + n + _FP_BYTES
+        fp = int.from_bytes(blob[2 + n : at], "little")
+        if len(blob) < at or (len(blob) - at) % 8:
+            return None
+        return url, fp, np.frombuffer(blob, dtype="<u8", offset=at)
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
+def names_page(line: str, url: str) -> bool:
+    """Whether ``line`` names ``url``: its whole URL, or its path when that is more than "/", as a
+    whole (not the start of a longer path), compared in normalised, unquoted form."""
+    low = normalize(unquote(line))
+    path = normalize(unquote(urlsplit(url).path))
+    whole = normalize(unquote(url))
+    return re.search(re.escape(whole) + _PATH_END, low) is not None or (
+        len(path) > 1 and re.search(_PATH_START + re.escape(path) + _PATH_END, low) is not None
+    )
+
+
+def is_copy(lines: list[str], kept_url: str, kept_keys: np.ndarray) -> bool:
+    """Whether every one of ``lines`` (a new page's visible lines) is a line of the kept page
+    (``kept_keys``: its sorted line keys) or names the kept page."""
+    if not lines:
+        return False
+    for line in lines:
+        key = line_key(line)
+        at = int(np.searchsorted(kept_keys, np.uint64(key)))
+        if at < len(kept_keys) and int(kept_keys[at]) == key:
+            continue
+        if not names_page(line, kept_url):
+            return False
+    return True
+
+
+def find_copy(index: SimhashIndex, key: str, fp: int, content_key: int, visible: str) -> Match | None:
+    """The kept short page that ``key`` (a short page with fingerprint ``fp``, not found by the
+    index) is a copy of, or ``None``; call inside the index's batch. Without a match, ``key`` is
+    remembered as a kept short page (:func:`remember`)."""
+    from scrapy_simhash.index import Match
+
+    name = _key_name(content_key)
+    raw = index.get_aux(name)
+    urls = _urls(raw)
+    lines = _lines(visible)
+    candidates = [u for u in urls if u != key]
+    if candidates and lines:
+        evidence = index.get_aux_many([_page_name(u) for u in candidates])
+        for url, blob in zip(candidates, evidence):
+            got = None if blob is None else _decode(blob)
+            if got is None or got[0] != url:
+                continue
+            kept_fp = index.get(url)
+            if kept_fp is None or kept_fp != got[1]:
+                continue  # refetched with other content, removed or dropped since
+            if is_copy(lines, url, got[2]):
+                return Match(url, kept_fp, (fp ^ kept_fp).bit_count())
+    remember(index, key, fp, content_key, lines, urls)
+    return None
+
+
+def remember(index: SimhashIndex, key: str, fp: int, content_key: int, lines: list[str], urls: list[str]) -> None:
+    """Store ``key``'s evidence and add it to its content key's URLs (``urls``, as read)."""
+    if len(lines) > MAX_LINES:
+        return
+    kept = [u for u in urls if u != key][-(MAX_URLS - 1) :] + [key]
+    index.put_aux_many(
+        {
+            _key_name(content_key): json.dumps(kept).encode(),
+            _page_name(key): _encode(key, fp, [line_key(line) for line in lines]),
+        }
+    )
+
+
+def _urls(raw: bytes | None) -> list[str]:
+    if raw is None:
+        return []
+    try:
+        urls = json.loads(raw)
+    except ValueError:
+        return []
+    return [u for u in urls if isinstance(u, str)] if isinstance(urls, list) else []
