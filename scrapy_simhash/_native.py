@@ -15,6 +15,10 @@ It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``)
 ``extract._Walker.walk``, read from libxml2's nodes directly, on the lxml / libxml2 versions in
 :data:`HTML_VERIFIED` only; elsewhere, and on a tree it does not handle, the Python walk runs
 (counted in :data:`HTML_WALKS`; :func:`html_walk_status` is what the start-up line says).
+
+And it runs the regular-expression fallback of ``extract`` (``FlatText``, ``native/src/flat.rs``:
+``_flat_text``, the title of ``_flat_document``, ``_unescape``) and ``templates.line_keys``, with
+the tables of the running Python (:func:`flat_text`).
 """
 
 from __future__ import annotations
@@ -56,10 +60,19 @@ def require() -> None:
 
 
 @cache
+def _every() -> str:
+    """Every code point, in order (4.4 MB: dropped by :func:`_ranges_done` once the tables are made)."""
+    return "".join(map(chr, range(0x110000)))
+
+
+@cache
 def _ranges(pattern: str) -> list[tuple[int, int]]:
     """Half-open code point ranges of the characters that ``re`` matches with ``pattern``."""
-    every = "".join(map(chr, range(0x110000)))
-    return [m.span() for m in re.finditer(pattern + "+", every)]
+    return [m.span() for m in re.finditer(pattern + "+", _every())]
+
+
+def _ranges_done() -> None:
+    _every.cache_clear()
 
 
 def core() -> Any:
@@ -79,6 +92,7 @@ def core() -> Any:
                     _ranges(r"\s"),
                     features._LOG_TF,
                 )
+                _ranges_done()
     return _CORE
 
 
@@ -147,6 +161,7 @@ def html_walker() -> Any:
                         lambda text: ex._BOILERPLATE_RE.match(text) is not None,
                         ex._is_meta_text,
                     )
+                    _ranges_done()
     return _WALKER
 
 
@@ -156,6 +171,50 @@ def _literal_words(pattern: str) -> list[str]:
     if not all(re.fullmatch(r"\w+", w) for w in words):
         raise ValueError(f"not an alternation of words: {pattern!r}")
     return words
+
+
+_FLAT: Any = None
+
+
+def flat_text() -> Any:
+    """The shared ``scrapy_simhash_native.FlatText``, or ``None`` (not installed, an older build,
+    a Python whose ``html`` module lacks the tables it reads)."""
+    global _FLAT
+    if _FLAT is None:
+        with _LOCK:
+            mod = module()
+            if _FLAT is None and mod is not None and hasattr(mod, "FlatText"):
+                import html
+                import html.entities
+
+                ex = importlib.import_module("scrapy_simhash.extract")
+                charrefs = getattr(html, "_invalid_charrefs", None)
+                codepoints = getattr(html, "_invalid_codepoints", None)
+                if charrefs is None or codepoints is None:
+                    _FLAT = False
+                    return None
+                # The characters that re matches to an ASCII letter ignoring case (the letters, and
+                # a few others: the Kelvin sign, the long s...), and the pairs that a back-reference
+                # ignoring case accepts among them.
+                letters = [chr(c) for start, end in _ranges("(?i)[a-z]") for c in range(start, end)]
+                lower = "abcdefghijklmnopqrstuvwxyz"
+                folds = [(c, a) for c in letters for a in lower if re.fullmatch(a, c, re.IGNORECASE)]
+                same = re.compile(r"(.)\1", re.IGNORECASE)
+                backrefs = [(a, b) for a in letters for b in letters if a != b and same.fullmatch(a + b)]
+                _FLAT = mod.FlatText(
+                    _ranges(r"\w"),
+                    _ranges(r"\s"),
+                    _ranges(r"\d"),
+                    folds,
+                    backrefs,
+                    [*ex._INVISIBLE_ELEMENTS.split("|"), "title"],
+                    sorted(ex._BLOCK),
+                    html.entities.html5,
+                    charrefs,
+                    set(codepoints),
+                )
+                _ranges_done()
+    return _FLAT or None
 
 
 def html_walk_status() -> str:
