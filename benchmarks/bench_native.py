@@ -291,7 +291,23 @@ FLAT_NAMES = (
 FLAT_LOOKALIKES = {"s": "\u017f", "k": "\u212a", "i": "\u0130\u0131"}
 FLAT_AFTER = (" ", ">", "\t", "\n", "-", "_", "1", "\u00e9", "\u3000", "/", "", "=", "\x0b")
 FLAT_SPACES = " \n\r\t\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2028\u3000\u200b"
-FLAT_TEXTS = ("word ", "中文 ", "١٢٣ ", "１２ ", "😀", "x", "<!-- c -->", "<![CDATA[x]]>", "<?pi?>", "<", ">", "</", "<!", "<1", "</ ")
+FLAT_TEXTS = (
+    "word ",
+    "中文 ",
+    "١٢٣ ",
+    "１２ ",
+    "😀",
+    "x",
+    "<!-- c -->",
+    "<![CDATA[x]]>",
+    "<?pi?>",
+    "<",
+    ">",
+    "</",
+    "<!",
+    "<1",
+    "</ ",
+)
 
 
 def _flat_name(rng: random.Random) -> str:
@@ -314,10 +330,14 @@ def _flat_reference(rng: random.Random, names: list[str]) -> str:
         name = rng.choice(names).rstrip(";")
         return "&" + name[: rng.randrange(1, len(name) + 1)] + rng.choice(("", ";", "x;", "zz", " ", "\u00e9;"))
     if kind == 2:
-        digits = "0" * rng.choice((0, 0, 3, 9000)) + str(rng.choice((0, 9, 13, 65, 128, 159, 0xD800, 0xFFFE, 0x10FFFF, 0x110000, 10**12)))
+        digits = "0" * rng.choice((0, 0, 3, 9000)) + str(
+            rng.choice((0, 9, 13, 65, 128, 159, 0xD800, 0xFFFE, 0x10FFFF, 0x110000, 10**12))
+        )
         return "&#" + digits + rng.choice(("", ";", ";;", "x"))
     if kind == 3:
-        digits = "0" * rng.choice((0, 2, 40)) + format(rng.choice((0, 0x41, 0x80, 0x9F, 0xDFFF, 0x1FFFF, 0x110000, 16**20)), "x")
+        digits = "0" * rng.choice((0, 2, 40)) + format(
+            rng.choice((0, 0x41, 0x80, 0x9F, 0xDFFF, 0x1FFFF, 0x110000, 16**20)), "x"
+        )
         return "&#" + rng.choice("xX") + digits + rng.choice(("", ";"))
     if kind == 4:
         return rng.choice(("&", "&#", "&#x", "&#;", "&;", "&&amp;", "&#x;", "&" + "a" * 40 + ";"))
@@ -419,7 +439,9 @@ def main() -> None:
         if args.flat_fuzz:
             t = clock()
             diffs = flat_fuzz(args.flat_fuzz)
-            print(f"\nflat fuzz: {args.flat_fuzz} generated hostile strings in {clock() - t:.0f} s: {diffs} with another title or text")
+            print(
+                f"\nflat fuzz: {args.flat_fuzz} generated hostile strings in {clock() - t:.0f} s: {diffs} with another title or text"
+            )
         return
     pages = load_pages()
     texts = load_texts(pages)
