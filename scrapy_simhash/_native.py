@@ -224,6 +224,19 @@ def html_walk_status() -> str:
     return f"Python HTML walk ({_WALKER_ERROR})"
 
 
+def title_parts(root: Any) -> tuple[Any, ...] | None:
+    """What ``extract._find_title`` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
+    ``None`` when the Python reads must run."""
+    walker = html_walker()
+    if walker is None:
+        return None
+    from lxml import etree
+
+    if type(root) is not etree._Element:
+        return None
+    return walker.title_parts(root)  # type: ignore[no-any-return]
+
+
 def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
     """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
     ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""

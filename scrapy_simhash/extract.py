@@ -896,14 +896,19 @@ def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[a
 _HEADING_MARKS = " \t\n¶#§"
 
 
+def _heading(text: str) -> str:
+    """A heading's itertext as :func:`_clean_title` compares it ("" when it has no text)."""
+    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
+
+
 def _headings(root) -> list[str]:
     """The first <h1> (else <h2>) texts of the page, case-folded, without permalink signs."""
     out = []
     for tag in ("h1", "h2"):
         for el in root.iter(tag):
-            text = _WS_RE.sub(" ", "".join(el.itertext())).strip(_HEADING_MARKS)
+            text = _heading("".join(el.itertext()))
             if text:
-                out.append(text.casefold())
+                out.append(text)
             if len(out) >= 3:
                 break
         if out:
@@ -911,7 +916,20 @@ def _headings(root) -> list[str]:
     return out
 
 
-def _find_title(root) -> str:
+def _find_title(root, native: bool = True) -> str:
+    """The page's title: its <title>, else its og:title / twitter:title, else its first <h1>
+    (natively read from the tree when the native walk runs: ``HtmlWalker.title_parts``)."""
+    parts = _native.title_parts(root) if native else None
+    if parts is None:
+        return _find_title_python(root)
+    title, meta, headings, h1 = parts
+    for text in (title, meta):
+        if text is not None and text.strip():
+            return _clean_title(text, [_heading(h) for h in headings])
+    return _WS_RE.sub(" ", h1).strip() if h1 is not None else ""
+
+
+def _find_title_python(root) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():
@@ -1143,7 +1161,7 @@ def extract(
             return _flat_document(html, used, "deep", native)
     if root is None:
         return Document(title="", text="", encoding=used, method="empty", coverage=0.0)
-    title = _find_title(root)
+    title = _find_title(root, native)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         if not (native and walker.walk_native(root)):
