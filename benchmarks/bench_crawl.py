@@ -319,7 +319,8 @@ def main() -> int:
             root = Path(tmp) / "site"
             n = build_site(root, args.pages)
             runs = [
-                breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True}) for i in range(max(args.repeats, 1))
+                breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
+                for i in range(max(args.repeats, 1))
             ]
         print(f"where the middleware's time goes: {n} article pages, ms/page, median of {len(runs)} runs")
         for label, _, _ in STAGES:
