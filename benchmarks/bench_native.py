@@ -1,6 +1,6 @@
 """Benchmark: the native core vs the Python path vs the seed-004 pipeline, one process, real data.
 
-Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N]`` (``./dev test`` or
+Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N] [--flat-fuzz N]`` (``./dev test`` or
 ``./dev bench`` builds the native core first; about 3 minutes with the defaults).
 
 1. Text -> fingerprint, per document (median of ``--repeat`` interleaved passes, so that load from
@@ -26,6 +26,9 @@ Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--f
    hidden elements, entities, comments, every kind of whitespace, full-width forms; as str or
    bytes in four encodings), native walk vs Python walk: how many differ in their blocks or in
    their documents (main content and all visible text).
+5. ``--flat-fuzz N`` (alone with ``--repeat 0``): N generated hostile strings (:func:`random_flat`)
+   through the regular-expression fallback (``_flat_text``, ``_TITLE_RE``, ``_unescape``),
+   natively (``FlatText``) vs Python: how many differ in their title or text.
 """
 
 from __future__ import annotations
@@ -496,7 +499,8 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
             continue
         if root is None:
             continue
-        timed("title", ex._find_title, root)
+        timed("title, native", ex._find_title, root)
+        timed("title, Python", ex._find_title, root, False)
         walker = ex._Walker()
         timed("walk, native", walker.walk_native, root)
         timed("walk, Python", ex._Walker().walk, root, 0, False, 0)

@@ -66,9 +66,7 @@ def _every() -> str:
     """Every code point, in order (4.4 MB: dropped by :func:`_ranges_done` once the tables are made).
     Decoded from UTF-32 in one piece: joining a million one-character strings made ~65 MB of them
     at once, a peak of the crawler's memory that it kept in its arenas."""
-    codes = array.array("I", range(0x110000))
-    if codes.itemsize != 4:  # pragma: no cover - no such platform is supported
-        return "".join(map(chr, range(0x110000)))
+    codes = array.array("I", range(0x110000))  # C's unsigned int: 4 bytes on every supported platform
     return codes.tobytes().decode(f"utf-32-{'le' if sys.byteorder == 'little' else 'be'}", "surrogatepass")
 
 
@@ -189,39 +187,42 @@ def flat_text() -> Any:
     global _FLAT
     if _FLAT is None:
         with _LOCK:
-            mod = module()
-            if _FLAT is None and mod is not None and hasattr(mod, "FlatText"):
-                import html
-                import html.entities
-
-                ex = importlib.import_module("scrapy_simhash.extract")
-                charrefs = getattr(html, "_invalid_charrefs", None)
-                codepoints = getattr(html, "_invalid_codepoints", None)
-                if charrefs is None or codepoints is None:
-                    _FLAT = False
-                    return None
-                # The characters that re matches to an ASCII letter ignoring case (the letters, and
-                # a few others: the Kelvin sign, the long s...), and the pairs that a back-reference
-                # ignoring case accepts among them.
-                letters = [chr(c) for start, end in _ranges("(?i)[a-z]") for c in range(start, end)]
-                lower = "abcdefghijklmnopqrstuvwxyz"
-                folds = [(c, a) for c in letters for a in lower if re.fullmatch(a, c, re.IGNORECASE)]
-                same = re.compile(r"(.)\1", re.IGNORECASE)
-                backrefs = [(a, b) for a in letters for b in letters if a != b and same.fullmatch(a + b)]
-                _FLAT = mod.FlatText(
-                    _ranges(r"\w"),
-                    _ranges(r"\s"),
-                    _ranges(r"\d"),
-                    folds,
-                    backrefs,
-                    [*ex._INVISIBLE_ELEMENTS.split("|"), "title"],
-                    sorted(ex._BLOCK),
-                    html.entities.html5,
-                    charrefs,
-                    set(codepoints),
-                )
-                _ranges_done()
+            if _FLAT is None:
+                _FLAT = _make_flat_text() or False
     return _FLAT or None
+
+
+def _make_flat_text() -> Any:
+    import html
+    import html.entities
+
+    mod = module()
+    charrefs = getattr(html, "_invalid_charrefs", None)
+    codepoints = getattr(html, "_invalid_codepoints", None)
+    if mod is None or not hasattr(mod, "FlatText") or charrefs is None or codepoints is None:
+        return None
+    ex = importlib.import_module("scrapy_simhash.extract")
+    # The characters that re matches to an ASCII letter ignoring case (the letters, and a few
+    # others: the Kelvin sign, the long s...), and the pairs that a back-reference ignoring case
+    # accepts among them.
+    letters = [chr(c) for start, end in _ranges("(?i)[a-z]") for c in range(start, end)]
+    folds = [(c, a) for c in letters for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, c, re.IGNORECASE)]
+    same = re.compile(r"(.)\1", re.IGNORECASE)
+    backrefs = [(a, b) for a in letters for b in letters if a != b and same.fullmatch(a + b)]
+    flat = mod.FlatText(
+        _ranges(r"\w"),
+        _ranges(r"\s"),
+        _ranges(r"\d"),
+        folds,
+        backrefs,
+        [*ex._INVISIBLE_ELEMENTS.split("|"), "title"],
+        sorted(ex._BLOCK),
+        html.entities.html5,
+        charrefs,
+        set(codepoints),
+    )
+    _ranges_done()
+    return flat
 
 
 def html_walk_status() -> str:
