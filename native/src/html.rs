@@ -741,17 +741,27 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
                     }
                 }
             }
-            tag @ (b"h1" | b"h2") => {
+            b"h1" if parts.h1.len() < 3 || parts.first_h1.is_none() => {
                 let text = joined_text(node)?;
-                let headings = if tag == b"h1" { &mut parts.h1 } else { &mut parts.h2 };
-                if headings.len() < 3 && walker.has_heading_text(&text) {
-                    headings.push(text.clone());
+                if parts.h1.len() < 3 && walker.has_heading_text(&text) {
+                    parts.h1.push(text.clone());
                 }
-                if tag == b"h1" && parts.first_h1.is_none() && !walker.is_blank(&text) {
+                if parts.first_h1.is_none() && !walker.is_blank(&text) {
                     parts.first_h1 = Some(text);
                 }
             }
+            // `<h2>` texts count only on a page without an `<h1>` text
+            b"h2" if parts.h1.is_empty() && parts.h2.len() < 3 => {
+                let text = joined_text(node)?;
+                if walker.has_heading_text(&text) {
+                    parts.h2.push(text);
+                }
+            }
             _ => {}
+        }
+        // Nothing later changes the title: its text, and three headings
+        if parts.h1.len() >= 3 && parts.title.as_deref().is_some_and(|t| !walker.is_blank(t)) {
+            break;
         }
     }
     Ok(parts)
