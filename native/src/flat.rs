@@ -33,7 +33,9 @@ impl Names {
         let mut out = Vec::with_capacity(names.len());
         for name in names {
             if name.is_empty() || !name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
-                return Err(PyValueError::new_err(format!("not a lower-case ASCII tag name: {name:?}")));
+                return Err(PyValueError::new_err(format!(
+                    "not a lower-case ASCII tag name: {name:?}"
+                )));
             }
             out.push(name.into_bytes());
         }
@@ -58,6 +60,37 @@ pub struct FlatText {
     /// `html._invalid_charrefs`, `html._invalid_codepoints`.
     invalid_charrefs: FxHashMap<u32, String>,
     invalid_codepoints: FxHashSet<u32>,
+}
+
+/// A substitution pass's output: `s` with byte ranges replaced, borrowed while none is.
+struct Splice<'a> {
+    s: &'a str,
+    out: String,
+    copied: usize,
+}
+
+impl<'a> Splice<'a> {
+    fn new(s: &'a str) -> Self {
+        Splice {
+            s,
+            out: String::new(),
+            copied: 0,
+        }
+    }
+
+    fn replace(&mut self, start: usize, end: usize, with: &str) {
+        self.out.push_str(&self.s[self.copied..start]);
+        self.out.push_str(with);
+        self.copied = end;
+    }
+
+    fn finish(mut self) -> Cow<'a, str> {
+        if self.copied == 0 {
+            return self.s.into();
+        }
+        self.out.push_str(&self.s[self.copied..]);
+        self.out.into()
+    }
 }
 
 /// The longest tag name handled ("blockquote", "figcaption"); a longer run is no name.
@@ -136,8 +169,8 @@ impl FlatText {
 
     /// Pass 1: `_INVISIBLE_TITLE_RE.sub(" ", s)`.
     fn strip_invisible<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        let mut out = String::new();
-        let (mut copied, mut i) = (0, 0);
+        let mut out = Splice::new(s);
+        let mut i = 0;
         while let Some(off) = s[i..].find('<') {
             let p = i + off;
             let Some((opened, after)) = self.name_at(s, p + 1, &self.invisible) else {
@@ -149,29 +182,26 @@ impl FlatText {
             let mut q = after;
             while let Some(off) = s[q..].find("</") {
                 let close = q + off;
-                if let Some(gt) = self.backref_at(s, close + 2, &opened).and_then(|e| self.spaces_gt(s, e)) {
+                if let Some(gt) = self
+                    .backref_at(s, close + 2, &opened)
+                    .and_then(|e| self.spaces_gt(s, e))
+                {
                     end = gt;
                     break;
                 }
                 q = close + 1;
             }
-            out.push_str(&s[copied..p]);
-            out.push(' ');
-            copied = end;
+            out.replace(p, end, " ");
             i = end;
         }
-        if copied == 0 {
-            return s.into();
-        }
-        out.push_str(&s[copied..]);
-        out.into()
+        out.finish()
     }
 
     /// Pass 2: `_BLOCK_TAG_RE.sub("\n", s)`.
     fn break_blocks<'a>(&self, s: &'a str) -> Cow<'a, str> {
         let Some(last_gt) = s.rfind('>') else { return s.into() };
-        let mut out = String::new();
-        let (mut copied, mut i) = (0, 0);
+        let mut out = Splice::new(s);
+        let mut i = 0;
         while let Some(off) = s[i..].find('<') {
             let p = i + off;
             if p >= last_gt {
@@ -182,19 +212,13 @@ impl FlatText {
                 // `[^>]*>`: the first '>' after the name (there is one: last_gt)
                 Some((_, after)) if after <= last_gt => {
                     let gt = s[after..].find('>').map_or(last_gt, |o| after + o);
-                    out.push_str(&s[copied..p]);
-                    out.push('\n');
-                    copied = gt + 1;
+                    out.replace(p, gt + 1, "\n");
                     i = gt + 1;
                 }
                 _ => i = p + 1,
             }
         }
-        if copied == 0 {
-            return s.into();
-        }
-        out.push_str(&s[copied..]);
-        out.into()
+        out.finish()
     }
 
     /// Pass 4: `extract._unescape` (`html.unescape`).
@@ -202,8 +226,8 @@ impl FlatText {
         if !s.contains('&') {
             return s.into();
         }
-        let mut out = String::with_capacity(s.len());
-        let (mut copied, mut i) = (0, 0);
+        let mut out = Splice::new(s);
+        let mut i = 0;
         while let Some(off) = s[i..].find('&') {
             let p = i + off;
             i = p + 1;
@@ -248,16 +272,10 @@ impl FlatText {
                     None => continue, // left as it is
                 }
             };
-            out.push_str(&s[copied..p]);
-            out.push_str(&replacement);
-            copied = end;
+            out.replace(p, end, &replacement);
             i = end;
         }
-        if copied == 0 {
-            return s.into();
-        }
-        out.push_str(&s[copied..]);
-        out.into()
+        out.finish()
     }
 
     /// `html._replace_charref` of a numeric reference (its digits); a number too large for a
@@ -299,13 +317,15 @@ impl FlatText {
 
     /// Passes 3 and 5 around 4: tags removed, references replaced, whitespace folded.
     fn text_of(&self, s: &str) -> String {
-        let mut tagless = String::with_capacity(s.len());
+        let mut tagless = Splice::new(s);
         let last_gt = s.rfind('>');
-        let (mut copied, mut i) = (0, 0);
+        let mut i = 0;
         while let Some(off) = s[i..].find('<') {
             let p = i + off;
             i = p + 1;
-            let Some(last_gt) = last_gt.filter(|&g| g > p) else { break };
+            let Some(last_gt) = last_gt.filter(|&g| g > p) else {
+                break;
+            };
             let b = s.as_bytes();
             let tag = match b.get(p + 1) {
                 Some(b'!') => true,
@@ -317,11 +337,10 @@ impl FlatText {
                 continue;
             }
             let gt = s[p + 2..].find('>').map_or(last_gt, |o| p + 2 + o);
-            tagless.push_str(&s[copied..p]);
-            copied = gt + 1;
+            tagless.replace(p, gt + 1, "");
             i = gt + 1;
         }
-        tagless.push_str(&s[copied..]);
+        let tagless = tagless.finish();
         let text = self.unescape(&tagless);
         let mut out = String::with_capacity(text.len());
         let mut run: Option<bool> = None; // in a whitespace run: whether it holds "\n"
@@ -356,7 +375,10 @@ impl FlatText {
             loop {
                 let close = q + s[q..].find("</")?;
                 let mut chars = s[close + 2..].chars();
-                if b"title".iter().all(|&l| chars.next().is_some_and(|c| self.folds_to(c, l))) {
+                if b"title"
+                    .iter()
+                    .all(|&l| chars.next().is_some_and(|c| self.folds_to(c, l)))
+                {
                     return Some(&s[gt + 1..close]);
                 }
                 q = close + 1;
@@ -414,7 +436,9 @@ impl FlatText {
         let mut fold_set = FxHashSet::default();
         for (c, letter) in folds {
             if !letter.is_ascii_lowercase() {
-                return Err(PyValueError::new_err(format!("not a lower-case ASCII letter: {letter:?}")));
+                return Err(PyValueError::new_err(format!(
+                    "not a lower-case ASCII letter: {letter:?}"
+                )));
             }
             if !c.is_ascii() {
                 fold_set.insert((c, letter as u8));

@@ -677,7 +677,8 @@ impl HtmlWalker {
 
     /// Whether `text` holds a character that is neither `\s` nor a heading mark (`_HEADING_MARKS`).
     fn has_heading_text(&self, text: &str) -> bool {
-        text.chars().any(|c| !self.space.contains(c) && !matches!(c, '\u{b6}' | '#' | '\u{a7}'))
+        text.chars()
+            .any(|c| !self.space.contains(c) && !matches!(c, '\u{b6}' | '#' | '\u{a7}'))
     }
 
     fn is_blank(&self, text: &str) -> bool {
@@ -705,6 +706,9 @@ struct TitleParts {
     first_h1: Option<String>,
 }
 
+/// `TitleParts` as Python reads it: ``(title, meta, headings, first_h1)``.
+type TitleTuple = (Option<String>, Option<String>, Vec<String>, Option<String>);
+
 unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts> {
     let mut parts = TitleParts::default();
     let mut stack = vec![root];
@@ -730,9 +734,8 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
                     _ => get_attr(node, b"name")?,
                 };
                 // `.lower()`: no other character lowers to an ASCII letter of these names
-                let wanted = key.is_some_and(|k| {
-                    k.eq_ignore_ascii_case("og:title") || k.eq_ignore_ascii_case("twitter:title")
-                });
+                let wanted =
+                    key.is_some_and(|k| k.eq_ignore_ascii_case("og:title") || k.eq_ignore_ascii_case("twitter:title"));
                 if wanted {
                     if let Some(content) = get_attr(node, b"content")? {
                         if !walker.is_blank(&content) {
@@ -959,14 +962,15 @@ impl HtmlWalker {
     /// What ``extract._find_title`` reads of the tree below ``root`` (see `TitleParts`):
     /// ``(title, meta, headings, first_h1)``, ``headings`` the raw texts of the first three
     /// ``<h1>`` with text, else of ``<h2>``; ``None`` for a tree it does not handle.
-    fn title_parts(
-        &self,
-        py: Python<'_>,
-        root: &Bound<'_, PyAny>,
-    ) -> PyResult<Option<(Option<String>, Option<String>, Vec<String>, Option<String>)>> {
+    fn title_parts(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<Option<TitleTuple>> {
         let node = self.root_node(py, root)?;
         match unsafe { title_parts(self, node) } {
-            Ok(p) => Ok(Some((p.title, p.meta, if p.h1.is_empty() { p.h2 } else { p.h1 }, p.first_h1))),
+            Ok(p) => Ok(Some((
+                p.title,
+                p.meta,
+                if p.h1.is_empty() { p.h2 } else { p.h1 },
+                p.first_h1,
+            ))),
             Err(Stop::Py(e)) => Err(e),
             Err(_) => Ok(None),
         }
