@@ -11,10 +11,11 @@ without the middleware measured in the same run.
     .venv/bin/python benchmarks/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
     .venv/bin/python benchmarks/bench_crawl.py --breakdown [--pages 2000]
 
-``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process on responses built
-from the site's article pages (native core, Python walk and fingerprint core with ``python``), with
-a CPU clock (this thread's: other processes' load barely shows) around each stage: where its
-time per page goes (ms/page, stages nested as indented).
+``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
+settings (the native core where it is installed), on responses built from the site's article
+pages, with a CPU clock (this thread's: other processes' load shows less than in wall time) around
+each stage: where its time per page goes (CPU ms/page, medians of ``--repeats`` runs, stages nested
+as indented).
 
 pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
 dictionary load included, is printed separately as "first response after").
