@@ -9,6 +9,13 @@ are run in turn, ``--repeats`` times; the figures are medians, and the ratio is 
 without the middleware measured in the same run.
 
     .venv/bin/python benchmarks/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
+    .venv/bin/python benchmarks/bench_crawl.py --breakdown [--pages 2000]
+
+``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
+settings (the native core where it is installed), on responses built from the site's article
+pages, with a CPU clock (this thread's: other processes' load shows less than in wall time) around
+each stage: where its time per page goes (CPU ms/page, medians of ``--repeats`` runs, stages nested
+as indented).
 
 pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
 dictionary load included, is printed separately as "first response after").
@@ -217,6 +224,78 @@ def _run(name: str, start_url: str, settings: dict[str, Any], concurrency: int, 
     raise RuntimeError(f"{name}: the crawl failed:\n{out.stderr[-3000:]}")
 
 
+# (label, object path, attribute): each stage's time is summed over the pages; nested stages are
+# inside the one above them.
+STAGES = (
+    ("_outcome (all)", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_outcome"),
+    ("  _prepare: checks, canonical key", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_prepare"),
+    ("  _fingerprint", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_fingerprint"),
+    ("    decode (_response_text)", "scrapy_simhash.middleware", "_response_text"),
+    ("    extract", "scrapy_simhash.extract", "extract"),
+    ("      lxml parse", "scrapy_simhash.extract", "_parse"),
+    ("      title", "scrapy_simhash.extract", "_find_title"),
+    ("      walk", "scrapy_simhash.extract:_Walker", "walk_native"),
+    ("      decisions", "scrapy_simhash.extract", "_choose"),
+    ("    normalize + features + fingerprint", "scrapy_simhash.fingerprint:Fingerprinter", "_fingerprint"),
+    ("    template lines (_template_only)", "scrapy_simhash.fingerprint:Fingerprinter", "_template_only"),
+    ("    sketch", "scrapy_simhash.fingerprint:Fingerprinter", "_sketch"),
+    ("  _verdict: index, record, store", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_verdict"),
+    ("  templates.observe", "scrapy_simhash.templates:SiteTemplates", "observe"),
+    ("  _count (stats)", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_count"),
+    ("  _timed (stats)", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_timed"),
+    ("  _annotate (meta)", "scrapy_simhash.middleware:SimhashSpiderMiddleware", "_annotate"),
+)
+
+
+def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
+    """ms per page of each of :data:`STAGES` over the site's article pages (see ``--breakdown``)."""
+    import importlib
+
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    spent = dict.fromkeys((label for label, _, _ in STAGES), 0.0)
+    undo = []
+    for label, where, name in STAGES:
+        module, _, cls = where.partition(":")
+        owner = getattr(importlib.import_module(module), cls) if cls else importlib.import_module(module)
+        original = owner.__dict__[name]
+
+        def timed(*args: Any, _f: Any = original, _label: str = label, **kwargs: Any) -> Any:
+            t = time.thread_time()
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_label] += time.thread_time() - t
+
+        setattr(owner, name, timed)
+        undo.append((owner, name, original))
+    try:
+        from scrapy_simhash.middleware import SimhashSpiderMiddleware
+
+        class BenchSpider(Spider):
+            name = "bench"
+
+        crawler = get_crawler(BenchSpider, {"SIMHASH_DIR": str(index_dir), "SIMHASH_RESET": True, **settings})
+        crawler.spider = BenchSpider.from_crawler(crawler)
+        mw = SimhashSpiderMiddleware.from_crawler(crawler)
+        paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
+        bodies = [(f"http://127.0.0.1:8000/a/{p.name}", p.read_bytes()) for p in paths]
+        headers = {"Content-Type": "text/html; charset=utf-8"}
+        responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
+        mw._outcome(responses[0])  # start-up: dictionaries, tables
+        for key in spent:
+            spent[key] = 0.0
+        for response in responses[1:]:
+            mw._outcome(response)
+        mw.spider_closed(crawler.spider)
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+    return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--pages", type=int, default=2000)
@@ -228,6 +307,7 @@ def main() -> int:
         help="comma-separated configs besides 'off': jieba, rjieba, native (defaults, the native core), "
         "python (defaults, SIMHASH_NATIVE=False) (default jieba,rjieba)",
     )
+    parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -235,6 +315,18 @@ def main() -> int:
         return 0
     if not CLUE.exists() or not REVISIONS.exists():
         print(f"skipped: the benchmark needs {CLUE} and {REVISIONS}")
+        return 0
+    if args.breakdown:
+        with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
+            root = Path(tmp) / "site"
+            n = build_site(root, args.pages)
+            runs = [
+                breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
+                for i in range(max(args.repeats, 1))
+            ]
+        print(f"where the middleware's time goes: {n} article pages, CPU ms/page, median of {len(runs)} runs")
+        for label, _, _ in STAGES:
+            print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
         return 0
 
     available: dict[str, dict[str, Any]] = {

@@ -1,6 +1,6 @@
 """Benchmark: the native core vs the Python path vs the seed-004 pipeline, one process, real data.
 
-Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N]`` (``./dev test`` or
+Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N] [--flat-fuzz N]`` (``./dev test`` or
 ``./dev bench`` builds the native core first; about 3 minutes with the defaults).
 
 1. Text -> fingerprint, per document (median of ``--repeat`` interleaved passes, so that load from
@@ -26,6 +26,9 @@ Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--f
    hidden elements, entities, comments, every kind of whitespace, full-width forms; as str or
    bytes in four encodings), native walk vs Python walk: how many differ in their blocks or in
    their documents (main content and all visible text).
+5. ``--flat-fuzz N`` (alone with ``--repeat 0``): N generated hostile strings (:func:`random_flat`)
+   through the regular-expression fallback (``_flat_text``, ``_TITLE_RE``, ``_unescape``),
+   natively (``FlatText``) vs Python: how many differ in their title or text.
 """
 
 from __future__ import annotations
@@ -280,6 +283,112 @@ def html_fuzz(n: int) -> None:
     )
 
 
+# Hostile input of the regular-expression fallback (extract._flat_text, _TITLE_RE, _unescape): tag
+# names of every list in any case and with the characters re matches to ASCII letters ignoring case
+# (the long s, the Kelvin sign, dotted and dotless i), what may follow a name, unclosed and
+# mismatched closing tags, every kind of whitespace, references named (HTML5's, cut, with junk
+# after) and numeric (long, zero-padded, out of range, surrogates, the replacement table).
+FLAT_NAMES = (
+    "script style noscript template svg math textarea select object iframe title p br div td tr li "
+    "h1 html body a b span x scripts titlex tbody blockquote figcaption".split()
+)
+FLAT_LOOKALIKES = {"s": "\u017f", "k": "\u212a", "i": "\u0130\u0131"}
+FLAT_AFTER = (" ", ">", "\t", "\n", "-", "_", "1", "\u00e9", "\u3000", "/", "", "=", "\x0b")
+FLAT_SPACES = " \n\r\t\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2028\u3000\u200b"
+FLAT_TEXTS = (
+    "word ",
+    "中文 ",
+    "١٢٣ ",
+    "１２ ",
+    "😀",
+    "x",
+    "<!-- c -->",
+    "<![CDATA[x]]>",
+    "<?pi?>",
+    "<",
+    ">",
+    "</",
+    "<!",
+    "<1",
+    "</ ",
+)
+
+
+def _flat_name(rng: random.Random) -> str:
+    out = []
+    for c in rng.choice(FLAT_NAMES):
+        r = rng.random()
+        if c in FLAT_LOOKALIKES and r < 0.15:
+            c = rng.choice(FLAT_LOOKALIKES[c])
+        elif r < 0.4:
+            c = c.upper()
+        out.append(c)
+    return "".join(out)
+
+
+def _flat_reference(rng: random.Random, names: list[str]) -> str:
+    kind = rng.randrange(6)
+    if kind == 0:
+        return "&" + rng.choice(names)
+    if kind == 1:
+        name = rng.choice(names).rstrip(";")
+        return "&" + name[: rng.randrange(1, len(name) + 1)] + rng.choice(("", ";", "x;", "zz", " ", "\u00e9;"))
+    if kind == 2:
+        digits = "0" * rng.choice((0, 0, 3, 9000)) + str(
+            rng.choice((0, 9, 13, 65, 128, 159, 0xD800, 0xFFFE, 0x10FFFF, 0x110000, 10**12))
+        )
+        return "&#" + digits + rng.choice(("", ";", ";;", "x"))
+    if kind == 3:
+        digits = "0" * rng.choice((0, 2, 40)) + format(
+            rng.choice((0, 0x41, 0x80, 0x9F, 0xDFFF, 0x1FFFF, 0x110000, 16**20)), "x"
+        )
+        return "&#" + rng.choice("xX") + digits + rng.choice(("", ";"))
+    if kind == 4:
+        return rng.choice(("&", "&#", "&#x", "&#;", "&;", "&&amp;", "&#x;", "&" + "a" * 40 + ";"))
+    return "&" + "".join(chr(rng.randrange(0x21, 0x3000)) for _ in range(rng.randrange(1, 36)))
+
+
+def random_flat(rng: random.Random, names: list[str]) -> str:
+    parts: list[str] = []
+    for _ in range(rng.randrange(0, 40)):
+        kind = rng.randrange(10)
+        if kind <= 2:
+            parts.append(rng.choice(("<", "</", "<", "</ ")) + _flat_name(rng) + rng.choice(FLAT_AFTER))
+        elif kind == 3:
+            parts.append(rng.choice(FLAT_SPACES) * rng.randrange(1, 4))
+        elif kind <= 5:
+            parts.append(_flat_reference(rng, names))
+        elif kind == 6:
+            parts.append("".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(6))))
+        else:
+            parts.append(rng.choice(FLAT_TEXTS))
+    return "".join(parts)
+
+
+def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
+    """The regular-expression fallback's title (``_TITLE_RE`` and ``_unescape``, before
+    ``_clean_title``) and text of ``html``, natively or by the Python reference."""
+    if native:
+        return _native.flat_text().document(html)  # type: ignore[no-any-return]
+    match = ex._TITLE_RE.search(html)
+    return (ex._unescape(match.group(1)) if match else None), ex._flat_text(html)
+
+
+def flat_fuzz(n: int, seed: int = 12) -> int:
+    """``n`` generated strings (:func:`random_flat`), native vs Python; how many differ."""
+    import html.entities
+
+    rng = random.Random(seed)
+    names = sorted(html.entities.html5)
+    diffs = 0
+    for i in range(n):
+        page = random_flat(rng, names)
+        if flat_outcomes(page, True) != flat_outcomes(page, False):
+            diffs += 1
+            print(f"  string {i} differs: {page[:300]!r}", flush=True)
+    return diffs
+
+
 def fuzz(n: int) -> None:
     rng = random.Random(12)
     native_ex, python_ex = FeatureExtractor(native=True), FeatureExtractor(native=False)
@@ -303,6 +412,7 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3, help="timed passes (0: none, e.g. with --fuzz)")
     ap.add_argument("--fuzz", type=int, default=0, metavar="N")
     ap.add_argument("--html-fuzz", type=int, default=0, metavar="N")
+    ap.add_argument("--flat-fuzz", type=int, default=0, metavar="N")
     ap.add_argument("--no-text", action="store_true", help="skip section 1 (text -> fingerprint)")
     ap.add_argument("--site-pages", type=int, default=30, metavar="N", help="pages per real site (0: none)")
     args = ap.parse_args()
@@ -330,6 +440,12 @@ def main() -> None:
             fuzz(args.fuzz)
         if args.html_fuzz:
             html_fuzz(args.html_fuzz)
+        if args.flat_fuzz:
+            t = clock()
+            diffs = flat_fuzz(args.flat_fuzz)
+            print(
+                f"\nflat fuzz: {args.flat_fuzz} generated hostile strings in {clock() - t:.0f} s: {diffs} with another title or text"
+            )
         return
     pages = load_pages()
     texts = load_texts(pages)
@@ -384,7 +500,8 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
             continue
         if root is None:
             continue
-        timed("title", ex._find_title, root)
+        timed("title, native", ex._find_title, root)
+        timed("title, Python", ex._find_title, root, False)
         walker = ex._Walker()
         timed("walk, native", walker.walk_native, root)
         timed("walk, Python", ex._Walker().walk, root, 0, False, 0)

@@ -15,12 +15,18 @@ It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``)
 ``extract._Walker.walk``, read from libxml2's nodes directly, on the lxml / libxml2 versions in
 :data:`HTML_VERIFIED` only; elsewhere, and on a tree it does not handle, the Python walk runs
 (counted in :data:`HTML_WALKS`; :func:`html_walk_status` is what the start-up line says).
+
+And it runs the regular-expression fallback of ``extract`` (``FlatText``, ``native/src/flat.rs``:
+``_flat_text``, the title of ``_flat_document``, ``_unescape``) and ``templates.line_keys``, with
+the tables of the running Python (:func:`flat_text`).
 """
 
 from __future__ import annotations
 
+import array
 import importlib
 import re
+import sys
 import threading
 from collections import Counter
 from functools import cache
@@ -56,10 +62,22 @@ def require() -> None:
 
 
 @cache
+def _every() -> str:
+    """Every code point, in order (4.4 MB: dropped by :func:`_ranges_done` once the tables are made).
+    Decoded from UTF-32 in one piece: joining a million one-character strings made ~65 MB of them
+    at once, a peak of the crawler's memory that it kept in its arenas."""
+    codes = array.array("I", range(0x110000))  # C's unsigned int: 4 bytes on every supported platform
+    return codes.tobytes().decode(f"utf-32-{'le' if sys.byteorder == 'little' else 'be'}", "surrogatepass")
+
+
+@cache
 def _ranges(pattern: str) -> list[tuple[int, int]]:
     """Half-open code point ranges of the characters that ``re`` matches with ``pattern``."""
-    every = "".join(map(chr, range(0x110000)))
-    return [m.span() for m in re.finditer(pattern + "+", every)]
+    return [m.span() for m in re.finditer(pattern + "+", _every())]
+
+
+def _ranges_done() -> None:
+    _every.cache_clear()
 
 
 def core() -> Any:
@@ -79,6 +97,7 @@ def core() -> Any:
                     _ranges(r"\s"),
                     features._LOG_TF,
                 )
+                _ranges_done()
     return _CORE
 
 
@@ -147,6 +166,7 @@ def html_walker() -> Any:
                         lambda text: ex._BOILERPLATE_RE.match(text) is not None,
                         ex._is_meta_text,
                     )
+                    _ranges_done()
     return _WALKER
 
 
@@ -158,11 +178,71 @@ def _literal_words(pattern: str) -> list[str]:
     return words
 
 
+_FLAT: Any = None
+
+
+def flat_text() -> Any:
+    """The shared ``scrapy_simhash_native.FlatText``, or ``None`` (not installed, an older build,
+    a Python whose ``html`` module lacks the tables it reads)."""
+    global _FLAT
+    if _FLAT is None:
+        with _LOCK:
+            if _FLAT is None:
+                _FLAT = _make_flat_text() or False
+    return _FLAT or None
+
+
+def _make_flat_text() -> Any:
+    import html
+    import html.entities
+
+    mod = module()
+    charrefs = getattr(html, "_invalid_charrefs", None)
+    codepoints = getattr(html, "_invalid_codepoints", None)
+    if mod is None or not hasattr(mod, "FlatText") or charrefs is None or codepoints is None:
+        return None
+    ex = importlib.import_module("scrapy_simhash.extract")
+    # The characters that re matches to an ASCII letter ignoring case (the letters, and a few
+    # others: the Kelvin sign, the long s...), and the pairs that a back-reference ignoring case
+    # accepts among them.
+    letters = [chr(c) for start, end in _ranges("(?i)[a-z]") for c in range(start, end)]
+    folds = [(c, a) for c in letters for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, c, re.IGNORECASE)]
+    same = re.compile(r"(.)\1", re.IGNORECASE)
+    backrefs = [(a, b) for a in letters for b in letters if a != b and same.fullmatch(a + b)]
+    flat = mod.FlatText(
+        _ranges(r"\w"),
+        _ranges(r"\s"),
+        _ranges(r"\d"),
+        folds,
+        backrefs,
+        [*ex._INVISIBLE_ELEMENTS.split("|"), "title"],
+        sorted(ex._BLOCK),
+        html.entities.html5,
+        charrefs,
+        set(codepoints),
+    )
+    _ranges_done()
+    return flat
+
+
 def html_walk_status() -> str:
     """For the start-up line: "native HTML walk", or "Python HTML walk (<why>)"."""
     if html_walker() is not None:
         return "native HTML walk"
     return f"Python HTML walk ({_WALKER_ERROR})"
+
+
+def title_parts(root: Any) -> tuple[Any, ...] | None:
+    """What ``extract._find_title`` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
+    ``None`` when the Python reads must run."""
+    walker = html_walker()
+    if walker is None:
+        return None
+    from lxml import etree
+
+    if type(root) is not etree._Element:
+        return None
+    return walker.title_parts(root)  # type: ignore[no-any-return]
 
 
 def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:

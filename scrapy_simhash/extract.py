@@ -896,14 +896,19 @@ def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[a
 _HEADING_MARKS = " \t\n¶#§"
 
 
+def _heading(text: str) -> str:
+    """A heading's itertext as :func:`_clean_title` compares it ("" when it has no text)."""
+    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
+
+
 def _headings(root) -> list[str]:
     """The first <h1> (else <h2>) texts of the page, case-folded, without permalink signs."""
     out = []
     for tag in ("h1", "h2"):
         for el in root.iter(tag):
-            text = _WS_RE.sub(" ", "".join(el.itertext())).strip(_HEADING_MARKS)
+            text = _heading("".join(el.itertext()))
             if text:
-                out.append(text.casefold())
+                out.append(text)
             if len(out) >= 3:
                 break
         if out:
@@ -911,7 +916,20 @@ def _headings(root) -> list[str]:
     return out
 
 
-def _find_title(root) -> str:
+def _find_title(root, native: bool = True) -> str:
+    """The page's title: its <title>, else its og:title / twitter:title, else its first <h1>
+    (natively read from the tree when the native walk runs: ``HtmlWalker.title_parts``)."""
+    parts = _native.title_parts(root) if native else None
+    if parts is None:
+        return _find_title_python(root)
+    title, meta, headings, h1 = parts
+    for text in (title, meta):
+        if text is not None and text.strip():
+            return _clean_title(text, [_heading(h) for h in headings])
+    return _WS_RE.sub(" ", h1).strip() if h1 is not None else ""
+
+
+def _find_title_python(root) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():
@@ -1022,7 +1040,7 @@ def _flat_text(html: str) -> str:
     the fallback of a page that runs past its time budget or element cap)."""
     text = _INVISIBLE_TITLE_RE.sub(" ", html)
     text = _BLOCK_TAG_RE.sub("\n", text)
-    text = htmllib.unescape(_TAG_RE.sub("", text))
+    text = _unescape(_TAG_RE.sub("", text))
     text = _BLANKS_RE.sub(" ", text)
     return _LINE_BREAK_RE.sub("\n", text).strip()
 
@@ -1030,15 +1048,40 @@ def _flat_text(html: str) -> str:
 _BLOCK_TAG_RE = re.compile(r"</?(?:" + "|".join(sorted(_BLOCK, key=len, reverse=True)) + r")\b[^>]*>", re.IGNORECASE)
 _BLANKS_RE = re.compile(r"[^\S\n]+")
 _LINE_BREAK_RE = re.compile(r" ?\n[\s]*")
+_LONG_DECIMAL_REF_RE = re.compile(r"&#([0-9]{8,})")
+
+
+def _short_decimal(match: re.Match[str]) -> str:
+    digits = match.group(1).lstrip("0") or "0"
+    return "&#" + (digits if len(digits) <= 7 else "99999999")
+
+
+def _unescape(text: str) -> str:
+    """``html.unescape(text)``, where a decimal reference too long for ``int()`` (4,300 digits)
+    reads as the number it is: any of 8 digits or more but leading zeros is no code point."""
+    if "&#" in text:
+        text = _LONG_DECIMAL_REF_RE.sub(_short_decimal, text)
+    return htmllib.unescape(text)
 
 
 _TITLE_RE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 
 
-def _flat_document(html: str, used: str | None, method: str) -> Document:
-    match = _TITLE_RE.search(html)
-    title = _clean_title(htmllib.unescape(match.group(1))) if match else ""
-    text = _flat_text(html)
+def _flat_document(html: str, used: str | None, method: str, native: bool = True) -> Document:
+    """The :class:`Document` of :func:`_flat_text` (natively when the core is installed: the same
+    title and text, ``native/src/flat.rs``)."""
+    flat = _native.flat_text() if native else None
+    title: str | None = None
+    if flat is not None:
+        try:
+            title, text = flat.document(html)
+        except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+            flat = None
+    if flat is None:
+        match = _TITLE_RE.search(html)
+        title = _unescape(match.group(1)) if match else None
+        text = _flat_text(html)
+    title = _clean_title(title) if title is not None else ""
     return Document(title=title, text=text, encoding=used, method=method, coverage=1.0, visible=text)
 
 
@@ -1107,7 +1150,7 @@ def extract(
     html = _prepare(html)
     method = "main" if main_content else "all"
     if html.count("<") - html.count("</") > MAX_ELEMENTS:  # start tags: an upper bound of elements
-        return _flat_document(html, used, "large")
+        return _flat_document(html, used, "large", native)
     try:
         root = _parse(html)
     except _TooDeep:
@@ -1115,10 +1158,10 @@ def extract(
         try:
             root = _parse(_flatten(html))
         except _TooDeep:  # cannot happen with <a> and <title> left, but never raise
-            return _flat_document(html, used, "deep")
+            return _flat_document(html, used, "deep", native)
     if root is None:
         return Document(title="", text="", encoding=used, method="empty", coverage=0.0)
-    title = _find_title(root)
+    title = _find_title(root, native)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         if not (native and walker.walk_native(root)):
@@ -1131,7 +1174,7 @@ def extract(
             return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
         chosen, found, content_like = _choose(walker)
     except _Budget as exc:
-        return _flat_document(html, used, str(exc))
+        return _flat_document(html, used, str(exc), native)
     total = _weight_of(blocks)
     taken = {id(b) for b in chosen}
     return Document(

@@ -195,10 +195,15 @@ class Tokenizer:
 
     @property
     def identity(self) -> str:
-        """A string that changes whenever the tokens could change (library, version, dictionary)."""
+        """A string that changes whenever the tokens could change (library, version, dictionary).
+        Known without loading the dictionary (the index's settings need it where the native core
+        segments: loading rjieba's or jieba's dictionary too cost a crawl 35-60 MB)."""
         if self._identity is None:
-            self._init()
-        assert self._identity is not None
+            if self.name == "jieba":
+                self._identity = jieba_identity()
+            else:
+                _import_rjieba()
+                self._identity = rjieba_identity()
         return self._identity
 
     def clear_cache(self) -> None:
@@ -393,12 +398,16 @@ class _JiebaCutter:
 _RJIEBA_VERIFIED = {("0.2.2", "jieba-0.42.1/dict-7197c3211ddd9896")}
 
 
-def _init_rjieba(hmm: bool) -> tuple[Callable[[str], Iterable[str]], str]:
+def _import_rjieba() -> Any:
     try:
         import rjieba
     except ImportError as exc:
         raise ImportError("tokenizer='rjieba' needs the rjieba package: pip install scrapy-simhash[rjieba]") from exc
+    return rjieba
 
+
+def _init_rjieba(hmm: bool) -> tuple[Callable[[str], Iterable[str]], str]:
+    rjieba = _import_rjieba()
     # A private instance: rjieba.add_word() elsewhere in the process must not change our tokens.
     cut = rjieba.Jieba().cut
 
@@ -640,12 +649,12 @@ class FeatureExtractor:
             "word_lists": WORD_LISTS_DIGEST,
         }
         if self.uses_segmenter:
-            tok = self._tokenizer()
-            identity = tok.identity
             # The segmentation, not the library that ran it: a verified rjieba reports "jieba"
-            # (so does "auto", which only picks a verified one), so that an index built with any
-            # of them accepts the others.
-            out["tokenizer"] = "jieba" if identity == jieba_identity() else tok.name
+            # (so does "auto", which only picks a verified one: its identity is jieba's whichever
+            # runs, known without importing rjieba, which builds a dictionary of 35 MB that the
+            # native core does not need), so that an index built with any of them accepts the others.
+            identity = jieba_identity() if self.tokenizer == "auto" else self._tokenizer().identity
+            out["tokenizer"] = "jieba" if identity == jieba_identity() else self.tokenizer
             out["hmm"] = self.hmm
             out["tokenizer_identity"] = identity
         else:

@@ -31,7 +31,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from scrapy_simhash.features import normalize
+from scrapy_simhash import _native
+from scrapy_simhash.features import SizedCache, normalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -47,6 +48,7 @@ __all__ = [
     "TemplateStore",
     "host_of",
     "line_key",
+    "line_keys",
 ]
 
 #: A line seen on at least this many distinct pages of a host is template.
@@ -113,8 +115,47 @@ def host_of(url: str | None) -> str:
 def line_key(line: str) -> int:
     """The 64-bit key of a text line: blake2b of its NFKC, lower-case form with every number as 0
     and runs of spaces as one (stable across processes and machines)."""
-    norm = " ".join(_DIGITS_RE.sub("0", normalize(line)).split())
+    return _key_of(normalize(line))
+
+
+def _key_of(norm: str) -> int:
+    norm = " ".join(_DIGITS_RE.sub("0", norm).split())
     return int.from_bytes(hashlib.blake2b(norm.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+#: line -> key of the lines seen lately: a page's text lines are keyed by ``template_lines`` and
+#: again, among its visible lines, by ``observe``; a site's template lines recur on every page.
+_KEYS = SizedCache(50_000, 4 << 20)
+
+
+def line_keys(lines: list[str]) -> list[int]:
+    """:func:`line_key` of each line. The lines not seen lately are keyed in one pass: normalised
+    together (NFKC and lower case leave a line break where it is and act on each line alone) and
+    hashed natively when the core is installed (``FlatText.line_keys``: the same keys)."""
+    known: dict[str, int] = {}
+    for line in lines:
+        key = _KEYS.get(line)
+        if key is not None:
+            known[line] = key
+    todo = list(dict.fromkeys(line for line in lines if line not in known))
+    for line, key in zip(todo, _compute_keys(todo) if todo else ()):
+        known[line] = key
+        _KEYS.put(line, key)
+    return [known[line] for line in lines]
+
+
+def _compute_keys(lines: list[str]) -> list[int]:
+    joined = normalize("\n".join(lines))
+    norm = joined.split("\n")
+    if len(norm) != len(lines):  # a line with a line break of its own (or none): one by one
+        return [line_key(line) for line in lines]
+    flat = _native.flat_text()
+    if flat is not None:
+        try:
+            return flat.line_keys(joined)  # type: ignore[no-any-return]
+        except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+            pass
+    return [_key_of(line) for line in norm]
 
 
 class HostTemplate:
@@ -219,7 +260,7 @@ class SiteTemplates:
         """Count the distinct lines of one page of ``url``'s host; with ``fp`` (the page's
         fingerprint), a page with a fingerprint counted lately is not counted again."""
         host = host_of(url)
-        keys = {line_key(line) for line in lines if line.strip()}
+        keys = set(line_keys([line for line in lines if line.strip()]))
         with self._lock:
             tpl = self._host(host)
             if fp is not None:
@@ -252,7 +293,8 @@ class SiteTemplates:
                 return set()
             counts = tpl.counts
             least = self.min_pages
-            return {line for line in lines if counts.get(line_key(line), 0) >= least}
+            lines = list(lines)
+            return {line for line, key in zip(lines, line_keys(lines)) if counts.get(key, 0) >= least}
 
     def flush(self) -> None:
         """Save every host learned since its last save."""

@@ -270,3 +270,26 @@ def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: 
         assert mw.fingerprinter.native is (core == "native")
     finally:
         mw.spider_closed(crawler.spider, "finished")
+
+
+def test_the_native_path_loads_no_python_segmenter() -> None:
+    """A fresh process that fingerprints pages and reads the index settings natively never imports
+    rjieba nor builds jieba's Python dictionary (35-60 MB it would not use), and its settings are
+    those of the Python path."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from scrapy_simhash import features\n"
+        "from scrapy_simhash.fingerprint import Fingerprinter\n"
+        "f = Fingerprinter()\n"
+        "settings = f.settings\n"
+        "f.fingerprint_page('<title>t</title><p>' + '新闻报道 news report. ' * 40 + '</p>')\n"
+        "assert f.native, 'not native'\n"
+        "assert 'rjieba' not in sys.modules, 'rjieba imported'\n"
+        "assert features._JIEBA_DT is None and not features._TOKENIZERS, 'a Python segmenter was built'\n"
+        "print(sorted(settings.items()))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip() == str(sorted(Fingerprinter(native=False).settings.items()))

@@ -161,6 +161,30 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
     assert _native.walk_html("<p>", None, 10, 10) is None  # not an lxml element
 
 
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<title>Foo — Site docs</title><h1>¶</h1><h1>FOO ¶</h1><h2>bar</h2>",
+        "<title> </title><meta property='' name='OG:Title' content=' X | Y '><h2>y</h2>",
+        "<meta property=og:title content='　'><meta name=twitter:title content='B - A'><h1>a</h1>",
+        "<meta property='og:tİtle' content='no'><h1> </h1><h1>T  <b>one</b> two</h1>",
+        "<body><p>no title</p></body>",
+        "<title>新闻-搜狐</title><h1>x</h1><h1>y</h1><h1>z</h1><h1>新闻</h1>",
+    ],
+)
+def test_title_read_natively_is_the_python_title(page: str) -> None:
+    root = ex._parse(page)
+    assert _native.title_parts(root) is not None
+    assert ex._find_title(root, True) == ex._find_title(root, False)
+
+
+def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
+    root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
+    root.find("head/title").append(etree.Entity("nbsp"))
+    assert _native.title_parts(root) is None
+    assert ex._find_title(root, True) == ex._find_title(root, False) == "one&nbsp;"
+
+
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_native, "HTML_VERIFIED", frozenset())
     monkeypatch.setattr(_native, "_WALKER", None)

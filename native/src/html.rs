@@ -651,6 +651,125 @@ pub struct HtmlWalker {
     meta_text: Py<PyAny>,
 }
 
+impl HtmlWalker {
+    /// The libxml2 node of ``root``, an ``lxml.etree._Element``.
+    fn root_node(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<*mut XmlNode> {
+        if !root.get_type().is(self.element_type.bind(py)) {
+            return Err(PyValueError::new_err(format!(
+                "not an lxml.etree._Element: {}",
+                root.get_type().name()?
+            )));
+        }
+        // SAFETY: `root` is an lxml _Element, on an lxml whose layout was verified (the caller
+        // builds this walker only there); the back pointer confirms it. `root` keeps the element and its document alive
+        // and the GIL is held, so nothing frees or changes the tree while it is read.
+        unsafe {
+            let element = root.as_ptr() as *const LxmlElement;
+            let node = (*element).c_node;
+            if node.is_null() || (*node).private != element as *mut c_void || (*node).typ != ELEMENT {
+                return Err(PyValueError::new_err(
+                    "not an lxml element of the verified layout (its node does not point back to it)",
+                ));
+            }
+            Ok(node)
+        }
+    }
+
+    /// Whether `text` holds a character that is neither `\s` nor a heading mark (`_HEADING_MARKS`).
+    fn has_heading_text(&self, text: &str) -> bool {
+        text.chars()
+            .any(|c| !self.space.contains(c) && !matches!(c, '\u{b6}' | '#' | '\u{a7}'))
+    }
+
+    fn is_blank(&self, text: &str) -> bool {
+        text.chars().all(|c| self.space.contains(c))
+    }
+}
+
+/// `"".join(el.itertext())`
+unsafe fn joined_text(node: *mut XmlNode) -> Res<String> {
+    let mut items = Vec::new();
+    itertext(node, &mut items)?;
+    Ok(items.concat())
+}
+
+/// What `extract._find_title` reads of the tree, in one pass in document order (as `root.iter`):
+/// the first `<title>`'s text, the first `og:title` / `twitter:title` meta content that is not
+/// blank, the first three `<h1>` texts with more than whitespace and heading marks (else those
+/// of `<h2>`), the first `<h1>` text that is not blank.
+#[derive(Default)]
+struct TitleParts {
+    title: Option<String>,
+    meta: Option<String>,
+    h1: Vec<String>,
+    h2: Vec<String>,
+    first_h1: Option<String>,
+}
+
+/// `TitleParts` as Python reads it: ``(title, meta, headings, first_h1)``.
+type TitleTuple = (Option<String>, Option<String>, Vec<String>, Option<String>);
+
+unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts> {
+    let mut parts = TitleParts::default();
+    let mut stack = vec![root];
+    while let Some(node) = stack.pop() {
+        // children pushed last first: popped in document order
+        let mut child = (*node).last;
+        while !child.is_null() {
+            if (*child).typ == ELEMENT {
+                stack.push(child);
+            }
+            child = (*child).prev;
+        }
+        if !(*node).ns.is_null() {
+            continue; // root.iter("title") and the others: elements without namespace only
+        }
+        match cstr((*node).name) {
+            b"title" if parts.title.is_none() => {
+                parts.title = Some(joined_text(node)?);
+            }
+            b"meta" if parts.meta.is_none() => {
+                let key = match get_attr(node, b"property")? {
+                    Some(p) if !p.is_empty() => Some(p),
+                    _ => get_attr(node, b"name")?,
+                };
+                // `.lower()`: no other character lowers to an ASCII letter of these names
+                let wanted =
+                    key.is_some_and(|k| k.eq_ignore_ascii_case("og:title") || k.eq_ignore_ascii_case("twitter:title"));
+                if wanted {
+                    if let Some(content) = get_attr(node, b"content")? {
+                        if !walker.is_blank(&content) {
+                            parts.meta = Some(content.into_owned());
+                        }
+                    }
+                }
+            }
+            b"h1" if parts.h1.len() < 3 || parts.first_h1.is_none() => {
+                let text = joined_text(node)?;
+                if parts.h1.len() < 3 && walker.has_heading_text(&text) {
+                    parts.h1.push(text.clone());
+                }
+                if parts.first_h1.is_none() && !walker.is_blank(&text) {
+                    parts.first_h1 = Some(text);
+                }
+            }
+            // `<h2>` texts count only on a page without an `<h1>` text
+            b"h2" if parts.h1.is_empty() && parts.h2.len() < 3 => {
+                let text = joined_text(node)?;
+                if walker.has_heading_text(&text) {
+                    parts.h2.push(text);
+                }
+            }
+            _ => {}
+        }
+        // Nothing later changes the title: its text, and three headings
+        if parts.h1.len() >= 3 && parts.title.as_deref().is_some_and(|t| !walker.is_blank(t)) {
+            break;
+        }
+    }
+    Ok(parts)
+}
+
 #[pymethods]
 impl HtmlWalker {
     #[new]
@@ -780,25 +899,7 @@ impl HtmlWalker {
         max_blocks: usize,
         step: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        if !root.get_type().is(self.element_type.bind(py)) {
-            return Err(PyValueError::new_err(format!(
-                "not an lxml.etree._Element: {}",
-                root.get_type().name()?
-            )));
-        }
-        // SAFETY: `root` is an lxml _Element, on an lxml whose layout was verified (the caller
-        // builds this walker only there); the back pointer confirms it. `root` keeps the element and its document alive
-        // and the GIL is held, so nothing frees or changes the tree while it is read.
-        let node = unsafe {
-            let element = root.as_ptr() as *const LxmlElement;
-            let node = (*element).c_node;
-            if node.is_null() || (*node).private != element as *mut c_void || (*node).typ != ELEMENT {
-                return Err(PyValueError::new_err(
-                    "not an lxml element of the verified layout (its node does not point back to it)",
-                ));
-            }
-            node
-        };
+        let node = self.root_node(py, root)?;
         let negative = self.negative.bind(py);
         let meta_class = self.meta_class.bind(py);
         let display_none = self.display_none.bind(py);
@@ -856,5 +957,22 @@ impl HtmlWalker {
             w.next_check,
         )
             .into_pyobject(py)
+    }
+
+    /// What ``extract._find_title`` reads of the tree below ``root`` (see `TitleParts`):
+    /// ``(title, meta, headings, first_h1)``, ``headings`` the raw texts of the first three
+    /// ``<h1>`` with text, else of ``<h2>``; ``None`` for a tree it does not handle.
+    fn title_parts(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<Option<TitleTuple>> {
+        let node = self.root_node(py, root)?;
+        match unsafe { title_parts(self, node) } {
+            Ok(p) => Ok(Some((
+                p.title,
+                p.meta,
+                if p.h1.is_empty() { p.h2 } else { p.h1 },
+                p.first_h1,
+            ))),
+            Err(Stop::Py(e)) => Err(e),
+            Err(_) => Ok(None),
+        }
     }
 }
