@@ -335,11 +335,15 @@ impl Core {
     fn sketch<'py>(&self, py: Python<'py>, tokens: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyBytes>> {
         let strs = tokens.iter().map(|t| t.to_str()).collect::<PyResult<Vec<&str>>>()?;
         let out = py.detach(|| {
+            // One blake2b per distinct token: a long page repeats a few thousand words.
+            let mut memo: FxHashMap<&str, u64> = FxHashMap::default();
             let digests: Vec<u64> = strs
                 .iter()
-                .map(|t| {
-                    let h = blake2b_simd::Params::new().hash_length(8).hash(t.as_bytes());
-                    u64::from_le_bytes(h.as_bytes().try_into().expect("8 bytes"))
+                .map(|&t| {
+                    *memo.entry(t).or_insert_with(|| {
+                        let h = blake2b_simd::Params::new().hash_length(8).hash(t.as_bytes());
+                        u64::from_le_bytes(h.as_bytes().try_into().expect("8 bytes"))
+                    })
                 })
                 .collect();
             sketch(&digests)
