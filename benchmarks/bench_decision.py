@@ -196,8 +196,8 @@ def main() -> None:
         "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now, sketch=sketch(key)).verdict,
     }
     if args.also:
-        other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy())
-        runs[also] = lambda key, fp, now: other.observe(key, fp, now).verdict
+        other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy(), **wide)
+        runs[also] = lambda key, fp, now: other.observe(key, fp, now, sketch=sketch(key)).verdict
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}

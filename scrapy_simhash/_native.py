@@ -183,3 +183,15 @@ def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) ->
         return None
     HTML_WALKS["native"] += 1
     return result  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- the decision's bookkeeping
+
+
+def decision() -> Any:
+    """The module when it has the record codec and the schedule's numbers (``native/src/decision.rs``:
+    ``pack_record``, ``unpack_record``, ``schedule_numbers``), else ``None`` (not installed, or
+    built before them). They give the Python code's bytes and numbers exactly and answer ``None``
+    where they do not handle a case; the callers (``recrawl``, ``schedule``) then run the Python code."""
+    mod = module()
+    return mod if mod is not None and hasattr(mod, "pack_record") else None

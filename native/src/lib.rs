@@ -18,6 +18,7 @@ use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::BufReader;
 
+mod decision;
 mod html;
 
 use jieba_rs::Jieba;
@@ -449,6 +450,7 @@ impl Core {
 fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_class::<html::HtmlWalker>()?;
+    decision::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
