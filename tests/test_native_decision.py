@@ -267,3 +267,37 @@ def _decide(native: bool, monkeypatch) -> list:
 
 def test_decisions_are_the_same_with_and_without_native(monkeypatch):
     assert _decide(True, monkeypatch) == _decide(False, monkeypatch)
+
+
+def _state_bits(state):
+    fields = dict(vars(state))
+    recent = fields.pop("recent")
+    return list(fields), _bits(fields.values()), [_bits(pair) for pair in recent]
+
+
+def test_schedule_state_is_pythons(monkeypatch):
+    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),))
+    for state in _states(400, 8):
+        _, numbers = _schedule_of(state)
+        with_schedule = replace(record, schedule=numbers)
+        native = recrawl._state(with_schedule)
+        with monkeypatch.context() as m:
+            m.setattr(recrawl, "_NATIVE", None)
+            python = recrawl._state(with_schedule)
+        assert native == python and _state_bits(native) == _state_bits(python)
+    # Invalid or not of format 2's types: no answer; the Python code says None or reads it its way.
+    numbers = _schedule_of(_states(1, 9)[0])[1].numbers
+    for i, value in (
+        (2, 0.0),
+        (2, -1.0),
+        (0, math.nan),
+        (0, math.inf),
+        (4, -1e-9),
+        (8, -0.5),
+        (10, math.inf),
+        (6, 2.0),
+    ):
+        bad = (*numbers[:i], value, *numbers[i + 1 :])
+        assert NATIVE.schedule_state(bad) is None
+    assert NATIVE.schedule_state((*numbers[:12], (1.0, 2.0, 3.0))) is None
+    assert NATIVE.schedule_state((*numbers[:12], (1.0, 2))) is None

@@ -8,8 +8,9 @@
 //! which is the reference. Where it answers, the answer is the Python code's, bit for bit
 //! (`tests/test_native_decision.py` compares the two on random records).
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyFloat, PyInt, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyString, PyTuple};
 
 /// Format 2's and 3's first byte.
 const V2: u8 = 2;
@@ -142,6 +143,75 @@ pub(crate) fn schedule_numbers<'py>(
     }
     items.push(PyTuple::new(py, flat)?.into_any());
     Ok(Some(PyTuple::new(py, items)?))
+}
+
+/// `recrawl._state` of a `_Schedule`'s numbers (`ScheduleState.numbers`' order): the
+/// `ScheduleState`'s fields as a dict (`recent` as pairs), the numbers themselves, when they are
+/// of format 2's types and pass `ScheduleState.from_dict`'s checks (finite, `interval > 0`, no
+/// negative rate, size or folded observation); `None` otherwise (the Python code decides).
+#[pyfunction]
+pub(crate) fn schedule_state<'py>(
+    py: Python<'py>,
+    numbers: &Bound<'py, PyTuple>,
+) -> PyResult<Option<Bound<'py, PyDict>>> {
+    if numbers.len() != 13 {
+        return Ok(None);
+    }
+    let mut values = [0.0f64; 12];
+    for (i, value) in values.iter_mut().enumerate() {
+        let item = numbers.get_item(i)?;
+        if i == 6 || i == 7 {
+            if int_of(&item).is_none() {
+                return Ok(None);
+            }
+        } else {
+            let Some(v) = float_of(&item) else { return Ok(None) };
+            *value = v;
+        }
+    }
+    // last_fetch, interval, rate, size and old x 3 finite; interval > 0; rate, size, old >= 0
+    let checked = [0, 2, 4, 5, 8, 9, 10];
+    if !checked.iter().all(|&i| values[i].is_finite())
+        || values[2] <= 0.0
+        || !checked[2..].iter().all(|&i| values[i] >= 0.0)
+    {
+        return Ok(None);
+    }
+    let flat = numbers.get_item(12)?;
+    let Ok(flat) = flat.cast_exact::<PyTuple>() else {
+        return Ok(None);
+    };
+    if flat.len() % 2 != 0 {
+        return Ok(None);
+    }
+    let mut pairs = Vec::with_capacity(flat.len() / 2);
+    for i in (0..flat.len()).step_by(2) {
+        let (elapsed, size) = (flat.get_item(i)?, flat.get_item(i + 1)?);
+        if float_of(&elapsed).is_none() || float_of(&size).is_none() {
+            return Ok(None);
+        }
+        pairs.push(PyTuple::new(py, [elapsed, size])?);
+    }
+    let state = PyDict::new(py);
+    let names = [
+        intern!(py, "last_fetch"),
+        intern!(py, "last_change"),
+        intern!(py, "interval"),
+        intern!(py, "next_due"),
+        intern!(py, "rate"),
+        intern!(py, "size"),
+        intern!(py, "fetches"),
+        intern!(py, "changes"),
+    ];
+    for (i, name) in names.into_iter().enumerate() {
+        state.set_item(name, numbers.get_item(i)?)?;
+    }
+    state.set_item(intern!(py, "recent"), PyTuple::new(py, pairs)?)?;
+    state.set_item(intern!(py, "old_changes"), numbers.get_item(8)?)?;
+    state.set_item(intern!(py, "old_changed_secs"), numbers.get_item(9)?)?;
+    state.set_item(intern!(py, "old_unchanged_secs"), numbers.get_item(10)?)?;
+    state.set_item(intern!(py, "probe"), numbers.get_item(11)?)?;
+    Ok(Some(state))
 }
 
 /// `PageRecord._pack` (with the sketch of format 3) of a record's fields in `PageRecord`'s order
@@ -493,6 +563,7 @@ fn unpack_fields(raw: &[u8]) -> Option<Unpacked<'_>> {
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(schedule_numbers, m)?)?;
+    m.add_function(wrap_pyfunction!(schedule_state, m)?)?;
     m.add_function(wrap_pyfunction!(pack_record, m)?)?;
     m.add_function(wrap_pyfunction!(unpack_record, m)?)?;
     Ok(())
