@@ -95,6 +95,7 @@ _RECORDS_LAYOUT = b"2"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
+_UNREAD: Any = object()  # a record not in LmdbStore._heads
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
 _OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
@@ -359,6 +360,9 @@ class LmdbStore(FingerprintStore):
         self._layout: TableLayout | None = None
         self._tdbs: list[Any] = []
         self._txn: Any = None  # the group's write transaction
+        #: In a group: the due-index entry (``records``' first 8 bytes, ``None``: no record) of
+        #: each record read or written in its transaction, so that writing it back reads nothing.
+        self._heads: dict[bytes, bytes | None] = {}
         self._holding = False  # this object holds the environment lock for a group
         #: Records in the current layout (due-prefixed); ``False``: an older index opened read-only.
         self._prefixed = True
@@ -620,6 +624,7 @@ class LmdbStore(FingerprintStore):
             self._holding = True
         try:
             self._txn = self._begin(True)
+            self._heads = {}
         except lmdb.Error as exc:
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
@@ -929,22 +934,36 @@ class LmdbStore(FingerprintStore):
             return self._values(txn, self._records, keys)
         get, db = txn.get, self._records
         limit = MAX_KEY_ID_SIZE
-        return [
-            None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else v[_DUE_HEAD:]
-            for key in keys
-        ]
+        if txn is not self._txn:
+            return [
+                None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else v[_DUE_HEAD:]
+                for key in keys
+            ]
+        heads = self._heads
+        out: list[bytes | None] = []
+        for key in keys:
+            kid = key if len(key) <= limit else _key_id(key)
+            value = get(kid, db=db)
+            heads[kid] = None if value is None else value[:8]
+            out.append(None if value is None else value[_DUE_HEAD:])
+        return out
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._record_values, keys)  # type: ignore[no-any-return]
 
     def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
+        heads = self._heads if txn is self._txn else {}
         for key, value, due in items:
             kid = _key_id(key)
             if kid != key:
                 put(kid, key, db=self._aliases)
-            old = get(kid, db=records)
-            indexed = _NO_DUE if old is None else old[:8]
+            indexed = heads.get(kid, _UNREAD)
+            if indexed is _UNREAD:
+                old = get(kid, db=records)
+                indexed = None if old is None else old[:8]
+            if indexed is None:
+                indexed = _NO_DUE
             # The index entry is a lower bound: it moves only when the due time moves earlier
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
@@ -954,6 +973,7 @@ class LmdbStore(FingerprintStore):
                     put(due + kid, b"", db=due_index)
                 indexed = due
             put(kid, indexed + due + value, db=records)
+            heads[kid] = indexed
 
     def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
         checked = [
@@ -968,6 +988,8 @@ class LmdbStore(FingerprintStore):
             for key in keys:
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
+                if txn is self._txn:
+                    self._heads[kid] = None
                 if old is not None:
                     n += 1
                     if old[:8] != _NO_DUE:
