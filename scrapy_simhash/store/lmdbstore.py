@@ -95,7 +95,6 @@ _RECORDS_LAYOUT = b"2"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
-_UNREAD: Any = object()  # a record not in LmdbStore._heads
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
 _OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
@@ -360,9 +359,9 @@ class LmdbStore(FingerprintStore):
         self._layout: TableLayout | None = None
         self._tdbs: list[Any] = []
         self._txn: Any = None  # the group's write transaction
-        #: In a group: the due-index entry (``records``' first 8 bytes, ``None``: no record) of
-        #: each record read or written in its transaction, so that writing it back reads nothing.
-        self._heads: dict[bytes, bytes | None] = {}
+        #: In a group: the due-index entry (``records``' first 8 bytes, ``_NO_DUE`` for no record)
+        #: of each record read or written in its transaction, so that writing it back reads nothing.
+        self._heads: dict[bytes, bytes] = {}
         self._holding = False  # this object holds the environment lock for a group
         #: Records in the current layout (due-prefixed); ``False``: an older index opened read-only.
         self._prefixed = True
@@ -810,7 +809,7 @@ class LmdbStore(FingerprintStore):
         if was_empty:
             assert self._layout is not None
             tkeys = tkeys or self._layout.tkeys(fp)
-            for db, tkey, blob in zip(self._tdbs, tkeys, own or [...] * len(tkeys)):
+            for db, tkey, blob in zip(self._tdbs, tkeys, [...] * len(tkeys) if own is None else own):
                 self._bucket_insert(txn, db, tkey, fp, blob=blob)
 
     def _unfile(self, txn: Any, kid: bytes, fp: bytes) -> None:
@@ -944,7 +943,7 @@ class LmdbStore(FingerprintStore):
         for key in keys:
             kid = key if len(key) <= limit else _key_id(key)
             value = get(kid, db=db)
-            heads[kid] = None if value is None else value[:8]
+            heads[kid] = _NO_DUE if value is None else value[:8]
             out.append(None if value is None else value[_DUE_HEAD:])
         return out
 
@@ -953,17 +952,15 @@ class LmdbStore(FingerprintStore):
 
     def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
-        heads = self._heads if txn is self._txn else {}
+        heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
         for key, value, due in items:
             kid = _key_id(key)
             if kid != key:
                 put(kid, key, db=self._aliases)
-            indexed = heads.get(kid, _UNREAD)
-            if indexed is _UNREAD:
-                old = get(kid, db=records)
-                indexed = None if old is None else old[:8]
+            indexed = heads.get(kid)
             if indexed is None:
-                indexed = _NO_DUE
+                old = get(kid, db=records)
+                indexed = _NO_DUE if old is None else old[:8]
             # The index entry is a lower bound: it moves only when the due time moves earlier
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
@@ -989,7 +986,7 @@ class LmdbStore(FingerprintStore):
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
                 if txn is self._txn:
-                    self._heads[kid] = None
+                    self._heads[kid] = _NO_DUE
                 if old is not None:
                     n += 1
                     if old[:8] != _NO_DUE:
