@@ -13,11 +13,12 @@ import struct
 from dataclasses import replace
 
 import pytest
+from test_recrawl import _random_states  # states as policies leave them, and as read back
 
 from scrapy_simhash import _native, recrawl, schedule
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _Schedule, _schedule_of
-from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, NutchAdaptivePolicy, ScheduleState
+from scrapy_simhash.schedule import DAY, FreshnessPolicy, ScheduleState
 
 NATIVE = _native.decision()
 if NATIVE is None:
@@ -27,13 +28,6 @@ if NATIVE is None:
         "the native core is not built, or built before decision.rs (./dev test builds it where cargo exists)",
         allow_module_level=True,
     )
-
-
-@pytest.fixture
-def python_only(monkeypatch):
-    """The Python code alone (the reference)."""
-    monkeypatch.setattr(recrawl, "_NATIVE", None)
-    monkeypatch.setattr(schedule, "_NATIVE", None)
 
 
 def _bits(values):
@@ -84,26 +78,8 @@ def test_rounding_is_cpythons_round():
     assert answered > 150_000
 
 
-def _states(n: int, seed: int) -> list[ScheduleState]:
-    """States as policies leave them (unrounded floats) and as read back (rounded), long histories."""
-    rng = random.Random(seed)
-    policies = [FreshnessPolicy(), NutchAdaptivePolicy(), FixedIntervalPolicy(), FreshnessPolicy(probe_ratio=0)]
-    states = []
-    for i in range(n):
-        policy = policies[i % len(policies)]
-        now = rng.choice((0.0, 1_700_000_000.0)) + rng.uniform(0, 1e6)
-        state = None
-        for _ in range(rng.randrange(0, 25)):
-            state = policy.observe(state, now, None if state is None else rng.random() < 0.4, rng.choice((0, 3, 9, 40)))
-            now += rng.choice((rng.uniform(60, 90 * DAY), round(rng.uniform(60, DAY), 3), 3600.0))
-            if rng.random() < 0.3:
-                state = ScheduleState.from_dict(state.to_dict())
-        states.append(policy.observe(state, now, None if state is None else rng.random() < 0.5, 5))
-    return states
-
-
 def test_schedule_numbers_are_pythons():
-    states = _states(600, 2)
+    states = _random_states(600, 2)
     for state in states:
         numbers = state.native_numbers()
         assert numbers is not None
@@ -172,7 +148,7 @@ def _odd_records(record: PageRecord) -> list[PageRecord]:
 
 def test_record_codec_is_pythons(monkeypatch):
     rng = random.Random(3)
-    states = _states(200, 4)
+    states = _random_states(200, 4)
     records = [_random_record(rng, states) for _ in range(3000)]
     records += _odd_records(records[0]) + _odd_records(records[1])
 
@@ -218,7 +194,7 @@ def test_damaged_records_are_left_to_python(monkeypatch):
     """Cut, padded or flipped records: the native reader answers the Python reader's record or
     nothing (and the Python reader then raises its own error)."""
     rng = random.Random(5)
-    states = _states(50, 6)
+    states = _random_states(50, 6)
     raws = [r.to_bytes() for r in (_random_record(rng, states) for _ in range(300))]
     raws = [raw for raw in raws if raw[:1] in (b"\x02", b"\x03")]
     for raw in raws:
@@ -277,7 +253,7 @@ def _state_bits(state):
 
 def test_schedule_state_is_pythons(monkeypatch):
     record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),))
-    for state in _states(400, 8):
+    for state in _random_states(400, 8):
         _, numbers = _schedule_of(state)
         with_schedule = replace(record, schedule=numbers)
         native = recrawl._state(with_schedule)
@@ -286,7 +262,7 @@ def test_schedule_state_is_pythons(monkeypatch):
             python = recrawl._state(with_schedule)
         assert native == python and _state_bits(native) == _state_bits(python)
     # Invalid or not of format 2's types: no answer; the Python code says None or reads it its way.
-    numbers = _schedule_of(_states(1, 9)[0])[1].numbers
+    numbers = _schedule_of(_random_states(1, 9)[0])[1].numbers
     for i, value in (
         (2, 0.0),
         (2, -1.0),
