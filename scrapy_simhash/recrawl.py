@@ -386,8 +386,13 @@ class PageRecord:
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
 _VALUES = operator.attrgetter(*_FIELDS)
-#: The native record codec (``native/src/decision.rs``: the same bytes), or ``None``.
-_NATIVE = _native.decision()
+#: The native record codec (``native/src/decision.rs``: the same bytes), or ``None``. It knows these
+#: fields: a field added to PageRecord turns it off until decision.rs learns it too.
+_NATIVE_FIELDS = (
+    "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
+    "last_modified gone moved_to sketch"
+)
+_NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS else None
 
 
 def _record(cls: type[PageRecord], *values: Any) -> PageRecord:

@@ -20,6 +20,7 @@ Times are Unix seconds, rates are changes per second, change sizes are change di
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import operator
@@ -178,11 +179,12 @@ class ScheduleState:
         return state
 
 
-_NATIVE = _native.decision()
 #: ScheduleState's fields in the order of :meth:`ScheduleState.numbers`.
-_NUMBER_FIELDS = operator.attrgetter(
-    *_NUMBER_KEYS, "old_changes", "old_changed_secs", "old_unchanged_secs", "probe", "recent"
-)
+_NUMBER_NAMES = (*_NUMBER_KEYS, "old_changes", "old_changed_secs", "old_unchanged_secs", "probe", "recent")
+_NUMBER_FIELDS = operator.attrgetter(*_NUMBER_NAMES)
+#: The native numbers (``native/src/decision.rs``), for the fields it knows: a field added to
+#: ScheduleState turns it off until decision.rs learns it too.
+_NATIVE = _native.decision() if {f.name for f in dataclasses.fields(ScheduleState)} == set(_NUMBER_NAMES) else None
 
 #: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
 _BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)
