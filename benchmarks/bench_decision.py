@@ -1,6 +1,6 @@
 """Benchmark: the per-page decision (record read, check-and-add, record write) on LMDB, before and after.
 
-Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also af0a727] [--clock cpu]``
+Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also 35b6c23] [--clock cpu]``
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
@@ -20,8 +20,9 @@ Prints the median ops/s over the rounds and the ratios to before, and the time o
 ``FreshnessPolicy``'s own step (``observe`` + the record's schedule numbers) for a refetch, timed
 apart. Each page's change sketch is made before the clock runs, and a new page gets the wide
 tier's lookup as in a crawl (``--wide 0``: the k tier alone, the decision of b237202). With
-``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too (the same
-decision, another version of the code): ``+schedule`` against it. ``--clock cpu`` times each chunk
+``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too, given the
+sketch and the wide distance as ours (the same decision, another version of the code; a commit with
+the wide tier, c2731b3 or later): ``+schedule`` against it. ``--clock cpu`` times each chunk
 by this thread's CPU time (user and system) instead of the wall clock: on a shared machine the
 other processes' share of the cores then does not count.
 """
@@ -141,7 +142,7 @@ def main() -> None:
     parser.add_argument("--base", default="b237202")
     parser.add_argument("--before-src", default=None, help="where the --base code is (or goes); default: a temp dir")
     parser.add_argument(
-        "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. af0a727)"
+        "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. 35b6c23)"
     )
     parser.add_argument(
         "--no-sketch",
