@@ -47,7 +47,7 @@ def _hard_floats(rng: random.Random) -> list[float]:
     values += [k * 2.0**-s for s in range(1, 45) for k in (1, 3, 5, 7, 9, 125, 625, 3125)]  # ties at 6 digits
     values += [float(v) for v in range(1_234_505, 1_234_705, 10)] + [12_345_650.0, 0.5e-6, 1.5e-7]
     values += [3.99e12, 4e11, 3.9999e11, 4.0001e11, 4e12, 1e13, 9e15, 2.0**53, -(2.0**52) - 0.5]
-    for _ in range(30_000):
+    for _ in range(10_000):
         x = rng.choice(
             (
                 rng.uniform(0, 2e9),
@@ -75,7 +75,7 @@ def test_rounding_is_cpythons_round():
         assert _bits(numbers[:6]) == _bits([three] * 4 + [float(f"{x:.6g}"), three]), x
         assert _bits(numbers[8:12]) == _bits([four, three, three, three]), x
         assert _bits(numbers[12]) == _bits([three, three]), x
-    assert answered > 150_000
+    assert answered > 50_000
 
 
 def test_schedule_numbers_are_pythons():
