@@ -905,10 +905,10 @@ def _state(record: PageRecord) -> ScheduleState | None:
     if _DIRECT_STATE:
         if type(schedule) is _Schedule:
             if _NATIVE is not None:
-                fields = _NATIVE.schedule_state(schedule.numbers)
-                if fields is not None:  # valid, and the state's fields as the code below makes them
+                values = _NATIVE.schedule_state(schedule.numbers)
+                if values is not None:  # valid, and the state's fields as the code below makes them
                     state = object.__new__(ScheduleState)
-                    state.__dict__.update(fields)
+                    state.__dict__.update(values)
                     return state
             *head, old0, old1, old2, probe, flat = schedule.numbers
             parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)

@@ -1,6 +1,7 @@
 //! The per-page decision's bookkeeping, natively: the page record's binary codec (formats 2 and 3
-//! of `recrawl.PageRecord.to_bytes`) and the schedule's numbers as a record keeps them
-//! (`schedule.ScheduleState.numbers`: CPython's `round(x, 3)` / `round(x, 4)`).
+//! of `recrawl.PageRecord.to_bytes`), the schedule's numbers as a record keeps them
+//! (`schedule.ScheduleState.numbers`: CPython's `round(x, 3)`, `round(x, 4)` and `.6g`) and the
+//! schedule state read from them (`recrawl._state`).
 //!
 //! Each function handles the common case and answers `None` for anything else (an int where a
 //! float is expected, a 128-bit fingerprint, a record that does not parse, a number whose
