@@ -1,6 +1,6 @@
 """Benchmark: the per-page decision (record read, check-and-add, record write) on LMDB, before and after.
 
-Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also af0a727]``
+Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also 35b6c23] [--clock cpu]``
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
@@ -20,8 +20,11 @@ Prints the median ops/s over the rounds and the ratios to before, and the time o
 ``FreshnessPolicy``'s own step (``observe`` + the record's schedule numbers) for a refetch, timed
 apart. Each page's change sketch is made before the clock runs, and a new page gets the wide
 tier's lookup as in a crawl (``--wide 0``: the k tier alone, the decision of b237202). With
-``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too (the same
-decision, another version of the code): ``+schedule`` against it.
+``--also COMMIT``, that commit's ``ChangeTracker`` with its ``FreshnessPolicy`` runs too, given the
+sketch and the wide distance as ours (the same decision, another version of the code; a commit with
+the wide tier, c2731b3 or later): ``+schedule`` against it. ``--clock cpu`` times each chunk
+by this thread's CPU time (user and system) instead of the wall clock: on a shared machine the
+other processes' share of the cores then does not count.
 """
 
 from __future__ import annotations
@@ -115,7 +118,7 @@ def _flip(rng: np.random.Generator, fp: int, d: int) -> int:
     return fp
 
 
-def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float) -> float:
+def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float, clock: Any) -> float:
     """Median us of the policy's own step for a refetch of ``keys`` (their stored schedules):
     ``observe`` and the schedule's numbers for the record (``_schedule_of``: ``to_dict``'s)."""
     policy = tracker.policy
@@ -124,10 +127,10 @@ def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float
     states = [ScheduleState.from_dict(dict(r.schedule)) for r in records if r is not None and r.schedule]
     times = []
     for _ in range(5):
-        t = time.perf_counter()
+        t = clock()
         for state in states:
             _schedule_of(policy.observe(state, now, False, 0))
-        times.append((time.perf_counter() - t) / max(len(states), 1) * 1e6)
+        times.append((clock() - t) / max(len(states), 1) * 1e6)
     return median(times)
 
 
@@ -139,7 +142,7 @@ def main() -> None:
     parser.add_argument("--base", default="b237202")
     parser.add_argument("--before-src", default=None, help="where the --base code is (or goes); default: a temp dir")
     parser.add_argument(
-        "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. af0a727)"
+        "--also", default=None, help="also run this commit's ChangeTracker with its FreshnessPolicy (e.g. 35b6c23)"
     )
     parser.add_argument(
         "--no-sketch",
@@ -152,7 +155,15 @@ def main() -> None:
         default=None,
         help="the trackers' wide_distance (default: SIMHASH_WIDE_DISTANCE, as a crawl; 0: the k tier alone)",
     )
+    parser.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default="wall",
+        help="time the operations by the wall clock or by this thread's CPU time (user + system: LMDB's "
+        "writes are system time; a shared machine's other processes do not count)",
+    )
     args = parser.parse_args()
+    clock = time.thread_time if args.clock == "cpu" else time.perf_counter
 
     tmp = Path(tempfile.mkdtemp(prefix="bench-decision-"))
     src = Path(args.before_src) if args.before_src else tmp / "src"
@@ -196,8 +207,8 @@ def main() -> None:
         "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now, sketch=sketch(key)).verdict,
     }
     if args.also:
-        other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy())
-        runs[also] = lambda key, fp, now: other.observe(key, fp, now).verdict
+        other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy(), **wide)
+        runs[also] = lambda key, fp, now: other.observe(key, fp, now, sketch=sketch(key)).verdict
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}
@@ -226,16 +237,17 @@ def main() -> None:
                 shift = (c // 50) % len(labels)
                 for label in labels[shift:] + labels[:shift]:
                     fn = runs[label]
-                    t = time.perf_counter()
+                    t = clock()
                     verdicts[label].extend(fn(key, fp, when) for key, fp in chunk)
-                    secs[label] += time.perf_counter() - t
+                    secs[label] += clock() - t
             for label in labels:
                 assert verdicts[label].count(expected[name]) >= 0.99 * len(ops), (label, name, verdicts[label][:5])
                 rates.setdefault((name, label), []).append(len(ops) / secs[label])
-    policy_us = _policy_cost(scheduled, indexes["after+schedule"], [key for key, _ in new], now + 2 * DAY)
+    policy_us = _policy_cost(scheduled, indexes["after+schedule"], [key for key, _ in new], now + 2 * DAY, clock)
     gc.enable()
+    per = "ops per CPU second" if args.clock == "cpu" else "ops/s"
     print(
-        f"per-page decision, LMDB, durable=False, {args.n:,} keys, {args.rounds} rounds x {args.ops:,} ops (median ops/s)"
+        f"per-page decision, LMDB, durable=False, {args.n:,} keys, {args.rounds} rounds x {args.ops:,} ops (median {per})"
     )
     print(
         f"{'workload':<10} {'before':>10} {'after':>10} {'+fixed':>10} {'+schedule':>10} {'after/before':>13} "

@@ -263,3 +263,18 @@ def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) ->
         return None
     HTML_WALKS["native"] += 1
     return result  # type: ignore[no-any-return]
+
+
+# --------------------------------------------------------------------------- the decision's bookkeeping
+
+
+_DECISION = ("pack_record", "unpack_record", "schedule_numbers", "schedule_state")
+
+
+def decision() -> Any:
+    """The module when it has the record codec and the schedule's numbers and state
+    (``native/src/decision.rs``: :data:`_DECISION`), else ``None`` (not installed, or built before
+    them). They give the Python code's bytes, numbers and states exactly and answer ``None`` where
+    they do not handle a case; the callers (``recrawl``, ``schedule``) then run the Python code."""
+    mod = module()
+    return mod if mod is not None and all(hasattr(mod, name) for name in _DECISION) else None

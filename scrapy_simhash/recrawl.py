@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 import json
 import math
+import operator
 import struct
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from scrapy_simhash import defaults, shortcopy
+from scrapy_simhash import _native, defaults, shortcopy
 from scrapy_simhash.schedule import ScheduleColumns, ScheduleState, schedule_dict
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
@@ -178,6 +179,14 @@ class PageRecord:
         full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
         the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
         as its first byte and the sketch's bytes appended."""
+        native = _NATIVE
+        if native is not None:
+            values = _VALUES(self)
+            schedule = values[8]
+            if schedule is None or type(schedule) is _Schedule:
+                raw = native.pack_record(values, None if schedule is None else schedule.numbers)
+                if raw is not None:
+                    return raw  # type: ignore[no-any-return]
         packed = self._pack()
         if packed is None:
             return self._to_json()
@@ -270,6 +279,13 @@ class PageRecord:
     def from_bytes(cls, raw: bytes) -> PageRecord:
         """Parse :meth:`to_bytes` output (either format); :class:`ValueError` if ``raw`` is not a record."""
         if raw[:1] in (_V2_BYTE, _V3_BYTE):
+            native = _NATIVE
+            if native is not None and type(raw) is bytes:
+                values = native.unpack_record(raw)
+                if values is not None:
+                    if values[8] is not None:
+                        values = (*values[:8], _Schedule(values[8]), *values[9:])
+                    return _record(cls, *values)
             try:
                 if raw[:1] == _V2_BYTE:
                     return cls._unpack(raw, len(raw), None)
@@ -369,6 +385,14 @@ class PageRecord:
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
+_VALUES = operator.attrgetter(*_FIELDS)
+#: The native record codec (``native/src/decision.rs``: the same bytes), or ``None``. It knows these
+#: fields: a field added to PageRecord turns it off until decision.rs learns it too.
+_NATIVE_FIELDS = (
+    "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
+    "last_modified gone moved_to sketch"
+)
+_NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS else None
 
 
 def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
@@ -465,6 +489,9 @@ class _Schedule(Mapping[str, Any]):
 def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
     numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
+    numbers = state.native_numbers()
+    if numbers is not None:  # of format 2's types
+        return numbers[3], _Schedule(numbers)
     if set(map(len, state.recent)) <= _PAIR:
         numbers = state.numbers()
         flat = numbers[12]
@@ -898,6 +925,12 @@ def _state(record: PageRecord) -> ScheduleState | None:
     parts: tuple[Any, ...] | None = None
     if _DIRECT_STATE:
         if type(schedule) is _Schedule:
+            if _NATIVE is not None:
+                values = _NATIVE.schedule_state(schedule.numbers)
+                if values is not None:  # valid, and the state's fields as the code below makes them
+                    state = object.__new__(ScheduleState)
+                    state.__dict__.update(values)
+                    return state
             *head, old0, old1, old2, probe, flat = schedule.numbers
             parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
         else:

@@ -20,13 +20,17 @@ Times are Unix seconds, rates are changes per second, change sizes are change di
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from scrapy_simhash import _native
 
 __all__ = [
     "FixedIntervalPolicy",
@@ -106,6 +110,19 @@ class ScheduleState:
         ``interval``, ``next_due``, ``rate``, ``size``, ``fetches``, ``changes``, ``old_changes``,
         ``old_changed_secs``, ``old_unchanged_secs``, ``probe``, and ``recent``'s pairs one after
         the other (a tuple). :func:`schedule_dict` makes :meth:`to_dict`'s mapping of them."""
+        numbers = self.native_numbers()
+        return self._numbers() if numbers is None else numbers
+
+    def native_numbers(self) -> tuple[Any, ...] | None:
+        """:meth:`numbers` by the native core, which answers only for a state whose times and
+        sizes are floats, counts ints and ``recent`` pairs of floats (then each number is of
+        format 2's type); ``None`` otherwise, or without the native core."""
+        native = _NATIVE
+        if native is None:
+            return None
+        return native.schedule_numbers(_NUMBER_FIELDS(self))  # type: ignore[no-any-return]
+
+    def _numbers(self) -> tuple[Any, ...]:
         r3 = round_ms
         return (
             r3(self.last_fetch),
@@ -161,6 +178,13 @@ class ScheduleState:
             raise ValueError(f"not a schedule state: {data!r:.200} (negative, zero interval or non-finite value)")
         return state
 
+
+#: ScheduleState's fields in the order of :meth:`ScheduleState.numbers`.
+_NUMBER_NAMES = (*_NUMBER_KEYS, "old_changes", "old_changed_secs", "old_unchanged_secs", "probe", "recent")
+_NUMBER_FIELDS = operator.attrgetter(*_NUMBER_NAMES)
+#: The native numbers (``native/src/decision.rs``), for the fields it knows: a field added to
+#: ScheduleState turns it off until decision.rs learns it too.
+_NATIVE = _native.decision() if {f.name for f in dataclasses.fields(ScheduleState)} == set(_NUMBER_NAMES) else None
 
 #: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
 _BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)

@@ -215,10 +215,12 @@ def test_records_due_is_exact_whatever_the_due_times_did(store: FingerprintStore
             for limit in (1, 7, 1000):
                 assert store.records_due(before, limit) == [(key, when) for when, key in due[:limit]]
 
-    for step in range(12):
-        grouped = step % 3 == 2
+    for step in range(18):
+        grouped = step % 3 != 0
         if grouped:
             store.begin()
+            # read first, as a decision does (LMDB then writes them back without reading again)
+            assert store.get_records(keys[::2]) == [values.get(key) for key in keys[::2]]
         items = []
         for key in rng.sample(keys, 20):
             old = model.get(key)
@@ -238,6 +240,15 @@ def test_records_due_is_exact_whatever_the_due_times_did(store: FingerprintStore
         for key in gone:
             model.pop(key, None)
             values.pop(key, None)
+        if grouped:  # written again in the same group: deleted ones, and ones written above
+            written = [key for key, _, _ in items if key not in gone]
+            again = [
+                (key, b"s%d" % step, rng.choice((None, 0.5, 300.0, 450.0)))
+                for key in gone[:2] + rng.sample(written, 10)
+            ]
+            store.put_records(again)
+            for key, value, when in again:
+                model[key], values[key] = when, value
         check()
         if grouped:
             store.commit()

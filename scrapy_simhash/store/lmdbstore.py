@@ -359,6 +359,9 @@ class LmdbStore(FingerprintStore):
         self._layout: TableLayout | None = None
         self._tdbs: list[Any] = []
         self._txn: Any = None  # the group's write transaction
+        #: In a group: the due-index entry (``records``' first 8 bytes, ``_NO_DUE`` for no record)
+        #: of each record read or written in its transaction, so that writing it back reads nothing.
+        self._heads: dict[bytes, bytes] = {}
         self._holding = False  # this object holds the environment lock for a group
         #: Records in the current layout (due-prefixed); ``False``: an older index opened read-only.
         self._prefixed = True
@@ -620,6 +623,7 @@ class LmdbStore(FingerprintStore):
             self._holding = True
         try:
             self._txn = self._begin(True)
+            self._heads = {}
         except lmdb.Error as exc:
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
@@ -704,10 +708,14 @@ class LmdbStore(FingerprintStore):
                 return bytes(raw)
         return bytes(kid)
 
-    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, tkeys: list[bytes]) -> Probe:
+    def _buckets(self, txn: Any, tkeys: list[bytes]) -> list[bytes | None]:
+        """The bucket of each table key (``None``: empty)."""
         get = txn.get
-        parts = [b for b in (get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)) if b]
-        found, total = verify(b"".join(parts), fp, k, limit)
+        return [get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)]
+
+    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, own: list[bytes | None]) -> Probe:
+        """The lookup of ``fp`` in its buckets ``own`` (:meth:`_buckets` of its table keys)."""
+        found, total = verify(b"".join([b for b in own if b]), fp, k, limit)
         return Probe(self._hits(txn, found, exclude), total, 0 < limit < total)
 
     def _hits(self, txn: Any, found: dict[bytes, int], exclude: bytes | None) -> list[Hit]:
@@ -726,31 +734,38 @@ class LmdbStore(FingerprintStore):
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
         assert self._layout is not None
-        return self._read(self._near, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
+        return self._read(self._lookup, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
+
+    def _lookup(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, tkeys: list[bytes]) -> Probe:
+        return self._near(txn, fp, k, limit, exclude, self._buckets(txn, tkeys))
 
     def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int, wide: int) -> Probe:
         assert self._layout is not None
         tkeys = self._layout.tkeys(fp)
-        probe = self._near(txn, fp, k, limit, key, tkeys)
+        own = self._buckets(txn, tkeys)  # read once: the lookup, the wide lookup and the add use them
+        probe = self._near(txn, fp, k, limit, key, own)
         if probe.hits:
             self._remove_one(txn, key)
             return probe
         if wide > k:
-            parts = [
-                blob
-                for db, tkey, around in zip(self._tdbs, tkeys, self._layout.probe_tkeys(tkeys))
-                for _, blob in txn.cursor(db).getmulti((tkey, *around))  # one call per table
-            ]
+            parts: list[bytes] = []
+            for db, blob, around in zip(self._tdbs, own, self._layout.probe_tkeys(tkeys)):
+                if blob:
+                    parts.append(blob)
+                parts += [b for _, b in txn.cursor(db).getmulti(around)]  # one call per table
             found = wide_found(b"".join(parts), fp, k, wide, limit)
             probe = probe._replace(wide=tuple(self._hits(txn, found, key)))
-        self._add(txn, key, fp, tkeys)
+        self._add(txn, key, fp, tkeys, own)
         return probe
 
     def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         return self._write(self._check_and_add, key, fp, k, limit, wide)  # type: ignore[no-any-return]
 
-    def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False) -> None:
-        blob = txn.get(tkey, db=db)
+    def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False, blob: Any = ...) -> None:
+        """Add ``fp`` to (or ``remove`` it from) the bucket ``tkey`` of table ``db``, whose value
+        ``blob`` is read here unless given (as read in this transaction, unchanged since)."""
+        if blob is ...:
+            blob = txn.get(tkey, db=db)
         if blob is None:
             if not remove:
                 txn.put(tkey, fp, db=db)
@@ -774,13 +789,18 @@ class LmdbStore(FingerprintStore):
         elif not remove and not found:
             txn.put(tkey, blob[:off] + fp + blob[off:], db=db)
 
-    def _add(self, txn: Any, key: bytes, fp: bytes, tkeys: list[bytes] | None = None) -> None:
+    def _add(
+        self, txn: Any, key: bytes, fp: bytes, tkeys: list[bytes] | None = None, own: list[Any] | None = None
+    ) -> None:
+        """File ``fp`` as ``key``'s fingerprint; ``tkeys`` and ``own``: its table keys and their
+        buckets (:meth:`_buckets`), when the caller has them."""
         kid = _key_id(key)
         old = txn.get(kid, db=self._keys)
         if old is not None:
             if old == fp:
                 return
             self._unfile(txn, kid, bytes(old))
+            own = None  # the old fingerprint may have left one of those buckets
         elif kid != key:
             txn.put(kid, key, db=self._aliases)
         txn.put(kid, fp, db=self._keys)
@@ -788,8 +808,9 @@ class LmdbStore(FingerprintStore):
         txn.put(fp, kid, db=self._fps, dupdata=True)
         if was_empty:
             assert self._layout is not None
-            for db, tkey in zip(self._tdbs, tkeys or self._layout.tkeys(fp)):
-                self._bucket_insert(txn, db, tkey, fp)
+            tkeys = tkeys or self._layout.tkeys(fp)
+            for db, tkey, blob in zip(self._tdbs, tkeys, [...] * len(tkeys) if own is None else own):
+                self._bucket_insert(txn, db, tkey, fp, blob=blob)
 
     def _unfile(self, txn: Any, kid: bytes, fp: bytes) -> None:
         txn.delete(fp, kid, db=self._fps)
@@ -912,22 +933,34 @@ class LmdbStore(FingerprintStore):
             return self._values(txn, self._records, keys)
         get, db = txn.get, self._records
         limit = MAX_KEY_ID_SIZE
-        return [
-            None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else v[_DUE_HEAD:]
-            for key in keys
-        ]
+        if txn is not self._txn:
+            return [
+                None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else v[_DUE_HEAD:]
+                for key in keys
+            ]
+        heads = self._heads
+        out: list[bytes | None] = []
+        for key in keys:
+            kid = key if len(key) <= limit else _key_id(key)
+            value = get(kid, db=db)
+            heads[kid] = _NO_DUE if value is None else value[:8]
+            out.append(None if value is None else value[_DUE_HEAD:])
+        return out
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._record_values, keys)  # type: ignore[no-any-return]
 
     def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
+        heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
         for key, value, due in items:
             kid = _key_id(key)
             if kid != key:
                 put(kid, key, db=self._aliases)
-            old = get(kid, db=records)
-            indexed = _NO_DUE if old is None else old[:8]
+            indexed = heads.get(kid)
+            if indexed is None:
+                old = get(kid, db=records)
+                indexed = _NO_DUE if old is None else old[:8]
             # The index entry is a lower bound: it moves only when the due time moves earlier
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
@@ -937,6 +970,7 @@ class LmdbStore(FingerprintStore):
                     put(due + kid, b"", db=due_index)
                 indexed = due
             put(kid, indexed + due + value, db=records)
+            heads[kid] = indexed
 
     def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
         checked = [
@@ -951,6 +985,8 @@ class LmdbStore(FingerprintStore):
             for key in keys:
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
+                if txn is self._txn:
+                    self._heads[kid] = _NO_DUE
                 if old is not None:
                     n += 1
                     if old[:8] != _NO_DUE:
