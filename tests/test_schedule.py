@@ -310,9 +310,12 @@ def test_simulation_spends_the_same_budget_on_every_policy():
     assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
 
 
-def brute_posterior(state: ScheduleState, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+def brute_posterior(
+    state: ScheduleState, low: float, high: float, evidence: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Grid rates and their posterior for ``state``'s observations, written out as in the docstring of
-    estimate_rate (log-uniform prior: uniform over the log-spaced grid)."""
+    estimate_rate (log-uniform prior: uniform over the log-spaced grid), the likelihood raised to the
+    power ``evidence``."""
     rates = np.exp(np.linspace(math.log(low), math.log(high), 1 + round(16 * math.log10(high / low))))
     log_like = np.zeros(len(rates))
     for elapsed, size in state.recent:
@@ -320,7 +323,7 @@ def brute_posterior(state: ScheduleState, low: float, high: float) -> tuple[np.n
     if state.old_changes:
         log_like += state.old_changes * np.log(1 - np.exp(-rates * state.old_changed_secs / state.old_changes))
     log_like -= rates * state.old_unchanged_secs
-    posterior = np.exp(log_like - log_like.max())
+    posterior = np.exp(evidence * (log_like - log_like.max()))
     return rates, posterior / posterior.sum()
 
 
@@ -333,7 +336,7 @@ def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
     policy = FreshnessPolicy(**constants)
     point = FreshnessPolicy(**constants, uncertainty=False)
     state = policy.observe(policy.observe(policy.observe(None, 0.0, None), 4 * DAY, True, 10), 8 * DAY, True, 10)
-    rates, posterior = brute_posterior(state, policy.low_rate, policy.high_rate)
+    rates, posterior = brute_posterior(state, policy.low_rate, policy.high_rate, policy.evidence)
     for days in (0.5, 2.0, 6.0, 30.0):
         now = state.last_fetch + days * DAY
         expected = float(posterior @ refresh_value(rates, 1.0, days * DAY)) / policy.threshold
@@ -399,6 +402,7 @@ class _Reference(FreshnessPolicy):
                 changed.append(t)
         posterior = np.exp(
             _reference_log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+            * self.evidence
         )
         posterior /= posterior.sum()
         return posterior
