@@ -285,6 +285,9 @@ def test_bad_constants_are_refused_with_the_rule():
         NutchAdaptivePolicy(dec_rate=1.5)
     with pytest.raises(ValueError, match="size_exponent"):
         FreshnessPolicy(size_exponent=-1)
+    for evidence in (0.0, 1.5):
+        with pytest.raises(ValueError, match="0 < evidence <= 1"):
+            FreshnessPolicy(evidence=evidence)
 
 
 def test_change_of_unknown_size_counts_as_a_change_and_keeps_the_size():
@@ -348,6 +351,35 @@ def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
     late = state.last_fetch + 6 * DAY
     assert policy.priority(state, late) > 1.5 * point.priority(state, late)
     assert state.rate == pytest.approx(math.exp(posterior @ np.log(rates)), rel=1e-9)
+
+
+def test_tempered_posterior_keeps_the_slower_rates_of_a_page_seen_changed_at_long_intervals():
+    """``evidence`` < 1 raises the likelihood to that power: the posterior (brute force here) is the
+    plain one flattened, a page seen changed at long intervals and at both probes keeps more of the
+    slower rates it may have, so a later fetch of it is worth more than under plain Bayes and it is
+    due sooner; with many verdicts both posteriors settle on the same rate."""
+    constants = {"default_interval": 10 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY}
+    tempered, plain = FreshnessPolicy(**constants), FreshnessPolicy(**constants, evidence=1.0)
+    assert tempered.evidence == 0.7
+    state = plain.observe(None, 0.0, None)
+    for days in (10.0, 1.25, 2.5):  # changed at the first refetch and at both probes
+        state = plain.observe(state, state.last_fetch + days * DAY, True, 10)
+    assert state.probe == 0.0
+    rates, flat = brute_posterior(state, plain.low_rate, plain.high_rate, 0.7)
+    _, sharp = brute_posterior(state, plain.low_rate, plain.high_rate)
+    assert tempered.posterior(state) == pytest.approx(flat, rel=1e-9, abs=1e-15)
+    assert plain.posterior(state) == pytest.approx(sharp, rel=1e-9, abs=1e-15)
+    slow = rates < 1 / DAY
+    assert flat[slow].sum() > 1.3 * sharp[slow].sum()
+    later = state.last_fetch + 5 * DAY
+    assert tempered.priority(state, later) > 1.1 * plain.priority(state, later)
+    rng = random.Random(5)
+    for _ in range(200):  # a page changing every other day on average, fetched daily
+        now = state.last_fetch + DAY
+        state = plain.observe(state, now, rng.random() < -math.expm1(-0.5), 10)
+    log_rates = np.log(rates * DAY)
+    settled = [float(policy.posterior(state) @ log_rates) for policy in (tempered, plain)]
+    assert settled[0] == pytest.approx(settled[1], abs=0.1)  # within 10%
 
 
 def test_ours_due_time_is_where_the_expected_value_reaches_the_threshold():
