@@ -520,6 +520,13 @@ class FreshnessPolicy(SchedulePolicy):
     intervals changes within one 40% of the time), so a probe that saw a change is followed by
     another twice as long, up to ``probes`` in a series (an unchanged probe ends it; ``probes=1``:
     one probe); ``probe_ratio = 0`` switches probes off.
+
+    ``evidence``: the power of the likelihood in the posterior (a tempered posterior; 1: plain Bayes).
+    Below 1 the posterior stays wider than the verdicts alone would make it, so the value a fetch is
+    credited with keeps more of the rates the URL may still have: a page seen changed at a few
+    long intervals, which may change a few times a week (worth following) or hourly (not), is not
+    starved on that evidence alone. The default 0.7 was the best of 0.5-1 in the simulation
+    (benchmarks/recrawl/simulate.py).
     """
 
     def __init__(
@@ -530,14 +537,16 @@ class FreshnessPolicy(SchedulePolicy):
         probe_ratio: float = 8.0,
         probes: int = 2,
         uncertainty: bool = True,
+        evidence: float = 0.7,
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0 or probes < 1:
+        if reference_size <= 0 or size_exponent < 0 or probe_ratio < 0 or probes < 1 or not 0 < evidence <= 1:
             raise ValueError(
-                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, probes >= 1, got {reference_size}, "
-                f"{size_exponent}, {probe_ratio}, {probes}"
+                f"need reference_size > 0, size_exponent >= 0, probe_ratio >= 0, probes >= 1, 0 < evidence <= 1, got "
+                f"{reference_size}, {size_exponent}, {probe_ratio}, {probes}, {evidence}"
             )
+        self.evidence = evidence
         self.reference_size = reference_size
         self.size_exponent = size_exponent
         self.uncertainty = uncertainty
@@ -565,7 +574,8 @@ class FreshnessPolicy(SchedulePolicy):
 
     def posterior(self, state: ScheduleState) -> np.ndarray:
         """The probabilities of the URL's change rate being each of the policy's grid rates
-        (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations."""
+        (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations, the
+        likelihood raised to the power ``evidence``."""
         changed = []
         exposure = state.old_unchanged_secs
         for t, s in state.recent:
@@ -574,6 +584,8 @@ class FreshnessPolicy(SchedulePolicy):
             elif t > 0:
                 changed.append(t)
         log_like = _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+        if self.evidence != 1.0:
+            log_like *= self.evidence  # the likelihood tempered: its maximum stays 0
         posterior = np.exp(log_like, out=log_like)
         posterior /= posterior.sum()
         return posterior
@@ -664,7 +676,7 @@ class FreshnessPolicy(SchedulePolicy):
         weight = self.weight(columns.size)
         value = refresh_value(columns.rate, weight, elapsed)
         if self.uncertainty:  # rows with a history: averaged over the posterior (rows without: as above)
-            key = ("posterior", self.low_rate, self.high_rate)
+            key = ("posterior", self.low_rate, self.high_rate, self.evidence)
             posteriors = columns.derived(key, len(self._rates) + 1, self._posterior_row)
             uncertain = posteriors[:, -1] > 0
             if uncertain.any():

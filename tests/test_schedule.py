@@ -285,6 +285,9 @@ def test_bad_constants_are_refused_with_the_rule():
         NutchAdaptivePolicy(dec_rate=1.5)
     with pytest.raises(ValueError, match="size_exponent"):
         FreshnessPolicy(size_exponent=-1)
+    for evidence in (0.0, 1.5):
+        with pytest.raises(ValueError, match="0 < evidence <= 1"):
+            FreshnessPolicy(evidence=evidence)
 
 
 def test_change_of_unknown_size_counts_as_a_change_and_keeps_the_size():
@@ -310,9 +313,12 @@ def test_simulation_spends_the_same_budget_on_every_policy():
     assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
 
 
-def brute_posterior(state: ScheduleState, low: float, high: float) -> tuple[np.ndarray, np.ndarray]:
+def brute_posterior(
+    state: ScheduleState, low: float, high: float, evidence: float = 1.0
+) -> tuple[np.ndarray, np.ndarray]:
     """Grid rates and their posterior for ``state``'s observations, written out as in the docstring of
-    estimate_rate (log-uniform prior: uniform over the log-spaced grid)."""
+    estimate_rate (log-uniform prior: uniform over the log-spaced grid), the likelihood raised to the
+    power ``evidence``."""
     rates = np.exp(np.linspace(math.log(low), math.log(high), 1 + round(16 * math.log10(high / low))))
     log_like = np.zeros(len(rates))
     for elapsed, size in state.recent:
@@ -320,7 +326,7 @@ def brute_posterior(state: ScheduleState, low: float, high: float) -> tuple[np.n
     if state.old_changes:
         log_like += state.old_changes * np.log(1 - np.exp(-rates * state.old_changed_secs / state.old_changes))
     log_like -= rates * state.old_unchanged_secs
-    posterior = np.exp(log_like - log_like.max())
+    posterior = np.exp(evidence * (log_like - log_like.max()))
     return rates, posterior / posterior.sum()
 
 
@@ -333,7 +339,7 @@ def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
     policy = FreshnessPolicy(**constants)
     point = FreshnessPolicy(**constants, uncertainty=False)
     state = policy.observe(policy.observe(policy.observe(None, 0.0, None), 4 * DAY, True, 10), 8 * DAY, True, 10)
-    rates, posterior = brute_posterior(state, policy.low_rate, policy.high_rate)
+    rates, posterior = brute_posterior(state, policy.low_rate, policy.high_rate, policy.evidence)
     for days in (0.5, 2.0, 6.0, 30.0):
         now = state.last_fetch + days * DAY
         expected = float(posterior @ refresh_value(rates, 1.0, days * DAY)) / policy.threshold
@@ -345,6 +351,35 @@ def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
     late = state.last_fetch + 6 * DAY
     assert policy.priority(state, late) > 1.5 * point.priority(state, late)
     assert state.rate == pytest.approx(math.exp(posterior @ np.log(rates)), rel=1e-9)
+
+
+def test_tempered_posterior_keeps_the_slower_rates_of_a_page_seen_changed_at_long_intervals():
+    """``evidence`` < 1 raises the likelihood to that power: the posterior (brute force here) is the
+    plain one flattened, a page seen changed at long intervals and at both probes keeps more of the
+    slower rates it may have, so a later fetch of it is worth more than under plain Bayes and it is
+    due sooner; with many verdicts both posteriors settle on the same rate."""
+    constants = {"default_interval": 10 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY}
+    tempered, plain = FreshnessPolicy(**constants), FreshnessPolicy(**constants, evidence=1.0)
+    assert tempered.evidence == 0.7
+    state = plain.observe(None, 0.0, None)
+    for days in (10.0, 1.25, 2.5):  # changed at the first refetch and at both probes
+        state = plain.observe(state, state.last_fetch + days * DAY, True, 10)
+    assert state.probe == 0.0
+    rates, flat = brute_posterior(state, plain.low_rate, plain.high_rate, 0.7)
+    _, sharp = brute_posterior(state, plain.low_rate, plain.high_rate)
+    assert tempered.posterior(state) == pytest.approx(flat, rel=1e-9, abs=1e-15)
+    assert plain.posterior(state) == pytest.approx(sharp, rel=1e-9, abs=1e-15)
+    slow = rates < 1 / DAY
+    assert flat[slow].sum() > 1.3 * sharp[slow].sum()
+    later = state.last_fetch + 5 * DAY
+    assert tempered.priority(state, later) > 1.1 * plain.priority(state, later)
+    rng = random.Random(5)
+    for _ in range(200):  # a page changing every other day on average, fetched daily
+        now = state.last_fetch + DAY
+        state = plain.observe(state, now, rng.random() < -math.expm1(-0.5), 10)
+    log_rates = np.log(rates * DAY)
+    settled = [float(policy.posterior(state) @ log_rates) for policy in (tempered, plain)]
+    assert settled[0] == pytest.approx(settled[1], abs=0.1)  # within 10%
 
 
 def test_ours_due_time_is_where_the_expected_value_reaches_the_threshold():
@@ -399,6 +434,7 @@ class _Reference(FreshnessPolicy):
                 changed.append(t)
         posterior = np.exp(
             _reference_log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+            * self.evidence
         )
         posterior /= posterior.sum()
         return posterior

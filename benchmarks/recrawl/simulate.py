@@ -18,7 +18,7 @@ vectorised ``priorities`` at every step):
 * fixed interval: every URL every ``1 / budget`` days (``FixedIntervalPolicy``);
 * Nutch + MD5: ``NutchAdaptivePolicy`` told "changed" when the raw bytes changed (real change or noise);
 * Nutch + verdicts: the same, told our change verdict (real changes only);
-* ours: ``FreshnessPolicy`` with its defaults (values averaged over each URL's posterior rate from
+* ours: ``FreshnessPolicy`` with its defaults (values averaged over each URL's tempered posterior rate from
   its verdicts, probes, change sizes as weights, ``size_exponent`` 0.5); "ours, no sizes": the same
   with ``size_exponent`` 0; "ours, point rates": ours valued at the posterior geometric mean rate
   alone (``uncertainty=False``, the policy before values were averaged over the posterior);
