@@ -123,6 +123,11 @@ def build_site(root: Path, n_pages: int, seed: int = 7) -> int:
     en = _en_chunks(n_pages - n_dup - len(zh))
     texts = [("zh", t) for t in zh] + [("en", t) for t in en]
     originals = len(texts)
+    if originals < n_pages - n_dup:
+        print(
+            f"note: the text pool gives {originals:,} distinct texts; the other {n_pages - originals:,} pages "
+            "are copies of them under the second template (near-duplicates)"
+        )
     for _ in range(n_pages - originals):  # near-duplicates: the same text under the other template
         texts.append(("dup", texts[rng.randrange(originals)][1]))
     nav = "".join(f"<a href='/list/{i}.html'>Section {i}</a> " for i in range(5))
