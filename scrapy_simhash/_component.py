@@ -110,6 +110,7 @@ class _IndexComponent:
             change_similarity=self.config.change_similarity,
             wide_distance=self.config.wide_distance,
             wide_similarity=self.config.wide_similarity,
+            near_similarity=self.config.near_similarity,
             history_size=self.config.history_size,
             policy=self.config.policy,
             clock=self.config.clock,

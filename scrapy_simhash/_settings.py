@@ -72,6 +72,7 @@ class SimhashConfig:
     change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY
     wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE
     wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY
+    near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -272,6 +273,7 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         wide_similarity=_get_float(
             settings, "SIMHASH_WIDE_SIMILARITY", lambda x: 0 < x <= 1, "it must be a number above 0 and at most 1"
         ),
+        near_similarity=_get_share(settings, "SIMHASH_NEAR_SIMILARITY"),
     )
 
 

@@ -30,6 +30,10 @@ SIMHASH_MAX_DISTANCE = 3
 #: at least SIMHASH_WIDE_SIMILARITY (``simhash/duplicate/wide``). 0 (or <= SIMHASH_MAX_DISTANCE): off.
 SIMHASH_WIDE_DISTANCE = 12
 SIMHASH_WIDE_SIMILARITY = 0.75
+#: A page within SIMHASH_MAX_DISTANCE of a kept page is its near-duplicate only when their change
+#: sketches do not disagree: when both fill at least half of their slots and estimate a Jaccard
+#: similarity under this, the page is kept (``simhash/kept/unlike``). 0: off.
+SIMHASH_NEAR_SIMILARITY = 0.6
 
 #: Index layout: the fingerprint is split into this many blocks (> SIMHASH_MAX_DISTANCE).
 #: ``None``: the index's default layout for SIMHASH_MAX_DISTANCE.

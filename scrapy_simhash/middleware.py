@@ -356,6 +356,14 @@ class SimhashSpiderMiddleware(_IndexComponent):
             elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
                 # beyond max_distance: a short page's copy (shortcopy), else the wide tier's
                 self._inc("simhash/duplicate/short_copy" if page.fallback == "short" else "simhash/duplicate/wide")
+            if verdict.unlike is not None:
+                self._inc("simhash/kept/unlike")  # within max_distance of a page its sketch disagrees with
+                logger.debug(
+                    "Kept %(key)s: within SIMHASH_MAX_DISTANCE of %(unlike)s, but their change sketches "
+                    "are under SIMHASH_NEAR_SIMILARITY alike",
+                    {"key": key, "unlike": verdict.unlike},
+                    extra={"spider": self._spider},
+                )
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(

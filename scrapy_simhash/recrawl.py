@@ -551,8 +551,10 @@ def _text(value: Any) -> str | None:
 class Verdict(NamedTuple):
     """The decision on one fetched page: ``verdict`` (one of :data:`VERDICTS`), its fingerprint,
     the distance (to the duplicated page, or the change distance to the URL's previous
-    fingerprint), the key it duplicates, the record now stored, and whether an unreadable stored
-    record was replaced (the caller counts that as a store error)."""
+    fingerprint), the key it duplicates, the record now stored, whether an unreadable stored
+    record was replaced (the caller counts that as a store error), and ``unlike``: the key of a
+    page within the index's ``max_distance`` that this one was kept beside because their change
+    sketches disagree (see ``near_similarity``), else ``None``."""
 
     verdict: str
     fp: int
@@ -560,6 +562,7 @@ class Verdict(NamedTuple):
     duplicate_of: str | None = None
     record: PageRecord | None = None
     replaced_unreadable: bool = False
+    unlike: str | None = None
 
 
 class Plan(NamedTuple):
@@ -618,6 +621,13 @@ class ChangeTracker:
         sketches' similarity is at least ``wide_similarity`` (`SIMHASH_WIDE_SIMILARITY`); the most
         similar such candidate wins (then the nearest, then the smallest key). The page's
         fingerprint then leaves the index, as after a drop within ``max_distance``.
+    :param near_similarity: a drop within ``max_distance`` needs the change sketches to agree too
+        (`SIMHASH_NEAR_SIMILARITY`; 0: off): when both pages' sketches fill at least
+        :data:`WIDE_MIN_SLOTS` slots (the candidate's record holding the sketch of its indexed
+        fingerprint) and their similarity is under this, the candidate is no evidence (two
+        different pages whose main content is a shared part, such as the option list of two
+        commands' manual pages); the nearest candidate that is evidence, or has no such sketch,
+        is the match, and with none the page is kept (``Verdict.unlike``).
     """
 
     def __init__(
@@ -631,6 +641,7 @@ class ChangeTracker:
         change_similarity: float = defaults.SIMHASH_CHANGE_SIMILARITY,
         wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE,
         wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY,
+        near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
@@ -640,9 +651,12 @@ class ChangeTracker:
             raise ValueError(f"wide_distance ({wide_distance!r}) is invalid: it must be an int >= 0 (0: off)")
         if not 0.0 < wide_similarity <= 1.0:
             raise ValueError(f"wide_similarity ({wide_similarity!r}) is invalid: it must be above 0 and at most 1")
+        if not 0.0 <= near_similarity <= 1.0:
+            raise ValueError(f"near_similarity ({near_similarity!r}) is invalid: it must be between 0 (off) and 1")
         self.index = index
         self.wide_distance = wide_distance
         self.wide_similarity = wide_similarity
+        self.near_similarity = near_similarity
         self.change_threshold = change_threshold
         self.change_similarity = change_similarity
         self.history_size = history_size
@@ -683,14 +697,16 @@ class ChangeTracker:
         its own (:mod:`scrapy_simhash.shortcopy`: a print view)."""
         index = self.index
         now = self.clock() if now is None else now
-        distance = duplicate_of = None
+        distance = duplicate_of = unlike = None
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch():
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
-                match = self._check_and_add(key, fp, sketch, fallback, content_key, visible) if may_match else None
+                match = None
+                if may_match:
+                    match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                 if match is None:
                     verdict = NEW
                 else:
@@ -719,7 +735,7 @@ class ChangeTracker:
                     verdict = CHANGED
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
-                    match = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
+                    match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 first_seen = record.first_seen
@@ -750,7 +766,7 @@ class ChangeTracker:
                 sketch,
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
-        return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None)
+        return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None, unlike)
 
     def _check_and_add(
         self,
@@ -760,38 +776,72 @@ class ChangeTracker:
         fallback: str | None,
         content_key: int | None = None,
         visible: str = "",
-    ) -> Match | None:
-        """The near-duplicate decision: a match within the index's ``max_distance``, else the
-        wide tier's (see ``wide_distance``) or, for a short page, the kept short page it is a copy
-        of (``shortcopy``), after which ``key``'s fingerprint leaves the index."""
+    ) -> tuple[Match | None, str | None]:
+        """The near-duplicate decision: a match within the index's ``max_distance`` whose change
+        sketch does not disagree (``near_similarity``), else the wide tier's (see
+        ``wide_distance``) or, for a short page, the kept short page it is a copy of
+        (``shortcopy``), after which ``key``'s fingerprint leaves the index. Also returns the key
+        of the nearest page within ``max_distance`` that was no evidence (``Verdict.unlike``)."""
         index = self.index
         if fallback == "short" and content_key is not None:
-            match = index.check_and_add(key, fp)
+            match = index.check_and_add(key, fp)  # an exact hash: equal token sequences
             if match is None:
                 match = shortcopy.find_copy(index, key, fp, content_key, visible)
                 if match is not None:
                     index.remove(key)  # a duplicate: the same state as after any drop
-            return match
+            return match, None
         wide = self.wide_distance
         if wide <= index.max_distance or fallback is not None or sketch is None or filled(sketch) < WIDE_MIN_SLOTS:
-            return index.check_and_add(key, fp)
+            return self._with_evidence(key, fp, index.check_and_add(key, fp), sketch)
         match, candidates = index.check_and_add_wide(key, fp, wide)
-        if match is not None or not candidates:
-            return match
+        if match is not None:
+            return self._with_evidence(key, fp, match, sketch)
         best, best_similarity = None, 0.0
-        for candidate, raw in zip(candidates, index.get_records([c.key for c in candidates])):
-            record = PageRecord.parse(raw)
-            if record is None or record.last_fp != candidate.fp:
-                continue  # no sketch of the content its fingerprint was made of
-            other = record.sketch
-            if other is None or len(other) != SKETCH_BYTES or filled(other) < WIDE_MIN_SLOTS:
-                continue
-            s = similarity(sketch, other)
+        for candidate, other in self._sketches(candidates):
+            s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
             if s >= self.wide_similarity and s > best_similarity:
                 best, best_similarity = candidate, s
         if best is not None:
             index.remove(key)  # a duplicate: the same state as after a drop within max_distance
-        return best
+        return best, None
+
+    def _sketches(self, candidates: list[Match]) -> Iterator[tuple[Match, bytes]]:
+        """Each candidate with the change sketch of its indexed content, where its record holds
+        one that fills at least :data:`WIDE_MIN_SLOTS` slots (one batched record read)."""
+        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
+            record = PageRecord.parse(raw)
+            if record is None or record.last_fp != candidate.fp:
+                continue  # no sketch of the content its fingerprint was made of
+            other = record.sketch
+            if other is not None and len(other) == SKETCH_BYTES and filled(other) >= WIDE_MIN_SLOTS:
+                yield candidate, other
+
+    def _with_evidence(
+        self, key: str, fp: int, match: Match | None, sketch: bytes | None
+    ) -> tuple[Match | None, str | None]:
+        """``match`` (check-and-add's, within ``max_distance``) when the change sketches are
+        evidence for it (see ``near_similarity``), else the nearest other page within
+        ``max_distance`` that is; with none, ``key`` keeps ``fp`` in the index and the first
+        candidate's key is returned beside ``None``."""
+        threshold = self.near_similarity
+        if (
+            match is None
+            or not threshold
+            or sketch is None
+            or len(sketch) != SKETCH_BYTES
+            or filled(sketch) < WIDE_MIN_SLOTS
+        ):
+            return match, None
+        candidates, unlike = [match], set[str]()
+        for nearest_only in (True, False):
+            unlike |= {c.key for c, other in self._sketches(candidates) if similarity(sketch, other) < threshold}
+            for candidate in candidates:
+                if candidate.key not in unlike:
+                    return candidate, None  # check-and-add has not stored fp: a drop as it is
+            if nearest_only:  # the nearest is no evidence: the others within max_distance, nearest first
+                candidates = [c for c in self.index.near(fp, exclude=key) if c.key not in unlike]
+        self.index.add(key, fp)  # kept: check-and-add found a match and did not store it
+        return None, match.key
 
     def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
         """Whether the change sketches of two fetches say the body changed (``False`` when either

@@ -150,9 +150,47 @@ def test_middleware_counts_a_change_seen_by_the_sketch(make_mw):
 
 
 @pytest.mark.parametrize("value", [-0.1, 1.5, "x", True])
-def test_change_similarity_setting_is_validated(make_mw, value):
-    with pytest.raises(ValueError, match="SIMHASH_CHANGE_SIMILARITY"):
-        make_mw(SIMHASH_CHANGE_SIMILARITY=value)
+@pytest.mark.parametrize("name", ["SIMHASH_CHANGE_SIMILARITY", "SIMHASH_NEAR_SIMILARITY"])
+def test_similarity_settings_are_validated(make_mw, name, value):
+    with pytest.raises(ValueError, match=name):
+        make_mw(**{name: value})
+
+
+#: Two option lists that share no line: pages with one article and either list have one
+#: fingerprint (the article) and change sketches ~0.2 alike (the lists are most of their text).
+OPTIONS_A = [
+    f"flag {w}{i} enables the {w} mode for stage {w}"
+    for i, w in enumerate("amber basil cedar dune ember fern grove heath iris jade kelp larch moss nettle olive".split())
+]
+OPTIONS_B = [
+    f"switch {w}{i} turns the {w} engine into state {w}"
+    for i, w in enumerate("apple birch clover daisy elm fig ginger hazel ivy juniper kale lotus mint nutmeg oak".split())
+]
+
+
+def test_middleware_keeps_a_page_whose_sketch_disagrees_with_its_match(make_mw):
+    """Two pages whose fingerprinted part is one shared article but whose other content differs
+    (two commands' manual pages sharing an option list, the other way round): within k, yet no
+    near-duplicates (simhash/kept/unlike); a true copy of either is still dropped."""
+    mw = make_mw()
+    first = make_response("https://docs.example.com/a.html", options_page(OPTIONS_A))
+    other = make_response("https://docs.example.com/b.html", options_page(OPTIONS_B))
+    run(mw, first)
+    assert run(mw, other, [{"b": 1}]) == [{"b": 1}]
+    assert first.meta["simhash_fp"] == other.meta["simhash_fp"]  # distance 0: only the sketch tells them apart
+    assert other.meta["simhash_verdict"] == "new" and other.meta["simhash_duplicate_of"] is None
+    copy = make_response("https://mirror.example.com/b.html", options_page(OPTIONS_B, stamp="2025-02-02"))
+    assert run(mw, copy, [{"c": 1}]) == []
+    assert (copy.meta["simhash_verdict"], copy.meta["simhash_duplicate_of"]) == ("near_duplicate", other.url)
+    stats = mw.crawler.stats
+    assert stats.get_value("simhash/kept/unlike") == 1 and stats.get_value("simhash/new") == 2
+    run(mw, make_response(other.url, options_page(OPTIONS_B)))  # refetched: unchanged, not unlike again
+    assert stats.get_value("simhash/unchanged") == 1 and stats.get_value("simhash/kept/unlike") == 1
+    off = make_mw(SIMHASH_NEAR_SIMILARITY=0, SIMHASH_DIR=str(mw.path.parent.parent / "off"))
+    run(off, make_response(first.url, options_page(OPTIONS_A)))
+    again = make_response(other.url, options_page(OPTIONS_B))
+    run(off, again)
+    assert (again.meta["simhash_verdict"], again.meta["simhash_distance"]) == ("near_duplicate", 0)
 
 
 def test_short_page_sketch_covers_its_content_not_its_chrome():

@@ -93,20 +93,31 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
     bases = [np.array([rng.randint(1, 65535) for _ in range(SLOTS)]) for _ in range(4)]
     sparse = np.array([rng.randint(1, 65535) if i < 20 else 0 for i in range(SLOTS)])
     sketches = [_sketch(rng, sparse if rng.random() < 0.1 else rng.choice(bases)) for _ in fps]
-    for wide in (WIDE, 0):
-        index = SimhashIndex(kind.make(tmp_path / f"t{wide}"), max_distance=K, max_candidates=0)
-        tracker = ChangeTracker(index, wide_distance=wide, wide_similarity=0.75)
+    for wide, near in ((WIDE, 0.6), (0, 0.6), (WIDE, 0.0)):
+        index = SimhashIndex(kind.make(tmp_path / f"t{wide}-{near}"), max_distance=K, max_candidates=0)
+        tracker = ChangeTracker(index, wide_distance=wide, wide_similarity=0.75, near_similarity=near)
         kept: dict[str, tuple[int, bytes]] = {}
-        outcomes = {NEW: 0, "k": 0, "wide": 0}
+        outcomes = {NEW: 0, "k": 0, "wide": 0, "unlike": 0, "not_nearest": 0}
         for i, (fp, sk) in enumerate(zip(fps, sketches)):
             key = f"https://example.com/{i}"
             verdict = tracker.observe(key, fp, now=1000.0 + i, sketch=sk)
             dist = {kk: (f ^ fp).bit_count() for kk, (f, _) in kept.items()}
             hits = sorted((d, kk) for kk, d in dist.items() if d <= K)
+            # within k, a candidate is no evidence when both sketches are filled and under `near` alike
+            evidence = [
+                (d, kk)
+                for d, kk in hits
+                if not (
+                    near
+                    and min(filled(sk), filled(kept[kk][1])) >= WIDE_MIN_SLOTS
+                    and similarity(sk, kept[kk][1]) < near
+                )
+            ]
             expected: tuple[str, str | None, int | None] = (NEW, None, None)
-            if hits:
-                expected = (NEAR_DUPLICATE, hits[0][1], hits[0][0])
-            elif wide and filled(sk) >= WIDE_MIN_SLOTS:
+            if evidence:
+                expected = (NEAR_DUPLICATE, evidence[0][1], evidence[0][0])
+                outcomes["not_nearest"] += evidence[0] != hits[0]
+            elif not hits and wide and filled(sk) >= WIDE_MIN_SLOTS:
                 best = None
                 for d, kk in sorted((d, kk) for kk, d in dist.items() if K < d <= wide):
                     f, other = kept[kk]
@@ -119,14 +130,18 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
                 if best is not None:
                     expected = (NEAR_DUPLICATE, best[1], best[2])
             assert (verdict.verdict, verdict.duplicate_of, verdict.distance) == expected, i
+            assert verdict.unlike == (hits[0][1] if hits and not evidence else None), i
             if expected[0] == NEW:
                 kept[key] = (fp, sk)
                 outcomes[NEW] += 1
+                outcomes["unlike"] += bool(hits)
             else:
                 outcomes["k" if expected[2] <= K else "wide"] += 1
             assert index.get(key) == (fp if expected[0] == NEW else None)
         assert outcomes[NEW] > 50 and outcomes["k"] > 20
         assert (outcomes["wide"] > 10) == bool(wide)
+        assert (outcomes["unlike"] > 5) == bool(near)
+        assert (outcomes["not_nearest"] > 0) == bool(near), outcomes
         index.close()
 
 

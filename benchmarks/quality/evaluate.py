@@ -435,7 +435,8 @@ def defaults_note() -> str:
     from scrapy_simhash import defaults
 
     return (
-        f"k = {defaults.SIMHASH_MAX_DISTANCE}, or the wide tier: distance <= {defaults.SIMHASH_WIDE_DISTANCE} "
+        f"k = {defaults.SIMHASH_MAX_DISTANCE} unless the change sketches are under {defaults.SIMHASH_NEAR_SIMILARITY} "
+        f"alike, or the wide tier: distance <= {defaults.SIMHASH_WIDE_DISTANCE} "
         f"in reach of the lookup, sketch similarity >= {defaults.SIMHASH_WIDE_SIMILARITY}"
     )
 

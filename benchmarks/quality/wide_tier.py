@@ -65,14 +65,26 @@ def page_facts(ps: bp.PairSet, fper: Fingerprinter) -> dict[str, tuple[int, str 
 Facts = tuple[int, str | None, bytes | None]
 
 
+def _unlike(a: Facts, b: Facts) -> bool:
+    """Whether two pages within k are no near-duplicates by ``SIMHASH_NEAR_SIMILARITY``: neither a
+    short page, both change sketches fill ``WIDE_MIN_SLOTS`` slots and are less alike than it."""
+    sa, sb = a[2], b[2]
+    if "short" in (a[1], b[1]) or not defaults.SIMHASH_NEAR_SIMILARITY or sa is None or sb is None:
+        return False
+    if min(filled(sa), filled(sb)) < WIDE_MIN_SLOTS:
+        return False
+    return similarity(sa, sb) < defaults.SIMHASH_NEAR_SIMILARITY
+
+
 def product_duplicate(a: Facts | None, b: Facts | None, layout: TableLayout) -> tuple[bool, int]:
     """The product's near-duplicate decision on two pages (``ChangeTracker`` with the default
-    settings): ``(duplicate, distance)``, within k or by the wide tier."""
+    settings): ``(duplicate, distance)``, within k when the change sketches do not disagree, or
+    by the wide tier."""
     if a is None or b is None:
         return False, 99
     d = (a[0] ^ b[0]).bit_count()
     if d <= K:
-        return True, d
+        return not _unlike(a, b), d
     if not K < d <= defaults.SIMHASH_WIDE_DISTANCE or a[1] is not None or b[1] is not None:
         return False, d
     sa, sb = a[2], b[2]
