@@ -160,11 +160,15 @@ def test_similarity_settings_are_validated(make_mw, name, value):
 #: fingerprint (the article) and change sketches ~0.2 alike (the lists are most of their text).
 OPTIONS_A = [
     f"flag {w}{i} enables the {w} mode for stage {w}"
-    for i, w in enumerate("amber basil cedar dune ember fern grove heath iris jade kelp larch moss nettle olive".split())
+    for i, w in enumerate(
+        "amber basil cedar dune ember fern grove heath iris jade kelp larch moss nettle olive".split()
+    )
 ]
 OPTIONS_B = [
     f"switch {w}{i} turns the {w} engine into state {w}"
-    for i, w in enumerate("apple birch clover daisy elm fig ginger hazel ivy juniper kale lotus mint nutmeg oak".split())
+    for i, w in enumerate(
+        "apple birch clover daisy elm fig ginger hazel ivy juniper kale lotus mint nutmeg oak".split()
+    )
 ]
 
 
