@@ -796,6 +796,8 @@ class ChangeTracker:
         match, candidates = index.check_and_add_wide(key, fp, wide)
         if match is not None:
             return self._with_evidence(key, fp, match, sketch)
+        if not candidates:
+            return None, None
         best, best_similarity = None, 0.0
         for candidate, other in self._sketches(candidates):
             s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
