@@ -112,6 +112,27 @@ SITES = [
     # rust-doc is 500 MB installed: two slices of it, the book and the standard library's API pages.
     Site("rust-book", "rust-doc", "/usr/share/doc/rust-doc/html/book", "index.html", "mdBook", "en"),
     Site("rust-std", "rust-doc", "/usr/share/doc/rust-doc/html/std", "index.html", "rustdoc", "en"),
+    # Added after the extraction was done, to check it on sites it was not tuned on.
+    Site(
+        "postgresql",
+        "postgresql-doc-15",
+        "/usr/share/doc/postgresql-doc-15/html",
+        "index.html",
+        "DocBook (SGML)",
+        "en",
+        max_pages=300,
+    ),
+    # The Apache manual in 11 languages (untranslated pages are English copies), from the English start page.
+    Site(
+        "apache",
+        "apache2-doc",
+        "/usr/share/doc/apache2-doc/manual",
+        "en/index.html",
+        "Apache XSLT",
+        "en",
+        max_pages=300,
+    ),
+    Site("cmake", "cmake-doc", "/usr/share/doc/cmake-doc/html", "index.html", "Sphinx", "en"),
 ]
 
 
