@@ -104,17 +104,7 @@ class _IndexComponent:
             store.destroy()  # only deletes what is an index of this store type
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
-        self.tracker = ChangeTracker(
-            self.index,
-            change_threshold=self.config.change_threshold,
-            change_similarity=self.config.change_similarity,
-            wide_distance=self.config.wide_distance,
-            wide_similarity=self.config.wide_similarity,
-            near_similarity=self.config.near_similarity,
-            history_size=self.config.history_size,
-            policy=self.config.policy,
-            clock=self.config.clock,
-        )
+        self.tracker = ChangeTracker(self.index, **self.config.tracker_kwargs())
         self._log_opened(spider, self.index)
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:

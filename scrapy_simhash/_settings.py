@@ -88,6 +88,19 @@ class SimhashConfig:
             kwargs["max_candidates"] = self.max_candidates
         return kwargs
 
+    def tracker_kwargs(self) -> dict[str, Any]:
+        """Keyword arguments for :class:`~scrapy_simhash.recrawl.ChangeTracker`."""
+        return {
+            "change_threshold": self.change_threshold,
+            "change_similarity": self.change_similarity,
+            "wide_distance": self.wide_distance,
+            "wide_similarity": self.wide_similarity,
+            "near_similarity": self.near_similarity,
+            "history_size": self.history_size,
+            "policy": self.policy,
+            "clock": self.clock,
+        }
+
     def spider_dir(self, spider: Spider) -> Path:
         """The spider's index directory: ``data_path(SIMHASH_DIR) / spider.name``."""
         from scrapy.utils.project import data_path

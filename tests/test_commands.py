@@ -157,11 +157,39 @@ def test_explain_a_url_and_a_file(base_settings, capsys, tmp_path, site):
     assert out["distance"] == hamming(int(first["fp"], 16), int(second["fp"], 16))
     weights = dict(first["top_features"])
     assert all(w > 0 for w in weights.values())
+    # the same article under another template: what a crawl would drop, and why
+    assert (out["verdict"], out["why"]) == ("near_duplicate", "within SIMHASH_MAX_DISTANCE (3) of the first page")
+    assert out["sketch_similarity"] >= 0.9 and first["fallback"] is None
     out = json.loads(out_of(capsys, base_settings, "explain", f"{site}/harbour", f"{site}/orchard", "--json"))
     assert out["distance"] > 3 and out["only_in_first"] and out["only_in_second"]
     assert {f for f, _ in out["only_in_first"]}.isdisjoint(f for f, _ in out["only_in_second"])
+    assert (out["verdict"], out["why"]) == ("new", "not a near-duplicate of the first page")
+    assert out["sketch_similarity"] < 0.1
     assert invoke(base_settings, "explain", str(tmp_path / "none.html")) == 1
     assert "could not read" in capsys.readouterr().err
+
+
+def test_explain_decides_as_the_crawl_does(base_settings, capsys, tmp_path):
+    """explain's fingerprint is the crawl's (a short page's exact hash covers its whole visible
+    text), and its verdict follows the crawl's settings: two pages whose fingerprinted part is
+    one article but whose other content differs are kept by SIMHASH_NEAR_SIMILARITY, dropped
+    with it off."""
+    from test_sketch import OPTIONS_A, OPTIONS_B, options_page
+
+    short = tmp_path / "short.html"
+    short.write_text("<html><head><title>Hours</title></head><body><nav>Home News</nav><p>Open at nine.</p></body></html>")
+    out = json.loads(out_of(capsys, base_settings, "explain", str(short), "--json"))
+    assert out["pages"][0]["fallback"] == "short"
+    assert int(out["pages"][0]["fp"], 16) == Fingerprinter().fingerprint_page(short.read_bytes()).fp
+    a, b = tmp_path / "a.html", tmp_path / "b.html"
+    a.write_text(options_page(OPTIONS_A))
+    b.write_text(options_page(OPTIONS_B))
+    out = json.loads(out_of(capsys, base_settings, "explain", str(a), str(b), "--json"))
+    assert out["distance"] == 0 and out["sketch_similarity"] < 0.6
+    assert out["verdict"] == "new" and "SIMHASH_NEAR_SIMILARITY (0.6)" in out["why"]
+    off = {**base_settings, "SIMHASH_NEAR_SIMILARITY": 0}
+    out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
+    assert (out["verdict"], out["distance"]) == ("near_duplicate", 0)
 
 
 def _tracked_index(path: Path, now: float) -> SimhashIndex:

@@ -344,7 +344,7 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     if command == "explain":
         if len(ns.sources) > 2:
             raise CommandError("explain takes one or two pages", EXIT_USAGE)
-        print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top), out, ns.json)
+        print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
         return
     if command == "dedup":
         _dedup(target, ns, out)

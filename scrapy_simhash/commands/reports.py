@@ -18,11 +18,13 @@ from scrapy_simhash._component import canonical_key
 from scrapy_simhash.fingerprint import hamming
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
 from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.sketch import similarity
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash._settings import SimhashConfig
+    from scrapy_simhash.fingerprint import Fingerprinter, PageFingerprint
     from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.schedule import SchedulePolicy
 
@@ -298,17 +300,20 @@ def parse_duration(text: str) -> float:
 # -- explain ---------------------------------------------------------------------------------
 
 
-def fingerprint_page(fingerprinter: Fingerprinter, html: str | bytes, content_type: str | None) -> dict[str, Any]:
+def fingerprint_page(
+    fingerprinter: Fingerprinter, html: str | bytes, content_type: str | None, url: str | None = None
+) -> dict[str, Any]:
     """What the crawl fingerprints on a page: the title and text (``extract.extract``), the
-    weighted features and the fingerprint (``Fingerprinter.fingerprint_document``). The one place
-    that calls the fingerprinting API for ``explain``."""
+    weighted features, and the fingerprint with its evidence (``Fingerprinter.fingerprint_page``,
+    as the middleware calls it: a short page's exact hash covers its whole visible text). The one
+    place that calls the fingerprinting API for ``explain``."""
     from scrapy_simhash.extract import extract
 
-    doc = extract(html, content_type=content_type, main_content=fingerprinter.main_content)
-    fp = fingerprinter.fingerprint_document(doc)
+    page = fingerprinter.fingerprint_page(html, url, content_type=content_type)
+    doc = extract(html, url=url, content_type=content_type, main_content=fingerprinter.main_content)
     text = doc.text[: fingerprinter.max_chars] if fingerprinter.max_chars else doc.text
     weights = fingerprinter._extractor.extract(text, doc.title).weights
-    return {"title": doc.title, "text": doc.text, "fp": fp, "weights": weights}
+    return {"title": doc.title, "text": doc.text, "fp": page.fp, "weights": weights, "page": page}
 
 
 def _load(source: str, timeout: float = 30.0) -> tuple[bytes, str | None]:
@@ -337,23 +342,29 @@ def _top(weights: dict[str, float], keys: Any, n: int) -> list[list[Any]]:
     return [[f, round(weights[f], 3)] for f in sorted(keys, key=lambda f: (-weights[f], f))[:n]]
 
 
-def explain(fingerprinter: Fingerprinter, sources: list[str], top: int = 20) -> dict[str, Any]:
-    """For each page: the title and text fingerprinted, the heaviest features, the fingerprint;
-    for two pages also their distance and the heaviest features only one of them has."""
+def explain(
+    fingerprinter: Fingerprinter, sources: list[str], top: int = 20, config: SimhashConfig | None = None
+) -> dict[str, Any]:
+    """For each page: the title and text fingerprinted, the heaviest features, the fingerprint and
+    its fallback; for two pages also their distance, their change sketches' similarity, the
+    heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
+    settings decides on the second page after the first (:func:`pair_verdict`)."""
     from scrapy_simhash.fingerprint import EmptyTextError
 
-    pages = []
+    pages, evidence = [], []
     for source in sources:
         body, content_type = _load(source)
         try:
-            page = fingerprint_page(fingerprinter, body, content_type)
+            page = fingerprint_page(fingerprinter, body, content_type, _url_of(source))
         except EmptyTextError:
             raise CommandError(f"{source} has no text to fingerprint") from None
         weights = page["weights"]
+        evidence.append(page["page"])
         pages.append(
             {
                 "source": source,
                 "fp": _hex(page["fp"], fingerprinter.bits),
+                "fallback": page["page"].fallback,
                 "features": len(weights),
                 "top_features": _top(weights, weights, top),
                 "title": page["title"],
@@ -364,13 +375,72 @@ def explain(fingerprinter: Fingerprinter, sources: list[str], top: int = 20) -> 
     out: dict[str, Any] = {"pages": pages}
     if len(pages) == 2:
         a, b = (p.pop("_weights") for p in pages)
-        distance = hamming(int(pages[0]["fp"], 16), int(pages[1]["fp"], 16))
+        distance = hamming(evidence[0].fp, evidence[1].fp)
+        first, second = evidence
         out.update(
             distance=distance,
             similarity=round(100 * (1 - distance / fingerprinter.bits), 1),
-            only_in_first=_top(a, a.keys() - b.keys(), top),
-            only_in_second=_top(b, b.keys() - a.keys(), top),
+            sketch_similarity=(
+                None
+                if first.sketch is None or second.sketch is None
+                else round(similarity(first.sketch, second.sketch), 3)
+            ),
         )
+        out.update(pair_verdict(sources, evidence, fingerprinter.bits, config))
+        out.update(only_in_first=_top(a, a.keys() - b.keys(), top), only_in_second=_top(b, b.keys() - a.keys(), top))
     for page in pages:
         page.pop("_weights", None)
     return out
+
+
+def _url_of(source: str) -> str | None:
+    return source if source.startswith(("http://", "https://")) else None
+
+
+def pair_verdict(
+    sources: list[str], pages: list[PageFingerprint], bits: int, config: SimhashConfig | None = None
+) -> dict[str, str]:
+    """``{"verdict", "why"}``: the verdict a crawl gives the second page after the first, by the
+    product's own decision (a :class:`ChangeTracker` with ``config``'s settings over an index in
+    memory): within ``SIMHASH_MAX_DISTANCE``, the change sketches' agreement, the wide tier, a
+    short page's copy."""
+    from scrapy_simhash import defaults
+    from scrapy_simhash.index import SimhashIndex
+
+    k = defaults.SIMHASH_MAX_DISTANCE if config is None else config.max_distance
+    tracker = ChangeTracker(
+        SimhashIndex(**({"bits": bits, "max_distance": k} if config is None else config.index_kwargs())),
+        **({} if config is None else config.tracker_kwargs()),
+    )
+    keys = [canonical_key(s) if _url_of(s) else f"file:{s}" for s in sources]
+    verdicts = [
+        tracker.observe(
+            key,
+            page.fp,
+            now=1.0,
+            may_match=page.may_match,
+            sketch=page.sketch,
+            fallback=page.fallback,
+            content_key=page.content_key,
+            visible=page.visible,
+        )
+        for key, page in zip(keys, pages)
+    ]
+    verdict, near = verdicts[1], tracker.near_similarity
+    if verdict.verdict == NEAR_DUPLICATE:
+        if verdict.distance is not None and verdict.distance <= k:
+            why = f"within SIMHASH_MAX_DISTANCE ({k}) of the first page"
+        elif pages[1].fallback == "short":
+            why = "a short page whose visible lines are all the first page's (a copy of a short page)"
+        else:
+            why = (
+                f"the wide tier: distance <= SIMHASH_WIDE_DISTANCE ({tracker.wide_distance}), change sketches "
+                f">= SIMHASH_WIDE_SIMILARITY ({tracker.wide_similarity}) alike"
+            )
+    elif verdict.unlike is not None:
+        why = f"within SIMHASH_MAX_DISTANCE ({k}), but the change sketches are under SIMHASH_NEAR_SIMILARITY ({near}) alike"
+    elif keys[0] == keys[1]:
+        why = "one URL fetched twice: its change decides"
+    else:
+        why = "not a near-duplicate of the first page"
+    return {"verdict": verdict.verdict, "why": why}
