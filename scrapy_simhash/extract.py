@@ -871,25 +871,38 @@ def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -
 
 # --------------------------------------------------------------------------- title
 
-# " - ", " | ", " :: ", "_", "--", "——", "|", and a bare "-" between Han characters ("新闻-搜狐").
-_TITLE_SEP_RE = re.compile(rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:_{{1,2}}|-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])")
+# " - ", " | ", " :: ", "--", "——", "|", a bare "-" between Han characters ("新闻-搜狐"), and "_"
+# beside a space or a character outside ASCII ("新闻_搜狐", "iPhone15_新浪"), not inside an ASCII
+# identifier ("CMAKE_BUILD_TYPE — CMake" is "CMAKE_BUILD_TYPE", not "CMAKE").
+_TITLE_SEP_RE = re.compile(
+    rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])"
+    r"|\s+_{1,2}\s*|_{1,2}\s+|(?<=[^\x00-\x7f])_{1,2}\s*|_{1,2}(?=[^\x00-\x7f])"
+)
 
 
 def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[assignment]
     """The page's own title: of the parts of ``title`` (split at " - ", " | ", " — ", "_"...),
-    the one that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
-    "Foo", not the site name), else the heaviest one."""
+    the first that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
+    "Foo", not the site name, also when the site's name is a heading too, as mdBook's menu title
+    is; a part under 4 characters as a whole word: "u64 - Rust" with <h1>Primitive Type u64</h1>),
+    else the heaviest one."""
     title = _WS_RE.sub(" ", title).strip()
     parts = [p.strip() for p in _TITLE_SEP_RE.split(title)]
     parts = [p for p in parts if p]
     if len(parts) <= 1:
         return title
-    for heading in headings:
-        for part in parts:
-            low = part.casefold()
-            if low == heading or (len(low) >= 4 and (low in heading or heading in low)):
-                return part
+    for part in parts:
+        if any(_repeats(part.casefold(), heading) for heading in headings):
+            return part
     return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
+
+
+def _repeats(part: str, heading: str) -> bool:
+    """Whether a case-folded title part and heading say the same: equal, one inside the other
+    (4 characters or more), or a shorter part a whole word of the heading."""
+    if len(part) >= 4:
+        return part in heading or heading in part
+    return part == heading or re.search(rf"(?<!\w){re.escape(part)}(?!\w)", heading) is not None
 
 
 # A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.

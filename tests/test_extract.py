@@ -389,10 +389,33 @@ def test_body_inside_head_after_unknown_tag():
         ),  # a bare hyphen is no separator
         ("  Plain   title  ", "Plain title"),
         ("e-mail tips for beginners", "e-mail tips for beginners"),
+        ("iPhone15_太平洋电脑网_手机频道", "太平洋电脑网"),  # "_" beside a Han character separates
     ],
 )
 def test_title_site_name_removed(raw, title):
     assert extract(f"<html><head><title>{raw}</title></head><body><p>x</p></body></html>").title == title
+
+
+@pytest.mark.parametrize(
+    ("raw", "headings", "title"),
+    [
+        # rustdoc: a name under 4 characters, a whole word of the heading
+        ("u64 - Rust", '<h1>Primitive Type <a href="#">u64</a></h1>', "u64"),
+        # mdBook: the site's name is the first <h1> (the menu bar); the page's own comes first in <title>
+        (
+            "Data Types - The Rust Programming Language",
+            '<div id="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div><h1>Data Types</h1>',
+            "Data Types",
+        ),
+        ("CMAKE_AR — CMake 3.25.1 Documentation", "<h1>CMAKE_AR</h1>", "CMAKE_AR"),
+        ("Models — Django documentation", "<h1>Models</h1>", "Models"),
+        ("Go - Rustic Recipes", "<h1>Rustic Recipes</h1>", "Rustic Recipes"),  # "go" is no word of the heading
+    ],
+)
+def test_title_is_the_part_a_heading_repeats(raw, headings, title):
+    html = f"<html><head><title>{raw}</title></head><body>{headings}<p>x</p></body></html>"
+    assert extract(html).title == title
+    assert extract(html, native=False).title == title
 
 
 def test_title_falls_back_to_og_title_then_h1():
