@@ -1,5 +1,6 @@
 //! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash,
-//! the change sketch of a token sequence, and (`html`) the block walk over lxml's parsed tree.
+//! with a page's change sketch, content key and template line keys from the same tokens and
+//! text (`Core.page`), and (`html`) the block walk over lxml's parsed tree.
 //!
 //! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
 //! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
