@@ -456,8 +456,8 @@ class Fingerprinter:
 
     def _fingerprint(self, text: str, title: str, native: bool = True) -> tuple[int, bool, list[str]]:
         """``(fingerprint, whether it is the short-text exact hash, the tokens of title + text)``;
-        the tokens are ``[]`` where the native core computed the fingerprint (``native=False``:
-        the Python path, always with tokens)."""
+        the tokens are ``[]`` where the native core computed the fingerprint; ``native=False``
+        runs the Python path, which always gives them."""
         if not isinstance(text, str):
             hint = (
                 "; decode it first (or use fingerprint_html for HTML bytes)"
@@ -472,9 +472,7 @@ class Fingerprinter:
         core = self._native_core() if native else None
         if core is not None:
             try:
-                result = core.fingerprint(
-                    normalize(f"{title}\n{text}" if title else text), **self._native_options()
-                )
+                result = core.fingerprint(normalize(f"{title}\n{text}" if title else text), **self._native_options())
             except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
                 pass
             else:
@@ -597,6 +595,7 @@ class Fingerprinter:
         if not cut and len(keys) == skip + text.count("\n") + 1:
             lines = _Lines(keys[skip:], norm.split("\n")[skip:])
         return fp, short, sketch, content_key, lines
+
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates, lines: _Lines | None) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features;
         ``lines``: the keys and normalised forms of ``text``'s lines (``_native_page``), or ``None``."""
@@ -605,12 +604,9 @@ class Fingerprinter:
         if not template:
             return False
         least = max(self.min_features, 1)
-        if lines is not None:
+        if lines is not None:  # the core took the text: its lines are UTF-8 and within max_chars
             own = "\n".join(norm for line, norm in zip(raw, lines.norm) if line not in template)
-            try:
-                return int(self._native_core().count_features(own, self._extractor.hmm)) < least
-            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
-                pass
+            return int(self._native_core().count_features(own, self._extractor.hmm)) < least
         own = "\n".join(line for line in raw if line not in template)
         if self.max_chars and len(own) > self.max_chars:
             own = own[: self.max_chars]
@@ -628,6 +624,7 @@ class _Lines(NamedTuple):
 #: What ``fingerprint_page`` makes of a page's tokens: fingerprint, short, sketch, content key,
 #: and the text's lines (``_Lines``, native path only).
 _PageParts = tuple[int, bool, "bytes | None", "int | None", "_Lines | None"]
+
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or not lo <= value <= hi:
