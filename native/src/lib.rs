@@ -413,8 +413,8 @@ impl Core {
     }
 
     /// ``(fingerprint, short)`` of normalised ``text`` (title line included) for
-    /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature. ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3";
-    /// ``bits``: 64, 128.
+    /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature.
+    /// ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3"; ``bits``: 64, 128.
     #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
     #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features))]
     fn fingerprint(
