@@ -19,6 +19,10 @@ It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``)
 And it runs the regular-expression fallback of ``extract`` (``FlatText``, ``native/src/flat.rs``:
 ``_flat_text``, the title of ``_flat_document``, ``_unescape``) and ``templates.line_keys``, with
 the tables of the running Python (:func:`flat_text`).
+
+A page's fingerprint, change sketch, content key and the template line keys of its text come from
+one call (``Core.page``, ``Fingerprinter._native_page``): the text is normalised once, and no token
+crosses to Python.
 """
 
 from __future__ import annotations
@@ -275,6 +279,14 @@ def decision() -> Any:
     """The module when it has the record codec and the schedule's numbers and state
     (``native/src/decision.rs``: :data:`_DECISION`), else ``None`` (not installed, or built before
     them). They give the Python code's bytes, numbers and states exactly and answer ``None`` where
-    they do not handle a case; the callers (``recrawl``, ``schedule``) then run the Python code."""
+    they do not handle a case; the callers (``recrawl``, ``schedule``) then run the Python code.
+
+    They do not follow ``native=False`` / ``SIMHASH_NATIVE = False``, on purpose: that setting
+    chooses how fingerprints are computed (a Fingerprinter's option), while the codec is the
+    store's record format, chosen once per process where ``recrawl`` is imported, with no
+    Fingerprinter at hand; its bytes are the Python code's either way
+    (``tests/test_native_decision.py``), so following the setting would change nothing stored or
+    decided. A process without the module (``tests/test_native_fallback.py``) runs the Python
+    codec."""
     mod = module()
     return mod if mod is not None and all(hasattr(mod, name) for name in _DECISION) else None

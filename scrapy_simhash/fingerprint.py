@@ -11,7 +11,7 @@ import hashlib
 import math
 import threading
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
@@ -454,9 +454,10 @@ class Fingerprinter:
         """
         return self._fingerprint(text, title)[0]
 
-    def _fingerprint(self, text: str, title: str, with_tokens: bool = False) -> tuple[int, bool, list[str]]:
+    def _fingerprint(self, text: str, title: str, native: bool = True) -> tuple[int, bool, list[str]]:
         """``(fingerprint, whether it is the short-text exact hash, the tokens of title + text)``;
-        the native core returns the tokens (``[]`` otherwise) only ``with_tokens``."""
+        the tokens are ``[]`` where the native core computed the fingerprint; ``native=False``
+        runs the Python path, which always gives them."""
         if not isinstance(text, str):
             hint = (
                 "; decode it first (or use fingerprint_html for HTML bytes)"
@@ -468,25 +469,17 @@ class Fingerprinter:
             raise TypeError(f"title must be str, got {type(title).__name__}")
         if self.max_chars and len(text) > self.max_chars:
             text = text[: self.max_chars]
-        core = self._native_core()
+        core = self._native_core() if native else None
         if core is not None:
             try:
-                result = core.fingerprint(
-                    normalize(f"{title}\n{text}" if title else text),
-                    hmm=self._extractor.hmm,
-                    bits=self.bits,
-                    feature_hash=self.feature_hash,
-                    weighting=self._extractor.weighting,
-                    min_features=self.min_features,
-                    with_tokens=with_tokens,
-                )
+                result = core.fingerprint(normalize(f"{title}\n{text}" if title else text), **self._native_options())
             except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
                 pass
             else:
                 if result is None:
                     raise EmptyTextError(_EMPTY_TEXT)
-                fp, short, tokens = result
-                return fp, short, tokens or []
+                fp, short = result
+                return fp, short, []
         feats = self._extractor.extract(text, title)
         weights = feats.weights
         if not weights:
@@ -495,6 +488,16 @@ class Fingerprinter:
             return _exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
         fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
         return fp or 1, False, feats.tokens
+
+    def _native_options(self) -> dict[str, Any]:
+        ex = self._extractor
+        return {
+            "hmm": ex.hmm,
+            "bits": self.bits,
+            "feature_hash": self.feature_hash,
+            "weighting": ex.weighting,
+            "min_features": self.min_features,
+        }
 
     def fingerprint_document(self, doc: Document) -> int:
         """Fingerprint of an ``extract.Document`` (its ``text`` and ``title``)."""
@@ -540,7 +543,7 @@ class Fingerprinter:
             time_budget=self.time_budget or None,
             native=self._extractor.native is not False,
         )
-        fp, short, tokens = self._fingerprint(doc.text, doc.title, with_tokens=True)
+        fp, short, sketch, content_key, lines = self._native_page(doc) or self._python_page(doc)
         if short and doc.visible and doc.visible != doc.text:
             # Too little text to judge by: the exact hash covers the whole visible page, so that
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
@@ -550,36 +553,77 @@ class Fingerprinter:
             if whole:
                 fp = _exact_fp(whole, self.bits) or 1
         fallback = "short" if short else None
-        if templates is not None and fallback is None and self._template_only(doc.text, url, templates):
+        if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = "template"
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
+
+    def _python_page(self, doc: Document) -> _PageParts:
+        """``(fingerprint, short, sketch, content_key, None)`` of ``doc`` on the Python path."""
+        fp, short, tokens = self._fingerprint(doc.text, doc.title, native=False)
         # The change sketch: the title, the content text and the page's other content-like text
         # (doc.rest), never its chrome, also on a short page whose fingerprint covers all of it.
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
-        sketch = self._sketch(tokens) if tokens else None
+        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
         content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
+        return fp, short, sketch, content_key, None
 
-    def _sketch(self, tokens: list[str]) -> bytes:
-        """``sketch_tokens`` of ``tokens``' digests, by the native core when it runs (the same bytes)."""
+    def _native_page(self, doc: Document) -> _PageParts | None:
+        """``fingerprint_page``'s fingerprint, short flag, sketch and content key of ``doc`` by the
+        native core in one call (``Core.page``: the tokens never cross to Python), with the text's
+        lines normalised and keyed for ``_template_only`` (``None`` where the normalised text does
+        not split into the same lines: a text cut at ``max_chars``); ``None`` when the core does
+        not run (the Python path then computes the same values)."""
         core = self._native_core()
-        if core is not None:
-            try:
-                return bytes(core.sketch(tokens))
-            except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
-                pass
-        return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
+        if core is None:
+            return None
+        text, title = doc.text, doc.title
+        cut = bool(self.max_chars) and len(text) > self.max_chars
+        if cut:
+            text = text[: self.max_chars]
+        norm = normalize(f"{title}\n{text}" if title else text)
+        rest = doc.rest[: self.max_chars] if self.max_chars else doc.rest
+        try:
+            result = core.page(norm, normalize(rest) if rest else None, **self._native_options())
+        except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
+            return None
+        if result is None:
+            raise EmptyTextError(_EMPTY_TEXT)
+        fp, short, sketch, content_key, keys = result
+        lines = None
+        skip = title.count("\n") + 1 if title else 0
+        if not cut and len(keys) == skip + text.count("\n") + 1:
+            lines = _Lines(keys[skip:], norm.split("\n")[skip:])
+        return fp, short, sketch, content_key, lines
 
-    def _template_only(self, text: str, url: str | None, templates: SiteTemplates) -> bool:
-        """Whether ``text`` without the template lines of ``url``'s site has too few features."""
-        lines = text.split("\n")
-        template = templates.template_lines(url, lines)
+    def _template_only(self, text: str, url: str | None, templates: SiteTemplates, lines: _Lines | None) -> bool:
+        """Whether ``text`` without the template lines of ``url``'s site has too few features;
+        ``lines``: the keys and normalised forms of ``text``'s lines (``_native_page``), or ``None``."""
+        raw = text.split("\n")
+        template = templates.template_lines(url, raw, None if lines is None else lines.keys)
         if not template:
             return False
-        own = "\n".join(line for line in lines if line not in template)
+        least = max(self.min_features, 1)
+        if lines is not None:  # the core took the text: its lines are UTF-8 and within max_chars
+            own = "\n".join(norm for line, norm in zip(raw, lines.norm) if line not in template)
+            return int(self._native_core().count_features(own, self._extractor.hmm)) < least
+        own = "\n".join(line for line in raw if line not in template)
         if self.max_chars and len(own) > self.max_chars:
             own = own[: self.max_chars]
-        return len(self._extractor.extract(own).weights) < max(self.min_features, 1)
+        return len(self._extractor.extract(own).weights) < least
+
+
+class _Lines(NamedTuple):
+    """The lines of a page's text as the native core saw them: ``templates.line_key`` of each,
+    and each normalised (``features.normalize``)."""
+
+    keys: list[int]
+    norm: list[str]
+
+
+#: What ``fingerprint_page`` makes of a page's tokens: fingerprint, short, sketch, content key,
+#: and the text's lines (``_Lines``, native path only).
+_PageParts = tuple[int, bool, "bytes | None", "int | None", "_Lines | None"]
 
 
 def _check_int(name: str, value: object, lo: int, hi: int) -> None:

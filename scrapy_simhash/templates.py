@@ -104,12 +104,21 @@ class IndexTemplateStore:
 
 def host_of(url: str | None) -> str:
     """The host part of ``url``, lower case, with its port (``""`` when there is none)."""
+    global _LAST_HOST
     if not url:
         return ""
+    last = _LAST_HOST  # a page's host is asked for twice: template_lines, then observe
+    if last[0] == url:
+        return last[1]
     try:
-        return (urlsplit(url).netloc.rpartition("@")[2]).lower()
+        host = (urlsplit(url).netloc.rpartition("@")[2]).lower()
     except ValueError:
-        return ""
+        host = ""
+    _LAST_HOST = (url, host)
+    return host
+
+
+_LAST_HOST = ("", "")
 
 
 def line_key(line: str) -> int:
@@ -142,6 +151,16 @@ def line_keys(lines: list[str]) -> list[int]:
         known[line] = key
         _KEYS.put(line, key)
     return [known[line] for line in lines]
+
+
+def _remember(lines: list[str], keys: list[int]) -> None:
+    """Put the keys of ``lines`` that were computed elsewhere in :data:`_KEYS`."""
+    if len(keys) != len(lines):
+        raise ValueError(f"{len(keys)} line keys for {len(lines)} lines")
+    get, put = _KEYS.get, _KEYS.put
+    for line, key in zip(lines, keys):
+        if get(line) is None:
+            put(line, key)
 
 
 def _compute_keys(lines: list[str]) -> list[int]:
@@ -281,8 +300,13 @@ class SiteTemplates:
             if tpl.seen_since_save >= self.save_every:
                 self._save(host, tpl)
 
-    def template_lines(self, url: str | None, lines: Iterable[str]) -> set[str]:
-        """The lines among ``lines`` that are template on ``url``'s host."""
+    def template_lines(self, url: str | None, lines: Iterable[str], keys: list[int] | None = None) -> set[str]:
+        """The lines among ``lines`` that are template on ``url``'s host; ``keys``: their
+        :func:`line_key` where the caller has them (the native core makes them with the
+        fingerprint), remembered for the page's :meth:`observe`."""
+        lines = list(lines)
+        if keys is not None:
+            _remember(lines, keys)
         host = host_of(url)
         with self._lock:
             tpl = self._hosts.get(host)
@@ -293,8 +317,9 @@ class SiteTemplates:
                 return set()
             counts = tpl.counts
             least = self.min_pages
-            lines = list(lines)
-            return {line for line, key in zip(lines, line_keys(lines)) if counts.get(key, 0) >= least}
+            if keys is None:
+                keys = line_keys(lines)
+            return {line for line, key in zip(lines, keys) if counts.get(key, 0) >= least}
 
     def flush(self) -> None:
         """Save every host learned since its last save."""

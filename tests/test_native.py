@@ -11,16 +11,17 @@ import os
 import sys
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash import _native
-from scrapy_simhash.extract import extract
-from scrapy_simhash.features import FeatureExtractor
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, _hash_cache, simhash_from_weights
-from scrapy_simhash.sketch import sketch_tokens
+from scrapy_simhash.extract import Document, extract
+from scrapy_simhash.features import FeatureExtractor, normalize
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
+from scrapy_simhash.templates import SiteTemplates, line_key
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -191,27 +192,116 @@ def test_generated_text_identical(text: str, title: str, hmm: bool) -> None:
         assert _fp(a, text, title) == _fp(b, text, title)
 
 
-def _python_sketch(tokens: list[str]) -> bytes:
-    return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
+def _doc(title: str, text: str, rest: str = "") -> Document:
+    return Document(title=title, text=text, encoding=None, visible=f"{title}\n{text}\n{rest}", rest=rest)
 
 
-@settings(max_examples=500, deadline=None)
-@given(tokens=st.lists(st.one_of(_PIECES, st.text(max_size=6)), max_size=80))
-def test_generated_sketch_identical(tokens: list[str]) -> None:
-    """The change sketch (``sketch.sketch_tokens``): 0 to 80 tokens (fewer than a shingle, repeats,
-    lone surrogates: the Python path), native == Python."""
-    assert Fingerprinter()._sketch(tokens) == _python_sketch(tokens)
-    if all(t == t.encode("utf-8", "surrogatepass").decode("utf-8", "replace") for t in tokens):
-        assert bytes(_native.core().sketch(tokens)) == _python_sketch(tokens)
+def _same_page(native: Fingerprinter, python: Fingerprinter, doc: Document) -> bool:
+    """``Fingerprinter._native_page`` (one call of ``Core.page``) == the Python path's fingerprint,
+    short flag, change sketch and content key, and its line keys and normalised lines are
+    ``templates.line_key`` and ``normalize`` of each line of the text. False where the native
+    core declined (lone surrogates: the Python path runs)."""
+    try:
+        expected = python._python_page(doc)
+    except EmptyTextError:
+        expected = None
+    try:
+        got = native._native_page(doc)
+    except EmptyTextError:
+        assert expected is None
+        return True
+    if got is None:
+        return False
+    assert expected is not None
+    assert got[:4] == expected[:4]
+    lines = got[4]
+    if lines is not None:
+        raw = doc.text.split("\n")
+        assert lines.keys == [line_key(line) for line in raw]
+        assert lines.norm == [normalize(line) for line in raw]
+    return True
+
+
+_SURROGATE = st.sampled_from(("", "", "", "\ud800", "x\udfff y"))
+
+
+@settings(max_examples=700, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(title=_TEXT, text=_TEXT, rest=_TEXT, odd=_SURROGATE, variant=st.sampled_from(VARIANTS))
+def test_generated_page_identical(title: str, text: str, rest: str, odd: str, variant: dict[str, object]) -> None:
+    """``Core.page``: generated title, text and other text (lone surrogates now and then), with
+    every option set the native core implements, native == Python."""
+    native, python = _pair(**variant)
+    _same_page(native, python, _doc(title, text, rest + odd))
+    # few features: the short path's content key covers the other text's tokens too
+    _same_page(native, python, _doc(title[:10], text[:20], rest))
+
+
+def test_page_of_a_long_text_cut_at_max_chars() -> None:
+    native, python = _pair(max_chars=50)
+    doc = _doc("Title\nline two", "first line 12\n" + "word " * 40 + "\nlast", "other text " * 30)
+    assert _same_page(native, python, doc)
+    assert native._native_page(doc)[4] is None  # cut: the lines are keyed where they are used
+
+
+_TEMPLATE = [
+    "Home | News | About 2024",
+    "Copyright © 2024 Example Ltd. All rights reserved",
+    "订阅 我们的 新闻 今日 要闻",
+]
+_SITE = SiteTemplates(min_pages=2)
+for _i in range(3):
+    _SITE.observe("http://example.com/p", [*_TEMPLATE, f"page {_i} of its own"], fp=_i)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    own=st.lists(_TEXT, max_size=6),
+    template=st.lists(
+        st.sampled_from([*_TEMPLATE, "ＨＯＭＥ | news | about 1999", "COPYRIGHT © 7 EXAMPLE LTD. all rights reserved"]),
+        max_size=4,
+    ),
+    order=st.randoms(use_true_random=False),
+    min_features=st.sampled_from((0, 5, 24)),
+)
+def test_template_only_identical(own: list[str], template: list[str], order: Any, min_features: int) -> None:
+    """``_template_only`` with the native core's line keys and normalised lines (the learned
+    template's lines, some written with other digits, case and widths, mixed into generated
+    lines) == the Python path's."""
+    lines = own + template
+    order.shuffle(lines)
+    text = "\n".join(lines)
+    native, python = _pair(min_features=min_features)
+    try:
+        parts = native._native_page(_doc("", text))
+    except EmptyTextError:
+        return
+    assert parts is not None
+    url = "http://example.com/x"
+    assert native._template_only(text, url, _SITE, parts[4]) == python._template_only(text, url, _SITE, None)
+
+
+def test_template_only_both_ways() -> None:
+    native, python = _pair()
+    words = " ".join(f"word{i}" for i in range(30))
+    url = "http://example.com/x"
+    for own, expected in (("a few words 12", True), (words, False), ("新闻 " + words[:60], True)):
+        text = "\n".join([_TEMPLATE[0], own, *_TEMPLATE[1:]])
+        parts = native._native_page(_doc("Title", text))
+        assert parts is not None and parts[4] is not None
+        assert native._template_only(text, url, _SITE, parts[4]) is expected
+        assert python._template_only(text, url, _SITE, None) is expected
 
 
 @needs_data
-def test_corpus_sketch_identical() -> None:
-    core = _native.core()
+def test_corpus_page_identical() -> None:
+    """``Core.page`` on the corpus: a text, a title and another text as the page's other text."""
+    native, python = _pair()
+    compared = 0
     for name, texts in corpus().items():
-        for i, text in enumerate(texts[::7]):
-            tokens = FeatureExtractor(native=True).tokens(text)
-            assert bytes(core.sketch(tokens)) == _python_sketch(tokens), f"{name}[{7 * i}]"
+        for i in range(1, len(texts) - 1, 40):
+            assert _same_page(native, python, _doc(texts[i - 1][:40], texts[i], texts[i + 1])), f"{name}[{i}]"
+            compared += 1
+    assert compared > 100
 
 
 def test_huge_and_repetitive_text() -> None:

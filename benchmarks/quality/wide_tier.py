@@ -34,9 +34,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import build_pairs as bp
 
 from scrapy_simhash import defaults
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _hash_cache
+from scrapy_simhash.extract import Document
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 from scrapy_simhash.recrawl import WIDE_MIN_SLOTS
-from scrapy_simhash.sketch import filled, similarity, sketch_tokens
+from scrapy_simhash.sketch import filled, similarity
 from scrapy_simhash.store.base import TableLayout
 
 K = defaults.SIMHASH_MAX_DISTANCE
@@ -52,8 +53,8 @@ def page_facts(ps: bp.PairSet, fper: Fingerprinter) -> dict[str, tuple[int, str 
                 pf = fper.fingerprint_page(doc.content)
                 out[i] = (pf.fp, pf.fallback, pf.sketch)
             else:  # a text: what the pipeline or fingerprint_page computes from a body of this text
-                fp, short, tokens = fper._fingerprint(doc.content, doc.title, with_tokens=True)  # type: ignore[arg-type]
-                sk = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+                text = Document(title=doc.title, text=doc.content, encoding=None)  # type: ignore[arg-type]
+                fp, short, sk, *_ = fper._native_page(text) or fper._python_page(text)
                 out[i] = (fp, "short" if short else None, sk)
         except EmptyTextError:
             out[i] = None

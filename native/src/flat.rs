@@ -386,35 +386,37 @@ impl FlatText {
         }
         None
     }
+}
 
-    /// `templates.line_key` of one line already normalised (`features.normalize`).
-    fn line_key(&self, line: &str, buf: &mut String) -> u64 {
-        buf.clear();
-        let mut pending_space = false;
-        let mut in_digits = false;
-        for c in line.chars() {
-            if self.space.contains(c) {
-                pending_space = !buf.is_empty();
-                in_digits = false;
-                continue;
-            }
-            if pending_space {
-                buf.push(' ');
-                pending_space = false;
-            }
-            if self.digit.contains(c) {
-                if !in_digits {
-                    buf.push('0');
-                    in_digits = true;
-                }
-                continue;
-            }
+/// `templates.line_key` of one line already normalised (`features.normalize`): runs of `\s`
+/// (`space`) as one space, none at either end, every run of `\d` (`digit`) as "0", blake2b (8 bytes,
+/// little-endian). `buf` is scratch space.
+pub(crate) fn line_key(space: &CharSet, digit: &CharSet, line: &str, buf: &mut String) -> u64 {
+    buf.clear();
+    let mut pending_space = false;
+    let mut in_digits = false;
+    for c in line.chars() {
+        if space.contains(c) {
+            pending_space = !buf.is_empty();
             in_digits = false;
-            buf.push(c);
+            continue;
         }
-        let digest = blake2b_simd::Params::new().hash_length(8).hash(buf.as_bytes());
-        u64::from_le_bytes(digest.as_bytes().try_into().expect("8 bytes"))
+        if pending_space {
+            buf.push(' ');
+            pending_space = false;
+        }
+        if digit.contains(c) {
+            if !in_digits {
+                buf.push('0');
+                in_digits = true;
+            }
+            continue;
+        }
+        in_digits = false;
+        buf.push(c);
     }
+    let digest = blake2b_simd::Params::new().hash_length(8).hash(buf.as_bytes());
+    u64::from_le_bytes(digest.as_bytes().try_into().expect("8 bytes"))
 }
 
 #[pymethods]
@@ -479,7 +481,9 @@ impl FlatText {
     fn line_keys(&self, py: Python<'_>, text: &str) -> Vec<u64> {
         py.detach(|| {
             let mut buf = String::new();
-            text.split('\n').map(|line| self.line_key(line, &mut buf)).collect()
+            text.split('\n')
+                .map(|line| line_key(&self.space, &self.digit, line, &mut buf))
+                .collect()
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Native fingerprint core of scrapy-simhash: normalised text -> tokens -> weights -> SimHash,
-//! the change sketch of a token sequence, and (`html`) the block walk over lxml's parsed tree.
+//! with a page's change sketch, content key and template line keys from the same tokens and
+//! text (`Core.page`), and (`html`) the block walk over lxml's parsed tree.
 //!
 //! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
 //! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
@@ -236,7 +237,13 @@ fn digest(hash: Hash, data: &[u8], nbytes: usize) -> [u8; 16] {
 
 /// `fingerprint._simhash`: bit i is bit (i % 8) of byte i // 8 of the digests, set when the
 /// weights (scaled to integers as there) of the features with that bit outweigh the others.
-fn simhash(feats: &[&str], weights: &[f64], hash: Hash, bits: usize) -> PyResult<u128> {
+/// `digest_of` gives a feature's digest (`bits / 8` bytes used).
+fn simhash(
+    feats: &[&str],
+    weights: &[f64],
+    bits: usize,
+    mut digest_of: impl FnMut(&str) -> [u8; 16],
+) -> PyResult<u128> {
     let top = weights.iter().copied().fold(f64::NEG_INFINITY, f64::max);
     if !top.is_finite() || top <= 0.0 {
         return Err(PyValueError::new_err("feature weights must be finite and positive"));
@@ -248,7 +255,7 @@ fn simhash(feats: &[&str], weights: &[f64], hash: Hash, bits: usize) -> PyResult
     for (f, &w) in feats.iter().zip(weights) {
         let wq = (w * scale).round_ties_even().max(1.0) as u64;
         total += wq;
-        let d = digest(hash, f.as_bytes(), nbytes);
+        let d = digest_of(f);
         for (byte_i, &byte) in d[..nbytes].iter().enumerate() {
             let mut b = byte;
             while b != 0 {
@@ -266,6 +273,40 @@ fn simhash(feats: &[&str], weights: &[f64], hash: Hash, bits: usize) -> PyResult
     }
     Ok(fp)
 }
+
+/// `fingerprint._hash_cache("blake2b", 64)`'s digest of a token, as the little-endian u64 that the
+/// change sketch mixes.
+fn blake2b_64(token: &str) -> u64 {
+    let h = blake2b_simd::Params::new().hash_length(8).hash(token.as_bytes());
+    u64::from_le_bytes(h.as_bytes().try_into().expect("8 bytes"))
+}
+
+/// The options of `Fingerprinter` that the core implements: (feature hash, whether log_tf).
+fn options(bits: usize, feature_hash: &str, weighting: &str) -> PyResult<(Hash, bool)> {
+    if bits != 64 && bits != 128 {
+        return Err(PyValueError::new_err(format!(
+            "bits ({bits}) is invalid: it must be 64 or 128"
+        )));
+    }
+    let hash = match feature_hash {
+        "blake2b" => Hash::Blake2b,
+        "xxh3" => Hash::Xxh3,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "feature_hash={feature_hash:?} is not native"
+            )))
+        }
+    };
+    let log_tf = match weighting {
+        "log_tf" => true,
+        "tf" => false,
+        _ => return Err(PyValueError::new_err(format!("weighting={weighting:?} is not native"))),
+    };
+    Ok((hash, log_tf))
+}
+
+/// A page's fingerprint and what is made of the same tokens (`Core.page`).
+type Page<'py> = (u128, bool, Bound<'py, PyBytes>, Option<u128>, Vec<u64>);
 
 /// `fingerprint._exact_fp`: blake2b of the tokens joined by U+001F, personalised.
 fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
@@ -296,7 +337,7 @@ fn mix(mut x: u64) -> u64 {
     x ^ (x >> 31)
 }
 
-/// `sketch.sketch_tokens` of tokens given as their 8-byte digests (little-endian).
+/// `sketch.sketch_tokens` of tokens given as their 8-byte digests (`blake2b_64`).
 fn sketch(t: &[u64]) -> [u8; 2 * SLOTS] {
     let mut out = [0u8; 2 * SLOTS];
     let n = t.len();
@@ -330,28 +371,6 @@ fn sketch(t: &[u64]) -> [u8; 2 * SLOTS] {
 
 #[pymethods]
 impl Core {
-    /// ``sketch.sketch_tokens`` of ``tokens`` (each hashed with 8 bytes of blake2b, as
-    /// ``fingerprint._hash_cache("blake2b", 64)`` does): 128 bytes. A token with lone surrogates
-    /// raises UnicodeEncodeError (the caller takes the Python path).
-    fn sketch<'py>(&self, py: Python<'py>, tokens: Vec<Bound<'py, PyString>>) -> PyResult<Bound<'py, PyBytes>> {
-        let strs = tokens.iter().map(|t| t.to_str()).collect::<PyResult<Vec<&str>>>()?;
-        let out = py.detach(|| {
-            // One blake2b per distinct token: a long page repeats a few thousand words.
-            let mut memo: FxHashMap<&str, u64> = FxHashMap::default();
-            let digests: Vec<u64> = strs
-                .iter()
-                .map(|&t| {
-                    *memo.entry(t).or_insert_with(|| {
-                        let h = blake2b_simd::Params::new().hash_length(8).hash(t.as_bytes());
-                        u64::from_le_bytes(h.as_bytes().try_into().expect("8 bytes"))
-                    })
-                })
-                .collect();
-            sketch(&digests)
-        });
-        Ok(PyBytes::new(py, &out))
-    }
-
     /// `Core(dict_path, skip_words, word_ranges, digit_ranges, space_ranges, log_tf)`: loads
     /// jieba's dictionary (about 0.3 s). Ranges are half-open ``(start, end)`` code points.
     #[new]
@@ -393,13 +412,11 @@ impl Core {
         }))
     }
 
-    /// ``(fingerprint, short, tokens)`` of normalised ``text`` (title line included) for
-    /// features="words": ``Fingerprinter._fingerprint``; ``tokens`` is the token list when
-    /// ``with_tokens`` (what the change sketch is made of), else ``None``. ``None`` when there is
-    /// no feature. ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3";
-    /// ``bits``: 64, 128.
+    /// ``(fingerprint, short)`` of normalised ``text`` (title line included) for
+    /// features="words": ``Fingerprinter._fingerprint``. ``None`` when there is no feature.
+    /// ``weighting``: "tf" or "log_tf"; ``feature_hash``: "blake2b" or "xxh3"; ``bits``: 64, 128.
     #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
-    #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features, with_tokens=false))]
+    #[pyo3(signature = (text, *, hmm, bits, feature_hash, weighting, min_features))]
     fn fingerprint(
         &self,
         py: Python<'_>,
@@ -409,27 +426,8 @@ impl Core {
         feature_hash: &str,
         weighting: &str,
         min_features: usize,
-        with_tokens: bool,
-    ) -> PyResult<Option<(u128, bool, Option<Vec<String>>)>> {
-        if bits != 64 && bits != 128 {
-            return Err(PyValueError::new_err(format!(
-                "bits ({bits}) is invalid: it must be 64 or 128"
-            )));
-        }
-        let hash = match feature_hash {
-            "blake2b" => Hash::Blake2b,
-            "xxh3" => Hash::Xxh3,
-            _ => {
-                return Err(PyValueError::new_err(format!(
-                    "feature_hash={feature_hash:?} is not native"
-                )))
-            }
-        };
-        let log_tf = match weighting {
-            "log_tf" => true,
-            "tf" => false,
-            _ => return Err(PyValueError::new_err(format!("weighting={weighting:?} is not native"))),
-        };
+    ) -> PyResult<Option<(u128, bool)>> {
+        let (hash, log_tf) = options(bits, feature_hash, weighting)?;
         let text = text.to_str()?;
         py.detach(|| {
             let joined = self.join_han_lines(text);
@@ -442,11 +440,90 @@ impl Core {
             let (fp, short) = if feats.len() < min_features {
                 (exact_fp(&tokens, bits), true)
             } else {
-                (simhash(&feats, &weights, hash, bits)?, false)
+                (
+                    simhash(&feats, &weights, bits, |f| digest(hash, f.as_bytes(), bits / 8))?,
+                    false,
+                )
             };
-            let tokens = with_tokens.then(|| tokens.iter().map(|t| (*t).to_owned()).collect());
-            Ok(Some((if fp == 0 { 1 } else { fp }, short, tokens)))
+            Ok(Some((if fp == 0 { 1 } else { fp }, short)))
         })
+    }
+
+    /// What ``Fingerprinter.fingerprint_page`` makes of a page's tokens, in one call, with no
+    /// token crossing to Python: ``(fingerprint, short, sketch, content_key, line_keys)``, or
+    /// ``None`` when ``text`` has no feature. ``text``: the normalised title line(s) and text, as
+    /// for ``fingerprint`` (same options); ``rest``: the normalised other content-like text, or
+    /// ``None``. ``sketch``: ``sketch.sketch_tokens`` of the tokens of ``text`` then of ``rest``;
+    /// ``content_key``: on a short page, ``fingerprint._exact_fp`` of those same tokens (else
+    /// ``None``); ``line_keys``: ``templates.line_key`` of each line of ``text``. Each distinct token
+    /// is hashed once (the simhash's digests are the sketch's with blake2b and 64 bits).
+    #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
+    #[pyo3(signature = (text, rest, *, hmm, bits, feature_hash, weighting, min_features))]
+    fn page<'py>(
+        &self,
+        py: Python<'py>,
+        text: &Bound<'py, PyString>,
+        rest: Option<&Bound<'py, PyString>>,
+        hmm: bool,
+        bits: usize,
+        feature_hash: &str,
+        weighting: &str,
+        min_features: usize,
+    ) -> PyResult<Option<Page<'py>>> {
+        let (hash, log_tf) = options(bits, feature_hash, weighting)?;
+        let text = text.to_str()?;
+        let rest = rest.map(|r| r.to_str()).transpose()?;
+        let out = py.detach(|| -> PyResult<_> {
+            let joined = self.join_han_lines(text);
+            let rest_joined = rest.map(|r| self.join_han_lines(r));
+            let mut tokens = Vec::new();
+            self.tokenize(&joined, hmm, &mut tokens);
+            let (feats, weights) = self.weigh(&tokens, log_tf);
+            if feats.is_empty() {
+                return Ok(None);
+            }
+            let own = tokens.len();
+            if let Some(r) = &rest_joined {
+                self.tokenize(r, hmm, &mut tokens);
+            }
+            let mut memo: FxHashMap<&str, u64> = FxHashMap::default();
+            let digests: Vec<u64> = tokens
+                .iter()
+                .map(|&t| *memo.entry(t).or_insert_with(|| blake2b_64(t)))
+                .collect();
+            let short = feats.len() < min_features;
+            let fp = if short {
+                exact_fp(&tokens[..own], bits)
+            } else if matches!(hash, Hash::Blake2b) && bits == 64 {
+                simhash(&feats, &weights, bits, |f| {
+                    let mut d = [0u8; 16];
+                    d[..8].copy_from_slice(&memo[f].to_le_bytes());
+                    d
+                })?
+            } else {
+                simhash(&feats, &weights, bits, |f| digest(hash, f.as_bytes(), bits / 8))?
+            };
+            let content_key = short.then(|| exact_fp(&tokens, bits).max(1));
+            let mut buf = String::new();
+            let keys = text
+                .split('\n')
+                .map(|line| flat::line_key(&self.space, &self.digit, line, &mut buf))
+                .collect();
+            Ok(Some((fp.max(1), short, sketch(&digests), content_key, keys)))
+        })?;
+        Ok(out.map(|(fp, short, sk, content_key, keys)| (fp, short, PyBytes::new(py, &sk), content_key, keys)))
+    }
+
+    /// The number of distinct features of normalised ``text`` for features="words"
+    /// (``len(FeatureExtractor.extract(text).weights)``).
+    fn count_features(&self, py: Python<'_>, text: &Bound<'_, PyString>, hmm: bool) -> PyResult<usize> {
+        let text = text.to_str()?;
+        Ok(py.detach(|| {
+            let joined = self.join_han_lines(text);
+            let mut tokens = Vec::new();
+            self.tokenize(&joined, hmm, &mut tokens);
+            self.weigh(&tokens, true).0.len()
+        }))
     }
 }
 
