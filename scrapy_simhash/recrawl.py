@@ -791,7 +791,11 @@ class ChangeTracker:
                     index.remove(key)  # a duplicate: the same state as after any drop
             return match, None
         wide = self.wide_distance
-        if wide <= index.max_distance or fallback is not None or sketch is None or filled(sketch) < WIDE_MIN_SLOTS:
+        # The page's sketch is evidence (either way) when it fills WIDE_MIN_SLOTS slots.
+        sketch = (
+            sketch if sketch is not None and len(sketch) == SKETCH_BYTES and filled(sketch) >= WIDE_MIN_SLOTS else None
+        )
+        if wide <= index.max_distance or fallback is not None or sketch is None:
             return self._with_evidence(key, fp, index.check_and_add(key, fp), sketch)
         match, candidates = index.check_and_add_wide(key, fp, wide)
         if match is not None:
@@ -824,15 +828,10 @@ class ChangeTracker:
         """``match`` (check-and-add's, within ``max_distance``) when the change sketches are
         evidence for it (see ``near_similarity``), else the nearest other page within
         ``max_distance`` that is; with none, ``key`` keeps ``fp`` in the index and the first
-        candidate's key is returned beside ``None``."""
+        candidate's key is returned beside ``None``. ``sketch``: the page's, ``None`` unless it fills
+        :data:`WIDE_MIN_SLOTS` slots (checked by the caller)."""
         threshold = self.near_similarity
-        if (
-            match is None
-            or not threshold
-            or sketch is None
-            or len(sketch) != SKETCH_BYTES
-            or filled(sketch) < WIDE_MIN_SLOTS
-        ):
+        if match is None or not threshold or sketch is None:
             return match, None
         candidates, unlike = [match], set[str]()
         for nearest_only in (True, False):

@@ -97,6 +97,30 @@ fn round3(obj: &Bound<'_, PyAny>) -> Option<f64> {
     round_decimal(float_of(obj)?, 3)
 }
 
+/// A schedule's first 12 numbers, each with its float's value (`schedule_head`).
+type Head<'py> = Vec<(Bound<'py, PyAny>, f64)>;
+
+/// The first 12 of a schedule's 13 numbers (`ScheduleState.numbers`' order: the counts `fetches`
+/// and `changes` at 6 and 7, floats elsewhere, `recent` last), each with its float's value (0.0
+/// for the counts); `None` unless `t` has 13 items, the counts exact ints and the others exact floats.
+fn schedule_head<'py>(t: &Bound<'py, PyTuple>) -> PyResult<Option<Head<'py>>> {
+    if t.len() != 13 {
+        return Ok(None);
+    }
+    let mut head = Vec::with_capacity(12);
+    for i in 0..12 {
+        let item = t.get_item(i)?;
+        let value = if i == 6 || i == 7 {
+            int_of(&item).map(|_| 0.0)
+        } else {
+            float_of(&item)
+        };
+        let Some(value) = value else { return Ok(None) };
+        head.push((item, value));
+    }
+    Ok(Some(head))
+}
+
 /// `ScheduleState.numbers()` of a state's fields `(last_fetch, last_change, interval, next_due,
 /// rate, size, fetches, changes, old_changes, old_changed_secs, old_unchanged_secs, probe,
 /// recent)`, each float rounded as it does; `None` unless every float is a float, the counts ints and `recent` pairs of
@@ -106,21 +130,19 @@ pub(crate) fn schedule_numbers<'py>(
     py: Python<'py>,
     fields: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<Bound<'py, PyTuple>>> {
-    if fields.len() != 13 {
+    let Some(head) = schedule_head(fields)? else {
         return Ok(None);
-    }
+    };
     let mut items: Vec<Bound<'py, PyAny>> = Vec::with_capacity(13);
-    for i in 0..12 {
-        let item = fields.get_item(i)?;
+    for (i, (item, v)) in head.into_iter().enumerate() {
         let rounded = match i {
-            6 | 7 if int_of(&item).is_some() => {
+            6 | 7 => {
                 items.push(item); // fetches, changes
                 continue;
             }
-            6 | 7 => None,
-            4 => float_of(&item).and_then(significant6),            // rate
-            8 => float_of(&item).and_then(|v| round_decimal(v, 4)), // old_changes
-            _ => round3(&item),
+            4 => significant6(v),     // rate
+            8 => round_decimal(v, 4), // old_changes
+            _ => round_decimal(v, 3),
         };
         let Some(v) = rounded else { return Ok(None) };
         items.push(PyFloat::new(py, v).into_any());
@@ -155,21 +177,10 @@ pub(crate) fn schedule_state<'py>(
     py: Python<'py>,
     numbers: &Bound<'py, PyTuple>,
 ) -> PyResult<Option<Bound<'py, PyDict>>> {
-    if numbers.len() != 13 {
+    let Some(head) = schedule_head(numbers)? else {
         return Ok(None);
-    }
-    let mut values = [0.0f64; 12];
-    for (i, value) in values.iter_mut().enumerate() {
-        let item = numbers.get_item(i)?;
-        if i == 6 || i == 7 {
-            if int_of(&item).is_none() {
-                return Ok(None);
-            }
-        } else {
-            let Some(v) = float_of(&item) else { return Ok(None) };
-            *value = v;
-        }
-    }
+    };
+    let values: Vec<f64> = head.iter().map(|(_, v)| *v).collect();
     // last_fetch, interval, rate, size and old x 3 finite; interval > 0; rate, size, old >= 0
     let checked = [0, 2, 4, 5, 8, 9, 10];
     if !checked.iter().all(|&i| values[i].is_finite())
