@@ -398,20 +398,7 @@ class LmdbStore(FingerprintStore):
             if shared is not None and shared.pid == os.getpid():
                 shared.refs += 1
             else:
-                try:
-                    env = lmdb.open(
-                        path,
-                        map_size=self.map_size,
-                        subdir=True,
-                        readonly=self.readonly,
-                        sync=self.durable,
-                        metasync=self.durable,
-                        max_dbs=_MAX_DBS,
-                        max_readers=self.max_readers,
-                        lock=True,
-                    )
-                except lmdb.Error as exc:
-                    raise StoreError(path, _kind(exc), str(exc), "open") from exc
+                env = self._open_env(path)
                 shared = _ENVS[key] = _SharedEnv(env, key, _open_lock_file(path))
                 shared.sync = self.durable
         self._shared = shared
@@ -422,6 +409,29 @@ class LmdbStore(FingerprintStore):
         except BaseException:
             self.close()
             raise
+
+    def _open_env(self, path: str) -> Any:
+        """``lmdb.open`` of ``path``, again when another process grew the map between LMDB's read
+        of its size and the open's first transaction (``MDB_MAP_RESIZED``: the next open adopts
+        the new size); :class:`StoreError` for any other failure."""
+        for _ in range(100):
+            try:
+                return lmdb.open(
+                    path,
+                    map_size=self.map_size,
+                    subdir=True,
+                    readonly=self.readonly,
+                    sync=self.durable,
+                    metasync=self.durable,
+                    max_dbs=_MAX_DBS,
+                    max_readers=self.max_readers,
+                    lock=True,
+                )
+            except lmdb.MapResizedError:
+                continue
+            except lmdb.Error as exc:
+                raise StoreError(path, _kind(exc), str(exc), "open") from exc
+        raise StoreError(path, "io", "the map kept changing size", "open")  # pragma: no cover
 
     def _get_meta(self, txn: Any) -> bytes | None:
         value = txn.get(_META_KEY, db=self._meta_db)
