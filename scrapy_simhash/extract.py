@@ -149,9 +149,10 @@ class Document:
     coverage: float = 1.0
     #: All visible text of the page, one block per line (what site templates are learned from).
     visible: str = ""
-    #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters)
-    #: that is not in ``text``, in page order, one block per line: the change sketch covers it
-    #: with ``text``, so that an edit outside the fingerprinted part of a page is seen.
+    #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters;
+    #: the link lists too on a hub page, where they outweigh ``text``) that is not in ``text``, in
+    #: page order, one block per line: the change sketch covers it with ``text``, so that an edit
+    #: outside the fingerprinted part of a page is seen.
     rest: str = ""
 
 
@@ -1244,12 +1245,17 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
+    links = [b for b in content if _is_link_list(b)]
     if _weight_of(main) < _LIST_SHARE * _weight_of(content):
-        links = [b for b in content if _is_link_list(b)]
         listing = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
         if _weight_of(listing) > _weight_of(main) and 2 * _weight_of(links) > _weight_of(listing):
             main, found = listing, "list"
+    if found != "list" and _weight_of(links) > _weight_of(main):
+        # A hub page that is not a listing: a chapter's short introduction above its table of
+        # contents. Its lists stay out of the fingerprint (the introduction is its key), but the
+        # change sketch covers them: a chapter that lost half its sections has changed.
+        content_like = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
         main, found = walker.blocks, "visible"
     return main, found, content_like
