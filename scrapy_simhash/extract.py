@@ -150,7 +150,7 @@ class Document:
     #: All visible text of the page, one block per line (what site templates are learned from).
     visible: str = ""
     #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters;
-    #: the link lists too on a hub page, where they outweigh ``text``) that is not in ``text``, in
+    #: on a hub page, the link lists of ``text``'s container, which outweigh it) that is not in ``text``, in
     #: page order, one block per line: the change sketch covers it with ``text``, so that an edit
     #: outside the fingerprinted part of a page is seen.
     rest: str = ""
@@ -1251,14 +1251,28 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
         # Mostly links: a short article beside a long list of short lines keeps its own text.
         if _weight_of(listing) > _weight_of(main) and 2 * _weight_of(links) > _weight_of(listing):
             main, found = listing, "list"
-    if found != "list" and _weight_of(links) > _weight_of(main):
-        # A hub page that is not a listing: a chapter's short introduction above its table of
-        # contents. Its lists stay out of the fingerprint (the introduction is its key), but the
-        # change sketch covers them: a chapter that lost half its sections has changed.
-        content_like = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
+    if found in ("main", "relaxed") and _weight_of(links) > _weight_of(main):
+        # A hub page: a chapter's short introduction beside its table of contents. Its lists stay
+        # out of the fingerprint (the introduction is its key), but the change sketch covers the
+        # lists that share the introduction's container (a sidebar's "most read" list does not):
+        # a chapter that lost half its sections has changed.
+        near = _container_links(walker, main, links)
+        if _weight_of(near) > _weight_of(main):
+            taken = {id(b) for b in near}
+            content_like = [b for b in content if id(b) in taken or _kind(b, False) >= _SHORT]
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
         main, found = walker.blocks, "visible"
     return main, found, content_like
+
+
+def _container_links(walker: _Walker, main: list[_Block], links: list[_Block]) -> list[_Block]:
+    """The blocks of ``links`` inside the parent of the smallest element that holds ``main``."""
+    first, last = min(b.owner for b in main), max(b.owner for b in main)
+    top = first
+    while top and walker.end[top] <= last:
+        top = walker.parent[top]
+    top = walker.parent[top] if top else top
+    return [b for b in links if top <= b.owner < walker.end[top]]
 
 
 def _is_link_list(block: _Block) -> bool:

@@ -543,7 +543,7 @@ class Fingerprinter:
             time_budget=self.time_budget or None,
             native=self._extractor.native is not False,
         )
-        fp, short, sketch, content_key, lines = self._native_page(doc) or self._python_page(doc)
+        fp, short, sketch, content_key, lines = self._native_page(doc, templates is not None) or self._python_page(doc)
         if short and doc.visible and doc.visible != doc.text:
             # Too little text to judge by: the exact hash covers the whole visible page, so that
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
@@ -568,12 +568,12 @@ class Fingerprinter:
         content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
         return fp, short, sketch, content_key, None
 
-    def _native_page(self, doc: Document) -> _PageParts | None:
+    def _native_page(self, doc: Document, lines: bool = True) -> _PageParts | None:
         """``fingerprint_page``'s fingerprint, short flag, sketch and content key of ``doc`` by the
         native core in one call (``Core.page``: the tokens never cross to Python), with the text's
-        lines normalised and keyed for ``_template_only`` (``None`` where the normalised text does
-        not split into the same lines: a text cut at ``max_chars``); ``None`` when the core does
-        not run (the Python path then computes the same values)."""
+        lines normalised and keyed for ``_template_only`` when ``lines`` (``None`` where the
+        normalised text does not split into the same lines: a text cut at ``max_chars``); ``None``
+        when the core does not run (the Python path then computes the same values)."""
         core = self._native_core()
         if core is None:
             return None
@@ -584,17 +584,16 @@ class Fingerprinter:
         norm = normalize(f"{title}\n{text}" if title else text)
         rest = doc.rest[: self.max_chars] if self.max_chars else doc.rest
         try:
-            result = core.page(norm, normalize(rest) if rest else None, **self._native_options())
+            result = core.page(norm, normalize(rest) if rest else None, **self._native_options(), lines=lines)
         except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
             return None
         if result is None:
             raise EmptyTextError(_EMPTY_TEXT)
         fp, short, sketch, content_key, keys = result
-        lines = None
         skip = title.count("\n") + 1 if title else 0
-        if not cut and len(keys) == skip + text.count("\n") + 1:
-            lines = _Lines(keys[skip:], norm.split("\n")[skip:])
-        return fp, short, sketch, content_key, lines
+        if lines and not cut and len(keys) == skip + text.count("\n") + 1:
+            return fp, short, sketch, content_key, _Lines(keys[skip:], norm, skip)
+        return fp, short, sketch, content_key, None
 
     def _template_only(self, text: str, url: str | None, templates: SiteTemplates, lines: _Lines | None) -> bool:
         """Whether ``text`` without the template lines of ``url``'s site has too few features;
@@ -605,7 +604,7 @@ class Fingerprinter:
             return False
         least = max(self.min_features, 1)
         if lines is not None:  # the core took the text: its lines are UTF-8 and within max_chars
-            own = "\n".join(norm for line, norm in zip(raw, lines.norm) if line not in template)
+            own = "\n".join(norm for line, norm in zip(raw, lines.normalised()) if line not in template)
             return int(self._native_core().count_features(own, self._extractor.hmm)) < least
         own = "\n".join(line for line in raw if line not in template)
         if self.max_chars and len(own) > self.max_chars:
@@ -615,10 +614,16 @@ class Fingerprinter:
 
 class _Lines(NamedTuple):
     """The lines of a page's text as the native core saw them: ``templates.line_key`` of each,
-    and each normalised (``features.normalize``)."""
+    and the normalised title and text (``features.normalize``) they were made from, whose first
+    ``skip`` lines are the title's."""
 
     keys: list[int]
-    norm: list[str]
+    norm: str
+    skip: int
+
+    def normalised(self) -> list[str]:
+        """Each line of the text, normalised (split only when the template check needs it)."""
+        return self.norm.split("\n")[self.skip :]
 
 
 #: What ``fingerprint_page`` makes of a page's tokens: fingerprint, short, sketch, content key,

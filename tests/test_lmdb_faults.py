@@ -95,6 +95,66 @@ def test_sigkill_during_add_many_loses_nothing_reported(tmp_path: Path) -> None:
                 assert key in {m.key for m in idx.near(stored[key], max_distance=0)}
 
 
+# -- SIGKILL between the decisions of SIMHASH_NEAR_SIMILARITY ----------------------------------------
+
+_DECIDER = """
+    import sys
+    sys.path.insert(0, sys.argv[1])
+    from scrapy_simhash.fingerprint import _hash_cache
+    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.sketch import sketch_tokens
+    def fp(tag, i):
+        return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
+    def sketch(word, i):
+        return sketch_tokens(_hash_cache("blake2b", 64).digests([f"{word}{i}x{j}" for j in range(200)]))
+    idx = SimhashIndex.open(sys.argv[2], map_size=1 << 22)
+    tracker = ChangeTracker(idx, near_similarity=0.6, wide_distance=0)
+    print("ready", flush=True)
+    for i in range(100000):
+        own, other = sketch("own", i), sketch("other", i)
+        tracker.observe(f"a{i}", fp(1, i), now=i, sketch=own)
+        tracker.observe(f"copy{i}", fp(1, i), now=i, sketch=own)  # near_duplicate
+        tracker.observe(f"unlike{i}", fp(1, i), now=i, sketch=other)  # kept beside a{i}: check-and-add, then add
+        print("done", i, flush=True)
+"""
+
+
+def test_sigkill_between_a_kept_pages_check_and_add_and_its_add(tmp_path: Path) -> None:
+    """A page kept by ``near_similarity`` (its check-and-add found a page at distance 0 whose change
+    sketch disagrees; it is then added) is stored whole or not at all when the process is killed:
+    a kept page has its record and its indexed fingerprint or neither, and every reported decision
+    is there."""
+    rng = random.Random(11)
+    for trial in range(8):
+        path = tmp_path / f"t{trial}"
+        proc = subprocess.Popen(
+            [sys.executable, "-c", textwrap.dedent(_DECIDER), str(REPO), str(path)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready", proc.stderr.read() if proc.stderr else ""
+        time.sleep(rng.uniform(0.05, 0.5))
+        proc.send_signal(signal.SIGKILL)
+        out, _ = proc.communicate(timeout=30)
+        done = {int(line.split()[1]) for line in out.splitlines() if line.startswith("done")}
+        with SimhashIndex.open(path) as idx:
+            indexed = dict(idx.iter_items())
+            records = {key for key, _ in idx.iter_records()}
+        assert records and indexed, trial
+        last = max(int(k.removeprefix("a").removeprefix("copy").removeprefix("unlike")) for k in records)
+        assert all(i <= last for i in done) and all(i in done for i in range(last)), (trial, last)
+        for i in range(last + 1):
+            for key in (f"a{i}", f"unlike{i}"):  # kept pages: a record and an indexed fingerprint, or neither
+                assert (key in records) == (key in indexed), (trial, key)
+                assert key not in indexed or indexed[key] == _fp(1, i)
+            assert f"copy{i}" not in indexed  # a drop is never indexed
+            if i in done:
+                assert {f"a{i}", f"copy{i}", f"unlike{i}"} <= records, (trial, i)
+
+
 # -- a full disk ---------------------------------------------------------------------------------------
 
 
@@ -260,6 +320,32 @@ def test_opens_during_map_growth_raise_nothing(tmp_path: Path) -> None:
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err[-2000:]
     assert int(out.split()[-1]) >= 3 and opens >= 20, (out, opens)  # the map grew while we opened
+
+
+def test_open_that_meets_map_resized_opens_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The race above, forced: ``lmdb.open`` itself raising ``MDB_MAP_RESIZED`` (another process
+    grew the map between LMDB's read of its size and the open's first transaction) is retried."""
+    import lmdb
+
+    path = tmp_path / "idx"
+    with SimhashIndex.open(path, map_size=1 << 16) as idx:
+        idx.add("https://example.com/a", 12345)
+    real, calls = lmdb.open, []
+
+    def resized_once(*args, **kwargs):
+        if not kwargs.get("lock", True):  # the read-only look at the meta record before the open
+            return real(*args, **kwargs)
+        calls.append(args[0])
+        if len(calls) == 1:
+            raise lmdb.MapResizedError(
+                "mdb_txn_begin: MDB_MAP_RESIZED: Database contents grew beyond environment mapsize"
+            )
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lmdb, "open", resized_once)
+    with SimhashIndex.open(path) as idx:
+        assert [m.key for m in idx.near(12345, max_distance=0)] == ["https://example.com/a"]
+    assert calls == [str(path), str(path)]  # the open raised once, the next one adopted the map
 
 
 # -- several index objects on one path in one process ---------------------------------------------------

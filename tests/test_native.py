@@ -218,7 +218,9 @@ def _same_page(native: Fingerprinter, python: Fingerprinter, doc: Document) -> b
     if lines is not None:
         raw = doc.text.split("\n")
         assert lines.keys == [line_key(line) for line in raw]
-        assert lines.norm == [normalize(line) for line in raw]
+        assert lines.normalised() == [normalize(line) for line in raw]
+    unkeyed = native._native_page(doc, lines=False)  # no template check: no line keys made
+    assert unkeyed is not None and unkeyed[:4] == got[:4] and unkeyed[4] is None
     return True
 
 

@@ -455,10 +455,11 @@ impl Core {
     /// for ``fingerprint`` (same options); ``rest``: the normalised other content-like text, or
     /// ``None``. ``sketch``: ``sketch.sketch_tokens`` of the tokens of ``text`` then of ``rest``;
     /// ``content_key``: on a short page, ``fingerprint._exact_fp`` of those same tokens (else
-    /// ``None``); ``line_keys``: ``templates.line_key`` of each line of ``text``. Each distinct token
-    /// is hashed once (the simhash's digests are the sketch's with blake2b and 64 bits).
+    /// ``None``); ``line_keys``: ``templates.line_key`` of each line of ``text`` (empty unless
+    /// ``lines``: only the site-template check reads them). Each distinct token is hashed once
+    /// (the simhash's digests are the sketch's with blake2b and 64 bits).
     #[allow(clippy::too_many_arguments)] // the keyword arguments of a Python method
-    #[pyo3(signature = (text, rest, *, hmm, bits, feature_hash, weighting, min_features))]
+    #[pyo3(signature = (text, rest, *, hmm, bits, feature_hash, weighting, min_features, lines=true))]
     fn page<'py>(
         &self,
         py: Python<'py>,
@@ -469,6 +470,7 @@ impl Core {
         feature_hash: &str,
         weighting: &str,
         min_features: usize,
+        lines: bool,
     ) -> PyResult<Option<Page<'py>>> {
         let (hash, log_tf) = options(bits, feature_hash, weighting)?;
         let text = text.to_str()?;
@@ -505,10 +507,13 @@ impl Core {
             };
             let content_key = short.then(|| exact_fp(&tokens, bits).max(1));
             let mut buf = String::new();
-            let keys = text
-                .split('\n')
-                .map(|line| flat::line_key(&self.space, &self.digit, line, &mut buf))
-                .collect();
+            let keys = if lines {
+                text.split('\n')
+                    .map(|line| flat::line_key(&self.space, &self.digit, line, &mut buf))
+                    .collect()
+            } else {
+                Vec::new()
+            };
             Ok(Some((fp.max(1), short, sketch(&digests), content_key, keys)))
         })?;
         Ok(out.map(|(fp, short, sk, content_key, keys)| (fp, short, PyBytes::new(py, &sk), content_key, keys)))
