@@ -43,8 +43,9 @@ decision for decision:
    (d) under 300 characters and a fifth of the text: the "relaxed" region (every block that is not
    a link list, boilerplate or metadata counts as content: a table or list of short lines) if it
    holds what was found and twice as much; (e) "page": when the region's good text is under a
-   quarter of the good text outside chrome, every block outside chrome that is not a link list,
-   boilerplate or metadata; (f) "list": when what was found weighs under a fifth of all blocks
+   quarter of the good text outside chrome (or, inside a ``<main>`` landmark, the region weighs
+   under a quarter of the landmark's content-like blocks: an API reference page of short lines),
+   every block outside chrome that is not a link list, boilerplate or metadata; (f) "list": when what was found weighs under a fifth of all blocks
    outside chrome and link lists make up most of them, those blocks with the link lists (an index
    page); (g) under 50 characters: all visible text.
 
@@ -114,6 +115,9 @@ _COVERAGE = 0.25
 #: A page cut into more text blocks than this is not judged block by block: its text is found by
 #: regular expressions (``method="large"``); each block costs a few microseconds per decision.
 MAX_BLOCKS = 20_000
+
+#: A block of this weight or more is a paragraph (see the landmark rule of ``_choose``).
+_PARAGRAPH_WEIGHT = 100
 
 #: When what was found holds less than this share of the weight of all blocks outside page
 #: chrome, the page is a listing: its link lists are its text too (``method="list"``).
@@ -1208,13 +1212,14 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
     (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks),
     and all content-like blocks (what the change signal covers beside the content)."""
     blocks = walker.blocks
+    landmarked = False
     if walker.landmark >= 0:
         # The page says where its content is (<main>, role="main": Sphinx, mdBook, rustdoc, most
         # current templates): text outside it (a footer paragraph, a licence) is never content.
         lo, hi = walker.landmark, walker.end[walker.landmark]
         inside = [b for b in blocks if lo <= b.owner < hi]
         if _chars(inside) >= _MIN_MAIN_CHARS:
-            blocks = inside
+            blocks, landmarked = inside, True
     content = [b for b in blocks if not b.flags]
     main = _main_blocks(walker, content)
     found = "main"
@@ -1241,6 +1246,17 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
     good = sum(b.weight for b in content if _kind(b, False) == _GOOD)
     content_like = [b for b in content if _kind(b, False) >= _SHORT]
     if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
+        main, found = content_like, "page"
+    elif (
+        landmarked
+        and _weight_of(main) < _COVERAGE * _weight_of(content_like)
+        and all(b.weight < _PARAGRAPH_WEIGHT for b in main)
+    ):
+        # Inside a <main> landmark the page is its content: an API reference page (Javadoc) is
+        # summary lines and signatures, too short to count as sentences, around one line that
+        # does ("Methods inherited from class a.b.C"). A region of no paragraph, under a quarter
+        # of the landmark's content-like text, is a part the scoring split off, not the page's
+        # content (a short article beside a longer list of short lines keeps its own text).
         main, found = content_like, "page"
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is

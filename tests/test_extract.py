@@ -737,3 +737,56 @@ def test_a_short_article_is_not_replaced_by_a_bigger_list_beside_it():
 <div id="story"><h1>Summer timetable</h1><p>{article}</p></div>
 <div class="box"><h3>Opening hours</h3>{hours}</div></body></html>"""
     assert extract(page).text == article
+
+
+def _api_page(extra: str = "") -> str:
+    """A Javadoc-like class page: inside <main>, summary lines and signatures too short to count as
+    sentences, and one line that does (a package name's dots read as punctuation)."""
+    methods = "".join(
+        f'<div class="col-first">static {t}[]</div><div class="col-second"><a href="#sort({t}[])">sort({t}[] array)</a></div>'
+        f'<div class="col-last"><div class="block">Sorts and returns the given {t} array.</div></div>'
+        for t in ("byte", "char", "double", "float", "int", "long", "short", "Object")
+    )
+    details = "".join(
+        f'<section class="detail"><h3>sort</h3><div class="member-signature">public static {t}[] sort({t}[] array)</div>'
+        f'<div class="block">Sorts the {t} array in place.</div><dl><dt>Parameters:</dt><dd>array - the array</dd>'
+        f"<dt>Returns:</dt><dd>the given array</dd><dt>Since:</dt><dd>3.{i}</dd><dt>See Also:</dt>"
+        f'<dd><a href="#x{i}">Arrays.sort({t}[])</a></dd></dl></section>'
+        for i, t in enumerate(("byte", "char", "double", "float", "int", "long", "short", "Object") * 3)
+    )
+    return f"""<html><head><title>ArraySorter (Example 3.12 API)</title></head><body>
+<header><nav><ul><li><a href="index.html">Overview</a></li><li><a href="tree.html">Tree</a></li></ul></nav></header>
+<main role="main"><div class="header"><h1>Class ArraySorter</h1></div>
+<section class="description"><div class="block">Sorts and returns arrays in the fluent style.</div>
+<dl><dt>Since:</dt><dd>3.12.0</dd></dl></section>
+<section class="summary"><h2>Method Summary</h2><div class="summary-table">{methods}</div>
+<h3>Methods inherited from class java.lang.Object</h3><code>clone, equals, finalize, getClass, hashCode</code>
+<h3>Methods inherited from class org.example.lang3.base.AbstractSorter</h3>{extra}</section>
+<section class="details"><h2>Method Details</h2>{details}</section></main>
+<footer><p>Copyright 2001-2021 Example Foundation. All rights reserved.</p></footer></body></html>"""
+
+
+def test_an_api_reference_page_inside_main_is_its_summary_lines():
+    """Inside a <main> landmark, a region of no paragraph that holds under a quarter of the
+    landmark's content-like text (one line of a Javadoc page) gives way to all of it."""
+    doc = extract(_api_page())
+    assert doc.method == "page"
+    lines = doc.text.split("\n")
+    assert "Sorts and returns the given double array." in lines and "Sorts the long array in place." in lines
+    assert "Sorts and returns arrays in the fluent style." in lines
+    assert "Overview" not in lines and not any("Copyright" in line for line in lines)  # chrome stays out
+
+
+def test_a_short_article_inside_main_is_not_replaced_by_the_list_beside_it():
+    """The rule above needs a region of no paragraph: a short article beside a longer list of short
+    lines, both inside <main>, keeps its own text (two articles beside one list are different pages)."""
+    article = (
+        "The harbour office said the summer timetable will return in April, when the larger vessel "
+        "comes back from its yearly inspection."
+    )
+    hours = "".join(f"<p>{day} 9:00 to 17:{i}0 at the ticket office</p>" for i, day in enumerate(NAV * 6))
+    page = f"""<html><body><ul class="nav">{_links(NAV)}</ul><main>
+<div id="story"><h1>Summer timetable</h1><p>{article}</p></div>
+<div class="box"><h3>Opening hours</h3>{hours}</div></main></body></html>"""
+    doc = extract(page)
+    assert doc.method == "main" and doc.text == article

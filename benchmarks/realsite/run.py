@@ -133,6 +133,18 @@ SITES = [
         max_pages=300,
     ),
     Site("cmake", "cmake-doc", "/usr/share/doc/cmake-doc/html", "index.html", "Sphinx", "en"),
+    # Added in the sixth session, out of sample again: three more generators, API references above all.
+    Site(
+        "commons-lang",
+        "libcommons-lang3-java-doc",
+        "/usr/share/doc/libcommons-lang3-java/api",
+        "index.html",
+        "Javadoc",
+        "en",
+        max_pages=300,
+    ),
+    Site("glib", "libglib2.0-doc", "/usr/share/gtk-doc/html/glib", "index.html", "gtk-doc", "en"),
+    Site("octave", "octave-doc", "/usr/share/doc/octave/octave.html", "index.html", "Texinfo", "en", max_pages=300),
 ]
 
 
