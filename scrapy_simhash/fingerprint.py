@@ -254,9 +254,10 @@ class PageFingerprint:
     text, one block per line (what site templates are learned from). ``sketch``: the change
     sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
     other content-like text (``extract.Document.rest``), ``None`` when they have no words.
-    ``content_key``: on a short page (``fallback == "short"``), an exact hash of those same tokens
-    (title and content-like text, no chrome): what proposes a copy of the page
-    (:mod:`scrapy_simhash.shortcopy`); ``None`` otherwise.
+    ``content_key``: on a short page or a page of nothing but its site's template (``fallback``
+    ``"short"`` or ``"template"``), an exact hash of those same tokens (title and content-like
+    text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.shortcopy`); ``None``
+    otherwise.
     """
 
     fp: int
@@ -270,7 +271,8 @@ class PageFingerprint:
 
     @property
     def may_match(self) -> bool:
-        """Whether the page may be a near-duplicate, or the page another one duplicates."""
+        """Whether the page may be a near-duplicate, or the page another one duplicates, by the
+        index (a template-only page is neither; its exact copies are found by ``shortcopy``)."""
         return self.fallback != "template"
 
     def stats(self) -> list[str]:
@@ -555,7 +557,19 @@ class Fingerprinter:
         fallback = "short" if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = "template"
+            content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
+
+    def _content_key(self, doc: Document) -> int | None:
+        """A short page's content key (an exact hash of the tokens of the title, the text and the
+        other content-like text) for a page that is not short: its tokens again, on either path."""
+        parts = self._native_page(doc, lines=False, min_features=_ALL_SHORT)
+        if parts is None:  # the Python path (or the core declined): the same tokens, the same hash
+            _, _, tokens = self._fingerprint(doc.text, doc.title, native=False)
+            if doc.rest:
+                tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
+            return (_exact_fp(tokens, self.bits) or 1) if tokens else None
+        return parts[3]
 
     def _python_page(self, doc: Document) -> _PageParts:
         """``(fingerprint, short, sketch, content_key, None)`` of ``doc`` on the Python path."""
@@ -568,7 +582,7 @@ class Fingerprinter:
         content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
         return fp, short, sketch, content_key, None
 
-    def _native_page(self, doc: Document, lines: bool = True) -> _PageParts | None:
+    def _native_page(self, doc: Document, lines: bool = True, min_features: int | None = None) -> _PageParts | None:
         """``fingerprint_page``'s fingerprint, short flag, sketch and content key of ``doc`` by the
         native core in one call (``Core.page``: the tokens never cross to Python), with the text's
         lines normalised and keyed for ``_template_only`` when ``lines`` (``None`` where the
@@ -584,7 +598,10 @@ class Fingerprinter:
         norm = normalize(f"{title}\n{text}" if title else text)
         rest = doc.rest[: self.max_chars] if self.max_chars else doc.rest
         try:
-            result = core.page(norm, normalize(rest) if rest else None, **self._native_options(), lines=lines)
+            options = self._native_options()
+            if min_features is not None:
+                options["min_features"] = min_features
+            result = core.page(norm, normalize(rest) if rest else None, **options, lines=lines)
         except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
             return None
         if result is None:
@@ -610,6 +627,10 @@ class Fingerprinter:
         if self.max_chars and len(own) > self.max_chars:
             own = own[: self.max_chars]
         return len(self._extractor.extract(own).weights) < least
+
+
+#: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.
+_ALL_SHORT = 1 << 62
 
 
 class _Lines(NamedTuple):

@@ -353,6 +353,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             outcome = _Outcome(verdict.verdict, fp, verdict.distance, verdict.duplicate_of)
             if verdict.verdict == CHANGED and (verdict.distance or 0) <= config.change_threshold:
                 self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
+            elif verdict.verdict == NEAR_DUPLICATE and page.fallback == "template":
+                self._inc("simhash/duplicate/template_copy")  # a copy of a kept template-only page
             elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
                 # beyond max_distance: a short page's copy (shortcopy), else the wide tier's
                 self._inc("simhash/duplicate/short_copy" if page.fallback == "short" else "simhash/duplicate/wide")

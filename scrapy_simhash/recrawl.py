@@ -689,12 +689,15 @@ class ChangeTracker:
         ``(ETag, Last-Modified)`` ``validators``).
 
         ``may_match`` False (the page has no text of its own beside its site's template: no
-        evidence): the page is never a near-duplicate and is not indexed, so that no page can
-        duplicate it either; its change is still tracked. ``fallback`` (``PageFingerprint.fallback``)
+        evidence): the page is not indexed, so that no page can duplicate it by the index, and is
+        no near-duplicate by the index either (only a copy: see ``content_key``); its change is
+        still tracked. ``fallback`` (``PageFingerprint.fallback``)
         other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``).
         ``content_key`` and ``visible`` (``PageFingerprint``'s) of a short page: it is also a
         near-duplicate of a kept short page with its content key whose visible lines hold all of
-        its own (:mod:`scrapy_simhash.shortcopy`: a print view)."""
+        its own (:mod:`scrapy_simhash.shortcopy`: a print view); of a page whose ``fallback`` is
+        ``"template"`` (``may_match`` False): on its first fetch it is the near-duplicate of a kept
+        template-only page by the same rule (an exact copy, a print view), and nothing else."""
         index = self.index
         now = self.clock() if now is None else now
         distance = duplicate_of = unlike = None
@@ -707,6 +710,9 @@ class ChangeTracker:
                 match = None
                 if may_match:
                     match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
+                elif fallback == "template" and content_key is not None:
+                    # never indexed: only a copy of a kept template-only page (shortcopy's rule)
+                    match = shortcopy.find_copy(index, key, fp, content_key, visible, self._recorded_fp)
                 if match is None:
                     verdict = NEW
                 else:
@@ -810,6 +816,11 @@ class ChangeTracker:
         if best is not None:
             index.remove(key)  # a duplicate: the same state as after a drop within max_distance
         return best, None
+
+    def _recorded_fp(self, key: str) -> int | None:
+        """``key``'s last fingerprint in its record (``None``: no record, or one without history)."""
+        record = PageRecord.parse(self.index.get_record(key))
+        return None if record is None else record.last_fp
 
     def _sketches(self, candidates: list[Match]) -> Iterator[tuple[Match, bytes]]:
         """Each candidate with the change sketch of its indexed content, where its record holds

@@ -1,4 +1,5 @@
-"""Copies of short pages (print views): a drop only where the copy holds nothing the kept page lacks.
+"""Copies of short pages (print views) and of template-only pages: a drop only where the copy holds
+nothing the kept page lacks.
 
 A short page (``PageFingerprint.fallback == "short"``) has no SimHash: its fingerprint is an exact
 hash of its whole visible text, so a print view of it (the same content, without the site's
@@ -24,8 +25,14 @@ memory, LMDB and Redis stores keep them alike), for each short page that is kept
   sorted 64-bit keys of its visible lines (:data:`MAX_LINES` at most, else nothing is stored and
   no page is dropped as its copy).
 
+A page of nothing but its site's template (``fallback == "template"``: too few words of its own
+beside what the whole site repeats) is never indexed, so even its exact copy under another URL
+(a mirror, a tracking parameter) is not found by the index; the same evidence, stored for each
+such page that is kept, finds its copies by the same rule.
+
 A candidate counts only while the index still holds the fingerprint its evidence was stored with
-(a page refetched with other content, removed or dropped since is no candidate). The evidence of a
+(for a template-only page, which the index does not hold: while its record's last fingerprint is
+that one; a page refetched with other content, removed or dropped since is no candidate). The evidence of a
 URL that is removed or pruned stays, unused (8 bytes per visible line of a short page); ``reset``
 deletes it with the rest of the index.
 """
@@ -44,6 +51,8 @@ from scrapy_simhash.features import normalize
 from scrapy_simhash.templates import line_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from scrapy_simhash.index import Match, SimhashIndex
 
 #: URLs kept per content key (the newest); more short pages with one content key are rare (an
@@ -118,11 +127,22 @@ def is_copy(lines: list[str], kept_url: str, kept_keys: np.ndarray) -> bool:
     return True
 
 
-def find_copy(index: SimhashIndex, key: str, fp: int, content_key: int, visible: str) -> Match | None:
-    """The kept short page that ``key`` (a short page with fingerprint ``fp``, not found by the
-    index) is a copy of, or ``None``; call inside the index's batch. Without a match, ``key`` is
-    remembered as a kept short page (:func:`remember`)."""
+def find_copy(
+    index: SimhashIndex,
+    key: str,
+    fp: int,
+    content_key: int,
+    visible: str,
+    current: Callable[[str], int | None] | None = None,
+) -> Match | None:
+    """The kept page that ``key`` (a short page with fingerprint ``fp``, not found by the index, or
+    a page of nothing but its site's template, which is never indexed) is a copy of, or ``None``;
+    call inside the index's batch. ``current``: a kept URL's fingerprint now (default: the one the
+    index holds; for template pages, their record's). Without a match, ``key`` is remembered as a
+    kept page (:func:`remember`)."""
     from scrapy_simhash.index import Match
+
+    current = current or index.get
 
     name = _key_name(content_key)
     raw = index.get_aux(name)
@@ -135,7 +155,7 @@ def find_copy(index: SimhashIndex, key: str, fp: int, content_key: int, visible:
             got = None if blob is None else _decode(blob)
             if got is None or got[0] != url:
                 continue
-            kept_fp = index.get(url)
+            kept_fp = current(url)
             if kept_fp is None or kept_fp != got[1]:
                 continue  # refetched with other content, removed or dropped since
             if is_copy(lines, url, got[2]):

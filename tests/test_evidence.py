@@ -291,3 +291,29 @@ def test_middleware_never_drops_a_page_whose_text_is_its_site_template(make_mw: 
     copy = make_response("http://docs.test/mirror/a0", page)
     assert run(mw, copy, [{"i": 0}]) == []
     assert copy.meta["simhash_verdict"] == "near_duplicate"
+
+
+def test_an_exact_copy_of_a_template_only_page_is_its_near_duplicate(make_mw: Any):
+    """A template-only page is never indexed, so the index cannot find its copy under another URL;
+    its kept evidence (``shortcopy``) does: the exact copy and the print view without the site's
+    navigation are dropped, another stub of the site (one line of its own differs) is not."""
+    mw = make_mw()
+    for i in range(3, 12):
+        url, page = _site_page(i)
+        run(mw, make_response(url, page), [{"i": i}])
+    stats = mw.crawler.stats
+    assert stats.get_value("simhash/fallback/template", 0) >= 3  # p9, p10, p11: after 6 pages were learned
+    url, page = _site_page(11)
+    copy = make_response("http://docs.test/mirror/p11", page)
+    assert run(mw, copy, [{"i": 11}]) == []
+    assert copy.meta["simhash_verdict"] == "near_duplicate"
+    assert copy.meta["simhash_duplicate_of"] == url
+    print_view = page.replace(f"<ul>{SIDEBAR}</ul>", "<p>Printed from http://docs.test/p11</p>")
+    printed = make_response("http://docs.test/print/p11", print_view)
+    assert run(mw, printed, [{"i": 11}]) == []
+    assert printed.meta["simhash_verdict"] == "near_duplicate"
+    assert stats.get_value("simhash/duplicate/template_copy") == 2
+    url, page = _site_page(12)  # template-only too, with a line of its own that p11 lacks
+    other = make_response(url, page)
+    assert run(mw, other, [{"i": 12}]) == [{"i": 12}]
+    assert other.meta["simhash_verdict"] == "new"

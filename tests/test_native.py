@@ -221,6 +221,7 @@ def _same_page(native: Fingerprinter, python: Fingerprinter, doc: Document) -> b
         assert lines.normalised() == [normalize(line) for line in raw]
     unkeyed = native._native_page(doc, lines=False)  # no template check: no line keys made
     assert unkeyed is not None and unkeyed[:4] == got[:4] and unkeyed[4] is None
+    assert native._content_key(doc) == python._content_key(doc)  # a template-only page's content key
     return True
 
 
