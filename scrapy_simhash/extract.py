@@ -43,11 +43,12 @@ decision for decision:
    (d) under 300 characters and a fifth of the text: the "relaxed" region (every block that is not
    a link list, boilerplate or metadata counts as content: a table or list of short lines) if it
    holds what was found and twice as much; (e) "page": when the region's good text is under a
-   quarter of the good text outside chrome (or, inside a ``<main>`` landmark, the region weighs
-   under a quarter of the landmark's content-like blocks: an API reference page of short lines),
-   every block outside chrome that is not a link list, boilerplate or metadata; (f) "list": when what was found weighs under a fifth of all blocks
-   outside chrome and link lists make up most of them, those blocks with the link lists (an index
-   page); (g) under 50 characters: all visible text.
+   quarter of the good text outside chrome (or, inside a ``<main>`` landmark, a region of no
+   paragraph weighs under a quarter of the landmark's content-like blocks: an API reference page
+   of short lines), every block outside chrome that is not a link list, boilerplate or metadata;
+   (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
+   lists make up most of them, those blocks with the link lists (an index page); (g) under 50
+   characters: all visible text.
 
 Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and styles are removed; a
 page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
@@ -154,9 +155,9 @@ class Document:
     #: All visible text of the page, one block per line (what site templates are learned from).
     visible: str = ""
     #: Every content-like block of the page (not chrome, link lists, bylines, dates or counters;
-    #: on a hub page, the link lists of ``text``'s container, which outweigh it) that is not in ``text``, in
-    #: page order, one block per line: the change sketch covers it with ``text``, so that an edit
-    #: outside the fingerprinted part of a page is seen.
+    #: on a hub page, the link lists of ``text``'s container, which outweigh it) that is not in
+    #: ``text``, in page order, one block per line: the change sketch covers it with ``text``, so
+    #: that an edit outside the fingerprinted part of a page is seen.
     rest: str = ""
 
 
