@@ -343,6 +343,30 @@ def test_open_that_meets_map_resized_opens_again(tmp_path: Path, monkeypatch: py
     assert calls == [str(path), str(path)]  # the open raised once, the next one adopted the map
 
 
+def test_an_io_error_on_open_is_a_store_error_not_a_foreign_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A healthy index the system cannot read (EIO) is reported as an I/O error naming the
+    directory, never as "not an index" with advice to delete it; nothing is modified."""
+    import lmdb
+
+    path = tmp_path / "idx"
+    _index_with_data(path)
+    before = _checksums(path)
+
+    def eio(*args, **kwargs):
+        raise lmdb.Error(f"{args[0]}: Input/output error")
+
+    monkeypatch.setattr(lmdb, "open", eio)
+    with pytest.raises(StoreError, match="io: .*Input/output error") as info:
+        SimhashIndex.open(path)
+    assert info.value.kind == "io" and str(path) in str(info.value)
+    monkeypatch.undo()
+    assert _checksums(path) == before
+    with SimhashIndex.open(path) as idx:
+        assert len(idx) == 5000
+
+
 # -- several index objects on one path in one process ---------------------------------------------------
 
 

@@ -269,6 +269,11 @@ def _read_meta_unlocked(path: str, data: str) -> tuple[str, bytes | None]:
             env.close()
     if isinstance(error, lmdb.ReadonlyError):
         raise StoreError(path, "permission", str(error), "open")
+    kind = _kind(error) if error is not None else "corrupt"
+    if kind in ("permission", "disk_full") or "input/output error" in str(error).lower():
+        # The file passed the meta-page checks: the system could not read it, which is no sign
+        # that it is not an index (deleting it would be the wrong advice).
+        raise StoreError(path, kind, str(error), "open")
     raise _not_an_index(path, f"data.mdb cannot be read: {error}")
 
 
