@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -21,8 +22,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from scrapy_simhash import shortcopy
 from scrapy_simhash.errors import NotAnIndexError, StoreError
 from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.recrawl import PageRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -126,6 +129,10 @@ _DECIDER = """
         tracker.observe(f"a{i}", fp(1, i), now=i, sketch=own)
         tracker.observe(f"copy{i}", fp(1, i), now=i, sketch=own)  # near_duplicate
         tracker.observe(f"unlike{i}", fp(1, i), now=i, sketch=other)  # kept beside a{i}: check-and-add, then add
+        # a template-only page (never indexed: its copy evidence is stored) and its exact copy
+        page = dict(may_match=False, fallback="template", content_key=fp(4, i), visible=f"Menu\\nStub {i} line")
+        tracker.observe(f"t{i}", fp(3, i), now=i, **page)
+        tracker.observe(f"tcopy{i}", fp(3, i), now=i, **page)  # near_duplicate of t{i}
         print("done", i, flush=True)
 """
 
@@ -133,27 +140,32 @@ _DECIDER = """
 def test_sigkill_between_a_kept_pages_check_and_add_and_its_add(tmp_path: Path) -> None:
     """A page kept by ``near_similarity`` (its check-and-add found a page at distance 0 whose change
     sketch disagrees; it is then added) is stored whole or not at all when the process is killed:
-    a kept page has its record and its indexed fingerprint or neither, and every reported decision
-    is there."""
+    a kept page has its record and its indexed fingerprint or neither, a kept template-only page its
+    record and its copy evidence or neither, and every reported decision is there."""
     rng = random.Random(11)
     for trial in range(8):
         path = tmp_path / f"t{trial}"
         done = _killed(_started(_DECIDER, str(path)), rng.uniform(0.05, 0.5))
         with SimhashIndex.open(path) as idx:
             indexed = dict(idx.iter_items())
-            records = {key for key, _ in idx.iter_records()}
+            records = {key: PageRecord.parse(raw) for key, raw in idx.iter_records()}
+            last = max((int(re.sub(r"^\D+", "", k)) for k in records), default=-1)
+            evidence = {f"t{i}" for i in range(last + 1) if idx.get_aux(shortcopy._page_name(f"t{i}"))}
         if not records:  # killed before the first decision was committed
             assert not done and not indexed, trial
             continue
-        last = max(int(k.removeprefix("a").removeprefix("copy").removeprefix("unlike")) for k in records)
         assert all(i <= last for i in done) and all(i in done for i in range(last)), (trial, last)
         for i in range(last + 1):
             for key in (f"a{i}", f"unlike{i}"):  # kept pages: a record and an indexed fingerprint, or neither
                 assert (key in records) == (key in indexed), (trial, key)
                 assert key not in indexed or indexed[key] == _fp(1, i)
             assert f"copy{i}" not in indexed  # a drop is never indexed
+            assert (f"t{i}" in records) == (f"t{i}" in evidence), (trial, i)  # template-only: both or neither
+            assert f"t{i}" not in indexed and f"tcopy{i}" not in indexed
+            if f"tcopy{i}" in records:
+                assert records[f"tcopy{i}"].duplicate_of == f"t{i}", (trial, i)
             if i in done:
-                assert {f"a{i}", f"copy{i}", f"unlike{i}"} <= records, (trial, i)
+                assert {f"a{i}", f"copy{i}", f"unlike{i}", f"t{i}", f"tcopy{i}"} <= records.keys(), (trial, i)
 
 
 # -- a full disk ---------------------------------------------------------------------------------------
