@@ -1262,19 +1262,22 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
-    links = [b for b in content if _is_link_list(b)]
-    if _weight_of(main) < _LIST_SHARE * _weight_of(content):
+    weight, total = _weight_of(main), _weight_of(content)
+    links: list[_Block] = []
+    if weight < _LIST_SHARE * total:
+        links = [b for b in content if _is_link_list(b)]
         listing = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
-        if _weight_of(listing) > _weight_of(main) and 2 * _weight_of(links) > _weight_of(listing):
+        if _weight_of(listing) > weight and 2 * _weight_of(links) > _weight_of(listing):
             main, found = listing, "list"
-    if found in ("main", "relaxed") and _weight_of(links) > _weight_of(main):
+    # (the link lists, outside the region, can outweigh it only where the rest of the page does)
+    if main and found in ("main", "relaxed") and total > 2 * weight:
         # A hub page: a chapter's short introduction beside its table of contents. Its lists stay
         # out of the fingerprint (the introduction is its key), but the change sketch covers the
         # lists that share the introduction's container (a sidebar's "most read" list does not):
         # a chapter that lost half its sections has changed.
-        near = _container_links(walker, main, links)
-        if _weight_of(near) > _weight_of(main):
+        near = _container_links(walker, main, links or [b for b in content if _is_link_list(b)])
+        if _weight_of(near) > weight:
             taken = {id(b) for b in near}
             content_like = [b for b in content if id(b) in taken or _kind(b, False) >= _SHORT]
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
