@@ -10,6 +10,7 @@ calls it; nothing else decides.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 import operator
@@ -60,12 +61,13 @@ _V2_BYTE, _V3_BYTE = bytes((_V2,)), bytes((_V3,))
 #: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
 #: last fetched, last changed, fetch count, change count.
 _HEAD = struct.Struct("<BBBHdddqq")
-_GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE = (1 << i for i in range(7))
+_GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
 _TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
 _LEN = struct.Struct("<I")
 _NO_TEXTS = (None, None, None, None)
 _ANY_TEXT = _DUPLICATE_OF | _ETAG | _LAST_MODIFIED | _MOVED_TO
 _DUE = struct.Struct("<d")
+_KEY = struct.Struct("<Q")
 #: The schedule mapping that format 2 packs (``ScheduleState.to_dict``); any other goes as JSON.
 _SCHEDULE_KEYS = (
     "last_fetch",
@@ -98,7 +100,10 @@ class PageRecord:
     ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
     fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
     ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.sketch`), or ``None``
-    (a page without one, a record written before format 3). Times are Unix seconds.
+    (a page without one, a record written before format 3). ``visible_key``: :func:`visible_key` of
+    the last fetch's whole visible text (``None``: a record written before it was kept), what
+    finds an exact copy of the page whatever was learned about its site since. Times are Unix
+    seconds.
     """
 
     first_seen: float
@@ -115,6 +120,7 @@ class PageRecord:
     gone: bool = False
     moved_to: str | None = None
     sketch: bytes | None = None
+    visible_key: int | None = None
 
     @property
     def last_fp(self) -> int | None:
@@ -163,6 +169,7 @@ class PageRecord:
             self.gone,
             self.moved_to,
             self.sketch,
+            self.visible_key,
         )
 
     def to_bytes(self) -> bytes:
@@ -174,7 +181,8 @@ class PageRecord:
         Format 2: ``_HEAD``; the history's fingerprints (big-endian, ``width`` bytes each) and change
         distances (``int32``, -1 for none); ``next_due`` (``float64``) if flagged; the flagged texts
         (``uint32`` length + UTF-8) in the order duplicate_of, etag, last_modified, moved_to; the
-        schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs). Fingerprints in
+        schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs); the visible key
+        (``uint64``) if flagged. Fingerprints in
         binary and no field names: about twice as fast to write and read as JSON (a record with a
         full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
         the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
@@ -225,6 +233,13 @@ class PageRecord:
                 return None
             flags |= _SCHEDULE
             tail.append(packed)
+        visible = self.visible_key
+        if visible is not None:
+            flags |= _VISIBLE_KEY
+            try:
+                tail.append(_KEY.pack(visible))
+            except struct.error:
+                return None
         try:
             wide = n and max(fps) >= 1 << 64
             head = _HEAD.pack(
@@ -273,6 +288,8 @@ class PageRecord:
             data["gone"] = True
         if self.sketch is not None:
             data["sketch"] = self.sketch.hex()
+        if self.visible_key is not None:
+            data["visible_key"] = format(self.visible_key, "x")
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
@@ -313,6 +330,7 @@ class PageRecord:
                 gone=bool(data.get("gone", False)),
                 moved_to=_text(data.get("moved_to")),
                 sketch=None if data.get("sketch") is None else bytes.fromhex(data["sketch"]),
+                visible_key=None if data.get("visible_key") is None else int(data["visible_key"], 16),
             )
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
@@ -321,7 +339,7 @@ class PageRecord:
     def _unpack(cls, raw: bytes, end: int, sketch: bytes | None) -> PageRecord:
         """Format 2's fields in ``raw[:end]`` (the first byte, the format, is not read)."""
         _, flags, width, n, first_seen, last_fetched, last_changed, fetch_count, change_count = _HEAD.unpack_from(raw)
-        if width not in (8, 16) or flags >> 7:
+        if width not in (8, 16) or flags >> 8:
             raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
         at = _HEAD.size
         if width == 8:
@@ -352,6 +370,10 @@ class PageRecord:
         schedule = None
         if flags & _SCHEDULE:
             schedule, at = _unpack_schedule(raw, at)
+        visible = None
+        if flags & _VISIBLE_KEY:
+            (visible,) = _KEY.unpack_from(raw, at)
+            at += _KEY.size
         if at != end:
             raise ValueError(f"{end - at} bytes after the record")
         duplicate_of, etag, last_modified, moved_to = texts
@@ -371,6 +393,7 @@ class PageRecord:
             bool(flags & _GONE),
             moved_to,
             sketch,
+            visible,
         )
 
     @classmethod
@@ -390,7 +413,7 @@ _VALUES = operator.attrgetter(*_FIELDS)
 #: fields: a field added to PageRecord turns it off until decision.rs learns it too.
 _NATIVE_FIELDS = (
     "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
-    "last_modified gone moved_to sketch"
+    "last_modified gone moved_to sketch visible_key"
 )
 _NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS else None
 
@@ -401,6 +424,16 @@ def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
     record = object.__new__(cls)
     record.__dict__.update(zip(_FIELDS, values))
     return record
+
+
+def visible_key(visible: str) -> int | None:
+    """An exact hash of a page's whole visible text (``PageFingerprint.visible``; the first 64 bits
+    of SHA-256 over its UTF-8: the hash with CPU instructions of its own, 3x blake2b's speed here),
+    ``None`` for a page without visible text. Two pages with one visible text share it: a copy of a
+    page, whatever its markup and URL."""
+    if not visible:
+        return None
+    return int.from_bytes(hashlib.sha256(visible.encode("utf-8", "surrogatepass")).digest()[:8], "little")
 
 
 def change_verdict(distance: int, change_threshold: int) -> str:
@@ -697,9 +730,13 @@ class ChangeTracker:
         near-duplicate of a kept short page with its content key whose visible lines hold all of
         its own (:mod:`scrapy_simhash.shortcopy`: a print view); of a page whose ``fallback`` is
         ``"template"`` (``may_match`` False): on its first fetch it is the near-duplicate of a kept
-        template-only page by the same rule (an exact copy, a print view), and nothing else."""
+        template-only page by the same rule (an exact copy, a print view), or of an indexed page
+        whose whole visible text was the same (:meth:`_exact_copy`: a copy of a page that was kept
+        before its site's template was learned), and nothing else. The record keeps
+        :func:`visible_key` of ``visible``."""
         index = self.index
         now = self.clock() if now is None else now
+        vkey = visible_key(visible)
         distance = duplicate_of = unlike = None
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch():
@@ -712,7 +749,10 @@ class ChangeTracker:
                     match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                 elif fallback == "template" and content_key is not None:
                     # never indexed: only a copy of a kept template-only page (shortcopy's rule)
-                    match = shortcopy.find_copy(index, key, fp, content_key, visible, self._recorded_fp)
+                    # (an exact copy of an indexed page first: find_copy remembers a page it keeps)
+                    match = None if vkey is None else self._exact_copy(key, fp, vkey)
+                    if match is None:
+                        match = shortcopy.find_copy(index, key, fp, content_key, visible, self._recorded_fp)
                 if match is None:
                     verdict = NEW
                 else:
@@ -770,6 +810,7 @@ class ChangeTracker:
                 False,
                 None,
                 sketch,
+                vkey,
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
         return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None, unlike)
@@ -816,6 +857,19 @@ class ChangeTracker:
         if best is not None:
             index.remove(key)  # a duplicate: the same state as after a drop within max_distance
         return best, None
+
+    def _exact_copy(self, key: str, fp: int, vkey: int) -> Match | None:
+        """The nearest indexed page within ``max_distance`` of ``fp`` whose record says that its
+        indexed content had the visible text whose :func:`visible_key` is ``vkey``: ``key`` is an
+        exact copy of it (read only; for a page that is never indexed)."""
+        candidates = self.index.near(fp, exclude=key)
+        if not candidates:
+            return None
+        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
+            record = PageRecord.parse(raw)
+            if record is not None and record.last_fp == candidate.fp and record.visible_key == vkey:
+                return candidate
+        return None
 
     def _recorded_fp(self, key: str) -> int | None:
         """``key``'s last fingerprint in its record (``None``: no record, or one without history)."""

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from scrapy_simhash.extract import MAX_ELEMENTS, extract
 from scrapy_simhash.features import SizedCache
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.recrawl import ChangeTracker, PageRecord, visible_key
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.templates import (
     HostTemplate,
@@ -317,3 +319,55 @@ def test_an_exact_copy_of_a_template_only_page_is_its_near_duplicate(make_mw: An
     other = make_response(url, page)
     assert run(mw, other, [{"i": 12}]) == [{"i": 12}]
     assert other.meta["simhash_verdict"] == "new"
+
+
+def test_a_copy_of_a_page_kept_before_its_site_was_learned_is_its_near_duplicate(make_mw: Any):
+    """A stub kept as an ordinary, indexed page before its site's template was learned, and its
+    exact copy (another URL, the same visible text) fetched after, when the copy is template-only:
+    the copy is the stub's near-duplicate by the visible text both records keep (not by the
+    template-only page's fingerprint, which may not decide); a copy with one line of its own is not."""
+    mw = make_mw()
+    first_url, first_page = _site_page(3)
+    first = make_response(first_url, first_page)
+    run(mw, first, [{"i": 3}])
+    assert first.meta["simhash_verdict"] == "new"
+    stats = mw.crawler.stats
+    assert stats.get_value("simhash/fallback/template", 0) == 0  # nothing learned yet: indexed
+    for i in range(4, 12):
+        url, page = _site_page(i)
+        run(mw, make_response(url, page), [{"i": i}])
+    learned = stats.get_value("simhash/fallback/template", 0)
+    assert learned >= 3
+    copy = make_response("http://docs.test/mirror/p3", first_page)
+    assert run(mw, copy, [{"i": 3}]) == []
+    assert stats.get_value("simhash/fallback/template") == learned + 1  # the copy is template-only
+    assert copy.meta["simhash_verdict"] == "near_duplicate"
+    assert copy.meta["simhash_duplicate_of"] == first_url
+    assert stats.get_value("simhash/duplicate/template_copy") == 1
+    more = first_page.replace("has one line.</p>", "has one line.</p><p>And a footnote.</p>")
+    other = make_response("http://docs.test/mirror2/p3", more)
+    assert run(mw, other, [{"i": 3}]) == [{"i": 3}]
+    assert other.meta["simhash_verdict"] == "new"
+
+
+def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page():
+    """ChangeTracker: a page that may not match (template-only) is the near-duplicate of an indexed
+    page within max_distance only when that page's record holds the same visible text (of the
+    content it was indexed with)."""
+    index = SimhashIndex()
+    tracker = ChangeTracker(index)
+    fp = 0x1234_5678_9ABC_DEF0
+    tracker.observe("http://a.test/kept", fp, 1.0, visible="Stub\nshared footer")
+    assert PageRecord.parse(index.get_record("http://a.test/kept")).visible_key == visible_key("Stub\nshared footer")
+    # (content keys of their own: a kept template-only page's copies are shortcopy's, tested above)
+    args = {"may_match": False, "fallback": "template"}
+    near = fp ^ 0b101  # within max_distance (3)
+    copy = tracker.observe("http://a.test/copy", near, 2.0, visible="Stub\nshared footer", content_key=1, **args)
+    assert (copy.verdict, copy.duplicate_of, copy.distance) == ("near_duplicate", "http://a.test/kept", 2)
+    other = tracker.observe("http://a.test/other", fp, 3.0, visible="Stub two\nshared footer", content_key=2, **args)
+    assert other.verdict == "new"
+    far = tracker.observe("http://a.test/far", fp ^ 0xF, 4.0, visible="Stub\nshared footer", content_key=3, **args)
+    assert far.verdict == "new"  # not within max_distance: the index does not propose it
+    tracker.observe("http://a.test/kept", fp ^ (0xFF << 40), 5.0, visible="Stub, rewritten\nshared footer")
+    late = tracker.observe("http://a.test/late", fp, 6.0, visible="Stub\nshared footer", content_key=4, **args)
+    assert late.verdict == "new"  # the kept page holds other content now

@@ -126,6 +126,7 @@ def _random_record(rng: random.Random, states: list[ScheduleState]) -> PageRecor
         gone=rng.random() < 0.2,
         moved_to=text(),
         sketch=rng.choice((None, rng.randbytes(128), rng.randbytes(127), b"")),
+        visible_key=rng.choice((None, rng.getrandbits(64), 0, 2**64 - 1)),
     )
 
 
@@ -143,6 +144,9 @@ def _odd_records(record: PageRecord) -> list[PageRecord]:
         replace(record, gone=1),
         replace(record, sketch=bytearray(128)),
         replace(record, etag="\ud800"),
+        replace(record, visible_key=2**64),
+        replace(record, visible_key=-1),
+        replace(record, visible_key=True),
     ]
 
 

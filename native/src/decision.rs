@@ -26,6 +26,8 @@ const NEXT_DUE: u8 = 4;
 /// The texts' flags in their order: duplicate_of, etag, last_modified, moved_to.
 const TEXTS: [u8; 4] = [DUPLICATE_OF, 8, 16, 32];
 const SCHEDULE: u8 = 64;
+/// `recrawl._VISIBLE_KEY`: the visible key (`u64`) follows the schedule.
+const VISIBLE_KEY: u8 = 128;
 /// `sketch.SKETCH_BYTES`
 const SKETCH: usize = 128;
 
@@ -228,7 +230,8 @@ pub(crate) fn schedule_state<'py>(
 
 /// `PageRecord._pack` (with the sketch of format 3) of a record's fields in `PageRecord`'s order
 /// (`first_seen`, `last_fetched`, `last_changed`, `fetch_count`, `change_count`, `history`,
-/// `duplicate_of`, `next_due`, `schedule`, `etag`, `last_modified`, `gone`, `moved_to`, `sketch`),
+/// `duplicate_of`, `next_due`, `schedule`, `etag`, `last_modified`, `gone`, `moved_to`, `sketch`,
+/// `visible_key`),
 /// the schedule given as its numbers (`_Schedule.numbers`, or `None` for none); `None` for
 /// anything but the common case: 64-bit fingerprints, floats, ints and strings where format 2 has
 /// them, a change distance of at least 0 or none.
@@ -238,7 +241,7 @@ pub(crate) fn pack_record<'py>(
     fields: &Bound<'py, PyTuple>,
     schedule: Option<&Bound<'py, PyTuple>>,
 ) -> PyResult<Option<Bound<'py, PyBytes>>> {
-    if fields.len() != 14 {
+    if fields.len() != 15 {
         return Ok(None);
     }
     let get = |i: usize| fields.get_item(i);
@@ -318,6 +321,15 @@ pub(crate) fn pack_record<'py>(
             return Ok(None);
         }
         flags |= SCHEDULE;
+    }
+    let visible = get(14)?;
+    if !visible.is_none() {
+        if !visible.is_exact_instance_of::<PyInt>() {
+            return Ok(None);
+        }
+        let Ok(key) = visible.extract::<u64>() else { return Ok(None) }; // out of range: Python's
+        flags |= VISIBLE_KEY;
+        tail.extend_from_slice(&key.to_le_bytes());
     }
     let sketch = get(13)?;
     let format = if sketch.is_none() {
@@ -442,6 +454,7 @@ pub(crate) fn unpack_record<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>) -> 
         texts,
         gone,
         schedule,
+        visible,
     } = fields;
     let f = |v: f64| PyFloat::new(py, v).into_any();
     let history = fps
@@ -472,7 +485,7 @@ pub(crate) fn unpack_record<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>) -> 
             PyTuple::new(py, items)?.into_any()
         }
     };
-    let items: [Bound<'py, PyAny>; 14] = [
+    let items: [Bound<'py, PyAny>; 15] = [
         f(times[0]),
         f(times[1]),
         f(times[2]),
@@ -493,6 +506,10 @@ pub(crate) fn unpack_record<'py>(py: Python<'py>, raw: &Bound<'py, PyBytes>) -> 
             Some(s) => PyBytes::new(py, s).into_any(),
             None => py.None().into_bound(py),
         },
+        match visible {
+            Some(v) => v.into_pyobject(py)?.into_any(),
+            None => py.None().into_bound(py),
+        },
     ];
     Ok(Some(PyTuple::new(py, items)?))
 }
@@ -510,13 +527,14 @@ struct Unpacked<'a> {
     texts: [Option<&'a str>; 4],
     gone: bool,
     schedule: Option<ScheduleNumbers>,
+    visible: Option<u64>,
 }
 
 fn unpack_fields(raw: &[u8]) -> Option<Unpacked<'_>> {
     let mut r = Reader { raw, at: 1 };
     let flags = r.take(1)?[0];
     let width = r.take(1)?[0];
-    if width != 8 || flags >> 7 != 0 {
+    if width != 8 {
         return None;
     }
     let n = r.u16()? as usize;
@@ -558,6 +576,11 @@ fn unpack_fields(raw: &[u8]) -> Option<Unpacked<'_>> {
     } else {
         None
     };
+    let visible = if flags & VISIBLE_KEY != 0 {
+        Some(u64::from_le_bytes(r.take(8)?.try_into().ok()?))
+    } else {
+        None
+    };
     if r.at != raw.len() {
         return None;
     }
@@ -570,6 +593,7 @@ fn unpack_fields(raw: &[u8]) -> Option<Unpacked<'_>> {
         texts,
         gone: flags & GONE != 0,
         schedule,
+        visible,
     })
 }
 
