@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 
 from scrapy_simhash.extract import MAX_ELEMENTS, extract
 from scrapy_simhash.features import SizedCache
+from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, visible_key
-from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.templates import (
     HostTemplate,
     IndexTemplateStore,

@@ -327,7 +327,10 @@ pub(crate) fn pack_record<'py>(
         if !visible.is_exact_instance_of::<PyInt>() {
             return Ok(None);
         }
-        let Ok(key) = visible.extract::<u64>() else { return Ok(None) }; // out of range: Python's
+        // out of range: Python's
+        let Ok(key) = visible.extract::<u64>() else {
+            return Ok(None);
+        };
         flags |= VISIBLE_KEY;
         tail.extend_from_slice(&key.to_le_bytes());
     }
