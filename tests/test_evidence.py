@@ -350,11 +350,20 @@ def test_a_copy_of_a_page_kept_before_its_site_was_learned_is_its_near_duplicate
     assert other.meta["simhash_verdict"] == "new"
 
 
-def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page():
+@pytest.mark.parametrize("store", ["memory", "lmdb", "redis"])
+def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page(store: str, tmp_path: Any, request: Any):
     """ChangeTracker: a page that may not match (template-only) is the near-duplicate of an indexed
     page within max_distance only when that page's record holds the same visible text (of the
-    content it was indexed with)."""
-    index = SimhashIndex()
+    content it was indexed with); on each store."""
+    if store == "lmdb":
+        index = SimhashIndex.open(tmp_path / "idx")
+    elif store == "redis":
+        from scrapy_simhash.store.redisstore import RedisStore
+
+        index = SimhashIndex(RedisStore(request.getfixturevalue("redis_server").url, str(tmp_path)))
+    else:
+        index = SimhashIndex()
+    request.addfinalizer(index.close)
     tracker = ChangeTracker(index)
     fp = 0x1234_5678_9ABC_DEF0
     tracker.observe("http://a.test/kept", fp, 1.0, visible="Stub\nshared footer")
