@@ -42,6 +42,7 @@ __all__ = [
     "Plan",
     "Verdict",
     "change_verdict",
+    "visible_key",
 ]
 
 NEW = "new"
