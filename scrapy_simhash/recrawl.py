@@ -150,7 +150,8 @@ class PageRecord:
         history_size: int = 8,
         duplicate_of: str | None = None,
     ) -> PageRecord:
-        """The record after a new fetch with fingerprint ``fp`` at change ``distance``."""
+        """The record after a new fetch with fingerprint ``fp`` at change ``distance`` (the visible
+        key is kept only for the same fingerprint: it would otherwise be another content's)."""
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         now = time.time() if now is None else now
@@ -170,7 +171,7 @@ class PageRecord:
             self.gone,
             self.moved_to,
             self.sketch,
-            self.visible_key,
+            self.visible_key if fp == self.last_fp else None,  # never a key of other content
         )
 
     def to_bytes(self) -> bytes:

@@ -367,7 +367,10 @@ def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page(store: str, t
     tracker = ChangeTracker(index)
     fp = 0x1234_5678_9ABC_DEF0
     tracker.observe("http://a.test/kept", fp, 1.0, visible="Stub\nshared footer")
-    assert PageRecord.parse(index.get_record("http://a.test/kept")).visible_key == visible_key("Stub\nshared footer")
+    kept = PageRecord.parse(index.get_record("http://a.test/kept"))
+    assert kept.visible_key == visible_key("Stub\nshared footer")
+    assert kept.updated(fp, 0, False).visible_key == kept.visible_key  # a 304: the same content
+    assert kept.updated(fp ^ 1, 1, False).visible_key is None  # never the key of other content
     # (content keys of their own: a kept template-only page's copies are shortcopy's, tested above)
     args = {"may_match": False, "fallback": "template"}
     near = fp ^ 0b101  # within max_distance (3)
