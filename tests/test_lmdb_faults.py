@@ -89,6 +89,7 @@ _LOADER = """
 """
 
 
+@pytest.mark.slow
 def test_sigkill_during_add_many_loses_nothing_reported(tmp_path: Path) -> None:
     rng = random.Random(5)
     n = 4000

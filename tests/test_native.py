@@ -109,6 +109,7 @@ def _reference_fp(f: Fingerprinter, tokens: list[str]) -> int | None:
     return simhash_from_weights(weights, bits=f.bits, feature_hash=f.feature_hash) or 1
 
 
+@pytest.mark.slow
 @needs_data
 def test_corpus_identical() -> None:
     """Every text: native tokens == Python tokens; native fingerprints == the Python path's from

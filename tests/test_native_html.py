@@ -48,6 +48,7 @@ def _page_fp(f: Fingerprinter, page: bytes) -> object:
         return None
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
 def test_shared_data_pages_identical() -> None:
     pages = [(f"{name}[{i}]", page) for name, bodies in load_pages().items() for i, page in enumerate(bodies)]

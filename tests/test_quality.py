@@ -91,6 +91,7 @@ def test_pair_builder_is_deterministic() -> None:
     assert bp.build(quick=True, revisions=False, seed=1).digest() != a.digest()
 
 
+@pytest.mark.slow
 @needs_data
 def test_shipped_defaults_meet_the_bars() -> None:
     """Issue 4's bars for the shipped defaults (``Fingerprinter()``, SIMHASH_MAX_DISTANCE,

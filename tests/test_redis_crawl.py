@@ -27,6 +27,7 @@ def _lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
 
 
+@pytest.mark.slow
 def test_crawl_survives_a_redis_restart_and_deduplicates_after_it(redis_factory: Any, tmp_path: Path) -> None:
     server = redis_factory(persist=True)
     items_path, stats_path, page_log = tmp_path / "items.jsonl", tmp_path / "stats.json", tmp_path / "pages.jsonl"
