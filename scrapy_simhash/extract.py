@@ -890,16 +890,17 @@ def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[a
     """The page's own title: of the parts of ``title`` (split at " - ", " | ", " — ", "_"...),
     the first that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
     "Foo", not the site name, also when the site's name is a heading too, as mdBook's menu title
-    is; a part under 4 characters as a whole word: "u64 - Rust" with <h1>Primitive Type u64</h1>),
-    else the heaviest one."""
+    is; a part under 4 characters as a whole word: "u64 - Rust" with <h1>Primitive Type u64</h1>,
+    only where no longer part is repeated: "A - Keywords - Book" with <h2>Appendix A: Keywords</h2>
+    is "Keywords"), else the heaviest one."""
     title = _WS_RE.sub(" ", title).strip()
     parts = [p.strip() for p in _TITLE_SEP_RE.split(title)]
     parts = [p for p in parts if p]
     if len(parts) <= 1:
         return title
-    for part in parts:
-        if any(_repeats(part.casefold(), heading) for heading in headings):
-            return part
+    repeated = [part for part in parts if any(_repeats(part.casefold(), heading) for heading in headings)]
+    if repeated:  # the first, a part of 4 characters or more before a shorter one ("A - Keywords")
+        return next((part for part in repeated if len(part) >= 4), repeated[0])
     return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
 
 
@@ -921,7 +922,18 @@ def _heading(text: str) -> str:
 
 
 def _headings(root) -> list[str]:
-    """The first <h1> (else <h2>) texts of the page, case-folded, without permalink signs."""
+    """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
+    case-folded, without permalink signs: the page's own headings, not a header's site name
+    (mdBook's menu-bar <h1>, a theme's site-title <h1> above an <h2> article title)."""
+    for main in root.iter("main"):
+        out = _first_headings(main)
+        if out:
+            return out
+        break
+    return _first_headings(root)
+
+
+def _first_headings(root) -> list[str]:
     out = []
     for tag in ("h1", "h2"):
         for el in root.iter(tag):

@@ -407,6 +407,25 @@ def test_title_site_name_removed(raw, title):
             '<div id="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div><h1>Data Types</h1>',
             "Data Types",
         ),
+        # mdBook's section pages: the page's own heading is an <h2> inside <main>
+        (
+            "Comments - The Rust Programming Language",
+            '<div id="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>'
+            '<main><h2 id="comments">Comments</h2></main>',
+            "Comments",
+        ),
+        # a part under 4 characters only where no longer part is repeated
+        (
+            "A - Keywords - The Rust Programming Language",
+            '<h1 class="menu-title">The Rust Programming Language</h1><main><h2>Appendix A: Keywords</h2></main>',
+            "Keywords",
+        ),
+        # a theme's site-title <h1> in the header, the article's <h2> in <main>
+        (
+            "Harbour Times | Storm closes the harbour",
+            '<header><h1 class="site-title">Harbour Times</h1></header><main><h2>Storm closes the harbour</h2></main>',
+            "Storm closes the harbour",
+        ),
         ("CMAKE_AR — CMake 3.25.1 Documentation", "<h1>CMAKE_AR</h1>", "CMAKE_AR"),
         ("Models — Django documentation", "<h1>Models</h1>", "Models"),
         ("Go - Rustic Recipes", "<h1>Rustic Recipes</h1>", "Rustic Recipes"),  # "go" is no word of the heading

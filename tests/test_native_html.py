@@ -171,6 +171,12 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
         "<meta property='og:tİtle' content='no'><h1> </h1><h1>T  <b>one</b> two</h1>",
         "<body><p>no title</p></body>",
         "<title>新闻-搜狐</title><h1>x</h1><h1>y</h1><h1>z</h1><h1>新闻</h1>",
+        # the first <main>'s headings where it has any (mdBook: the menu-bar <h1> is the book's name)
+        "<title>Comments - The Book</title><h1>The Book</h1><main><h2>Comments</h2></main>",
+        "<title>A - B</title><h2>a</h2><main><h2>¶</h2></main><main><h1>b</h1></main>",
+        "<title>A - B</title><h1>b</h1><h1>c</h1><h1>d</h1><main><h2>x</h2><h1>a</h1><h2>b</h2></main>",
+        "<title>A - B</title><main><h1>x</h1><h1>y</h1><h1>z</h1><h1>b</h1></main><meta name=og:title content=q>",
+        "<title>A - B</title><main><p>no heading</p></main><h1>B</h1><h2>a</h2>",
     ],
 )
 def test_title_read_natively_is_the_python_title(page: str) -> None:

@@ -696,14 +696,63 @@ unsafe fn joined_text(node: *mut XmlNode) -> Res<String> {
 /// What `extract._find_title` reads of the tree, in one pass in document order (as `root.iter`):
 /// the first `<title>`'s text, the first `og:title` / `twitter:title` meta content that is not
 /// blank, the first three `<h1>` texts with more than whitespace and heading marks (else those
-/// of `<h2>`), the first `<h1>` text that is not blank.
+/// of `<h2>`) of the whole page and of its first `<main>` (`extract._headings`), the first `<h1>`
+/// text that is not blank.
 #[derive(Default)]
 struct TitleParts {
     title: Option<String>,
     meta: Option<String>,
+    page: Headings,
+    main: Headings,
+    first_h1: Option<String>,
+}
+
+/// The first three `<h1>` texts with heading text, and the first three `<h2>` ones while there
+/// is no such `<h1>` (`extract._first_headings`).
+#[derive(Default)]
+struct Headings {
     h1: Vec<String>,
     h2: Vec<String>,
-    first_h1: Option<String>,
+}
+
+impl Headings {
+    fn add(&mut self, walker: &HtmlWalker, h1: bool, text: &str) {
+        if !walker.has_heading_text(text) {
+            return;
+        }
+        if h1 && self.h1.len() < 3 {
+            self.h1.push(text.to_owned());
+        } else if !h1 && self.h1.is_empty() && self.h2.len() < 3 {
+            self.h2.push(text.to_owned());
+        }
+    }
+
+    fn wants(&self, h1: bool) -> bool {
+        if h1 {
+            self.h1.len() < 3
+        } else {
+            self.h1.is_empty() && self.h2.len() < 3
+        }
+    }
+
+    fn texts(self) -> Vec<String> {
+        if self.h1.is_empty() {
+            self.h2
+        } else {
+            self.h1
+        }
+    }
+}
+
+/// Whether `node` is `ancestor` or below it.
+unsafe fn within(mut node: *mut XmlNode, ancestor: *mut XmlNode) -> bool {
+    while !node.is_null() {
+        if node == ancestor {
+            return true;
+        }
+        node = (*node).parent;
+    }
+    false
 }
 
 /// `TitleParts` as Python reads it: ``(title, meta, headings, first_h1)``.
@@ -711,6 +760,7 @@ type TitleTuple = (Option<String>, Option<String>, Vec<String>, Option<String>);
 
 unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts> {
     let mut parts = TitleParts::default();
+    let mut main: *mut XmlNode = std::ptr::null_mut(); // the first <main>, once seen
     let mut stack = vec![root];
     while let Some(node) = stack.pop() {
         // children pushed last first: popped in document order
@@ -744,26 +794,26 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
                     }
                 }
             }
-            b"h1" if parts.h1.len() < 3 || parts.first_h1.is_none() => {
-                let text = joined_text(node)?;
-                if parts.h1.len() < 3 && walker.has_heading_text(&text) {
-                    parts.h1.push(text.clone());
-                }
-                if parts.first_h1.is_none() && !walker.is_blank(&text) {
-                    parts.first_h1 = Some(text);
-                }
-            }
-            // `<h2>` texts count only on a page without an `<h1>` text
-            b"h2" if parts.h1.is_empty() && parts.h2.len() < 3 => {
-                let text = joined_text(node)?;
-                if walker.has_heading_text(&text) {
-                    parts.h2.push(text);
+            b"main" if main.is_null() => main = node,
+            name @ (b"h1" | b"h2") => {
+                let h1 = name == b"h1";
+                let in_main = !main.is_null() && within(node, main);
+                let wanted = parts.page.wants(h1) || (in_main && parts.main.wants(h1));
+                if wanted || (h1 && parts.first_h1.is_none()) {
+                    let text = joined_text(node)?;
+                    parts.page.add(walker, h1, &text);
+                    if in_main {
+                        parts.main.add(walker, h1, &text);
+                    }
+                    if h1 && parts.first_h1.is_none() && !walker.is_blank(&text) {
+                        parts.first_h1 = Some(text);
+                    }
                 }
             }
             _ => {}
         }
-        // Nothing later changes the title: its text, and three headings
-        if parts.h1.len() >= 3 && parts.title.as_deref().is_some_and(|t| !walker.is_blank(t)) {
+        // Nothing later changes the title: its text, and three headings of <main>
+        if parts.main.h1.len() >= 3 && parts.title.as_deref().is_some_and(|t| !walker.is_blank(t)) {
             break;
         }
     }
@@ -961,16 +1011,17 @@ impl HtmlWalker {
 
     /// What ``extract._find_title`` reads of the tree below ``root`` (see `TitleParts`):
     /// ``(title, meta, headings, first_h1)``, ``headings`` the raw texts of the first three
-    /// ``<h1>`` with text, else of ``<h2>``; ``None`` for a tree it does not handle.
+    /// ``<h1>`` with text, else of ``<h2>``, of the first ``<main>`` where it has any, else of the
+    /// page; ``None`` for a tree it does not handle.
     fn title_parts(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<Option<TitleTuple>> {
         let node = self.root_node(py, root)?;
         match unsafe { title_parts(self, node) } {
-            Ok(p) => Ok(Some((
-                p.title,
-                p.meta,
-                if p.h1.is_empty() { p.h2 } else { p.h1 },
-                p.first_h1,
-            ))),
+            Ok(p) => {
+                // the headings of the first <main> where it has any (`extract._headings`)
+                let main = p.main.texts();
+                let headings = if main.is_empty() { p.page.texts() } else { main };
+                Ok(Some((p.title, p.meta, headings, p.first_h1)))
+            }
             Err(Stop::Py(e)) => Err(e),
             Err(_) => Ok(None),
         }
