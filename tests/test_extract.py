@@ -410,8 +410,10 @@ def test_title_site_name_removed(raw, title):
         # mdBook's section pages: the page's own heading is an <h2> inside <main>
         (
             "Comments - The Rust Programming Language",
-            '<div id="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>'
-            '<main><h2 id="comments">Comments</h2></main>',
+            (
+                '<div id="menu-bar"><h1 class="menu-title">The Rust Programming Language</h1></div>'
+                '<main><h2 id="comments">Comments</h2></main>'
+            ),
             "Comments",
         ),
         # a part under 4 characters only where no longer part is repeated
