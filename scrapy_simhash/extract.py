@@ -925,12 +925,8 @@ def _headings(root) -> list[str]:
     """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
     case-folded, without permalink signs: the page's own headings, not a header's site name
     (mdBook's menu-bar <h1>, a theme's site-title <h1> above an <h2> article title)."""
-    for main in root.iter("main"):
-        out = _first_headings(main)
-        if out:
-            return out
-        break
-    return _first_headings(root)
+    main = next(root.iter("main"), None)
+    return (_first_headings(main) if main is not None else None) or _first_headings(root)
 
 
 def _first_headings(root) -> list[str]:

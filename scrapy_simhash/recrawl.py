@@ -865,13 +865,7 @@ class ChangeTracker:
         indexed content had the visible text whose :func:`visible_key` is ``vkey``: ``key`` is an
         exact copy of it (read only; for a page that is never indexed)."""
         candidates = self.index.near(fp, exclude=key)
-        if not candidates:
-            return None
-        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
-            record = PageRecord.parse(raw)
-            if record is not None and record.last_fp == candidate.fp and record.visible_key == vkey:
-                return candidate
-        return None
+        return next((c for c, record in self._indexed_records(candidates) if record.visible_key == vkey), None)
 
     def _recorded_fp(self, key: str) -> int | None:
         """``key``'s last fingerprint in its record (``None``: no record, or one without history)."""
@@ -881,13 +875,20 @@ class ChangeTracker:
     def _sketches(self, candidates: list[Match]) -> Iterator[tuple[Match, bytes]]:
         """Each candidate with the change sketch of its indexed content, where its record holds
         one that fills at least :data:`WIDE_MIN_SLOTS` slots (one batched record read)."""
-        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
-            record = PageRecord.parse(raw)
-            if record is None or record.last_fp != candidate.fp:
-                continue  # no sketch of the content its fingerprint was made of
+        for candidate, record in self._indexed_records(candidates):
             other = record.sketch
             if other is not None and len(other) == SKETCH_BYTES and filled(other) >= WIDE_MIN_SLOTS:
                 yield candidate, other
+
+    def _indexed_records(self, candidates: list[Match]) -> Iterator[tuple[Match, PageRecord]]:
+        """Each candidate with its record, where the record is of the content its indexed
+        fingerprint was made of (its last fingerprint is that one; one batched record read)."""
+        if not candidates:
+            return
+        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
+            record = PageRecord.parse(raw)
+            if record is not None and record.last_fp == candidate.fp:
+                yield candidate, record
 
     def _with_evidence(
         self, key: str, fp: int, match: Match | None, sketch: bytes | None
