@@ -25,7 +25,7 @@ import pytest
 from scrapy_simhash import shortcopy
 from scrapy_simhash.errors import NotAnIndexError, StoreError
 from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.recrawl import PageRecord
+from scrapy_simhash.recrawl import PageRecord, visible_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -134,6 +134,9 @@ _DECIDER = """
         page = dict(may_match=False, fallback="template", content_key=fp(4, i), visible=f"Menu\\nStub {i} line")
         tracker.observe(f"t{i}", fp(3, i), now=i, **page)
         tracker.observe(f"tcopy{i}", fp(3, i), now=i, **page)  # near_duplicate of t{i}
+        # an indexed page and its exact copy that is template-only: found by the record's visible key
+        tracker.observe(f"v{i}", fp(5, i), now=i, visible=f"Menu\\nPage {i}")
+        tracker.observe(f"vcopy{i}", fp(5, i), now=i, **dict(page, content_key=fp(6, i), visible=f"Menu\\nPage {i}"))
         print("done", i, flush=True)
 """
 
@@ -165,8 +168,16 @@ def test_sigkill_between_a_kept_pages_check_and_add_and_its_add(tmp_path: Path) 
             assert f"t{i}" not in indexed and f"tcopy{i}" not in indexed
             if f"tcopy{i}" in records:
                 assert records[f"tcopy{i}"].duplicate_of == f"t{i}", (trial, i)
+            # the indexed page: record (with its visible key) and fingerprint, or neither; its copy dropped
+            assert (f"v{i}" in records) == (f"v{i}" in indexed), (trial, i)
+            if f"v{i}" in records:
+                assert records[f"v{i}"].visible_key == visible_key(f"Menu\nPage {i}"), (trial, i)
+            assert f"vcopy{i}" not in indexed
+            if f"vcopy{i}" in records:
+                assert records[f"vcopy{i}"].duplicate_of == f"v{i}", (trial, i)
             if i in done:
-                assert {f"a{i}", f"copy{i}", f"unlike{i}", f"t{i}", f"tcopy{i}"} <= records.keys(), (trial, i)
+                expected = {f"a{i}", f"copy{i}", f"unlike{i}", f"t{i}", f"tcopy{i}", f"v{i}", f"vcopy{i}"}
+                assert expected <= records.keys(), (trial, i)
 
 
 # -- a full disk ---------------------------------------------------------------------------------------
