@@ -73,6 +73,7 @@ class SimhashConfig:
     wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE
     wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY
     near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY
+    keep_adds: int = defaults.SIMHASH_KEEP_ADDS
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -96,6 +97,7 @@ class SimhashConfig:
             "wide_distance": self.wide_distance,
             "wide_similarity": self.wide_similarity,
             "near_similarity": self.near_similarity,
+            "keep_adds": self.keep_adds,
             "history_size": self.history_size,
             "policy": self.policy,
             "clock": self.clock,
@@ -287,6 +289,7 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
             settings, "SIMHASH_WIDE_SIMILARITY", lambda x: 0 < x <= 1, "it must be a number above 0 and at most 1"
         ),
         near_similarity=_get_share(settings, "SIMHASH_NEAR_SIMILARITY"),
+        keep_adds=_get_int(settings, "SIMHASH_KEEP_ADDS", 0),
     )
 
 

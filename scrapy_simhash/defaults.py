@@ -34,6 +34,12 @@ SIMHASH_WIDE_SIMILARITY = 0.75
 #: sketches do not disagree: when both fill at least half of their slots and estimate a Jaccard
 #: similarity under this, the page is kept (``simhash/kept/unlike``). 0: off.
 SIMHASH_NEAR_SIMILARITY = 0.6
+#: A page that resembles a kept page (any tier, a short page's copy, a template-only page's copy)
+#: is dropped only when its own text adds fewer than this many characters to the kept page's
+#: (numbers, dates and hashes masked, its site's template lines out: ``scrapy_simhash.novelty``);
+#: else it is kept (``simhash/kept/adds``). 0: off, a drop by resemblance alone (classic,
+#: aggressive deduplication, e.g. for training-data corpora).
+SIMHASH_KEEP_ADDS = 100
 
 #: Index layout: the fingerprint is split into this many blocks (> SIMHASH_MAX_DISTANCE).
 #: ``None``: the index's default layout for SIMHASH_MAX_DISTANCE.

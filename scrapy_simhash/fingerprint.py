@@ -10,13 +10,14 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
 from scrapy_simhash import _native
 from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
+from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.sketch import sketch_tokens
 
 if TYPE_CHECKING:
@@ -257,7 +258,9 @@ class PageFingerprint:
     ``content_key``: on a short page or a page of nothing but its site's template (``fallback``
     ``"short"`` or ``"template"``), an exact hash of those same tokens (title and content-like
     text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.shortcopy`); ``None``
-    otherwise.
+    otherwise. ``own``: the page's own text (:class:`~scrapy_simhash.novelty.OwnText`: the title,
+    the fingerprinted text and the other content-like text, without its site's learned template
+    lines), what a near-duplicate drop checks first (``None``: not computed).
     """
 
     fp: int
@@ -268,6 +271,7 @@ class PageFingerprint:
     visible: str = ""
     sketch: bytes | None = None
     content_key: int | None = None
+    own: OwnText | None = field(default=None, compare=False, repr=False)
 
     @property
     def may_match(self) -> bool:
@@ -558,7 +562,8 @@ class Fingerprinter:
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = "template"
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key)
+        own = _own_text(doc, url, templates)
+        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own)
 
     def _content_key(self, doc: Document) -> int | None:
         """A short page's content key (an exact hash of the tokens of the title, the text and the
@@ -631,6 +636,16 @@ class Fingerprinter:
 
 #: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.
 _ALL_SHORT = 1 << 62
+
+
+def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
+    """The page's own text: its title and content-like lines (``doc.text``, ``doc.rest``) less
+    those that are its site's learned template."""
+    lines = (
+        [doc.title, *doc.text.split("\n"), *doc.rest.split("\n")] if doc.rest else [doc.title, *doc.text.split("\n")]
+    )
+    template = templates.template_lines(url, lines) if templates is not None else set()
+    return OwnText(lines, template)
 
 
 class _Lines(NamedTuple):

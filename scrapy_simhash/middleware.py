@@ -345,6 +345,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 fallback=page.fallback,
                 content_key=page.content_key,
                 visible=page.visible,
+                own=page.own,
             )
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
@@ -364,6 +365,14 @@ class SimhashSpiderMiddleware(_IndexComponent):
                     "Kept %(key)s: within SIMHASH_MAX_DISTANCE of %(unlike)s, but their change sketches "
                     "are under SIMHASH_NEAR_SIMILARITY alike",
                     {"key": key, "unlike": verdict.unlike},
+                    extra={"spider": self._spider},
+                )
+            if verdict.adds_to is not None:
+                self._inc("simhash/kept/adds")  # resembles a kept page, but says more than it
+                logger.debug(
+                    "Kept %(key)s: it resembles %(of)s, but its own text adds about %(adds)d characters to it "
+                    "(SIMHASH_KEEP_ADDS: %(least)d)",
+                    {"key": key, "of": verdict.adds_to, "adds": verdict.adds, "least": config.keep_adds},
                     extra={"spider": self._spider},
                 )
             if verdict.replaced_unreadable:

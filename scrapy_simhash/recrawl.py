@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from scrapy_simhash.index import Match, SimhashIndex
+    from scrapy_simhash.novelty import OwnText
     from scrapy_simhash.schedule import SchedulePolicy
 
 __all__ = [
@@ -58,7 +59,9 @@ _SCHEMA = 1
 _V2 = 2
 #: Format 3: format 2 with this byte first, then the change sketch (``sketch.SKETCH_BYTES``) last.
 _V3 = 3
-_V2_BYTE, _V3_BYTE = bytes((_V2,)), bytes((_V3,))
+#: Format 4: this byte, then a record of another format, then the novelty sketch and its length.
+_V4 = 4
+_V2_BYTE, _V3_BYTE, _V4_BYTE = bytes((_V2,)), bytes((_V3,)), bytes((_V4,))
 #: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
 #: last fetched, last changed, fetch count, change count.
 _HEAD = struct.Struct("<BBBHdddqq")
@@ -103,8 +106,10 @@ class PageRecord:
     ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.sketch`), or ``None``
     (a page without one, a record written before format 3). ``visible_key``: :func:`visible_key` of
     the last fetch's whole visible text (``None``: a record written before it was kept), what
-    finds an exact copy of the page whatever was learned about its site since. Times are Unix
-    seconds.
+    finds an exact copy of the page whatever was learned about its site since. ``novelty``: the
+    novelty sketch of the last fetch's own text (:meth:`scrapy_simhash.novelty.OwnText.sketch`),
+    what a page that resembles this one is compared with before it is dropped (``None``: a page
+    without own text, or a record written before it was kept). Times are Unix seconds.
     """
 
     first_seen: float
@@ -122,6 +127,7 @@ class PageRecord:
     moved_to: str | None = None
     sketch: bytes | None = None
     visible_key: int | None = None
+    novelty: bytes | None = None
 
     @property
     def last_fp(self) -> int | None:
@@ -172,6 +178,7 @@ class PageRecord:
             self.moved_to,
             self.sketch,
             self.visible_key if fp == self.last_fp else None,  # never a key of other content
+            self.novelty if fp == self.last_fp else None,
         )
 
     def to_bytes(self) -> bytes:
@@ -188,7 +195,12 @@ class PageRecord:
         binary and no field names: about twice as fast to write and read as JSON (a record with a
         full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
         the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
-        as its first byte and the sketch's bytes appended."""
+        as its first byte and the sketch's bytes appended. Format 4, for a record with a novelty
+        sketch: 4, then the record without it in any other format, then the novelty sketch and its
+        length (``uint32``)."""
+        novelty = self.novelty
+        if novelty is not None:
+            return b"".join((_V4_BYTE, replace(self, novelty=None).to_bytes(), novelty, _LEN.pack(len(novelty))))
         native = _NATIVE
         if native is not None:
             values = _VALUES(self)
@@ -292,11 +304,24 @@ class PageRecord:
             data["sketch"] = self.sketch.hex()
         if self.visible_key is not None:
             data["visible_key"] = format(self.visible_key, "x")
+        if self.novelty is not None:
+            data["novelty"] = self.novelty.hex()
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> PageRecord:
-        """Parse :meth:`to_bytes` output (either format); :class:`ValueError` if ``raw`` is not a record."""
+        """Parse :meth:`to_bytes` output (any format); :class:`ValueError` if ``raw`` is not a record."""
+        if raw[:1] == _V4_BYTE:
+            try:
+                (size,) = _LEN.unpack_from(raw, len(raw) - _LEN.size)
+            except struct.error as exc:
+                raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
+            end = len(raw) - _LEN.size - size
+            if end < 2 or raw[1:2] == _V4_BYTE:
+                raise ValueError(f"not a page record: {raw[:80]!r} (novelty sketch of {size} bytes)")
+            record = cls.from_bytes(raw[1:end])
+            record.__dict__["novelty"] = raw[end : len(raw) - _LEN.size]
+            return record
         if raw[:1] in (_V2_BYTE, _V3_BYTE):
             native = _NATIVE
             if native is not None and type(raw) is bytes:
@@ -333,6 +358,7 @@ class PageRecord:
                 moved_to=_text(data.get("moved_to")),
                 sketch=None if data.get("sketch") is None else bytes.fromhex(data["sketch"]),
                 visible_key=None if data.get("visible_key") is None else int(data["visible_key"], 16),
+                novelty=None if data.get("novelty") is None else bytes.fromhex(data["novelty"]),
             )
         except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
@@ -410,14 +436,15 @@ class PageRecord:
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
-_VALUES = operator.attrgetter(*_FIELDS)
+#: The fields that the native codec packs (``novelty`` is framed around its bytes: format 4).
+_VALUES = operator.attrgetter(*_FIELDS[:-1])
 #: The native record codec (``native/src/decision.rs``: the same bytes), or ``None``. It knows these
 #: fields: a field added to PageRecord turns it off until decision.rs learns it too.
 _NATIVE_FIELDS = (
     "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
     "last_modified gone moved_to sketch visible_key"
 )
-_NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS else None
+_NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS + " novelty" else None
 
 
 def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
@@ -589,7 +616,9 @@ class Verdict(NamedTuple):
     fingerprint), the key it duplicates, the record now stored, whether an unreadable stored
     record was replaced (the caller counts that as a store error), and ``unlike``: the key of a
     page within the index's ``max_distance`` that this one was kept beside because their change
-    sketches disagree (see ``near_similarity``), else ``None``."""
+    sketches disagree (see ``near_similarity``), else ``None``; ``adds_to`` and ``adds``: the key
+    of the page that this one resembles and was kept beside because its own text adds ``adds``
+    characters to that page's (see ``keep_adds``), else ``None``."""
 
     verdict: str
     fp: int
@@ -598,6 +627,8 @@ class Verdict(NamedTuple):
     record: PageRecord | None = None
     replaced_unreadable: bool = False
     unlike: str | None = None
+    adds_to: str | None = None
+    adds: float | None = None
 
 
 class Plan(NamedTuple):
@@ -663,6 +694,13 @@ class ChangeTracker:
         different pages whose main content is a shared part, such as the option list of two
         commands' manual pages); the nearest candidate that is evidence, or has no such sketch,
         is the match, and with none the page is kept (``Verdict.unlike``).
+    :param keep_adds: no drop may lose content (`SIMHASH_KEEP_ADDS`; 0: off, resemblance alone
+        decides): a page that resembles a kept page by any of the rules above is kept when its own
+        text (``observe``'s ``own``) adds at least this many characters to that page's
+        (:mod:`scrapy_simhash.novelty`, against the novelty sketch in the kept page's record) and
+        to every other indexed page within ``max_distance`` of it (``Verdict.adds``). A kept page
+        whose record has no novelty sketch (written before it was kept) cannot be judged: the
+        resemblance decides, as before.
     """
 
     def __init__(
@@ -677,6 +715,7 @@ class ChangeTracker:
         wide_distance: int = defaults.SIMHASH_WIDE_DISTANCE,
         wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY,
         near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY,
+        keep_adds: int = defaults.SIMHASH_KEEP_ADDS,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
@@ -688,6 +727,9 @@ class ChangeTracker:
             raise ValueError(f"wide_similarity ({wide_similarity!r}) is invalid: it must be above 0 and at most 1")
         if not 0.0 <= near_similarity <= 1.0:
             raise ValueError(f"near_similarity ({near_similarity!r}) is invalid: it must be between 0 (off) and 1")
+        if isinstance(keep_adds, bool) or not isinstance(keep_adds, int) or keep_adds < 0:
+            raise ValueError(f"keep_adds ({keep_adds!r}) is invalid: it must be an int >= 0 (0: off)")
+        self.keep_adds = keep_adds
         self.index = index
         self.wide_distance = wide_distance
         self.wide_similarity = wide_similarity
@@ -718,6 +760,7 @@ class ChangeTracker:
         fallback: str | None = None,
         content_key: int | None = None,
         visible: str = "",
+        own: OwnText | None = None,
     ) -> Verdict:
         """Decide on ``key`` fetched now with fingerprint ``fp`` (and change ``sketch``, kept in
         the record: see ``change_similarity``); store the outcome (and the response's
@@ -735,11 +778,14 @@ class ChangeTracker:
         template-only page by the same rule (an exact copy, a print view), or of an indexed page
         whose whole visible text was the same (:meth:`_exact_copy`: a copy of a page that was kept
         before its site's template was learned), and nothing else. The record keeps
-        :func:`visible_key` of ``visible``."""
+        :func:`visible_key` of ``visible``. ``own`` (``PageFingerprint.own``): the page's own
+        text; whatever the page resembles, it is dropped only when that adds fewer than
+        ``keep_adds`` characters (see ``keep_adds``), and its record keeps its novelty sketch."""
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
-        distance = duplicate_of = unlike = None
+        novelty = None if own is None or not own.chars else own.sketch()
+        distance = duplicate_of = unlike = adds_to = adds = None
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch():
             raw = index.get_record(key)
@@ -755,6 +801,8 @@ class ChangeTracker:
                     match = None if vkey is None else self._exact_copy(key, fp, vkey)
                     if match is None:
                         match = shortcopy.find_copy(index, key, fp, content_key, visible, self._recorded_fp)
+                if match is not None:
+                    match, adds_to, adds = self._adds(key, fp, match, own, may_match)
                 if match is None:
                     verdict = NEW
                 else:
@@ -785,6 +833,8 @@ class ChangeTracker:
                     # near-duplicate: old content must not keep matching future pages.
                     match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     if match is not None:
+                        match, adds_to, adds = self._adds(key, fp, match, own, may_match)
+                    if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                 first_seen = record.first_seen
                 last_changed = now if changed else record.last_changed
@@ -813,9 +863,46 @@ class ChangeTracker:
                 None,
                 sketch,
                 vkey,
+                novelty,
             )
             index.put_record(key, new_record.to_bytes(), due=next_due)
-        return Verdict(verdict, fp, distance, duplicate_of, new_record, record is None and raw is not None, unlike)
+        replaced = record is None and raw is not None
+        return Verdict(verdict, fp, distance, duplicate_of, new_record, replaced, unlike, adds_to, adds)
+
+    def _adds(
+        self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
+    ) -> tuple[Match | None, str | None, float | None]:
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, None)`` when
+        ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or to
+        another indexed page's within ``max_distance`` (then that one is the match), or cannot be
+        judged; else ``(None, match.key, adds)``: the page is kept (and indexed, when it
+        ``may_match``: the check-and-add that found the match did not store it)."""
+        threshold = self.keep_adds
+        if not threshold or own is None:
+            return match, None, None
+        first = self._added(own, [match])
+        if first is None or first < threshold:
+            return match, None, None  # nothing new, or no sketch of the match's content to judge by
+        others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
+        for candidate, record in self._indexed_records(others):
+            added = self._added(own, [candidate], record)
+            if added is not None and added < threshold:
+                return candidate, None, None  # another kept page holds it all
+        if may_match:
+            self.index.add(key, fp)
+        return None, match.key, first
+
+    def _added(self, own: OwnText, candidates: list[Match], record: PageRecord | None = None) -> float | None:
+        """What ``own`` adds to the first candidate's content (``record``: its record, else read),
+        ``None`` when its record is not of its indexed content or holds no novelty sketch."""
+        if record is None:
+            record = next((r for _, r in self._indexed_records(candidates)), None)
+        if record is None or record.novelty is None:
+            return None
+        try:
+            return own.added(record.novelty)
+        except ValueError:  # an unreadable sketch: resemblance decides
+            return None
 
     def _check_and_add(
         self,

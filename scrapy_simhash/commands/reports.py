@@ -423,6 +423,7 @@ def pair_verdict(
             fallback=page.fallback,
             content_key=page.content_key,
             visible=page.visible,
+            own=page.own,
         )
         for key, page in zip(keys, pages)
     ]
@@ -437,6 +438,11 @@ def pair_verdict(
                 f"the wide tier: distance <= SIMHASH_WIDE_DISTANCE ({tracker.wide_distance}), change sketches "
                 f">= SIMHASH_WIDE_SIMILARITY ({tracker.wide_similarity}) alike"
             )
+    elif verdict.adds_to is not None:
+        why = (
+            f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
+            f"(SIMHASH_KEEP_ADDS: {tracker.keep_adds})"
+        )
     elif verdict.unlike is not None:
         why = f"within SIMHASH_MAX_DISTANCE ({k}), but the change sketches are under SIMHASH_NEAR_SIMILARITY ({near}) alike"
     elif keys[0] == keys[1]:
