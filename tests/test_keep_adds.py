@@ -10,10 +10,12 @@ fails with the rule removed.
 
 from __future__ import annotations
 
+import html
 import os
 import random
 import subprocess
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -27,7 +29,6 @@ from scrapy_simhash.store.lmdbstore import LmdbStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from pathlib import Path
 
 _VOCAB_RNG = random.Random(2026)
 #: Pseudo-words: texts made of them share no 8-gram by chance, as different real texts rarely do.
@@ -306,3 +307,70 @@ def test_middleware_keeps_the_superset_and_counts_it(make_mw: Callable[..., Any]
     off = make_mw(SIMHASH_KEEP_ADDS=0, SIMHASH_DIR=str(mw.config.dir) + "-off")
     run(off, make_response("http://db.example/3.1.0", release_page(0)))
     assert run(off, make_response("http://db.example/3.1.3", release_page(3)), [{"title": "3.1.3"}]) == []
+
+
+# -- the change size the schedule weighs -----------------------------------------------------------
+
+REVISIONS = Path(__file__).resolve().parents[1] / ".." / "shared" / "data" / "revisions" / "pairs.jsonl.gz"
+
+
+def _as_page(text: str) -> str:
+    return (
+        "<html><body><main>"
+        + "".join(f"<p>{html.escape(line)}</p>" for line in text.split("\n") if line)
+        + "</main></body></html>"
+    )
+
+
+def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
+    from scrapy_simhash.recrawl import change_size
+    from scrapy_simhash.schedule import FreshnessPolicy
+
+    old = FP.fingerprint_page(release_page(0))
+    new = FP.fingerprint_page(release_page(4))
+    assert old.sketch is not None and new.sketch is not None
+    size = change_size(old.sketch, new.sketch, 2)
+    assert 0 < size < 64
+    assert change_size(old.sketch, old.sketch, 5) == 0
+    assert change_size(None, new.sketch, 5) == 5  # no sketch: the bits
+    tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
+    tracker.observe("u", old.fp, now=0.0, sketch=old.sketch)
+    verdict = tracker.observe("u", new.fp ^ 0xFF, now=86400.0, sketch=new.sketch)  # changed
+    assert verdict.record.schedule["recent"][0][1] == pytest.approx(max(size, tracker.change_threshold + 1), abs=1e-3)
+
+
+@pytest.mark.skipif(not REVISIONS.is_file(), reason="../shared/data/revisions is absent")
+def test_change_size_ranks_real_revisions_as_their_jaccard() -> None:
+    import gzip
+    import json
+
+    from scrapy_simhash.recrawl import change_size
+
+    with gzip.open(REVISIONS, "rt", encoding="utf-8") as f:
+        pairs = [json.loads(line) for line in f]
+    pairs = random.Random(0).sample(pairs, 400)
+    sizes, dissimilar = [], []
+    for p in pairs:
+        a, b = FP.fingerprint_page(_as_page(p["text_a"])), FP.fingerprint_page(_as_page(p["text_b"]))
+        sizes.append(change_size(a.sketch, b.sketch, (a.fp ^ b.fp).bit_count()))
+        dissimilar.append(1 - p["jaccard5"])
+
+    def ranks(xs: list[float]) -> list[float]:
+        order = sorted(range(len(xs)), key=xs.__getitem__)
+        out = [0.0] * len(xs)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+
+    rs, rj = ranks(sizes), ranks(dissimilar)
+    n = len(rs)
+    ms, mj = sum(rs) / n, sum(rj) / n
+    cov = sum((x - ms) * (y - mj) for x, y in zip(rs, rj))
+    rho = cov / (sum((x - ms) ** 2 for x in rs) * sum((y - mj) ** 2 for y in rj)) ** 0.5
+    assert rho >= 0.95
