@@ -20,13 +20,15 @@ page's own text lacks (runs of character 8-grams that the kept page does not hav
 16-gram that starts there. An inserted run of ``n`` characters has ``n + 7`` new 8-grams and
 ``n + 15`` new 16-grams, a deletion 7 and 15: ``new8 - 7/8 (new16 - new8)`` is ``n``, or 0.
 
-**The sketch** kept in each record (:meth:`OwnText.sketch`, at most ``5 + 3 *``
-:data:`SKETCH_ANCHORS` bytes): the positions whose 8-gram hash is among the page's smallest (the
-anchors, at most :data:`SKETCH_ANCHORS` distinct ones; a page with fewer keeps all of its
-positions, and is then known exactly), each as 16 bits of its 8-gram's hash and one byte of the
-16-gram's. A new page is
-compared at its positions whose 8-gram hash falls in the same range, and the count is scaled by
-the share of the hash space that the range covers (:meth:`OwnText.added`).
+**The sketch** kept in each record (:meth:`OwnText.sketch`): the normalised own text itself,
+compressed, when that takes at most :data:`TEXT_BYTES` (most pages: own texts up to about 10,000
+characters), and the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
+most): the positions whose 8-gram hash is among the page's smallest (the anchors, at most
+:data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its 8-gram's hash and one byte of the
+16-gram's. A new page is then compared at its positions whose 8-gram hash falls in the same range,
+and the count is scaled by the share of the hash space that the range covers
+(:meth:`OwnText.added`): an estimate whose error grows with the number of edits (on revisions of
+25,000 characters with dozens of small edits, a few hundred characters).
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
 arithmetic (numpy, wrapping), no ``hash()``.
@@ -37,6 +39,7 @@ from __future__ import annotations
 import re
 import struct
 import unicodedata
+import zlib
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -44,13 +47,18 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["GRAM", "SKETCH_ANCHORS", "OwnText", "normalize"]
+__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "OwnText", "normalize"]
 
 #: Characters per gram (and twice that for the seam test).
 GRAM = 8
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 800
-_EXACT, _SAMPLED = 1, 2
+_SAMPLED, _TEXT = 2, 3
+_SAMPLED_BYTE, _TEXT_BYTE = bytes((_SAMPLED,)), bytes((_TEXT,))
+#: A page's own text is kept whole (compressed) when that takes at most this many bytes.
+TEXT_BYTES = 8192
+#: The longest own text read back (characters).
+MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
 
 _HEX_RE = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])")
@@ -96,14 +104,23 @@ class OwnText:
     ``lines``: its content-like lines; ``template``: those of them that are its site's template
     (left out)."""
 
-    __slots__ = ("_codes", "_keys", "chars")
+    __slots__ = ("_h8", "_h16", "chars", "text")
 
     def __init__(self, lines: Iterable[str], template: set[str] | frozenset[str] = frozenset()) -> None:
-        norm = normalize("\n".join(line for line in lines if line and line not in template))
-        #: Characters of the normalised own text.
+        self._of(normalize("\n".join(line for line in lines if line and line not in template)))
+
+    @classmethod
+    def _normalised(cls, text: str) -> OwnText:
+        own = object.__new__(cls)
+        own._of(text)
+        return own
+
+    def _of(self, norm: str) -> None:
+        #: The normalised own text, and its length.
+        self.text = norm
         self.chars = len(norm)
         if not norm:
-            self._keys = self._codes = np.empty(0, dtype=np.uint64)
+            self._h8 = self._h16 = np.empty(0, dtype=np.uint64)
             return
         cps = np.frombuffer(norm.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
         n = max(len(cps) - GRAM + 1, 1)
@@ -111,28 +128,26 @@ class OwnText:
         h = np.zeros(n, dtype=np.uint64)
         for j in range(GRAM):
             h = _mix(h * _C1 + cps[j : j + n])
-        h8 = h
+        self._h8 = h  # each position's 8-gram hash
         for j in range(GRAM, 2 * GRAM):
             h = _mix(h * _C1 + cps[j : j + n])
-        keys = h8 >> _S32  # each position's 8-gram hash (32 bits)
-        self._keys = keys
-        self._codes = (keys << _S8) | (h & _BYTE)  # ... with one byte of its 16-gram's
+        self._h16 = h  # ... and its 16-gram's
 
     def sketch(self) -> bytes:
-        """The sketch kept in the page's record (see the module's docstring): a format byte (1:
-        every position, 2: the anchors), the largest 8-gram hash it covers (``uint32``), then the
-        low 16 bits of each anchor's 8-gram hash (``uint16``) and its 16-gram byte, in ascending
-        order of the codes."""
-        codes = _distinct(self._codes)
-        kind, top = _EXACT, _SPACE - 1
-        if len(codes) > SKETCH_ANCHORS:
-            # the anchors: every code of the smallest 8-gram hashes, whole groups only
-            kind = _SAMPLED
+        """The sketch kept in the page's record (see the module's docstring): 3 and the own text,
+        compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest 8-gram hash
+        it covers (``uint32``), the low 16 bits of each anchor's 8-gram hash (``uint16``) and its
+        16-gram byte, in ascending order of the codes."""
+        packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 6)
+        if len(packed) <= TEXT_BYTES:
+            return _TEXT_BYTE + packed
+        keys = self._h8 >> _S32
+        codes = _distinct((keys << _S8) | (self._h16 & _BYTE))
+        if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest 8-gram hashes, whole groups only
             codes = codes[: np.searchsorted(codes, (codes[SKETCH_ANCHORS] >> _S8) << _S8)]
-            top = int(codes[-1] >> _S8)
         return b"".join(
             (
-                _HEAD.pack(kind, top),
+                _HEAD.pack(_SAMPLED, int(codes[-1] >> _S8)),
                 ((codes >> _S8) & _LOW16).astype("<u2").tobytes(),
                 (codes & _BYTE).astype(np.uint8).tobytes(),
             )
@@ -140,24 +155,41 @@ class OwnText:
 
     def added(self, kept: bytes) -> float:
         """Characters of this text in runs that the page whose sketch is ``kept`` lacks: exact
-        when ``kept`` holds every position of that page, else estimated from the positions in
-        its anchors' range (an 8-gram is matched by 16 bits of its hash: a chance match hides at
-        most about ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is
-        no sketch."""
+        when ``kept`` holds that page's text, else estimated from the positions in its anchors'
+        range (an 8-gram is matched there by 16 bits of its hash: a chance match hides about
+        ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
+        kind = kept[:1]
+        if kind == _TEXT_BYTE:
+            other = OwnText._normalised(_inflate(kept[1:]))
+            return _seams_out(self._h8, other._h8, self._h16, other._h16)
         n, rest = divmod(len(kept) - _HEAD.size, 3)
-        if rest or n < 0 or kept[:1] not in (b"\x01", b"\x02"):
+        if kind != _SAMPLED_BYTE or rest or n < 1:
             raise ValueError(f"not a novelty sketch ({len(kept)} bytes)")
-        kind, top = _HEAD.unpack_from(kept)
+        _, top = _HEAD.unpack_from(kept)
         keys = np.frombuffer(kept, dtype="<u2", count=n, offset=_HEAD.size).astype(np.uint64)
         codes = (keys << _S8) | np.frombuffer(kept, dtype=np.uint8, count=n, offset=_HEAD.size + 2 * n)
-        mine_keys, mine_codes = self._keys, self._codes
-        scale = 1.0
-        if kind == _SAMPLED:
-            inside = mine_keys <= top
-            mine_keys, mine_codes = mine_keys[inside], mine_codes[inside]
-            scale = _SPACE / (top + 1)
-        mine_keys = mine_keys & _LOW16
-        mine_codes = mine_codes & _LOW24
-        new8 = len(mine_keys) - np.count_nonzero(np.isin(mine_keys, keys))
-        new16 = len(mine_codes) - np.count_nonzero(np.isin(mine_codes, codes))
-        return max(0.0, (new8 - (GRAM - 1) / GRAM * (new16 - new8)) * scale)
+        mine = self._h8 >> _S32
+        inside = mine <= top
+        mine, mine16 = mine[inside], self._h16[inside]
+        scale = _SPACE / (top + 1)
+        return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes)
+
+
+def _seams_out(new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray) -> float:
+    """``n8 - 7/8 (n16 - n8)``: of the positions ``new8`` / ``new16`` (their 8- and 16-grams), ``n8``
+    have an 8-gram not in ``old8``, ``n16`` a 16-gram not in ``old16`` (at least 0)."""
+    n8 = len(new8) - np.count_nonzero(np.isin(new8, old8))
+    n16 = len(new16) - np.count_nonzero(np.isin(new16, old16))
+    return max(0.0, float(n8 - (GRAM - 1) / GRAM * (n16 - n8)))
+
+
+def _inflate(data: bytes) -> str:
+    """A stored own text (at most :data:`MAX_TEXT` characters: a corrupt value is no bomb)."""
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(data, 4 * MAX_TEXT)
+        if inflater.unconsumed_tail or not inflater.eof:
+            raise ValueError("the own text is cut short or too long")
+        return raw.decode("utf-8", "surrogatepass")
+    except (zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError(f"not a novelty sketch ({exc})") from exc
