@@ -174,6 +174,27 @@ class OwnText:
         scale = _SPACE / (top + 1)
         return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes)
 
+    def added_runs(self, kept: bytes, least: int = GRAM) -> list[str] | None:
+        """The runs of this (normalised) text, of ``least`` characters or more, that no 8-gram of
+        the page whose sketch is ``kept`` covers: what it adds, to show a person; ``None`` when
+        ``kept`` is a sample (its text is not known)."""
+        if kept[:1] != _TEXT_BYTE:
+            return None
+        other = OwnText._normalised(_inflate(kept[1:]))
+        shared = np.isin(self._h8, other._h8)
+        covered = np.zeros(self.chars + GRAM, dtype=bool)
+        for shift in range(GRAM):
+            covered[shift : shift + len(shared)] |= shared
+        runs, start = [], None
+        for i, old in enumerate(covered[: self.chars].tolist() + [True]):
+            if not old and start is None:
+                start = i
+            elif old and start is not None:
+                if i - start >= least:
+                    runs.append(self.text[start:i])
+                start = None
+        return runs
+
 
 def _seams_out(new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray) -> float:
     """``n8 - 7/8 (n16 - n8)``: of the positions ``new8`` / ``new16`` (their 8- and 16-grams), ``n8``

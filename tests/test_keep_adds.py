@@ -373,3 +373,16 @@ def test_change_size_ranks_real_revisions_as_their_jaccard() -> None:
     cov = sum((x - ms) * (y - mj) for x, y in zip(rs, rj))
     rho = cov / (sum((x - ms) ** 2 for x in rs) * sum((y - mj) ** 2 for y in rj)) ** 0.5
     assert rho >= 0.95
+
+
+def test_explain_says_what_a_kept_page_adds(tmp_path: Path) -> None:
+    from scrapy_simhash.commands import reports
+
+    a, b = tmp_path / "3.1.0.html", tmp_path / "3.1.2.html"
+    a.write_text(release_page(0))
+    b.write_text(release_page(2))
+    out = reports.explain(Fingerprinter(), [str(a), str(b)], top=0)
+    assert out["verdict"] == NEW and "adds about" in out["why"]
+    assert "corruption that two writers could cause" in out["adds"]
+    assert "journal is now written" not in out["adds"]  # a base note: in both pages
+    assert "adds" not in reports.explain(Fingerprinter(), [str(b), str(a)], top=0)  # the subset adds nothing

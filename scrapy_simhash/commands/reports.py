@@ -348,7 +348,8 @@ def explain(
     """For each page: the title and text fingerprinted, the heaviest features, the fingerprint and
     its fallback; for two pages also their distance, their change sketches' similarity, the
     heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
-    settings decides on the second page after the first (:func:`pair_verdict`)."""
+    settings decides on the second page after the first (:func:`pair_verdict`), and ``adds``, the
+    runs of its own text that the first page lacks, when it is kept for them."""
     from scrapy_simhash.fingerprint import EmptyTextError
 
     pages, evidence = [], []
@@ -443,6 +444,11 @@ def pair_verdict(
             f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
             f"(SIMHASH_KEEP_ADDS: {tracker.keep_adds})"
         )
+        first, second = pages
+        if first.own is not None and second.own is not None:
+            runs = second.own.added_runs(first.own.sketch())
+            if runs is not None:
+                return {"verdict": verdict.verdict, "why": why, "adds": "\n".join(runs)}
     elif verdict.unlike is not None:
         why = f"within SIMHASH_MAX_DISTANCE ({k}), but the change sketches are under SIMHASH_NEAR_SIMILARITY ({near}) alike"
     elif keys[0] == keys[1]:
