@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.base import FingerprintStore
 
 _NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)"
 
@@ -99,8 +100,7 @@ class _IndexComponent:
         path = self.config.spider_dir(spider) / self._index_dir
         store = self.config.store_cls.from_crawler(self.crawler, path)
         if spider_wants_reset(self.config, spider):
-            if self._reset_message is not None and path.exists():
-                self._logger.info(self._reset_message, {"path": path}, extra={"spider": spider})
+            self._log_reset(store, path, spider)
             store.destroy()  # only deletes what is an index of this store type
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
@@ -110,6 +110,14 @@ class _IndexComponent:
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         raise NotImplementedError
 
+    def _log_reset(self, store: FingerprintStore, path: Path, spider: Spider) -> None:
+        """Log ``_reset_message`` with the store's location: a directory store's when the
+        directory exists, another store's (Redis: URL and key prefix) always."""
+        where = store.path
+        if self._reset_message is None or where is None or (where == str(path) and not path.exists()):
+            return
+        self._logger.info(self._reset_message, {"path": where}, extra={"spider": spider})
+
     def _store_name(self) -> str:
         """The store, for the start-up line: ``LMDB simhash store in <path>``, ``MemoryStore simhash store``."""
         assert self.index is not None
@@ -117,6 +125,12 @@ class _IndexComponent:
         label = "LMDB" if name == "LmdbStore" else name
         where = f" in {self.index.path}" if self.index.path is not None else ""
         return f"{label} {self._label} store{where}"
+
+    def _location(self) -> str:
+        """Where the open index is, for the summary line: the store's own location (an LMDB
+        directory; a Redis URL and key prefix), or ``memory``."""
+        path = self.index.path if self.index is not None else None
+        return "memory" if path is None else str(path)
 
     def _core_name(self) -> str:
         """For the start-up line: "native fingerprint core" when the native core computes the
