@@ -68,6 +68,9 @@ class _IndexComponent:
         #: The decision class over the index (the only thing that calls the store per page).
         self.tracker: ChangeTracker | None = None
         self.path: Path | None = None
+        #: Where the open index is, for the log lines: the store's own location (the LMDB
+        #: directory; the Redis URL and key prefix), or ``memory``.
+        self.location: str | None = None
         self._spider: Spider | None = None
         self._disabled = False  # the spider opted out
         self._open_failed = False
@@ -104,6 +107,7 @@ class _IndexComponent:
             store.destroy()  # only deletes what is an index of this store type
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
+        self.location = "memory" if self.index.path is None else str(self.index.path)
         self.tracker = ChangeTracker(self.index, **self.config.tracker_kwargs())
         self._log_opened(spider, self.index)
 
@@ -126,12 +130,6 @@ class _IndexComponent:
         where = f" in {self.index.path}" if self.index.path is not None else ""
         return f"{label} {self._label} store{where}"
 
-    def _location(self) -> str:
-        """Where the open index is, for the summary line: the store's own location (an LMDB
-        directory; a Redis URL and key prefix), or ``memory``."""
-        path = self.index.path if self.index is not None else None
-        return "memory" if path is None else str(path)
-
     def _core_name(self) -> str:
         """For the start-up line: "native fingerprint core" when the native core computes the
         fingerprints, else "Python fingerprint core" (also for a fingerprinter of another class,
@@ -153,7 +151,7 @@ class _IndexComponent:
             self.index.close()
         except Exception:
             self._logger.warning(
-                f"Could not close the {self._label} index in %(path)s", {"path": self.path}, exc_info=True
+                f"Could not close the {self._label} index in %(path)s", {"path": self.location}, exc_info=True
             )
         self.index = None
         self.tracker = None

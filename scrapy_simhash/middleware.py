@@ -167,7 +167,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 "errors": get("simhash/store_error", 0),
                 "mean": mean,
                 "max": self._time_max * 1000,
-                "path": self._location(),
+                "path": self.location,
             },
             extra={"spider": spider},
         )

@@ -124,7 +124,7 @@ class SimhashDedupPipeline(_IndexComponent):
                 "near": get("simhash/items/near_duplicate", 0),
                 "skipped": self._skipped_total(stats),
                 "errors": get("simhash/items/store_error", 0),
-                "path": self._location(),
+                "path": self.location,
             },
             extra={"spider": spider},
         )

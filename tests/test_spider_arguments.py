@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 import scrapy
 from conftest import SimhashTestSpider, article_html, build_from_crawler, make_response, run
+from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from test_e2e import demo
 
+from scrapy_simhash._settings import load_config
 from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.pipeline import SimhashDedupPipeline
@@ -102,6 +104,32 @@ def test_an_unreadable_argument_stops_the_crawl_and_keeps_the_index(base_setting
     assert "'true' or 'false'" in message
     with SimhashIndex.open(Path(base_settings["SIMHASH_DIR"]) / "test" / "pages", readonly=True) as index:
         assert len(index) == 1  # nothing was deleted
+
+
+# -- settings from the command line (-s NAME=VALUE: strings) -------------------------------------
+
+
+@pytest.mark.parametrize(("value", "expected"), [("1", True), ("true", True), ("0", False), ("False", False)])
+def test_a_switch_from_the_command_line(value, expected):
+    assert load_config(Settings({"SIMHASH_DROP_UNCHANGED": value})).drop_unchanged is expected
+
+
+@pytest.mark.parametrize("value", ["maybe", "on", "2.5x"])
+def test_an_unreadable_switch_names_the_setting(value):
+    with pytest.raises(ValueError, match=r"^SIMHASH_DEBUG \(.*\) is invalid: it must be True or False \(also 1 or 0"):
+        load_config(Settings({"SIMHASH_DEBUG": value}))
+
+
+def test_a_fingerprinter_option_given_as_none_is_its_default():
+    config = load_config(Settings({"SIMHASH_NATIVE": "None", "SIMHASH_HMM": "false", "SIMHASH_MIN_FEATURES": "none"}))
+    assert config.fingerprinter_kwargs == {"hmm": False}
+
+
+def test_policy_options_from_the_command_line_are_json():
+    config = load_config(Settings({"SIMHASH_RECRAWL_POLICY_OPTIONS": '{"probes": 3}'}))
+    assert config.policy is not None and config.policy.probes == 3
+    with pytest.raises(ValueError, match=r"SIMHASH_RECRAWL_POLICY_OPTIONS \('probe_ratio=4'\) is invalid: .* JSON"):
+        load_config(Settings({"SIMHASH_RECRAWL_POLICY_OPTIONS": "probe_ratio=4"}))
 
 
 # -- the Redis store: the closing summary names the server, not a directory ------------------------
