@@ -500,7 +500,8 @@ def reported_at_startup() -> Iterator[None]:
 
     Scrapy logs such an error once more, with the traceback of its own start-up code that buries
     the message: asyncio's "Task exception was never retrieved" (Scrapy >= 2.13) or Twisted's
-    "Unhandled error in Deferred". :class:`_ReportedErrorFilter` leaves out those records, and only
+    "Unhandled error in Deferred" (older Scrapy, where Twisted also prints it to stderr itself,
+    out of reach of logging). :class:`_ReportedErrorFilter` leaves out those records, and only
     those (records of an error logged here)."""
     try:
         yield
@@ -513,15 +514,13 @@ def reported_at_startup() -> Iterator[None]:
 
 
 class _ReportedErrorFilter(logging.Filter):
-    """On the ``asyncio`` and ``twisted`` loggers: drops the records that repeat an error
-    :func:`reported_at_startup` logged (the traceback, and Twisted's heading line before it)."""
+    """On the ``asyncio`` and ``twisted`` loggers: drops the records whose exception is one that
+    :func:`reported_at_startup` logged (Scrapy's repetition of it, with its traceback)."""
 
     _LOGGERS = ("asyncio", "twisted")
-    _pending = 0  # errors logged whose repetition has not been seen yet
 
     @classmethod
     def install(cls) -> None:
-        cls._pending += 1
         for name in cls._LOGGERS:
             target = logging.getLogger(name)
             if not any(isinstance(f, cls) for f in target.filters):
@@ -529,11 +528,7 @@ class _ReportedErrorFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         error = record.exc_info[1] if record.exc_info else None
-        if getattr(error, _REPORTED, False):
-            type(self)._pending = max(0, self._pending - 1)
-            return False
-        # Twisted logs "Unhandled error in Deferred:" in a record of its own, before the traceback.
-        return not (self._pending and record.name == "twisted" and "Unhandled error in Deferred" in str(record.msg))
+        return not getattr(error, _REPORTED, False)
 
 
 def spider_flag(spider: Spider | None, name: str, default: bool) -> bool:

@@ -132,6 +132,20 @@ def test_policy_options_from_the_command_line_are_json():
         load_config(Settings({"SIMHASH_RECRAWL_POLICY_OPTIONS": "probe_ratio=4"}))
 
 
+def test_only_the_repetition_of_a_reported_error_is_left_out(base_settings, caplog):
+    with pytest.raises(ValueError) as reported, caplog.at_level(logging.INFO):
+        _middleware({**base_settings, "SIMHASH_MAX_DISTANCE": "99"})
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
+        f"scrapy-simhash cannot start: {reported.value}"
+    ]
+    caplog.clear()
+    other = ValueError("another component's error")
+    for name in ("asyncio", "twisted"):  # where Scrapy (asyncio or Twisted) repeats an error of a crawl
+        for error in (reported.value, other):
+            logging.getLogger(name).error("Task exception was never retrieved", exc_info=(ValueError, error, None))
+    assert [(r.name, r.exc_info[1]) for r in caplog.records] == [("asyncio", other), ("twisted", other)]
+
+
 # -- the Redis store: the closing summary names the server, not a directory ------------------------
 
 
