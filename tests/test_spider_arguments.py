@@ -248,3 +248,20 @@ def test_a_bad_value_is_one_line_and_exit_status_1(tmp_path, args, message):
     errors = [line for line in result.stderr.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
     assert len(errors) == 1 and f"ERROR: scrapy-simhash cannot start: {message}" in errors[0], result.stderr
     assert not (index_dir / "site").exists()  # nothing was fetched or written
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(
+    OLD_SCRAPY, reason="Scrapy < 2.13: Twisted prints its 'Unhandled error in Deferred' traceback itself"
+)
+def test_an_index_with_other_settings_is_one_line_and_kept(tmp_path):
+    index_dir = tmp_path / "simhash"
+    with SimhashIndex.open(index_dir / "site" / "pages") as index:
+        index.add("https://a.example/", 0x1234)
+    with demo.SiteServer() as site:
+        result = _crawl(site, index_dir, "-s", "SIMHASH_MAX_DISTANCE=2", "-s", "LOG_LEVEL=WARNING")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr
+    errors = [line for line in result.stderr.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
+    assert len(errors) == 1 and "cannot start: The simhash index at" in errors[0], result.stderr
+    assert "was created with max_distance=3, but max_distance=2 was requested" in errors[0]
+    assert _fingerprints(index_dir) == 1
