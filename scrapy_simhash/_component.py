@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.base import FingerprintStore
 
 _NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)"
 
@@ -67,6 +68,9 @@ class _IndexComponent:
         #: The decision class over the index (the only thing that calls the store per page).
         self.tracker: ChangeTracker | None = None
         self.path: Path | None = None
+        #: Where the open index is, for the log lines: the store's own location (the LMDB
+        #: directory; the Redis URL and key prefix), or ``memory``.
+        self.location: str | None = None
         self._spider: Spider | None = None
         self._disabled = False  # the spider opted out
         self._open_failed = False
@@ -99,16 +103,24 @@ class _IndexComponent:
         path = self.config.spider_dir(spider) / self._index_dir
         store = self.config.store_cls.from_crawler(self.crawler, path)
         if spider_wants_reset(self.config, spider):
-            if self._reset_message is not None and path.exists():
-                self._logger.info(self._reset_message, {"path": path}, extra={"spider": spider})
+            self._log_reset(store, path, spider)
             store.destroy()  # only deletes what is an index of this store type
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
+        self.location = "memory" if self.index.path is None else str(self.index.path)
         self.tracker = ChangeTracker(self.index, **self.config.tracker_kwargs())
         self._log_opened(spider, self.index)
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         raise NotImplementedError
+
+    def _log_reset(self, store: FingerprintStore, path: Path, spider: Spider) -> None:
+        """Log ``_reset_message`` with the store's location: a directory store's when the
+        directory exists, another store's (Redis: URL and key prefix) always."""
+        where = store.path
+        if self._reset_message is None or where is None or (where == str(path) and not path.exists()):
+            return
+        self._logger.info(self._reset_message, {"path": where}, extra={"spider": spider})
 
     def _store_name(self) -> str:
         """The store, for the start-up line: ``LMDB simhash store in <path>``, ``MemoryStore simhash store``."""
@@ -139,7 +151,7 @@ class _IndexComponent:
             self.index.close()
         except Exception:
             self._logger.warning(
-                f"Could not close the {self._label} index in %(path)s", {"path": self.path}, exc_info=True
+                f"Could not close the {self._label} index in %(path)s", {"path": self.location}, exc_info=True
             )
         self.index = None
         self.tracker = None

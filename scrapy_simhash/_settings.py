@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import json
 import logging
 import math
 import os
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
 
 from scrapy_simhash import defaults
+from scrapy_simhash.errors import InvalidSettingError, SimhashIndexError
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -110,16 +113,33 @@ class SimhashConfig:
         return Path(data_path(self.dir)) / spider.name
 
 
-def _invalid(name: str, value: Any, expected: str) -> ValueError:
-    return ValueError(f"{name} ({value!r}) is invalid: {expected}")
+def _invalid(name: str, value: Any, expected: str) -> InvalidSettingError:
+    return InvalidSettingError(f"{name} ({value!r}) is invalid: {expected}")
+
+
+#: What :func:`read_bool` accepts (Scrapy's ``getbool``), for the error messages.
+BOOL_VALUES = "it must be True or False (also 1 or 0, 'True' or 'False', 'true' or 'false')"
+
+
+def read_bool(name: str, value: Any) -> bool:
+    """``value`` read as Scrapy's ``getbool`` reads a setting: ``True``/``False``, an integer
+    (0: false), ``"1"``/``"0"``, ``"True"``/``"False"``, ``"true"``/``"false"``. A setting given
+    with ``-s`` and a spider argument given with ``-a`` are strings, and ``bool("0")`` is true:
+    anything else raises :class:`ValueError` naming ``name``, the value and what is accepted."""
+    if isinstance(value, bool):
+        return value
+    try:
+        return bool(int(value))
+    except (TypeError, ValueError):
+        if value in ("True", "true"):
+            return True
+        if value in ("False", "false"):
+            return False
+    raise _invalid(name, value, BOOL_VALUES)
 
 
 def _get_bool(settings: BaseSettings, name: str) -> bool:
-    value = settings.get(name, getattr(defaults, name))
-    try:
-        return settings.getbool(name, getattr(defaults, name))
-    except ValueError:
-        raise _invalid(name, value, "it must be True or False") from None
+    return read_bool(name, settings.get(name, getattr(defaults, name)))
 
 
 @overload
@@ -249,8 +269,8 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
     fingerprinter_kwargs: dict[str, Any] = {}
     for name, arg in FINGERPRINTER_SETTINGS.items():
         value = settings.get(name, getattr(defaults, name))
-        if value is None:
-            continue
+        if value is None or (isinstance(value, str) and value.strip().lower() in ("", "none")):
+            continue  # the default; -s SIMHASH_NATIVE=None
         if isinstance(value, str) and arg in _INT_ARGS and value.strip().lstrip("-").isdigit():
             value = int(value)  # from the command line: -s SIMHASH_MIN_FEATURES=5
         elif arg in _BOOL_ARGS and not isinstance(value, bool):
@@ -347,8 +367,17 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
             "'scrapy_simhash.schedule.NutchAdaptivePolicy'",
         )
     options = settings.get("SIMHASH_RECRAWL_POLICY_OPTIONS") or {}
+    if isinstance(options, str):  # -s SIMHASH_RECRAWL_POLICY_OPTIONS='{"probe_ratio": 4}', as Scrapy's getdict reads it
+        try:
+            options = json.loads(options)
+        except ValueError:
+            pass  # refused below, with the value given
     if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        raise _invalid("SIMHASH_RECRAWL_POLICY_OPTIONS", options, "it must be a dict of keyword arguments")
+        raise _invalid(
+            "SIMHASH_RECRAWL_POLICY_OPTIONS",
+            settings.get("SIMHASH_RECRAWL_POLICY_OPTIONS"),
+            "it must be a dict of keyword arguments (a JSON object on the command line)",
+        )
     intervals = {
         "default_interval": _get_seconds(settings, "SIMHASH_RECRAWL_INTERVAL"),
         "min_interval": _get_seconds(settings, "SIMHASH_RECRAWL_MIN_INTERVAL"),
@@ -357,7 +386,7 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
     try:
         return cls(**{**intervals, **options})  # type: ignore[no-any-return]
     except (TypeError, ValueError) as exc:
-        raise ValueError(
+        raise InvalidSettingError(
             f"{name} ({value!r}) cannot be built from SIMHASH_RECRAWL_INTERVAL, SIMHASH_RECRAWL_MIN_INTERVAL, "
             f"SIMHASH_RECRAWL_MAX_INTERVAL and SIMHASH_RECRAWL_POLICY_OPTIONS ({options!r}): {exc}"
         ) from exc
@@ -393,7 +422,7 @@ def load_store_class(value: Any) -> type[FingerprintStore]:
         except ModuleNotFoundError as exc:
             missing = exc.name or ""
             if missing and not path.startswith(missing):
-                raise ValueError(
+                raise InvalidSettingError(
                     f"SIMHASH_STORE ({path!r}) needs the Python package {missing!r}, which is not installed: "
                     f"install it (pip install {missing}) or choose another store"
                 ) from exc
@@ -444,27 +473,81 @@ def build_fingerprinter(config: SimhashConfig) -> Fingerprinter:
         values = ", ".join(
             f"{name} ({config.fingerprinter_kwargs[FINGERPRINTER_SETTINGS[name]]!r})" for name in culprits
         )
-        raise ValueError(f"{values} is invalid: {message}") from exc
+        raise InvalidSettingError(f"{values} is invalid: {message}") from exc
 
 
 _CONFIGS: weakref.WeakKeyDictionary[Any, SimhashConfig] = weakref.WeakKeyDictionary()
 
 
 def get_config(crawler: Crawler) -> SimhashConfig:
-    """The crawler's validated settings, read once (unknown names warned about once)."""
+    """The crawler's validated settings, read once (unknown names warned about once); a bad
+    value is reported as one line (:func:`reported_at_startup`) and raised."""
     config = _CONFIGS.get(crawler)
     if config is None:
-        config = load_config(crawler.settings)
+        with reported_at_startup():
+            config = load_config(crawler.settings)
         warn_unknown_settings(crawler.settings)
         _CONFIGS[crawler] = config
     return config
 
 
+_REPORTED = "_simhash_reported"  # set on an error that reported_at_startup() logged
+
+
+@contextmanager
+def reported_at_startup() -> Iterator[None]:
+    """Around what a component does in ``from_crawler``: an error that stops the crawl before it
+    starts (a bad setting or spider argument, an index that cannot be opened or has other
+    settings) is logged as one ERROR line that names the problem and the fix, and raised as
+    before, so that ``scrapy crawl`` exits with status 1.
+
+    Scrapy logs such an error once more, with the traceback of its own start-up code that buries
+    the message: asyncio's "Task exception was never retrieved" (Scrapy >= 2.13) or Twisted's
+    "Unhandled error in Deferred" (older Scrapy, where Twisted also prints it to stderr itself,
+    out of reach of logging). :class:`_ReportedErrorFilter` leaves out those records, and only
+    those (records of an error logged here)."""
+    try:
+        yield
+    except (InvalidSettingError, SimhashIndexError) as exc:
+        if not getattr(exc, _REPORTED, False):
+            setattr(exc, _REPORTED, True)
+            _ReportedErrorFilter.install()
+            logger.error("scrapy-simhash cannot start: %(error)s", {"error": exc})
+        raise
+
+
+class _ReportedErrorFilter(logging.Filter):
+    """On the ``asyncio`` and ``twisted`` loggers: drops the records whose exception is one that
+    :func:`reported_at_startup` logged (Scrapy's repetition of it, with its traceback)."""
+
+    _LOGGERS = ("asyncio", "twisted")
+
+    @classmethod
+    def install(cls) -> None:
+        for name in cls._LOGGERS:
+            target = logging.getLogger(name)
+            if not any(isinstance(f, cls) for f in target.filters):
+                target.addFilter(cls())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not getattr(error, _REPORTED, False)
+
+
+def spider_flag(spider: Spider | None, name: str, default: bool) -> bool:
+    """The spider attribute ``name`` (a class attribute, or a spider argument ``-a name=VALUE``,
+    which Scrapy sets as a string) read by :func:`read_bool`; ``default`` when it is not set."""
+    value = getattr(spider, name, None) if spider is not None else None
+    if value is None:
+        return default
+    return read_bool(f"The spider argument {name}", value)
+
+
 def spider_opted_out(spider: Spider | None) -> bool:
-    """True when the spider sets ``simhash_enabled = False``."""
-    return spider is not None and getattr(spider, "simhash_enabled", True) is False
+    """True when the spider sets ``simhash_enabled`` false (``-a simhash_enabled=False``)."""
+    return not spider_flag(spider, "simhash_enabled", True)
 
 
 def spider_wants_reset(config: SimhashConfig, spider: Spider | None) -> bool:
-    """``SIMHASH_RESET`` or the spider attribute ``simhash_reset = True``."""
-    return config.reset or bool(spider is not None and getattr(spider, "simhash_reset", False))
+    """``SIMHASH_RESET`` or the spider attribute ``simhash_reset`` true (``-a simhash_reset=1``)."""
+    return spider_flag(spider, "simhash_reset", False) or config.reset

@@ -49,8 +49,17 @@ class Addon:
         _insert(settings, "SPIDER_MIDDLEWARES", _MIDDLEWARE, MIDDLEWARE_PRIORITY)
         if settings.get("SIMHASH_ITEM_FIELDS"):
             _insert(settings, "ITEM_PIPELINES", _PIPELINE, PIPELINE_PRIORITY)
-        if settings.getbool("SIMHASH_INCREMENTAL"):
+        if _incremental(settings):
             _insert(settings, "DOWNLOADER_MIDDLEWARES", _RECRAWL, RECRAWL_MIDDLEWARE_PRIORITY)
+
+
+def _incremental(settings: BaseSettings) -> bool:
+    """`SIMHASH_INCREMENTAL`, read as the components read it (a bad value: one line, the crawl stops)."""
+    from scrapy_simhash import defaults
+    from scrapy_simhash._settings import read_bool, reported_at_startup
+
+    with reported_at_startup():
+        return read_bool("SIMHASH_INCREMENTAL", settings.get("SIMHASH_INCREMENTAL", defaults.SIMHASH_INCREMENTAL))
 
 
 def _insert(settings: BaseSettings, name: str, path: str, priority: int) -> None:

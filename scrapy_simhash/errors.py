@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 __all__ = [
+    "InvalidSettingError",
     "NotAnIndexError",
     "SettingsMismatchError",
     "SimhashIndexError",
@@ -15,6 +16,11 @@ __all__ = [
 
 class SimhashIndexError(Exception):
     """Base class of the index's errors."""
+
+
+class InvalidSettingError(ValueError):
+    """A ``SIMHASH_*`` setting or a spider argument (``-a simhash_reset=...``) has a value that
+    cannot be used; the message names it, the value and what is accepted."""
 
 
 class SettingsMismatchError(SimhashIndexError, ValueError):

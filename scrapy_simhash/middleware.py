@@ -18,7 +18,7 @@ from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
 from scrapy_simhash._component import _IndexComponent, canonical_key
-from scrapy_simhash._settings import build_fingerprinter, get_config
+from scrapy_simhash._settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.extract import decode_html
 from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
@@ -98,15 +98,16 @@ class SimhashSpiderMiddleware(_IndexComponent):
         config = get_config(crawler)
         if not config.enabled:
             raise NotConfigured("scrapy-simhash is disabled; set SIMHASH_ENABLED = True")
-        mw = cls(config, build_fingerprinter(config), crawler.stats, crawler)
-        PAGE_MIDDLEWARES[crawler] = mw  # SimhashRecrawlMiddleware shares its index
-        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
-        crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
-        if crawler.spider is not None:
-            # Open the index now, while the crawl is starting, so that a settings mismatch or a
-            # foreign directory stops the crawl with its message instead of being logged by a
-            # signal handler while deduplication silently stays off.
-            mw.open(crawler.spider)
+        with reported_at_startup():
+            mw = cls(config, build_fingerprinter(config), crawler.stats, crawler)
+            PAGE_MIDDLEWARES[crawler] = mw  # SimhashRecrawlMiddleware shares its index
+            crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
+            crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
+            if crawler.spider is not None:
+                # Open the index now, while the crawl is starting, so that a settings mismatch or a
+                # foreign directory stops the crawl with its message instead of being logged by a
+                # signal handler while deduplication silently stays off.
+                mw.open(crawler.spider)
         return mw
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -166,7 +167,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 "errors": get("simhash/store_error", 0),
                 "mean": mean,
                 "max": self._time_max * 1000,
-                "path": self.path,
+                "path": self.location,
             },
             extra={"spider": spider},
         )

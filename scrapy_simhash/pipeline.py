@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy.exceptions import DropItem, NotConfigured
 
 from scrapy_simhash._component import _IndexComponent, canonical_key
-from scrapy_simhash._settings import build_fingerprinter, get_config
+from scrapy_simhash._settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.fingerprint import EmptyTextError
 from scrapy_simhash.recrawl import NEW, Verdict
 
@@ -81,9 +81,10 @@ class SimhashDedupPipeline(_IndexComponent):
             raise NotConfigured(
                 'SIMHASH_ITEM_FIELDS is not set; name the item fields to fingerprint, e.g. ["title", "body"]'
             )
-        pipeline = cls(config, build_fingerprinter(config), crawler.stats, crawler)
-        if crawler.spider is not None:
-            pipeline.open(crawler.spider)  # fail at start-up, not in a signal handler
+        with reported_at_startup():
+            pipeline = cls(config, build_fingerprinter(config), crawler.stats, crawler)
+            if crawler.spider is not None:
+                pipeline.open(crawler.spider)  # fail at start-up, not in a signal handler
         return pipeline
 
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
@@ -123,7 +124,7 @@ class SimhashDedupPipeline(_IndexComponent):
                 "near": get("simhash/items/near_duplicate", 0),
                 "skipped": self._skipped_total(stats),
                 "errors": get("simhash/items/store_error", 0),
-                "path": self.path,
+                "path": self.location,
             },
             extra={"spider": spider},
         )

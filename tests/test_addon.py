@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
@@ -64,3 +65,12 @@ def test_addon_middleware_builds_in_scrapy(tmp_path):
     ours = [mw for mw in manager.middlewares if isinstance(mw, SimhashSpiderMiddleware)]
     assert len(ours) == 1
     ours[0].spider_closed(crawler.spider, "finished")
+
+
+def test_addon_reads_simhash_incremental_as_the_components_do():
+    recrawl = "scrapy_simhash.incremental.SimhashRecrawlMiddleware"
+    for value, inserted in [("1", True), ("true", True), ("0", False), ("False", False)]:
+        settings = crawler_with(SIMHASH_INCREMENTAL=value).settings
+        assert (recrawl in settings["DOWNLOADER_MIDDLEWARES"]) is inserted, value
+    with pytest.raises(ValueError, match=r"SIMHASH_INCREMENTAL \('maybe'\) is invalid: it must be True or False"):
+        crawler_with(SIMHASH_INCREMENTAL="maybe")

@@ -1,4 +1,5 @@
-"""The README's settings table against scrapy_simhash.defaults (and the components' own defaults)."""
+"""The README's settings table against scrapy_simhash.defaults (and the components' own defaults),
+its distributed-crawl example, and what pyproject.toml says about the build and ./dev."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ import ast
 import inspect
 import re
 from pathlib import Path
+
+import pytest
 
 from scrapy_simhash import Fingerprinter, SimhashIndex, defaults
 from scrapy_simhash._settings import FINGERPRINTER_SETTINGS, SETTING_NAMES
@@ -49,3 +52,45 @@ def test_readme_names_the_component_default_behind_none() -> None:
             continue
         shown = ast.literal_eval(note.strip("`"))
         assert shown == actual, f"README says {name} = None ({note}), the component default is {actual!r}"
+
+
+def _python_block_under(heading: str) -> str:
+    text = README.read_text(encoding="utf-8")
+    start = text.index("```python\n", text.index(f"\n{heading}\n")) + len("```python\n")
+    return text[start : text.index("\n```", start)]
+
+
+def test_the_distributed_crawl_example_keeps_scrapy_redis_state_while_crawlers_run() -> None:
+    # scrapy-redis's default SCHEDULER_PERSIST = False: the first crawler whose spider closes deletes
+    # the shared queue and seen requests, and the others fetch everything again.
+    settings: dict[str, object] = {}
+    exec(_python_block_under("## Distributed crawls"), {}, settings)  # noqa: S102 - the README's own example
+    assert settings["SCHEDULER"] == "scrapy_redis.scheduler.Scheduler"
+    assert settings["SCHEDULER_PERSIST"] is True
+    assert settings["SIMHASH_STORE"] == "scrapy_simhash.store.RedisStore"
+
+
+def _pyproject() -> dict:
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    return tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+
+
+def test_an_editable_install_takes_the_quiet_pth_path() -> None:
+    # setuptools' editable_wheel installs with a .pth file, quietly, only when the package
+    # directories are {"": <a folder holding every package>}; otherwise it installs an import hook and
+    # warns "BuildBackendWarning: Editable installation" on every pip install -e . (./dev demo).
+    setuptools = _pyproject()["tool"]["setuptools"]
+    root = README.parent / setuptools["package-dir"][""]
+    assert set(setuptools["package-dir"]) == {""}
+    assert setuptools["packages"]["find"]["include"] == ["scrapy_simhash*"]
+    assert (root / "scrapy_simhash" / "__init__.py").is_file() and (root / "scrapy_simhash" / "store").is_dir()
+
+
+def test_pyproject_names_only_commands_that_exist() -> None:
+    text = (README.parent / "pyproject.toml").read_text(encoding="utf-8")
+    usage = (README.parent / "dev").read_text(encoding="utf-8")
+    for path in re.findall(r"\b((?:scripts/)?dev)\b(?= [a-z-]+)", text):
+        assert (README.parent / path).is_file(), f"pyproject.toml names {path}, which does not exist"
+    for command in re.findall(r"\./dev ([a-z-]+)", text):
+        assert f"#   ./dev {command} " in usage, f"pyproject.toml names ./dev {command}, which ./dev does not have"

@@ -274,13 +274,11 @@ def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Text
     given = [name for name in ("text", "file", "url") if getattr(ns, name) is not None]
     if len(given) != 1:
         raise CommandError("near takes one of: a TEXT, --file FILE or --url URL", EXIT_USAGE)
-    exclude = None
-    copies: list[dict[str, Any]] = []
-    fingerprinter = target.fingerprinter()
     if ns.url is not None:
-        exclude, fp = reports.stored_fp(index, ns.url)
-        copies = list(reports.dropped(index, of=exclude))
-    elif ns.file is not None:
+        print_rows(reports.near_url(index, ns.url, ns.max_distance), out, ns.json)
+        return
+    fingerprinter = target.fingerprinter()
+    if ns.file is not None:
         fp = int(reports.explain(fingerprinter, [ns.file], top=0)["pages"][0]["fp"], 16)
     else:
         from scrapy_simhash.fingerprint import EmptyTextError
@@ -289,11 +287,7 @@ def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Text
             fp = fingerprinter.fingerprint_text(ns.text)
         except EmptyTextError:
             raise CommandError("the text has no words to fingerprint", EXIT_USAGE) from None
-    matches = reports.near(index, fp, ns.max_distance, exclude)
-    rows = [dict(m, copy_of=None) for m in matches]
-    rows += [
-        {"distance": c["distance"], "similarity": None, "key": c["key"], "copy_of": c["duplicate_of"]} for c in copies
-    ]
+    rows = [dict(m, copy_of=None) for m in reports.near(index, fp, ns.max_distance)]
     print_rows(rows, out, ns.json)
 
 

@@ -73,17 +73,31 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg") :]
 
 
-def _plots(data: dict[str, Any]) -> dict[str, str]:
+def _pyplot() -> Any:
+    """matplotlib's pyplot on the Agg backend; :class:`CommandError` naming the fix without it."""
     try:
         import matplotlib
 
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        from matplotlib.dates import date2num
     except ImportError:
         raise CommandError("report needs matplotlib: pip install 'scrapy-simhash[report]'") from None
-    out = {}
-    fig, ax = plt.subplots(figsize=(8, 3.2))
+    return plt
+
+
+def _plots(data: dict[str, Any]) -> dict[str, str]:
+    return {
+        "verdicts": _svg(verdict_figure(data)),
+        "distances": _svg(distance_figure(data)),
+        "intervals": _svg(interval_figure(data)),
+    }
+
+
+def verdict_figure(data: dict[str, Any]) -> Any:
+    """The verdict of each URL's last fetch, stacked, in 24 bins of the time of that fetch."""
+    fig, ax = _pyplot().subplots(figsize=(8, 3.2))
+    from matplotlib.dates import date2num
+
     fetches = data["fetches"]
     if fetches:
         times = [t for t, _ in fetches]
@@ -105,37 +119,73 @@ def _plots(data: dict[str, Any]) -> dict[str, str]:
         fig.autofmt_xdate()
     ax.set_title("Verdict of each URL's last fetch, by time of that fetch (UTC)")
     ax.set_ylabel("URLs")
-    out["verdicts"] = _svg(fig)
+    return fig
 
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    top = max([data["max_distance"], *data["duplicate_distances"], *data["change_distances"], 1])
-    bins = list(range(top + 2))
+
+def distance_figure(data: dict[str, Any]) -> Any:
+    """Distances of the dropped copies to their originals and of the changes between fetches, on
+    a log scale (a few drops stay visible beside thousands of changes); a refetch at distance 0
+    did not change and is left out (its count is in the legend), else it would dwarf the rest."""
+    fig, ax = _pyplot().subplots(figsize=(8, 3.2))
+    copies = data["duplicate_distances"]
+    changes = [d for d in data["change_distances"] if d > 0]
+    unchanged = len(data["change_distances"]) - len(changes)
+    top = max([data["max_distance"], *copies, *changes, 1])
     ax.hist(
-        [data["duplicate_distances"], data["change_distances"]],
-        bins=bins,
-        label=["dropped copy to its original", "change between fetches"],
+        [copies, changes],
+        bins=list(range(top + 2)),
+        label=["dropped copy to its original", f"change between fetches ({unchanged} at distance 0 left out)"],
         align="left",
+        log=bool(copies or changes),
     )
     ax.axvline(data["max_distance"] + 0.5, color="grey", linestyle=":", label="SIMHASH_MAX_DISTANCE")
     ax.set_title(f"Hamming distances ({data['bits']}-bit fingerprints)")
     ax.set_xlabel("distance")
-    ax.set_ylabel("count")
+    ax.set_ylabel("count (log scale)" if copies or changes else "count")
     ax.legend(fontsize=8)
-    out["distances"] = _svg(fig)
+    return fig
 
-    fig, ax = plt.subplots(figsize=(8, 3.2))
-    hours = [i / 3600 for i in data["intervals"] if i > 0]
-    if hours:
+
+#: Tick marks of the interval axis (log scale): seconds and their labels.
+DURATION_TICKS: tuple[tuple[float, str], ...] = (
+    (1, "1 s"),
+    (10, "10 s"),
+    (60, "1 min"),
+    (600, "10 min"),
+    (3600, "1 h"),
+    (6 * 3600, "6 h"),
+    (86400, "1 d"),
+    (7 * 86400, "1 w"),
+    (30 * 86400, "30 d"),
+    (365 * 86400, "1 y"),
+    (10 * 365 * 86400, "10 y"),
+)
+
+
+def interval_figure(data: dict[str, Any]) -> Any:
+    """The mean interval between observed changes per changed URL, on a log axis labelled in
+    readable durations (``10 min``, ``6 h``, ``1 w``) that spans from the tick below the
+    shortest interval to the tick above the longest."""
+    fig, ax = _pyplot().subplots(figsize=(8, 3.2))
+    seconds = [i for i in data["intervals"] if i > 0]
+    if seconds:
         import numpy as np
+        from matplotlib.ticker import FixedFormatter, FixedLocator, NullFormatter
 
-        low, high = max(min(hours), 1 / 60), max(max(hours), 1 / 30)
-        ax.hist(hours, bins=np.geomspace(low, high * 1.01, 25).tolist())
+        marks = [t for t, _ in DURATION_TICKS]
+        low = max([t for t in marks if t <= min(seconds)], default=min(seconds))
+        high = min([t for t in marks if t >= max(seconds) and t > low], default=max(seconds) * 2)
+        ticks = [(t, label) for t, label in DURATION_TICKS if low <= t <= high]
+        ax.hist(seconds, bins=np.geomspace(low, high, 25).tolist())
         ax.set_xscale("log")
+        ax.set_xlim(low, high)
+        ax.xaxis.set_major_locator(FixedLocator([t for t, _ in ticks]))
+        ax.xaxis.set_major_formatter(FixedFormatter([label for _, label in ticks]))
+        ax.xaxis.set_minor_formatter(NullFormatter())
     ax.set_title("Mean interval between observed changes, per changed URL")
-    ax.set_xlabel("hours")
+    ax.set_xlabel("interval (log scale)")
     ax.set_ylabel("URLs")
-    out["intervals"] = _svg(fig)
-    return out
+    return fig
 
 
 def render(data: dict[str, Any], title: str) -> str:

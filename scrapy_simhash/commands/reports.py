@@ -40,6 +40,7 @@ __all__ = [
     "iter_page_records",
     "last_verdict",
     "near",
+    "near_url",
     "parse_duration",
     "prune",
     "remove",
@@ -138,9 +139,13 @@ def _duplicate_distance(index: SimhashIndex, record: PageRecord) -> int | None:
     return None if original is None else hamming(record.last_fp, original)
 
 
+#: The times in a record's ``schedule`` (Unix seconds), shown as ISO 8601 like the record's own.
+_SCHEDULE_TIMES = ("last_fetch", "last_change", "next_due")
+
+
 def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, Any]:
-    """One URL: readable times, fingerprint history with change distances, ``duplicate_of`` with
-    its distance, next due."""
+    """One URL: times as ISO 8601 UTC (the recrawl schedule's too), fingerprint history with
+    change distances, ``duplicate_of`` with its distance, next due, the stored validators."""
     key, fp, record = _find(index, value)
     out: dict[str, Any] = {"key": key, "indexed_fp": _hex(fp, index.bits)}
     if record is None:
@@ -155,10 +160,16 @@ def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, An
         duplicate_of=record.duplicate_of,
         duplicate_distance=_duplicate_distance(index, record),
         next_due=iso(record.next_due),
+        etag=record.etag,
+        last_modified=record.last_modified,
         history=[{"fp": _hex(h, index.bits), "change_distance": d} for h, d in record.history],
     )
     if record.schedule is not None:
-        out["schedule"] = dict(record.schedule)
+        schedule = dict(record.schedule)
+        for name in _SCHEDULE_TIMES:
+            if isinstance(schedule.get(name), (int, float)):
+                schedule[name] = iso(schedule[name])
+        out["schedule"] = schedule
     return out
 
 
@@ -192,9 +203,36 @@ def near(
             EXIT_USAGE,
         )
     return [
-        {"distance": m.distance, "similarity": round(100 * (1 - m.distance / index.bits), 1), "key": m.key}
+        {"distance": m.distance, "similarity": _similarity(m.distance, index.bits), "key": m.key}
         for m in index.near(fp, max_distance=max_distance, exclude=exclude)
     ]
+
+
+def near_url(index: SimhashIndex, value: str, max_distance: int | None = None) -> list[dict[str, Any]]:
+    """``near --url``: the entries near the URL's fingerprint (its indexed one, else its last),
+    nearest first, with the page it is a dropped copy of also when that page is farther (a copy
+    the wide tier dropped, beyond `SIMHASH_MAX_DISTANCE`); then the copies dropped as the URL's
+    duplicates (``copy_of``: the URL), nearest first."""
+    key, fp = stored_fp(index, value)
+    rows = [dict(m, copy_of=None) for m in near(index, fp, max_distance, exclude=key)]
+    record = PageRecord.parse(index.get_record(key))
+    original = None if record is None else record.duplicate_of
+    original_fp = None if original is None or any(r["key"] == original for r in rows) else index.get(original)
+    if original is not None and original_fp is not None:
+        distance = hamming(fp, original_fp)
+        similar = _similarity(distance, index.bits)
+        rows.append({"distance": distance, "similarity": similar, "key": original, "copy_of": None})
+        rows.sort(key=lambda row: row["distance"])
+    copies = sorted(dropped(index, of=key), key=lambda c: (c["distance"] is None, c["distance"] or 0))
+    rows += [
+        {"distance": c["distance"], "similarity": None, "key": c["key"], "copy_of": c["duplicate_of"]} for c in copies
+    ]
+    return rows
+
+
+def _similarity(distance: int, bits: int) -> float:
+    """Similarity in % of two fingerprints ``distance`` bits apart: ``1 - distance / bits``."""
+    return round(100 * (1 - distance / bits), 1)
 
 
 def stored_fp(index: SimhashIndex, value: str) -> tuple[str, int]:
