@@ -167,7 +167,9 @@ def test_page_lines_one_line_per_block_without_the_chrome() -> None:
     assert not any("Download the latest" in line for line in lines)  # the sidebar is chrome
     nav = page_lines(b"<html><body><nav><p>Home Next</p></nav><div role='navigation'>Up</div><p>Text</p></body></html>")
     assert nav == ["Text"]
-    wrapped = page_lines(b"<html><body><p>One paragraph\nwrapped in the source</p><pre>line 1\n<b>line</b> 2</pre></body></html>")
+    wrapped = page_lines(
+        b"<html><body><p>One paragraph\nwrapped in the source</p><pre>line 1\n<b>line</b> 2</pre></body></html>"
+    )
     assert wrapped == ["One paragraph wrapped in the source", "line 1", "line 2"]
 
 
@@ -182,7 +184,10 @@ def test_template_lines_recur_on_many_pages() -> None:
     pages[0].append("A line on two pages only, not the template")
     pages[1].append("A line on two pages only, not the template")
     template = template_lines(pages)
-    assert template == {mask("Copyright 2008-2023 the project"), mask("Page 1 text of its own, one line")}  # digits masked
+    assert template == {
+        mask("Copyright 2008-2023 the project"),
+        mask("Page 1 text of its own, one line"),
+    }  # digits masked
 
 
 def test_content_loss_of_a_patch_release_dropped_as_its_base_release() -> None:
