@@ -44,6 +44,7 @@ from w3lib.encoding import html_to_unicode
 
 PAGE_SUFFIXES = (".html", ".htm")
 BASE = "http://site.invalid/"  # resolves links between paths; never fetched
+PRINTED_FROM = "Printed from "  # the line a print view adds, before its page's URL path
 SOFT404_FILE = "_soft404.html"  # the soft-404 page, kept beside (not inside) the served tree
 SOFT404_TEXT = (
     "Page not found. Sorry, the page you are looking for does not exist, has been removed, or had "
@@ -212,7 +213,7 @@ def print_view(body: bytes, url: str) -> tuple[Any, str]:
             el.drop_tree()
     body_el = root.find("body")
     if body_el is not None:
-        body_el.append(lxml_html.fromstring(f"<p>Printed from {url}</p>"))
+        body_el.append(lxml_html.fromstring(f"<p>{PRINTED_FROM}{url}</p>"))
     return root, _encoding(body)
 
 

@@ -65,7 +65,7 @@ from judge import (
     template_lines,
     visible_text,
 )
-from prepare import SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
+from prepare import PRINTED_FROM, SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
 
 from scrapy_simhash import Fingerprinter
 
@@ -242,6 +242,8 @@ class Fetched:
         self.page_title = collapse(root.findtext(".//title") or "") if root is not None else ""
         self.visible = visible_text(root)
         self.lines = page_lines(body, ctype)
+        if page is not None and page.kind == "print":  # the line prepare.print_view adds is not the site's
+            self.lines = [line for line in self.lines if not line.startswith(PRINTED_FROM)]
         self.title, self.text = fingerprinted(body, ctype)
         self.share = min(1.0, len(collapse(self.text)) / len(self.visible)) if self.visible else 1.0
 
