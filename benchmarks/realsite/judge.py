@@ -93,8 +93,9 @@ LOSS_CHARS = 100
 TEMPLATE_SHARE = 0.1
 TEMPLATE_MIN_PAGES = 5
 #: A character of the dropped page is in the kept page when a ``COVER``-character window around it,
-#: within its line, is in the kept page's text; uncovered runs shorter than ``MIN_RUN`` (a changed
-#: word or name) are not content the drop loses.
+#: within its line, is in the kept page's text; uncovered runs shorter than ``MIN_RUN`` (a word or
+#: name changed inside a longer line) are not content the drop loses. A line shorter than about
+#: ``2 * COVER`` characters with one word changed has no covered window: it is lost whole.
 COVER = 16
 MIN_RUN = 16
 #: Elements that are the site's chrome rather than the page's own text, by tag, role, or (for
