@@ -9,6 +9,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from lxml import html as lxml_html
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks" / "realsite"))
@@ -209,3 +210,40 @@ def test_content_loss_ignores_changed_numbers_hashes_and_single_words() -> None:
     assert content_loss(page_lines(_release("3.39.0", "2022-06-25", renamed, "a29f9949895322")), page).chars == 0
     lost = [len(mask(line)) for line in page if len(mask(line)) >= 16]  # masked: digit runs are one character
     assert content_loss(page, []).chars == sum(lost)  # no kept page: all the own text is lost
+
+
+def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp_path: Path) -> None:
+    """run._drops: a print view dropped as its page loses nothing (the "Printed from" line is the
+    benchmark's), a page dropped as one without three of its paragraphs is lossy."""
+    from prepare import Page, print_view
+    from run import Fetched, _drops
+
+    from scrapy_simhash import Fingerprinter
+
+    fper = Fingerprinter()
+    body = (source / "p3.html").read_bytes()
+    root, encoding = print_view(body, "/p3.html")
+    printed = lxml_html.tostring(root, encoding="unicode").encode(encoding)
+    base = "http://127.0.0.1:1/"
+
+    def fetched(path: str, data: bytes, kind: str, verdict: str | None, of: str | None) -> Fetched:
+        record = {"url": base + path, "content_type": "text/html", "verdict": verdict, "duplicate_of": of}
+        record["distance"] = 0
+        return Fetched(record, data, Page(path, kind=kind, group="print:p3.html" if "p3" in path else None), fper)
+
+    own = "".join(
+        f"<p>Release {i} fixes a bug in the planner that corrupts indexes of table t{i}.</p>" for i in range(3)
+    )
+    other = body.replace(b"</h1>", b"</h1>" + own.encode())  # p3 and three notes of its own
+    pages = {
+        base + "p3.html": fetched("p3.html", body, "page", None, None),
+        base + "print/p3.html": fetched("print/p3.html", printed, "print", "near_duplicate", base + "p3.html"),
+        base + "p4.html": fetched("p4.html", other, "page", "near_duplicate", base + "p3.html"),
+    }
+    drops = {d["url"]: d for d in _drops(pages, set())}
+    copy, different = drops[base + "print/p3.html"], drops[base + "p4.html"]
+    assert copy["lost_chars"] == 0 and not copy["false"]
+    assert different["lossy"] and different["false"] and different["lost_chars"] >= LOSS_CHARS
+    assert [line for line, _ in different["lost_lines"]] == [
+        f"Release {i} fixes a bug in the planner that corrupts indexes of table t{i}." for i in range(3)
+    ]
