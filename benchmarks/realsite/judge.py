@@ -1,5 +1,6 @@
-"""The judge of the real-site benchmark: a page's whole visible text, character 5-gram Jaccard, and
-what scrapy-simhash fingerprinted.
+"""The judge of the real-site benchmark: a page's whole visible text, character 5-gram Jaccard, what
+scrapy-simhash fingerprinted, and what a drop loses (:func:`content_loss`: the dropped page's own
+text that the kept page lacks).
 
 The visible text is computed here with lxml and w3lib (the decoding Scrapy itself uses), not with
 ``scrapy_simhash.extract``, so that the judge does not share the extractor's mistakes.
@@ -46,13 +47,17 @@ def visible_text(root: Any) -> str:
     if root is None:
         return ""
     title = root.findtext(".//title") or ""
+    _drop_invisible(root)
+    return collapse(title + " " + " ".join(root.itertext()))
+
+
+def _drop_invisible(root: Any) -> None:
     for el in list(root.iter(*_INVISIBLE)):
         if el.getparent() is not None:
             el.drop_tree()
     for el in list(root.xpath("//*[@hidden or contains(translate(@style, ' ', ''), 'display:none')]")):
         if el.getparent() is not None:
             el.drop_tree()
-    return collapse(title + " " + " ".join(root.itertext()))
 
 
 def collapse(text: str) -> str:
@@ -133,12 +138,7 @@ def page_lines(body: bytes, content_type: str | None = None) -> list[str]:
     if root is None:
         return []
     title = collapse(root.findtext(".//title") or "")
-    for el in list(root.iter(*_INVISIBLE)):
-        if el.getparent() is not None:
-            el.drop_tree()
-    for el in list(root.xpath("//*[@hidden or contains(translate(@style, ' ', ''), 'display:none')]")):
-        if el.getparent() is not None:
-            el.drop_tree()
+    _drop_invisible(root)
     for el in list(root.iter()):
         if isinstance(el.tag, str) and el.getparent() is not None and is_chrome(el):
             el.drop_tree()

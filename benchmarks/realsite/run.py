@@ -20,14 +20,15 @@ itself. Then, per site:
    ``u64``, which are content): expected ``unchanged``;
 3. crawl 2 of the same URLs into the same index (no other page may be ``changed``).
 
-Reported per site: pages; drops (``near_duplicate`` verdicts of crawl 1); lossy drops (the content-loss
-judge, ``judge.content_loss``): a drop whose page holds at least 100 characters of its own text that the
-kept page lacks (the page's lines outside its chrome, less the site's template lines, those that recur on
-a tenth of its pages; digits and hex hashes masked; runs of 16 characters or more), as a count and a
-share of the pages, each printed with the lines that hold what it loses; drops whose page and kept page
-have a character 5-gram Jaccard of their whole visible text under 0.5 (and are not copies the benchmark
-made); false drops: either, printed with the Jaccard and what was fingerprinted for each; true drops; recall on the added duplicates (of each group, all but one page should be dropped by a
-true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
+Reported per site: pages; drops (``near_duplicate`` verdicts of crawl 1); lossy drops (the
+content-loss judge, ``judge.content_loss``): a drop whose page holds at least 100 characters of its
+own text that the kept page lacks (the page's lines outside its chrome, less the site's template
+lines, those that recur on a tenth of its pages; digits and hex hashes masked; runs of 16 characters
+or more), as a count and a share of the pages, each printed with the lines that hold what it loses;
+drops whose page and kept page have a character 5-gram Jaccard of their whole visible text under 0.5
+(and are not copies the benchmark made); false drops: either, printed with the Jaccard and what was
+fingerprinted for each; true drops; recall on the added duplicates (of each group, all but one page
+should be dropped by a true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
 25%, listed with their titles); change detection; and ms per page: the CPU time of
 ``Fingerprinter().fingerprint_html`` on every fetched body, after the crawl, in page order (median,
 p99, max).
@@ -162,8 +163,9 @@ SITES = [
     ),
     Site("glib", "libglib2.0-doc", "/usr/share/gtk-doc/html/glib", "index.html", "gtk-doc", "en"),
     Site("octave", "octave-doc", "/usr/share/doc/octave/octave.html", "index.html", "Texinfo", "en", max_pages=300),
-    # Added for the content-loss judge: API references of four more generators, whose class and
-    # function pages share most of their text with their siblings', ...
+    # Added for the content-loss judge: API references of four more generators (gi-docgen, QDoc,
+    # Doxygen, SQLite's own), whose class and function pages share most of their text with their
+    # siblings', and a release-notes series.
     Site("gtk4", "libgtk-4-doc", "/usr/share/doc/libgtk-4-doc/gtk4", "index.html", "gi-docgen", "en"),
     Site(
         "qt-widgets",
@@ -188,8 +190,8 @@ SITES = [
         r"^(c3ref|session)/",
         max_pages=300,
     ),
-    # ... and a release-notes series: each patch release's page repeats its base release's notes and
-    # adds its own (all 224 release pages, from the chronology).
+    # The release-notes series: each patch release's page repeats its base release's notes and adds
+    # its own (all 224 release pages, from the chronology).
     Site(
         "sqlite-releases",
         "sqlite3-doc",
