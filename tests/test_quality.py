@@ -157,3 +157,53 @@ def test_product_decision_meets_issue_7_recall_bars() -> None:
     for cat in ("short_edit", "real_swap"):
         assert sum(verdicts[cat]) / len(verdicts[cat]) >= 0.90, (cat, sum(verdicts[cat]), len(verdicts[cat]))
     assert verdicts["short_pages"] and not any(verdicts["short_pages"])
+
+
+def test_added_chars_counts_new_runs_not_changed_words_or_numbers() -> None:
+    old = "The quick brown fox jumps over the lazy dog near the river bank on 2024-01-02."
+    assert bp.added_chars(old, old) == 0
+    assert bp.added_chars(old, old.replace("2024-01-02", "2025-11-30")) == 0  # digits masked
+    assert bp.added_chars(old, old.replace("lazy", "sleepy")) == 0  # a changed word is no run of 16
+    extra = " A whole new sentence that the old text never had, about something else entirely."
+    added = bp.added_chars(old, old + extra)
+    assert len(extra) - bp.ADDED_WINDOW <= added <= len(extra)
+    assert bp.added_chars(old + extra, old) == 0  # a removal adds nothing
+
+
+def test_add_paragraph_inserts_one_long_paragraph_of_the_donor() -> None:
+    import random
+
+    art = bp.Article("x", "en", "T", ["First paragraph.", "Second paragraph.", "Third paragraph."])
+    donor = bp.Article("y", "en", "D", ["Short.", "D" * 150, "E" * 900])
+    paras, added = bp.add_paragraph(art.paras, random.Random(3), donor)
+    assert added == 150 and len(paras) == 4 and "D" * 150 in paras
+    assert paras[0] == "First paragraph." and [p for p in paras if p != "D" * 150] == art.paras
+
+
+@needs_data
+def test_adds_paragraph_pairs_add_one_paragraph_and_are_kept_pairs() -> None:
+    ps = bp.build(quick=True, revisions=False)
+    adds = [p for p in ps.pairs if p.category == "adds_paragraph"]
+    assert len(adds) == 24 and all(p.group == "keep" and p.label == 0 for p in adds)
+    for p in adds:
+        a, b = str(ps.docs[p.a].content), str(ps.docs[p.b].content)
+        assert len(b) > len(a) and p.meta["added"] >= bp.ADDED_PARAGRAPH
+        assert bp.added_chars(a, b) >= 100  # what a drop would lose: more than one short sentence
+
+
+def test_keep_adds_decides_with_the_product_tracker() -> None:
+    """keep_adds.py's decision is the tracker's: a text served as a page, then its copy with a
+    changed date dropped, a different text kept."""
+    import keep_adds
+
+    words = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike".split()
+    paras = [" ".join(words[(i + j) % len(words)] for j in range(40)) + f" paragraph {i}." for i in range(12)]
+    other = [" ".join(reversed(p.split())) + " other" for p in paras]
+    ps = bp.PairSet()
+    a = ps.doc("text", "\n\n".join(paras) + "\n\nUpdated 2024-01-02.", title="A page")
+    b = ps.doc("text", "\n\n".join(paras) + "\n\nUpdated 2025-03-04.", title="A page")
+    c = ps.doc("text", "\n\n".join(other), title="Another page")
+    assert "<article><p>" in keep_adds.text_page(ps.docs[a])
+    decider = keep_adds.Decider(ps)
+    assert decider.decide(a, b) == (True, True)
+    assert decider.decide(a, c) == (False, False)

@@ -9,12 +9,13 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from lxml import html as lxml_html
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks" / "realsite"))
 
 from crawl import serve
-from judge import decode, jaccard, parse, visible_text
+from judge import LOSS_CHARS, content_loss, decode, jaccard, mask, page_lines, parse, template_lines, visible_text
 from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, text_blocks
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
@@ -135,3 +136,114 @@ def test_judge_jaccard_and_visible_text() -> None:
     )
     assert visible_text(root) == "T Visible text"
     assert visible_text(parse('<?xml version="1.0" encoding="UTF-8"?><html><body><p>x</p></body></html>')) == "x"
+
+
+BASE_NOTES = [
+    "Add the unixepoch() SQL function and the auto modifier for date and time functions.",
+    "Improve the query planner so that it uses covering indexes on more expressions.",
+    "Allow the CLI to read its input from a named pipe without buffering whole lines.",
+]
+OWN_NOTES = [
+    "Fix a long-standing problem in the btree balancer that might cause index corruption.",
+    "Use a mutex to protect the PRAGMA temp_store_directory statement in threaded builds.",
+]
+
+
+def _release(version: str, date: str, notes: list[str], sha: str) -> bytes:
+    items = "".join(f"<li>{n}</li>" for n in notes)
+    return (
+        f"<html><head><title>Release {version}</title></head><body>"
+        f'<div class="sidebar"><ul><li>Download the latest release of the library here</li></ul></div>'
+        f"<h1>Release {version} on {date}</h1><ul>{items}</ul>"
+        f"<table><tr><td>SHA3-256 for the amalgamation:</td><td>{sha}</td></tr></table>"
+        "<p>Copyright notice of the whole project, repeated on every page of the site.</p></body></html>"
+    ).encode()
+
+
+def test_page_lines_one_line_per_block_without_the_chrome() -> None:
+    lines = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    assert lines[0] == "Release 3.39.0"  # the title
+    assert "Release 3.39.0 on 2022-06-25" in lines and BASE_NOTES[0] in lines
+    assert "SHA3-256 for the amalgamation: a29f9949895322" in lines  # a table row is one line
+    assert not any("Download the latest" in line for line in lines)  # the sidebar is chrome
+    nav = page_lines(b"<html><body><nav><p>Home Next</p></nav><div role='navigation'>Up</div><p>Text</p></body></html>")
+    assert nav == ["Text"]
+    wrapped = page_lines(
+        b"<html><body><p>One paragraph\nwrapped in the source</p><pre>line 1\n<b>line</b> 2</pre></body></html>"
+    )
+    assert wrapped == ["One paragraph wrapped in the source", "line 1", "line 2"]
+
+
+def test_mask_hides_digits_and_hex_hashes_but_not_words() -> None:
+    assert mask("Release 3.39.4 on 2022-09-29") == mask("Release 3.40.10 on 2023-01-03") == "release 0.0.0 on 0-0-0"
+    assert mask("hash a29f9949895322 and f65082298127e") == "hash # and #"
+    assert mask("the deadbeef word and u64") == "the deadbeef word and u0"  # no digit: a word, not a hash
+
+
+def test_template_lines_recur_on_many_pages() -> None:
+    pages = [[f"Page {i} text of its own, one line", "Copyright 2008-2023 the project"] for i in range(60)]
+    pages[0].append("A line on two pages only, not the template")
+    pages[1].append("A line on two pages only, not the template")
+    template = template_lines(pages)
+    assert template == {
+        mask("Copyright 2008-2023 the project"),
+        mask("Page 1 text of its own, one line"),
+    }  # digits masked
+
+
+def test_content_loss_of_a_patch_release_dropped_as_its_base_release() -> None:
+    base = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    patch = page_lines(_release("3.39.4", "2022-09-29", BASE_NOTES + OWN_NOTES, "f65082298127e2"))
+    loss = content_loss(patch, base)
+    assert loss.chars >= LOSS_CHARS
+    assert [line for line, _ in loss.lines] == OWN_NOTES
+    assert content_loss(base, patch).chars == 0  # the base release's page is inside the patch's: nothing lost
+    template = {mask(OWN_NOTES[0]), mask(OWN_NOTES[1])}
+    assert content_loss(patch, base, template).chars == 0  # template lines are not the page's own text
+
+
+def test_content_loss_ignores_changed_numbers_hashes_and_single_words() -> None:
+    page = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    copy = page_lines(_release("3.40.1", "2023-12-28", BASE_NOTES, "0bc3417fe0a9d1"))
+    assert content_loss(copy, page).chars == 0
+    renamed = [BASE_NOTES[0], BASE_NOTES[1].replace("covering", "partial"), BASE_NOTES[2]]
+    assert content_loss(page_lines(_release("3.39.0", "2022-06-25", renamed, "a29f9949895322")), page).chars == 0
+    lost = [len(mask(line)) for line in page if len(mask(line)) >= 16]  # masked: digit runs are one character
+    assert content_loss(page, []).chars == sum(lost)  # no kept page: all the own text is lost
+
+
+def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp_path: Path) -> None:
+    """run._drops: a print view dropped as its page loses nothing (the "Printed from" line is the
+    benchmark's), a page dropped as one without three of its paragraphs is lossy."""
+    from prepare import Page, print_view
+    from run import Fetched, _drops
+
+    from scrapy_simhash import Fingerprinter
+
+    fper = Fingerprinter()
+    body = (source / "p3.html").read_bytes()
+    root, encoding = print_view(body, "/p3.html")
+    printed = lxml_html.tostring(root, encoding="unicode").encode(encoding)
+    base = "http://127.0.0.1:1/"
+
+    def fetched(path: str, data: bytes, kind: str, verdict: str | None, of: str | None) -> Fetched:
+        record = {"url": base + path, "content_type": "text/html", "verdict": verdict, "duplicate_of": of}
+        record["distance"] = 0
+        return Fetched(record, data, Page(path, kind=kind, group="print:p3.html" if "p3" in path else None), fper)
+
+    own = "".join(
+        f"<p>Release {i} fixes a bug in the planner that corrupts indexes of table t{i}.</p>" for i in range(3)
+    )
+    other = body.replace(b"</h1>", b"</h1>" + own.encode())  # p3 and three notes of its own
+    pages = {
+        base + "p3.html": fetched("p3.html", body, "page", None, None),
+        base + "print/p3.html": fetched("print/p3.html", printed, "print", "near_duplicate", base + "p3.html"),
+        base + "p4.html": fetched("p4.html", other, "page", "near_duplicate", base + "p3.html"),
+    }
+    drops = {d["url"]: d for d in _drops(pages, set())}
+    copy, different = drops[base + "print/p3.html"], drops[base + "p4.html"]
+    assert copy["lost_chars"] == 0 and not copy["false"]
+    assert different["lossy"] and different["false"] and different["lost_chars"] >= LOSS_CHARS
+    assert [line for line, _ in different["lost_lines"]] == [
+        f"Release {i} fixes a bug in the planner that corrupts indexes of table t{i}." for i in range(3)
+    ]

@@ -22,11 +22,16 @@ Groups and categories (``Pair.group`` / ``Pair.category``):
   - ``same_template``: all cross pairs of different articles under one template (the false-positive rate);
   - ``same_topic``: different chapters of one documentation repository (``revisions``);
   - ``short_pages``: different short pages under one template.
+* ``keep`` (label 0: an update that adds content, which a drop would lose; the second page must be kept)
+  - ``adds_paragraph``: an article, then the same article (same template and noise) with one paragraph
+    of another article added (``meta["added"]``: its characters, at least ``ADDED_PARAGRAPH``).
 * ``change`` (recrawl verdict: label 1 = real edit, 0 = noise only)
   - ``rewrite_10`` .. ``rewrite_50``: 10-50 % of the text replaced by text of another article (and noise);
   - ``noise_only``: the same page with only dynamic noise changed.
 * ``rev`` (real revision pairs, ``revisions/pairs.jsonl.gz``): label 1 when exact character-5-gram Jaccard
-  (``jaccard5``) >= 0.9, else 0; ``meta["jaccard5"]`` keeps the value for the curve over bands.
+  (``jaccard5``) >= 0.9, else 0; ``meta["jaccard5"]`` keeps the value for the curve over bands, and
+  ``meta["added"]`` the characters the second version adds (:func:`added_chars`): a pair that adds
+  ``MUST_KEEP`` or more is one whose second version a drop would lose ("must keep").
 
 Documents are ``Doc`` records: ``kind`` "html" (``content`` is str, or bytes for the encoding pairs) or
 "text" (``content`` is the text, ``title`` its title).
@@ -50,6 +55,9 @@ from pathlib import Path
 SEED = 20261122
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 REV_NEAR = 0.9  # revisions: near-duplicate when jaccard5 >= this
+MUST_KEEP = 300  # revisions: the second version adds at least this many characters: it must be kept
+ADDED_PARAGRAPH = 120  # adds_paragraph: the added paragraph has at least this many characters
+ADDED_WINDOW = 16  # added_chars: a character is in the old text when a window of this many around it is
 
 
 @dataclass(frozen=True)
@@ -181,6 +189,39 @@ def load_short_texts(data: Path = DATA, n: int = 50) -> list[Article]:
 def load_revisions(data: Path = DATA) -> list[dict]:
     with gzip.open(data / "revisions" / "pairs.jsonl.gz", "rt", encoding="utf-8") as f:
         return [json.loads(line) for line in f]
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+_SPACE = re.compile(r"\s+")
+
+
+def _comparable(text: str) -> str:
+    return _DIGIT_RUN.sub("0", _SPACE.sub(" ", text.lower()).strip())
+
+
+def added_chars(old: str, new: str) -> int:
+    """How many characters ``new`` adds to ``old``: the characters of ``new`` (lower-cased, spaces
+    collapsed, runs of digits masked) that no ``ADDED_WINDOW``-character window of ``old`` covers,
+    in runs of ``ADDED_WINDOW`` at least (a changed word or number adds nothing). The real-site
+    benchmark's content-loss judge counts lost text the same way."""
+    a, b = _comparable(old), _comparable(new)
+    n = ADDED_WINDOW
+    have = {a[i : i + n] for i in range(len(a) - n + 1)}
+    covered = bytearray(len(b))
+    for i in range(len(b) - n + 1):
+        if b[i : i + n] in have:
+            covered[i : i + n] = b"\x01" * n
+    return sum(len(run) for run in covered.replace(b"\x01", b" ").split() if len(run) >= n)
+
+
+def add_paragraph(paras: list[str], rng: random.Random, donor: Article) -> tuple[list[str], int]:
+    """``paras`` with one paragraph of ``donor`` (of ``ADDED_PARAGRAPH`` characters at least, the
+    shortest such one when none of them is longer than 800) inserted after the first paragraph or
+    later; returns the paragraphs and the added paragraph's length."""
+    fits = [p for p in donor.paras if ADDED_PARAGRAPH <= len(p) <= 800]
+    new = rng.choice(fits) if fits else min((p for p in donor.paras if len(p) >= ADDED_PARAGRAPH), key=len)
+    at = rng.randint(1, len(paras))
+    return paras[:at] + [new] + paras[at:], len(new)
 
 
 # --------------------------------------------------------------------------- site templates
@@ -526,6 +567,20 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
             republished = page(site, art, _noise(rng2, lang, titles[lang]))
             ps.add("near", "real_swap", 1, ps.doc("html", raw, lang=lang), republished, lang=lang, art=art.key)
 
+    # an update that adds a paragraph: must be kept
+    rng3 = random.Random(seed + 13)  # its own stream again
+    n_add = 12 if quick else 60
+    for lang in ("zh", "en"):
+        pool = arts[lang]
+        site = _SITES[lang][0]
+        donors = [a for a in pool if any(len(p) >= ADDED_PARAGRAPH for p in a.paras)]
+        for k, art in enumerate(pool[:n_add]):
+            donor = next(d for d in donors[k + 1 :] + donors if d.key != art.key)
+            noise = _noise(rng3, lang, titles[lang])
+            paras, added = add_paragraph(art.paras, rng3, donor)
+            a, b = page(site, art, noise), page(site, art, noise, paras)
+            ps.add("keep", "adds_paragraph", 0, a, b, lang=lang, art=art.key, added=added)
+
     # the real pair
     yan = data / "zh-text" / "yanyiwu-news-pair"
     a = ps.doc("text", (yan / "news_content.3.txt").read_text("utf-8"), lang="zh")
@@ -569,6 +624,7 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
                 lang=r["lang"],
                 jaccard5=j5,
                 repo=r["repo"],
+                added=added_chars(r["text_a"], r["text_b"]),
             )
     return ps
 

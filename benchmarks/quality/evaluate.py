@@ -455,9 +455,10 @@ def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
     yes: dict[str, list[int]] = {}
     tp = fp = fn = 0
     hi: list[int] = []
+    must_keep: list[int] = []
     low = 0
     for p in ps.pairs:
-        if p.group not in ("near", "neg", "rev"):
+        if p.group not in ("near", "neg", "rev", "keep"):
             continue
         dup, _ = wide_tier.product_duplicate(facts[p.a], facts[p.b], layout)
         yes.setdefault(p.category, []).append(dup)
@@ -467,6 +468,8 @@ def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
         if p.group == "rev":
             if p.meta["jaccard5"] >= 0.95:
                 hi.append(dup)
+            if p.meta["added"] >= bp.MUST_KEEP:
+                must_keep.append(dup)
             low += dup and p.meta["jaccard5"] < 0.5
     prec = tp / (tp + fp) if tp + fp else 1.0
     st = yes.get("same_template", [])
@@ -489,6 +492,27 @@ def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
             rows.append(
                 f"| the product's decision: recall >= 0.90 on {cat} | {rc:.3f} of {len(ys)} | {'yes' if rc >= 0.90 else 'NO'} |"
             )
+    adds = yes.get("adds_paragraph", [])
+    if adds:
+        lost = sum(adds)
+        prec_keep = tp / (tp + fp + lost) if tp + fp + lost else 1.0
+        rows += [
+            (
+                f"| the product's decision: adds_paragraph (the second page adds a paragraph) dropped <= 5% "
+                f"| {lost} of {len(adds)} ({lost / len(adds):.3f}) | {'yes' if lost <= 0.05 * len(adds) else 'NO'} |"
+            ),
+            (
+                f"| the product's decision: precision >= 0.99 with adds_paragraph as negatives | {prec_keep:.3f} "
+                f"| {'yes' if prec_keep >= 0.99 else 'NO'} |"
+            ),
+        ]
+    if must_keep:
+        lost = sum(must_keep)
+        rows.append(
+            f"| the product's decision: revisions whose second version adds >= {bp.MUST_KEEP} characters (must keep) "
+            f"dropped <= 5% | {lost} of {len(must_keep)} ({lost / len(must_keep):.3f}) "
+            f"| {'yes' if lost <= 0.05 * len(must_keep) else 'NO'} |"
+        )
     if hi:
         rc = sum(hi) / len(hi)
         rows.append(

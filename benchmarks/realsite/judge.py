@@ -1,5 +1,6 @@
-"""The judge of the real-site benchmark: a page's whole visible text, character 5-gram Jaccard, and
-what scrapy-simhash fingerprinted.
+"""The judge of the real-site benchmark: a page's whole visible text, character 5-gram Jaccard, what
+scrapy-simhash fingerprinted, and what a drop loses (:func:`content_loss`: the dropped page's own
+text that the kept page lacks).
 
 The visible text is computed here with lxml and w3lib (the decoding Scrapy itself uses), not with
 ``scrapy_simhash.extract``, so that the judge does not share the extractor's mistakes.
@@ -8,6 +9,7 @@ The visible text is computed here with lxml and w3lib (the decoding Scrapy itsel
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from lxml import etree
@@ -45,13 +47,17 @@ def visible_text(root: Any) -> str:
     if root is None:
         return ""
     title = root.findtext(".//title") or ""
+    _drop_invisible(root)
+    return collapse(title + " " + " ".join(root.itertext()))
+
+
+def _drop_invisible(root: Any) -> None:
     for el in list(root.iter(*_INVISIBLE)):
         if el.getparent() is not None:
             el.drop_tree()
     for el in list(root.xpath("//*[@hidden or contains(translate(@style, ' ', ''), 'display:none')]")):
         if el.getparent() is not None:
             el.drop_tree()
-    return collapse(title + " " + " ".join(root.itertext()))
 
 
 def collapse(text: str) -> str:
@@ -81,3 +87,126 @@ def fingerprinted(body: bytes, content_type: str | None = None) -> tuple[str, st
 
     doc = extract(body, content_type=content_type)
     return doc.title, doc.text
+
+
+# ----------------------------------------------------------------------------------- content loss
+#: A drop loses content when the dropped page holds at least this many characters of its own text in
+#: runs that the kept page lacks: such a drop is false, whatever the two pages' resemblance.
+LOSS_CHARS = 100
+#: A line is the site's template (navigation, headers, footers, "next page" links, copyright lines)
+#: when it recurs on at least this share of the site's pages, and on ``TEMPLATE_MIN_PAGES`` at least.
+TEMPLATE_SHARE = 0.1
+TEMPLATE_MIN_PAGES = 5
+#: A character of the dropped page is in the kept page when a ``COVER``-character window around it,
+#: within its line, is in the kept page's text; uncovered runs shorter than ``MIN_RUN`` (a word or
+#: name changed inside a longer line) are not content the drop loses. A line shorter than about
+#: ``2 * COVER`` characters with one word changed has no covered window: it is lost whole.
+COVER = 16
+MIN_RUN = 16
+#: Elements that are the site's chrome rather than the page's own text, by tag, role, or (for
+#: containers) class or id, as ``prepare.py`` finds them for print views.
+CHROME_TAGS = ("nav", "header", "footer", "aside")
+CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
+CHROME_NAMES = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
+_CONTAINERS = ("div", "section", "ul", "ol", "table", "td", "form")
+_LINE_TAGS = frozenset(
+    (
+        *("p", "li", "pre", "dd", "dt", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "div"),
+        *("section", "article", "main", "table", "ul", "ol", "dl", "caption", "figcaption", "address"),
+        *("br", "hr", "body", "form", "fieldset", "details", "summary", "figure", "center"),
+        *CHROME_TAGS,
+    )
+)
+_LINE = "\U0010fffd"  # marks a line break in a parsed page's text (a private-use character no page uses)
+_HEX_HASH = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,}\b")
+_DIGITS = re.compile(r"\d+")
+
+
+def is_chrome(el: Any) -> bool:
+    """Navigation, header, footer, sidebar and the like: by tag or role, or for a container by its
+    class or id (not an inline element's: ``<span class="menuselection">`` is text)."""
+    if el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES:
+        return True
+    return el.tag in _CONTAINERS and bool(CHROME_NAMES.search((el.get("class") or "") + " " + (el.get("id") or "")))
+
+
+def page_lines(body: bytes, content_type: str | None = None) -> list[str]:
+    """The lines of the page's own visible text: its title, then the text outside the chrome
+    (:func:`is_chrome`), one line per block element (paragraph, list item, table row, code line...),
+    whitespace collapsed, empty lines left out."""
+    root = parse(decode(body, content_type))
+    if root is None:
+        return []
+    title = collapse(root.findtext(".//title") or "")
+    _drop_invisible(root)
+    for el in list(root.iter()):
+        if isinstance(el.tag, str) and el.getparent() is not None and is_chrome(el):
+            el.drop_tree()
+    for pre in root.iter("pre"):  # a code block's lines are lines; elsewhere a newline is a space
+        for el in pre.iter():
+            el.text = el.text and el.text.replace("\n", _LINE)
+            if el is not pre:
+                el.tail = el.tail and el.tail.replace("\n", _LINE)
+    for el in root.iter(*_LINE_TAGS):
+        el.text = _LINE + (el.text or "")
+        el.tail = _LINE + (el.tail or "")
+    for el in root.iter("td", "th"):  # the cells of a row make one line
+        el.tail = " " + (el.tail or "")
+    lines = (collapse(line) for line in "".join(root.itertext()).split(_LINE))
+    return [line for line in (title, *lines) if line]
+
+
+def mask(line: str) -> str:
+    """The line as the judge compares it: lower-cased, hex hashes (7+ hex digits with a digit and a
+    letter) and runs of digits masked, so that a changed date, counter, version or hash is not
+    content."""
+    return _DIGITS.sub("0", _HEX_HASH.sub("#", line.lower()))
+
+
+def template_lines(pages: list[list[str]]) -> set[str]:
+    """The masked lines that recur on many of the site's pages (``TEMPLATE_SHARE`` of ``pages``,
+    ``TEMPLATE_MIN_PAGES`` at least): the template, not a page's own text."""
+    counts: dict[str, int] = {}
+    for lines in pages:
+        for line in {mask(line) for line in lines}:
+            counts[line] = counts.get(line, 0) + 1
+    floor = max(TEMPLATE_MIN_PAGES, TEMPLATE_SHARE * len(pages))
+    return {line for line, n in counts.items() if n >= floor}
+
+
+@dataclass
+class Loss:
+    """What a drop loses: ``chars`` of the dropped page's own text in runs the kept page lacks, and
+    ``lines``: each line that holds such runs (as the page has it) with its lost characters."""
+
+    chars: int
+    lines: list[tuple[str, int]]
+
+
+def _windows(text: str) -> set[str]:
+    return {text[i : i + COVER] for i in range(len(text) - COVER + 1)} if len(text) >= COVER else {text}
+
+
+def content_loss(dropped: list[str], kept: list[str], template: set[str] | None = None) -> Loss:
+    """What dropping the page with lines ``dropped`` loses when the page with lines ``kept`` stays:
+    the characters of ``dropped``'s lines (masked, :func:`mask`; ``template`` lines left out) that
+    no ``COVER``-character window of ``kept``'s text covers, counted in runs of ``MIN_RUN`` at least."""
+    template = template or set()
+    have: set[str] = set()
+    for line in kept:
+        have |= _windows(mask(line))
+    lost_chars = 0
+    lost_lines: list[tuple[str, int]] = []
+    for line in dropped:
+        m = mask(line)
+        if m in template or len(m) < MIN_RUN:
+            continue
+        covered = [False] * len(m)
+        for i in range(len(m) - COVER + 1):
+            if m[i : i + COVER] in have:
+                covered[i : i + COVER] = [True] * COVER
+        runs = [len(run) for run in "".join(" " if c else "x" for c in covered).split() if len(run) >= MIN_RUN]
+        if runs:
+            lost_chars += sum(runs)
+            lost_lines.append((line, sum(runs)))
+    return Loss(lost_chars, lost_lines)

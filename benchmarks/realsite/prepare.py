@@ -30,22 +30,28 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, unquote, urljoin, urlsplit
 
-from judge import collapse, decode, parse, visible_text  # benchmarks/realsite is on sys.path (not a package)
+from judge import (  # benchmarks/realsite is on sys.path (not a package)
+    CHROME_NAMES,
+    CHROME_ROLES,
+    CHROME_TAGS,
+    collapse,
+    decode,
+    parse,
+    visible_text,
+)
 from lxml import html as lxml_html
 from w3lib.encoding import html_to_unicode
 
 PAGE_SUFFIXES = (".html", ".htm")
 BASE = "http://site.invalid/"  # resolves links between paths; never fetched
+PRINTED_FROM = "Printed from "  # the line a print view adds, before its page's URL path
 SOFT404_FILE = "_soft404.html"  # the soft-404 page, kept beside (not inside) the served tree
 SOFT404_TEXT = (
     "Page not found. Sorry, the page you are looking for does not exist, has been removed, or had "
     "its name changed. Please check the address, go back to the home page, or use the search box "
     "to find what you were looking for."
 )
-_CHROME = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
 _CONTENT_SHARE = 0.7
-_CHROME_TAGS = ("nav", "header", "footer", "aside")
-_CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
 _BLOCKS = (
     *("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"),
     *("div", "section", "article", "table", "tr", "ul", "ol", "dl", "caption", "figcaption", "address"),
@@ -133,7 +139,7 @@ def select_pages(src: Path, start: str, max_pages: int, include: str | None = No
 def _is_chrome(el: Any) -> bool:
     """Navigation, header, footer, sidebar and the like, by tag, role, class or id."""
     names = (el.get("class") or "") + " " + (el.get("id") or "")
-    return el.tag in _CHROME_TAGS or (el.get("role") or "") in _CHROME_ROLES or bool(_CHROME.search(names))
+    return el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES or bool(CHROME_NAMES.search(names))
 
 
 def main_container(root: Any) -> Any:
@@ -207,7 +213,7 @@ def print_view(body: bytes, url: str) -> tuple[Any, str]:
             el.drop_tree()
     body_el = root.find("body")
     if body_el is not None:
-        body_el.append(lxml_html.fromstring(f"<p>Printed from {url}</p>"))
+        body_el.append(lxml_html.fromstring(f"<p>{PRINTED_FROM}{url}</p>"))
     return root, _encoding(body)
 
 

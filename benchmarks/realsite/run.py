@@ -20,11 +20,15 @@ itself. Then, per site:
    ``u64``, which are content): expected ``unchanged``;
 3. crawl 2 of the same URLs into the same index (no other page may be ``changed``).
 
-Reported per site: pages; drops (``near_duplicate`` verdicts of crawl 1); false drops: a drop whose
-page and duplicated page have a character 5-gram Jaccard of their whole visible text under 0.5 (and
-are not copies the benchmark made), printed with the Jaccard and what was fingerprinted for each;
-true drops; recall on the added duplicates (of each group, all but one page should be dropped by a
-true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
+Reported per site: pages; drops (``near_duplicate`` verdicts of crawl 1); lossy drops (the
+content-loss judge, ``judge.content_loss``): a drop whose page holds at least 100 characters of its
+own text that the kept page lacks (the page's lines outside its chrome, less the site's template
+lines, those that recur on a tenth of its pages; digits and hex hashes masked; runs of 16 characters
+or more), as a count and a share of the pages, each printed with the lines that hold what it loses;
+drops whose page and kept page have a character 5-gram Jaccard of their whole visible text under 0.5
+(and are not copies the benchmark made); false drops: either, printed with the Jaccard and what was
+fingerprinted for each; true drops; recall on the added duplicates (of each group, all but one page
+should be dropped by a true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
 25%, listed with their titles); change detection; and ms per page: the CPU time of
 ``Fingerprinter().fingerprint_html`` on every fetched body, after the crawl, in page order (median,
 p99, max).
@@ -49,14 +53,28 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 from crawl import body_file, crawl, serve
-from judge import FALSE_DROP_JACCARD, collapse, decode, fingerprinted, jaccard, parse, visible_text
-from prepare import SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
+from judge import (
+    FALSE_DROP_JACCARD,
+    LOSS_CHARS,
+    collapse,
+    content_loss,
+    decode,
+    fingerprinted,
+    jaccard,
+    page_lines,
+    parse,
+    template_lines,
+    visible_text,
+)
+from prepare import PRINTED_FROM, SOFT404_FILE, Page, apply_edits, build, link_key, plan_edits
 
 from scrapy_simhash import Fingerprinter
 
 LOW_SHARE = 0.25
 DEFAULT_PAGES = 200
 SHOW = 30  # pages listed at most per list (the JSON has them all)
+LOST_LINE = 110  # characters of a lost line printed and kept in the JSON
+LOST_SHOW = 8  # lost lines printed per drop
 
 
 @dataclass(frozen=True)
@@ -145,6 +163,45 @@ SITES = [
     ),
     Site("glib", "libglib2.0-doc", "/usr/share/gtk-doc/html/glib", "index.html", "gtk-doc", "en"),
     Site("octave", "octave-doc", "/usr/share/doc/octave/octave.html", "index.html", "Texinfo", "en", max_pages=300),
+    # Added for the content-loss judge: API references of four more generators (gi-docgen, QDoc,
+    # Doxygen, SQLite's own), whose class and function pages share most of their text with their
+    # siblings', and a release-notes series.
+    Site("gtk4", "libgtk-4-doc", "/usr/share/doc/libgtk-4-doc/gtk4", "index.html", "gi-docgen", "en"),
+    Site(
+        "qt-widgets",
+        "qtbase5-doc-html",
+        "/usr/share/qt5/doc",
+        "qtwidgets/qtwidgets-module.html",
+        "QDoc",
+        "en",
+        r"^qtwidgets/",
+    ),
+    Site(
+        "xerces", "libxerces-c-doc", "/usr/share/doc/libxerces-c-doc/html/apiDocs-3", "annotated.html", "Doxygen", "en"
+    ),
+    # SQLite's C API (the session extension's pages, then the core's), from SQLite's own generator.
+    Site(
+        "sqlite-api",
+        "sqlite3-doc",
+        "/usr/share/doc/sqlite3",
+        "session/intro.html",
+        "SQLite (Tcl)",
+        "en",
+        r"^(c3ref|session)/",
+        max_pages=300,
+    ),
+    # The release-notes series: each patch release's page repeats its base release's notes and adds
+    # its own (all 224 release pages, from the chronology).
+    Site(
+        "sqlite-releases",
+        "sqlite3-doc",
+        "/usr/share/doc/sqlite3",
+        "chronology.html",
+        "SQLite (Tcl)",
+        "en",
+        r"^releaselog/",
+        max_pages=240,
+    ),
 ]
 
 
@@ -186,6 +243,9 @@ class Fetched:
         root = parse(decode(body, ctype))
         self.page_title = collapse(root.findtext(".//title") or "") if root is not None else ""
         self.visible = visible_text(root)
+        self.lines = page_lines(body, ctype)
+        if page is not None and page.kind == "print":  # the line prepare.print_view adds is not the site's
+            self.lines = [line for line in self.lines if not line.startswith(PRINTED_FROM)]
         self.title, self.text = fingerprinted(body, ctype)
         self.share = min(1.0, len(collapse(self.text)) / len(self.visible)) if self.visible else 1.0
 
@@ -231,8 +291,9 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
     if not fetched:
         raise RuntimeError(f"crawl 1 of {site.name} fetched no page: is {base}{pages[0].url_path} served?")
 
-    drops = _drops(fetched)
+    drops = _drops(fetched, template_lines([f.lines for f in fetched.values()]))
     n_false = sum(d["false"] for d in drops)
+    n_lossy = sum(d["lossy"] for d in drops)
     expected, found, missed = _recall(fetched, drops)
     own = [f for f in fetched.values() if f.page is not None and f.page.kind == "page"]
     ms = [f.ms for f in fetched.values()]
@@ -246,6 +307,9 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
         "pages": len(fetched),
         "drops": len(drops),
         "false_drops": n_false,
+        "lossy_drops": n_lossy,
+        "lossy_share": n_lossy / len(fetched),
+        "low_jaccard_drops": sum(d["low_jaccard"] for d in drops),
         "true_drops": len(drops) - n_false,
         "drop_list": drops,
         "added_duplicates": expected,
@@ -262,8 +326,11 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
     }
 
 
-def _drops(fetched: dict[str, Fetched]) -> list[dict[str, Any]]:
-    """The near-duplicate verdicts of crawl 1, each judged against the page it duplicates."""
+def _drops(fetched: dict[str, Fetched], template: set[str]) -> list[dict[str, Any]]:
+    """The near-duplicate verdicts of crawl 1, each judged against the page it duplicates: a drop is
+    false when it loses content (the dropped page holds ``LOSS_CHARS`` of its own text that the kept
+    page lacks, ``judge.content_loss``), or when the two pages' Jaccard is under
+    ``FALSE_DROP_JACCARD`` and they are not copies the benchmark made."""
     drops = []
     for f in fetched.values():
         if f.record["verdict"] != "near_duplicate":
@@ -271,13 +338,20 @@ def _drops(fetched: dict[str, Fetched]) -> list[dict[str, Any]]:
         other = fetched.get(f.record["duplicate_of"] or "")
         j = jaccard(f.visible, other.visible) if other else None
         same_group = other is not None and f.group is not None and f.group == other.group
+        loss = content_loss(f.lines, other.lines if other else [], template)
+        low_jaccard = not same_group and (j is None or j < FALSE_DROP_JACCARD)
+        lossy = loss.chars >= LOSS_CHARS
         drops.append(
             {
                 "url": f.record["url"],
                 "duplicate_of": f.record["duplicate_of"],
                 "distance": f.record["distance"],
                 "jaccard": None if j is None else round(j, 3),
-                "false": not same_group and (j is None or j < FALSE_DROP_JACCARD),
+                "lost_chars": loss.chars,
+                "lost_lines": [[line[:LOST_LINE], n] for line, n in loss.lines],
+                "lossy": lossy,
+                "low_jaccard": low_jaccard,
+                "false": lossy or low_jaccard,
                 "added_duplicate": same_group,
                 "fingerprinted": f.describe(),
                 "fingerprinted_other": other.describe() if other else None,
@@ -358,7 +432,10 @@ def print_site(r: dict[str, Any]) -> None:
     rows = [
         ("pages fetched (crawl 1)", r["pages"]),
         ("drops", r["drops"]),
-        ("false drops (Jaccard < 0.5)", r["false_drops"]),
+        (f"lossy drops (>= {LOSS_CHARS} chars lost)", r["lossy_drops"]),
+        ("lossy drops, share of pages", f"{r['lossy_share']:.2%}"),
+        ("drops at Jaccard < 0.5", r["low_jaccard_drops"]),
+        ("false drops (lossy or Jaccard < 0.5)", r["false_drops"]),
         ("true drops", r["true_drops"]),
         ("recall on added duplicates", f"{r['added_found']}/{r['added_duplicates']}"),
         ("median share of visible text fingerprinted", f"{r['share_median']:.2f}" if r["share_median"] else "-"),
@@ -373,17 +450,25 @@ def print_site(r: dict[str, Any]) -> None:
     for k, v in rows:
         print(f"| {k} | {v} |")
     if r["false_drops"]:
-        print("\nfalse drops (page ~ duplicated page, Jaccard of the whole visible text):")
+        print(
+            "\nfalse drops (page ~ kept page; Jaccard of the whole visible text; characters of the page's own"
+            " text that the kept page lacks, and the lines that hold them):"
+        )
         for d in r["drop_list"]:
             if d["false"]:
-                print(f"  J={d['jaccard']} d={d['distance']} {d['url']} ~ {d['duplicate_of']}")
+                print(f"  J={d['jaccard']} d={d['distance']} lost={d['lost_chars']} {d['url']} ~ {d['duplicate_of']}")
                 print(f"      this:  {d['fingerprinted']}")
                 print(f"      other: {d['fingerprinted_other']}")
+                _print_lost(d)
     others = [d for d in r["drop_list"] if not d["false"] and not d["added_duplicate"]]
     if others:
-        print("\ntrue drops that are not copies the benchmark made (Jaccard of the whole visible text >= 0.5):")
+        print(
+            f"\ntrue drops that are not copies the benchmark made (under {LOSS_CHARS} characters lost, Jaccard of"
+            " the whole visible text >= 0.5):"
+        )
         for d in others:
-            print(f"  J={d['jaccard']} d={d['distance']} {d['url']} ~ {d['duplicate_of']}")
+            print(f"  J={d['jaccard']} d={d['distance']} lost={d['lost_chars']} {d['url']} ~ {d['duplicate_of']}")
+            _print_lost(d)
     if r["missed_groups"]:
         print("\nadded duplicates not dropped:")
         for m in r["missed_groups"]:
@@ -404,19 +489,29 @@ def print_site(r: dict[str, Any]) -> None:
             )
 
 
+def _print_lost(drop: dict[str, Any]) -> None:
+    lines = drop["lost_lines"]
+    for line, n in lines[:LOST_SHOW]:
+        print(f"      - {n:4d} {line!r}")
+    if len(lines) > LOST_SHOW:
+        print(f"      ... {len(lines) - LOST_SHOW} more lines")
+
+
 def summary(results: list[dict[str, Any]]) -> str:
     head = (
-        "| site | generator | lang | pages | drops | false drops | true drops | recall (added dups) "
+        "| site | generator | lang | pages | drops | lossy drops (share of pages) | J < 0.5 | true drops "
+        "| recall (added dups) "
         "| median fingerprinted | pages < 25% | big edit -> changed | digits -> unchanged "
         "| untouched changed | ms/page median / p99 / max |"
     )
-    lines = [head, "|" + " --- |" * 14]
+    lines = [head, "|" + " --- |" * 15]
     for r in results:
         c = r["change"]
         recall = f"{r['recall']:.2f} ({r['added_found']}/{r['added_duplicates']})" if r["recall"] is not None else "-"
         untouched_bad = c["untouched"]["pages"] - c["untouched"]["ok"]
         lines.append(
-            f"| {r['site']} | {r['generator']} | {r['lang']} | {r['pages']} | {r['drops']} | {r['false_drops']} "
+            f"| {r['site']} | {r['generator']} | {r['lang']} | {r['pages']} | {r['drops']} "
+            f"| {r['lossy_drops']} ({r['lossy_share']:.1%}) | {r['low_jaccard_drops']} "
             f"| {r['true_drops']} | {recall} | {r['share_median']:.2f} | {len(r['low_share'])} "
             f"| {_ratio(c['big']['ok'], c['big']['pages'])} | {_ratio(c['digits']['ok'], c['digits']['pages'])} "
             f"| {untouched_bad}/{c['untouched']['pages']} "
