@@ -52,11 +52,11 @@ __all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "OwnText", "normalize"]
 #: Characters per gram (and twice that for the seam test).
 GRAM = 8
 #: Distinct anchors a sketch keeps at most (3 bytes each).
-SKETCH_ANCHORS = 800
+SKETCH_ANCHORS = 1600
 _SAMPLED, _TEXT = 2, 3
 _SAMPLED_BYTE, _TEXT_BYTE = bytes((_SAMPLED,)), bytes((_TEXT,))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
-TEXT_BYTES = 8192
+TEXT_BYTES = 16384
 #: The longest own text read back (characters).
 MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
@@ -105,6 +105,8 @@ class OwnText:
     (left out)."""
 
     __slots__ = ("_h8", "_h16", "chars", "text")
+    _h8: np.ndarray | None
+    _h16: np.ndarray | None
 
     def __init__(self, lines: Iterable[str], template: set[str] | frozenset[str] = frozenset()) -> None:
         self._of(normalize("\n".join(line for line in lines if line and line not in template)))
@@ -119,19 +121,27 @@ class OwnText:
         #: The normalised own text, and its length.
         self.text = norm
         self.chars = len(norm)
-        if not norm:
-            self._h8 = self._h16 = np.empty(0, dtype=np.uint64)
-            return
-        cps = np.frombuffer(norm.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
-        n = max(len(cps) - GRAM + 1, 1)
-        cps = np.concatenate([cps, np.zeros(n + 2 * GRAM - 1 - len(cps), dtype=np.uint64)])
-        h = np.zeros(n, dtype=np.uint64)
-        for j in range(GRAM):
-            h = _mix(h * _C1 + cps[j : j + n])
-        self._h8 = h  # each position's 8-gram hash
-        for j in range(GRAM, 2 * GRAM):
-            h = _mix(h * _C1 + cps[j : j + n])
-        self._h16 = h  # ... and its 16-gram's
+        self._h8 = self._h16 = None  # made when first compared (most pages never are)
+
+    def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
+        """Each position's 8-gram hash, and its 16-gram's (the text's end padded with zeros)."""
+        h8, h16 = self._h8, self._h16
+        if h8 is None or h16 is None:
+            norm = self.text
+            if not norm:
+                h8 = h16 = np.empty(0, dtype=np.uint64)
+            else:
+                cps = np.frombuffer(norm.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
+                n = max(len(cps) - GRAM + 1, 1)
+                cps = np.concatenate([cps, np.zeros(n + 2 * GRAM - 1 - len(cps), dtype=np.uint64)])
+                h8 = np.zeros(n, dtype=np.uint64)
+                for j in range(GRAM):
+                    h8 = _mix(h8 * _C1 + cps[j : j + n])
+                h16 = h8
+                for j in range(GRAM, 2 * GRAM):
+                    h16 = _mix(h16 * _C1 + cps[j : j + n])
+            self._h8, self._h16 = h8, h16
+        return h8, h16
 
     def sketch(self) -> bytes:
         """The sketch kept in the page's record (see the module's docstring): 3 and the own text,
@@ -141,8 +151,9 @@ class OwnText:
         packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 6)
         if len(packed) <= TEXT_BYTES:
             return _TEXT_BYTE + packed
-        keys = self._h8 >> _S32
-        codes = _distinct((keys << _S8) | (self._h16 & _BYTE))
+        h8, h16 = self._hashes()
+        keys = h8 >> _S32
+        codes = _distinct((keys << _S8) | (h16 & _BYTE))
         if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest 8-gram hashes, whole groups only
             codes = codes[: np.searchsorted(codes, (codes[SKETCH_ANCHORS] >> _S8) << _S8)]
         return b"".join(
@@ -159,18 +170,19 @@ class OwnText:
         range (an 8-gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
+        h8, h16 = self._hashes()
         if kind == _TEXT_BYTE:
-            other = OwnText._normalised(_inflate(kept[1:]))
-            return _seams_out(self._h8, other._h8, self._h16, other._h16)
+            o8, o16 = OwnText._normalised(_inflate(kept[1:]))._hashes()
+            return _seams_out(h8, o8, h16, o16)
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
             raise ValueError(f"not a novelty sketch ({len(kept)} bytes)")
         _, top = _HEAD.unpack_from(kept)
         keys = np.frombuffer(kept, dtype="<u2", count=n, offset=_HEAD.size).astype(np.uint64)
         codes = (keys << _S8) | np.frombuffer(kept, dtype=np.uint8, count=n, offset=_HEAD.size + 2 * n)
-        mine = self._h8 >> _S32
+        mine = h8 >> _S32
         inside = mine <= top
-        mine, mine16 = mine[inside], self._h16[inside]
+        mine, mine16 = mine[inside], h16[inside]
         scale = _SPACE / (top + 1)
         return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes)
 
@@ -180,8 +192,8 @@ class OwnText:
         ``kept`` is a sample (its text is not known)."""
         if kept[:1] != _TEXT_BYTE:
             return None
-        other = OwnText._normalised(_inflate(kept[1:]))
-        shared = np.isin(self._h8, other._h8)
+        h8, _ = self._hashes()
+        shared = np.isin(h8, OwnText._normalised(_inflate(kept[1:]))._hashes()[0])
         covered = np.zeros(self.chars + GRAM, dtype=bool)
         for shift in range(GRAM):
             covered[shift : shift + len(shared)] |= shared
