@@ -39,7 +39,9 @@ answer ends that. So only the call that finds the server gone waits (up to three
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -63,6 +65,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisStore"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 #: Shards of the key and record hashes (part of the format: every process must agree).
 SHARDS = 1024
@@ -74,6 +78,12 @@ RETRY_PAUSE_S = 0.05
 #: After a connection failure, calls fail at once (no network) while a background thread pings
 #: the server this often; the first answer ends that.
 PROBE_INTERVAL_S = 0.25
+#: A group's hold on a key's record (:meth:`RedisStore.hold`) expires after this long, so that a
+#: process that dies holding it delays that key's next decision by at most this much; a process
+#: waits as long for a held key before it gives up (``StoreError``, kind ``busy``).
+LOCK_TTL_S = 10.0
+#: The eviction policy an index needs: any other deletes its keys when memory runs out.
+NO_EVICTION = "noeviction"
 #: Connection defaults when neither the URL nor REDIS_PARAMS set them (seconds): a crawl waits
 #: at most this long for a server that does not answer.
 _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
@@ -89,49 +99,80 @@ if op == 'open' then
   local t = redis.call('TYPE', P .. 'meta')['ok']
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
-  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id')
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
   return {t, meta, others}
 elseif op == 'cmeta' then
   redis.call('SET', P .. 'meta', ARGV[2], 'NX')
   redis.call('SET', P .. 'id', ARGV[3], 'NX')
-  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id')}
+  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id'), redis.call('GET', P .. 'w') or '0'}
 elseif op == 'wmeta' then
   if redis.call('GET', P .. 'id') ~= ARGV[3] then return redis.error_reply('SIMHASH_LOST') end
   redis.call('SET', P .. 'meta', ARGV[2])
   return 1
-elseif op == 'destroy' then
-  local names = {'meta', 'id', 'n', 'fps', 'due', 'aux'}
-  for t = 0, 99 do names[#names + 1] = string.format('t%02d', t) end
+elseif op == 'destroy' then  -- only the keys an index owns: its names, each of the type it writes there
+  if redis.call('TYPE', P .. 'meta')['ok'] ~= 'string' then return 0 end
+  local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
+  if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
+  local names = {meta = 'string', id = 'string', n = 'string', w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}
+  local blocks, k = tonumber(meta['blocks']) or 0, tonumber(meta['max_distance']) or 0
+  local tables = 1  -- comb(blocks, k): the tables of its layout
+  for i = 1, k do tables = tables * (blocks - k + i) / i end
+  for t = 0, math.min(tables, 100) - 1 do names[string.format('t%02d', t)] = 'hash' end
   for s = 0, tonumber(ARGV[2]) - 1 do
-    names[#names + 1] = 'k' .. s
-    names[#names + 1] = 'r' .. s
+    names['k' .. s] = 'hash'
+    names['r' .. s] = 'hash'
   end
   local n = 0
-  for i = 1, #names, 500 do
-    local batch = {}
-    for j = i, math.min(i + 499, #names) do batch[#batch + 1] = P .. names[j] end
-    n = n + redis.call('DEL', unpack(batch))
+  for name, want in pairs(names) do
+    if redis.call('TYPE', P .. name)['ok'] == want then n = n + redis.call('DEL', P .. name) end
   end
   return n
 end
 return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 """
 
-# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = the index's token, then the
-# op's arguments. Filled in per layout: VW (value width), T (tables), SEGS (per table, the
-# {shift, width} of each run of blocks), BB (bucket bits).
+# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
+# (seen: the highest write count this client was answered), then the op's arguments. Replies
+# ``{write count, the op's reply}``. Filled in per layout: VW (value width), T (tables), SEGS (per
+# table, the {shift, width} of each run of blocks), BB (bucket bits).
 _MAIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
-if redis.call('GET', P .. 'id') ~= ARGV[2] then return redis.error_reply('SIMHASH_LOST') end
+local byte, sub, find = string.byte, string.sub, string.find
+local colon = find(ARGV[2], ':', 1, true)
+if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
+local W = P .. 'w'
+local writes = tonumber(redis.call('GET', W) or '0')
+if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
+  return redis.error_reply('SIMHASH_ROLLBACK ' .. writes .. ' < ' .. sub(ARGV[2], 1, colon - 1))
+end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
 local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
-local byte, sub, find = string.byte, string.sub, string.find
 local SEP = '\255'
+
+-- Before the first write: every key a write may touch holds its type or nothing (a script that
+-- fails half-way is not rolled back), so that a foreign key fails the call before it writes.
+local function need(name, want)
+  local t = redis.call('TYPE', name)['ok']
+  if t ~= want and t ~= 'none' then
+    error({err = 'SIMHASH_FOREIGN the key ' .. name .. ' holds a ' .. t .. ', not a ' .. want})
+  end
+end
+local function need_index()
+  need(FPS, 'hash'); need(AUX, 'hash'); need(DUE, 'zset'); need(NKEY, 'string'); need(W, 'string')
+  for t = 1, T do need(TN[t], 'hash') end
+  local n = redis.call('GET', NKEY)
+  if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+end
+local function need_shards(kind, from, step)  -- the shard hashes of the (key, shard, ...) from ARGV[from]
+  for i = from, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+end
+local WRITES = {cadd = 'k', put = 'k', remove = 'k', undo_fp = 'k', rput = 'r', rdel = 'r', undo_rec = 'r', aput = ''}
+local STEPS = {cadd = #ARGV, put = 3 + T, remove = 2, undo_fp = 4, rput = 4, rdel = 2, undo_rec = 5}
 
 local BITS8
 local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
@@ -324,122 +365,143 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
-if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
-  local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
-  local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
-  local res = probe(fp, k, limit, 8)
-  local dup = false
-  for j = 5, #res, 3 do
-    if res[j] ~= '' and res[j] ~= key then dup = true end
-  end
-  local old
-  local wres = {}
-  if dup then
-    old = remove(key, shard)
-  else
-    if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
-    old = add(key, shard, fp, 8)
-  end
-  return {old or '', res, wres}
-elseif op == 'near' then  -- fp, k, limit, buckets
-  return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
-elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
-  local out = {}
-  for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
-  return out
-elseif op == 'remove' then  -- (key, shard)*: old fps
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
-  return out
-elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
-  for i = 3, #ARGV, 4 do
-    local key, shard = ARGV[i], ARGV[i + 1]
-    if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
-      local before = arg(ARGV[i + 3])
-      if before then add(key, shard, before, nil) else remove(key, shard) end
+local function run()
+  if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
+    local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
+    local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
+    local res = probe(fp, k, limit, 8)
+    local dup = false
+    for j = 5, #res, 3 do
+      if res[j] ~= '' and res[j] ~= key then dup = true end
     end
-  end
-  return 1
-elseif op == 'get' then  -- (key, shard)*
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
-  return out
-elseif op == 'count' then
-  return tonumber(redis.call('GET', NKEY) or '0')
-elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
-  local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-  local out, n = {}, 0
-  local first = s
-  while s < %(shards)d and (s == first or n < limit) do
-    local all = redis.call('HGETALL', P .. kind .. s)
-    if #all > 0 then
-      out[#out + 1] = s
-      out[#out + 1] = all
-      if s ~= first then n = n + #all / 2 end
+    local old
+    local wres = {}
+    if dup then
+      old = remove(key, shard)
+    else
+      if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
+      old = add(key, shard, fp, 8)
     end
-    s = s + 1
-  end
-  return out
-elseif op == 'rget' then  -- (key, shard)*
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
-  return out
-elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
-  local out = {}
-  for i = 3, #ARGV, 4 do
-    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-    set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
-  end
-  return out
-elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
-  local out = {}
-  for i = 3, #ARGV, 2 do
-    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-    set_record(ARGV[i], ARGV[i + 1], false, false)
-  end
-  return out
-elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
-  for i = 3, #ARGV, 5 do
-    local key, shard = ARGV[i], ARGV[i + 1]
-    if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
-      set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+    return {old or '', res, wres}
+  elseif op == 'near' then  -- fp, k, limit, buckets
+    return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
+  elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
+    return out
+  elseif op == 'remove' then  -- (key, shard)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
+    return out
+  elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
+    for i = 3, #ARGV, 4 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
+        local before = arg(ARGV[i + 3])
+        if before then add(key, shard, before, nil) else remove(key, shard) end
+      end
     end
+    return 1
+  elseif op == 'get' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'count' then
+    return tonumber(redis.call('GET', NKEY) or '0')
+  elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
+    local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+    local out, n = {}, 0
+    local first = s
+    while s < %(shards)d and (s == first or n < limit) do
+      local all = redis.call('HGETALL', P .. kind .. s)
+      if #all > 0 then
+        out[#out + 1] = s
+        out[#out + 1] = all
+        if s ~= first then n = n + #all / 2 end
+      end
+      s = s + 1
+    end
+    return out
+  elseif op == 'rget' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 4 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+    end
+    return out
+  elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 2 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], false, false)
+    end
+    return out
+  elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
+    for i = 3, #ARGV, 5 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
+        set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+      end
+    end
+    return 1
+  elseif op == 'due' then  -- before (ms), limit
+    return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
+  elseif op == 'aget' then
+    local out = {}
+    for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
+    return out
+  elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
+    local out = {}
+    for i = 3, #ARGV, 3 do
+      local old = redis.call('HGET', AUX, ARGV[i])
+      out[#out + 1] = old and {old} or {}
+      if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
+    end
+    return out
+  elseif op == 'lock' then  -- key, token, expiry (ms): 1 when this token holds the key's lock now
+    return redis.call('SET', P .. 'L' .. ARGV[3], ARGV[4], 'NX', 'PX', ARGV[5]) and 1 or 0
+  elseif op == 'unlock' then  -- token, keys: how many of the keys' locks the token still held
+    local n = 0
+    for i = 4, #ARGV do
+      local lk = P .. 'L' .. ARGV[i]
+      if redis.call('GET', lk) == ARGV[3] then n = n + redis.call('DEL', lk) end
+    end
+    return n
+  elseif op == 'stats' then
+    local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
+                 'dues', redis.call('ZCARD', DUE)}
+    local used = 0
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', FPS, DUE, AUX}) do
+      used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
+    end
+    local tables = 0
+    for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
+    local keys, records = 0, 0
+    for s = 0, %(shards)d - 1 do
+      keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
+      records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
+    end
+    local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
+    for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
+                        'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
+    return out
   end
-  return 1
-elseif op == 'due' then  -- before (ms), limit
-  return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
-elseif op == 'aget' then
-  local out = {}
-  for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
-  return out
-elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
-  local out = {}
-  for i = 3, #ARGV, 3 do
-    local old = redis.call('HGET', AUX, ARGV[i])
-    out[#out + 1] = old and {old} or {}
-    if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
-  end
-  return out
-elseif op == 'stats' then
-  local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
-               'dues', redis.call('ZCARD', DUE)}
-  local used = 0
-  for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', FPS, DUE, AUX}) do
-    used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
-  end
-  local tables = 0
-  for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
-  local keys, records = 0, 0
-  for s = 0, %(shards)d - 1 do
-    keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
-    records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
-  end
-  local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
-  for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
-                      'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
-  return out
+  return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 end
-return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+
+local kind = WRITES[op]
+if kind then
+  need_index()
+  if kind ~= '' then need_shards(kind, 3, STEPS[op]) end
+end
+local res = run()
+if type(res) == 'table' and res['err'] then return res end
+if kind then writes = redis.call('INCR', W) end
+return {writes, res}
 """
 
 
@@ -468,6 +530,23 @@ def shard_of(key: bytes) -> int:
 def _with_shards(keys: Sequence[bytes]) -> list[Any]:
     """Script arguments ``key, shard`` of each key."""
     return [x for key in keys for x in (key, shard_of(key))]
+
+
+def _eviction_policies(client: Any) -> set[str]:
+    """The ``maxmemory-policy`` of the server (of each node of a cluster): ``INFO memory``, else
+    ``CONFIG GET`` where ``INFO`` is refused."""
+    try:
+        info = client.info("memory")
+    except redis.ResponseError:
+        return _per_node(client.config_get("maxmemory-policy"), "maxmemory-policy")
+    return _per_node(info, "maxmemory_policy")
+
+
+def _per_node(reply: Any, name: str) -> set[str]:
+    """The values of ``name`` in a reply of one server or of each node of a cluster."""
+    nodes = reply.values() if reply and all(isinstance(v, dict) for v in reply.values()) else [reply or {}]
+    values = (node.get(name, node.get(name.encode())) for node in nodes)
+    return {v.decode() if isinstance(v, bytes) else str(v) for v in values if v is not None}
 
 
 def _public_url(url: str) -> str:
@@ -537,6 +616,10 @@ class RedisStore(FingerprintStore):
         self._pinger: threading.Thread | None = None
         self._down_lock = threading.Lock()
         self._undo: list[tuple[str, list[bytes]]] | None = None
+        self._seen = 0  # the highest write count of the index this process was answered
+        self._rolled_back = False
+        self._held: list[bytes] = []  # the keys whose records the group holds (hold())
+        self._lock_token = os.urandom(16)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
@@ -582,9 +665,21 @@ class RedisStore(FingerprintStore):
             return StoreError(
                 self.path, "lost", "its keys were deleted while it was open (a restart without persistence?)", action
             )
+        if "SIMHASH_ROLLBACK" in text:
+            self._rolled_back = True  # every later call fails too: the index lost writes this process made or saw
+            count = text.split("SIMHASH_ROLLBACK", 1)[1].split(" <")[0].strip()
+            return StoreError(
+                self.path,
+                "rolled_back",
+                f"it has {count} writes, fewer than this process saw ({self._seen})",
+                action,
+            )
+        if "SIMHASH_FOREIGN" in text:
+            return StoreError(self.path, "foreign_key", text.split("SIMHASH_FOREIGN", 1)[1].strip(), action)
         if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
             kind = "connection"
-        elif text.startswith("OOM"):
+        elif isinstance(exc, redis.exceptions.OutOfMemoryError) or "OOM command not allowed" in text:
+            # redis-py strips the reply's "OOM" prefix into the exception type
             kind = "memory_full"
         elif isinstance(exc, redis.AuthenticationError) or text.startswith("NOPERM"):
             kind = "permission"
@@ -637,15 +732,23 @@ class RedisStore(FingerprintStore):
             self._pinger.start()
 
     def _call(self, op: str, *args: Any, action: str = "access") -> Any:
+        """One main-script call: checks the index's token (``lost``) and that the index has at
+        least the writes this process saw (``rolled_back``); returns the op's reply."""
         if self._main is None:
             raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
-        return self._run(self._main, [op, self._token, *args], action)
+        if self._rolled_back:
+            raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
+        writes, reply = self._run(self._main, [op, b"%d:%s" % (self._seen, self._token or b""), *args], action)
+        self._seen = max(self._seen, int(writes))
+        return reply
 
     # -- life cycle ------------------------------------------------------------------------
 
     def open(self) -> bytes | None:
         if self._admin is None:
-            self._admin = self._connect().register_script(_ADMIN_LUA)
+            client = self._connect()
+            self._check_eviction(client)
+            self._admin = client.register_script(_ADMIN_LUA)
         kind, meta, others = self._run(self._admin, ["open"], "open")
         kind = kind.decode() if isinstance(kind, bytes) else str(kind)
         if kind == "none":
@@ -656,6 +759,28 @@ class RedisStore(FingerprintStore):
             raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
         return bytes(meta)
+
+    def _check_eviction(self, client: Any) -> None:
+        """Refuse a server whose ``maxmemory-policy`` evicts keys (fingerprints and records would
+        vanish unnoticed, and with them the metadata); where the server does not say (``INFO``
+        and ``CONFIG`` disabled), warn that it could not be checked."""
+        try:
+            policies = _eviction_policies(client)
+        except redis.ResponseError as exc:
+            logger.warning(
+                "scrapy-simhash: could not read the maxmemory-policy of the Redis server of the index at %s "
+                "(%s: %s); make sure it is %s, or the server deletes fingerprints and records when memory runs out",
+                self.path,
+                type(exc).__name__,
+                exc,
+                NO_EVICTION,
+            )
+            return
+        except redis.RedisError as exc:
+            raise self._error(exc, "open") from exc
+        evicting = sorted(p for p in policies if p != NO_EVICTION)
+        if evicting:
+            raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {evicting[0]}", "open")
 
     def _not_an_index(self, reason: str) -> NotAnIndexError:
         return NotAnIndexError(
@@ -679,17 +804,17 @@ class RedisStore(FingerprintStore):
     def create_meta(self, value: bytes) -> bytes:
         if self._admin is None:
             self.open()
-        meta, token = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
+        meta, token, writes = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
         self._token = bytes(token)
+        self._seen = int(writes)
         return bytes(meta)
 
     def write_meta(self, value: bytes) -> None:
         self._run(self._admin, ["wmeta", value, self._token or b""], "write to")
 
     def destroy(self) -> bool:
-        if self._admin is None:
-            self._admin = self._connect().register_script(_ADMIN_LUA)
-        self.open()  # refuses keys that are not an index's
+        if self.open() is None:  # refuses keys that are not an index's
+            return False  # no index: the keys under its names, if any, are someone else's
         return bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
 
     def close(self) -> None:
@@ -704,13 +829,57 @@ class RedisStore(FingerprintStore):
     def begin(self) -> None:
         self._undo = []
 
+    def hold(self, keys: Sequence[bytes]) -> None:
+        """Take the lock of each key's record (``P L<key>``, this store's token, expiring after
+        :data:`LOCK_TTL_S`) until the group ends, waiting while another process holds it. A
+        process that dies holding a lock delays that key for at most :data:`LOCK_TTL_S`; one
+        that waits longer raises :class:`StoreError` (kind ``busy``)."""
+        assert self._undo is not None, "hold() inside a group (begin()) only"
+        deadline = time.monotonic() + LOCK_TTL_S + 1.0
+        ttl_ms = round(LOCK_TTL_S * 1000)
+        for key in keys:
+            if key in self._held:
+                continue
+            pause = 0.001
+            while not self._call("lock", key, self._lock_token, ttl_ms, action="lock a record of"):
+                if time.monotonic() > deadline:
+                    raise StoreError(
+                        self.path, "busy", f"the record of {key.decode(errors='replace')} stayed locked", "lock"
+                    )
+                time.sleep(pause)
+                pause = min(pause * 2, 0.05)
+            self._held.append(key)
+
+    def _unlock(self) -> bool:
+        """Release the group's locks; ``False`` when one of them had expired (another process
+        may have decided its key meanwhile)."""
+        held, self._held = self._held, []
+        if not held:
+            return True
+        return int(self._call("unlock", self._lock_token, *held, action="unlock the records of")) == len(held)
+
     def commit(self) -> None:
+        try:
+            intact = self._unlock()
+        except StoreError as exc:
+            if exc.kind != "connection":
+                raise
+            intact = True  # the group's writes are all in; its locks expire by themselves
+        if not intact:  # the index's batch aborts: the group's writes are undone
+            raise StoreError(
+                self.path, "busy", f"this process held a record's lock past its expiry ({LOCK_TTL_S:g} s)", "commit"
+            )
         self._undo = None
 
     def abort(self) -> None:
         undo, self._undo = self._undo, None
-        for op, args in reversed(undo or ()):
-            self._call(op, *args, action="undo a group on")
+        try:
+            for op, args in reversed(undo or ()):
+                self._call(op, *args, action="undo a group on")
+        finally:
+            if self._held:
+                with contextlib.suppress(StoreError):  # a lock not released expires by itself
+                    self._unlock()
 
     def _log(self, op: str, args: list[bytes]) -> None:
         if self._undo is not None and args:
