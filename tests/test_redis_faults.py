@@ -180,7 +180,9 @@ def test_destroy_deletes_only_what_an_index_owns(redis_server: Any, tmp_path: Pa
     client.hset(prefix + "t50", b"field", b"value")
     client.rpush(prefix + f"k{free}", b"a list")
     client.set(prefix + "due", b"a string")  # the index kept no due time
-    foreign = {key: dump for key, dump in _dumps(client, prefix).items() if key.endswith((b"t50", b"due", b"k%d" % free))}
+    foreign = {
+        key: dump for key, dump in _dumps(client, prefix).items() if key.endswith((b"t50", b"due", b"k%d" % free))
+    }
     assert len(foreign) == 3
     assert RedisStore(redis_server.url, f"{tmp_path}/index").destroy()
     assert _dumps(client, prefix) == foreign
