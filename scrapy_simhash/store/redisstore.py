@@ -25,10 +25,23 @@ in one Redis Cluster slot (every script's keys are on one node):
     Hashes: key -> record, split as the keys. ``P due``: sorted set key -> due time (ms).
 ``P aux``
     Hash: name -> blob.
+``P w``
+    The number of writes. Every call sends the highest count this client was answered and fails
+    (``StoreError``, kind ``rolled_back``, for good in this process) where the server has fewer:
+    a restart that loaded an older RDB snapshot, whose ``P id`` still matches.
+``P L<key>``
+    The lock of a key's record while a group holds it (:meth:`hold`): a random token, expiring.
+
+Every write checks, before its first write, that each key it may write holds its type or
+nothing (a Lua script that fails half-way is not rolled back): a foreign key fails the call
+(``foreign_key``) with nothing written. :meth:`open` refuses a server whose ``maxmemory-policy``
+evicts keys (``eviction``).
 
 Groups (:meth:`begin`): each call stays atomic on its own and visible to other processes at once;
 the store keeps what each call replaced, and :meth:`abort` puts it back in one call (only where
-nobody changed it since), so an aborted group leaves nothing of its own.
+nobody changed it since), so an aborted group leaves nothing of its own. A group that reads,
+decides on and writes one key's record holds that key's lock (:meth:`hold`), so that two
+processes deciding on one URL at once do it one after the other.
 
 Connection loss: a call is retried a few times (scripts are idempotent), then raises
 :class:`~scrapy_simhash.errors.StoreError` (kind ``connection``). From then on calls fail at once,
