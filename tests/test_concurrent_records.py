@@ -124,6 +124,7 @@ def test_a_lock_left_by_a_killed_process_expires_and_the_url_is_decided(
         redisstore.LOCK_TTL_S = 1.0
         index = SimhashIndex(redisstore.RedisStore(sys.argv[1], sys.argv[2]))
         with index.batch("https://a.example/1"):
+            index.get_record("https://a.example/1")  # the batch's first call takes the lock
             print("holding", flush=True)
             time.sleep(60)
         """
@@ -157,6 +158,7 @@ def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_
     # Another process waits at most the lock's expiry (and a second) for a held URL.
     monkeypatch.setattr(redisstore, "LOCK_TTL_S", 30.0)
     with mine.batch("https://a.example/1"):
+        assert mine.get_record("https://a.example/1") is None  # the batch's first call takes the lock
         monkeypatch.setattr(redisstore, "LOCK_TTL_S", 0.2)
         with pytest.raises(StoreError) as info:
             other_tracker.observe("https://a.example/1", 0xABCDEF)

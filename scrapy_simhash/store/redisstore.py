@@ -145,19 +145,38 @@ return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 """
 
 # Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
-# (seen: the highest write count this client was answered), then the op's arguments. Replies
-# ``{write count, the op's reply}``. Filled in per layout: VW (value width), T (tables), SEGS (per
-# table, the {shift, width} of each run of blocks), BB (bucket bits).
+# (seen: the highest write count this client was answered), ARGV[3] = ``<expiry ms>:<lock
+# token>:<n>`` followed by n keys to lock before the op runs, or '' (both taken out of ARGV
+# here), then the op's arguments. Replies ``{write count, the op's reply}``, or ``{write count, 0,
+# 1}`` without running the op when another token holds one of the keys. Filled in per layout: VW
+# (value width), T (tables), SEGS (per table, the {shift, width} of each run of blocks), BB (bucket bits).
 _MAIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
 local byte, sub, find = string.byte, string.sub, string.find
+local lockspec, locks = table.remove(ARGV, 3), {}
 local colon = find(ARGV[2], ':', 1, true)
 if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
 local W = P .. 'w'
 local writes = tonumber(redis.call('GET', W) or '0')
 if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
   return redis.error_reply('SIMHASH_ROLLBACK ' .. writes .. ' < ' .. sub(ARGV[2], 1, colon - 1))
+end
+if lockspec ~= '' then  -- all of the keys' locks, or none and no op
+  local a = find(lockspec, ':', 1, true)
+  local b = find(lockspec, ':', a + 1, true)
+  local ttl, tok = sub(lockspec, 1, a - 1), sub(lockspec, a + 1, b - 1)
+  for i = 1, tonumber(sub(lockspec, b + 1)) do locks[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i, lk in ipairs(locks) do
+    local cur = redis.call('GET', lk)  -- the token's own already (a retried call): kept
+    if cur ~= tok then
+      if cur then
+        for j = 1, i - 1 do redis.call('DEL', locks[j]) end
+        return {writes, 0, 1}
+      end
+      redis.call('SET', lk, tok, 'PX', ttl)
+    end
+  end
 end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
@@ -175,17 +194,31 @@ local function need(name, want)
     error({err = 'SIMHASH_FOREIGN the key ' .. name .. ' holds a ' .. t .. ', not a ' .. want})
   end
 end
-local function need_index()
-  need(FPS, 'hash'); need(AUX, 'hash'); need(DUE, 'zset'); need(NKEY, 'string'); need(W, 'string')
+local function need_shards(kind, step)  -- the shard hashes of the (key, shard, ...) from ARGV[3]
+  for i = 3, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+end
+-- What each writing op may write besides W (whose count the call checked first): fingerprints
+-- (the tables, fps, the count of keys, the key shards), records (due, the record shards), aux.
+local function need_fps(step)
+  need(FPS, 'hash'); need(NKEY, 'string')
   for t = 1, T do need(TN[t], 'hash') end
   local n = redis.call('GET', NKEY)
   if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+  need_shards('k', step)
 end
-local function need_shards(kind, from, step)  -- the shard hashes of the (key, shard, ...) from ARGV[from]
-  for i = from, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+local function need_records(step) need(DUE, 'zset'); need_shards('r', step) end
+local function writing()  -- checks what a writing op may write (false: the op only reads)
+  if op == 'cadd' then need_fps(#ARGV)
+  elseif op == 'put' then need_fps(3 + T)
+  elseif op == 'remove' then need_fps(2)
+  elseif op == 'undo_fp' then need_fps(4)
+  elseif op == 'rput' then need_records(4)
+  elseif op == 'rdel' then need_records(2)
+  elseif op == 'undo_rec' then need_records(5)
+  elseif op == 'aput' then need(AUX, 'hash')
+  else return false end
+  return true
 end
-local WRITES = {cadd = 'k', put = 'k', remove = 'k', undo_fp = 'k', rput = 'r', rdel = 'r', undo_rec = 'r', aput = ''}
-local STEPS = {cadd = #ARGV, put = 3 + T, remove = 2, undo_fp = 4, rput = 4, rdel = 2, undo_rec = 5}
 
 local BITS8
 local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
@@ -475,8 +508,6 @@ local function run()
       if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
     end
     return out
-  elseif op == 'lock' then  -- key, token, expiry (ms): 1 when this token holds the key's lock now
-    return redis.call('SET', P .. 'L' .. ARGV[3], ARGV[4], 'NX', 'PX', ARGV[5]) and 1 or 0
   elseif op == 'unlock' then  -- token, keys: how many of the keys' locks the token still held
     local n = 0
     for i = 4, #ARGV do
@@ -506,14 +537,10 @@ local function run()
   return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 end
 
-local kind = WRITES[op]
-if kind then
-  need_index()
-  if kind ~= '' then need_shards(kind, 3, STEPS[op]) end
-end
+local writes_op = writing()
 local res = run()
 if type(res) == 'table' and res['err'] then return res end
-if kind then writes = redis.call('INCR', W) end
+if writes_op then writes = redis.call('INCR', W) end
 return {writes, res}
 """
 
@@ -560,6 +587,10 @@ def _per_node(reply: Any, name: str) -> set[str]:
     nodes = reply.values() if reply and all(isinstance(v, dict) for v in reply.values()) else [reply or {}]
     values = (node.get(name, node.get(name.encode())) for node in nodes)
     return {v.decode() if isinstance(v, bytes) else str(v) for v in values if v is not None}
+
+
+def _text(value: bytes) -> str:
+    return value.decode(errors="replace")
 
 
 def _public_url(url: str) -> str:
@@ -632,7 +663,8 @@ class RedisStore(FingerprintStore):
         self._seen = 0  # the highest write count of the index this process was answered
         self._rolled_back = False
         self._held: list[bytes] = []  # the keys whose records the group holds (hold())
-        self._lock_token = os.urandom(16)
+        self._pending: list[bytes] = []  # the keys the group's next call locks
+        self._lock_token = os.urandom(16).hex().encode()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
@@ -751,9 +783,28 @@ class RedisStore(FingerprintStore):
             raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
         if self._rolled_back:
             raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
-        writes, reply = self._run(self._main, [op, b"%d:%s" % (self._seen, self._token or b""), *args], action)
-        self._seen = max(self._seen, int(writes))
-        return reply
+        deadline, pause = time.monotonic() + LOCK_TTL_S + 1.0, 0.001
+        while True:
+            head = b"%d:%s" % (self._seen, self._token or b"")
+            res = self._run(self._main, [op, head, *self._lock_args(), *args], action)
+            self._seen = max(self._seen, int(res[0]))
+            if len(res) == 2:
+                break
+            if time.monotonic() > deadline:  # another process held a pending key all along
+                raise StoreError(self.path, "busy", f"the record of {_text(self._pending[0])} stayed locked", action)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        self._held += self._pending
+        self._pending = []
+        return res[1]
+
+    def _lock_args(self) -> list[bytes]:
+        """The lock arguments of a call: ``<expiry ms>:<token>:<n>`` and the keys of :meth:`hold`
+        not locked yet, or ``''``."""
+        if not self._pending:
+            return [b""]
+        spec = b"%d:%s:%d" % (round(LOCK_TTL_S * 1000), self._lock_token, len(self._pending))
+        return [spec, *self._pending]
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -843,30 +894,19 @@ class RedisStore(FingerprintStore):
         self._undo = []
 
     def hold(self, keys: Sequence[bytes]) -> None:
-        """Take the lock of each key's record (``P L<key>``, this store's token, expiring after
-        :data:`LOCK_TTL_S`) until the group ends, waiting while another process holds it. A
-        process that dies holding a lock delays that key for at most :data:`LOCK_TTL_S`; one
-        that waits longer raises :class:`StoreError` (kind ``busy``)."""
+        """Lock each key's record (``P L<key>``: this store's token, expiring after
+        :data:`LOCK_TTL_S`) until the group ends. The locks are taken by the group's next call,
+        in the same round trip, which waits while another process holds one of them. A process
+        that dies holding a lock delays that key for at most :data:`LOCK_TTL_S`; one that waits
+        longer raises :class:`StoreError` (kind ``busy``)."""
         assert self._undo is not None, "hold() inside a group (begin()) only"
-        deadline = time.monotonic() + LOCK_TTL_S + 1.0
-        ttl_ms = round(LOCK_TTL_S * 1000)
-        for key in keys:
-            if key in self._held:
-                continue
-            pause = 0.001
-            while not self._call("lock", key, self._lock_token, ttl_ms, action="lock a record of"):
-                if time.monotonic() > deadline:
-                    raise StoreError(
-                        self.path, "busy", f"the record of {key.decode(errors='replace')} stayed locked", "lock"
-                    )
-                time.sleep(pause)
-                pause = min(pause * 2, 0.05)
-            self._held.append(key)
+        self._pending += [key for key in dict.fromkeys(keys) if key not in self._held and key not in self._pending]
 
     def _unlock(self) -> bool:
         """Release the group's locks; ``False`` when one of them had expired (another process
         may have decided its key meanwhile)."""
         held, self._held = self._held, []
+        self._pending = []  # never sent: nothing to release
         if not held:
             return True
         return int(self._call("unlock", self._lock_token, *held, action="unlock the records of")) == len(held)
@@ -886,6 +926,7 @@ class RedisStore(FingerprintStore):
 
     def abort(self) -> None:
         undo, self._undo = self._undo, None
+        self._pending = []
         try:
             for op, args in reversed(undo or ()):
                 self._call(op, *args, action="undo a group on")
