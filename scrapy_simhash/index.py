@@ -431,9 +431,9 @@ class SimhashIndex:
         block, or dropped if it raises; lookups inside see the batch's writes. Reentrant. Other
         stores may keep each call atomic on its own (see ``store/base.py``).
 
-        ``key``: the key whose record the batch reads and writes: a batch of another process for
-        the same key runs before or after this one, never in between, on every store (Redis
-        locks the key for the batch: ``FingerprintStore.hold``).
+        ``key``: the key whose record the batch reads, decides on and writes last: a batch of
+        another process for the same key runs before or after this one, never in between, on
+        every store (Redis locks the key until the batch writes its record: ``FingerprintStore.hold``).
 
         If the store must grow during the batch, the calls made so far are replayed in a new
         transaction (another process may have written in between: a ``check_and_add`` result

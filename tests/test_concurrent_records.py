@@ -165,16 +165,22 @@ def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_
         assert info.value.kind == "busy" and "https://a.example/1" in str(info.value)
     assert other.get_record("https://a.example/1") is None
     # A batch that outlives its lock: the other process decided the URL meanwhile; this batch's
-    # writes are undone and reported, the other's stay.
+    # record write is refused and its other writes undone, the other's stay.
     with pytest.raises(StoreError) as info, mine.batch("https://a.example/1"):
-        mine.put_record("https://a.example/1", b"mine")
-        mine.put_record("https://a.example/2", b"mine too")
+        assert mine.get_record("https://a.example/1") is None
+        mine.put_record("https://a.example/2", b"mine, beside")
+        mine.add("https://a.example/1", 0xABCDEF)
         time.sleep(0.4)  # the lock (0.2 s) expires
         with other.batch("https://a.example/1"):
+            assert other.get_record("https://a.example/1") is None  # the lock is free
             other.put_record("https://a.example/1", b"other")
+        mine.put_record("https://a.example/1", b"mine")
     assert info.value.kind == "busy" and "expiry" in str(info.value)
     assert other.get_record("https://a.example/1") == b"other"
-    assert other.get_record("https://a.example/2") is None
+    assert other.get_record("https://a.example/2") is None and other.get("https://a.example/1") is None
+    client = redis.Redis.from_url(redis_server.url)
+    assert client.keys(RedisStore(prefix=name).prefix.replace("{", "\\{") + "L*") == []  # no lock left
+    client.close()
     mine.close()
     other.close()
 

@@ -30,7 +30,8 @@ in one Redis Cluster slot (every script's keys are on one node):
     (``StoreError``, kind ``rolled_back``, for good in this process) where the server has fewer:
     a restart that loaded an older RDB snapshot, whose ``P id`` still matches.
 ``P L<key>``
-    The lock of a key's record while a group holds it (:meth:`hold`): a random token, expiring.
+    The lock of a key's record while a group decides on it (:meth:`hold`): a random token,
+    expiring; taken by the group's first call and released by its write of the record.
 
 Every write checks, before its first write, that each key it may write holds its type or
 nothing (a Lua script that fails half-way is not rolled back): a foreign key fails the call
@@ -146,15 +147,16 @@ return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 
 # Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
 # (seen: the highest write count this client was answered), ARGV[3] = ``<expiry ms>:<lock
-# token>:<n>`` followed by n keys to lock before the op runs, or '' (both taken out of ARGV
+# token>:<n>:<m>`` followed by n keys to lock before the op runs and m keys whose locks the token
+# must hold, released after the op (the op writes their records), or '' (all taken out of ARGV
 # here), then the op's arguments. Replies ``{write count, the op's reply}``, or ``{write count, 0,
-# 1}`` without running the op when another token holds one of the keys. Filled in per layout: VW
+# 1}`` without running the op when another token holds one of the n keys. Filled in per layout: VW
 # (value width), T (tables), SEGS (per table, the {shift, width} of each run of blocks), BB (bucket bits).
 _MAIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
 local byte, sub, find = string.byte, string.sub, string.find
-local lockspec, locks = table.remove(ARGV, 3), {}
+local lockspec, locks, frees = table.remove(ARGV, 3), {}, {}
 local colon = find(ARGV[2], ':', 1, true)
 if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
 local W = P .. 'w'
@@ -162,11 +164,13 @@ local writes = tonumber(redis.call('GET', W) or '0')
 if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
   return redis.error_reply('SIMHASH_ROLLBACK ' .. writes .. ' < ' .. sub(ARGV[2], 1, colon - 1))
 end
-if lockspec ~= '' then  -- all of the keys' locks, or none and no op
+if lockspec ~= '' then  -- all of the n keys' locks, or none and no op; the m keys' still the token's
   local a = find(lockspec, ':', 1, true)
   local b = find(lockspec, ':', a + 1, true)
+  local c = find(lockspec, ':', b + 1, true)
   local ttl, tok = sub(lockspec, 1, a - 1), sub(lockspec, a + 1, b - 1)
-  for i = 1, tonumber(sub(lockspec, b + 1)) do locks[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i = 1, tonumber(sub(lockspec, b + 1, c - 1)) do locks[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i = 1, tonumber(sub(lockspec, c + 1)) do frees[i] = P .. 'L' .. table.remove(ARGV, 3) end
   for i, lk in ipairs(locks) do
     local cur = redis.call('GET', lk)  -- the token's own already (a retried call): kept
     if cur ~= tok then
@@ -176,6 +180,9 @@ if lockspec ~= '' then  -- all of the keys' locks, or none and no op
       end
       redis.call('SET', lk, tok, 'PX', ttl)
     end
+  end
+  for _, lk in ipairs(frees) do
+    if redis.call('GET', lk) ~= tok then return redis.error_reply('SIMHASH_EXPIRED ' .. sub(lk, #P + 2)) end
   end
 end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
@@ -541,6 +548,7 @@ local writes_op = writing()
 local res = run()
 if type(res) == 'table' and res['err'] then return res end
 if writes_op then writes = redis.call('INCR', W) end
+for _, lk in ipairs(frees) do redis.call('DEL', lk) end
 return {writes, res}
 """
 
@@ -719,6 +727,11 @@ class RedisStore(FingerprintStore):
                 f"it has {count} writes, fewer than this process saw ({self._seen})",
                 action,
             )
+        if "SIMHASH_EXPIRED" in text:
+            key = text.split("SIMHASH_EXPIRED", 1)[1].strip()
+            return StoreError(
+                self.path, "busy", f"this process held the lock of the record of {key} past its expiry", action
+            )
         if "SIMHASH_FOREIGN" in text:
             return StoreError(self.path, "foreign_key", text.split("SIMHASH_FOREIGN", 1)[1].strip(), action)
         if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
@@ -776,17 +789,21 @@ class RedisStore(FingerprintStore):
             self._pinger = threading.Thread(target=ping, name="simhash-redis-ping", daemon=True)
             self._pinger.start()
 
-    def _call(self, op: str, *args: Any, action: str = "access") -> Any:
+    def _call(self, op: str, *args: Any, action: str = "access", records: Sequence[bytes] = ()) -> Any:
         """One main-script call: checks the index's token (``lost``) and that the index has at
-        least the writes this process saw (``rolled_back``); returns the op's reply."""
+        least the writes this process saw (``rolled_back``), takes the locks of :meth:`hold`'s
+        keys not locked yet; returns the op's reply. ``records``: the keys whose records the call
+        writes: those the group holds must still be its own (else ``busy``, nothing written), and
+        are released with the write, the end of the key's decision (no round trip of their own)."""
         if self._main is None:
             raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
         if self._rolled_back:
             raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
+        frees = [key for key in dict.fromkeys(records) if key in self._held or key in self._pending]
         deadline, pause = time.monotonic() + LOCK_TTL_S + 1.0, 0.001
         while True:
             head = b"%d:%s" % (self._seen, self._token or b"")
-            res = self._run(self._main, [op, head, *self._lock_args(), *args], action)
+            res = self._run(self._main, [op, head, *self._lock_args(frees), *args], action)
             self._seen = max(self._seen, int(res[0]))
             if len(res) == 2:
                 break
@@ -794,17 +811,17 @@ class RedisStore(FingerprintStore):
                 raise StoreError(self.path, "busy", f"the record of {_text(self._pending[0])} stayed locked", action)
             time.sleep(pause)
             pause = min(pause * 2, 0.05)
-        self._held += self._pending
+        self._held = [key for key in self._held + self._pending if key not in frees]
         self._pending = []
         return res[1]
 
-    def _lock_args(self) -> list[bytes]:
-        """The lock arguments of a call: ``<expiry ms>:<token>:<n>`` and the keys of :meth:`hold`
-        not locked yet, or ``''``."""
-        if not self._pending:
+    def _lock_args(self, frees: Sequence[bytes]) -> list[bytes]:
+        """The lock arguments of a call: ``<expiry ms>:<token>:<n>:<m>``, the keys of :meth:`hold`
+        not locked yet and the held keys the call releases; or ``''``."""
+        if not self._pending and not frees:
             return [b""]
-        spec = b"%d:%s:%d" % (round(LOCK_TTL_S * 1000), self._lock_token, len(self._pending))
-        return [spec, *self._pending]
+        spec = b"%d:%s:%d:%d" % (round(LOCK_TTL_S * 1000), self._lock_token, len(self._pending), len(frees))
+        return [spec, *self._pending, *frees]
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -895,10 +912,11 @@ class RedisStore(FingerprintStore):
 
     def hold(self, keys: Sequence[bytes]) -> None:
         """Lock each key's record (``P L<key>``: this store's token, expiring after
-        :data:`LOCK_TTL_S`) until the group ends. The locks are taken by the group's next call,
-        in the same round trip, which waits while another process holds one of them. A process
-        that dies holding a lock delays that key for at most :data:`LOCK_TTL_S`; one that waits
-        longer raises :class:`StoreError` (kind ``busy``)."""
+        :data:`LOCK_TTL_S`) until the group writes the key's record (the end of its decision:
+        released by that write, which fails, ``busy``, where the lock expired meanwhile) or ends.
+        The locks are taken by the group's next call, in the same round trip, which waits while
+        another process holds one of them. A process that dies holding a lock delays that key for
+        at most :data:`LOCK_TTL_S`; one that waits longer raises :class:`StoreError` (``busy``)."""
         assert self._undo is not None, "hold() inside a group (begin()) only"
         self._pending += [key for key in dict.fromkeys(keys) if key not in self._held and key not in self._pending]
 
@@ -1054,13 +1072,13 @@ class RedisStore(FingerprintStore):
         args: list[Any] = []
         for key, value, due in checked:
             args += [key, shard_of(key), value, due]
-        olds = self._call("rput", *args, action="write to")
+        olds = self._call("rput", *args, action="write to", records=[c[0] for c in checked])
         self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
-        olds = self._call("rdel", *_with_shards(keys), action="write to")
+        olds = self._call("rdel", *_with_shards(keys), action="write to", records=keys)
         self._log_records(keys, [b""] * len(keys), olds)
         return sum(1 for value, _ in olds if value)
 
