@@ -109,6 +109,26 @@ def test_an_evicting_policy_is_refused_at_open(redis_factory: Callable[..., Any]
     client.close()
 
 
+def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_cluster: Any) -> None:
+    from redis.cluster import RedisCluster
+
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    store = RedisStore(redis_cluster.url, "evicting")
+    ours = cluster.get_node_from_key(store.prefix + "meta")
+    other = next(node for node in cluster.get_nodes() if node.port != ours.port)
+    try:
+        redis.Redis(port=other.port).config_set("maxmemory-policy", "allkeys-lru")
+        RedisStore(redis_cluster.url, "evicting").open()  # another node's policy: no matter
+        redis.Redis(port=ours.port).config_set("maxmemory-policy", "allkeys-lfu")
+        with pytest.raises(StoreError) as info:
+            RedisStore(redis_cluster.url, "evicting").open()
+        assert info.value.kind == "eviction" and "allkeys-lfu" in str(info.value)
+    finally:
+        for node in (ours, other):
+            redis.Redis(port=node.port).config_set("maxmemory-policy", "noeviction")
+        cluster.close()
+
+
 def test_the_policy_is_checked_where_config_is_disabled_and_warned_about_where_info_is(
     redis_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -580,21 +580,15 @@ def _with_shards(keys: Sequence[bytes]) -> list[Any]:
     return [x for key in keys for x in (key, shard_of(key))]
 
 
-def _eviction_policies(client: Any) -> set[str]:
-    """The ``maxmemory-policy`` of the server (of each node of a cluster): ``INFO memory``, else
-    ``CONFIG GET`` where ``INFO`` is refused."""
-    try:
+def _eviction_policy(client: Any, key: bytes) -> str | None:
+    """The ``maxmemory-policy`` of the server (of a cluster: of the node that holds ``key``), from
+    ``INFO memory`` (allowed where ``CONFIG`` is disabled, as on managed services)."""
+    if hasattr(client, "get_node_from_key"):  # RedisCluster
+        info = client.info("memory", target_nodes=client.get_node_from_key(key))
+    else:
         info = client.info("memory")
-    except redis.ResponseError:
-        return _per_node(client.config_get("maxmemory-policy"), "maxmemory-policy")
-    return _per_node(info, "maxmemory_policy")
-
-
-def _per_node(reply: Any, name: str) -> set[str]:
-    """The values of ``name`` in a reply of one server or of each node of a cluster."""
-    nodes = reply.values() if reply and all(isinstance(v, dict) for v in reply.values()) else [reply or {}]
-    values = (node.get(name, node.get(name.encode())) for node in nodes)
-    return {v.decode() if isinstance(v, bytes) else str(v) for v in values if v is not None}
+    policy = info.get("maxmemory_policy")
+    return None if policy is None else str(policy)
 
 
 def _text(value: bytes) -> str:
@@ -843,10 +837,10 @@ class RedisStore(FingerprintStore):
 
     def _check_eviction(self, client: Any) -> None:
         """Refuse a server whose ``maxmemory-policy`` evicts keys (fingerprints and records would
-        vanish unnoticed, and with them the metadata); where the server does not say (``INFO``
-        and ``CONFIG`` disabled), warn that it could not be checked."""
+        vanish unnoticed, and with them the metadata); where the server refuses ``INFO``, warn
+        that it could not be checked."""
         try:
-            policies = _eviction_policies(client)
+            policy = _eviction_policy(client, self._meta_key)
         except redis.ResponseError as exc:
             logger.warning(
                 "scrapy-simhash: could not read the maxmemory-policy of the Redis server of the index at %s "
@@ -859,9 +853,8 @@ class RedisStore(FingerprintStore):
             return
         except redis.RedisError as exc:
             raise self._error(exc, "open") from exc
-        evicting = sorted(p for p in policies if p != NO_EVICTION)
-        if evicting:
-            raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {evicting[0]}", "open")
+        if policy is not None and policy != NO_EVICTION:
+            raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {policy}", "open")
 
     def _not_an_index(self, reason: str) -> NotAnIndexError:
         return NotAnIndexError(
