@@ -185,6 +185,21 @@ def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_
     other.close()
 
 
+def test_a_batch_whose_first_call_fails_leaves_no_lock(redis_server: Any, tmp_path: Path) -> None:
+    # The lock is taken by the batch's first call, in the same script as its op: an op that fails
+    # there (the record shard of the URL holds another program's string) must not leave it behind.
+    name, url = str(tmp_path), "https://a.example/1"
+    index, tracker = _store(redis_server.url, name)
+    prefix = RedisStore(prefix=name).prefix
+    client = redis.Redis.from_url(redis_server.url)
+    client.set(prefix + f"r{redisstore.shard_of(url.encode())}", b"another program's string")
+    with pytest.raises(StoreError):
+        tracker.observe(url, 0xABCDEF)
+    assert client.keys(prefix.replace("{", "\\{") + "L*") == []
+    index.close()
+    client.close()
+
+
 # -- two real crawls on one Redis -------------------------------------------------------------------
 
 

@@ -797,7 +797,12 @@ class RedisStore(FingerprintStore):
         deadline, pause = time.monotonic() + LOCK_TTL_S + 1.0, 0.001
         while True:
             head = b"%d:%s" % (self._seen, self._token or b"")
-            res = self._run(self._main, [op, head, *self._lock_args(frees), *args], action)
+            try:
+                res = self._run(self._main, [op, head, *self._lock_args(frees), *args], action)
+            except StoreError:
+                self._held += self._pending  # it may have taken them: the group's end releases them
+                self._pending = []
+                raise
             self._seen = max(self._seen, int(res[0]))
             if len(res) == 2:
                 break
