@@ -526,7 +526,7 @@ local function run()
     local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
                  'dues', redis.call('ZCARD', DUE)}
     local used = 0
-    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', FPS, DUE, AUX}) do
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', W, FPS, DUE, AUX}) do
       used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
     end
     local tables = 0
