@@ -77,6 +77,7 @@ def _observe_at_once(where: str, name: str, pages: list[tuple[str, int]], tmp_pa
     return verdicts
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("store", ["redis", "lmdb"])
 def test_processes_observing_one_url_at_once_decide_it_once_and_count_every_fetch(
     store: str, redis_server: Any, tmp_path: Path
@@ -112,6 +113,7 @@ def _store(url: str, name: str) -> tuple[SimhashIndex, ChangeTracker]:
     return index, ChangeTracker(index)
 
 
+@pytest.mark.e2e
 def test_a_lock_left_by_a_killed_process_expires_and_the_url_is_decided(
     redis_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
