@@ -10,6 +10,7 @@ once; the crawl tests run two real Scrapy crawls of the demo site on one Redis.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 import sys
 import textwrap
@@ -21,7 +22,7 @@ from typing import Any
 
 import pytest
 import redis
-from test_e2e import GROUPS, demo
+from test_e2e import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
 from scrapy_simhash.errors import StoreError
@@ -82,8 +83,6 @@ def _observe_at_once(where: str, name: str, pages: list[tuple[str, int]], tmp_pa
 def test_processes_observing_one_url_at_once_decide_it_once_and_count_every_fetch(
     store: str, redis_server: Any, tmp_path: Path
 ) -> None:
-    import random
-
     rng = random.Random(23)
     pages = [(f"https://race.example/p{i}", rng.getrandbits(64)) for i in range(150)]
     if store == "redis":
@@ -225,11 +224,17 @@ class _TogetherSite(demo.SiteServer):  # type: ignore[misc,name-defined]
         super()._handle(req)
 
 
-def _two_crawls(site: Any, tmp_path: Path, settings: dict[str, Any]) -> list[tuple[dict[str, Any], Path, Path]]:
+def _two_crawls(
+    site: Any, tmp_path: Path, settings: dict[str, Any], *, after: int = 0
+) -> list[tuple[dict[str, Any], Path, Path]]:
+    """Two crawls of ``site``, the second started once the first logged ``after`` pages; their
+    stats, items and page logs."""
     runs = []
     procs = []
     for n in range(2):
         items, stats, pages = tmp_path / f"items{n}.jsonl", tmp_path / f"stats{n}.json", tmp_path / f"pages{n}.jsonl"
+        if n and after:
+            _wait_for_lines(runs[0][2], after, procs[0], timeout=60)
         procs.append(
             demo.crawl_process(
                 site.url("/index.html"), items_path=items, stats_path=stats, page_log=pages, settings=settings
@@ -292,11 +297,14 @@ def test_two_crawler_processes_on_one_redis_fetching_the_same_links_decide_each_
 
 
 @pytest.mark.e2e
+@pytest.mark.slow
 def test_two_crawler_processes_sharing_a_scrapy_redis_scheduler_decide_each_url_once(
     redis_factory: Any, tmp_path: Path
 ) -> None:
     # With scrapy-redis: one shared queue and dupefilter (SCHEDULER_PERSIST: a crawl that ends
-    # first leaves them to the other), so each URL is fetched once in all.
+    # first leaves them to the other), so each URL is fetched once in all. The second crawl starts
+    # once the queue holds the first page's links (a spider that finds it empty closes at once),
+    # and the site is slow enough (2 pages at a time, 0.5 s each) for the queue to outlast its start.
     server = redis_factory()
     settings = {
         **_CRAWL,
@@ -305,8 +313,10 @@ def test_two_crawler_processes_sharing_a_scrapy_redis_scheduler_decide_each_url_
         "SCHEDULER_PERSIST": True,
         "REDIS_URL": server.url,
         "SIMHASH_DIR": str(tmp_path),
+        "CONCURRENT_REQUESTS": 2,
     }
-    with demo.SiteServer(delay=0.02) as site:
-        runs = _two_crawls(site, tmp_path, settings)
+    with demo.SiteServer(delay=0.5) as site:
+        runs = _two_crawls(site, tmp_path, settings, after=1)
         fetches = _check_crawls(server, site, runs)
     assert fetches and all(n == 1 for n in fetches.values()), fetches
+    assert all(demo.read_jsonl(pages) for _, _, pages in runs)  # both crawls fetched pages
