@@ -161,9 +161,15 @@ def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_
     with mine.batch("https://a.example/1"):
         assert mine.get_record("https://a.example/1") is None  # the batch's first call takes the lock
         monkeypatch.setattr(redisstore, "LOCK_TTL_S", 0.2)
-        with pytest.raises(StoreError) as info:
-            other_tracker.observe("https://a.example/1", 0xABCDEF)
-        assert info.value.kind == "busy" and "https://a.example/1" in str(info.value)
+        for decide in (
+            lambda: other_tracker.observe("https://a.example/1", 0xABCDEF),
+            lambda: other_tracker.not_modified("https://a.example/1"),
+            lambda: other_tracker.gone("https://a.example/1"),
+            lambda: other_tracker.moved("https://a.example/1", "https://a.example/9"),
+        ):
+            with pytest.raises(StoreError) as info:
+                decide()
+            assert info.value.kind == "busy" and "https://a.example/1" in str(info.value)
     assert other.get_record("https://a.example/1") is None
     # A batch that outlives its lock: the other process decided the URL meanwhile; this batch's
     # record write is refused and its other writes undone, the other's stay.
