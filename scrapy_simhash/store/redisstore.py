@@ -28,7 +28,8 @@ in one Redis Cluster slot (every script's keys are on one node):
 ``P w``
     The number of writes. Every call sends the highest count this client was answered and fails
     (``StoreError``, kind ``rolled_back``, for good in this process) where the server has fewer:
-    a restart that loaded an older RDB snapshot, whose ``P id`` still matches.
+    a restart that loaded an older RDB snapshot, whose ``P id`` still matches (or a failover to
+    a replica that missed the last writes).
 ``P L<key>``
     The lock of a key's record while a group decides on it (:meth:`hold`): a random token,
     expiring; taken by the group's first call and released by its write of the record.
