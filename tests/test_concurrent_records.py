@@ -207,6 +207,23 @@ def test_a_batch_whose_first_call_fails_leaves_no_lock(redis_server: Any, tmp_pa
     client.close()
 
 
+def test_on_a_cluster_a_decision_takes_and_releases_its_lock(redis_cluster: Any) -> None:
+    # The lock key shares the index's hash tag: same slot, same node as the script's keys.
+    from redis.cluster import RedisCluster
+
+    index, tracker = _store(redis_cluster.url, "cluster-lock")
+    url = "https://a.example/1"
+    assert tracker.observe(url, 0xABCDEF).verdict == "new"
+    assert tracker.observe(url, 0xABCDEF).verdict == "unchanged"
+    record = PageRecord.parse(index.get_record(url))
+    assert record is not None and record.fetch_count == 2
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    assert not cluster.exists(RedisStore(prefix="cluster-lock").prefix + "L" + url)
+    cluster.close()
+    index.close()
+    assert RedisStore(redis_cluster.url, "cluster-lock").destroy()
+
+
 # -- two real crawls on one Redis -------------------------------------------------------------------
 
 
