@@ -57,6 +57,23 @@ STORE_ERROR_FIXES: dict[str, str] = {
         "the Redis index vanished while in use (a restart without persistence, FLUSHALL): it is never "
         "re-created behind a running crawl; restart the crawl, and turn on persistence (appendonly yes)"
     ),
+    "rolled_back": (
+        "the Redis server went back to an older snapshot (a restart that loaded its last RDB snapshot): "
+        "what was written after the snapshot is gone, so pages decided since then may be kept or exported "
+        "again; stop the crawl, turn on the append-only file (appendonly yes) and start the crawl again"
+    ),
+    "eviction": (
+        "set the Redis server's maxmemory-policy to noeviction (in redis.conf, or CONFIG SET maxmemory-policy "
+        "noeviction): an evicting policy deletes fingerprints and records without telling anyone"
+    ),
+    "foreign_key": (
+        "another program wrote the named key under the index's prefix: give the index a prefix of its own "
+        "(SIMHASH_REDIS_PREFIX), or move that key away"
+    ),
+    "busy": (
+        "another crawler process held this page's record longer than the lock allows (it stopped or stalled "
+        "mid-decision); the page is decided again at its next fetch"
+    ),
 }
 
 
@@ -65,7 +82,8 @@ class StoreError(SimhashIndexError):
 
     ``path`` names the store's location, ``kind`` the cause (a key of :data:`STORE_ERROR_FIXES`:
     ``disk_full``, ``permission``, ``lock_file``, ``corrupt``, ``io``; Redis:
-    ``connection``, ``memory_full``, ``lost``), ``cause`` the underlying
+    ``connection``, ``memory_full``, ``lost``, ``rolled_back``, ``eviction``, ``foreign_key``,
+    ``busy``), ``cause`` the underlying
     error's text. The operation that raised it changed nothing.
     """
 

@@ -426,10 +426,14 @@ class SimhashIndex:
                 continue
 
     @contextmanager
-    def batch(self) -> Iterator[Self]:
+    def batch(self, key: str | None = None) -> Iterator[Self]:
         """Group calls: with LMDB, one write transaction committed at the end of the ``with``
         block, or dropped if it raises; lookups inside see the batch's writes. Reentrant. Other
         stores may keep each call atomic on its own (see ``store/base.py``).
+
+        ``key``: the key whose record the batch reads, decides on and writes last: a batch of
+        another process for the same key runs before or after this one, never in between, on
+        every store (Redis locks the key until the batch writes its record: ``FingerprintStore.hold``).
 
         If the store must grow during the batch, the calls made so far are replayed in a new
         transaction (another process may have written in between: a ``check_and_add`` result
@@ -439,6 +443,8 @@ class SimhashIndex:
             if self._depth:
                 self._depth += 1
                 try:
+                    if key is not None:
+                        self._store.hold([self._key(key)])
                     yield self
                 finally:
                     self._depth -= 1
@@ -449,6 +455,8 @@ class SimhashIndex:
             self._depth = 1
             self._log = []
             try:
+                if key is not None:
+                    store.hold([self._key(key)])
                 yield self
                 while True:
                     try:

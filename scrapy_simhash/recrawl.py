@@ -799,7 +799,7 @@ class ChangeTracker:
         novelty = None if own is None or not own.chars else own.sketch()
         distance = duplicate_of = unlike = adds_to = adds = None
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
-        with index.batch():
+        with index.batch(key):
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
@@ -1027,7 +1027,7 @@ class ChangeTracker:
         fingerprint (the last one is kept); new validators replace the stored ones. ``None``
         when ``key`` has no fingerprint history (nothing to be unchanged from)."""
         now = self.clock() if now is None else now
-        with self.index.batch():
+        with self.index.batch(key):
             record = PageRecord.parse(self.index.get_record(key))
             if record is None or record.last_fp is None:
                 return None
@@ -1052,7 +1052,7 @@ class ChangeTracker:
         longest interval. ``False`` when ``key`` was not known (nothing changes)."""
         now = self.clock() if now is None else now
         index = self.index
-        with index.batch():
+        with index.batch(key):
             record = PageRecord.parse(index.get_record(key))
             if record is None or record.moved_to is not None:
                 return False
@@ -1074,7 +1074,7 @@ class ChangeTracker:
             return False
         now = self.clock() if now is None else now
         index = self.index
-        with index.batch():
+        with index.batch(key):
             record = PageRecord.parse(index.get_record(key))
             if record is not None and record.moved_to == target:
                 return False

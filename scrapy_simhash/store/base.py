@@ -286,6 +286,14 @@ class FingerprintStore(ABC):
         that runs out of room inside a group aborts it and raises
         :class:`~scrapy_simhash.errors.StoreFullError`; the index then replays the group."""
 
+    def hold(self, keys: Sequence[bytes]) -> None:
+        """Inside a group: the records of ``keys`` are the group's until it ends or writes them
+        (the write of a key's record ends its decision), so that a read-decide-write of a key's
+        record by two processes at once happens one after the other (the other's group waits).
+        A store whose group is one write transaction that also serialises processes (LMDB) has
+        that already and need not override this; one that keeps each call atomic on its own
+        (Redis) locks the keys."""
+
     def commit(self) -> None:
         """End the group started by :meth:`begin`, keeping its writes."""
 

@@ -25,10 +25,25 @@ in one Redis Cluster slot (every script's keys are on one node):
     Hashes: key -> record, split as the keys. ``P due``: sorted set key -> due time (ms).
 ``P aux``
     Hash: name -> blob.
+``P w``
+    The number of writes. Every call sends the highest count this client was answered and fails
+    (``StoreError``, kind ``rolled_back``, for good in this process) where the server has fewer:
+    a restart that loaded an older RDB snapshot, whose ``P id`` still matches (or a failover to
+    a replica that missed the last writes).
+``P L<key>``
+    The lock of a key's record while a group decides on it (:meth:`hold`): a random token,
+    expiring; taken by the group's first call and released by its write of the record.
+
+Every write checks, before its first write, that each key it may write holds its type or
+nothing (a Lua script that fails half-way is not rolled back): a foreign key fails the call
+(``foreign_key``) with nothing written. :meth:`open` refuses a server whose ``maxmemory-policy``
+evicts keys (``eviction``).
 
 Groups (:meth:`begin`): each call stays atomic on its own and visible to other processes at once;
 the store keeps what each call replaced, and :meth:`abort` puts it back in one call (only where
-nobody changed it since), so an aborted group leaves nothing of its own.
+nobody changed it since), so an aborted group leaves nothing of its own. A group that reads,
+decides on and writes one key's record holds that key's lock (:meth:`hold`), so that two
+processes deciding on one URL at once do it one after the other.
 
 Connection loss: a call is retried a few times (scripts are idempotent), then raises
 :class:`~scrapy_simhash.errors.StoreError` (kind ``connection``). From then on calls fail at once,
@@ -39,7 +54,9 @@ answer ends that. So only the call that finds the server gone waits (up to three
 
 from __future__ import annotations
 
+import contextlib
 import json
+import logging
 import os
 import threading
 import time
@@ -63,6 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisStore"]
 
+logger = logging.getLogger(__name__)
+
 DEFAULT_URL = "redis://127.0.0.1:6379/0"
 #: Shards of the key and record hashes (part of the format: every process must agree).
 SHARDS = 1024
@@ -74,6 +93,12 @@ RETRY_PAUSE_S = 0.05
 #: After a connection failure, calls fail at once (no network) while a background thread pings
 #: the server this often; the first answer ends that.
 PROBE_INTERVAL_S = 0.25
+#: A group's hold on a key's record (:meth:`RedisStore.hold`) expires after this long, so that a
+#: process that dies holding it delays that key's next decision by at most this much; a process
+#: waits as long for a held key before it gives up (``StoreError``, kind ``busy``).
+LOCK_TTL_S = 10.0
+#: The eviction policy an index needs: any other deletes its keys when memory runs out.
+NO_EVICTION = "noeviction"
 #: Connection defaults when neither the URL nor REDIS_PARAMS set them (seconds): a crawl waits
 #: at most this long for a server that does not answer.
 _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
@@ -89,49 +114,119 @@ if op == 'open' then
   local t = redis.call('TYPE', P .. 'meta')['ok']
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
-  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id')
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
   return {t, meta, others}
 elseif op == 'cmeta' then
   redis.call('SET', P .. 'meta', ARGV[2], 'NX')
   redis.call('SET', P .. 'id', ARGV[3], 'NX')
-  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id')}
+  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id'), redis.call('GET', P .. 'w') or '0'}
 elseif op == 'wmeta' then
   if redis.call('GET', P .. 'id') ~= ARGV[3] then return redis.error_reply('SIMHASH_LOST') end
   redis.call('SET', P .. 'meta', ARGV[2])
   return 1
-elseif op == 'destroy' then
-  local names = {'meta', 'id', 'n', 'fps', 'due', 'aux'}
-  for t = 0, 99 do names[#names + 1] = string.format('t%02d', t) end
+elseif op == 'destroy' then  -- only the keys an index owns: its names, each of the type it writes there
+  if redis.call('TYPE', P .. 'meta')['ok'] ~= 'string' then return 0 end
+  local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
+  if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
+  local names = {meta = 'string', id = 'string', n = 'string', w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}
+  local blocks, k = tonumber(meta['blocks']) or 0, tonumber(meta['max_distance']) or 0
+  local tables = 1  -- comb(blocks, k): the tables of its layout
+  for i = 1, k do tables = tables * (blocks - k + i) / i end
+  for t = 0, math.min(tables, 100) - 1 do names[string.format('t%02d', t)] = 'hash' end
   for s = 0, tonumber(ARGV[2]) - 1 do
-    names[#names + 1] = 'k' .. s
-    names[#names + 1] = 'r' .. s
+    names['k' .. s] = 'hash'
+    names['r' .. s] = 'hash'
   end
   local n = 0
-  for i = 1, #names, 500 do
-    local batch = {}
-    for j = i, math.min(i + 499, #names) do batch[#batch + 1] = P .. names[j] end
-    n = n + redis.call('DEL', unpack(batch))
+  for name, want in pairs(names) do
+    if redis.call('TYPE', P .. name)['ok'] == want then n = n + redis.call('DEL', P .. name) end
   end
   return n
 end
 return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 """
 
-# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = the index's token, then the
-# op's arguments. Filled in per layout: VW (value width), T (tables), SEGS (per table, the
-# {shift, width} of each run of blocks), BB (bucket bits).
+# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
+# (seen: the highest write count this client was answered), ARGV[3] = ``<expiry ms>:<lock
+# token>:<n>:<m>`` followed by n keys to lock before the op runs and m keys whose locks the token
+# must hold, released after the op (the op writes their records), or '' (all taken out of ARGV
+# here), then the op's arguments. Replies ``{write count, the op's reply}``, or ``{write count, 0,
+# 1}`` without running the op when another token holds one of the n keys. Filled in per layout: VW
+# (value width), T (tables), SEGS (per table, the {shift, width} of each run of blocks), BB (bucket bits).
 _MAIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
-if redis.call('GET', P .. 'id') ~= ARGV[2] then return redis.error_reply('SIMHASH_LOST') end
+local byte, sub, find = string.byte, string.sub, string.find
+local lockspec, locks, frees = table.remove(ARGV, 3), {}, {}
+local colon = find(ARGV[2], ':', 1, true)
+if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
+local W = P .. 'w'
+local writes = tonumber(redis.call('GET', W) or '0')
+if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
+  return redis.error_reply('SIMHASH_ROLLBACK ' .. writes .. ' < ' .. sub(ARGV[2], 1, colon - 1))
+end
+if lockspec ~= '' then  -- all of the n keys' locks, or none and no op; the m keys' still the token's
+  local a = find(lockspec, ':', 1, true)
+  local b = find(lockspec, ':', a + 1, true)
+  local c = find(lockspec, ':', b + 1, true)
+  local ttl, tok = sub(lockspec, 1, a - 1), sub(lockspec, a + 1, b - 1)
+  for i = 1, tonumber(sub(lockspec, b + 1, c - 1)) do locks[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i = 1, tonumber(sub(lockspec, c + 1)) do frees[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i, lk in ipairs(locks) do
+    local cur = redis.call('GET', lk)  -- the token's own already (a retried call): kept
+    if cur ~= tok then
+      if cur then
+        for j = 1, i - 1 do redis.call('DEL', locks[j]) end
+        return {writes, 0, 1}
+      end
+      redis.call('SET', lk, tok, 'PX', ttl)
+    end
+  end
+  for _, lk in ipairs(frees) do
+    if redis.call('GET', lk) ~= tok then return redis.error_reply('SIMHASH_EXPIRED ' .. sub(lk, #P + 2)) end
+  end
+end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
 local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
-local byte, sub, find = string.byte, string.sub, string.find
 local SEP = '\255'
+
+-- Before the first write: every key a write may touch holds its type or nothing (a script that
+-- fails half-way is not rolled back), so that a foreign key fails the call before it writes.
+local function need(name, want)
+  local t = redis.call('TYPE', name)['ok']
+  if t ~= want and t ~= 'none' then
+    error({err = 'SIMHASH_FOREIGN the key ' .. name .. ' holds a ' .. t .. ', not a ' .. want})
+  end
+end
+local function need_shards(kind, step)  -- the shard hashes of the (key, shard, ...) from ARGV[3]
+  for i = 3, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+end
+-- What each writing op may write besides W (whose count the call checked first): fingerprints
+-- (the tables, fps, the count of keys, the key shards), records (due, the record shards), aux.
+local function need_fps(step)
+  need(FPS, 'hash'); need(NKEY, 'string')
+  for t = 1, T do need(TN[t], 'hash') end
+  local n = redis.call('GET', NKEY)
+  if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+  need_shards('k', step)
+end
+local function need_records(step) need(DUE, 'zset'); need_shards('r', step) end
+local function writing()  -- checks what a writing op may write (false: the op only reads)
+  if op == 'cadd' then need_fps(#ARGV)
+  elseif op == 'put' then need_fps(3 + T)
+  elseif op == 'remove' then need_fps(2)
+  elseif op == 'undo_fp' then need_fps(4)
+  elseif op == 'rput' then need_records(4)
+  elseif op == 'rdel' then need_records(2)
+  elseif op == 'undo_rec' then need_records(5)
+  elseif op == 'aput' then need(AUX, 'hash')
+  else return false end
+  return true
+end
 
 local BITS8
 local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
@@ -324,122 +419,138 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
-if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
-  local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
-  local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
-  local res = probe(fp, k, limit, 8)
-  local dup = false
-  for j = 5, #res, 3 do
-    if res[j] ~= '' and res[j] ~= key then dup = true end
-  end
-  local old
-  local wres = {}
-  if dup then
-    old = remove(key, shard)
-  else
-    if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
-    old = add(key, shard, fp, 8)
-  end
-  return {old or '', res, wres}
-elseif op == 'near' then  -- fp, k, limit, buckets
-  return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
-elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
-  local out = {}
-  for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
-  return out
-elseif op == 'remove' then  -- (key, shard)*: old fps
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
-  return out
-elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
-  for i = 3, #ARGV, 4 do
-    local key, shard = ARGV[i], ARGV[i + 1]
-    if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
-      local before = arg(ARGV[i + 3])
-      if before then add(key, shard, before, nil) else remove(key, shard) end
+local function run()
+  if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
+    local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
+    local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
+    local res = probe(fp, k, limit, 8)
+    local dup = false
+    for j = 5, #res, 3 do
+      if res[j] ~= '' and res[j] ~= key then dup = true end
     end
-  end
-  return 1
-elseif op == 'get' then  -- (key, shard)*
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
-  return out
-elseif op == 'count' then
-  return tonumber(redis.call('GET', NKEY) or '0')
-elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
-  local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-  local out, n = {}, 0
-  local first = s
-  while s < %(shards)d and (s == first or n < limit) do
-    local all = redis.call('HGETALL', P .. kind .. s)
-    if #all > 0 then
-      out[#out + 1] = s
-      out[#out + 1] = all
-      if s ~= first then n = n + #all / 2 end
+    local old
+    local wres = {}
+    if dup then
+      old = remove(key, shard)
+    else
+      if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
+      old = add(key, shard, fp, 8)
     end
-    s = s + 1
-  end
-  return out
-elseif op == 'rget' then  -- (key, shard)*
-  local out = {}
-  for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
-  return out
-elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
-  local out = {}
-  for i = 3, #ARGV, 4 do
-    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-    set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
-  end
-  return out
-elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
-  local out = {}
-  for i = 3, #ARGV, 2 do
-    out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-    set_record(ARGV[i], ARGV[i + 1], false, false)
-  end
-  return out
-elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
-  for i = 3, #ARGV, 5 do
-    local key, shard = ARGV[i], ARGV[i + 1]
-    if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
-      set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+    return {old or '', res, wres}
+  elseif op == 'near' then  -- fp, k, limit, buckets
+    return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
+  elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
+    return out
+  elseif op == 'remove' then  -- (key, shard)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
+    return out
+  elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
+    for i = 3, #ARGV, 4 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
+        local before = arg(ARGV[i + 3])
+        if before then add(key, shard, before, nil) else remove(key, shard) end
+      end
     end
+    return 1
+  elseif op == 'get' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'count' then
+    return tonumber(redis.call('GET', NKEY) or '0')
+  elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
+    local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+    local out, n = {}, 0
+    local first = s
+    while s < %(shards)d and (s == first or n < limit) do
+      local all = redis.call('HGETALL', P .. kind .. s)
+      if #all > 0 then
+        out[#out + 1] = s
+        out[#out + 1] = all
+        if s ~= first then n = n + #all / 2 end
+      end
+      s = s + 1
+    end
+    return out
+  elseif op == 'rget' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 4 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+    end
+    return out
+  elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 2 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], false, false)
+    end
+    return out
+  elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
+    for i = 3, #ARGV, 5 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
+        set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+      end
+    end
+    return 1
+  elseif op == 'due' then  -- before (ms), limit
+    return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
+  elseif op == 'aget' then
+    local out = {}
+    for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
+    return out
+  elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
+    local out = {}
+    for i = 3, #ARGV, 3 do
+      local old = redis.call('HGET', AUX, ARGV[i])
+      out[#out + 1] = old and {old} or {}
+      if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
+    end
+    return out
+  elseif op == 'unlock' then  -- token, keys: how many of the keys' locks the token still held
+    local n = 0
+    for i = 4, #ARGV do
+      local lk = P .. 'L' .. ARGV[i]
+      if redis.call('GET', lk) == ARGV[3] then n = n + redis.call('DEL', lk) end
+    end
+    return n
+  elseif op == 'stats' then
+    local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
+                 'dues', redis.call('ZCARD', DUE)}
+    local used = 0
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', W, FPS, DUE, AUX}) do
+      used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
+    end
+    local tables = 0
+    for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
+    local keys, records = 0, 0
+    for s = 0, %(shards)d - 1 do
+      keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
+      records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
+    end
+    local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
+    for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
+                        'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
+    return out
   end
-  return 1
-elseif op == 'due' then  -- before (ms), limit
-  return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
-elseif op == 'aget' then
-  local out = {}
-  for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
-  return out
-elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
-  local out = {}
-  for i = 3, #ARGV, 3 do
-    local old = redis.call('HGET', AUX, ARGV[i])
-    out[#out + 1] = old and {old} or {}
-    if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
-  end
-  return out
-elseif op == 'stats' then
-  local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
-               'dues', redis.call('ZCARD', DUE)}
-  local used = 0
-  for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', FPS, DUE, AUX}) do
-    used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
-  end
-  local tables = 0
-  for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
-  local keys, records = 0, 0
-  for s = 0, %(shards)d - 1 do
-    keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
-    records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
-  end
-  local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
-  for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
-                      'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
-  return out
+  return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 end
-return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+
+local writes_op = writing()
+local res = run()
+if type(res) == 'table' and res['err'] then return res end
+if writes_op then writes = redis.call('INCR', W) end
+for _, lk in ipairs(frees) do redis.call('DEL', lk) end
+return {writes, res}
 """
 
 
@@ -468,6 +579,21 @@ def shard_of(key: bytes) -> int:
 def _with_shards(keys: Sequence[bytes]) -> list[Any]:
     """Script arguments ``key, shard`` of each key."""
     return [x for key in keys for x in (key, shard_of(key))]
+
+
+def _eviction_policy(client: Any, key: bytes) -> str | None:
+    """The ``maxmemory-policy`` of the server (of a cluster: of the node that holds ``key``), from
+    ``INFO memory`` (allowed where ``CONFIG`` is disabled, as on managed services)."""
+    if hasattr(client, "get_node_from_key"):  # RedisCluster
+        info = client.info("memory", target_nodes=client.get_node_from_key(key))
+    else:
+        info = client.info("memory")
+    policy = info.get("maxmemory_policy")
+    return None if policy is None else str(policy)
+
+
+def _text(value: bytes) -> str:
+    return value.decode(errors="replace")
 
 
 def _public_url(url: str) -> str:
@@ -537,6 +663,11 @@ class RedisStore(FingerprintStore):
         self._pinger: threading.Thread | None = None
         self._down_lock = threading.Lock()
         self._undo: list[tuple[str, list[bytes]]] | None = None
+        self._seen = 0  # the highest write count of the index this process was answered
+        self._rolled_back = False
+        self._held: list[bytes] = []  # the keys whose records the group holds (hold())
+        self._pending: list[bytes] = []  # the keys the group's next call locks
+        self._lock_token = os.urandom(16).hex().encode()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
@@ -582,9 +713,26 @@ class RedisStore(FingerprintStore):
             return StoreError(
                 self.path, "lost", "its keys were deleted while it was open (a restart without persistence?)", action
             )
+        if "SIMHASH_ROLLBACK" in text:
+            self._rolled_back = True  # every later call fails too: the index lost writes this process made or saw
+            count = text.split("SIMHASH_ROLLBACK", 1)[1].split(" <")[0].strip()
+            return StoreError(
+                self.path,
+                "rolled_back",
+                f"it has {count} writes, fewer than this process saw ({self._seen})",
+                action,
+            )
+        if "SIMHASH_EXPIRED" in text:
+            key = text.split("SIMHASH_EXPIRED", 1)[1].strip()
+            return StoreError(
+                self.path, "busy", f"this process held the lock of the record of {key} past its expiry", action
+            )
+        if "SIMHASH_FOREIGN" in text:
+            return StoreError(self.path, "foreign_key", text.split("SIMHASH_FOREIGN", 1)[1].strip(), action)
         if isinstance(exc, (redis.ConnectionError, redis.TimeoutError)):
             kind = "connection"
-        elif text.startswith("OOM"):
+        elif isinstance(exc, redis.exceptions.OutOfMemoryError) or "OOM command not allowed" in text:
+            # redis-py strips the reply's "OOM" prefix into the exception type
             kind = "memory_full"
         elif isinstance(exc, redis.AuthenticationError) or text.startswith("NOPERM"):
             kind = "permission"
@@ -636,16 +784,52 @@ class RedisStore(FingerprintStore):
             self._pinger = threading.Thread(target=ping, name="simhash-redis-ping", daemon=True)
             self._pinger.start()
 
-    def _call(self, op: str, *args: Any, action: str = "access") -> Any:
+    def _call(self, op: str, *args: Any, action: str = "access", records: Sequence[bytes] = ()) -> Any:
+        """One main-script call: checks the index's token (``lost``) and that the index has at
+        least the writes this process saw (``rolled_back``), takes the locks of :meth:`hold`'s
+        keys not locked yet; returns the op's reply. ``records``: the keys whose records the call
+        writes: those the group holds must still be its own (else ``busy``, nothing written), and
+        are released with the write, the end of the key's decision (no round trip of their own)."""
         if self._main is None:
             raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
-        return self._run(self._main, [op, self._token, *args], action)
+        if self._rolled_back:
+            raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
+        frees = [key for key in dict.fromkeys(records) if key in self._held or key in self._pending]
+        deadline, pause = time.monotonic() + LOCK_TTL_S + 1.0, 0.001
+        while True:
+            head = b"%d:%s" % (self._seen, self._token or b"")
+            try:
+                res = self._run(self._main, [op, head, *self._lock_args(frees), *args], action)
+            except StoreError:
+                self._held += self._pending  # it may have taken them: the group's end releases them
+                self._pending = []
+                raise
+            self._seen = max(self._seen, int(res[0]))
+            if len(res) == 2:
+                break
+            if time.monotonic() > deadline:  # another process held a pending key all along
+                raise StoreError(self.path, "busy", f"the record of {_text(self._pending[0])} stayed locked", action)
+            time.sleep(pause)
+            pause = min(pause * 2, 0.05)
+        self._held = [key for key in self._held + self._pending if key not in frees]
+        self._pending = []
+        return res[1]
+
+    def _lock_args(self, frees: Sequence[bytes]) -> list[bytes]:
+        """The lock arguments of a call: ``<expiry ms>:<token>:<n>:<m>``, the keys of :meth:`hold`
+        not locked yet and the held keys the call releases; or ``''``."""
+        if not self._pending and not frees:
+            return [b""]
+        spec = b"%d:%s:%d:%d" % (round(LOCK_TTL_S * 1000), self._lock_token, len(self._pending), len(frees))
+        return [spec, *self._pending, *frees]
 
     # -- life cycle ------------------------------------------------------------------------
 
     def open(self) -> bytes | None:
         if self._admin is None:
-            self._admin = self._connect().register_script(_ADMIN_LUA)
+            client = self._connect()
+            self._check_eviction(client)
+            self._admin = client.register_script(_ADMIN_LUA)
         kind, meta, others = self._run(self._admin, ["open"], "open")
         kind = kind.decode() if isinstance(kind, bytes) else str(kind)
         if kind == "none":
@@ -656,6 +840,27 @@ class RedisStore(FingerprintStore):
             raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
         return bytes(meta)
+
+    def _check_eviction(self, client: Any) -> None:
+        """Refuse a server whose ``maxmemory-policy`` evicts keys (fingerprints and records would
+        vanish unnoticed, and with them the metadata); where the server refuses ``INFO``, warn
+        that it could not be checked."""
+        try:
+            policy = _eviction_policy(client, self._meta_key)
+        except redis.ResponseError as exc:
+            logger.warning(
+                "scrapy-simhash: could not read the maxmemory-policy of the Redis server of the index at %s "
+                "(%s: %s); make sure it is %s, or the server deletes fingerprints and records when memory runs out",
+                self.path,
+                type(exc).__name__,
+                exc,
+                NO_EVICTION,
+            )
+            return
+        except redis.RedisError as exc:
+            raise self._error(exc, "open") from exc
+        if policy is not None and policy != NO_EVICTION:
+            raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {policy}", "open")
 
     def _not_an_index(self, reason: str) -> NotAnIndexError:
         return NotAnIndexError(
@@ -679,17 +884,17 @@ class RedisStore(FingerprintStore):
     def create_meta(self, value: bytes) -> bytes:
         if self._admin is None:
             self.open()
-        meta, token = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
+        meta, token, writes = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
         self._token = bytes(token)
+        self._seen = int(writes)
         return bytes(meta)
 
     def write_meta(self, value: bytes) -> None:
         self._run(self._admin, ["wmeta", value, self._token or b""], "write to")
 
     def destroy(self) -> bool:
-        if self._admin is None:
-            self._admin = self._connect().register_script(_ADMIN_LUA)
-        self.open()  # refuses keys that are not an index's
+        if self.open() is None:  # refuses keys that are not an index's
+            return False  # no index: the keys under its names, if any, are someone else's
         return bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
 
     def close(self) -> None:
@@ -704,13 +909,48 @@ class RedisStore(FingerprintStore):
     def begin(self) -> None:
         self._undo = []
 
+    def hold(self, keys: Sequence[bytes]) -> None:
+        """Lock each key's record (``P L<key>``: this store's token, expiring after
+        :data:`LOCK_TTL_S`) until the group writes the key's record (the end of its decision:
+        released by that write, which fails, ``busy``, where the lock expired meanwhile) or ends.
+        The locks are taken by the group's next call, in the same round trip, which waits while
+        another process holds one of them. A process that dies holding a lock delays that key for
+        at most :data:`LOCK_TTL_S`; one that waits longer raises :class:`StoreError` (``busy``)."""
+        assert self._undo is not None, "hold() inside a group (begin()) only"
+        self._pending += [key for key in dict.fromkeys(keys) if key not in self._held and key not in self._pending]
+
+    def _unlock(self) -> bool:
+        """Release the group's locks; ``False`` when one of them had expired (another process
+        may have decided its key meanwhile)."""
+        held, self._held = self._held, []
+        self._pending = []  # never sent: nothing to release
+        if not held:
+            return True
+        return int(self._call("unlock", self._lock_token, *held, action="unlock the records of")) == len(held)
+
     def commit(self) -> None:
+        try:
+            intact = self._unlock()
+        except StoreError as exc:
+            if exc.kind != "connection":
+                raise
+            intact = True  # the group's writes are all in; its locks expire by themselves
+        if not intact:  # the index's batch aborts: the group's writes are undone
+            raise StoreError(
+                self.path, "busy", f"this process held a record's lock past its expiry ({LOCK_TTL_S:g} s)", "commit"
+            )
         self._undo = None
 
     def abort(self) -> None:
         undo, self._undo = self._undo, None
-        for op, args in reversed(undo or ()):
-            self._call(op, *args, action="undo a group on")
+        self._pending = []
+        try:
+            for op, args in reversed(undo or ()):
+                self._call(op, *args, action="undo a group on")
+        finally:
+            if self._held:
+                with contextlib.suppress(StoreError):  # a lock not released expires by itself
+                    self._unlock()
 
     def _log(self, op: str, args: list[bytes]) -> None:
         if self._undo is not None and args:
@@ -831,13 +1071,13 @@ class RedisStore(FingerprintStore):
         args: list[Any] = []
         for key, value, due in checked:
             args += [key, shard_of(key), value, due]
-        olds = self._call("rput", *args, action="write to")
+        olds = self._call("rput", *args, action="write to", records=[c[0] for c in checked])
         self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
-        olds = self._call("rdel", *_with_shards(keys), action="write to")
+        olds = self._call("rdel", *_with_shards(keys), action="write to", records=keys)
         self._log_records(keys, [b""] * len(keys), olds)
         return sum(1 for value, _ in olds if value)
 
