@@ -10,8 +10,8 @@ class, an article with one paragraph more are kept.
 content-like block: what the change sketch covers; chrome, link lists and bylines are not in it)
 without the lines its site's learned template holds, normalised (:func:`normalize`): NFKC, lower
 case, runs of spaces as one, every hexadecimal run of 7 or more characters with a digit in it (a
-commit, a build id) as ``#`` and every number as ``0``. So a changed date, counter or hash adds
-nothing.
+commit, a build id) as ``#`` and every number as ``0`` (digits right after a Latin letter are part
+of a name: ``u64``, ``h1``). So a changed date, counter or hash adds nothing.
 
 **What a page adds**, in characters: the characters of its own text that lie in runs the kept
 page's own text lacks (runs of character 8-grams that the kept page does not have). Counting new
@@ -62,7 +62,8 @@ MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
 
 _HEX_RE = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])")
-_DIGITS_RE = re.compile(r"\d+")
+#: A number: digits not right after a Latin letter or "_" (``u64``, ``h1``, ``x86_64`` are names).
+_DIGITS_RE = re.compile(r"(?<![a-z_0-9])\d+")
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xBF58476D1CE4E5B9)
 _C3 = np.uint64(0x94D049BB133111EB)
@@ -148,7 +149,7 @@ class OwnText:
         compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest 8-gram hash
         it covers (``uint32``), the low 16 bits of each anchor's 8-gram hash (``uint16``) and its
         16-gram byte, in ascending order of the codes."""
-        packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 6)
+        packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
         if len(packed) <= TEXT_BYTES:
             return _TEXT_BYTE + packed
         h8, h16 = self._hashes()

@@ -189,6 +189,9 @@ def test_explain_decides_as_the_crawl_does(base_settings, capsys, tmp_path):
     assert out["verdict"] == "new" and "SIMHASH_NEAR_SIMILARITY (0.6)" in out["why"]
     off = {**base_settings, "SIMHASH_NEAR_SIMILARITY": 0}
     out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
+    assert out["verdict"] == "new" and "adds about" in out["why"]  # the other command's options are its own
+    off["SIMHASH_KEEP_ADDS"] = 0  # resemblance alone
+    out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
     assert (out["verdict"], out["distance"]) == ("near_duplicate", 0)
 
 

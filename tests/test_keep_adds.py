@@ -85,6 +85,19 @@ def test_added_counts_an_insertion_by_its_length_and_a_deletion_as_nothing() -> 
     assert OwnText(kept).added(sketch) == 0
 
 
+def test_digits_of_names_are_text() -> None:
+    """``u64`` and ``u32`` name two types (a Latin letter before the digits): two generated API
+    pages that differ in them only differ in every signature."""
+    u64 = [
+        f"pub const fn checked_{op}(self, rhs: u64) -> Option<u64>" for op in ("add", "sub", "mul", "div", "rem", "pow")
+    ]
+    u32 = [line.replace("u64", "u32") for line in u64]
+    assert OwnText(u32).added(OwnText(u64).sketch()) >= 12  # two characters in each of six lines
+    assert (
+        normalize("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
+    )
+
+
 def test_numbers_dates_and_hashes_add_nothing() -> None:
     kept = ["Build 2024-05-01 of commit 3fa9c2d1e0 passed 1,204 tests in 35 minutes; see the log for details."]
     new = ["Build 2026-11-27 of commit 77bfaba4c2 passed 1,399 tests in 41 minutes; see the log for details."]

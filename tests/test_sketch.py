@@ -251,7 +251,7 @@ def test_middleware_keeps_a_page_whose_sketch_disagrees_with_its_match(make_mw):
     assert stats.get_value("simhash/kept/unlike") == 1 and stats.get_value("simhash/new") == 2
     run(mw, make_response(other.url, options_page(OPTIONS_B)))  # refetched: unchanged, not unlike again
     assert stats.get_value("simhash/unchanged") == 1 and stats.get_value("simhash/kept/unlike") == 1
-    off = make_mw(SIMHASH_NEAR_SIMILARITY=0, SIMHASH_DIR=str(mw.path.parent.parent / "off"))
+    off = make_mw(SIMHASH_NEAR_SIMILARITY=0, SIMHASH_KEEP_ADDS=0, SIMHASH_DIR=str(mw.path.parent.parent / "off"))
     run(off, make_response(first.url, options_page(OPTIONS_A)))
     again = make_response(other.url, options_page(OPTIONS_B))
     run(off, again)
