@@ -796,7 +796,6 @@ class ChangeTracker:
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
-        novelty = None if own is None or not own.chars else own.sketch()
         distance = duplicate_of = unlike = adds_to = adds = None
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
@@ -859,6 +858,8 @@ class ChangeTracker:
                 size = change_size(record.sketch if record is not None else None, sketch, change)
                 weight = max(size, self.change_threshold + 1) if changed else 0
                 next_due, schedule = self._schedule(record, now, changed, weight)
+            # What a page that resembles this one is compared with; a dropped page is no candidate.
+            novelty = None if own is None or not own.chars or verdict == NEAR_DUPLICATE else own.sketch()
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
                 PageRecord,

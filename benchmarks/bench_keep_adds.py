@@ -1,0 +1,118 @@
+"""Benchmark: what the containment check (``SIMHASH_KEEP_ADDS``) costs per page, on real pages.
+
+Run: ``.venv/bin/python benchmarks/bench_keep_adds.py [--pages 250] [--rounds 5]`` (reads
+``../shared/data/scrapinghub-aeb``: real news pages).
+
+The same functions the crawl calls, on the real pages' fingerprints (``Fingerprinter.fingerprint_page``,
+made before the clock runs):
+
+- ``fingerprint_page``: the whole per-page fingerprint (for scale), and of it ``own text``: the
+  page's own text (``fingerprint._own_text``) and ``sketch``: the bytes its record keeps;
+- the decision (``ChangeTracker.observe`` on LMDB, ``durable=False`` as a crawl, the default
+  ``FreshnessPolicy``) of each page under a new URL (``new``) and of its copy under another URL
+  (``copy``: the check reads the kept page's record and finds the same text) and of an edited
+  copy under a third URL (``edited copy``: a word inserted mid-text, so the check compares the
+  texts' grams), with the page's own text
+  (``own``, what the crawl passes) and without it (``resemblance only``: the decision before the
+  check), in alternating rounds on indexes of their own; CPU time of this thread.
+
+Prints medians in ms per page, the ratio of the decision with the check to without, and the bytes
+the check adds to a record (median, 90th percentile, largest).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import sys
+import tempfile
+import time
+from pathlib import Path
+from statistics import median
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from scrapy_simhash.extract import extract
+from scrapy_simhash.fingerprint import Fingerprinter, _own_text
+from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.novelty import OwnText
+from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.schedule import FreshnessPolicy
+
+DATA = REPO / ".." / "shared" / "data" / "scrapinghub-aeb" / "html"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=250)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    clock = time.thread_time
+    bodies = [gzip.decompress(p.read_bytes()) for p in sorted(DATA.glob("*.html.gz"))[: args.pages]]
+    fper = Fingerprinter()
+    pages = [fper.fingerprint_page(body) for body in bodies]
+    docs = [extract(body) for body in bodies]
+
+    def per_page(work: list, run) -> float:  # type: ignore[no-untyped-def,type-arg]
+        t = clock()
+        for item in work:
+            run(item)
+        return (clock() - t) / len(work) * 1e3
+
+    edited = {
+        i: OwnText._normalised(p.own.text[: p.own.chars // 2] + " updated " + p.own.text[p.own.chars // 2 :])
+        for i, p in enumerate(pages)
+        if p.own is not None
+    }
+    times: dict[str, list[float]] = {}
+    tmp = Path(tempfile.mkdtemp(prefix="bench-keep-adds-"))
+    for r in range(args.rounds):
+        times.setdefault("fingerprint_page", []).append(per_page(bodies, fper.fingerprint_page))
+        times.setdefault("own text", []).append(per_page(docs, lambda d: _own_text(d, None, None)))
+        owns = [p.own for p in pages]
+        times.setdefault("sketch", []).append(per_page(owns, lambda o: o.sketch()))
+        for label, with_own in (("own", True), ("resemblance only", False)):
+            index = SimhashIndex.open(tmp / f"{label}-{r}", durable=False)
+            tracker = ChangeTracker(index, policy=FreshnessPolicy())
+
+            def observe(item, *, prefix: str, tracker=tracker, with_own=with_own, edit=False) -> None:  # type: ignore[no-untyped-def]
+                i, page = item
+                own = page.own
+                if edit:
+                    own = edited[i]
+                tracker.observe(
+                    f"https://{prefix}.example/{i}",
+                    page.fp,
+                    1.0,
+                    sketch=page.sketch,
+                    fallback=page.fallback,
+                    content_key=page.content_key,
+                    visible=page.visible,
+                    own=own if with_own else None,
+                )
+
+            work = list(enumerate(pages))
+            times.setdefault(f"decision, new ({label})", []).append(per_page(work, lambda x: observe(x, prefix="site")))
+            times.setdefault(f"decision, copy ({label})", []).append(
+                per_page(work, lambda x: observe(x, prefix="mirror"))
+            )
+            times.setdefault(f"decision, edited copy ({label})", []).append(
+                per_page(work, lambda x: observe(x, prefix="edited", edit=True))
+            )
+            index.close()
+    print(f"{len(pages)} real news pages, {args.rounds} rounds, ms of CPU per page (median of the rounds):")
+    for name, values in times.items():
+        print(f"  {name}: {median(values):.3f}")
+    for kind in ("new", "copy", "edited copy"):
+        ratio = median(times[f"decision, {kind} (own)"]) / median(times[f"decision, {kind} (resemblance only)"])
+        print(f"  decision with the check / without, {kind}: {ratio:.2f}")
+    sizes = sorted(len(p.own.sketch()) for p in pages if p.own is not None)
+    print(
+        f"  bytes the check adds to a record: median {median(sizes):.0f}, 90th percentile "
+        f"{sizes[int(0.9 * len(sizes))]}, largest {sizes[-1]}"
+    )
+
+
+if __name__ == "__main__":
+    main()
