@@ -18,6 +18,9 @@ with the due URLs, most valuable first; :func:`due_report` lists them.
 from __future__ import annotations
 
 import logging
+import math
+import weakref
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -26,10 +29,10 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy_simhash._component import canonical_key
 from scrapy_simhash._settings import get_config, load_clock, load_policy
 from scrapy_simhash.middleware import PAGE_MIDDLEWARES, validators
-from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker
+from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker, DueRow, Plan
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -80,7 +83,6 @@ class SimhashRecrawlMiddleware:
         self.crawler = crawler
         self.config = get_config(crawler)
         self.stats = crawler.stats
-        self._admitted: set[str] | None = None  # budgeted keys, computed on first use
         self._passed: set[str] = set()  # keys let through in this crawl
         self._warned = False
         self._ignore_in_signal = _ignore_in_signal()
@@ -97,7 +99,7 @@ class SimhashRecrawlMiddleware:
         return mw
 
     def spider_closed(self, spider: Spider) -> None:
-        """One summary line."""
+        """One summary line; in incremental mode, one more when no known URL was fetched, saying why."""
         if self.stats is None:
             return
         counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
@@ -105,6 +107,32 @@ class SimhashRecrawlMiddleware:
             "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
             counts,
             extra={"spider": spider},
+        )
+        if self.config.incremental and not counts["due"]:
+            why = self._why_nothing_known()
+            if why:
+                logger.info("simhash recrawl: no known URL was due in this crawl: %s", why, extra={"spider": spider})
+
+    def _why_nothing_known(self) -> str | None:
+        """Why a crawl fetched no known URL as due (``None``: the index cannot say)."""
+        mw = self._page_middleware()
+        if mw is None or mw.tracker is None:
+            return None
+        selected = len(_selection(mw).rows)
+        if selected:
+            return f"{selected} were selected and none was fetched (the crawl ended before them)"
+        try:
+            first = mw.tracker.index.records_due(math.inf, limit=1)
+        except Exception as exc:  # noqa: BLE001 - fail open: only a log line is lost
+            mw._store_error("(next due time)", exc)
+            return None
+        if not first:
+            return "the index holds no known URL yet (every URL was new)"
+        if self.config.recrawl_budget:
+            return f"every known URL is gone; the next check is due at {_iso(first[0][1])}"
+        return (
+            f"the next is due at {_iso(first[0][1])}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch the "
+            "most valuable known URLs at every run, due or not"
         )
 
     # -- the index ---------------------------------------------------------------------------
@@ -143,9 +171,7 @@ class SimhashRecrawlMiddleware:
             return False
         try:
             plan = mw.tracker.plan(key)
-            status = plan.status
-            if status == PLAN_DUE and self.config.recrawl_budget and plan.key not in self._budgeted(mw.tracker):
-                status = "over_budget"
+            status, priority = self._decide(plan, mw)
         except Exception as exc:  # noqa: BLE001 - fail open: the request passes
             mw._store_error(key, exc)
             request.meta[PLAN_META] = [PLAN_NEW, 0.0]
@@ -153,12 +179,12 @@ class SimhashRecrawlMiddleware:
         if status in _DROP and (request.dont_filter or request.meta.get(FORCE_META)):
             status = "forced"
             self._inc(status)
-        request.meta[PLAN_META] = [status, round(plan.priority, 4)]
+        request.meta[PLAN_META] = [status, round(priority, 4)]
         if status not in _DROP:
             self._passed.add(key)
         if status == PLAN_DUE:
             self._inc("due")
-            request.priority += min(round(PRIORITY_SCALE * plan.priority), _MAX_PRIORITY)
+            request.priority += min(round(PRIORITY_SCALE * priority), _MAX_PRIORITY)
         elif status == PLAN_NEW:
             request.priority += self.config.new_priority
         elif status in _DROP:
@@ -171,11 +197,19 @@ class SimhashRecrawlMiddleware:
             return True
         return False
 
-    def _budgeted(self, tracker: ChangeTracker) -> set[str]:
-        """The keys that the budget lets through: the most valuable due ones, chosen once per crawl."""
-        if self._admitted is None:
-            self._admitted = {row.key for row in tracker.due(limit=self.config.recrawl_budget)}
-        return self._admitted
+    def _decide(self, plan: Plan, mw: SimhashSpiderMiddleware) -> tuple[str, float]:
+        """The status and priority of a request planned as ``plan``: a known URL in the crawl's
+        selection (:func:`crawl_selection`) is ``due`` whether or not its due time came; with a
+        budget the others are ``over_budget`` when due, else ``not_due``; without one, a URL that
+        became due since the crawl began is ``due`` too."""
+        if plan.status == PLAN_NEW:
+            return plan.status, plan.priority
+        priority = crawl_selection(mw).get(plan.key)
+        if priority is not None:
+            return PLAN_DUE, priority
+        if not self.config.recrawl_budget:
+            return plan.status, plan.priority
+        return ("over_budget" if plan.status == PLAN_DUE else PLAN_NOT_DUE), 0.0
 
     def request_scheduled(self, request: Request, spider: Spider | None = None) -> None:
         """Plan the request before it is queued: set its priority; drop it if it is not due."""
@@ -246,8 +280,49 @@ class SimhashRecrawlMiddleware:
         return response
 
 
+def _iso(t: float) -> str:
+    """Unix seconds as an ISO 8601 UTC time to the second."""
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def _key(request: Request, url: str | None = None) -> str:
     return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
+
+
+class _Selection:
+    """One crawl's selection: its rows in order, their priorities by key, and whether the
+    spider asked for them (:func:`due_requests`)."""
+
+    def __init__(self, rows: list[DueRow]) -> None:
+        self.rows = rows
+        self.priorities = {row.key: row.priority for row in rows}
+        self.seeded = False
+
+
+#: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
+_SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
+
+
+def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
+    """The crawl's :class:`_Selection`, made on first use: :meth:`ChangeTracker.selection` at the
+    crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted)."""
+    tracker = mw.tracker
+    assert tracker is not None
+    selection = _SELECTIONS.get(tracker)
+    if selection is None:
+        try:
+            rows = tracker.selection(budget=mw.config.recrawl_budget)
+        except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
+            mw._store_error("(recrawl selection)", exc)
+            rows = []
+        selection = _SELECTIONS[tracker] = _Selection(rows)
+    return selection
+
+
+def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:
+    """The keys of the known URLs this crawl fetches, with their priorities (see
+    :meth:`ChangeTracker.selection`), made once per crawl."""
+    return _selection(mw).priorities
 
 
 # -- seeding the next crawl ------------------------------------------------------------------------
@@ -256,21 +331,63 @@ def _key(request: Request, url: str | None = None) -> str:
 def due_requests(
     spider: Spider, *, callback: Callable[..., Any] | None = None, limit: int | None = None
 ) -> list[Request]:
-    """Requests for the URLs due now, most valuable first (at most ``limit``, else
-    `SIMHASH_RECRAWL_BUDGET` when set, else all); ``[]`` outside incremental mode or without an
-    index. Yield them from the spider's ``start`` / ``start_requests``."""
+    """Requests for the known URLs this crawl fetches (its selection: the due URLs, or with
+    `SIMHASH_RECRAWL_BUDGET` the most valuable ones up to it), in that order, at most ``limit``;
+    ``[]`` outside incremental mode or without an index. The spider middleware puts them before
+    the spider's start requests by itself; a spider that yields them from its own ``start`` /
+    ``start_requests`` (for a callback of its own, or another order) gets them instead."""
     crawler = getattr(spider, "crawler", None)
     mw = PAGE_MIDDLEWARES.get(crawler) if crawler is not None else None
     if mw is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
         return []
-    if limit is None:
-        limit = mw.config.recrawl_budget or None
-    try:
-        rows = mw.tracker.due(limit=limit)
-    except Exception as exc:  # noqa: BLE001 - fail open: the crawl starts without its due list
-        mw._store_error("(due list)", exc)
-        return []
+    selection = _selection(mw)
+    selection.seeded = True
+    rows = selection.rows if limit is None else selection.rows[: max(limit, 0)]
     return [Request(row.key, callback=callback) for row in rows if row.key.startswith(("http://", "https://"))]
+
+
+def _start_due(mw: SimhashSpiderMiddleware, spider: Spider | None) -> list[Request]:
+    """The selection's requests that the spider middleware puts first, unless the spider yielded
+    :func:`due_requests` itself: not its ``start_urls`` (its own start requests fetch those)."""
+    if spider is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
+        return []
+    if _selection(mw).seeded:
+        return []
+    own = {canonical_key(url) for url in getattr(spider, "start_urls", ()) or ()}
+    return [request for request in due_requests(spider) if canonical_key(request.url) not in own]
+
+
+def start_with_due(mw: SimhashSpiderMiddleware, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
+    """``start`` (a spider's start requests, Scrapy < 2.13) after the crawl's selected known URLs
+    (:func:`due_requests`), so that any spider refetches them: one whose start page answers 304
+    finds no link to them. The spider's first start request is read first: a spider that yields
+    :func:`due_requests` itself gets them from there, once."""
+    iterator = iter(start)
+    first = next(iterator, _END)
+    yield from _start_due(mw, spider)
+    if first is not _END:
+        yield first
+        yield from iterator
+
+
+async def start_with_due_async(
+    mw: SimhashSpiderMiddleware, start: AsyncIterator[Any], spider: Spider | None
+) -> AsyncIterator[Any]:
+    """:func:`start_with_due` for Scrapy >= 2.13's ``start``."""
+    iterator = start.__aiter__()
+    try:
+        first = await iterator.__anext__()
+    except StopAsyncIteration:
+        first = _END
+    for request in _start_due(mw, spider):
+        yield request
+    if first is not _END:
+        yield first
+        async for obj in iterator:
+            yield obj
+
+
+_END = object()
 
 
 class IncrementalSpiderMixin:

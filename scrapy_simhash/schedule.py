@@ -40,8 +40,11 @@ __all__ = [
     "SchedulePolicy",
     "ScheduleState",
     "estimate_rate",
+    "plan_run",
     "refresh_value",
+    "run_priorities",
     "select",
+    "size_scale",
 ]
 
 HOUR = 3600.0
@@ -246,6 +249,51 @@ def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.
     if budget < len(candidates):
         top = np.argpartition(-priorities[candidates], budget - 1)[:budget]
         candidates = candidates[top]
+    return candidates[np.argsort(-priorities[candidates], kind="stable")]
+
+
+def size_scale(policy: SchedulePolicy, sizes: np.ndarray) -> float:
+    """The factor that makes the typical change ``sizes`` of the URLs ranked together unit-free:
+    ``reference_size`` over the median of the positive sizes, so that the median changed URL
+    weighs 1 whatever the change measure (bits, ``1 - similarity``); 1 for a policy without size
+    weights or when no URL has changed yet."""
+    reference = getattr(policy, "reference_size", None)
+    positive = sizes[sizes > 0]
+    if reference is None or not len(positive):
+        return 1.0
+    return float(reference / np.median(positive))
+
+
+def run_priorities(policy: SchedulePolicy, columns: ScheduleColumns, now: float, scale: float = 1.0) -> np.ndarray:
+    """``policy.priorities(columns, now)`` with the change sizes multiplied by ``scale``
+    (:func:`size_scale`); ``columns`` is left as it was."""
+    if scale == 1.0:
+        return policy.priorities(columns, now)
+    sizes = columns.size
+    columns.size = sizes * scale
+    try:
+        return policy.priorities(columns, now)
+    finally:
+        columns.size = sizes
+
+
+def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.ndarray:
+    """The known URLs one crawl fetches, as indices of ``priorities``, in the order it fetches them:
+    the one selection of incremental crawls (``SimhashRecrawlMiddleware``), of the ``due`` command
+    and of the simulation (``benchmarks/recrawl/simulate.py``).
+
+    ``budget`` > 0 (`SIMHASH_RECRAWL_BUDGET`, pages per run): the ``budget`` highest priorities,
+    whether or not their due time came (``due``, one bool per URL): fetching the most valuable URLs
+    until the budget runs out is the Lagrange optimum at that budget, whose threshold is simply
+    where the budget runs out; a run that took only the due URLs would leave the rest of its
+    budget unspent whenever fewer are due. Pages per run rather than per day: a run is what a
+    user starts and pays for (its duration, its load on the sites), and it needs nothing from the
+    runs before it; per day would make a run after a pause of a week fetch a week's pages at once.
+    ``budget`` 0: every due URL, highest priority first (the due times decide)."""
+    candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
+    if budget > 0 and budget < len(candidates):
+        top = np.argpartition(-priorities, budget - 1)[:budget]
+        candidates = np.sort(top)  # index order for ties, as without a budget
     return candidates[np.argsort(-priorities[candidates], kind="stable")]
 
 
