@@ -27,7 +27,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_simhash._component import canonical_key
-from scrapy_simhash._settings import get_config, load_clock, load_policy
+from scrapy_simhash._settings import _get_int, get_config, load_clock, load_policy
 from scrapy_simhash.middleware import PAGE_MIDDLEWARES, validators
 from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker, DueRow, Plan
 
@@ -114,25 +114,21 @@ class SimhashRecrawlMiddleware:
                 logger.info("simhash recrawl: no known URL was due in this crawl: %s", why, extra={"spider": spider})
 
     def _why_nothing_known(self) -> str | None:
-        """Why a crawl fetched no known URL as due (``None``: the index cannot say)."""
+        """Why a crawl fetched no known URL as due, as its selection found the index (``None``: no
+        selection was made, or the index could not say)."""
         mw = self._page_middleware()
-        if mw is None or mw.tracker is None:
+        selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
+        if selection is None:
             return None
-        selected = len(_selection(mw).rows)
-        if selected:
-            return f"{selected} were selected and none was fetched (the crawl ended before them)"
-        try:
-            first = mw.tracker.index.records_due(math.inf, limit=1)
-        except Exception as exc:  # noqa: BLE001 - fail open: only a log line is lost
-            mw._store_error("(next due time)", exc)
-            return None
-        if not first:
-            return "the index holds no known URL yet (every URL was new)"
+        if selection.rows:
+            return f"{len(selection.rows)} were selected and none was fetched (the crawl ended before them)"
+        if selection.next_due is None:
+            return "the index held no known URL (every URL was new)"
         if self.config.recrawl_budget:
-            return f"every known URL is gone; the next check is due at {_iso(first[0][1])}"
+            return f"every known URL is gone; the next check is due at {_iso(selection.next_due)}"
         return (
-            f"the next is due at {_iso(first[0][1])}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch the "
-            "most valuable known URLs at every run, due or not"
+            f"the next is due at {_iso(selection.next_due)}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch "
+            "the most valuable known URLs at every run, due or not"
         )
 
     # -- the index ---------------------------------------------------------------------------
@@ -290,13 +286,15 @@ def _key(request: Request, url: str | None = None) -> str:
 
 
 class _Selection:
-    """One crawl's selection: its rows in order, their priorities by key, and whether the
-    spider asked for them (:func:`due_requests`)."""
+    """One crawl's selection: its rows in order, their priorities by key, whether the spider
+    asked for them (:func:`due_requests`), and, when it is empty, the earliest due time in the
+    index then (``None``: none)."""
 
-    def __init__(self, rows: list[DueRow]) -> None:
+    def __init__(self, rows: list[DueRow], next_due: float | None = None) -> None:
         self.rows = rows
         self.priorities = {row.key: row.priority for row in rows}
         self.seeded = False
+        self.next_due = next_due
 
 
 #: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
@@ -310,12 +308,16 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
     assert tracker is not None
     selection = _SELECTIONS.get(tracker)
     if selection is None:
+        rows: list[DueRow] = []
+        next_due = None
         try:
             rows = tracker.selection(budget=mw.config.recrawl_budget)
+            if not rows:
+                first = tracker.index.records_due(math.inf, limit=1)
+                next_due = first[0][1] if first else None
         except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
             mw._store_error("(recrawl selection)", exc)
-            rows = []
-        selection = _SELECTIONS[tracker] = _Selection(rows)
+        selection = _SELECTIONS[tracker] = _Selection(rows, next_due)
     return selection
 
 
@@ -430,11 +432,14 @@ def due_report(
     now: float | None = None,
     limit: int | None = None,
 ) -> list[tuple[str, float, float]]:
-    """``(url, due, priority)`` of the URLs due at ``now`` (default: the clock of ``settings``),
-    most valuable first, ranked by the policy of ``settings`` (the project's)."""
+    """``(url, due, priority)`` of the known URLs an incremental crawl at ``now`` (default: the
+    clock of ``settings``) fetches, in its order (:meth:`ChangeTracker.selection`): the due ones,
+    most valuable first, ranked by the policy of ``settings`` (the project's), or with its
+    `SIMHASH_RECRAWL_BUDGET` the most valuable ones up to it, due or not; at most ``limit``."""
     from scrapy.settings import BaseSettings, Settings
 
     if not isinstance(settings, BaseSettings):
         settings = Settings(dict(settings or {}))
     tracker = ChangeTracker(index, policy=load_policy(settings), clock=load_clock(settings))
-    return [(row.key, row.due, row.priority) for row in tracker.due(now, limit=limit)]
+    rows = tracker.selection(now, _get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0))
+    return [(row.key, row.due, row.priority) for row in rows[:limit]]

@@ -667,11 +667,13 @@ def test_outside_incremental_mode_no_request_is_added(crawl, clock):
 
 def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
     mw, gate = crawl()
+    assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
         gate.spider_closed(mw.crawler.spider)
-    assert "no known URL was due in this crawl: the index holds no known URL yet" in caplog.text
+    assert "no known URL was due in this crawl: the index held no known URL (every URL was new)" in caplog.text
     _history(mw.tracker, clock)
     _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
+    assert due_requests(mw.crawler.spider) == []
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
         gate.spider_closed(mw.crawler.spider)
