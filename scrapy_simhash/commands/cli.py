@@ -163,7 +163,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--file", help="an HTML file to fingerprint")
     p.add_argument("--url", help="a URL: its fingerprint in the index (with the copies dropped as its duplicates)")
     p.add_argument("-k", "--max-distance", type=int, default=None, help="largest distance (default: the index's)")
-    cmd("due", "URLs due for a recrawl now, most valuable first (the recrawl policy's priority)").add_argument(
+    cmd("due", "the known URLs an incremental crawl now fetches again, in its order (due, or the budget)").add_argument(
         "--limit", type=int, default=100, help="at most this many (default 100)"
     )
     cmd("export", "JSON lines: every URL with a fingerprint or a record", json_flag=False)
