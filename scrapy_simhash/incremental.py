@@ -11,8 +11,11 @@ filter (raising ``IgnoreRequest`` there needs Scrapy >= 2.11.2; on older version
 middleware drops it).
 
 It reads the index of the :class:`~scrapy_simhash.SimhashSpiderMiddleware` of the same crawler,
-which must be enabled too. :func:`due_requests` (or :class:`IncrementalSpiderMixin`) seeds a crawl
-with the due URLs, most valuable first; :func:`due_report` lists them.
+which must be enabled too. Each crawl makes one selection of the known URLs it fetches again
+(:meth:`~scrapy_simhash.recrawl.ChangeTracker.selection`, at its start): the gate lets those
+through, the spider middleware puts them before any spider's start requests
+(:func:`start_with_due`), :func:`due_requests` (or :class:`IncrementalSpiderMixin`) hands them to
+a spider that yields them itself, and :func:`due_report` lists them.
 """
 
 from __future__ import annotations
@@ -20,7 +23,6 @@ from __future__ import annotations
 import logging
 import math
 import weakref
-from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
@@ -116,6 +118,8 @@ class SimhashRecrawlMiddleware:
     def _why_nothing_known(self) -> str | None:
         """Why a crawl fetched no known URL as due, as its selection found the index (``None``: no
         selection was made, or the index could not say)."""
+        from scrapy_simhash.commands.reports import iso
+
         mw = self._page_middleware()
         selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
         if selection is None:
@@ -125,9 +129,9 @@ class SimhashRecrawlMiddleware:
         if selection.next_due is None:
             return "the index held no known URL (every URL was new)"
         if self.config.recrawl_budget:
-            return f"every known URL is gone; the next check is due at {_iso(selection.next_due)}"
+            return f"every known URL is gone; the next check is due at {iso(selection.next_due)}"
         return (
-            f"the next is due at {_iso(selection.next_due)}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch "
+            f"the next is due at {iso(selection.next_due)}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch "
             "the most valuable known URLs at every run, due or not"
         )
 
@@ -276,11 +280,6 @@ class SimhashRecrawlMiddleware:
         return response
 
 
-def _iso(t: float) -> str:
-    """Unix seconds as an ISO 8601 UTC time to the second."""
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def _key(request: Request, url: str | None = None) -> str:
     return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
 
@@ -393,8 +392,9 @@ _END = object()
 
 
 class IncrementalSpiderMixin:
-    """Put first in a spider's bases: its start requests begin with :func:`due_requests`
-    (``start`` on Scrapy >= 2.13, ``start_requests`` before), then the spider's own."""
+    """Optional (any spider gets the selected URLs by itself): put first in a spider's bases, its
+    start requests begin with :func:`due_requests` (``start`` on Scrapy >= 2.13,
+    ``start_requests`` before), then the spider's own."""
 
     _simhash_due_sent = False
 

@@ -5,7 +5,8 @@ Pure: no Scrapy and no store import. A :class:`ScheduleState` lives in a URL's r
 updates it at every fetch (:meth:`SchedulePolicy.observe`) and ranks URLs
 (:meth:`SchedulePolicy.priority`, or :meth:`SchedulePolicy.priorities` for many at once). A
 priority of 1 or more means *due*; the higher, the more a fetch is worth, so a crawl with a budget
-of ``n`` pages fetches the ``n`` highest priorities (:func:`select`).
+of ``n`` pages fetches the ``n`` highest priorities, due or not (:func:`plan_run`, the crawl's
+selection).
 
 Policies, pluggable by dotted path like Scrapy's ``HTTPCACHE_POLICY``:
 
