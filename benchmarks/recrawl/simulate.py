@@ -2,15 +2,21 @@
 
     nice -n 10 .venv/bin/python benchmarks/recrawl/simulate.py --jobs 2   # 10,000 URLs, 90 days, in 2 processes
     .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --budgets 0.1 --json /tmp/r.json --markdown /tmp/r.md
+    .venv/bin/python benchmarks/recrawl/simulate.py --world mixed --policies "fixed interval" ours oracle
 
-The world (seeded): each URL's real changes are a Poisson process, rates log-uniform over four
-orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs also has noise-only
-edits that change the raw bytes but not the content (a counter: every fetch; a date: once a day);
-each URL has its own typical change size (change distance in bits, log-uniform 4..32), each change
-is drawn around it. Everything is fetched once at day 0 (not counted), then the crawler runs in
-steps of one hour. Budget enforcement: every policy fetches exactly the same number of URLs in each
-step, ``floor(budget * urls * t)`` minus what was fetched before, the URLs with the highest
-priorities (due ones first: a priority >= 1 means due), so all policies spend the same budget.
+The world (``--world poisson``, seeded): each URL's real changes are a Poisson process, rates
+log-uniform over four orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs
+also has noise-only edits that change the raw bytes but not the content (a counter: every fetch; a
+date: once a day); each URL has its own typical change size (change distance in bits, log-uniform
+4..32), each change is drawn around it. ``--world mixed`` (:class:`MixedWorld`): Poisson, periodic,
+bursty and static pages, URLs born and removed during the run, the same noise. Everything that
+exists at day 0 is fetched then (not counted), then the crawler runs in steps of one hour, each
+step a run of the crawl: it fetches the crawl's own selection (``plan_run`` over the policy's
+priorities, change sizes made unit-free by ``size_scale``: what ``ChangeTracker.selection`` runs
+over the store's records) with that run's share of the budget as its page budget,
+``floor(budget * known URLs * days so far)`` minus what was fetched before; so all policies spend
+the same budget. A URL born later is fetched when it appears (a new URL: outside the budget); a
+removed URL is a 404 when next fetched (a fetch spent), and is not selected again.
 
 Every policy is the real one from ``scrapy_simhash.schedule`` (its ``observe`` on every fetch, its
 vectorised ``priorities`` at every step):
@@ -29,11 +35,16 @@ vectorised ``priorities`` at every step):
   rate is known only from its first refetch on; until then it is valued as ours values a new URL
   (the prior's rate): about the ceiling for a policy that learns each rate from its own fetches.
 
+* ours, 1-day interval: ours with ``default_interval`` one day whatever the budget (the default of
+  `SIMHASH_RECRAWL_INTERVAL`): with a budget the selection takes the most valuable URLs, so the
+  interval only sets the due times and the probes.
+
 The simulation assumes the verdicts are right (a real change is "changed", noise is "unchanged");
-how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0:
-freshness = share of URL-time the stored copy is current; change-weighted staleness = share of
-URL-time stale, each URL weighted by its true typical change size; unchanged fetches = share of
-fetches that found no real change.
+how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0 and
+over days 30-90 alone (after the first passes and probes): freshness = share of URL-time (while the
+URL exists) the stored copy is current; change-weighted staleness = share of URL-time stale, each
+URL weighted by its true typical change size; unchanged fetches = share of fetches that found no
+real change (or a removed URL); spent = fetches / what the budget allowed.
 """
 
 from __future__ import annotations
@@ -290,19 +301,21 @@ def table(args: argparse.Namespace, results: dict[str, dict[str, dict[str, float
     """The results as a markdown table: freshness over all days and over days 30-90, each against
     the oracle's, the budget spent."""
     lines = [
-        f"{args.urls:,} URLs, {args.days:g} days, world {args.world!r}, seed {args.seed}; budget in fetches per "
-        "known URL per day; spent = fetches / budget.",
+        (
+            f"{args.urls:,} URLs, {args.days:g} days, world {args.world!r}, seed {args.seed}; budget in fetches "
+            "per known URL per day; spent = fetches / budget."
+        ),
         "",
-        "| budget | policy | spent | freshness | vs oracle | days 30-90 | vs oracle | change-weighted staleness "
-        "| unchanged fetches |",
+        (
+            "| budget | policy | spent | freshness | vs oracle | days 30-90 | vs oracle | change-weighted "
+            "staleness | unchanged fetches |"
+        ),
         "| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for budget, by_policy in results.items():
         best = by_policy.get("oracle", {})
         for name, r in by_policy.items():
-            ratios = [
-                f"{r[key] / best[key]:.3f}" if best.get(key) else "-" for key in ("freshness", "freshness_30_90")
-            ]
+            ratios = [f"{r[key] / best[key]:.3f}" if best.get(key) else "-" for key in ("freshness", "freshness_30_90")]
             lines.append(
                 f"| {budget} | {name} | {r['spent']:.3f} | {r['freshness']:.3f} | {ratios[0]} "
                 f"| {r['freshness_30_90']:.3f} | {ratios[1]} | {r['weighted_staleness']:.3f} "
@@ -329,8 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(max_workers=args.jobs) as pool:
         # the most fetches first, so that the pool's workers finish at about the same time
         futures = {
-            task: pool.submit(_timed_run, args.world, world_args, *task)
-            for task in sorted(tasks, key=lambda t: -t[0])
+            task: pool.submit(_timed_run, args.world, world_args, *task) for task in sorted(tasks, key=lambda t: -t[0])
         }
         for budget, name in tasks:
             r = futures[budget, name].result()
