@@ -253,8 +253,14 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
         idx = candidates[plan_run(priorities, columns.next_due[candidates] <= now * DAY, quota)]
         fetches += len(idx)
         dead = world.died[idx] <= now
-        gone[idx[dead]] = True
-        unchanged += int(dead.sum())
+        if dead.any():  # a 404: stale from the first change not fetched until the removal
+            removed = idx[dead]
+            gone[removed] = True
+            unchanged += len(removed)
+            change = world.first_change_after(removed, last[removed])
+            died = world.died[removed]
+            stale[removed] += np.where(change <= died, died - change, 0.0)
+            stale_window[removed] += np.where(change <= died, _overlap(change, died, *WINDOW), 0.0)
         idx = idx[~dead]
         change = world.first_change_after(idx, last[idx])
         real = change <= now
