@@ -311,6 +311,12 @@ def test_simulation_spends_the_same_budget_on_every_policy():
     assert {r["fetches"] for r in results.values()} == {int(0.37 * 300 * 20)}
     assert results["oracle"]["freshness"] >= results["fixed interval"]["freshness"]
     assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
+    # The second world: URLs born and removed; every policy spends what the budget allows, all of it.
+    mixed = simulate.MixedWorld(300, 40, seed=2)
+    assert 0 < mixed.born.max() < 40 and mixed.died.min() < 40
+    runs = {name: simulate.run(mixed, name, 0.37) for name in ("fixed interval", "ours", "oracle")}
+    assert len({r["fetches"] for r in runs.values()}) == 1
+    assert all(r["spent"] == pytest.approx(1.0, abs=0.01) and 0 < r["freshness_30_90"] < 1 for r in runs.values())
 
 
 def brute_posterior(

@@ -4,19 +4,19 @@
     .venv/bin/python benchmarks/recrawl/simulate.py --urls 2000 --budgets 0.1 --json /tmp/r.json --markdown /tmp/r.md
     .venv/bin/python benchmarks/recrawl/simulate.py --world mixed --policies "fixed interval" ours oracle
 
-The world (``--world poisson``, seeded): each URL's real changes are a Poisson process, rates
-log-uniform over four orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs
+The world (``--world poisson``, seeded): each URL's real changes are a Poisson process, rates log-
+uniform over four orders of magnitude (one change per ~316 days to ~32 per day); a share of URLs
 also has noise-only edits that change the raw bytes but not the content (a counter: every fetch; a
 date: once a day); each URL has its own typical change size (change distance in bits, log-uniform
 4..32), each change is drawn around it. ``--world mixed`` (:class:`MixedWorld`): Poisson, periodic,
 bursty and static pages, URLs born and removed during the run, the same noise. Everything that
-exists at day 0 is fetched then (not counted), then the crawler runs in steps of one hour, each
-step a run of the crawl: it fetches the crawl's own selection (``plan_run`` over the policy's
-priorities, change sizes made unit-free by ``size_scale``: what ``ChangeTracker.selection`` runs
-over the store's records) with that run's share of the budget as its page budget,
-``floor(budget * known URLs * days so far)`` minus what was fetched before; so all policies spend
-the same budget. A URL born later is fetched when it appears (a new URL: outside the budget); a
-removed URL is a 404 when next fetched (a fetch spent), and is not selected again.
+exists at day 0 is fetched then (not counted), then the crawler runs in steps of one hour, each step
+a run of the crawl: it fetches the crawl's own selection (``plan_run`` over the policy's priorities,
+change sizes made unit-free by ``size_scale``: what ``ChangeTracker.selection`` runs over the
+store's records) with that run's share of the budget as its page budget, ``floor(budget * known URLs
+* days so far)`` minus what was fetched before (a URL is known from its birth, removed or not); so
+all policies spend the same budget. A URL born later is fetched when it appears (a new URL: outside
+the budget); a removed URL is a 404 when next fetched (a fetch spent), and is not selected again.
 
 Every policy is the real one from ``scrapy_simhash.schedule`` (its ``observe`` on every fetch, its
 vectorised ``priorities`` at every step):
@@ -244,7 +244,7 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
                 if oracle:
                     columns.rate[i] = world.rate[i] / DAY if not told else columns.rate[i]
         candidates = np.flatnonzero(known & ~gone)
-        credit += budget * len(candidates) * step
+        credit += budget * known.sum() * step  # the same for every policy: each URL is known from its birth
         quota = int(np.floor(credit + 1e-9)) - fetches
         if quota <= 0:
             continue
@@ -284,10 +284,10 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
     stale[everyone] += np.where(tail <= end, end - tail, 0.0)
     stale_window[everyone] += np.where(tail <= end, _overlap(tail, end, *WINDOW), 0.0)
     alive = _overlap(world.born, world.died, 0.0, days)
-    alive_window = _overlap(world.born, world.died, *WINDOW)
+    alive_window = _overlap(world.born, world.died, *WINDOW).sum()  # 0 in a run shorter than 30 days
     return {
         "freshness": float(1 - stale.sum() / alive.sum()),
-        "freshness_30_90": float(1 - stale_window.sum() / alive_window.sum()),
+        "freshness_30_90": float(1 - stale_window.sum() / alive_window) if alive_window else float("nan"),
         "weighted_staleness": float((stale * world.size).sum() / (world.size * alive).sum()),
         "unchanged_fetches": unchanged / fetches,
         "fetches": fetches,
