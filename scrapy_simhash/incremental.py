@@ -20,6 +20,7 @@ a spider that yields them itself, and :func:`due_report` lists them.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import weakref
@@ -310,7 +311,9 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
         rows: list[DueRow] = []
         next_due = None
         try:
-            rows = tracker.selection(budget=mw.config.recrawl_budget)
+            now = tracker.clock()
+            period = run_period(tracker.index, now, record=True)
+            rows = tracker.selection(now, mw.config.recrawl_budget, period)
             if not rows:
                 first = tracker.index.records_due(math.inf, limit=1)
                 next_due = first[0][1] if first else None
@@ -318,6 +321,23 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
             mw._store_error("(recrawl selection)", exc)
         selection = _SELECTIONS[tracker] = _Selection(rows, next_due)
     return selection
+
+
+#: The aux blob where incremental crawls keep the start time of the last one (JSON).
+RUNS_AUX = "recrawl/last_run"
+
+
+def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
+    """Seconds from the start of the last incremental crawl into ``index`` to ``now`` (``None``:
+    none before, or a clock that went back); ``record``: ``now`` becomes the last start."""
+    raw = index.get_aux(RUNS_AUX)
+    try:
+        last = float(json.loads(raw)["start"]) if raw else None
+    except (ValueError, TypeError, KeyError):
+        last = None  # unreadable: as if there were no run before
+    if record:
+        index.put_aux(RUNS_AUX, json.dumps({"start": now}).encode())
+    return now - last if last is not None and now > last else None
 
 
 def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:
@@ -441,5 +461,6 @@ def due_report(
     if not isinstance(settings, BaseSettings):
         settings = Settings(dict(settings or {}))
     tracker = ChangeTracker(index, policy=load_policy(settings), clock=load_clock(settings))
-    rows = tracker.selection(now, _get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0))
+    now = tracker.clock() if now is None else now
+    rows = tracker.selection(now, _get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0), run_period(index, now))
     return [(row.key, row.due, row.priority) for row in rows[:limit]]

@@ -23,7 +23,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from scrapy_simhash import _native, defaults, shortcopy
-from scrapy_simhash.schedule import ScheduleColumns, ScheduleState, plan_run, run_priorities, schedule_dict, size_scale
+from scrapy_simhash.schedule import (
+    ScheduleColumns,
+    ScheduleState,
+    budget_interval,
+    plan_run,
+    run_priorities,
+    schedule_dict,
+    size_scale,
+)
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
@@ -1051,14 +1059,19 @@ class ChangeTracker:
         rows = self.selection(now)
         return rows if limit is None else rows[: max(limit, 0)]
 
-    def selection(self, now: float | None = None, budget: int = 0) -> list[DueRow]:
+    def selection(self, now: float | None = None, budget: int = 0, run_period: float | None = None) -> list[DueRow]:
         """The known URLs a crawl at ``now`` fetches, in the order it fetches them
         (:func:`~scrapy_simhash.schedule.plan_run` over every record with a due time): with
         ``budget`` (pages per run) the ``budget`` most valuable, due or not; without, every due
         one. The change sizes are ranked unit-free (:func:`~scrapy_simhash.schedule.size_scale`).
         A gone URL, or a record without a readable schedule, is a candidate only once due, at
         priority 1. A row's priority is the policy's (at least 1 for a due URL); ties go by due
-        time, then key."""
+        time, then key.
+
+        ``run_period`` (seconds since the run before, with a ``budget``): the policy's default
+        interval follows from the budget (:func:`~scrapy_simhash.schedule.budget_interval` of the
+        candidates), for the ranking and, as this tracker's policy from then on, for the due times
+        and probes of the fetches that follow."""
         now = self.clock() if now is None else now
         listed = sorted(
             self.index.records_due(now if budget <= 0 else math.inf, limit=_ALL), key=lambda r: (r[1], r[0])
@@ -1076,6 +1089,8 @@ class ChangeTracker:
                 keys.append(key)
                 dues.append(when)
                 states.append(state)
+        if budget > 0 and run_period and keys and self.policy is not None:
+            self.policy = self.policy.with_default_interval(budget_interval(len(keys), budget, run_period))
         priorities = np.ones(len(keys))
         known = [i for i, state in enumerate(states) if state is not None]
         if known and self.policy is not None:

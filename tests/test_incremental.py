@@ -22,7 +22,7 @@ from scrapy.settings import Settings
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.incremental import _SELECTIONS, _ignore_in_signal
+from scrapy_simhash.incremental import _SELECTIONS, _ignore_in_signal, run_period
 from scrapy_simhash.recrawl import CHANGED, NEW, UNCHANGED, ChangeTracker, PageRecord
 from scrapy_simhash.schedule import (
     DAY,
@@ -715,3 +715,21 @@ def test_non_text_and_empty_responses_get_a_record_and_a_schedule(crawl, clock, 
     assert (_stat(mw, "body_hash/unchanged"), _stat(mw, "body_hash/changed")) == (1, 1)
     record = PageRecord.parse(mw.index.get_record(url))
     assert record is not None and (record.fetch_count, record.change_count) == (3, 1)
+
+
+def test_with_a_budget_the_default_interval_follows_from_it_and_the_time_between_runs(crawl, clock):
+    mw, _ = crawl(SIMHASH_RECRAWL_BUDGET=2)
+    _history(mw.tracker, clock)  # three known URLs
+    index = mw.tracker.index
+    assert run_period(index, clock.now - 6 * HOUR, record=True) is None  # the first run: none before
+    assert run_period(index, clock.now) == 6 * HOUR  # read only: the last start stays
+    rows = due_requests(mw.crawler.spider)  # the crawl's selection, made now: it records its start
+    assert len(rows) == 2 and run_period(index, clock.now + HOUR) == HOUR
+    # 3 known URLs, 2 per run, runs 6 hours apart: each URL every 9 hours
+    assert mw.tracker.policy.default_interval == 3 / 2 * 6 * HOUR
+    assert mw.tracker.policy.probe_interval == 9 * HOUR / 8  # its probes follow (an eighth of it)
+    # without a budget the configured interval stays
+    t = tracker(clock=clock)
+    _history(t, clock)
+    t.selection(budget=0, run_period=6 * HOUR)
+    assert t.policy is not None and t.policy.default_interval == DAY

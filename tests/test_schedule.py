@@ -24,6 +24,7 @@ from scrapy_simhash.schedule import (
     ScheduleColumns,
     SchedulePolicy,
     ScheduleState,
+    budget_interval,
     estimate_rate,
     refresh_value,
     select,
@@ -500,3 +501,15 @@ def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
             if rng.random() < 0.3:  # as read back from a record
                 state = ref = ScheduleState.from_dict(state.to_dict())
             now += rng.choice((0.0, rng.uniform(1, 5 * DAY), round(rng.uniform(HOUR, DAY), 3)))
+
+
+def test_a_policy_with_another_default_interval_is_that_policy_built_with_it():
+    base = FreshnessPolicy(min_interval=HOUR, max_interval=30 * DAY)
+    derived = base.with_default_interval(10 * DAY)
+    built = FreshnessPolicy(default_interval=10 * DAY, min_interval=HOUR, max_interval=30 * DAY)
+    assert (derived.threshold, derived.probe_interval) == (built.threshold, built.probe_interval)
+    assert base.default_interval == DAY and base.probe_interval == DAY / 8  # unchanged
+    state = built.observe(built.observe(None, 0.0, None), 3 * DAY, True, 12)
+    assert derived.observe(derived.observe(None, 0.0, None), 3 * DAY, True, 12) == state
+    assert base.with_default_interval(365 * DAY).default_interval == 30 * DAY  # clamped
+    assert budget_interval(10_000, 42, HOUR) == pytest.approx(10_000 / 42 * HOUR)

@@ -36,8 +36,9 @@ vectorised ``priorities`` at every step):
   (the prior's rate): about the ceiling for a policy that learns each rate from its own fetches.
 
 * ours, 1-day interval: ours with ``default_interval`` one day whatever the budget (the default of
-  `SIMHASH_RECRAWL_INTERVAL`): with a budget the selection takes the most valuable URLs, so the
-  interval only sets the due times and the probes.
+  `SIMHASH_RECRAWL_INTERVAL`); "ours, interval from the budget": the same, but at every step the
+  default interval follows from the budget as in the crawl (``budget_interval`` of the known URLs,
+  the step's page budget and the time between steps).
 
 The simulation assumes the verdicts are right (a real change is "changed", noise is "unchanged");
 how often they are is measured by benchmarks/quality. Metrics, over the 90 days after day 0 and
@@ -66,6 +67,7 @@ from scrapy_simhash.schedule import (
     NutchAdaptivePolicy,
     ScheduleColumns,
     SchedulePolicy,
+    budget_interval,
     plan_run,
     run_priorities,
     size_scale,
@@ -83,6 +85,7 @@ POLICIES = (
     "oracle, sizes",
     "told at 1st refetch",
     "ours, 1-day interval",
+    "ours, interval from the budget",
 )
 #: The second world's page kinds and their shares.
 KINDS = {"poisson": 0.4, "periodic": 0.25, "bursty": 0.25, "static": 0.1}
@@ -185,7 +188,7 @@ WORLDS = {"poisson": World, "mixed": MixedWorld}
 
 
 def make_policy(name: str, budget: float) -> SchedulePolicy:
-    interval = DAY if name == "ours, 1-day interval" else DAY / budget
+    interval = DAY if name in ("ours, 1-day interval", "ours, interval from the budget") else DAY / budget
     common = {"default_interval": interval, "min_interval": HOUR, "max_interval": 90 * DAY}
     if name == "fixed interval":
         return FixedIntervalPolicy(**common)
@@ -214,6 +217,8 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
     among the URLs known and not seen gone."""
     n, days = world.urls, world.days
     policy = make_policy(name, budget)
+    base = policy
+    derive = name == "ours, interval from the budget"
     told = name == "told at 1st refetch"
     oracle = name.startswith("oracle") or told
     states = [policy.observe(None, 0.0, None)] * n
@@ -248,6 +253,8 @@ def run(world: World, name: str, budget: float, step_hours: float = 1.0) -> dict
         quota = int(np.floor(credit + 1e-9)) - fetches
         if quota <= 0:
             continue
+        if derive:  # as the crawl does: the default interval that this run's budget gives
+            policy = base.with_default_interval(budget_interval(len(candidates), quota, step * DAY))
         scale = 1.0 if oracle else size_scale(policy, columns.size[candidates])
         priorities = run_priorities(policy, columns, now * DAY, scale)[candidates]
         idx = candidates[plan_run(priorities, columns.next_due[candidates] <= now * DAY, quota)]

@@ -219,9 +219,11 @@ def due(
     selection, :meth:`ChangeTracker.selection`: the due ones by the recrawl ``policy``'s priority,
     or with ``budget`` the most valuable ones up to it, due or not; default: the default policy):
     due time, seconds overdue (negative: not due yet), priority, fetches, changes."""
+    from scrapy_simhash.incremental import run_period
+
     now = time.time() if now is None else now
     tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())
-    rows = tracker.selection(now, budget)[: max(limit, 0)]
+    rows = tracker.selection(now, budget, run_period(index, now))[: max(limit, 0)]
     records = index.get_records([row.key for row in rows])
     out = []
     for row, raw in zip(rows, records):
