@@ -20,9 +20,11 @@ a spider that yields them itself, and :func:`due_report` lists them.
 
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import math
+import statistics
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -323,21 +325,27 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
     return selection
 
 
-#: The aux blob where incremental crawls keep the start time of the last one (JSON).
-RUNS_AUX = "recrawl/last_run"
+#: The aux blob where incremental crawls keep the start times of the last few (JSON).
+RUNS_AUX = "recrawl/runs"
+_RUNS_KEPT = 5
 
 
 def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
-    """Seconds from the start of the last incremental crawl into ``index`` to ``now`` (``None``:
-    none before, or a clock that went back); ``record``: ``now`` becomes the last start."""
+    """The time between incremental crawls into ``index``: the median of the gaps between the
+    last few crawls' start times and ``now`` (one crawl restarted at once does not make it
+    short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
     raw = index.get_aux(RUNS_AUX)
     try:
-        last = float(json.loads(raw)["start"]) if raw else None
+        starts = [float(t) for t in json.loads(raw)["starts"]] if raw else []
     except (ValueError, TypeError, KeyError):
-        last = None  # unreadable: as if there were no run before
+        starts = []  # unreadable: as if there were no crawl before
+    starts = [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
     if record:
-        index.put_aux(RUNS_AUX, json.dumps({"start": now}).encode())
-    return now - last if last is not None and now > last else None
+        index.put_aux(RUNS_AUX, json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode())
+    if not starts:
+        return None
+    times = [*starts, now]
+    return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
 
 
 def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:

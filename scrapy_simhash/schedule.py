@@ -300,8 +300,9 @@ def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.nda
     until the budget runs out is the Lagrange optimum at that budget, whose threshold is simply
     where the budget runs out; a run that took only the due URLs would leave the rest of its
     budget unspent whenever fewer are due. Pages per run rather than per day: a run is what a
-    user starts and pays for (its duration, its load on the sites), and it needs nothing from the
-    runs before it; per day would make a run after a pause of a week fetch a week's pages at once.
+    user starts and pays for (its duration, its load on the sites), and per day would make a run
+    after a pause of a week fetch a week's pages at once (the policy's default interval follows
+    from the budget and the time between runs: :func:`budget_interval`).
     ``budget`` 0: every due URL, highest priority first (the due times decide)."""
     candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
     if budget > 0 and budget < len(candidates):

@@ -724,10 +724,13 @@ def test_with_a_budget_the_default_interval_follows_from_it_and_the_time_between
     assert run_period(index, clock.now - 6 * HOUR, record=True) is None  # the first run: none before
     assert run_period(index, clock.now) == 6 * HOUR  # read only: the last start stays
     rows = due_requests(mw.crawler.spider)  # the crawl's selection, made now: it records its start
-    assert len(rows) == 2 and run_period(index, clock.now + HOUR) == HOUR
+    assert len(rows) == 2 and run_period(index, clock.now + HOUR) == 3.5 * HOUR  # the median of 6 h and 1 h
     # 3 known URLs, 2 per run, runs 6 hours apart: each URL every 9 hours
     assert mw.tracker.policy.default_interval == 3 / 2 * 6 * HOUR
     assert mw.tracker.policy.probe_interval == 9 * HOUR / 8  # its probes follow (an eighth of it)
+    # a crawl restarted a minute later does not make the period a minute: the median of the gaps
+    run_period(index, clock.now + 7 * HOUR, record=True)
+    assert run_period(index, clock.now + 7 * HOUR + 60) == 6 * HOUR
     # without a budget the configured interval stays
     t = tracker(clock=clock)
     _history(t, clock)
