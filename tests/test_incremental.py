@@ -1,6 +1,9 @@
 """Incremental crawls, with an injected clock: the schedule kept in each record by ChangeTracker,
-request plans and the due list, and SimhashRecrawlMiddleware (the gate, priorities, the budget,
-conditional requests, gone and moved pages) with the spider helper and the settings."""
+request plans, the crawl's selection (the budget spent due or not, unit-free sizes, the default
+interval that follows from the budget) and the due list, SimhashRecrawlMiddleware (the gate,
+priorities, conditional requests, gone and moved pages, the line saying why no known URL was
+fetched), the selected URLs put before any spider's start requests, records of non-text and empty
+responses, with the spider helper and the settings."""
 
 from __future__ import annotations
 
