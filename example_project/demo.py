@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -28,6 +29,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Mapping
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -58,10 +60,22 @@ class SiteServer:
     - The query string is ignored (``?utm_source=...`` URLs serve the same file).
     - ``edition``: files under ``site/_editions/<n>/`` replace the normal ones when ``edition >= n``.
     - ``delay``: seconds to wait before each response (to kill a crawl halfway in tests).
+    - ``validators``: send an ``ETag`` (a hash of the body) and a ``Last-Modified`` (the day of
+      the page's edition) with every page, and answer ``304 Not Modified`` to a request that
+      sends them back unchanged (``If-None-Match``, else ``If-Modified-Since``).
     - ``served``: number of pages served so far.
     """
 
-    def __init__(self, site_dir: Path = SITE_DIR, *, port: int = 0, edition: int = 1, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        site_dir: Path = SITE_DIR,
+        *,
+        port: int = 0,
+        edition: int = 1,
+        delay: float = 0.0,
+        validators: bool = False,
+    ) -> None:
+        self.validators = validators
         self.site_dir = site_dir.resolve()
         self.serve_table: Mapping[str, Mapping[str, str]] = load_manifest(site_dir).get("serve", {})
         self.edition = edition
@@ -106,7 +120,8 @@ class SiteServer:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _resolve(self, path: str) -> tuple[Path, str] | None:
+    def _resolve(self, path: str) -> tuple[Path, str, int] | None:
+        """The file that ``path`` serves, its content type and its edition."""
         if path in ("", "/"):
             path = "/index.html"
         rel = path.lstrip("/")
@@ -116,27 +131,49 @@ class SiteServer:
         for n in range(self.edition, 1, -1):
             candidate = (self.site_dir / "_editions" / str(n) / rel).resolve()
             if candidate.is_file() and candidate.is_relative_to(self.site_dir):
-                return candidate, content_type
+                return candidate, content_type, n
         candidate = (self.site_dir / rel).resolve()
         if candidate.is_file() and candidate.is_relative_to(self.site_dir):
-            return candidate, content_type
+            return candidate, content_type, 1
         return None
 
     def _handle(self, req: BaseHTTPRequestHandler) -> None:
         if self.delay:
             time.sleep(self.delay)
         found = self._resolve(unquote(urlsplit(req.path).path))
+        headers: dict[str, str] = {}
         if found is None:
             body, status, content_type = b"<html><body><h1>Not found</h1></body></html>", 404, "text/html"
         else:
             body, status, content_type = found[0].read_bytes(), 200, found[1]
+            if self.validators:
+                headers = {
+                    "ETag": f'"{hashlib.blake2b(body, digest_size=8).hexdigest()}"',
+                    "Last-Modified": formatdate(EDITION_TIME + found[2] * 86400, usegmt=True),
+                }
+                if _not_modified(req, headers):
+                    status, body = 304, b""
         req.send_response(status)
         req.send_header("Content-Type", content_type)
+        for name, value in headers.items():
+            req.send_header(name, value)
         req.send_header("Content-Length", str(len(body)))
         req.end_headers()
         req.wfile.write(body)
         with self._lock:
             self.served += 1
+
+
+#: Last-Modified of the site's edition n: this time plus n days.
+EDITION_TIME = 1_700_000_000
+
+
+def _not_modified(req: BaseHTTPRequestHandler, validators: Mapping[str, str]) -> bool:
+    """Whether the request's ``If-None-Match`` (else ``If-Modified-Since``) names the page as served."""
+    etag = req.headers.get("If-None-Match")
+    if etag is not None:
+        return validators["ETag"] in (tag.strip() for tag in etag.split(","))
+    return req.headers.get("If-Modified-Since") == validators["Last-Modified"]
 
 
 # ----------------------------------------------------------------------------------- one crawl
@@ -150,8 +187,10 @@ def crawl_process(
     quiet: bool = True,
     stdout: Any = None,
     stderr: Any = None,
+    spider: str = SPIDER,
 ) -> subprocess.Popen[bytes]:
-    """Start one crawl of the demo spider in a child process (a real ``CrawlerProcess``).
+    """Start one crawl of the demo spider (or of the project's spider ``spider``) in a child
+    process (a real ``CrawlerProcess``).
 
     ``settings`` override the project settings (e.g. ``SIMHASH_DIR`` to an absolute path). The child
     writes the items to ``items_path`` (JSON lines), the final stats to ``stats_path`` (JSON) and, if
@@ -164,6 +203,7 @@ def crawl_process(
         "page_log": str(page_log) if page_log else None,
         "settings": dict(settings or {}),
         "quiet": quiet,
+        "spider": spider,
     }
     return subprocess.Popen(
         [sys.executable, str(Path(__file__).resolve()), "--crawl-config", json.dumps(config)],
@@ -203,7 +243,7 @@ def _crawl_in_this_process(config: dict[str, Any]) -> None:
         simhash_logger.setLevel(logging.INFO)
         simhash_logger.propagate = False
     process = CrawlerProcess(settings)
-    crawler = process.create_crawler(SPIDER)
+    crawler = process.create_crawler(config.get("spider", SPIDER))
     kwargs = {"start_url": config["start_url"]}
     if config.get("page_log"):
         kwargs["page_log"] = config["page_log"]
@@ -224,13 +264,20 @@ def run_crawl(
     settings: Mapping[str, Any] | None = None,
     quiet: bool = True,
     timeout: float = 300,
+    spider: str = SPIDER,
 ) -> dict[str, Any]:
     """Run one crawl to the end; returns its stats. Raises RuntimeError if the child fails."""
     for p in (items_path, stats_path, page_log):
         if p is not None and p.exists():
             p.unlink()
     proc = crawl_process(
-        start_url, items_path=items_path, stats_path=stats_path, page_log=page_log, settings=settings, quiet=quiet
+        start_url,
+        items_path=items_path,
+        stats_path=stats_path,
+        page_log=page_log,
+        settings=settings,
+        quiet=quiet,
+        spider=spider,
     )
     rc = proc.wait(timeout=timeout)
     if rc != 0 or not stats_path.exists():
@@ -310,7 +357,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--runs must be at least 1, got {args.runs}")
 
     if args.serve:
-        with SiteServer(port=args.port or 0) as server:
+        with SiteServer(port=args.port or 0, validators=True) as server:
             print(
                 f"Serving {SITE_DIR} on {server.base_url}; in example_project/, run:\n"
                 f"  scrapy crawl {SPIDER} -a start_url={server.url('/index.html')} -O output/items.jsonl\n"
@@ -328,11 +375,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"Reusing the index in {index_dir} (--reset starts from scratch)")
     OUTPUT_DIR.mkdir(exist_ok=True)
     DATA_DIR.mkdir(exist_ok=True)
-    server = SiteServer(port=_pick_port(args.port))
+    server = SiteServer(port=_pick_port(args.port), validators=args.incremental)
     PORT_FILE.write_text(str(server.port))
     settings: dict[str, Any] = {}
     if args.incremental:
-        settings = {"SIMHASH_INCREMENTAL": True, "SIMHASH_CLOCK": "demo_site_crawler.clock.now"}
+        settings = {"SIMHASH_INCREMENTAL": True}
     with server:
         print(f"Serving {SITE_DIR} on {server.base_url}")
         for run in range(1, args.runs + 1):

@@ -123,10 +123,11 @@ SIMHASH_HISTORY_SIZE = 8
 
 # -- incremental crawls (SimhashRecrawlMiddleware, a downloader middleware) ---------------------
 
-#: Incremental mode: requests to known URLs that are not due yet are dropped before download
-#: (``simhash/not_due``), due ones get a priority from the recrawl policy, new ones
-#: SIMHASH_NEW_PRIORITY. Needs ``SimhashRecrawlMiddleware`` in ``DOWNLOADER_MIDDLEWARES`` (the
-#: add-on inserts it). Records get a schedule whether or not this is on.
+#: Incremental mode: each crawl selects the known URLs it fetches again (the due ones, or with
+#: SIMHASH_RECRAWL_BUDGET the most valuable ones), which enter the crawl by themselves before the
+#: spider's start requests; requests to other known URLs are dropped before download
+#: (``simhash/not_due``), new ones get SIMHASH_NEW_PRIORITY. Needs ``SimhashRecrawlMiddleware`` in
+#: ``DOWNLOADER_MIDDLEWARES`` (the add-on inserts it). Records get a schedule whether or not this is on.
 SIMHASH_INCREMENTAL = False
 
 #: The recrawl policy (dotted path, or the class): ``scrapy_simhash.schedule.FreshnessPolicy`` (ours),
@@ -148,8 +149,9 @@ SIMHASH_RECRAWL_POLICY_OPTIONS = None
 #: A due URL gets ``100 x`` its policy priority (100 when just due, more when more valuable).
 SIMHASH_NEW_PRIORITY = 100
 
-#: Incremental mode: at most this many known URLs are fetched again per crawl, the most valuable
-#: due ones (the others are dropped, ``simhash/over_budget``); 0: no limit. New URLs do not count.
+#: Incremental mode: pages per run. Each crawl fetches this many known URLs again, the most
+#: valuable ones, whether or not they are due (the due ones it leaves are ``simhash/over_budget``);
+#: 0: no budget, every due URL. New URLs do not count.
 SIMHASH_RECRAWL_BUDGET = 0
 
 #: Send ``If-None-Match`` / ``If-Modified-Since`` with the stored ETag / Last-Modified; a 304 answer

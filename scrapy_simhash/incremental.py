@@ -11,25 +11,33 @@ filter (raising ``IgnoreRequest`` there needs Scrapy >= 2.11.2; on older version
 middleware drops it).
 
 It reads the index of the :class:`~scrapy_simhash.SimhashSpiderMiddleware` of the same crawler,
-which must be enabled too. :func:`due_requests` (or :class:`IncrementalSpiderMixin`) seeds a crawl
-with the due URLs, most valuable first; :func:`due_report` lists them.
+which must be enabled too. Each crawl makes one selection of the known URLs it fetches again
+(:meth:`~scrapy_simhash.recrawl.ChangeTracker.selection`, at its start): the gate lets those
+through, the spider middleware puts them before any spider's start requests
+(:func:`start_with_due`), :func:`due_requests` (or :class:`IncrementalSpiderMixin`) hands them to
+a spider that yields them itself, and :func:`due_report` lists them.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
 import logging
+import math
+import statistics
+import weakref
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_simhash._component import canonical_key
-from scrapy_simhash._settings import get_config, load_clock, load_policy
+from scrapy_simhash._settings import _get_int, get_config, load_clock, load_policy
 from scrapy_simhash.middleware import PAGE_MIDDLEWARES, validators
-from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker
+from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker, DueRow, Plan
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+    from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
 
     from scrapy import Spider
     from scrapy.crawler import Crawler
@@ -80,7 +88,6 @@ class SimhashRecrawlMiddleware:
         self.crawler = crawler
         self.config = get_config(crawler)
         self.stats = crawler.stats
-        self._admitted: set[str] | None = None  # budgeted keys, computed on first use
         self._passed: set[str] = set()  # keys let through in this crawl
         self._warned = False
         self._ignore_in_signal = _ignore_in_signal()
@@ -97,7 +104,7 @@ class SimhashRecrawlMiddleware:
         return mw
 
     def spider_closed(self, spider: Spider) -> None:
-        """One summary line."""
+        """One summary line; in incremental mode, one more when no known URL was fetched, saying why."""
         if self.stats is None:
             return
         counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
@@ -105,6 +112,30 @@ class SimhashRecrawlMiddleware:
             "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
             counts,
             extra={"spider": spider},
+        )
+        if self.config.incremental and not counts["due"]:
+            why = self._why_nothing_known()
+            if why:
+                logger.info("simhash recrawl: no known URL was due in this crawl: %s", why, extra={"spider": spider})
+
+    def _why_nothing_known(self) -> str | None:
+        """Why a crawl fetched no known URL as due, as its selection found the index (``None``: no
+        selection was made, or the index could not say)."""
+        from scrapy_simhash.commands.reports import iso
+
+        mw = self._page_middleware()
+        selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
+        if selection is None:
+            return None
+        if selection.rows:
+            return f"{len(selection.rows)} were selected and none was fetched (the crawl ended before them)"
+        if selection.next_due is None:
+            return "the index held no known URL (every URL was new)"
+        if self.config.recrawl_budget:
+            return f"every known URL is gone; the next check is due at {iso(selection.next_due)}"
+        return (
+            f"the next is due at {iso(selection.next_due)}; set SIMHASH_RECRAWL_BUDGET (pages per run) to fetch "
+            "the most valuable known URLs at every run, due or not"
         )
 
     # -- the index ---------------------------------------------------------------------------
@@ -143,9 +174,7 @@ class SimhashRecrawlMiddleware:
             return False
         try:
             plan = mw.tracker.plan(key)
-            status = plan.status
-            if status == PLAN_DUE and self.config.recrawl_budget and plan.key not in self._budgeted(mw.tracker):
-                status = "over_budget"
+            status, priority = self._decide(plan, mw)
         except Exception as exc:  # noqa: BLE001 - fail open: the request passes
             mw._store_error(key, exc)
             request.meta[PLAN_META] = [PLAN_NEW, 0.0]
@@ -153,12 +182,12 @@ class SimhashRecrawlMiddleware:
         if status in _DROP and (request.dont_filter or request.meta.get(FORCE_META)):
             status = "forced"
             self._inc(status)
-        request.meta[PLAN_META] = [status, round(plan.priority, 4)]
+        request.meta[PLAN_META] = [status, round(priority, 4)]
         if status not in _DROP:
             self._passed.add(key)
         if status == PLAN_DUE:
             self._inc("due")
-            request.priority += min(round(PRIORITY_SCALE * plan.priority), _MAX_PRIORITY)
+            request.priority += min(round(PRIORITY_SCALE * priority), _MAX_PRIORITY)
         elif status == PLAN_NEW:
             request.priority += self.config.new_priority
         elif status in _DROP:
@@ -171,11 +200,19 @@ class SimhashRecrawlMiddleware:
             return True
         return False
 
-    def _budgeted(self, tracker: ChangeTracker) -> set[str]:
-        """The keys that the budget lets through: the most valuable due ones, chosen once per crawl."""
-        if self._admitted is None:
-            self._admitted = {row.key for row in tracker.due(limit=self.config.recrawl_budget)}
-        return self._admitted
+    def _decide(self, plan: Plan, mw: SimhashSpiderMiddleware) -> tuple[str, float]:
+        """The status and priority of a request planned as ``plan``: a known URL in the crawl's
+        selection (:func:`crawl_selection`) is ``due`` whether or not its due time came; with a
+        budget the others are ``over_budget`` when due, else ``not_due``; without one, a URL that
+        became due since the crawl began is ``due`` too."""
+        if plan.status == PLAN_NEW:
+            return plan.status, plan.priority
+        priority = crawl_selection(mw).get(plan.key)
+        if priority is not None:
+            return PLAN_DUE, priority
+        if not self.config.recrawl_budget:
+            return plan.status, plan.priority
+        return ("over_budget" if plan.status == PLAN_DUE else PLAN_NOT_DUE), 0.0
 
     def request_scheduled(self, request: Request, spider: Spider | None = None) -> None:
         """Plan the request before it is queued: set its priority; drop it if it is not due."""
@@ -250,32 +287,142 @@ def _key(request: Request, url: str | None = None) -> str:
     return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
 
 
+class _Selection:
+    """One crawl's selection: its rows in order, their priorities by key, whether the spider
+    asked for them (:func:`due_requests`), and, when it is empty, the earliest due time in the
+    index then (``None``: none)."""
+
+    def __init__(self, rows: list[DueRow], next_due: float | None = None) -> None:
+        self.rows = rows
+        self.priorities = {row.key: row.priority for row in rows}
+        self.seeded = False
+        self.next_due = next_due
+
+
+#: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
+_SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
+
+
+def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
+    """The crawl's :class:`_Selection`, made on first use: :meth:`ChangeTracker.selection` at the
+    crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted)."""
+    tracker = mw.tracker
+    assert tracker is not None
+    selection = _SELECTIONS.get(tracker)
+    if selection is None:
+        rows: list[DueRow] = []
+        next_due = None
+        try:
+            now = tracker.clock()
+            period = run_period(tracker.index, now, record=True)
+            rows = tracker.selection(now, mw.config.recrawl_budget, period)
+            if not rows:
+                first = tracker.index.records_due(math.inf, limit=1)
+                next_due = first[0][1] if first else None
+        except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
+            mw._store_error("(recrawl selection)", exc)
+        selection = _SELECTIONS[tracker] = _Selection(rows, next_due)
+    return selection
+
+
+#: The aux blob where incremental crawls keep the start times of the last few (JSON).
+RUNS_AUX = "recrawl/runs"
+_RUNS_KEPT = 5
+
+
+def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
+    """The time between incremental crawls into ``index``: the median of the gaps between the
+    last few crawls' start times and ``now`` (one crawl restarted at once does not make it
+    short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
+    raw = index.get_aux(RUNS_AUX)
+    try:
+        starts = [float(t) for t in json.loads(raw)["starts"]] if raw else []
+    except (ValueError, TypeError, KeyError):
+        starts = []  # unreadable: as if there were no crawl before
+    starts = [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
+    if record:
+        index.put_aux(RUNS_AUX, json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode())
+    if not starts:
+        return None
+    times = [*starts, now]
+    return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
+
+
+def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:
+    """The keys of the known URLs this crawl fetches, with their priorities (see
+    :meth:`ChangeTracker.selection`), made once per crawl."""
+    return _selection(mw).priorities
+
+
 # -- seeding the next crawl ------------------------------------------------------------------------
 
 
 def due_requests(
     spider: Spider, *, callback: Callable[..., Any] | None = None, limit: int | None = None
 ) -> list[Request]:
-    """Requests for the URLs due now, most valuable first (at most ``limit``, else
-    `SIMHASH_RECRAWL_BUDGET` when set, else all); ``[]`` outside incremental mode or without an
-    index. Yield them from the spider's ``start`` / ``start_requests``."""
+    """Requests for the known URLs this crawl fetches (its selection: the due URLs, or with
+    `SIMHASH_RECRAWL_BUDGET` the most valuable ones up to it), in that order, at most ``limit``;
+    ``[]`` outside incremental mode or without an index. The spider middleware puts them before
+    the spider's start requests by itself; a spider that yields them from its own ``start`` /
+    ``start_requests`` (for a callback of its own, or another order) gets them instead."""
     crawler = getattr(spider, "crawler", None)
     mw = PAGE_MIDDLEWARES.get(crawler) if crawler is not None else None
     if mw is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
         return []
-    if limit is None:
-        limit = mw.config.recrawl_budget or None
-    try:
-        rows = mw.tracker.due(limit=limit)
-    except Exception as exc:  # noqa: BLE001 - fail open: the crawl starts without its due list
-        mw._store_error("(due list)", exc)
-        return []
+    selection = _selection(mw)
+    selection.seeded = True
+    rows = selection.rows if limit is None else selection.rows[: max(limit, 0)]
     return [Request(row.key, callback=callback) for row in rows if row.key.startswith(("http://", "https://"))]
 
 
+def _start_due(mw: SimhashSpiderMiddleware, spider: Spider | None) -> list[Request]:
+    """The selection's requests that the spider middleware puts first, unless the spider yielded
+    :func:`due_requests` itself: not its ``start_urls`` (its own start requests fetch those)."""
+    if spider is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
+        return []
+    if _selection(mw).seeded:
+        return []
+    own = {canonical_key(url) for url in getattr(spider, "start_urls", ()) or ()}
+    return [request for request in due_requests(spider) if canonical_key(request.url) not in own]
+
+
+def start_with_due(mw: SimhashSpiderMiddleware, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
+    """``start`` (a spider's start requests, Scrapy < 2.13) after the crawl's selected known URLs
+    (:func:`due_requests`), so that any spider refetches them: one whose start page answers 304
+    finds no link to them. The spider's first start request is read first: a spider that yields
+    :func:`due_requests` itself gets them from there, once."""
+    iterator = iter(start)
+    first = next(iterator, _END)
+    yield from _start_due(mw, spider)
+    if first is not _END:
+        yield first
+        yield from iterator
+
+
+async def start_with_due_async(
+    mw: SimhashSpiderMiddleware, start: AsyncIterator[Any], spider: Spider | None
+) -> AsyncIterator[Any]:
+    """:func:`start_with_due` for Scrapy >= 2.13's ``start``."""
+    iterator = start.__aiter__()
+    try:
+        first = await iterator.__anext__()
+    except StopAsyncIteration:
+        first = _END
+    for request in _start_due(mw, spider):
+        yield request
+    if first is not _END:
+        yield first
+        async for obj in iterator:
+            yield obj
+
+
+_END = object()
+
+
 class IncrementalSpiderMixin:
-    """Put first in a spider's bases: its start requests begin with :func:`due_requests`
-    (``start`` on Scrapy >= 2.13, ``start_requests`` before), then the spider's own."""
+    """Optional (any spider gets the selected URLs by itself): put first in a spider's bases, its
+    start requests begin with :func:`due_requests` (``start`` on Scrapy >= 2.13,
+    ``start_requests`` before), then the spider's own."""
 
     _simhash_due_sent = False
 
@@ -313,11 +460,15 @@ def due_report(
     now: float | None = None,
     limit: int | None = None,
 ) -> list[tuple[str, float, float]]:
-    """``(url, due, priority)`` of the URLs due at ``now`` (default: the clock of ``settings``),
-    most valuable first, ranked by the policy of ``settings`` (the project's)."""
+    """``(url, due, priority)`` of the known URLs an incremental crawl at ``now`` (default: the
+    clock of ``settings``) fetches, in its order (:meth:`ChangeTracker.selection`): the due ones,
+    most valuable first, ranked by the policy of ``settings`` (the project's), or with its
+    `SIMHASH_RECRAWL_BUDGET` the most valuable ones up to it, due or not; at most ``limit``."""
     from scrapy.settings import BaseSettings, Settings
 
     if not isinstance(settings, BaseSettings):
         settings = Settings(dict(settings or {}))
     tracker = ChangeTracker(index, policy=load_policy(settings), clock=load_clock(settings))
-    return [(row.key, row.due, row.priority) for row in tracker.due(now, limit=limit)]
+    now = tracker.clock() if now is None else now
+    rows = tracker.selection(now, _get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0), run_period(index, now))
+    return [(row.key, row.due, row.priority) for row in rows[:limit]]

@@ -7,6 +7,7 @@ the decision (near-duplicate lookup, change tracking, record) from
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import time
 import weakref
@@ -174,6 +175,21 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     # -- Scrapy hooks ------------------------------------------------------------------------
 
+    async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """Incremental mode: the crawl's selected known URLs enter the crawl before the spider's
+        start requests, whatever the spider (Scrapy >= 2.13; see
+        :func:`scrapy_simhash.incremental.start_with_due`)."""
+        from scrapy_simhash.incremental import start_with_due_async  # it imports this module
+
+        async for obj in start_with_due_async(self, start, self._spider or getattr(self.crawler, "spider", None)):
+            yield obj
+
+    def process_start_requests(self, start_requests: Iterable[Any], spider: Spider) -> Iterable[Any]:
+        """:meth:`process_start` for Scrapy < 2.13."""
+        from scrapy_simhash.incremental import start_with_due
+
+        yield from start_with_due(self, start_requests, spider)
+
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None
     ) -> Iterable[Any]:
@@ -248,19 +264,36 @@ class SimhashSpiderMiddleware(_IndexComponent):
         if meta.get("dont_simhash"):
             return self._skip(response, "dont_simhash")
         if not isinstance(response, TextResponse) or not _is_text_type(response):
-            return self._skip(response, "non_text")
+            return self._skip(response, "non_text", record=response.status < 300)
         if response.status >= 300:
             return self._skip(response, "http_status")
         if self.config.max_body_size and len(response.body) > self.config.max_body_size:
             return self._skip(response, "too_large")
         if not response.body:
-            return self._skip(response, "empty")
+            return self._skip(response, "empty", record=True)
         return str(meta.get("simhash_key") or canonical_key(response.url))
 
-    def _skip(self, response: Response, reason: str) -> _Outcome:
+    def _skip(self, response: Response, reason: str, *, record: bool = False) -> _Outcome:
+        """Not fingerprinted (``simhash/skipped/<reason>``). ``record``: a response that is no
+        page (non-text, empty) still gets a record from its body hash, so that incremental crawls
+        schedule it like a page (``simhash/body_hash/<verdict>``; never a near-duplicate)."""
         self._inc(f"simhash/skipped/{reason}")
         self._outcomes[response] = _PASS
+        if record and self.tracker is not None:
+            self._record_body(response)
         return _PASS
+
+    def _record_body(self, response: Response) -> None:
+        """:meth:`ChangeTracker.observe_body` of ``response`` (a store error: counted, let through)."""
+        assert self.tracker is not None
+        key = str(_meta(response).get("simhash_key") or canonical_key(response.url))
+        digest = int.from_bytes(hashlib.blake2b(response.body, digest_size=8).digest(), "big")
+        try:
+            verdict = self.tracker.observe_body(key, digest, validators=validators(response))
+        except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
+            self._store_error(key, exc)
+            return
+        self._inc(f"simhash/body_hash/{verdict.verdict}")
 
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
         """The page's fingerprint and its evidence (the one call into the fingerprinting code)."""
@@ -278,7 +311,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         try:
             page = self._fingerprint(response)
         except EmptyTextError:
-            return self._skip(response, "empty")
+            return self._skip(response, "empty", record=True)
         except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
             return self._let_through(response, "Could not fingerprint", exc)
         finally:

@@ -20,8 +20,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+import numpy as np
+
 from scrapy_simhash import _native, defaults, shortcopy
-from scrapy_simhash.schedule import ScheduleColumns, ScheduleState, schedule_dict
+from scrapy_simhash.schedule import (
+    ScheduleColumns,
+    ScheduleState,
+    budget_interval,
+    plan_run,
+    run_priorities,
+    schedule_dict,
+    size_scale,
+)
 from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
@@ -1047,6 +1057,45 @@ class ChangeTracker:
             self.index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
         return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record)
 
+    def observe_body(
+        self,
+        key: str,
+        digest: int,
+        now: float | None = None,
+        *,
+        validators: tuple[str | None, str | None] = (None, None),
+    ) -> Verdict:
+        """Record a fetch of a response that is no page (a PDF, an image, an empty body), so that
+        it is scheduled like one: ``digest`` (a hash of its bytes) is kept as its fingerprint,
+        other bytes than at the last fetch are a change (of unknown size), and the validators
+        are kept for conditional requests. It never enters the near-duplicate index (and leaves
+        it, if the URL held a page before). The verdict is ``new``, ``changed`` or
+        ``unchanged``."""
+        now = self.clock() if now is None else now
+        index = self.index
+        with index.batch():
+            raw = index.get_record(key)
+            record = PageRecord.parse(raw)
+            index.remove(key)
+            if record is None or record.last_fp is None:
+                verdict, changed, new_record = NEW, None, PageRecord.first(digest, now=now)
+                if record is not None:  # an alias or a gone record: back, first seen as it was
+                    new_record = replace(new_record, first_seen=record.first_seen)
+            else:
+                changed = digest != record.last_fp
+                verdict = CHANGED if changed else UNCHANGED
+                new_record = record.updated(
+                    digest, (digest ^ record.last_fp).bit_count(), changed, now=now, history_size=self.history_size
+                )
+            new_record = replace(
+                new_record, etag=validators[0], last_modified=validators[1], gone=False, sketch=None, visible_key=None
+            )
+            if self.policy is not None:
+                next_due, schedule = self._schedule(record, now, changed, None)
+                new_record = replace(new_record, schedule=schedule, next_due=next_due)
+            index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+        return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None)
+
     def gone(self, key: str, now: float | None = None, *, remove: bool = False) -> bool:
         """Record a 404/410 answer for ``key``: its fingerprint leaves the near-duplicate index;
         its record is deleted (``remove``) or kept, marked gone, due again after the policy's
@@ -1107,23 +1156,55 @@ class ChangeTracker:
 
     def due(self, now: float | None = None, limit: int | None = None) -> list[DueRow]:
         """The keys due at ``now`` (their due time has passed), most valuable first (the policy's
-        priority; ties by due time): the ``limit`` first, or all."""
-        now = self.clock() if now is None else now
-        due = self.index.records_due(now, limit=_ALL)
-        rows: list[DueRow] = []
-        for start in range(0, len(due), _CHUNK):
-            chunk = due[start : start + _CHUNK]
-            records = [PageRecord.parse(raw) for raw in self.index.get_records([key for key, _ in chunk])]
-            states = [_state(record) if record is not None else None for record in records]
-            known = [i for i, state in enumerate(states) if state is not None]
-            priorities = [1.0] * len(chunk)
-            if known and self.policy is not None:
-                values = self.policy.priorities(ScheduleColumns.of([states[i] for i in known]), now)  # type: ignore[misc]
-                for i, value in zip(known, values.tolist()):
-                    priorities[i] = max(float(value), 1.0)
-            rows.extend(DueRow(key, when, p) for (key, when), p in zip(chunk, priorities))
-        rows.sort(key=lambda row: (-row.priority, row.due, row.key))
+        priority; ties by due time): the ``limit`` first, or all (:meth:`selection` without a
+        budget)."""
+        rows = self.selection(now)
         return rows if limit is None else rows[: max(limit, 0)]
+
+    def selection(self, now: float | None = None, budget: int = 0, run_period: float | None = None) -> list[DueRow]:
+        """The known URLs a crawl at ``now`` fetches, in the order it fetches them
+        (:func:`~scrapy_simhash.schedule.plan_run` over every record with a due time): with
+        ``budget`` (pages per run) the ``budget`` most valuable, due or not; without, every due
+        one. The change sizes are ranked unit-free (:func:`~scrapy_simhash.schedule.size_scale`).
+        A gone URL, or a record without a readable schedule, is a candidate only once due, at
+        priority 1. A row's priority is the policy's (at least 1 for a due URL); ties go by due
+        time, then key.
+
+        ``run_period`` (seconds since the run before, with a ``budget``): the policy's default
+        interval follows from the budget (:func:`~scrapy_simhash.schedule.budget_interval` of the
+        candidates), for the ranking and, as this tracker's policy from then on, for the due times
+        and probes of the fetches that follow."""
+        now = self.clock() if now is None else now
+        listed = sorted(
+            self.index.records_due(now if budget <= 0 else math.inf, limit=_ALL), key=lambda r: (r[1], r[0])
+        )
+        keys: list[str] = []
+        dues: list[float] = []
+        states: list[ScheduleState | None] = []
+        for start in range(0, len(listed), _CHUNK):
+            chunk = listed[start : start + _CHUNK]
+            for (key, when), raw in zip(chunk, self.index.get_records([key for key, _ in chunk])):
+                record = PageRecord.parse(raw)
+                state = None if record is None or record.gone or self.policy is None else _state(record)
+                if state is None and when > now:
+                    continue
+                keys.append(key)
+                dues.append(when)
+                states.append(state)
+        if budget > 0 and run_period and keys and self.policy is not None:
+            self.policy = self.policy.with_default_interval(budget_interval(len(keys), budget, run_period))
+        priorities = np.ones(len(keys))
+        known = [i for i, state in enumerate(states) if state is not None]
+        if known and self.policy is not None:
+            scale = size_scale(self.policy, np.array([states[i].size for i in known]))  # type: ignore[union-attr]
+            for start in range(0, len(known), _CHUNK):
+                rows = known[start : start + _CHUNK]
+                columns = ScheduleColumns.of([states[i] for i in rows])  # type: ignore[misc]
+                priorities[rows] = run_priorities(self.policy, columns, now, scale)
+        due = np.array(dues) <= now
+        priorities[due] = np.maximum(priorities[due], 1.0)
+        order = plan_run(priorities, due, budget)
+        return [DueRow(keys[i], dues[i], float(priorities[i])) for i in order.tolist()]
 
     def _schedule(
         self, old: PageRecord | None, now: float, changed: bool | None, distance: float | None

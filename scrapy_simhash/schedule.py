@@ -5,7 +5,8 @@ Pure: no Scrapy and no store import. A :class:`ScheduleState` lives in a URL's r
 updates it at every fetch (:meth:`SchedulePolicy.observe`) and ranks URLs
 (:meth:`SchedulePolicy.priority`, or :meth:`SchedulePolicy.priorities` for many at once). A
 priority of 1 or more means *due*; the higher, the more a fetch is worth, so a crawl with a budget
-of ``n`` pages fetches the ``n`` highest priorities (:func:`select`).
+of ``n`` pages fetches the ``n`` highest priorities, due or not (:func:`plan_run`, the crawl's
+selection).
 
 Policies, pluggable by dotted path like Scrapy's ``HTTPCACHE_POLICY``:
 
@@ -20,6 +21,7 @@ Times are Unix seconds, rates are changes per second, change sizes are change di
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import functools
 import math
@@ -39,9 +41,13 @@ __all__ = [
     "ScheduleColumns",
     "SchedulePolicy",
     "ScheduleState",
+    "budget_interval",
     "estimate_rate",
+    "plan_run",
     "refresh_value",
+    "run_priorities",
     "select",
+    "size_scale",
 ]
 
 HOUR = 3600.0
@@ -249,6 +255,62 @@ def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.
     return candidates[np.argsort(-priorities[candidates], kind="stable")]
 
 
+def budget_interval(known: int, budget: int, run_period: float) -> float:
+    """The mean interval at which a budget of ``budget`` pages per run, runs ``run_period``
+    seconds apart, refetches ``known`` URLs: the default interval that follows from the budget.
+    A policy's default interval sets the price of a fetch (:class:`FreshnessPolicy`'s threshold)
+    and its probes; left at one day when the budget refetches a URL every ten, the probes of the
+    pages seen changed would take most of the budget (`benchmarks/recrawl/simulate.py`: 0.64 of
+    the oracle instead of 0.94 at 0.1 fetches per URL per day)."""
+    return known / budget * run_period
+
+
+def size_scale(policy: SchedulePolicy, sizes: np.ndarray) -> float:
+    """The factor that makes the typical change ``sizes`` of the URLs ranked together unit-free:
+    ``reference_size`` over the median of the positive sizes, so that the median changed URL
+    weighs 1 whatever the change measure (bits, ``1 - similarity``); 1 for a policy without size
+    weights or when no URL has changed yet."""
+    reference = getattr(policy, "reference_size", None)
+    positive = sizes[sizes > 0]
+    if reference is None or not len(positive):
+        return 1.0
+    return float(reference / np.median(positive))
+
+
+def run_priorities(policy: SchedulePolicy, columns: ScheduleColumns, now: float, scale: float = 1.0) -> np.ndarray:
+    """``policy.priorities(columns, now)`` with the change sizes multiplied by ``scale``
+    (:func:`size_scale`); ``columns`` is left as it was."""
+    if scale == 1.0:
+        return policy.priorities(columns, now)
+    sizes = columns.size
+    columns.size = sizes * scale
+    try:
+        return policy.priorities(columns, now)
+    finally:
+        columns.size = sizes
+
+
+def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.ndarray:
+    """The known URLs one crawl fetches, as indices of ``priorities``, in the order it fetches them:
+    the one selection of incremental crawls (``SimhashRecrawlMiddleware``), of the ``due`` command
+    and of the simulation (``benchmarks/recrawl/simulate.py``).
+
+    ``budget`` > 0 (`SIMHASH_RECRAWL_BUDGET`, pages per run): the ``budget`` highest priorities,
+    whether or not their due time came (``due``, one bool per URL): fetching the most valuable URLs
+    until the budget runs out is the Lagrange optimum at that budget, whose threshold is simply
+    where the budget runs out; a run that took only the due URLs would leave the rest of its
+    budget unspent whenever fewer are due. Pages per run rather than per day: a run is what a
+    user starts and pays for (its duration, its load on the sites), and per day would make a run
+    after a pause of a week fetch a week's pages at once (the policy's default interval follows
+    from the budget and the time between runs: :func:`budget_interval`).
+    ``budget`` 0: every due URL, highest priority first (the due times decide)."""
+    candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
+    if budget > 0 and budget < len(candidates):
+        top = np.argpartition(-priorities, budget - 1)[:budget]
+        candidates = np.sort(top)  # index order for ties, as without a budget
+    return candidates[np.argsort(-priorities[candidates], kind="stable")]
+
+
 # -- theory (Cho & Garcia-Molina 2003) -------------------------------------------------------------
 
 
@@ -388,6 +450,18 @@ class SchedulePolicy:
         self.max_interval = float(max_interval)
         self.recent = recent
         self.memory = memory
+
+    def with_default_interval(self, default_interval: float) -> SchedulePolicy:
+        """A copy of this policy whose ``default_interval`` (clamped to [``min_interval``,
+        ``max_interval``]) is ``default_interval``, and whatever follows from it (see
+        :func:`budget_interval`)."""
+        policy = copy.copy(self)
+        policy.default_interval = min(max(float(default_interval), self.min_interval), self.max_interval)
+        policy._interval_changed()
+        return policy
+
+    def _interval_changed(self) -> None:
+        """Recompute what a subclass derives from ``default_interval``."""
 
     def observe(
         self, state: ScheduleState | None, fetch_time: float, changed: bool | None, distance: float | None = None
@@ -550,11 +624,11 @@ class FreshnessPolicy(SchedulePolicy):
         self.reference_size = reference_size
         self.size_exponent = size_exponent
         self.uncertainty = uncertainty
-        self.probe_interval = max(self.default_interval / probe_ratio, self.min_interval) if probe_ratio else 0.0
+        self.probe_ratio = probe_ratio
         self.probes = probes
         self.low_rate = 0.1 / self.max_interval
         self.high_rate = 10.0 / self.min_interval
-        self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
+        self._interval_changed()
         self._log_rates, neg_rates = _rate_grid(self.low_rate, self.high_rate, 16)
         self._neg_rates = neg_rates
         self._rates = -neg_rates
@@ -565,6 +639,11 @@ class FreshnessPolicy(SchedulePolicy):
         self._taus_list = self._taus.tolist()
         self._curve = refresh_value(self._rates[:, None], 1.0, self._taus[None, :])
         self._last: tuple[ScheduleState | None, np.ndarray | None] = (None, None)
+
+    def _interval_changed(self) -> None:
+        ratio = self.probe_ratio
+        self.probe_interval = max(self.default_interval / ratio, self.min_interval) if ratio else 0.0
+        self.threshold = self.default_interval * (1.0 - 2.0 / math.e)  # refresh_value(1 / d, 1, d) for d = default
 
     def weight(self, size: Any) -> Any:
         """A URL's weight from its typical change size (``reference_size`` weighs 1)."""

@@ -16,6 +16,7 @@ from conftest import article_html, make_response, run
 from scrapy.settings import Settings
 
 from scrapy_simhash import Fingerprinter, SimhashIndex, hamming
+from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.simhash import Command
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord
 from scrapy_simhash.schedule import FreshnessPolicy
@@ -237,6 +238,29 @@ def test_due_ranks_by_the_recrawl_policy_not_by_due_time(base_settings, capsys):
     rows = [json.loads(x) for x in out_of(capsys, base_settings, "test", "due", "--json").splitlines()]
     assert [r["key"] for r in rows] == expected == [busy, static]
     assert rows[0]["priority"] > rows[1]["priority"]
+
+
+def test_due_with_nothing_due_says_so_with_the_next_due_time(base_settings, capsys):
+    SimhashIndex.open(pages_dir(base_settings)).close()
+    assert out_of(capsys, base_settings, "test", "due") == (
+        "nothing is due: no URL in this index has a due time yet (crawl it first)\n"
+    )
+    now = time.time()
+    index = SimhashIndex.open(pages_dir(base_settings))
+    tracker = ChangeTracker(index, policy=FreshnessPolicy())
+    fp = Fingerprinter()
+    for i, name in enumerate(("harbour", "orchard")):
+        tracker.observe(f"https://x.example/{name}", fp.fingerprint_html(article_html(name)), now=now - 3600 + i)
+    first = min(when for _, when in index.records_due(now + 365 * 86400, limit=10))
+    index.close()
+    assert first > now
+    text = out_of(capsys, base_settings, "test", "due")
+    assert text.startswith("nothing is due at ") and text.count("\n") == 1
+    assert f"the next URL is due at {reports.iso(first)} (https://x.example/harbour)" in text
+    assert out_of(capsys, base_settings, "test", "due", "--json") == ""  # JSON: an empty list of rows
+    # with a budget (pages per run) the crawl's selection is listed, due or not
+    rows = out_of(capsys, {**base_settings, "SIMHASH_RECRAWL_BUDGET": 1}, "test", "due", "--json").splitlines()
+    assert len(rows) == 1 and json.loads(rows[0])["overdue_s"] < 0
 
 
 def test_prune_forgets_old_urls(base_settings, capsys):

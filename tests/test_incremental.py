@@ -1,15 +1,21 @@
 """Incremental crawls, with an injected clock: the schedule kept in each record by ChangeTracker,
-request plans and the due list, and SimhashRecrawlMiddleware (the gate, priorities, the budget,
-conditional requests, gone and moved pages) with the spider helper and the settings."""
+request plans, the crawl's selection (the budget spent due or not, unit-free sizes, the default
+interval that follows from the budget) and the due list, SimhashRecrawlMiddleware (the gate,
+priorities, conditional requests, gone and moved pages, the line saying why no known URL was
+fetched), the selected URLs put before any spider's start requests, records of non-text and empty
+responses, with the spider helper and the settings."""
 
 from __future__ import annotations
 
 import asyncio
 import itertools
 import logging
+import math
 from collections.abc import Callable
+from datetime import datetime, timezone
 from typing import Any
 
+import numpy as np
 import pytest
 from conftest import EN_ARTICLES, SimhashTestSpider, article_html, build_from_crawler, html_page, make_response, run
 from scrapy import Request, Spider
@@ -19,9 +25,18 @@ from scrapy.settings import Settings
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.incremental import _ignore_in_signal
+from scrapy_simhash.incremental import _SELECTIONS, _ignore_in_signal, run_period
 from scrapy_simhash.recrawl import CHANGED, NEW, UNCHANGED, ChangeTracker, PageRecord
-from scrapy_simhash.schedule import DAY, HOUR, FreshnessPolicy, NutchAdaptivePolicy
+from scrapy_simhash.schedule import (
+    DAY,
+    HOUR,
+    FreshnessPolicy,
+    NutchAdaptivePolicy,
+    ScheduleColumns,
+    plan_run,
+    run_priorities,
+    size_scale,
+)
 
 T0 = 1_700_000_000.0
 FAR = [0x0000_0000_0000_0000, 0xFFFF_FFFF_0000_0000, 0x0000_FFFF_FFFF_0000, 0xFFFF_0000_FFFF_FFFF]
@@ -511,3 +526,216 @@ def test_addon_inserts_the_recrawl_middleware_in_incremental_mode():
         Addon().update_settings(settings)
         middlewares = dict(settings["DOWNLOADER_MIDDLEWARES"])
         assert middlewares.get("scrapy_simhash.incremental.SimhashRecrawlMiddleware") == (580 if incremental else None)
+
+
+# -- the crawl's selection, any spider, non-text responses ------------------------------------------
+
+
+def _history(t: ChangeTracker, clock: Clock) -> None:
+    """Three known URLs, none due at ``T0 + 2 DAY + HOUR``: ``hot`` changed at its refetch, the
+    others did not."""
+    for key in ("https://a.example/hot", "https://a.example/cold", "https://a.example/calm"):
+        t.observe(key, FAR[0])
+    clock.now = T0 + 2 * DAY
+    t.observe("https://a.example/hot", FAR[1])
+    t.observe("https://a.example/cold", FAR[0])
+    t.observe("https://a.example/calm", FAR[0])
+    clock.now = T0 + 2 * DAY + HOUR
+
+
+def test_selection_with_a_budget_spends_it_on_the_most_valuable_known_urls_due_or_not():
+    clock = Clock()
+    t = tracker(clock=clock)
+    _history(t, clock)
+    assert t.selection() == [] == t.due()  # nothing due: without a budget the due times decide
+    rows = t.selection(budget=2)
+    assert len(rows) == 2 and rows[0].key == "https://a.example/hot"
+    assert all(row.due > clock.now for row in rows)  # none due, the budget spent all the same
+    assert rows[0].priority > rows[1].priority
+    every = t.selection(budget=10)  # more budget than URLs: every known URL, in priority order
+    assert [row.key for row in every[:2]] == [row.key for row in rows] and len(every) == 3
+    clock.now = T0 + 30 * DAY  # all due: the budget takes the most valuable of them
+    assert [row.key for row in t.selection(budget=1)] == [t.selection()[0].key]
+
+
+def test_selection_ranks_change_sizes_whatever_their_unit():
+    # The same URLs with change sizes in bits and as fractions (1 - similarity): the same order.
+    policy = FreshnessPolicy(default_interval=DAY, min_interval=HOUR, max_interval=30 * DAY)
+    rng = np.random.default_rng(5)
+    states = []
+    for _ in range(40):
+        state, t = policy.observe(None, 0.0, None), 0.0
+        for _ in range(5):
+            t += rng.uniform(0.5, 3) * DAY
+            changed = bool(rng.random() < 0.5)
+            state = policy.observe(state, t, changed, float(rng.uniform(4, 40)) if changed else None)
+        states.append(state)
+    now = max(s.last_fetch for s in states) + DAY / 2
+    orders, unscaled = [], []
+    for unit in (1.0, 1 / 64):
+        columns = ScheduleColumns.of([s.evolve(size=s.size * unit) for s in states])
+        due = columns.next_due <= now
+        scale = size_scale(policy, columns.size)
+        orders.append(plan_run(run_priorities(policy, columns, now, scale), due, 30).tolist())
+        unscaled.append(plan_run(policy.priorities(columns, now), due, 30).tolist())
+    assert orders[0] == orders[1] and len(orders[0]) == 30
+    assert unscaled[0] != unscaled[1]  # the policy's own weights do depend on the unit
+
+
+def test_budget_fetches_selected_urls_before_their_due_time_and_drops_the_others(crawl, clock):
+    mw, gate = crawl(SIMHASH_RECRAWL_BUDGET=2)
+    _history(mw.tracker, clock)
+    selected = [row.key for row in mw.tracker.selection(budget=2)]
+    requests = {
+        url: Request(url) for url in ("https://a.example/hot", "https://a.example/cold", "https://a.example/calm")
+    }
+    for url in selected:
+        schedule(gate, requests[url])
+        assert requests[url].meta["simhash_plan"][0] == "due"
+    (other,) = set(requests) - set(selected)
+    with pytest.raises(IgnoreRequest):
+        schedule(gate, requests[other])
+    assert _stat(mw, "due") == 2 and _stat(mw, "not_due") == 1 and _stat(mw, "over_budget") == 0
+    # the Scrapy priorities keep the selection's order
+    assert requests[selected[0]].priority >= requests[selected[1]].priority
+
+
+class PlainSpider(Spider):
+    name = "test"
+    start_urls = ("https://a.example/calm",)
+
+
+class OwnDueSpider(Spider):
+    """Yields the due requests itself, with a callback of its own."""
+
+    name = "test"
+    start_urls = ("https://a.example/start",)
+
+    def start_requests(self):
+        yield from due_requests(self, callback=self.parse_due)
+        yield Request("https://a.example/start")
+
+    async def start(self):
+        for request in self.start_requests():
+            yield request
+
+    def parse_due(self, response):
+        return []
+
+
+def _start(mw: Any) -> list[Request]:
+    """What the engine gets as start requests: the spider's, through the spider middleware."""
+    spider = mw.crawler.spider
+    if hasattr(mw, "process_start") and hasattr(spider, "start"):
+
+        async def collect() -> list[Any]:
+            return [r async for r in mw.process_start(spider.start())]
+
+        return asyncio.run(collect())
+    return list(mw.process_start_requests(spider.start_requests(), spider))
+
+
+def test_any_spider_gets_the_selected_urls_before_its_own_start_requests(crawl, clock):
+    mw, gate = crawl(PlainSpider, SIMHASH_RECRAWL_BUDGET=3)
+    _history(mw.tracker, clock)
+    selected = [row.key for row in mw.tracker.selection(budget=3)]
+    requests = _start(mw)
+    # the selection in order, but not the start URL twice: the spider's own start request fetches it
+    assert [r.url for r in requests] == [url for url in selected if url != PlainSpider.start_urls[0]] + [
+        PlainSpider.start_urls[0]
+    ]
+    start = requests[-1]
+    assert start.dont_filter
+    schedule(gate, start)
+    assert start.meta["simhash_plan"][0] == "due"  # selected: counted as due, not forced
+    assert [r.url for r in list(mw.process_start_requests(iter(()), mw.crawler.spider))] == []  # once per crawl
+
+
+def test_a_spider_that_yields_due_requests_itself_gets_them_once(crawl, clock):
+    mw, _ = crawl(OwnDueSpider, SIMHASH_RECRAWL_BUDGET=3)
+    _history(mw.tracker, clock)
+    requests = _start(mw)
+    assert [r.url for r in requests] == [row.key for row in mw.tracker.selection(budget=3)] + [
+        "https://a.example/start"
+    ]
+    assert all(r.callback == mw.crawler.spider.parse_due for r in requests[:-1])
+
+
+def test_outside_incremental_mode_no_request_is_added(crawl, clock):
+    mw, _ = crawl(PlainSpider, SIMHASH_INCREMENTAL=False)
+    _history(mw.tracker, clock)
+    clock.now = T0 + 30 * DAY
+    assert [r.url for r in _start(mw)] == list(PlainSpider.start_urls)
+
+
+def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
+    mw, gate = crawl()
+    assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+        gate.spider_closed(mw.crawler.spider)
+    assert "no known URL was due in this crawl: the index held no known URL (every URL was new)" in caplog.text
+    _history(mw.tracker, clock)
+    _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
+    assert due_requests(mw.crawler.spider) == []
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+        gate.spider_closed(mw.crawler.spider)
+    first_due = min(when for _, when in mw.tracker.index.records_due(math.inf, limit=10))
+    assert first_due > clock.now
+    when = datetime.fromtimestamp(first_due, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    assert f"no known URL was due in this crawl: the next is due at {when}; set SIMHASH_RECRAWL_BUDGET" in caplog.text
+
+
+@pytest.mark.parametrize(
+    ("body", "other", "content_type"),
+    [
+        (b"%PDF-1.4\n1 0 obj<<>>endobj\n", b"%PDF-1.4\n1 0 obj<<>>endobj\n%%EOF\n", "application/pdf"),
+        (b"", b"<html><body><p> </p></body></html>", "text/html; charset=utf-8"),  # empty, then no text
+    ],
+)
+def test_non_text_and_empty_responses_get_a_record_and_a_schedule(crawl, clock, body, other, content_type):
+    from scrapy.http import Response
+
+    mw, gate = crawl()
+    url = "https://a.example/file"
+    cls = Response if content_type == "application/pdf" else HtmlResponse
+    headers = {"Content-Type": content_type, "ETag": '"v1"'}
+    run(mw, make_response(url, body, headers=headers, cls=cls))
+    record = PageRecord.parse(mw.index.get_record(url))
+    assert record is not None and record.next_due is not None and record.etag == '"v1"'
+    assert mw.index.get(url) is None and len(mw.index) == 0  # never in the near-duplicate index
+    assert _stat(mw, "body_hash/new") == 1 and _stat(mw, "fingerprinted") == 0
+    clock.now = T0 + HOUR
+    with pytest.raises(IgnoreRequest):  # scheduled like a page: not due an hour later
+        schedule(gate, Request(url))
+    clock.now = record.next_due
+    gate._passed.clear()
+    request = Request(url)
+    schedule(gate, request)
+    assert request.meta["simhash_plan"][0] == "due" and request.headers[b"If-None-Match"] == b'"v1"'
+    run(mw, make_response(url, body, headers=headers, cls=cls))
+    run(mw, make_response(url, other, headers=headers, cls=cls))
+    assert (_stat(mw, "body_hash/unchanged"), _stat(mw, "body_hash/changed")) == (1, 1)
+    record = PageRecord.parse(mw.index.get_record(url))
+    assert record is not None and (record.fetch_count, record.change_count) == (3, 1)
+
+
+def test_with_a_budget_the_default_interval_follows_from_it_and_the_time_between_runs(crawl, clock):
+    mw, _ = crawl(SIMHASH_RECRAWL_BUDGET=2)
+    _history(mw.tracker, clock)  # three known URLs
+    index = mw.tracker.index
+    assert run_period(index, clock.now - 6 * HOUR, record=True) is None  # the first run: none before
+    assert run_period(index, clock.now) == 6 * HOUR  # read only: the last start stays
+    rows = due_requests(mw.crawler.spider)  # the crawl's selection, made now: it records its start
+    assert len(rows) == 2 and run_period(index, clock.now + HOUR) == 3.5 * HOUR  # the median of 6 h and 1 h
+    # 3 known URLs, 2 per run, runs 6 hours apart: each URL every 9 hours
+    assert mw.tracker.policy.default_interval == 3 / 2 * 6 * HOUR
+    assert mw.tracker.policy.probe_interval == 9 * HOUR / 8  # its probes follow (an eighth of it)
+    # a crawl restarted a minute later does not make the period a minute: the median of the gaps
+    run_period(index, clock.now + 7 * HOUR, record=True)
+    assert run_period(index, clock.now + 7 * HOUR + 60) == 6 * HOUR
+    # without a budget the configured interval stays
+    t = tracker(clock=clock)
+    _history(t, clock)
+    t.selection(budget=0, run_period=6 * HOUR)
+    assert t.policy is not None and t.policy.default_interval == DAY

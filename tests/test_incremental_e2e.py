@@ -10,10 +10,17 @@ Pages: ``index`` (the start URL, forced on every run, links to all), ``static`` 
 (rewritten in run 2, gone in run 3), ``added`` (404 in run 1, exists from run 2 on) and ``etag``
 (answers 304 to a matching ``If-None-Match``). Run 2 is two days after run 1, run 3 a day and a
 half after run 2.
+
+The same site with a PDF and an image is crawled by the project's plain ``CrawlSpider``
+(``spiders/plain.py``: no scrapy-simhash code) with `SIMHASH_RECRAWL_BUDGET`: runs 2 and 3 fetch
+exactly the crawl's selection (read from the index before each run) plus the new page, in
+priority order; and, without a budget, a crawl whose start page answers 304 still fetches the
+due URLs.
 """
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from http.server import BaseHTTPRequestHandler
@@ -165,7 +172,7 @@ def test_second_run_fetches_the_due_pages_in_priority_order(runs: Runs) -> None:
     priorities = [p for _, _, p in runs.due[2]]
     assert priorities == sorted(priorities, reverse=True) and min(priorities) >= 1
     fetched = runs.site.fetched(2)
-    assert fetched[: len(due)] == due  # the due list first, in its order
+    _assert_in_priority_order(fetched[: len(due)], runs.due[2], due)  # the due list first
     assert fetched[len(due) :] == ["added"]  # then the new page found on the index page
     assert _stats(runs.stats[2]) == {
         "new": 1,  # added
@@ -178,6 +185,15 @@ def test_second_run_fetches_the_due_pages_in_priority_order(runs: Runs) -> None:
     }
     conditional = [(path, inm, status) for run, path, inm, status in runs.site.log if run == 2 and inm]
     assert conditional == [("/etag.html", '"etag-v1"', 304)]
+
+
+def _assert_in_priority_order(fetched: list[str], rows: list[tuple[str, float, float]], names: list[str]) -> None:
+    """``fetched`` are the selected ``names`` (of ``rows``), each once, in the selection's order,
+    except the spider's start URL, which its own start request fetches: in priority order too."""
+    assert sorted(fetched) == sorted(names)
+    assert [n for n in fetched if n != "index"] == [n for n in names if n != "index"]
+    priority = {name: p for name, (_, _, p) in zip(names, rows)}
+    assert all(priority[a] >= priority[b] for a, b in itertools.pairwise(fetched))
 
 
 def test_third_run_fetches_only_due_pages_in_priority_order_and_finds_the_removed_one_gone(runs: Runs) -> None:
@@ -245,3 +261,169 @@ def test_beside_the_http_cache_a_304_is_answered_from_the_cache(tmp_path: Path) 
         "not_modified": 0,
         "gone": 0,
     }
+
+
+# -- a plain CrawlSpider (no scrapy-simhash code), with a budget --------------------------------------
+
+PLAIN_PAGES = (*PAGES, "doc.pdf", "pic.png")
+PDF = b"%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF\n"
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000") + b"\x1f\x15\xc4\x89" * 4
+BUDGET = 4  # known pages per run (of 8 known in run 2)
+
+
+class AnySite(ChangingSite):
+    """:class:`ChangingSite` with a PDF and an image (static bytes, each with an ETag), and the
+    index page answering 304 to its own ETag when ``index_etag`` is set."""
+
+    index_etag = False
+
+    def _page(self, path: str) -> tuple[int, str, dict[str, str]]:
+        if path == "/index.html":
+            links = "".join(f'<li><a href="/{p if "." in p else p + ".html"}">{p}</a></li>' for p in PLAIN_PAGES)
+            body = _page("Index of the changing site", _text("index"), sidebar=f"<ul>{links}</ul>")
+            return 200, body, {"ETag": '"index-v1"'} if self.index_etag else {}
+        return super()._page(path)
+
+    def _handle(self, req: BaseHTTPRequestHandler) -> None:
+        binary = {"/doc.pdf": (PDF, "application/pdf"), "/pic.png": (PNG, "image/png")}.get(req.path)
+        if binary is None:
+            super()._handle(req)
+            return
+        body, content_type = binary
+        etag = f'"{req.path.strip("/")}-v1"'
+        status = 304 if req.headers.get("If-None-Match") == etag else 200
+        with self._lock:
+            self.log.append((self.run, req.path, req.headers.get("If-None-Match"), status))
+        req.send_response(status)
+        req.send_header("Content-Type", content_type)
+        req.send_header("ETag", etag)
+        data = body if status == 200 else b""
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+    def fetched(self, run: int) -> list[str]:
+        return [path.strip("/").removesuffix(".html") for r, path, _, _ in self.log if r == run]
+
+
+PLAIN_SETTINGS = {**CRAWL_SETTINGS, "SIMHASH_RECRAWL_BUDGET": BUDGET}
+
+
+class PlainRuns:
+    """Three crawls of :class:`AnySite` by the project's plain ``CrawlSpider``, each preceded by
+    the selection (``due_report`` with the budget) that the crawl should follow."""
+
+    def __init__(
+        self,
+        tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch,
+        *,
+        index_etag: bool = False,
+        runs: int = 3,
+        **settings: Any,
+    ) -> None:
+        self.site = AnySite()
+        self.site.index_etag = index_etag
+        self.index_dir = tmp_path / "simhash"
+        self.settings = {"SIMHASH_DIR": str(self.index_dir), **PLAIN_SETTINGS, **settings}
+        self.stats: dict[int, dict[str, Any]] = {}
+        self.selected: dict[int, list[tuple[str, float, float]]] = {}
+        try:
+            for run, now in enumerate(RUN_TIMES[:runs], start=1):
+                self.site.run = run
+                self.selected[run] = self._selection(now) if run > 1 else []
+                monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
+                self.stats[run] = demo.run_crawl(
+                    self.site.url("/index.html"),
+                    items_path=tmp_path / f"items{run}.jsonl",
+                    stats_path=tmp_path / f"stats{run}.json",
+                    settings=self.settings,
+                    spider="plain",
+                    timeout=120,
+                )
+        finally:
+            self.site.stop()
+
+    def _selection(self, now: float) -> list[tuple[str, float, float]]:
+        from scrapy_simhash import SimhashIndex, due_report
+
+        with SimhashIndex.open(self.index_dir / "plain" / "pages") as index:
+            settings = {k: v for k, v in self.settings.items() if k != "SIMHASH_CLOCK"}  # ``now`` instead
+            return due_report(index, Settings(settings), now=now)
+
+    def names(self, run: int) -> list[str]:
+        keys = {
+            canonicalize_url(self.site.url(f"/{n if '.' in n else n + '.html'}")): n for n in ("index", *PLAIN_PAGES)
+        }
+        return [keys[url] for url, _, _ in self.selected[run]]
+
+
+@pytest.fixture(scope="module")
+def plain_runs(tmp_path_factory: pytest.TempPathFactory) -> PlainRuns:
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        return PlainRuns(tmp_path_factory.mktemp("plain"), monkeypatch)
+
+
+#: What a fetch of each page finds in runs 2 and 3 (the stat it counts).
+_FOUND = {
+    2: {"index": "unchanged", "static": "unchanged", "news": "changed", "counter": "unchanged",
+        "removed": "changed", "etag": "not_modified", "doc.pdf": "not_modified", "pic.png": "not_modified"},
+    3: {"index": "unchanged", "static": "unchanged", "news": "changed", "counter": "unchanged",
+        "removed": "gone", "etag": "not_modified", "doc.pdf": "not_modified", "pic.png": "not_modified",
+        "added": "unchanged"},
+}  # fmt: skip
+
+
+def _plain_stats(stats: dict[str, Any]) -> dict[str, int]:
+    names = ("new", "changed", "unchanged", "not_modified", "gone", "due", "forced", "body_hash/new")
+    return {name: int(stats.get(f"simhash/{name}", 0)) for name in names}
+
+
+def test_plain_crawl_spider_first_run_records_every_url_pdf_and_image_included(plain_runs: PlainRuns) -> None:
+    assert sorted(plain_runs.site.fetched(1)) == sorted(["index", *PLAIN_PAGES])
+    stats = _plain_stats(plain_runs.stats[1])
+    assert stats["new"] == 6 and stats["body_hash/new"] == 2  # the pages, then the PDF and the image
+
+
+@pytest.mark.parametrize("run", [2, 3])
+def test_plain_crawl_spider_fetches_exactly_the_selection_in_order_within_the_budget(
+    plain_runs: PlainRuns, run: int
+) -> None:
+    selected = plain_runs.names(run)
+    priorities = [p for _, _, p in plain_runs.selected[run]]
+    assert len(selected) == BUDGET and priorities == sorted(priorities, reverse=True)
+    fetched = plain_runs.site.fetched(run)
+    new = ["added"] if run == 2 else []
+    forced = [] if "index" in selected else ["index"]  # the spider's start URL (dont_filter): always fetched
+    assert sorted(fetched) == sorted([*selected, *forced, *new])  # each once
+    known = [name for name in fetched if name not in new and name not in forced]
+    _assert_in_priority_order(known, plain_runs.selected[run], selected)
+    stats = _plain_stats(plain_runs.stats[run])
+    assert stats["due"] == BUDGET and stats["forced"] == len(forced) and stats["new"] == len(new)
+    found = [_FOUND[run][name] for name in [*selected, *forced]]
+    for name in ("changed", "unchanged", "not_modified", "gone"):
+        assert stats[name] == found.count(name), name
+
+
+def test_plain_crawl_spider_fetches_the_pdf_only_when_selected(plain_runs: PlainRuns) -> None:
+    runs = [run for run in (2, 3) if "doc.pdf" in plain_runs.names(run)]
+    assert runs and len(runs) < 2  # selected in one of the two runs: the test sees both cases
+    for run in (2, 3):
+        assert ("doc.pdf" in plain_runs.site.fetched(run)) == (run in runs)
+    conditional = [(p, inm, s) for r, p, inm, s in plain_runs.site.log if r in runs and p == "/doc.pdf"]
+    assert conditional == [("/doc.pdf", '"doc.pdf-v1"', 304)]
+
+
+def test_a_crawl_whose_start_page_answers_304_still_fetches_the_due_urls(tmp_path: Path) -> None:
+    # No budget: the due times decide. Two days after run 1 every known URL is due; the start page
+    # answers 304 (no links come out of it), and the due URLs are fetched all the same.
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        runs = PlainRuns(tmp_path, monkeypatch, index_etag=True, runs=2, SIMHASH_RECRAWL_BUDGET=0)
+    start = [(p, inm, s) for r, p, inm, s in runs.site.log if r == 2 and p == "/index.html"]
+    assert start == [("/index.html", '"index-v1"', 304)]
+    due = runs.names(2)
+    known = ["index", *(name for name in PLAIN_PAGES if name != "added")]  # "added" was a 404 in run 1
+    assert sorted(due) == sorted(known)  # every known URL is due
+    # all of them fetched, each once, the start page among them; "added" is linked from the start page only
+    assert sorted(runs.site.fetched(2)) == sorted(due)
+    assert _plain_stats(runs.stats[2])["due"] == len(due)

@@ -24,6 +24,7 @@ from scrapy_simhash.schedule import (
     ScheduleColumns,
     SchedulePolicy,
     ScheduleState,
+    budget_interval,
     estimate_rate,
     refresh_value,
     select,
@@ -311,6 +312,12 @@ def test_simulation_spends_the_same_budget_on_every_policy():
     assert {r["fetches"] for r in results.values()} == {int(0.37 * 300 * 20)}
     assert results["oracle"]["freshness"] >= results["fixed interval"]["freshness"]
     assert all(0 < r["freshness"] < 1 and 0 <= r["unchanged_fetches"] <= 1 for r in results.values())
+    # The second world: URLs born and removed; every policy spends what the budget allows, all of it.
+    mixed = simulate.MixedWorld(300, 40, seed=2)
+    assert 0 < mixed.born.max() < 40 and mixed.died.min() < 40
+    runs = {name: simulate.run(mixed, name, 0.37) for name in ("fixed interval", "ours", "oracle")}
+    assert len({r["fetches"] for r in runs.values()}) == 1
+    assert all(r["spent"] == pytest.approx(1.0, abs=0.01) and 0 < r["freshness_30_90"] < 1 for r in runs.values())
 
 
 def brute_posterior(
@@ -494,3 +501,15 @@ def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
             if rng.random() < 0.3:  # as read back from a record
                 state = ref = ScheduleState.from_dict(state.to_dict())
             now += rng.choice((0.0, rng.uniform(1, 5 * DAY), round(rng.uniform(HOUR, DAY), 3)))
+
+
+def test_a_policy_with_another_default_interval_is_that_policy_built_with_it():
+    base = FreshnessPolicy(min_interval=HOUR, max_interval=30 * DAY)
+    derived = base.with_default_interval(10 * DAY)
+    built = FreshnessPolicy(default_interval=10 * DAY, min_interval=HOUR, max_interval=30 * DAY)
+    assert (derived.threshold, derived.probe_interval) == (built.threshold, built.probe_interval)
+    assert base.default_interval == DAY and base.probe_interval == DAY / 8  # unchanged
+    state = built.observe(built.observe(None, 0.0, None), 3 * DAY, True, 12)
+    assert derived.observe(derived.observe(None, 0.0, None), 3 * DAY, True, 12) == state
+    assert base.with_default_interval(365 * DAY).default_interval == 30 * DAY  # clamped
+    assert budget_interval(10_000, 42, HOUR) == pytest.approx(10_000 / 42 * HOUR)

@@ -9,10 +9,13 @@ SPIDER_MIDDLEWARES = {"scrapy_simhash.SimhashSpiderMiddleware": 950}
 SIMHASH_ENABLED = True
 SIMHASH_ITEM_FIELD = "simhash"  # optional: write the fingerprint, verdict and distance into each item
 # Or, instead of the SPIDER_MIDDLEWARES line: ADDONS = {"scrapy_simhash.Addon": 0}
-# Incremental crawls (-s SIMHASH_INCREMENTAL=True, or demo.py --incremental): the downloader
-# middleware drops requests to known URLs that are not due, ranks the due ones, and sends
-# If-None-Match / If-Modified-Since. The spider starts from due_requests() (spiders/site.py).
+# Incremental crawls (-s SIMHASH_INCREMENTAL=True, or demo.py --incremental): the known URLs due
+# for a recrawl enter the crawl by themselves, most valuable first; the downloader middleware drops
+# requests to known URLs that are not due and sends If-None-Match / If-Modified-Since.
 DOWNLOADER_MIDDLEWARES = {"scrapy_simhash.SimhashRecrawlMiddleware": 580}
+# The demo's clock: the real time, SIMHASH_DEMO_DAYS days ahead (environment), so that the steps
+# of the README can show crawls days apart at once (the crawls and `scrapy simhash site due` alike).
+SIMHASH_CLOCK = "demo_site_crawler.clock.now"
 # The index lives in .scrapy/simhash/<spider name> (SIMHASH_DIR, through data_path): it is kept
 # between runs, so that the next crawl is incremental; SIMHASH_RESET = True starts from scratch.
 # -------------------------------------------------------------------------------------------------

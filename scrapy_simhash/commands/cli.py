@@ -163,7 +163,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("--file", help="an HTML file to fingerprint")
     p.add_argument("--url", help="a URL: its fingerprint in the index (with the copies dropped as its duplicates)")
     p.add_argument("-k", "--max-distance", type=int, default=None, help="largest distance (default: the index's)")
-    cmd("due", "URLs due for a recrawl now, most valuable first (the recrawl policy's priority)").add_argument(
+    cmd("due", "the known URLs an incremental crawl now fetches again, in its order (due, or the budget)").add_argument(
         "--limit", type=int, default=100, help="at most this many (default 100)"
     )
     cmd("export", "JSON lines: every URL with a fingerprint or a record", json_flag=False)
@@ -332,6 +332,17 @@ def _report(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Te
     out.write(f"wrote {path}\n")
 
 
+def _due(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextIO) -> None:
+    """The crawl's selection (with `SIMHASH_RECRAWL_BUDGET`), or, when it is empty, one line
+    saying so with the next due time (text output only: JSON lists nothing)."""
+    config = target.config
+    now = config.clock()
+    rows = reports.due(index, now, ns.limit, config.policy, config.recrawl_budget)
+    print_rows(rows, out, ns.json)
+    if not rows and not ns.json:
+        out.write(reports.nothing_due(index, now))
+
+
 def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     """Run the parsed subcommand ``ns`` on ``target``, printing to ``out``."""
     command = ns.command
@@ -352,9 +363,7 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
         "show": lambda index: print_data(reports.show(index, ns.url, threshold), out, ns.json),
         "dropped": lambda index: print_rows(reports.dropped(index, ns.of), out, ns.json),
         "near": lambda index: _near(target, ns, index, out),
-        "due": lambda index: print_rows(
-            reports.due(index, target.config.clock(), ns.limit, target.config.policy), out, ns.json
-        ),
+        "due": lambda index: _due(target, ns, index, out),
         "export": lambda index: print_rows(reports.export(index), out, True),
         "prune": lambda index: print_data(reports.prune(index, reports.parse_duration(ns.older_than)), out, ns.json),
         "remove": lambda index: print_data(reports.remove(index, ns.url), out, ns.json),

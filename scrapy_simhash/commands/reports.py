@@ -6,6 +6,7 @@ Shared by ``scrapy simhash`` (``commands/simhash.py``) and the ``scrapy-simhash`
 
 from __future__ import annotations
 
+import math
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -246,14 +247,21 @@ def stored_fp(index: SimhashIndex, value: str) -> tuple[str, int]:
 
 
 def due(
-    index: SimhashIndex, now: float | None = None, limit: int = 100, policy: SchedulePolicy | None = None
+    index: SimhashIndex,
+    now: float | None = None,
+    limit: int = 100,
+    policy: SchedulePolicy | None = None,
+    budget: int = 0,
 ) -> list[dict[str, Any]]:
-    """URLs due for a recrawl at ``now``, most valuable first (the recrawl ``policy``'s priority,
-    as an incremental crawl fetches them; default: the default policy): due time, seconds overdue,
-    priority, fetches, changes."""
+    """The known URLs an incremental crawl at ``now`` fetches, in its order (the crawl's own
+    selection, :meth:`ChangeTracker.selection`: the due ones by the recrawl ``policy``'s priority,
+    or with ``budget`` the most valuable ones up to it, due or not; default: the default policy):
+    due time, seconds overdue (negative: not due yet), priority, fetches, changes."""
+    from scrapy_simhash.incremental import run_period
+
     now = time.time() if now is None else now
     tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())
-    rows = tracker.due(now, limit=limit)
+    rows = tracker.selection(now, budget, run_period(index, now))[: max(limit, 0)]
     records = index.get_records([row.key for row in rows])
     out = []
     for row, raw in zip(rows, records):
@@ -269,6 +277,15 @@ def due(
             }
         )
     return out
+
+
+def nothing_due(index: SimhashIndex, now: float) -> str:
+    """What ``due`` says when no URL is due at ``now``: when the next one is."""
+    first = index.records_due(math.inf, limit=1)
+    if not first:
+        return "nothing is due: no URL in this index has a due time yet (crawl it first)\n"
+    key, when = first[0]
+    return f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key})\n"
 
 
 def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:

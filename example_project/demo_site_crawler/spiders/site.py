@@ -10,8 +10,6 @@ from urllib.parse import urlsplit
 import scrapy
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash import due_requests
-
 
 class SiteSpider(scrapy.Spider):
     """Crawls the demo site from ``start_url`` (``-a start_url=http://127.0.0.1:PORT/index.html``).
@@ -37,9 +35,8 @@ class SiteSpider(scrapy.Spider):
             yield request
 
     def start_requests(self) -> Iterator[Any]:  # Scrapy < 2.13 calls this one directly
-        # Incremental crawls (SIMHASH_INCREMENTAL = True): the URLs due for a recrawl first, most
-        # valuable first; nothing otherwise.
-        yield from due_requests(self, callback=self.parse)
+        # Incremental crawls need nothing here: the known URLs due for a recrawl are put first by
+        # scrapy-simhash's spider middleware.
         # dont_filter=False: the index page links to itself, and must not be fetched twice.
         # simhash_force: fetched on every run even when not due, to find new pages.
         for url in self.start_urls:
