@@ -127,8 +127,8 @@ def riverside_review(art: dict[str, Any], *, date: str) -> str:
 <title>{E(art["title"])} | The Riverside Review</title>
 </head>
 <body class="rr">
-<div id="top-bar">Riverside Review &middot; Independent local journalism for the river valley &middot;
-  <a href="/index.html">Subscribe</a></div>
+<header id="top-bar">Riverside Review &middot; Independent local journalism for the river valley &middot;
+  <a href="/index.html">Subscribe</a></header>
 <div id="nav-wrap"><ul id="menu">
   <li><a href="/index.html">Front page</a></li><li><a href="/index.html">Valley</a></li>
   <li><a href="/index.html">Business</a></li><li><a href="/index.html">Farming</a></li>
@@ -141,13 +141,13 @@ def riverside_review(art: dict[str, Any], *, date: str) -> str:
 {_paras(art)}
     <p class="credit">This story first appeared in Harbor Daily and is republished with permission.</p>
   </div>
-  <div id="rail">
+  <aside id="rail">
     <h3>Valley weather</h3>
     <p>Showers clearing by noon, highs of fourteen degrees. Frost possible in the upper valley overnight.</p>
     <h3>Upcoming events</h3>
     <ul><li>Farmers' market, Saturday</li><li>Choir concert at St Anne's, Sunday</li>
     <li>Valley history society talk, Tuesday</li></ul>
-  </div>
+  </aside>
 </div>
 <div id="bottom">&copy; The Riverside Review. Printed and published in the river valley.
   <a href="/index.html">Terms</a> | <a href="/index.html">Corrections</a></div>
