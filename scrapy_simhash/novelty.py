@@ -14,18 +14,19 @@ commit, a build id) as ``#`` and every number as ``0`` (digits right after a Lat
 of a name: ``u64``, ``h1``). So a changed date, counter or hash adds nothing.
 
 **What a page adds**, in characters: the characters of its own text that lie in runs the kept
-page's own text lacks (runs of character 8-grams that the kept page does not have). Counting new
-8-grams alone would count about 7 for every seam of an edit (a typo fixed in ten places would
-"add" 80 characters); so each position of the text is looked at twice: its 8-gram, and the
-16-gram that starts there. An inserted run of ``n`` characters has ``n + 7`` new 8-grams and
-``n + 15`` new 16-grams, a deletion 7 and 15: ``new8 - 7/8 (new16 - new8)`` is ``n``, or 0.
+page's own text lacks (runs of character 12-grams, :data:`GRAM`, that the kept page does not have:
+long enough that two texts rarely share one by chance, short enough to see a changed word). Counting
+new grams alone would count about 11 for every seam of an edit (a typo fixed in ten places would
+"add" 120 characters); so each position of the text is looked at twice: its gram, and the double
+gram (24 characters) that starts there. An inserted run of ``n`` characters has ``n + 11`` new grams
+and ``n + 23`` new double grams, a deletion 11 and 23: ``new - 11/12 (new2 - new)`` is ``n``, or 0.
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the normalised own text itself,
 compressed, when that takes at most :data:`TEXT_BYTES` (own texts up to about 150,000 characters
 of English), and the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
-most): the positions whose 8-gram hash is among the page's smallest (the anchors, at most
-:data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its 8-gram's hash and one byte of the
-16-gram's. A new page is then compared at its positions whose 8-gram hash falls in the same range,
+most): the positions whose gram hash is among the page's smallest (the anchors, at most
+:data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's hash and one byte of the
+double gram's. A new page is then compared at its positions whose gram hash falls in the same range,
 and the count is scaled by the share of the hash space that the range covers
 (:meth:`OwnText.added`): an estimate whose error grows with the number of edits and the length
 of the page (on 40,000-character texts, within about half of the truth).
@@ -49,8 +50,8 @@ if TYPE_CHECKING:
 
 __all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "OwnText", "normalize"]
 
-#: Characters per gram (and twice that for the seam test).
-GRAM = 8
+#: Characters per gram (and twice that for the seam test, the double gram).
+GRAM = 12
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
 _SAMPLED, _TEXT = 2, 3
@@ -126,7 +127,7 @@ class OwnText:
         self._h8 = self._h16 = None  # made when first compared (most pages never are)
 
     def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
-        """Each position's 8-gram hash, and its 16-gram's (the text's end padded with zeros)."""
+        """Each position's gram hash, and its double gram's (the text's end padded with zeros)."""
         h8, h16 = self._h8, self._h16
         if h8 is None or h16 is None:
             norm = self.text
@@ -134,7 +135,7 @@ class OwnText:
                 h8 = h16 = np.empty(0, dtype=np.uint64)
             else:
                 # Polynomial hashes of the grams (wrapping 64-bit arithmetic), one pass a character;
-                # a 16-gram's is its two halves', combined; then splitmix64's finaliser.
+                # a double gram's is its two halves', combined; then splitmix64's finaliser.
                 cps = np.frombuffer(norm.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).astype(np.uint64)
                 n = max(len(cps) - GRAM + 1, 1)
                 m = n + GRAM
@@ -150,16 +151,16 @@ class OwnText:
 
     def sketch(self) -> bytes:
         """The sketch kept in the page's record (see the module's docstring): 3 and the own text,
-        compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest 8-gram hash
-        it covers (``uint32``), the low 16 bits of each anchor's 8-gram hash (``uint16``) and its
-        16-gram byte, in ascending order of the codes."""
+        compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest gram hash it
+        covers (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double
+        gram's byte, in ascending order of the codes."""
         packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
         if len(packed) <= TEXT_BYTES:
             return _TEXT_BYTE + packed
         h8, h16 = self._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
-        if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest 8-gram hashes, whole groups only
+        if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest gram hashes, whole groups only
             codes = codes[: np.searchsorted(codes, (codes[SKETCH_ANCHORS] >> _S8) << _S8)]
         return b"".join(
             (
@@ -172,7 +173,7 @@ class OwnText:
     def added(self, kept: bytes) -> float:
         """Characters of this text in runs that the page whose sketch is ``kept`` lacks: exact
         when ``kept`` holds that page's text, else estimated from the positions in its anchors'
-        range (an 8-gram is matched there by 16 bits of its hash: a chance match hides about
+        range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
         if kind == _TEXT_BYTE:
@@ -196,7 +197,7 @@ class OwnText:
         return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes)
 
     def added_runs(self, kept: bytes, least: int = GRAM) -> list[str] | None:
-        """The runs of this (normalised) text, of ``least`` characters or more, that no 8-gram of
+        """The runs of this (normalised) text, of ``least`` characters or more, that no gram of
         the page whose sketch is ``kept`` covers: what it adds, to show a person; ``None`` when
         ``kept`` is a sample (its text is not known)."""
         if kept[:1] != _TEXT_BYTE:
@@ -218,8 +219,8 @@ class OwnText:
 
 
 def _seams_out(new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray) -> float:
-    """``n8 - 7/8 (n16 - n8)``: of the positions ``new8`` / ``new16`` (their 8- and 16-grams), ``n8``
-    have an 8-gram not in ``old8``, ``n16`` a 16-gram not in ``old16`` (at least 0)."""
+    """``n - 11/12 (n2 - n)``: of the positions ``new8`` / ``new16`` (their grams and double grams),
+    ``n`` have a gram not in ``old8``, ``n2`` a double gram not in ``old16`` (at least 0)."""
     n8 = len(new8) - np.count_nonzero(_member(np.sort(new8), old8))
     n16 = len(new16) - np.count_nonzero(_member(np.sort(new16), old16))
     return max(0.0, float(n8 - (GRAM - 1) / GRAM * (n16 - n8)))

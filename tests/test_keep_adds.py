@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 _VOCAB_RNG = random.Random(2026)
-#: Pseudo-words: texts made of them share no 8-gram by chance, as different real texts rarely do.
+#: Pseudo-words: texts made of them share no gram by chance, as different real texts rarely do.
 WORDS = [
     "".join(_VOCAB_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_VOCAB_RNG.randint(3, 9)))
     for _ in range(5000)
@@ -45,8 +45,8 @@ def sentence(rng: random.Random, words: int = 14) -> str:
 
 def brute_added(kept: str, new: str) -> float:
     """``OwnText.added``'s quantity by brute force: over every position of ``new``'s normalised
-    text, ``new8 - 7/8 (new16 - new8)`` (the gram and the 16-gram that start there, ``new``'s end
-    padded as OwnText pads it) against every 8- and 16-gram of ``kept``'s."""
+    text, ``new - 11/12 (new2 - new)`` (the gram and the double gram that start there, ``new``'s
+    end padded as OwnText pads it) against every gram and double gram of ``kept``'s."""
     a, b = normalize(kept), normalize(new)
     pad = "\0" * (2 * GRAM)
     a8 = {a[i : i + GRAM].ljust(GRAM, "\0") for i in range(max(len(a) - GRAM + 1, 1))}
