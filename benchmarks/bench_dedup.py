@@ -12,7 +12,8 @@ lines are shuffled. A correct run drops, from every group, all lines but the fir
 Methods, each in a fresh process (its peak RSS is its own; the pool workers' peak is given apart):
 
 - ``ours``: ``scrapy_simhash.commands.dedup.dedup`` (the ``dedup`` subcommand: defaults, 64 bits,
-  k = 3), with ``--workers`` processes and with 1.
+  k = 3, keep-adds 100), with ``--workers`` processes and with 1; and with ``--keep-adds 0``
+  (resemblance alone), one process.
 - ``simhash``: ``jieba.lcut`` + ``simhash.Simhash`` (64 bits) + ``simhash.SimhashIndex`` (k = 3):
   drop a line when ``get_near_dups`` finds a kept one, else ``add`` it.
 - ``minhash``: ``jieba.lcut`` word sets, datasketch ``MinHash`` (128 permutations,
@@ -102,12 +103,12 @@ def _texts(path: Path) -> list[str]:
         return [json.loads(line)["text"] for line in f]
 
 
-def run_ours(path: Path, workers: int) -> list[tuple[int, int]]:
+def run_ours(path: Path, workers: int, keep_adds: int = 100) -> list[tuple[int, int]]:
     from scrapy_simhash.commands.dedup import dedup
 
-    report = path.with_suffix(f".ours{workers}")
+    report = path.with_suffix(f".ours{workers}-{keep_adds}")
     with path.open("rb") as src, open("/dev/null", "wb") as kept, report.open("wb") as rep:
-        dedup(src, kept, rep, ("text",), {"bits": 64}, max_distance=3, workers=workers)
+        dedup(src, kept, rep, ("text",), {"bits": 64}, max_distance=3, keep_adds=keep_adds, workers=workers)
     return [(row["line"], row["kept_line"]) for row in map(json.loads, report.read_text().splitlines())]
 
 
@@ -155,6 +156,8 @@ def child(method: str, path: Path, workers: int) -> None:
     start = time.perf_counter()
     if method == "ours":
         drops = run_ours(path, workers)
+    elif method == "ours0":
+        drops = run_ours(path, workers, keep_adds=0)
     elif method == "simhash":
         drops = run_simhash(path)
     else:
@@ -195,9 +198,10 @@ def main() -> None:
             f"{'method':<34}{'lines/s':>9}{'seconds':>9}{'peak RSS':>10}{'workers':>9}{'dropped':>9}{'precision':>10}{'recall':>8}"
         )
         rates = {}
-        runs = [("ours", args.workers), ("ours", 1), ("simhash", 1), ("minhash", 1)]
+        runs = [("ours", args.workers), ("ours", 1), ("ours0", 1), ("simhash", 1), ("minhash", 1)]
         labels = {
             "ours": "scrapy-simhash dedup, {w} process(es)",
+            "ours0": "the same, --keep-adds 0, {w}",
             "simhash": "jieba + simhash + SimhashIndex",
             "minhash": "jieba + datasketch MinHashLSH",
         }
@@ -208,7 +212,7 @@ def main() -> None:
             precision, recall = score(groups, [tuple(d) for d in out["drops"]])
             label = labels[method].format(w=workers)
             rates[label] = n / out["seconds"]
-            workers_rss = f"{out['worker_rss_mb']:.0f} MB" if method == "ours" and workers > 1 else "-"
+            workers_rss = f"{out['worker_rss_mb']:.0f} MB" if method.startswith("ours") and workers > 1 else "-"
             print(
                 f"{label:<34}{rates[label]:>9,.0f}{out['seconds']:>9.1f}{out['rss_mb']:>7.0f} MB{workers_rss:>9}"
                 f"{len(out['drops']):>9,}{precision:>10.4f}{recall:>8.4f}"
