@@ -19,8 +19,9 @@ Methods, each in a fresh process (its peak RSS is its own; the pool workers' pea
 - ``minhash``: ``jieba.lcut`` word sets, datasketch ``MinHash`` (128 permutations,
   ``update_batch``) + ``MinHashLSH`` (threshold 0.8): drop when ``query`` finds a kept one.
 
-Printed: lines/s, peak RSS, dropped lines, precision (dropped lines whose matched line is of the
-same group) and recall (correct drops / lines that should go).
+Printed: lines/s (wall clock), lines per CPU second (the process and its pool's workers: what
+other jobs on a shared machine do not change), peak RSS, dropped lines, precision (dropped lines
+whose matched line is of the same group) and recall (correct drops / lines that should go).
 """
 
 from __future__ import annotations
@@ -152,8 +153,16 @@ def run_minhash(path: Path) -> list[tuple[int, int]]:
     return drops
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (the pool's workers)."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+
+
 def child(method: str, path: Path, workers: int) -> None:
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu()
     if method == "ours":
         drops = run_ours(path, workers)
     elif method == "ours0":
@@ -162,10 +171,10 @@ def child(method: str, path: Path, workers: int) -> None:
         drops = run_simhash(path)
     else:
         drops = run_minhash(path)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu() - start_cpu
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "rss_mb": own, "worker_rss_mb": kids, "drops": drops}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_mb": own, "worker_rss_mb": kids, "drops": drops}))
 
 
 def score(groups: list[int], drops: list[tuple[int, int]]) -> tuple[float, float]:
@@ -195,9 +204,10 @@ def main() -> None:
             f"corpus: {n:,} lines, {path.stat().st_size / 1e6:.1f} MB, {len(set(groups)):,} groups, {should:,} lines to drop"
         )
         print(
-            f"{'method':<34}{'lines/s':>9}{'seconds':>9}{'peak RSS':>10}{'workers':>9}{'dropped':>9}{'precision':>10}{'recall':>8}"
+            f"{'method':<34}{'lines/s':>9}{'/CPU s':>8}{'seconds':>9}{'peak RSS':>10}{'workers':>9}{'dropped':>9}"
+            f"{'precision':>10}{'recall':>8}"
         )
-        rates = {}
+        rates, cpu_rates = {}, {}
         runs = [("ours", args.workers), ("ours", 1), ("ours0", 1), ("simhash", 1), ("minhash", 1)]
         labels = {
             "ours": "scrapy-simhash dedup, {w} process(es)",
@@ -212,14 +222,19 @@ def main() -> None:
             precision, recall = score(groups, [tuple(d) for d in out["drops"]])
             label = labels[method].format(w=workers)
             rates[label] = n / out["seconds"]
+            cpu_rates[label] = n / out["cpu"]
             workers_rss = f"{out['worker_rss_mb']:.0f} MB" if method.startswith("ours") and workers > 1 else "-"
             print(
-                f"{label:<34}{rates[label]:>9,.0f}{out['seconds']:>9.1f}{out['rss_mb']:>7.0f} MB{workers_rss:>9}"
+                f"{label:<34}{rates[label]:>9,.0f}{cpu_rates[label]:>8,.0f}{out['seconds']:>9.1f}{out['rss_mb']:>7.0f} MB{workers_rss:>9}"
                 f"{len(out['drops']):>9,}{precision:>10.4f}{recall:>8.4f}"
             )
         ours = rates[labels["ours"].format(w=1)]
+        ours_cpu = cpu_rates[labels["ours"].format(w=1)]
         for label in (labels["simhash"], labels["minhash"]):
-            print(f"speed, one process each: ours / {label}: {ours / rates[label]:.2f}x")
+            print(
+                f"speed, one process each: ours / {label}: {ours / rates[label]:.2f}x "
+                f"(per CPU second: {ours_cpu / cpu_rates[label]:.2f}x)"
+            )
 
 
 if __name__ == "__main__":

@@ -305,7 +305,7 @@ class KeptLines:
             stored = None if new is None or not threshold else self._texts.get(kept)
             if new is None or stored is None:
                 return Copy(kept, distance)  # nothing to measure: resemblance decides
-            adds = new.own.added(OwnText([stored[1]]).sketch())
+            adds = 0.0 if stored[1] == text else new.own.added(OwnText([stored[1]]).sketch())
             if adds < threshold:
                 return Copy(kept, distance, adds)
             resembled = True
@@ -316,8 +316,8 @@ class KeptLines:
             kept_fp, kept_text = stored
             other = OwnText([kept_text])
             adds = new.own.added(other.sketch())
-            lacks = other.added(new.sketch)
-            if (adds + lacks) > (1 - RESEMBLANCE) * (new.own.chars + other.chars):
+            differ = (1 - RESEMBLANCE) * (new.own.chars + other.chars)  # at most, to resemble
+            if adds > differ or adds + other.added(new.sketch) > differ:
                 continue  # they share too little to resemble
             if adds < threshold or not threshold:
                 return Copy(kept, (fp ^ kept_fp).bit_count(), adds)
@@ -441,6 +441,12 @@ def fingerprint_lines(
         executor.shutdown(wait=True, cancel_futures=True)
 
 
+def _report_row(line: int, copy: Copy) -> bytes:
+    adds = None if copy.adds is None else round(copy.adds, 1)
+    row = {"line": line, "kept_line": copy.line, "distance": copy.distance, "cluster": copy.line, "adds": adds}
+    return json.dumps(row).encode() + b"\n"
+
+
 def dedup(
     source: BinaryIO,
     kept_out: BinaryIO,
@@ -474,10 +480,7 @@ def dedup(
                     copy = kept_lines.check_and_add(number, *features)
                     if copy is not None:
                         result.dropped += 1
-                        adds = None if copy.adds is None else round(copy.adds, 1)
-                        row = {"line": number, "kept_line": copy.line, "distance": copy.distance}
-                        row.update(cluster=copy.line, adds=adds)
-                        report.append(json.dumps(row).encode() + b"\n")
+                        report.append(_report_row(number, copy))
                         continue
                 result.kept += 1
                 kept.append(line if line.endswith(b"\n") else line + b"\n")
