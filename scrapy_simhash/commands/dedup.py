@@ -34,7 +34,7 @@ import os
 import tempfile
 import unicodedata
 from array import array
-from collections import Counter, deque
+from collections import Counter, OrderedDict, deque
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
@@ -61,6 +61,10 @@ SHORT_CHARS = 1000
 #: LSH to resemble a kept line (copies in ``benchmarks/bench_dedup.py``'s corpus: 0.913 or more
 #: for 99%; lines of different documents that share a sentence: 0.75 or less for 99%).
 RESEMBLANCE = 0.8
+
+#: Characters of the kept lines' measured texts remembered (their OwnText: about 20 bytes a
+#: character), so that a cluster's copies are measured against one kept line once.
+MEASURED_CHARS = 1 << 20
 
 _GRAM, _BANDS, _ROWS = 5, 8, 4
 
@@ -143,11 +147,9 @@ def lsh_bands(text: str) -> tuple[int, ...] | None:
     for j in range(1, _GRAM):
         h = (h + cps[j : j + n]) * _C1  # wrapping uint64 arithmetic
     grams = ((h ^ (h >> _S31)) >> _S32).astype(np.uint32)
-    rows = (_MUL * grams + _ADD).min(axis=1).astype(np.uint64).reshape(_BANDS, _ROWS)
-    keys = rows[:, 0]
-    for j in range(1, _ROWS):
-        keys = keys * _C1 + rows[:, j]
-    return tuple((keys ^ _BAND_SALT).tolist())
+    # the 32-bit minima, two to a 64-bit word, _ROWS // 2 words to a band
+    words = (_MUL * grams + _ADD).min(axis=1).view(np.uint64).reshape(_BANDS, _ROWS // 2)
+    return tuple((words[:, 0] * _C1 ^ words[:, 1] ^ _BAND_SALT).tolist())
 
 
 # -- the kept lines --------------------------------------------------------------------------------
@@ -194,18 +196,32 @@ class _KeptTexts:
             self._file.close()
 
 
-class _NewText:
-    """A line's own text, measured when a kept line is a candidate (lazily: most lines have none)."""
+class _Text:
+    """A line's own text as the containment check measures it: its :class:`OwnText` and sketch,
+    each made when first needed (most lines are never measured)."""
+
+    __slots__ = ("_own", "_sketch", "text")
 
     def __init__(self, text: str) -> None:
-        self.own = OwnText([text])
+        self.text = text
+        self._own: OwnText | None = None
         self._sketch: bytes | None = None
+
+    @property
+    def own(self) -> OwnText:
+        if self._own is None:
+            self._own = OwnText([self.text])
+        return self._own
 
     @property
     def sketch(self) -> bytes:
         if self._sketch is None:
             self._sketch = self.own.sketch()
         return self._sketch
+
+    @property
+    def measured(self) -> bool:
+        return self._own is not None
 
 
 class KeptLines:
@@ -234,6 +250,8 @@ class KeptLines:
         self._first: dict[int, int] = {}  # fingerprint -> the kept line that has it
         self._bands: dict[int, int | list[int]] = {}  # LSH band key -> the kept short lines
         self._texts = _KeptTexts(bits)
+        self._measured: OrderedDict[int, tuple[int, _Text]] = OrderedDict()  # see _kept
+        self._measured_chars = 0
 
     def __len__(self) -> int:
         return len(self._first)
@@ -258,11 +276,12 @@ class KeptLines:
             return Copy(first, 0)
         keys, near = self._near(fp)
         found = self._found(bands, near)
+        new = None if text is None else _Text(text)
         if near or found:
-            copy = self._copy(fp, near, found, text)
+            copy = self._copy(fp, near, found, new)
             if copy is not None:
                 return copy
-        self._add(line, fp, keys, text, bands)
+        self._add(line, fp, keys, new, bands)
         return None
 
     def _near(self, fp: int) -> tuple[list[int], list[tuple[int, int]]]:
@@ -295,29 +314,28 @@ class KeptLines:
         found.difference_update(line for _, line in near)
         return sorted(found)
 
-    def _copy(self, fp: int, near: list[tuple[int, int]], found: list[int], text: str | None) -> Copy | None:
-        """The first candidate (``near``, then ``found``) that the line resembles and adds fewer
-        than ``keep_adds`` characters to; ``None``: it is kept."""
-        new = None if text is None else _NewText(text)
+    def _copy(self, fp: int, near: list[tuple[int, int]], found: list[int], new: _Text | None) -> Copy | None:
+        """The first candidate (``near``, then ``found``) that the line (own text ``new``)
+        resembles and adds fewer than ``keep_adds`` characters to; ``None``: it is kept."""
         threshold = self.keep_adds
         resembled = False
         for distance, kept in near:
-            stored = None if new is None or not threshold else self._texts.get(kept)
+            stored = None if new is None or not threshold else self._kept(kept)
             if new is None or stored is None:
                 return Copy(kept, distance)  # nothing to measure: resemblance decides
-            adds = 0.0 if stored[1] == text else new.own.added(OwnText([stored[1]]).sketch())
+            other = stored[1]
+            adds = 0.0 if other.text == new.text else new.own.added(other.sketch)
             if adds < threshold:
                 return Copy(kept, distance, adds)
             resembled = True
         for kept in found:
-            stored = None if new is None else self._texts.get(kept)
+            stored = None if new is None else self._kept(kept)
             if new is None or stored is None:
                 continue  # an LSH candidate is no evidence without its text
-            kept_fp, kept_text = stored
-            other = OwnText([kept_text])
-            adds = new.own.added(other.sketch())
-            differ = (1 - RESEMBLANCE) * (new.own.chars + other.chars)  # at most, to resemble
-            if adds > differ or adds + other.added(new.sketch) > differ:
+            kept_fp, other = stored
+            adds = new.own.added(other.sketch)
+            differ = (1 - RESEMBLANCE) * (new.own.chars + other.own.chars)  # at most, to resemble
+            if adds > differ or adds + other.own.added(new.sketch) > differ:
                 continue  # they share too little to resemble
             if adds < threshold or not threshold:
                 return Copy(kept, (fp ^ kept_fp).bit_count(), adds)
@@ -326,7 +344,29 @@ class KeptLines:
             self.kept_adds += 1
         return None
 
-    def _add(self, line: int, fp: int, keys: list[int], text: str | None, bands: tuple[int, ...] | None) -> None:
+    def _kept(self, line: int) -> tuple[int, _Text] | None:
+        """A kept line's fingerprint and own text (``None``: its text was not kept); the last
+        ones measured are remembered (:data:`MEASURED_CHARS`): a cluster's copies are measured
+        against one kept line."""
+        found = self._measured.get(line)
+        if found is not None:
+            self._measured.move_to_end(line)
+            return found
+        stored = self._texts.get(line)
+        if stored is None:
+            return None
+        found = stored[0], _Text(stored[1])
+        self._remember(line, found)
+        return found
+
+    def _remember(self, line: int, kept: tuple[int, _Text]) -> None:
+        self._measured[line] = kept
+        self._measured_chars += len(kept[1].text)
+        while self._measured_chars > MEASURED_CHARS and len(self._measured) > 1:
+            _, (_, text) = self._measured.popitem(last=False)
+            self._measured_chars -= len(text.text)
+
+    def _add(self, line: int, fp: int, keys: list[int], new: _Text | None, bands: tuple[int, ...] | None) -> None:
         if fp not in self._first:
             self._first[fp] = line
             for table, key in zip(self._tables, keys):
@@ -335,8 +375,10 @@ class KeptLines:
                     table[key] = [fp]
                 else:
                     bucket.append(fp)
-        if text is not None and (self.keep_adds or bands):
-            self._texts.put(line, fp, text)
+        if new is not None and (self.keep_adds or bands):
+            self._texts.put(line, fp, new.text)
+            if new.measured:
+                self._remember(line, (fp, new))
         for band in bands or ():
             lines = self._bands.get(band)
             if lines is None:
