@@ -390,3 +390,16 @@ def test_console_door_reads_a_redis_index(redis_server, capsys):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("https://mirror.example/harbour\thttps://a.example/harbour\t")
+
+
+def test_dedup_on_a_full_temporary_disk_stops_with_a_line_that_says_so(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    # /dev/full: every write fails with ENOSPC, as on a full disk
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda: open("/dev/full", "w+b", buffering=0))  # noqa: SIM115
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in _corpus()[0]))
+    assert main(["dedup", str(source), "--field", "title", "--field", "text", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "error: could not write the kept lines' texts to a temporary file in " in err
+    assert "No space left on device" in err and "point TMPDIR at a disk with room" in err

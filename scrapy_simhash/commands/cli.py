@@ -24,7 +24,7 @@ from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.reports import EXIT_ERROR, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
@@ -332,7 +332,7 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             report = files.enter_context(open(ns.report, "wb")) if ns.report else None
         except OSError as exc:
             raise CommandError(f"{exc.filename}: {exc.strerror}") from None
-        with _progress_bar() as bar:
+        with _progress_bar() as bar, _temp_space():
             result = dedup(
                 source,
                 kept,
@@ -346,6 +346,17 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             )
         kept.flush()
     sys.stderr.write("dedup: " + ", ".join(f"{name}={value}" for name, value in result.as_dict().items()) + "\n")
+
+
+@contextlib.contextmanager
+def _temp_space() -> Iterator[None]:
+    """A full temporary disk stops ``dedup`` with one line that names it and the way out."""
+    from scrapy_simhash.commands.dedup import TempSpaceError
+
+    try:
+        yield
+    except TempSpaceError as exc:
+        raise CommandError(str(exc.strerror)) from None
 
 
 def _progress_bar() -> Any:

@@ -11,7 +11,7 @@ settings.
 short line (at most :data:`SHORT_CHARS` characters, where one edit moves more of the 64 bits than
 ``max_distance`` allows), one that shares a band of a MinHash LSH over the lines' character
 5-grams (letters and digits only, so that changed punctuation is no change; 8 bands of 4 rows:
-a pair whose 5-gram sets have a Jaccard similarity of 0.7 shares a band with probability 0.86,
+a pair whose 5-gram sets have a Jaccard similarity of 0.7 shares a band with probability 0.89,
 of 0.8 with 0.99) and whose own texts share at least :data:`RESEMBLANCE` of their characters
 (``1 - (a + b) / (chars + kept chars)``, ``a`` and ``b`` what each adds to the other:
 :meth:`~scrapy_simhash.novelty.OwnText.added`, both ways).
@@ -29,6 +29,7 @@ it is dropped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import tempfile
@@ -155,10 +156,14 @@ def lsh_bands(text: str) -> tuple[int, ...] | None:
 # -- the kept lines --------------------------------------------------------------------------------
 
 
+class TempSpaceError(OSError):
+    """The kept lines' texts could not be written to their temporary file (a full disk)."""
+
+
 class _KeptTexts:
     """The kept lines' fingerprints and own texts, for the containment check: in an anonymous
     temporary file (made at the first text; gone when closed, or when the process ends), 16 bytes
-    of memory per line."""
+    of memory per line. A write that fails raises :class:`TempSpaceError`, naming the directory."""
 
     def __init__(self, bits: int) -> None:
         self._fp_bytes = (bits + 7) // 8
@@ -168,10 +173,13 @@ class _KeptTexts:
         self._end = self._flushed = 0
 
     def put(self, line: int, fp: int, text: str) -> None:
-        if self._file is None:
-            self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
         data = fp.to_bytes(self._fp_bytes, "little") + text.encode("utf-8", "surrogatepass")
-        self._file.write(data)
+        try:
+            if self._file is None:
+                self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+            self._file.write(data)
+        except OSError as exc:
+            raise self._error(exc) from exc
         gap = line + 1 - len(self._offsets)
         if gap > 0:
             self._offsets.extend([0] * gap)
@@ -185,7 +193,10 @@ class _KeptTexts:
             return None
         offset, size = self._offsets[line], self._sizes[line]
         if offset + size > self._flushed:
-            self._file.flush()
+            try:
+                self._file.flush()
+            except OSError as exc:
+                raise self._error(exc) from exc
             self._flushed = self._end
         data = os.pread(self._file.fileno(), size, offset)
         n = self._fp_bytes
@@ -193,7 +204,17 @@ class _KeptTexts:
 
     def close(self) -> None:
         if self._file is not None:
-            self._file.close()
+            with contextlib.suppress(OSError):  # unflushed bytes of a file that is deleted now
+                self._file.close()
+            self._file = None
+
+    @staticmethod
+    def _error(exc: OSError) -> TempSpaceError:
+        return TempSpaceError(
+            exc.errno,
+            f"could not write the kept lines' texts to a temporary file in {tempfile.gettempdir()} "
+            f"({exc.strerror}): free space there, or point TMPDIR at a disk with room",
+        )
 
 
 class _Text:
@@ -309,8 +330,10 @@ class KeptLines:
         found: set[int] = set()
         for band in bands:
             lines = self._bands.get(band)
-            if lines is not None:
-                found.update(lines) if isinstance(lines, list) else found.add(lines)
+            if isinstance(lines, list):
+                found.update(lines)
+            elif lines is not None:
+                found.add(lines)
         found.difference_update(line for _, line in near)
         return sorted(found)
 
