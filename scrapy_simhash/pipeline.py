@@ -63,17 +63,15 @@ class ItemVerdict(NamedTuple):
     adds: float | None = None
 
 
-def deduplicate_item(
-    index: SimhashIndex, key: str, fp: int, own: OwnText, keep_adds: int, *, now: float | None = None
-) -> ItemVerdict:
+def deduplicate_item(index: SimhashIndex, key: str, fp: int, own: OwnText, keep_adds: int) -> ItemVerdict:
     """The item's decision, in one :meth:`SimhashIndex.batch`: it is a near-duplicate when an
     earlier item lies within the index's ``max_distance`` (check-and-add: a key seen again
     replaces its item) and, with ``keep_adds`` (`SIMHASH_KEEP_ADDS`; 0: resemblance alone), its
     ``own`` text adds fewer than ``keep_adds`` characters to that item's, or to another's within
     ``max_distance``: the rule of the page decision
     (:class:`~scrapy_simhash.recrawl.ChangeTracker`'s ``keep_adds``). Else it is kept: indexed,
-    and its record holds the novelty sketch of its own text (:meth:`OwnText.sketch`), what later
-    items are measured against. An item whose record holds no sketch (indexed with ``keep_adds``
+    and its record holds the novelty sketch of its own text (:meth:`OwnText.sketch`, at most 2.4
+    KB), what later items are measured against. An item whose record holds no sketch (indexed with ``keep_adds``
     0) cannot be measured: the resemblance decides."""
     with index.batch():
         match = index.check_and_add(key, fp)
@@ -89,7 +87,7 @@ def deduplicate_item(
                 if adds is not None and adds < keep_adds:
                     return ItemVerdict(candidate.key, candidate.distance, None, adds)
             index.add(key, fp)  # kept: check-and-add found a match and did not store fp
-        record = replace(PageRecord.first(fp, now=now), novelty=own.sketch() if own.chars else None)
+        record = replace(PageRecord.first(fp), novelty=own.sketch() if own.chars else None)
         index.put_record(key, record.to_bytes())
     return ItemVerdict() if match is None else ItemVerdict(None, None, match.key, first)
 
@@ -126,8 +124,8 @@ class SimhashDedupPipeline(_IndexComponent):
 
     Reads `SIMHASH_ENABLED`, `SIMHASH_ITEM_FIELDS`, `SIMHASH_ITEM_KEY_FIELD`, `SIMHASH_DIR`,
     `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`, `SIMHASH_BLOCKS`,
-    `SIMHASH_MAX_CANDIDATES`, `SIMHASH_KEEP_ADDS`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_DEBUG`,
-    `SIMHASH_STATS_VERBOSE` and the Fingerprinter options. Spider attributes
+    `SIMHASH_MAX_CANDIDATES`, `SIMHASH_KEEP_ADDS`, `SIMHASH_STORE` (and the store's own settings),
+    `SIMHASH_DEBUG`, `SIMHASH_STATS_VERBOSE` and the Fingerprinter options. Spider attributes
     ``simhash_enabled = False`` and ``simhash_reset = True`` apply too.
     """
 
