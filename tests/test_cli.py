@@ -403,3 +403,34 @@ def test_dedup_on_a_full_temporary_disk_stops_with_a_line_that_says_so(tmp_path,
     err = capsys.readouterr().err
     assert "error: could not write the kept lines' texts to a temporary file in " in err
     assert "No space left on device" in err and "point TMPDIR at a disk with room" in err
+
+
+def test_dedup_bound_of_what_a_line_adds_is_never_below_the_measure():
+    """``_Text.added_at_most`` lets dedup decide without hashing when it is under --keep-adds: it
+    must be at least ``OwnText.added`` wherever it is given (the kept sketch holds every
+    position), and be withheld for a kept text whose sketch is sampled."""
+    import random
+
+    from scrapy_simhash.commands.dedup import _Text
+
+    rng = random.Random(21)
+    paragraphs = [p for _, ps in {**EN_ARTICLES, **ZH_ARTICLES}.values() for p in ps]
+    pieces = ["（记者 王明）", "…", "Ⅻ", "ﬁne", "2025-05-19", "a1b2c3d4e5f6", "x", "", "   ", "abcabcabcabc"]
+    pairs = []
+    for _ in range(300):
+        kept = rng.choice(paragraphs)
+        new = kept
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(new) + 1)
+            new = new[:i] + rng.choice([*pieces, rng.choice(paragraphs)[:40]]) + new[i + rng.randint(0, 5) :]
+        pairs.append((kept, new))
+    pairs += [("short", "shorter"), ("x", "y"), ("", "abc"), ("abc", ""), ("ab" * 50, "ab" * 80)]
+    given = 0
+    for kept, new in pairs:
+        at_most = _Text(new).added_at_most(_Text(kept))
+        if at_most is not None:
+            given += 1
+            assert at_most >= OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
+    assert given == len(pairs)  # paragraphs are short: every kept sketch is exact
+    long_kept = " ".join(paragraphs)
+    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is None  # a sampled sketch: no bound

@@ -44,7 +44,7 @@ import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
-from scrapy_simhash.novelty import OwnText
+from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, OwnText, normalize
 from scrapy_simhash.pipeline import fields_text
 from scrapy_simhash.store.base import TableLayout
 
@@ -219,14 +219,16 @@ class _KeptTexts:
 
 class _Text:
     """A line's own text as the containment check measures it: its :class:`OwnText` and sketch,
-    each made when first needed (most lines are never measured)."""
+    each made when first needed (most lines are never measured), and :meth:`added_at_most`."""
 
-    __slots__ = ("_own", "_sketch", "text")
+    __slots__ = ("_grams", "_norm", "_own", "_sketch", "text")
 
     def __init__(self, text: str) -> None:
         self.text = text
         self._own: OwnText | None = None
         self._sketch: bytes | None = None
+        self._norm: str | None = None
+        self._grams: set[str] | None = None
 
     @property
     def own(self) -> OwnText:
@@ -243,6 +245,35 @@ class _Text:
     @property
     def measured(self) -> bool:
         return self._own is not None
+
+    @property
+    def norm(self) -> str:
+        if self._norm is None:
+            self._norm = normalize(self.text)
+        return self._norm
+
+    def added_at_most(self, kept: _Text) -> int | None:
+        """At least ``self.own.added(kept.sketch)``, without hashing: the positions of this text
+        whose 8-gram (as OwnText pads it) ``kept``'s text does not hold. ``added`` counts fewer:
+        only positions whose 8-gram's hash is not among the kept text's, less the seams of edits;
+        exact for a kept sketch of every position. ``None``: ``kept`` is too long for that (its
+        sketch is sampled), no bound."""
+        mine, theirs = self.norm, kept.norm
+        if not mine:
+            return 0  # no own text: OwnText has no positions
+        if len(theirs) - GRAM + 1 > SKETCH_ANCHORS:
+            return None
+        if kept._grams is None:
+            kept._grams = set(_grams(theirs))
+        grams = kept._grams
+        return sum(gram not in grams for gram in _grams(mine))
+
+
+def _grams(norm: str) -> Iterator[str]:
+    """The 8-gram at each position of a normalised text, as OwnText hashes them (a text shorter
+    than a gram is one, padded with NUL)."""
+    padded = norm + "\0" * (GRAM - 1)
+    return (padded[i : i + GRAM] for i in range(max(len(norm) - GRAM + 1, 1)))
 
 
 class KeptLines:
@@ -347,7 +378,8 @@ class KeptLines:
             if new is None or stored is None:
                 return Copy(kept, distance)  # nothing to measure: resemblance decides
             other = stored[1]
-            adds = 0.0 if other.text == new.text else new.own.added(other.sketch)
+            at_most = new.added_at_most(other)
+            adds = at_most if at_most is not None and at_most < threshold else new.own.added(other.sketch)
             if adds < threshold:
                 return Copy(kept, distance, adds)
             resembled = True
@@ -356,12 +388,22 @@ class KeptLines:
             if new is None or stored is None:
                 continue  # an LSH candidate is no evidence without its text
             kept_fp, other = stored
+            distance = (fp ^ kept_fp).bit_count()
+            differ = (1 - RESEMBLANCE) * (len(new.norm) + len(other.norm))  # at most, to resemble
+            at_most = new.added_at_most(other)
+            lacks = None if at_most is None else other.added_at_most(new)
+            if (  # it resembles, and adds little, by the bounds alone
+                at_most is not None
+                and lacks is not None
+                and at_most + lacks <= differ
+                and (at_most < threshold or not threshold)
+            ):
+                return Copy(kept, distance, at_most)
             adds = new.own.added(other.sketch)
-            differ = (1 - RESEMBLANCE) * (new.own.chars + other.own.chars)  # at most, to resemble
             if adds > differ or adds + other.own.added(new.sketch) > differ:
                 continue  # they share too little to resemble
             if adds < threshold or not threshold:
-                return Copy(kept, (fp ^ kept_fp).bit_count(), adds)
+                return Copy(kept, distance, adds)
             resembled = True
         if resembled:
             self.kept_adds += 1
