@@ -310,7 +310,7 @@ def test_dedup_finds_short_copies_that_their_fingerprints_put_beyond_k(tmp_path)
 
 
 def test_dedup_keeps_short_lines_that_share_a_paragraph_and_little_else(tmp_path):
-    from scrapy_simhash.commands.dedup import RESEMBLANCE, lsh_bands
+    from scrapy_simhash.commands.dedup import _MIN_ALIKE, RESEMBLANCE, _alike, lsh_bands, lsh_signature
 
     shared = ZH_ARTICLES["metro"][1][1]
     a = (
@@ -321,7 +321,10 @@ def test_dedup_keeps_short_lines_that_share_a_paragraph_and_little_else(tmp_path
     b = "他每天坚持跑步五公里，已经坚持了整整三年。" + shared + "这部电影的故事很感人，很多观众看完都哭了。"
     own_a, own_b = OwnText([a]), OwnText([b])
     adds, lacks = own_b.added(own_a.sketch()), own_a.added(own_b.sketch())
-    assert set(lsh_bands(a) or ()) & set(lsh_bands(b) or ())  # the LSH makes a a candidate for b
+    sig_a, sig_b = lsh_signature(a), lsh_signature(b)
+    assert sig_a is not None and sig_b is not None
+    assert set(lsh_bands(sig_a)) & set(lsh_bands(sig_b))  # the LSH makes a a candidate for b
+    assert _alike(sig_a, sig_b) >= _MIN_ALIKE  # ... alike enough to be measured
     assert adds < 100  # b adds little to a: by that alone, b would go
     assert 1 - (adds + lacks) / (own_a.chars + own_b.chars) < RESEMBLANCE  # but they share too little
     for keep_adds in (100, 0):

@@ -65,9 +65,14 @@ RESEMBLANCE = 0.8
 
 #: Characters of the kept lines' measured texts remembered (their OwnText: about 20 bytes a
 #: character), so that a cluster's copies are measured against one kept line once.
-MEASURED_CHARS = 1 << 20
+MEASURED_CHARS = 1 << 18
 
 _GRAM, _BANDS, _ROWS = 5, 8, 4
+#: An LSH candidate is measured only when at least this many of the 32 signature values agree (an
+#: estimated Jaccard similarity of 0.5: a pair at 0.7 falls short with a probability of 0.005,
+#: one at 0.8 of 3e-5; copies in ``benchmarks/bench_dedup.py``'s corpus are at 0.71 or more for
+#: 99%): lines of other documents that share a band by one sentence are not measured.
+_MIN_ALIKE = 16
 
 # Why a line was not fingerprinted (it is kept).
 _BLANK = "blank"
@@ -104,11 +109,19 @@ class DedupResult:
 
 class Line(NamedTuple):
     """What a worker gives for one fingerprinted line: its fingerprint, its own text (title and
-    text, newline-joined) and, for a short line, its LSH band keys (:func:`lsh_bands`)."""
+    text, newline-joined) and, for a short line, its MinHash signature (:func:`lsh_signature`)."""
 
     fp: int
     text: str
-    bands: tuple[int, ...] | None = None
+    sig: bytes | None = None
+
+
+class _Kept(NamedTuple):
+    """A kept line as the containment check reads it back: fingerprint, signature, own text."""
+
+    fp: int
+    sig: bytes | None
+    text: _Text
 
 
 class Copy(NamedTuple):
@@ -133,10 +146,10 @@ _C1 = np.uint64(0x9E3779B97F4A7C15)
 _S31, _S32 = np.uint64(31), np.uint64(32)
 
 
-def lsh_bands(text: str) -> tuple[int, ...] | None:
-    """The LSH band keys of a short text: the MinHash (``_BANDS * _ROWS`` universal hashes) of its
-    lower-cased character 5-grams, letters and digits only, ``_ROWS`` values to a band. ``None``:
-    the text is longer than :data:`SHORT_CHARS`, or has fewer than 5 such characters."""
+def lsh_signature(text: str) -> bytes | None:
+    """The MinHash signature of a short text: the least of ``_BANDS * _ROWS`` universal hashes
+    of its lower-cased character 5-grams, letters and digits only (32 bits each). ``None``: the
+    text is longer than :data:`SHORT_CHARS`, or has fewer than 5 such characters."""
     if len(text) > SHORT_CHARS:
         return None
     cps = np.frombuffer(text.lower().encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -148,9 +161,19 @@ def lsh_bands(text: str) -> tuple[int, ...] | None:
     for j in range(1, _GRAM):
         h = (h + cps[j : j + n]) * _C1  # wrapping uint64 arithmetic
     grams = ((h ^ (h >> _S31)) >> _S32).astype(np.uint32)
-    # the 32-bit minima, two to a 64-bit word, _ROWS // 2 words to a band
-    words = (_MUL * grams + _ADD).min(axis=1).view(np.uint64).reshape(_BANDS, _ROWS // 2)
-    return tuple((words[:, 0] * _C1 ^ words[:, 1] ^ _BAND_SALT).tolist())
+    return (_MUL * grams + _ADD).min(axis=1).tobytes()
+
+
+def lsh_bands(sig: bytes) -> list[int]:
+    """The LSH band keys of a signature: its values, ``_ROWS`` to a band (two to a 64-bit word)."""
+    words = np.frombuffer(sig, dtype=np.uint64).reshape(_BANDS, _ROWS // 2)
+    return (words[:, 0] * _C1 ^ words[:, 1] ^ _BAND_SALT).tolist()  # type: ignore[no-any-return]
+
+
+def _alike(sig: bytes, other: bytes) -> int:
+    """How many of two signatures' values are equal (their 5-gram sets' Jaccard similarity,
+    estimated, times ``_BANDS * _ROWS``)."""
+    return int(np.count_nonzero(np.frombuffer(sig, dtype=np.uint32) == np.frombuffer(other, dtype=np.uint32)))
 
 
 # -- the kept lines --------------------------------------------------------------------------------
@@ -172,23 +195,30 @@ class _KeptTexts:
         self._sizes = array("q")
         self._end = self._flushed = 0
 
-    def put(self, line: int, fp: int, text: str) -> None:
-        data = fp.to_bytes(self._fp_bytes, "little") + text.encode("utf-8", "surrogatepass")
+    def put(self, line: int, fp: int, sig: bytes | None, text: str) -> None:
+        sig = sig or b""
+        data = b"".join(
+            (fp.to_bytes(self._fp_bytes, "little"), bytes((len(sig),)), sig, text.encode("utf-8", "surrogatepass"))
+        )
         try:
             if self._file is None:
                 self._file = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
             self._file.write(data)
         except OSError as exc:
             raise self._error(exc) from exc
-        gap = line + 1 - len(self._offsets)
-        if gap > 0:
-            self._offsets.extend([0] * gap)
-            self._sizes.extend([0] * gap)
-        self._offsets[line], self._sizes[line] = self._end, len(data)
+        missing = line - len(self._offsets)  # lines come in ascending order
+        if missing > 0:
+            self._offsets.frombytes(bytes(missing * self._offsets.itemsize))
+            self._sizes.frombytes(bytes(missing * self._sizes.itemsize))
+        if missing >= 0:
+            self._offsets.append(self._end)
+            self._sizes.append(len(data))
+        else:
+            self._offsets[line], self._sizes[line] = self._end, len(data)
         self._end += len(data)
 
-    def get(self, line: int) -> tuple[int, str] | None:
-        """``(fingerprint, own text)`` of a kept line, ``None`` when none was kept for it."""
+    def get(self, line: int) -> tuple[int, bytes | None, str] | None:
+        """``(fingerprint, signature, own text)`` of a kept line, ``None`` when none was kept for it."""
         if self._file is None or line >= len(self._sizes) or not self._sizes[line]:
             return None
         offset, size = self._offsets[line], self._sizes[line]
@@ -200,7 +230,12 @@ class _KeptTexts:
             self._flushed = self._end
         data = os.pread(self._file.fileno(), size, offset)
         n = self._fp_bytes
-        return int.from_bytes(data[:n], "little"), data[n:].decode("utf-8", "surrogatepass")
+        end = n + 1 + data[n]
+        return (
+            int.from_bytes(data[:n], "little"),
+            data[n + 1 : end] or None,
+            data[end:].decode("utf-8", "surrogatepass"),
+        )
 
     def close(self) -> None:
         if self._file is not None:
@@ -265,15 +300,15 @@ class _Text:
             return None
         if kept._grams is None:
             kept._grams = set(_grams(theirs))
-        grams = kept._grams
-        return sum(gram not in grams for gram in _grams(mine))
+        grams = _grams(mine)
+        return len(grams) - sum(map(kept._grams.__contains__, grams))
 
 
-def _grams(norm: str) -> Iterator[str]:
+def _grams(norm: str) -> list[str]:
     """The 8-gram at each position of a normalised text, as OwnText hashes them (a text shorter
     than a gram is one, padded with NUL)."""
     padded = norm + "\0" * (GRAM - 1)
-    return (padded[i : i + GRAM] for i in range(max(len(norm) - GRAM + 1, 1)))
+    return [padded[i : i + GRAM] for i in range(max(len(norm) - GRAM + 1, 1))]
 
 
 class KeptLines:
@@ -302,7 +337,7 @@ class KeptLines:
         self._first: dict[int, int] = {}  # fingerprint -> the kept line that has it
         self._bands: dict[int, int | list[int]] = {}  # LSH band key -> the kept short lines
         self._texts = _KeptTexts(bits)
-        self._measured: OrderedDict[int, tuple[int, _Text]] = OrderedDict()  # see _kept
+        self._measured: OrderedDict[int, _Kept] = OrderedDict()  # see _kept
         self._measured_chars = 0
 
     def __len__(self) -> int:
@@ -317,23 +352,22 @@ class KeptLines:
     def close(self) -> None:
         self._texts.close()
 
-    def check_and_add(
-        self, line: int, fp: int, text: str | None = None, bands: tuple[int, ...] | None = None
-    ) -> Copy | None:
-        """The :class:`Copy` that ``line`` (fingerprint ``fp``, own ``text``, LSH ``bands``) is
+    def check_and_add(self, line: int, fp: int, text: str | None = None, sig: bytes | None = None) -> Copy | None:
+        """The :class:`Copy` that ``line`` (fingerprint ``fp``, own ``text``, MinHash ``sig``) is
         dropped as, else keep it (``None``). Without ``text``, or against a kept line whose text
         was not kept, what the line adds cannot be measured: resemblance decides."""
         first = self._first.get(fp)
         if first is not None and (not self.keep_adds or text is None):
             return Copy(first, 0)
         keys, near = self._near(fp)
+        bands = None if sig is None else lsh_bands(sig)
         found = self._found(bands, near)
         new = None if text is None else _Text(text)
         if near or found:
-            copy = self._copy(fp, near, found, new)
+            copy = self._copy(fp, near, found, new, sig)
             if copy is not None:
                 return copy
-        self._add(line, fp, keys, new, bands)
+        self._add(line, fp, keys, new, sig, bands)
         return None
 
     def _near(self, fp: int) -> tuple[list[int], list[tuple[int, int]]]:
@@ -353,7 +387,7 @@ class KeptLines:
                     near[other] = distance
         return keys, sorted((distance, self._first[other]) for other, distance in near.items())
 
-    def _found(self, bands: tuple[int, ...] | None, near: list[tuple[int, int]]) -> list[int]:
+    def _found(self, bands: list[int] | None, near: list[tuple[int, int]]) -> list[int]:
         """The kept short lines that share an LSH band with ``bands``, earliest first, those
         within ``k`` left out."""
         if not bands:
@@ -368,16 +402,19 @@ class KeptLines:
         found.difference_update(line for _, line in near)
         return sorted(found)
 
-    def _copy(self, fp: int, near: list[tuple[int, int]], found: list[int], new: _Text | None) -> Copy | None:
-        """The first candidate (``near``, then ``found``) that the line (own text ``new``)
-        resembles and adds fewer than ``keep_adds`` characters to; ``None``: it is kept."""
+    def _copy(
+        self, fp: int, near: list[tuple[int, int]], found: list[int], new: _Text | None, sig: bytes | None
+    ) -> Copy | None:
+        """The first candidate (``near``, then ``found``) that the line (own text ``new``,
+        signature ``sig``) resembles and adds fewer than ``keep_adds`` characters to; ``None``:
+        it is kept."""
         threshold = self.keep_adds
         resembled = False
         for distance, kept in near:
             stored = None if new is None or not threshold else self._kept(kept)
             if new is None or stored is None:
                 return Copy(kept, distance)  # nothing to measure: resemblance decides
-            other = stored[1]
+            other = stored.text
             at_most = new.added_at_most(other)
             adds = at_most if at_most is not None and at_most < threshold else new.own.added(other.sketch)
             if adds < threshold:
@@ -385,10 +422,12 @@ class KeptLines:
             resembled = True
         for kept in found:
             stored = None if new is None else self._kept(kept)
-            if new is None or stored is None:
+            if new is None or stored is None or sig is None or stored.sig is None:
                 continue  # an LSH candidate is no evidence without its text
-            kept_fp, other = stored
-            distance = (fp ^ kept_fp).bit_count()
+            if _alike(sig, stored.sig) < _MIN_ALIKE:
+                continue  # too unlike to measure
+            other = stored.text
+            distance = (fp ^ stored.fp).bit_count()
             differ = (1 - RESEMBLANCE) * (len(new.norm) + len(other.norm))  # at most, to resemble
             at_most = new.added_at_most(other)
             lacks = None if at_most is None else other.added_at_most(new)
@@ -409,7 +448,7 @@ class KeptLines:
             self.kept_adds += 1
         return None
 
-    def _kept(self, line: int) -> tuple[int, _Text] | None:
+    def _kept(self, line: int) -> _Kept | None:
         """A kept line's fingerprint and own text (``None``: its text was not kept); the last
         ones measured are remembered (:data:`MEASURED_CHARS`): a cluster's copies are measured
         against one kept line."""
@@ -420,18 +459,20 @@ class KeptLines:
         stored = self._texts.get(line)
         if stored is None:
             return None
-        found = stored[0], _Text(stored[1])
+        found = _Kept(stored[0], stored[1], _Text(stored[2]))
         self._remember(line, found)
         return found
 
-    def _remember(self, line: int, kept: tuple[int, _Text]) -> None:
+    def _remember(self, line: int, kept: _Kept) -> None:
         self._measured[line] = kept
-        self._measured_chars += len(kept[1].text)
+        self._measured_chars += len(kept.text.text)
         while self._measured_chars > MEASURED_CHARS and len(self._measured) > 1:
-            _, (_, text) = self._measured.popitem(last=False)
-            self._measured_chars -= len(text.text)
+            _, old = self._measured.popitem(last=False)
+            self._measured_chars -= len(old.text.text)
 
-    def _add(self, line: int, fp: int, keys: list[int], new: _Text | None, bands: tuple[int, ...] | None) -> None:
+    def _add(
+        self, line: int, fp: int, keys: list[int], new: _Text | None, sig: bytes | None, bands: list[int] | None
+    ) -> None:
         if fp not in self._first:
             self._first[fp] = line
             for table, key in zip(self._tables, keys):
@@ -441,9 +482,9 @@ class KeptLines:
                 else:
                     bucket.append(fp)
         if new is not None and (self.keep_adds or bands):
-            self._texts.put(line, fp, new.text)
+            self._texts.put(line, fp, sig, new.text)
             if new.measured:
-                self._remember(line, (fp, new))
+                self._remember(line, _Kept(fp, sig, new))
         for band in bands or ():
             lines = self._bands.get(band)
             if lines is None:
@@ -461,15 +502,15 @@ def _init_worker(kwargs: dict[str, Any]) -> None:
 
 def line_fingerprint(fingerprinter: Fingerprinter, line: bytes, fields: tuple[str, ...]) -> int | str:
     """The fingerprint of one JSON line, or the reason it has none."""
-    found = line_features(fingerprinter, line, fields, bands=False)
+    found = line_features(fingerprinter, line, fields, lsh=False)
     return found if isinstance(found, str) else found.fp
 
 
 def line_features(
-    fingerprinter: Fingerprinter, line: bytes, fields: tuple[str, ...], *, bands: bool = True
+    fingerprinter: Fingerprinter, line: bytes, fields: tuple[str, ...], *, lsh: bool = True
 ) -> Line | str:
-    """The :class:`Line` of one JSON line (``bands``: with its LSH band keys when it is short),
-    or the reason it has none."""
+    """The :class:`Line` of one JSON line (``lsh``: with its MinHash signature when it is
+    short), or the reason it has none."""
     if not line.strip():
         return _BLANK
     try:
@@ -488,7 +529,7 @@ def line_features(
     except Exception:  # noqa: BLE001 - the line is kept and counted, the run goes on
         return _ERROR
     own = f"{title}\n{text}" if title and text else title or text
-    return Line(fp, own, lsh_bands(own) if bands else None)
+    return Line(fp, own, lsh_signature(own) if lsh else None)
 
 
 def _fingerprint_chunk(lines: list[bytes], fields: tuple[str, ...]) -> list[Line | str]:
