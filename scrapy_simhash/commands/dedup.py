@@ -12,9 +12,10 @@ short line (at most :data:`SHORT_CHARS` characters, where one edit moves more of
 ``max_distance`` allows), one that shares a band of a MinHash LSH over the lines' character
 5-grams (letters and digits only, so that changed punctuation is no change; 8 bands of 4 rows:
 a pair whose 5-gram sets have a Jaccard similarity of 0.7 shares a band with probability 0.89,
-of 0.8 with 0.99) and whose own texts share at least :data:`RESEMBLANCE` of their characters
-(``1 - (a + b) / (chars + kept chars)``, ``a`` and ``b`` what each adds to the other:
-:meth:`~scrapy_simhash.novelty.OwnText.added`, both ways).
+of 0.8 with 0.99) and at least half its signature (:data:`_MIN_ALIKE`), and whose own texts
+share at least :data:`RESEMBLANCE` of their characters (``1 - (a + b) / (chars + kept chars)``,
+``a`` and ``b`` what each adds to the other: :meth:`~scrapy_simhash.novelty.OwnText.added`, both
+ways; bounded first without hashing, :meth:`_Text.added_at_most`).
 
 **Which are dropped** (``keep_adds``, `SIMHASH_KEEP_ADDS`, the rule of the crawl's decision): a
 line that resembles a kept line is dropped only when its own text (title and text, numbers and
@@ -184,7 +185,7 @@ class TempSpaceError(OSError):
 
 
 class _KeptTexts:
-    """The kept lines' fingerprints and own texts, for the containment check: in an anonymous
+    """The kept lines' fingerprints, signatures and own texts, for the containment check: in an anonymous
     temporary file (made at the first text; gone when closed, or when the process ends), 16 bytes
     of memory per line. A write that fails raises :class:`TempSpaceError`, naming the directory."""
 
@@ -319,7 +320,7 @@ class KeptLines:
     this one job, about 3x faster and in a quarter of the memory (about 200 MB per million kept
     lines). Lines with one fingerprint are one entry (the first line). Short lines are also filed
     by their LSH band keys (a few hundred bytes each); with ``keep_adds`` (or an LSH band), a
-    kept line's own text goes to a temporary file (:class:`_KeptTexts`). Close it (a context
+    kept line's own text and signature go to a temporary file (:class:`_KeptTexts`). Close it (a context
     manager) to delete that file.
 
     :meth:`check_and_add` gives the :class:`Copy` that a line is dropped as, or keeps the line.
