@@ -1,7 +1,7 @@
 """Benchmark: ``scrapy-simhash dedup`` on a JSON lines corpus beside two peers, in one run.
 
-Run: ``.venv/bin/python benchmarks/bench_dedup.py [--lines 100000] [--workers 2]`` (about 5 minutes on 2 cores, most of them the
-peers').
+Run: ``.venv/bin/python benchmarks/bench_dedup.py [--lines 100000] [--workers 2]`` (about 5 minutes
+on 2 cores, most of them the peers').
 
 Corpus: real Chinese sentences of 8 to 100 characters from ``../shared/data/zh-text`` (the
 CLUECorpusSmall sample and UD GSDSimp; benchmark only, never shipped), recombined into documents
