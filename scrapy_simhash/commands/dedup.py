@@ -320,8 +320,8 @@ class KeptLines:
     this one job, about 3x faster and in a quarter of the memory (about 200 MB per million kept
     lines). Lines with one fingerprint are one entry (the first line). Short lines are also filed
     by their LSH band keys (a few hundred bytes each); with ``keep_adds`` (or an LSH band), a
-    kept line's own text and signature go to a temporary file (:class:`_KeptTexts`). Close it (a context
-    manager) to delete that file.
+    kept line's own text and signature go to a temporary file (:class:`_KeptTexts`). Close it
+    (a context manager) to delete that file.
 
     :meth:`check_and_add` gives the :class:`Copy` that a line is dropped as, or keeps the line.
     """
