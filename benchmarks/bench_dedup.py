@@ -1,6 +1,7 @@
 """Benchmark: ``scrapy-simhash dedup`` on a JSON lines corpus beside two peers, in one run.
 
-Run: ``.venv/bin/python benchmarks/bench_dedup.py [--lines 100000] [--workers 2]`` (about 10 minutes on 2 cores).
+Run: ``.venv/bin/python benchmarks/bench_dedup.py [--lines 100000] [--workers 2]`` (about 5 minutes
+on 2 cores, most of them the peers').
 
 Corpus: real Chinese sentences of 8 to 100 characters from ``../shared/data/zh-text`` (the
 CLUECorpusSmall sample and UD GSDSimp; benchmark only, never shipped), recombined into documents
@@ -12,14 +13,16 @@ lines are shuffled. A correct run drops, from every group, all lines but the fir
 Methods, each in a fresh process (its peak RSS is its own; the pool workers' peak is given apart):
 
 - ``ours``: ``scrapy_simhash.commands.dedup.dedup`` (the ``dedup`` subcommand: defaults, 64 bits,
-  k = 3), with ``--workers`` processes and with 1.
+  k = 3, keep-adds 100), with ``--workers`` processes and with 1; and with ``--keep-adds 0``
+  (resemblance alone), one process.
 - ``simhash``: ``jieba.lcut`` + ``simhash.Simhash`` (64 bits) + ``simhash.SimhashIndex`` (k = 3):
   drop a line when ``get_near_dups`` finds a kept one, else ``add`` it.
 - ``minhash``: ``jieba.lcut`` word sets, datasketch ``MinHash`` (128 permutations,
   ``update_batch``) + ``MinHashLSH`` (threshold 0.8): drop when ``query`` finds a kept one.
 
-Printed: lines/s, peak RSS, dropped lines, precision (dropped lines whose matched line is of the
-same group) and recall (correct drops / lines that should go).
+Printed: lines/s (wall clock), lines per CPU second (the process and its pool's workers: what
+other jobs on a shared machine do not change), peak RSS, dropped lines, precision (dropped lines
+whose matched line is of the same group) and recall (correct drops / lines that should go).
 """
 
 from __future__ import annotations
@@ -102,12 +105,12 @@ def _texts(path: Path) -> list[str]:
         return [json.loads(line)["text"] for line in f]
 
 
-def run_ours(path: Path, workers: int) -> list[tuple[int, int]]:
+def run_ours(path: Path, workers: int, keep_adds: int = 100) -> list[tuple[int, int]]:
     from scrapy_simhash.commands.dedup import dedup
 
-    report = path.with_suffix(f".ours{workers}")
+    report = path.with_suffix(f".ours{workers}-{keep_adds}")
     with path.open("rb") as src, open("/dev/null", "wb") as kept, report.open("wb") as rep:
-        dedup(src, kept, rep, ("text",), {"bits": 64}, max_distance=3, workers=workers)
+        dedup(src, kept, rep, ("text",), {"bits": 64}, max_distance=3, keep_adds=keep_adds, workers=workers)
     return [(row["line"], row["kept_line"]) for row in map(json.loads, report.read_text().splitlines())]
 
 
@@ -151,18 +154,28 @@ def run_minhash(path: Path) -> list[tuple[int, int]]:
     return drops
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and its waited-for children (the pool's workers)."""
+    return sum(
+        usage.ru_utime + usage.ru_stime
+        for usage in (resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN))
+    )
+
+
 def child(method: str, path: Path, workers: int) -> None:
-    start = time.perf_counter()
+    start, start_cpu = time.perf_counter(), _cpu()
     if method == "ours":
         drops = run_ours(path, workers)
+    elif method == "ours0":
+        drops = run_ours(path, workers, keep_adds=0)
     elif method == "simhash":
         drops = run_simhash(path)
     else:
         drops = run_minhash(path)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _cpu() - start_cpu
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": seconds, "rss_mb": own, "worker_rss_mb": kids, "drops": drops}))
+    print(json.dumps({"seconds": seconds, "cpu": cpu, "rss_mb": own, "worker_rss_mb": kids, "drops": drops}))
 
 
 def score(groups: list[int], drops: list[tuple[int, int]]) -> tuple[float, float]:
@@ -192,12 +205,14 @@ def main() -> None:
             f"corpus: {n:,} lines, {path.stat().st_size / 1e6:.1f} MB, {len(set(groups)):,} groups, {should:,} lines to drop"
         )
         print(
-            f"{'method':<34}{'lines/s':>9}{'seconds':>9}{'peak RSS':>10}{'workers':>9}{'dropped':>9}{'precision':>10}{'recall':>8}"
+            f"{'method':<34}{'lines/s':>9}{'/CPU s':>8}{'seconds':>9}{'peak RSS':>10}{'workers':>9}{'dropped':>9}"
+            f"{'precision':>10}{'recall':>8}"
         )
-        rates = {}
-        runs = [("ours", args.workers), ("ours", 1), ("simhash", 1), ("minhash", 1)]
+        rates, cpu_rates = {}, {}
+        runs = [("ours", args.workers), ("ours", 1), ("ours0", 1), ("simhash", 1), ("minhash", 1)]
         labels = {
             "ours": "scrapy-simhash dedup, {w} process(es)",
+            "ours0": "the same, --keep-adds 0, {w}",
             "simhash": "jieba + simhash + SimhashIndex",
             "minhash": "jieba + datasketch MinHashLSH",
         }
@@ -208,14 +223,19 @@ def main() -> None:
             precision, recall = score(groups, [tuple(d) for d in out["drops"]])
             label = labels[method].format(w=workers)
             rates[label] = n / out["seconds"]
-            workers_rss = f"{out['worker_rss_mb']:.0f} MB" if method == "ours" and workers > 1 else "-"
+            cpu_rates[label] = n / out["cpu"]
+            workers_rss = f"{out['worker_rss_mb']:.0f} MB" if method.startswith("ours") and workers > 1 else "-"
             print(
-                f"{label:<34}{rates[label]:>9,.0f}{out['seconds']:>9.1f}{out['rss_mb']:>7.0f} MB{workers_rss:>9}"
+                f"{label:<34}{rates[label]:>9,.0f}{cpu_rates[label]:>8,.0f}{out['seconds']:>9.1f}{out['rss_mb']:>7.0f} MB{workers_rss:>9}"
                 f"{len(out['drops']):>9,}{precision:>10.4f}{recall:>8.4f}"
             )
         ours = rates[labels["ours"].format(w=1)]
+        ours_cpu = cpu_rates[labels["ours"].format(w=1)]
         for label in (labels["simhash"], labels["minhash"]):
-            print(f"speed, one process each: ours / {label}: {ours / rates[label]:.2f}x")
+            print(
+                f"speed, one process each: ours / {label}: {ours / rates[label]:.2f}x "
+                f"(per CPU second: {ours_cpu / cpu_rates[label]:.2f}x)"
+            )
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from conftest import EN_ARTICLES, ZH_ARTICLES, article_html
 from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
+from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.pipeline import fields_text
 from scrapy_simhash.recrawl import ChangeTracker
 
@@ -137,13 +138,14 @@ def test_dedup_drops_the_near_copies_and_keeps_the_rest(tmp_path):
         result = dedup(src, out, rep, ("title", "text"), {"bits": 64}, workers=1)
     dropped = [json.loads(x) for x in report.read_text().splitlines()]
     assert {d["line"] for d in dropped} == copies
-    assert all(d["cluster"] == d["kept_line"] and 0 <= d["distance"] <= 3 for d in dropped)
+    assert all(d["cluster"] == d["kept_line"] and 0 <= d["distance"] <= 3 and d["adds"] < 100 for d in dropped)
     assert all(rows[d["kept_line"] - 1]["id"] + "-copy" == rows[d["line"] - 1]["id"] for d in dropped)
     assert kept.read_bytes() == b"".join(line for i, line in enumerate(lines, 1) if i not in copies)
     assert result.as_dict() == {
         "lines": len(lines),
         "kept": len(lines) - len(copies),
         "dropped": len(copies),
+        "kept_adds": 0,
         "not_fingerprinted": {"not_json": 1, "not_an_object": 1, "no_fields": 1},
     }
 
@@ -234,15 +236,103 @@ def test_kept_lines_decide_as_brute_force(bits, k):
             for bit in rng.sample(range(bits), rng.randint(0, k + 2)):
                 fp ^= 1 << bit
         fps.append(fp)
-    kept_lines = KeptLines(bits, k)
     kept: list[tuple[int, int]] = []
-    for line, fp in enumerate(fps, 1):
-        near = [((fp ^ other).bit_count(), n) for n, other in kept if (fp ^ other).bit_count() <= k]
-        expected = None if not near else min(near)[::-1]
-        assert kept_lines.check_and_add(line, fp) == expected
-        if expected is None:
-            kept.append((line, fp))
-    assert 0 < len(kept_lines) == len(kept) < len(fps)
+    with KeptLines(bits, k) as kept_lines:
+        for line, fp in enumerate(fps, 1):
+            near = [((fp ^ other).bit_count(), n) for n, other in kept if (fp ^ other).bit_count() <= k]
+            expected = None if not near else (*min(near)[::-1], None)
+            assert kept_lines.check_and_add(line, fp) == expected
+            if expected is None:
+                kept.append((line, fp))
+        assert 0 < len(kept_lines) == len(kept) < len(fps)
+
+
+def _dedup_rows(tmp_path: Path, rows: list[dict], keep_adds: int) -> tuple[dict, dict[int, dict]]:
+    """``dedup`` over ``rows`` (fields title and text, one process): its counts and its report
+    rows by dropped line."""
+    source, kept, report = tmp_path / "in.jsonl", tmp_path / "kept.jsonl", tmp_path / "dropped.jsonl"
+    source.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    with source.open("rb") as src, kept.open("wb") as out, report.open("wb") as rep:
+        result = dedup(src, out, rep, ("title", "text"), {"bits": 64}, keep_adds=keep_adds, workers=1)
+    return result.as_dict(), {d["line"]: d for d in map(json.loads, report.read_text().splitlines())}
+
+
+@pytest.mark.parametrize("keep_adds", [100, 0])
+def test_dedup_keeps_a_line_that_adds_to_the_kept_one(tmp_path, keep_adds):
+    title, paragraphs = EN_ARTICLES["orchard"]
+    text = " ".join(paragraphs[:2])
+    added = (
+        "Next spring the volunteers will graft cuttings of the rarest trees onto young rootstock and "
+        "give them to schools in the valley. A seed bank in a disused railway tunnel already keeps "
+        "pips from every variety, labelled by hand."
+    )
+    rows = [
+        {"title": title, "text": f"Open day on 12 March 2024, 1,204 visitors. {text}"},
+        {"title": title, "text": f"Open day on 19 March 2025, 1,377 visitors. {text} {added}"},  # a superset
+        {"title": title, "text": f"Open day on 26 March 2025, 2,018 visitors. {text}"},  # a date and a counter
+    ]
+    counts, dropped = _dedup_rows(tmp_path, rows, keep_adds)
+    if keep_adds:  # the superset adds a sentence: kept; the other copy adds nothing: dropped
+        assert set(dropped) == {3} and dropped[3]["kept_line"] == 1 and dropped[3]["adds"] < 10
+        assert counts["kept_adds"] == 1 and counts["kept"] == 2
+    else:  # resemblance alone: the superset's sentence is lost
+        assert set(dropped) == {2, 3} and dropped[2]["kept_line"] == 1 and dropped[2]["adds"] >= 100
+        assert counts["kept_adds"] == 0 and counts["kept"] == 1
+
+
+def test_dedup_finds_short_copies_that_their_fingerprints_put_beyond_k(tmp_path):
+    fingerprinter = Fingerprinter()
+    rows, copies = [], {}
+    for title, paragraphs in ZH_ARTICLES.values():
+        for paragraph in paragraphs:
+            rows.append({"title": "", "text": paragraph})
+            original = len(rows)
+            for copy in (
+                paragraph[:20] + paragraph[21:],  # a character dropped
+                paragraph + "（记者 王明）",  # a phrase added
+                paragraph.replace("，", ",").replace("。", "."),  # other punctuation
+            ):
+                rows.append({"title": "", "text": copy})
+                copies[len(rows)] = original
+    distances = {
+        line: (
+            fingerprinter.fingerprint_text(rows[line - 1]["text"])
+            ^ fingerprinter.fingerprint_text(rows[kept - 1]["text"])
+        ).bit_count()
+        for line, kept in copies.items()
+    }
+    assert sum(d > 3 for d in distances.values()) >= 3  # the fingerprint alone misses these
+    for keep_adds in (100, 0):
+        counts, dropped = _dedup_rows(tmp_path, rows, keep_adds)
+        assert {line: d["kept_line"] for line, d in dropped.items()} == copies
+        assert all(dropped[line]["distance"] == d for line, d in distances.items())
+        assert counts["kept"] == len(rows) - len(copies)
+
+
+def test_dedup_keeps_short_lines_that_share_a_paragraph_and_little_else(tmp_path):
+    from scrapy_simhash.commands.dedup import _MIN_ALIKE, RESEMBLANCE, _alike, lsh_bands, lsh_signature
+
+    shared = ZH_ARTICLES["metro"][1][1]
+    a = "今天的天气很好，我们一家人去公园散步，还看到了很多盛开的花。" + shared
+    b = "这家餐厅的菜味道一般，服务也不到位，所以不会再来了。" + shared
+    own_a, own_b = OwnText([a]), OwnText([b])
+    adds, lacks = own_b.added(own_a.sketch()), own_a.added(own_b.sketch())
+    sig_a, sig_b = lsh_signature(a), lsh_signature(b)
+    assert sig_a is not None and sig_b is not None
+    assert set(lsh_bands(sig_a)) & set(lsh_bands(sig_b))  # the LSH makes a a candidate for b
+    assert _alike(sig_a, sig_b) >= _MIN_ALIKE  # ... alike enough to be measured
+    assert adds < 100  # b adds little to a: by that alone, b would go
+    assert 1 - (adds + lacks) / (own_a.chars + own_b.chars) < RESEMBLANCE  # but they share too little
+    for keep_adds in (100, 0):
+        counts, dropped = _dedup_rows(tmp_path, [{"text": a}, {"text": b}], keep_adds)
+        assert dropped == {} and counts["kept"] == 2
+
+
+def test_dedup_rejects_a_negative_keep_adds(tmp_path, capsys):
+    source = tmp_path / "in.jsonl"
+    source.write_text('{"text": "a line"}\n')
+    assert main(["dedup", str(source), "--field", "text", "--keep-adds", "-1"]) == 2
+    assert "--keep-adds -1 is invalid" in capsys.readouterr().err
 
 
 def test_dedup_writes_kept_lines_to_a_file_never_over_its_input(tmp_path, capsys):
@@ -299,3 +389,47 @@ def test_console_door_reads_a_redis_index(redis_server, capsys):
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("https://mirror.example/harbour\thttps://a.example/harbour\t")
+
+
+def test_dedup_on_a_full_temporary_disk_stops_with_a_line_that_says_so(tmp_path, monkeypatch, capsys):
+    import tempfile
+
+    # /dev/full: every write fails with ENOSPC, as on a full disk
+    monkeypatch.setattr(tempfile, "TemporaryFile", lambda: open("/dev/full", "w+b", buffering=0))  # noqa: SIM115
+    source = tmp_path / "in.jsonl"
+    source.write_text("".join(json.dumps(r) + "\n" for r in _corpus()[0]))
+    assert main(["dedup", str(source), "--field", "title", "--field", "text", "--workers", "1"]) == 1
+    err = capsys.readouterr().err
+    assert "error: could not write the kept lines' texts to a temporary file in " in err
+    assert "No space left on device" in err and "point TMPDIR at a disk with room" in err
+
+
+def test_dedup_bound_of_what_a_line_adds_is_never_below_the_measure():
+    """``_Text.added_at_most`` lets dedup decide without hashing when it is under --keep-adds: it
+    must be at least ``OwnText.added`` wherever it is given (the kept sketch holds every
+    position), and be withheld for a kept text whose sketch is sampled."""
+    import random
+
+    from scrapy_simhash.commands.dedup import _Text
+
+    rng = random.Random(21)
+    paragraphs = [p for _, ps in {**EN_ARTICLES, **ZH_ARTICLES}.values() for p in ps]
+    pieces = ["（记者 王明）", "…", "Ⅻ", "ﬁne", "2025-05-19", "a1b2c3d4e5f6", "x", "", "   ", "abcabcabcabc"]
+    pairs = []
+    for _ in range(300):
+        kept = rng.choice(paragraphs)
+        new = kept
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(new) + 1)
+            new = new[:i] + rng.choice([*pieces, rng.choice(paragraphs)[:40]]) + new[i + rng.randint(0, 5) :]
+        pairs.append((kept, new))
+    pairs += [("short", "shorter"), ("x", "y"), ("", "abc"), ("abc", ""), ("ab" * 50, "ab" * 80)]
+    given = 0
+    for kept, new in pairs:
+        at_most = _Text(new).added_at_most(_Text(kept))
+        if at_most is not None:
+            given += 1
+            assert at_most >= OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
+    assert given == len(pairs)  # paragraphs are short: every kept sketch is exact
+    long_kept = " ".join(paragraphs)
+    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is None  # a sampled sketch: no bound

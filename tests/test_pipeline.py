@@ -256,3 +256,82 @@ def test_item_index_is_separate_from_the_page_index(make_pipeline, make_mw):
     item = story("harbour", "https://syndication.example.net/1")
     assert pipeline.process_item(item) is item
     assert pipeline.path != mw.path and pipeline.path.parent == mw.path.parent
+
+
+# -- no drop may lose content (SIMHASH_KEEP_ADDS) ----------------------------------------------------
+
+#: A weekly digest: every English story; its issues differ by their date line and what they add.
+WEEK = [paragraph for _, paragraphs in EN_ARTICLES.values() for paragraph in paragraphs]
+FERRY = (
+    "A ferry company has also asked to use the restored north berth for its summer crossings to the "
+    "islands, and the council will decide in June."
+)
+TICKETS = (
+    "Tickets for the reopening concert sold out within an hour; a second evening has been added for "
+    "schools and families."
+)
+
+
+def digest(url: str, *extra: str, updated: str) -> dict[str, Any]:
+    return {"title": "Week in review", "body": "\n\n".join([*WEEK, *extra, f"Updated {updated}."]), "url": url}
+
+
+@pytest.fixture(params=["lmdb", "redis"])
+def store_settings(request: pytest.FixtureRequest, tmp_path: Any) -> dict[str, Any]:
+    """The item index on LMDB (the default) or on a real redis-server."""
+    if request.param == "lmdb":
+        return {}
+    server = request.getfixturevalue("redis_server")
+    return {
+        "SIMHASH_STORE": "scrapy_simhash.store.RedisStore",
+        "SIMHASH_REDIS_URL": server.url,
+        "SIMHASH_REDIS_PREFIX": f"{tmp_path}:%(spider)s",
+    }
+
+
+@pytest.mark.parametrize("keep_adds", [100, 0])
+def test_an_item_that_adds_to_a_kept_item_is_kept_and_a_dated_copy_dropped(make_pipeline, store_settings, keep_adds):
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    pipeline = make_pipeline(SIMHASH_MAX_DISTANCE=6, SIMHASH_KEEP_ADDS=keep_adds, **store_settings)
+    kept = digest("https://news.example.com/week/1", updated="12 May 2025, 1,204 readers")
+    superset = digest("https://news.example.com/week/2", FERRY, updated="19 May 2025, 2,311 readers")
+    copy = digest("https://mirror.example.net/week/1", updated="26 May 2025, 3,020 readers")
+    fp = Fingerprinter()
+    distances = [
+        (fp.fingerprint_text(kept["body"], kept["title"]) ^ fp.fingerprint_text(x["body"], x["title"])).bit_count()
+        for x in (superset, copy)
+    ]
+    assert all(d <= 6 for d in distances)  # both resemble the kept item
+    assert pipeline.process_item(kept) is kept
+    if keep_adds:  # the superset adds a sentence: kept
+        assert pipeline.process_item(superset) is superset
+        assert stat(pipeline, "simhash/items/kept/adds") == 1
+    else:  # resemblance alone: its sentence is lost
+        with pytest.raises(NearDuplicateItem, match="Near-duplicate of https://news.example.com/week/1"):
+            pipeline.process_item(superset)
+        assert stat(pipeline, "simhash/items/kept/adds") is None
+    with pytest.raises(NearDuplicateItem, match="Near-duplicate of https://news.example.com/week/1") as info:
+        pipeline.process_item(copy)  # a date and a counter changed: it adds nothing
+    assert info.value.adds == (0 if keep_adds else None)
+
+
+def test_the_kept_items_texts_are_measured_across_crawls(make_pipeline, store_settings):
+    settings = {"SIMHASH_MAX_DISTANCE": 6, **store_settings}
+    pipeline = make_pipeline(**settings)
+    superset = digest("https://news.example.com/week/2", FERRY, updated="19 May 2025, 2,311 readers")
+    assert pipeline.process_item(superset) is superset
+    pipeline.close_spider(pipeline.crawler.spider)
+    second = make_pipeline(**settings)
+    subset = digest("https://news.example.com/week/1", updated="12 May 2025, 1,204 readers")
+    with pytest.raises(NearDuplicateItem, match="https://news.example.com/week/2") as info:
+        second.process_item(subset)  # the superset first: the subset says nothing new, and goes
+    assert info.value.adds == 0
+    other = digest(
+        "https://news.example.com/week/3", FERRY.replace("ferry", "cruise"), updated="26 May 2025, 3,020 readers"
+    )
+    with pytest.raises(NearDuplicateItem, match="https://news.example.com/week/2"):
+        second.process_item(other)  # one word changed in the added sentence: little that is new
+    bigger = digest("https://news.example.com/week/4", TICKETS, FERRY, updated="26 May 2025, 3,020 readers")
+    assert second.process_item(bigger) is bigger  # a sentence more than the kept superset
+    assert stat(second, "simhash/items/kept/adds") == 1

@@ -24,7 +24,7 @@ from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.reports import EXIT_ERROR, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
@@ -180,9 +180,19 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("input", metavar="FILE.jsonl|-", help="JSON lines file, or - for stdin")
     p.add_argument("--field", action="append", required=True, help="field to fingerprint (repeat: --field title)")
     p.add_argument("-o", "--output", help="write the kept lines here (default: stdout)")
-    p.add_argument("--report", help="write a JSON line per dropped line here (line, kept_line, distance, cluster)")
+    p.add_argument(
+        "--report", help="write a JSON line per dropped line here (line, kept_line, distance, cluster, adds)"
+    )
     p.add_argument(
         "-k", "--max-distance", type=int, default=None, help="largest distance (default SIMHASH_MAX_DISTANCE)"
+    )
+    p.add_argument(
+        "--keep-adds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="keep a line that adds N or more characters to the kept line it resembles "
+        "(default SIMHASH_KEEP_ADDS; 0: resemblance alone decides)",
     )
     p.add_argument("--workers", type=int, default=None, help="processes (default: the machine's cores)")
 
@@ -298,6 +308,11 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     k = config.max_distance if ns.max_distance is None else ns.max_distance
     if not 0 <= k < config.bits:
         raise CommandError(f"-k {k} is out of range: it must be between 0 and {config.bits - 1}", EXIT_USAGE)
+    keep_adds = config.keep_adds if ns.keep_adds is None else ns.keep_adds
+    if keep_adds < 0:
+        raise CommandError(
+            f"--keep-adds {keep_adds} is invalid: it must be >= 0 (0: resemblance alone decides)", EXIT_USAGE
+        )
     if ns.workers is not None and ns.workers < 1:
         raise CommandError("--workers must be at least 1", EXIT_USAGE)
     target.fingerprinter()  # bad settings fail here, not in a worker
@@ -311,12 +326,31 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             report = files.enter_context(open(ns.report, "wb")) if ns.report else None
         except OSError as exc:
             raise CommandError(f"{exc.filename}: {exc.strerror}") from None
-        with _progress_bar() as bar:
+        with _progress_bar() as bar, _temp_space():
             result = dedup(
-                source, kept, report, tuple(ns.field), kwargs, max_distance=k, workers=ns.workers, progress=bar.update
+                source,
+                kept,
+                report,
+                tuple(ns.field),
+                kwargs,
+                max_distance=k,
+                keep_adds=keep_adds,
+                workers=ns.workers,
+                progress=bar.update,
             )
         kept.flush()
     sys.stderr.write("dedup: " + ", ".join(f"{name}={value}" for name, value in result.as_dict().items()) + "\n")
+
+
+@contextlib.contextmanager
+def _temp_space() -> Iterator[None]:
+    """A full temporary disk stops ``dedup`` with one line that names it and the way out."""
+    from scrapy_simhash.commands.dedup import TempSpaceError
+
+    try:
+        yield
+    except TempSpaceError as exc:
+        raise CommandError(str(exc.strerror)) from None
 
 
 def _progress_bar() -> Any:
