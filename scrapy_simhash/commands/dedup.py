@@ -290,8 +290,8 @@ class _Text:
 
     def added_at_most(self, kept: _Text) -> int | None:
         """At least ``self.own.added(kept.sketch)``, without hashing: the positions of this text
-        whose 8-gram (as OwnText pads it) ``kept``'s text does not hold. ``added`` counts fewer:
-        only positions whose 8-gram's hash is not among the kept text's, less the seams of edits;
+        whose gram (as OwnText pads it) ``kept``'s text does not hold. ``added`` counts fewer:
+        only positions whose gram's hash is not among the kept text's, less the seams of edits;
         exact for a kept sketch of every position. ``None``: ``kept`` is too long for that (its
         sketch is sampled), no bound."""
         mine, theirs = self.norm, kept.norm
@@ -306,7 +306,7 @@ class _Text:
 
 
 def _grams(norm: str) -> list[str]:
-    """The 8-gram at each position of a normalised text, as OwnText hashes them (a text shorter
+    """The gram at each position of a normalised text, as OwnText hashes them (a text shorter
     than a gram is one, padded with NUL)."""
     padded = norm + "\0" * (GRAM - 1)
     return [padded[i : i + GRAM] for i in range(max(len(norm) - GRAM + 1, 1))]
