@@ -639,13 +639,16 @@ _ALL_SHORT = 1 << 62
 
 
 def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
-    """The page's own text: its title and content-like lines (``doc.text``, ``doc.rest``) less
-    those that are its site's learned template."""
-    lines = (
-        [doc.title, *doc.text.split("\n"), *doc.rest.split("\n")] if doc.rest else [doc.title, *doc.text.split("\n")]
-    )
-    template = templates.template_lines(url, lines) if templates is not None else set()
-    return OwnText(lines, template)
+    """The page's own text: its title, its fingerprinted text and its other content-like lines
+    (``doc.rest``) less those that are its site's learned template. The fingerprinted text keeps its
+    recurring lines: on generated pages (sibling API pages, a page's translations and copies) they
+    hold what tells the pages apart, and the template is learned from them too."""
+    lines = [doc.title, *doc.text.split("\n")]
+    if doc.rest:
+        rest = doc.rest.split("\n")
+        template = templates.template_lines(url, rest) if templates is not None else set()
+        lines += [line for line in rest if line not in template]
+    return OwnText(lines)
 
 
 class _Lines(NamedTuple):
