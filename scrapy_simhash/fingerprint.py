@@ -259,8 +259,8 @@ class PageFingerprint:
     ``"short"`` or ``"template"``), an exact hash of those same tokens (title and content-like
     text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.shortcopy`); ``None``
     otherwise. ``own``: the page's own text (:class:`~scrapy_simhash.novelty.OwnText`: the title,
-    the fingerprinted text and the other content-like text, without its site's learned template
-    lines), what a near-duplicate drop checks first (``None``: not computed).
+    the fingerprinted text and the other content-like text, the latter without its site's learned
+    template lines), what a near-duplicate drop checks first (``None``: not computed).
     """
 
     fp: int

@@ -7,8 +7,9 @@ release's page that repeats the base release's notes and adds its own, an API pa
 class, an article with one paragraph more are kept.
 
 **Own text.** A page's content-like text (its title, the fingerprinted text and every other
-content-like block: what the change sketch covers; chrome, link lists and bylines are not in it)
-without the lines its site's learned template holds, normalised (:func:`normalize`): NFKC, lower
+content-like block: what the change sketch covers; chrome, link lists and bylines are not in it;
+``fingerprint._own_text`` leaves out the other blocks' lines that its site's learned template
+holds), normalised (:func:`normalize`): NFKC, lower
 case, runs of spaces as one, every hexadecimal run of 7 or more characters with a digit in it (a
 commit, a build id) as ``#`` and every number as ``0`` (digits right after a Latin letter are part
 of a name: ``u64``, ``h1``). So a changed date, counter or hash adds nothing.
@@ -106,8 +107,7 @@ def normalize(text: str) -> str:
 class OwnText:
     """A page's own text, ready to be compared with kept pages' sketches and to give its own.
 
-    ``lines``: its content-like lines; ``template``: those of them that are its site's template
-    (left out)."""
+    ``lines``: its content-like lines; ``template``: lines to leave out."""
 
     __slots__ = ("_h8", "_h16", "chars", "text")
     _h8: np.ndarray | None
