@@ -1,18 +1,16 @@
 """SimhashDedupPipeline: drops items whose text is a near-duplicate of an earlier item's.
 
-Scrapy glue, and the item's decision (:func:`deduplicate_item`). For spiders whose items do not
-map one-to-one to pages, or to keep one copy of a story published by several sources. The item
+Scrapy glue only (the decision is :meth:`ChangeTracker.deduplicate`). For spiders whose items do
+not map one-to-one to pages, or to keep one copy of a story published by several sources. The item
 index is its own store (with LMDB: ``<SIMHASH_DIR>/<spider.name>/items``), separate from the
 middleware's page index.
 """
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import uuid
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
@@ -20,7 +18,7 @@ from scrapy_simhash._component import _IndexComponent, canonical_key
 from scrapy_simhash._settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.fingerprint import EmptyTextError
 from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.recrawl import PageRecord
+from scrapy_simhash.recrawl import NEW, Verdict
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -30,7 +28,7 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_simhash.index import Match, SimhashIndex
+    from scrapy_simhash.index import SimhashIndex
 
 logger = logging.getLogger(__name__)
 
@@ -51,64 +49,6 @@ class NearDuplicateItem(DropItem):
         self.adds = adds
 
 
-class ItemVerdict(NamedTuple):
-    """:func:`deduplicate_item`'s decision: ``duplicate_of`` (the kept item's key; ``None``: the
-    item is kept) and the ``distance`` to it; ``adds_to`` and ``adds``: the key of the item it
-    resembles and was kept beside, and the characters its own text adds to that one's; for a
-    drop, ``adds`` is what it adds to the kept item (``None``: not measured)."""
-
-    duplicate_of: str | None = None
-    distance: int | None = None
-    adds_to: str | None = None
-    adds: float | None = None
-
-
-def deduplicate_item(index: SimhashIndex, key: str, fp: int, own: OwnText, keep_adds: int) -> ItemVerdict:
-    """The item's decision, in one :meth:`SimhashIndex.batch`: it is a near-duplicate when an
-    earlier item lies within the index's ``max_distance`` (check-and-add: a key seen again
-    replaces its item) and, with ``keep_adds`` (`SIMHASH_KEEP_ADDS`; 0: resemblance alone), its
-    ``own`` text adds fewer than ``keep_adds`` characters to that item's, or to another's within
-    ``max_distance``: the rule of the page decision
-    (:class:`~scrapy_simhash.recrawl.ChangeTracker`'s ``keep_adds``). Else it is kept: indexed,
-    and its record holds the novelty sketch of its own text (:meth:`OwnText.sketch`, at most 2.4
-    KB), what later items are measured against. An item whose record holds no sketch (indexed with ``keep_adds``
-    0) cannot be measured: the resemblance decides."""
-    with index.batch():
-        match = index.check_and_add(key, fp)
-        if not keep_adds:
-            return ItemVerdict() if match is None else ItemVerdict(match.key, match.distance)
-        first = None
-        if match is not None:
-            first = _added(index, own, [match])[0]
-            if first is None or first < keep_adds:
-                return ItemVerdict(match.key, match.distance, None, first)
-            others = [c for c in index.near(fp, exclude=key) if c.key != match.key]
-            for candidate, adds in zip(others, _added(index, own, others)):
-                if adds is not None and adds < keep_adds:
-                    return ItemVerdict(candidate.key, candidate.distance, None, adds)
-            index.add(key, fp)  # kept: check-and-add found a match and did not store fp
-        record = replace(PageRecord.first(fp), novelty=own.sketch() if own.chars else None)
-        index.put_record(key, record.to_bytes())
-    return ItemVerdict() if match is None else ItemVerdict(None, None, match.key, first)
-
-
-def _added(index: SimhashIndex, own: OwnText, candidates: list[Match]) -> list[float | None]:
-    """What ``own`` adds to each candidate's text (one batched record read); ``None`` where the
-    candidate's record holds no novelty sketch of the text of its indexed fingerprint."""
-    if not candidates:
-        return []
-    found: list[float | None] = []
-    for candidate, raw in zip(candidates, index.get_records([c.key for c in candidates])):
-        record = PageRecord.parse(raw)
-        sketch = record.novelty if record is not None and record.last_fp == candidate.fp else None
-        added = None
-        if sketch is not None:
-            with contextlib.suppress(ValueError):  # not a sketch: the resemblance decides
-                added = own.added(sketch)
-        found.append(added)
-    return found
-
-
 class SimhashDedupPipeline(_IndexComponent):
     """Fingerprint the text of the item fields named by `SIMHASH_ITEM_FIELDS` and drop
     near-duplicates with :class:`NearDuplicateItem`.
@@ -120,7 +60,7 @@ class SimhashDedupPipeline(_IndexComponent):
     through (``simhash/items/skipped/no_fields``). An item within `SIMHASH_MAX_DISTANCE` of a
     kept item whose own text (its fields' text, numbers and hashes masked) adds at least
     `SIMHASH_KEEP_ADDS` characters to that item's is kept (``simhash/items/kept/adds``; see
-    :func:`deduplicate_item`).
+    :meth:`~scrapy_simhash.recrawl.ChangeTracker.deduplicate`).
 
     Reads `SIMHASH_ENABLED`, `SIMHASH_ITEM_FIELDS`, `SIMHASH_ITEM_KEY_FIELD`, `SIMHASH_DIR`,
     `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`, `SIMHASH_BLOCKS`,
@@ -201,8 +141,8 @@ class SimhashDedupPipeline(_IndexComponent):
         """Return ``item``, or raise :class:`NearDuplicateItem`."""
         if not self._ready():
             return item
-        index = self.index
-        assert index is not None  # _ready() returned True: the index is open
+        tracker = self.tracker
+        assert tracker is not None  # _ready() returned True: the index is open
         from itemadapter import ItemAdapter
 
         try:
@@ -225,10 +165,10 @@ class SimhashDedupPipeline(_IndexComponent):
             return item
         key = self._item_key(adapter)
         try:
-            verdict = deduplicate_item(index, key, fp, OwnText([title, text]), self.config.keep_adds)
+            verdict = tracker.deduplicate(key, fp, OwnText([title, text]))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
-            verdict = ItemVerdict()
+            verdict = Verdict(NEW, fp)
         self._inc("simhash/items/fingerprinted")
         if verdict.duplicate_of is None or verdict.distance is None:
             self._inc("simhash/items/new")

@@ -638,9 +638,10 @@ class Verdict(NamedTuple):
     fingerprint), the key it duplicates, the record now stored, whether an unreadable stored
     record was replaced (the caller counts that as a store error), and ``unlike``: the key of a
     page within the index's ``max_distance`` that this one was kept beside because their change
-    sketches disagree (see ``near_similarity``), else ``None``; ``adds_to`` and ``adds``: the key
-    of the page that this one resembles and was kept beside because its own text adds ``adds``
-    characters to that page's (see ``keep_adds``), else ``None``."""
+    sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
+    that this one resembles and was kept beside because its own text adds ``adds`` characters to
+    that page's (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
+    to the page it duplicates (``None``: not measured)."""
 
     verdict: str
     fp: int
@@ -762,13 +763,24 @@ class ChangeTracker:
         self.policy = policy
         self.clock = clock
 
-    def deduplicate(self, key: str, fp: int) -> Verdict:
-        """Only the near-duplicate decision, without records (the item pipeline): ``new`` (``fp``
-        is now ``key``'s fingerprint) or ``near_duplicate`` (one check-and-add)."""
-        match = self.index.check_and_add(key, fp)
-        if match is None:
-            return Verdict(NEW, fp)
-        return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key)
+    def deduplicate(self, key: str, fp: int, own: OwnText | None = None) -> Verdict:
+        """Only the near-duplicate decision (the item pipeline): ``new`` (``fp`` is now ``key``'s
+        fingerprint) or ``near_duplicate`` of a key within the index's ``max_distance``
+        (check-and-add), in one batch. With ``own`` (the item's own text) and ``keep_adds``, the
+        containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
+        duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
+        record holds its novelty sketch, what later keys are measured against."""
+        with self.index.batch(key):
+            match = self.index.check_and_add(key, fp)
+            adds_to = adds = None
+            if match is not None:
+                match, adds_to, adds = self._adds(key, fp, match, own, True)
+            if match is not None:
+                return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds)
+            if own is not None and self.keep_adds:
+                record = replace(PageRecord.first(fp), novelty=own.sketch() if own.chars else None)
+                self.index.put_record(key, record.to_bytes())
+        return Verdict(NEW, fp, adds_to=adds_to, adds=adds)
 
     def observe(
         self,
@@ -897,22 +909,22 @@ class ChangeTracker:
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
     ) -> tuple[Match | None, str | None, float | None]:
-        """The containment check before a drop (see ``keep_adds``): ``(match, None, None)`` when
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds)`` when
         ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or to
         another indexed page's within ``max_distance`` (then that one is the match), or cannot be
-        judged; else ``(None, match.key, adds)``: the page is kept (and indexed, when it
-        ``may_match``: the check-and-add that found the match did not store it)."""
+        judged (``adds`` ``None``); else ``(None, match.key, adds)``: the page is kept (and indexed,
+        when it ``may_match``: the check-and-add that found the match did not store it)."""
         threshold = self.keep_adds
         if not threshold or own is None:
             return match, None, None
         first = self._added(own, [match])
         if first is None or first < threshold:
-            return match, None, None  # nothing new, or no sketch of the match's content to judge by
+            return match, None, first  # nothing new, or no sketch of the match's content to judge by
         others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
         for candidate, record in self._indexed_records(others):
             added = self._added(own, [candidate], record)
             if added is not None and added < threshold:
-                return candidate, None, None  # another kept page holds it all
+                return candidate, None, added  # another kept page holds it all
         if may_match:
             self.index.add(key, fp)
         return None, match.key, first
