@@ -1085,7 +1085,7 @@ class ChangeTracker:
         ``unchanged``."""
         now = self.clock() if now is None else now
         index = self.index
-        with index.batch():
+        with index.batch(key):
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
             index.remove(key)

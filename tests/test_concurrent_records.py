@@ -40,26 +40,29 @@ _OBSERVER_SRC = textwrap.dedent(
     from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
-    where, name, go, pages = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+    where, name, go, pages, method = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
     index = SimhashIndex(RedisStore(where, name)) if where.startswith("redis://") else SimhashIndex.open(where)
     tracker = ChangeTracker(index)
     print("ready", flush=True)
     while not os.path.exists(go):
         time.sleep(0.001)
-    out = [[key, tracker.observe(key, fp).verdict] for key, fp in pages]
+    decide = getattr(tracker, method)  # observe (a page), observe_body (a PDF, an image)
+    out = [[key, decide(key, fp).verdict] for key, fp in pages]
     index.close()
     print(json.dumps(out))
     """
 )
 
 
-def _observe_at_once(where: str, name: str, pages: list[tuple[str, int]], tmp_path: Path) -> Counter[tuple[str, str]]:
-    """``PROCESSES`` processes observe ``pages`` in the same order, started together: how many
-    times each (key, verdict) came out."""
+def _observe_at_once(
+    where: str, name: str, pages: list[tuple[str, int]], tmp_path: Path, method: str = "observe"
+) -> Counter[tuple[str, str]]:
+    """``PROCESSES`` processes observe ``pages`` in the same order (``ChangeTracker.<method>``),
+    started together: how many times each (key, verdict) came out."""
     go = tmp_path / "go"
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", _OBSERVER_SRC, where, name, str(go), json.dumps(pages)],
+            [sys.executable, "-c", _OBSERVER_SRC, where, name, str(go), json.dumps(pages), method],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -79,9 +82,10 @@ def _observe_at_once(where: str, name: str, pages: list[tuple[str, int]], tmp_pa
 
 
 @pytest.mark.e2e
+@pytest.mark.parametrize("method", ["observe", "observe_body"])
 @pytest.mark.parametrize("store", ["redis", "lmdb"])
 def test_processes_observing_one_url_at_once_decide_it_once_and_count_every_fetch(
-    store: str, redis_server: Any, tmp_path: Path
+    store: str, method: str, redis_server: Any, tmp_path: Path
 ) -> None:
     rng = random.Random(23)
     pages = [(f"https://race.example/p{i}", rng.getrandbits(64)) for i in range(150)]
@@ -98,7 +102,7 @@ def test_processes_observing_one_url_at_once_decide_it_once_and_count_every_fetc
             return SimhashIndex.open(where)
 
     index().close()  # created once, as a crawl start would
-    verdicts = _observe_at_once(where, name, pages, tmp_path)
+    verdicts = _observe_at_once(where, name, pages, tmp_path, method)
     with index() as opened:
         for key, _ in pages:
             seen = {verdict: n for (k, verdict), n in verdicts.items() if k == key}
