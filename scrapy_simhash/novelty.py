@@ -74,7 +74,7 @@ _C3 = np.uint64(0x94D049BB133111EB)
 _C1_GRAM = np.uint64(pow(0x9E3779B97F4A7C15, 8, 1 << 64))  # _C1 ** GRAM: shifts a gram's hash by a gram
 _S30, _S27, _S31, _S32, _S8 = (np.uint64(s) for s in (30, 27, 31, 32, 8))
 _BYTE = np.uint64(0xFF)
-_LOW16, _LOW24 = np.uint64(0xFFFF), np.uint64(0xFFFFFF)
+_LOW16 = np.uint64(0xFFFF)
 _HEAD = struct.Struct("<BI")
 
 
