@@ -45,7 +45,7 @@ def sentence(rng: random.Random, words: int = 14) -> str:
 
 def brute_added(kept: str, new: str) -> float:
     """``OwnText.added``'s quantity by brute force: over every position of ``new``'s normalised
-    text, ``new - 7/8 (new2 - new)`` (the gram and the double gram that start there, ``new``'s
+    text, ``new - 11/12 (new2 - new)`` (the gram and the double gram that start there, ``new``'s
     end padded as OwnText pads it) against every gram and double gram of ``kept``'s."""
     a, b = normalize(kept), normalize(new)
     pad = "\0" * (2 * GRAM)
