@@ -277,7 +277,7 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         setattr(owner, name, timed)
         undo.append((owner, name, original))
     try:
-        from scrapy_simhash.middleware import SimhashSpiderMiddleware
+        from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
         class BenchSpider(Spider):
             name = "bench"

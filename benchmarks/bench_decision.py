@@ -49,10 +49,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _schedule_of
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
 from scrapy_simhash.sketch import SKETCH_BYTES
+from scrapy_simhash.store.index import SimhashIndex
 
 _OLD = "simhash_before"
 

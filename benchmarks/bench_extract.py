@@ -40,7 +40,7 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.extract import decode_html, extract
+from scrapy_simhash.text.extract import decode_html, extract
 
 _TOKEN_RE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]|[^\W_\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 

@@ -38,12 +38,12 @@ DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash import fingerprint as fpmod
-from scrapy_simhash.features import normalize
 from scrapy_simhash.fingerprint import (
     EmptyTextError,
     Fingerprinter,
     simhash_from_weights,
 )
+from scrapy_simhash.text.features import normalize
 
 clock = time.perf_counter
 
@@ -105,7 +105,7 @@ def main() -> None:
     import jieba
     import simhash
 
-    from scrapy_simhash.extract import decode_html, extract
+    from scrapy_simhash.text.extract import decode_html, extract
 
     logging.getLogger("jieba").setLevel(logging.WARNING)  # jieba sets DEBUG at import
     jieba.initialize()

@@ -31,9 +31,9 @@ from statistics import median
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
+from scrapy_simhash.store.index import SimhashIndex
 
 T0 = 1_700_000_000.0
 

@@ -52,11 +52,11 @@ import importlib
 from bench_fingerprint import time_interleaved
 
 from scrapy_simhash import _native
-from scrapy_simhash.extract import extract
-from scrapy_simhash.features import FeatureExtractor
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.text.extract import extract
+from scrapy_simhash.text.features import FeatureExtractor
 
-ex = importlib.import_module("scrapy_simhash.extract")  # the package exports the function too
+ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 
 clock = time.perf_counter
 

@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO / "tests"))
 from conftest import RedisServer, redis_server_binary
 
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 
 NUM_PERM = 128

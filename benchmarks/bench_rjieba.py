@@ -34,8 +34,8 @@ REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.features import get_tokenizer, normalize
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, clear_caches
+from scrapy_simhash.text.features import get_tokenizer, normalize
 
 
 def load_corpus(limit: int | None) -> dict[str, list[str]]:

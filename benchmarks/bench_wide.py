@@ -26,7 +26,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.store.index import SimhashIndex
 
 
 class _Abort(Exception):

@@ -35,10 +35,10 @@ import html5lib
 import markupever
 from lxml import etree
 
-from scrapy_simhash.extract import decode_html, extract
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.text.extract import decode_html, extract
 
-extract_mod = importlib.import_module("scrapy_simhash.extract")  # the package exports a function of this name
+extract_mod = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name
 
 clock = time.perf_counter
 

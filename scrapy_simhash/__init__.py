@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from scrapy_simhash.extract import Document, extract
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, hamming, similarity
-from scrapy_simhash.index import (
+from scrapy_simhash.store.index import (
     Match,
     NotAnIndexError,
     SettingsMismatchError,
     SimhashIndex,
     SimhashIndexError,
 )
+from scrapy_simhash.text.extract import Document, extract
 
 if TYPE_CHECKING:
-    from scrapy_simhash.addon import Addon
-    from scrapy_simhash.incremental import IncrementalSpiderMixin, SimhashRecrawlMiddleware, due_report, due_requests
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
-    from scrapy_simhash.pipeline import NearDuplicateItem, SimhashDedupPipeline
+    from scrapy_simhash.scrapy.addon import Addon
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.scrapy.pipeline import NearDuplicateItem, SimhashDedupPipeline
+    from scrapy_simhash.scrapy.recrawl import IncrementalSpiderMixin, SimhashRecrawlMiddleware, due_report, due_requests
 
 __version__ = "0.1.0"
 
@@ -47,14 +47,14 @@ __all__ = [
 # The Scrapy glue is imported on first use, so that the pure parts (Fingerprinter,
 # SimhashIndex) load without importing Scrapy and Twisted.
 _LAZY = {
-    "Addon": "scrapy_simhash.addon",
-    "SimhashSpiderMiddleware": "scrapy_simhash.middleware",
-    "SimhashDedupPipeline": "scrapy_simhash.pipeline",
-    "SimhashRecrawlMiddleware": "scrapy_simhash.incremental",
-    "IncrementalSpiderMixin": "scrapy_simhash.incremental",
-    "due_report": "scrapy_simhash.incremental",
-    "due_requests": "scrapy_simhash.incremental",
-    "NearDuplicateItem": "scrapy_simhash.pipeline",
+    "Addon": "scrapy_simhash.scrapy.addon",
+    "SimhashSpiderMiddleware": "scrapy_simhash.scrapy.middleware",
+    "SimhashDedupPipeline": "scrapy_simhash.scrapy.pipeline",
+    "SimhashRecrawlMiddleware": "scrapy_simhash.scrapy.recrawl",
+    "IncrementalSpiderMixin": "scrapy_simhash.scrapy.recrawl",
+    "due_report": "scrapy_simhash.scrapy.recrawl",
+    "due_requests": "scrapy_simhash.scrapy.recrawl",
+    "NearDuplicateItem": "scrapy_simhash.scrapy.pipeline",
 }
 
 

@@ -91,7 +91,7 @@ def core() -> Any:
         with _LOCK:
             if _CORE is None:
                 require()
-                from scrapy_simhash import features
+                from scrapy_simhash.text import features
 
                 _CORE = _MODULE.Core(
                     str(features._jieba_dict_path()),
@@ -149,7 +149,7 @@ def html_walker() -> Any:
                 else:
                     from lxml import etree
 
-                    ex = importlib.import_module("scrapy_simhash.extract")
+                    ex = importlib.import_module("scrapy_simhash.text.extract")
                     _WALKER = mod.HtmlWalker(
                         etree._Element,
                         _ranges(r"\s"),
@@ -205,7 +205,7 @@ def _make_flat_text() -> Any:
     codepoints = getattr(html, "_invalid_codepoints", None)
     if mod is None or not hasattr(mod, "FlatText") or charrefs is None or codepoints is None:
         return None
-    ex = importlib.import_module("scrapy_simhash.extract")
+    ex = importlib.import_module("scrapy_simhash.text.extract")
     # The characters that re matches to an ASCII letter ignoring case (the letters, and a few
     # others: the Kelvin sign, the long s...), and the pairs that a back-reference ignoring case
     # accepts among them.

@@ -16,15 +16,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from scrapy_simhash import _native
-from scrapy_simhash.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
 from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.sketch import sketch_tokens
+from scrapy_simhash.text.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
-    from scrapy_simhash.extract import Document
-    from scrapy_simhash.templates import SiteTemplates
+    from scrapy_simhash.text.extract import Document
+    from scrapy_simhash.text.templates import SiteTemplates
 
 __all__ = [
     "DEFAULT_FEATURES",
@@ -173,7 +173,7 @@ def _hash_cache(name: str, bits: int) -> _HashCache:
 
 def clear_caches() -> None:
     """Empty the feature-hash and segmentation caches (benchmarks use it; results don't change)."""
-    from scrapy_simhash import features
+    from scrapy_simhash.text import features
 
     for cache in list(_CACHES.values()):
         cache.data.clear()
@@ -538,7 +538,7 @@ class Fingerprinter:
         The fingerprint itself never depends on ``templates``. Raises ``EmptyTextError`` when the
         page has no text.
         """
-        from scrapy_simhash.extract import extract
+        from scrapy_simhash.text.extract import extract
 
         doc = extract(
             html,

@@ -1,7 +1,7 @@
 """Per-URL change tracking: the record kept for every canonical URL, and the per-page decision.
 
 Pure: no Scrapy import. :class:`ChangeTracker` decides one fetched page (new, near-duplicate,
-unchanged, changed) over a :class:`~scrapy_simhash.index.SimhashIndex` and keeps its record there
+unchanged, changed) over a :class:`~scrapy_simhash.store.index.SimhashIndex` and keeps its record there
 (``put_record``: a compact binary record, format 3 with a change sketch, else 2, see
 :meth:`PageRecord.to_bytes`; records of format 1, compact JSON, are still read). The middleware
 calls it; nothing else decides.
@@ -37,9 +37,9 @@ from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from scrapy_simhash.index import Match, SimhashIndex
     from scrapy_simhash.novelty import OwnText
     from scrapy_simhash.schedule import SchedulePolicy
+    from scrapy_simhash.store.index import Match, SimhashIndex
 
 __all__ = [
     "CHANGED",

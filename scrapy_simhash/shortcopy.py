@@ -11,7 +11,7 @@ sidebar and whose content is the same licence line).
 So the content key (``PageFingerprint.content_key``: an exact hash of the title and the page's
 content-like text) only proposes a candidate, and the drop needs the new page's **whole** visible
 text to be the kept page's: every visible line of the new page is a line of the kept page
-(compared as :func:`~scrapy_simhash.templates.line_key` compares them: NFKC, lower case, numbers
+(compared as :func:`~scrapy_simhash.text.templates.line_key` compares them: NFKC, lower case, numbers
 as 0), except lines that name the kept page's URL or path ("Printed from /a/b.html"). Dropping such
 a page loses nothing but its pointer to the page that is kept. The other way round (the print view
 kept first, the full page later) is no drop: the full page has lines the print view lacks.
@@ -47,13 +47,13 @@ from urllib.parse import unquote, urlsplit
 
 import numpy as np
 
-from scrapy_simhash.features import normalize
-from scrapy_simhash.templates import line_key
+from scrapy_simhash.text.features import normalize
+from scrapy_simhash.text.templates import line_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from scrapy_simhash.index import Match, SimhashIndex
+    from scrapy_simhash.store.index import Match, SimhashIndex
 
 #: URLs kept per content key (the newest); more short pages with one content key are rare (an
 #: identical page under many URLs matches by its exact hash before this).
@@ -140,7 +140,7 @@ def find_copy(
     call inside the index's batch. ``current``: a kept URL's fingerprint now (default: the one the
     index holds; for template pages, their record's). Without a match, ``key`` is remembered as a
     kept page (:func:`remember`)."""
-    from scrapy_simhash.index import Match
+    from scrapy_simhash.store.index import Match
 
     current = current or index.get
 

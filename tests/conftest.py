@@ -198,7 +198,7 @@ def make_crawler(base_settings: dict[str, Any]) -> Callable[..., Any]:
 @pytest.fixture
 def make_mw(make_crawler: Callable[..., Any]) -> Iterator[Callable[..., Any]]:
     """``make_mw(**settings)``: a SimhashSpiderMiddleware built from a crawler; closed afterwards."""
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
     built: list[Any] = []
 

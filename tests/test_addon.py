@@ -6,7 +6,7 @@ import pytest
 from scrapy.settings import SETTINGS_PRIORITIES
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.addon import MIDDLEWARE_PRIORITY, PIPELINE_PRIORITY, Addon
+from scrapy_simhash.scrapy.addon import MIDDLEWARE_PRIORITY, PIPELINE_PRIORITY, Addon
 
 MW = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
 PIPE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
@@ -54,7 +54,7 @@ def test_addon_middleware_builds_in_scrapy(tmp_path):
     from conftest import SimhashTestSpider
     from scrapy.core.spidermw import SpiderMiddlewareManager
 
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
     crawler = get_crawler(
         SimhashTestSpider,

@@ -17,8 +17,8 @@ from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
 from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.pipeline import fields_text
 from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.scrapy.pipeline import fields_text
 
 CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")
 

@@ -296,7 +296,7 @@ def test_export_lists_every_url_near_duplicates_included(crawled, capsys):
 
 
 def test_export_of_the_item_index_lists_keys_without_records(make_crawler, base_settings, capsys):
-    from scrapy_simhash.pipeline import SimhashDedupPipeline
+    from scrapy_simhash.scrapy.pipeline import SimhashDedupPipeline
 
     crawler = make_crawler(SIMHASH_ITEM_FIELDS=["title", "body"])
     pipeline = SimhashDedupPipeline.from_crawler(crawler)

@@ -26,9 +26,9 @@ from test_e2e import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
 from scrapy_simhash.errors import StoreError
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord
 from scrapy_simhash.store import redisstore
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,7 +37,7 @@ PROCESSES = 3
 _OBSERVER_SRC = textwrap.dedent(
     """
     import json, os, sys, time
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
     where, name, go, pages, method = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
@@ -124,7 +124,7 @@ def test_a_lock_left_by_a_killed_process_expires_and_the_url_is_decided(
     src = textwrap.dedent(
         """
         import sys, time
-        from scrapy_simhash.index import SimhashIndex
+        from scrapy_simhash.store.index import SimhashIndex
         from scrapy_simhash.store import redisstore
         redisstore.LOCK_TTL_S = 1.0
         index = SimhashIndex(redisstore.RedisStore(sys.argv[1], sys.argv[2]))

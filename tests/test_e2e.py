@@ -261,7 +261,7 @@ def _wait_for_lines(path: Path, n: int, proc: Any, timeout: float) -> None:
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
 def test_crawl_killed_halfway_loses_nothing_and_next_run_carries_on(site: Site) -> None:
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
     site.server.delay = 0.15  # one page at a time, slowly: the kill lands mid-crawl
     items_path, stats_path, page_log = site.paths("killed")

@@ -13,12 +13,12 @@ from conftest import EN_ARTICLES, make_response, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash.extract import MAX_ELEMENTS, extract
-from scrapy_simhash.features import SizedCache
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, visible_key
-from scrapy_simhash.templates import (
+from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
+from scrapy_simhash.text.features import SizedCache
+from scrapy_simhash.text.templates import (
     HostTemplate,
     IndexTemplateStore,
     MemoryTemplateStore,
@@ -27,7 +27,7 @@ from scrapy_simhash.templates import (
     line_key,
 )
 
-extract_module = importlib.import_module("scrapy_simhash.extract")  # the package exports a function of this name
+extract_module = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name
 
 ARTICLES = [" ".join(paras) for _, paras in EN_ARTICLES.values()]
 FOOTER = (

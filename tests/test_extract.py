@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash.extract import MAX_HTML_CHARS, Document, decode_html, extract
+from scrapy_simhash.text.extract import MAX_HTML_CHARS, Document, decode_html, extract
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_simhash import features as F
-from scrapy_simhash.features import (
+from scrapy_simhash.text import features as F
+from scrapy_simhash.text.features import (
     NUMBER_TOKEN,
     FeatureExtractor,
     get_tokenizer,

@@ -427,7 +427,7 @@ def test_threads_give_same_fingerprints(tokenizer):
 
 
 def test_fingerprint_html_uses_extract():
-    from scrapy_simhash.extract import extract
+    from scrapy_simhash.text.extract import extract
 
     html = (
         "<html><head><meta charset='gbk'><title>城市交通规划</title></head><body>"
@@ -443,7 +443,7 @@ def test_fingerprint_html_uses_extract():
 
 def test_rjieba_tokenizer_settings():
     pytest.importorskip("rjieba")
-    from scrapy_simhash import features
+    from scrapy_simhash.text import features
 
     j = Fingerprinter()
     r = Fingerprinter(tokenizer="rjieba")
@@ -470,7 +470,7 @@ def _zh_texts() -> list[str]:
 
 
 def test_auto_is_the_default_and_is_jieba_on_real_texts():
-    from scrapy_simhash import features
+    from scrapy_simhash.text import features
 
     texts = _zh_texts()
     assert len(texts) >= 40
@@ -494,7 +494,7 @@ def test_auto_is_the_default_and_is_jieba_on_real_texts():
 def test_auto_picks_rjieba_here():
     """In this environment (rjieba 0.2.2 in the dev extras) the default really runs rjieba."""
     pytest.importorskip("rjieba")
-    from scrapy_simhash import features
+    from scrapy_simhash.text import features
 
     if not features.rjieba_matches_jieba():
         pytest.skip("the installed rjieba is not a verified version: 'auto' runs jieba")
@@ -503,7 +503,7 @@ def test_auto_picks_rjieba_here():
 
 
 def test_auto_without_rjieba_falls_back_to_jieba(monkeypatch):
-    from scrapy_simhash import features
+    from scrapy_simhash.text import features
 
     monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
     monkeypatch.setattr(features, "_AUTO_BACKEND", None)  # decide again

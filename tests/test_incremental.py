@@ -25,7 +25,6 @@ from scrapy.settings import Settings
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.incremental import _SELECTIONS, _ignore_in_signal, run_period
 from scrapy_simhash.recrawl import CHANGED, NEW, UNCHANGED, ChangeTracker, PageRecord
 from scrapy_simhash.schedule import (
     DAY,
@@ -37,6 +36,7 @@ from scrapy_simhash.schedule import (
     run_priorities,
     size_scale,
 )
+from scrapy_simhash.scrapy.recrawl import _SELECTIONS, _ignore_in_signal, run_period
 
 T0 = 1_700_000_000.0
 FAR = [0x0000_0000_0000_0000, 0xFFFF_FFFF_0000_0000, 0x0000_FFFF_FFFF_0000, 0xFFFF_0000_FFFF_FFFF]
@@ -489,14 +489,14 @@ def test_due_report_uses_the_settings_policy_and_clock(tmp_path):
     ],
 )
 def test_bad_settings_name_the_setting(settings, message):
-    from scrapy_simhash._settings import load_config
+    from scrapy_simhash.scrapy.settings import load_config
 
     with pytest.raises(ValueError, match=message):
         load_config(Settings(settings))
 
 
 def test_policy_and_its_constants_come_from_settings():
-    from scrapy_simhash._settings import load_config
+    from scrapy_simhash.scrapy.settings import load_config
 
     config = load_config(
         Settings(
@@ -519,7 +519,7 @@ def test_policy_and_its_constants_come_from_settings():
 
 
 def test_addon_inserts_the_recrawl_middleware_in_incremental_mode():
-    from scrapy_simhash.addon import Addon
+    from scrapy_simhash.scrapy.addon import Addon
 
     for incremental in (False, True):
         settings = Settings({"SIMHASH_INCREMENTAL": incremental})

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash.index import (
+from scrapy_simhash.store.index import (
     Match,
     SettingsMismatchError,
     SimhashIndex,

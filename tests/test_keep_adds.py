@@ -23,9 +23,9 @@ from conftest import make_response, run
 
 from scrapy_simhash import novelty
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, OwnText, normalize
 from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, ChangeTracker, PageRecord
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 
 if TYPE_CHECKING:

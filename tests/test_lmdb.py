@@ -13,7 +13,7 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from scrapy_simhash.index import (
+from scrapy_simhash.store.index import (
     Match,
     NotAnIndexError,
     SettingsMismatchError,
@@ -195,7 +195,7 @@ _WORKER = textwrap.dedent(
     """
     import os, sys, time
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     path, tag, n, go = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
     idx = SimhashIndex.open(path, map_size=1 << 16, durable=False)
     while not os.path.exists(go):
@@ -253,7 +253,7 @@ def test_non_durable_commit_survives_killed_process(tmp_path: Path) -> None:
         f"""
         import os, sys
         sys.path.insert(0, {str(REPO)!r})
-        from scrapy_simhash.index import SimhashIndex
+        from scrapy_simhash.store.index import SimhashIndex
         idx = SimhashIndex.open({str(path)!r}, durable=False)
         idx.add("a", 42)
         idx.put_record("a", b"r")
@@ -272,7 +272,7 @@ def test_check_and_add_sees_other_process_writes(tmp_path: Path) -> None:
         f"""
         import sys
         sys.path.insert(0, {str(REPO)!r})
-        from scrapy_simhash.index import SimhashIndex
+        from scrapy_simhash.store.index import SimhashIndex
         with SimhashIndex.open({str(path)!r}) as idx:
             print(idx.check_and_add("other", 0xABCDEF))
         """

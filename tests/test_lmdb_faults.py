@@ -24,8 +24,8 @@ import pytest
 
 from scrapy_simhash import shortcopy
 from scrapy_simhash.errors import NotAnIndexError, StoreError
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import PageRecord, visible_key
+from scrapy_simhash.store.index import SimhashIndex
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -78,7 +78,7 @@ def _killed(proc: subprocess.Popen[str], after: float) -> set[int]:
 _LOADER = """
     import sys
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     def fp(tag, i):
         return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
     idx = SimhashIndex.open(sys.argv[2], map_size=1 << 20)
@@ -115,7 +115,7 @@ _DECIDER = """
     import sys
     sys.path.insert(0, sys.argv[1])
     from scrapy_simhash.fingerprint import _hash_cache
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
     from scrapy_simhash.sketch import sketch_tokens
     def fp(tag, i):
@@ -268,7 +268,7 @@ def test_disk_full_raises_store_error_and_keeps_the_index_consistent(tmp_path: P
 _OPEN = """
     import sys
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.index import NotAnIndexError, SimhashIndex
+    from scrapy_simhash.store.index import NotAnIndexError, SimhashIndex
     try:
         SimhashIndex.open(sys.argv[2], readonly=sys.argv[3] == "ro").close()
         print("opened")
@@ -311,7 +311,7 @@ def test_damaged_data_file_is_refused_untouched(tmp_path: Path, damage: str) -> 
 _GROWER = """
     import sys, time
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     idx = SimhashIndex.open(sys.argv[2], map_size=1 << 16)
     print("ready", flush=True)
     end = time.monotonic() + float(sys.argv[3])
@@ -446,7 +446,7 @@ def test_permission_denied_is_a_store_error_naming_the_fix(tmp_path: Path) -> No
         code = """
             import os, sys
             sys.path.insert(0, sys.argv[1])
-            from scrapy_simhash.index import SimhashIndex, StoreError
+            from scrapy_simhash.store.index import SimhashIndex, StoreError
             os.setgid(65534)
             os.setuid(65534)
             for readonly in (True, False):
@@ -514,7 +514,7 @@ def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path
 _BULK = """
     import os, sys, time
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     def fp(tag, i):
         return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
     tag, go = int(sys.argv[3]), sys.argv[4]

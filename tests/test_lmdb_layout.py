@@ -10,7 +10,7 @@ from pathlib import Path
 
 import lmdb
 
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 
 LONG = "https://example.com/" + "x" * 600  # filed under a digest (LMDB's 511-byte key limit)

@@ -21,9 +21,9 @@ from conftest import (
 from scrapy import Request
 from scrapy.http import Response, TextResponse, XmlResponse
 
-from scrapy_simhash._settings import get_config
-from scrapy_simhash.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.recrawl import VERDICTS, PageRecord
+from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+from scrapy_simhash.scrapy.settings import get_config
 
 URL_A = "https://news.example.com/2024/harbour-cranes"
 URL_B = "https://mirror.example.org/print/harbour-cranes?utm_source=feed"
@@ -418,7 +418,7 @@ def test_unreadable_record_is_a_store_error_and_replaced(make_mw, caplog):
 
 
 def test_index_that_cannot_open_turns_deduplication_off(make_crawler, tmp_path, caplog):
-    from scrapy_simhash._settings import build_fingerprinter
+    from scrapy_simhash.scrapy.settings import build_fingerprinter
 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
@@ -480,7 +480,7 @@ class _BrokenFingerprinter:
 def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     crawler = make_crawler()
     config = get_config(crawler)
-    from scrapy_simhash._settings import build_fingerprinter
+    from scrapy_simhash.scrapy.settings import build_fingerprinter
 
     mw = SimhashSpiderMiddleware(config, _BrokenFingerprinter(build_fingerprinter(config)), crawler.stats, crawler)
     mw.open(crawler.spider)

@@ -18,10 +18,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash import _native
-from scrapy_simhash.extract import Document, extract
-from scrapy_simhash.features import FeatureExtractor, normalize
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
-from scrapy_simhash.templates import SiteTemplates, line_key
+from scrapy_simhash.text.extract import Document, extract
+from scrapy_simhash.text.features import FeatureExtractor, normalize
+from scrapy_simhash.text.templates import SiteTemplates, line_key
 
 DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
@@ -353,7 +353,7 @@ def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: 
 
     from conftest import build_from_crawler
 
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
     crawler = make_crawler(SIMHASH_NATIVE=setting)
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
@@ -374,7 +374,7 @@ def test_the_native_path_loads_no_python_segmenter() -> None:
 
     code = (
         "import sys\n"
-        "from scrapy_simhash import features\n"
+        "from scrapy_simhash.text import features\n"
         "from scrapy_simhash.fingerprint import Fingerprinter\n"
         "f = Fingerprinter()\n"
         "settings = f.settings\n"

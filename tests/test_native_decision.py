@@ -16,9 +16,9 @@ import pytest
 from test_recrawl import _random_states  # states as policies leave them, and as read back
 
 from scrapy_simhash import _native, recrawl, schedule
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _Schedule, _schedule_of
 from scrapy_simhash.schedule import DAY, FreshnessPolicy, ScheduleState
+from scrapy_simhash.store.index import SimhashIndex
 
 NATIVE = _native.decision()
 if NATIVE is None:

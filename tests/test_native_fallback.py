@@ -23,7 +23,7 @@ except ImportError as exc:
 DECIDE = r"""
 def decided():
     from scrapy_simhash import _native
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
     from scrapy_simhash.schedule import FreshnessPolicy
 

@@ -14,11 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_simhash import _native, templates
-from scrapy_simhash.features import normalize
+from scrapy_simhash import _native
 from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.text import templates
+from scrapy_simhash.text.features import normalize
 
-ex = importlib.import_module("scrapy_simhash.extract")  # the package exports the function too
+ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 
 REPO = Path(__file__).resolve().parents[1]
 DOC = Path("/usr/share/doc")

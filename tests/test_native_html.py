@@ -22,7 +22,7 @@ from lxml import etree
 from scrapy_simhash import _native
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 
-ex = importlib.import_module("scrapy_simhash.extract")  # the package exports the function too
+ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"

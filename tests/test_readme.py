@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from scrapy_simhash import Fingerprinter, SimhashIndex, defaults
-from scrapy_simhash._settings import FINGERPRINTER_SETTINGS, SETTING_NAMES
+from scrapy_simhash.scrapy.settings import FINGERPRINTER_SETTINGS, SETTING_NAMES
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 ROW = re.compile(r"^\| `(SIMHASH_[A-Z0-9_]+)` \| `([^`]+)`(?: \(([^)]*)\))? \|", re.MULTILINE)

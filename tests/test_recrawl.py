@@ -212,8 +212,8 @@ def test_change_verdict_threshold():
 def test_change_tracker_decides_and_keeps_records():
     from dataclasses import replace
 
-    from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.index import SimhashIndex
 
     index = SimhashIndex()
     tracker = ChangeTracker(index, change_threshold=3, history_size=2)
@@ -247,8 +247,8 @@ def test_change_tracker_decides_and_keeps_records():
 def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     """may_match=False (a template-only page): no near-duplicate verdict, nothing indexed, its own
     change still tracked, and content it had before is no longer matched."""
-    from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.index import SimhashIndex
 
     index = SimhashIndex()
     tracker = ChangeTracker(index, change_threshold=3)

@@ -20,9 +20,9 @@ import redis
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, StoreError
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import PageRecord
 from scrapy_simhash.store.base import TableLayout
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore
 
 if TYPE_CHECKING:
@@ -232,7 +232,7 @@ def test_connection_loss_raises_then_resumes_when_the_server_is_back(redis_facto
 _CRAWLER_SRC = textwrap.dedent(
     """
     import json, os, random, sys, time
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.recrawl import PageRecord, ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
     url, prefix, worker, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]

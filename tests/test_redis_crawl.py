@@ -17,7 +17,7 @@ import redis
 from test_e2e import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash.index import SimhashIndex
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 
 pytestmark = pytest.mark.e2e

@@ -16,8 +16,8 @@ import pytest
 import redis
 
 from scrapy_simhash.errors import StoreError
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore, shard_of
 
 if TYPE_CHECKING:

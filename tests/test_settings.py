@@ -12,14 +12,14 @@ from scrapy import Spider
 from scrapy.settings import Settings
 
 from scrapy_simhash import defaults
-from scrapy_simhash._settings import (
+from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+from scrapy_simhash.scrapy.pipeline import SimhashDedupPipeline
+from scrapy_simhash.scrapy.settings import (
     SETTING_NAMES,
     build_fingerprinter,
     load_config,
     warn_unknown_settings,
 )
-from scrapy_simhash.middleware import SimhashSpiderMiddleware
-from scrapy_simhash.pipeline import SimhashDedupPipeline
 
 ROOT = Path(__file__).resolve().parents[1]
 

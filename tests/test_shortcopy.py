@@ -20,8 +20,8 @@ from test_wide_tier import _Pages
 
 from scrapy_simhash import shortcopy
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, ChangeTracker
+from scrapy_simhash.store.index import SimhashIndex
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
 POOL = [f"{a} {b}" for a in WORDS[:6] for b in WORDS[6:]]

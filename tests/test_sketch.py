@@ -12,11 +12,11 @@ from dataclasses import replace
 import pytest
 from conftest import EN_ARTICLES, make_response, run
 
-from scrapy_simhash.extract import extract
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord
 from scrapy_simhash.sketch import SKETCH_BYTES, similarity, sketch_tokens
+from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.text.extract import extract
 
 TOKENS = "the quick brown fox jumps over the lazy dog <num> times 快速 的 狐狸".split()
 #: The sketch of TOKENS: blake2b, splitmix64 and uint16 slots, the same on every machine.

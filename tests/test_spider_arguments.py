@@ -20,10 +20,10 @@ from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 from test_e2e import demo
 
-from scrapy_simhash._settings import load_config
-from scrapy_simhash.index import SimhashIndex
-from scrapy_simhash.middleware import SimhashSpiderMiddleware
-from scrapy_simhash.pipeline import SimhashDedupPipeline
+from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+from scrapy_simhash.scrapy.pipeline import SimhashDedupPipeline
+from scrapy_simhash.scrapy.settings import load_config
+from scrapy_simhash.store.index import SimhashIndex
 
 ROOT = Path(__file__).resolve().parents[1]
 URL = "https://news.example.com/harbour"

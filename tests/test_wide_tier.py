@@ -22,9 +22,9 @@ from test_e2e import demo
 from test_store_contract import LAYOUT, StoreKind, _open, kind  # noqa: F401 - kind: the store fixture
 
 from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.index import SimhashIndex
 from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, WIDE_MIN_SLOTS, ChangeTracker
 from scrapy_simhash.sketch import SKETCH_BYTES, SLOTS, filled, similarity
+from scrapy_simhash.store.index import SimhashIndex
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

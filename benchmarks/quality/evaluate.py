@@ -135,7 +135,7 @@ def peer_text(doc: bp.Doc, source: str) -> str:
 
             _TEXT_CACHE[key] = html_text.extract_text(decode(doc))
         else:
-            from scrapy_simhash.extract import extract
+            from scrapy_simhash.text.extract import extract
 
             d = extract(doc.content)
             _TEXT_CACHE[key] = f"{d.title}\n{d.text}" if d.title else d.text

@@ -44,10 +44,10 @@ import build_pairs as bp
 import wide_tier
 
 from scrapy_simhash.commands.reports import pair_verdict
-from scrapy_simhash.extract import extract
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, PageFingerprint
 from scrapy_simhash.recrawl import NEAR_DUPLICATE
 from scrapy_simhash.store.base import TableLayout
+from scrapy_simhash.text.extract import extract
 
 SMALL_ADD = 100  # "adds under 100 characters": a near-duplicate that must still be dropped
 HIGH_J = 0.95

@@ -34,11 +34,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import build_pairs as bp
 
 from scrapy_simhash import defaults
-from scrapy_simhash.extract import Document
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 from scrapy_simhash.recrawl import WIDE_MIN_SLOTS
 from scrapy_simhash.sketch import filled, similarity
 from scrapy_simhash.store.base import TableLayout
+from scrapy_simhash.text.extract import Document
 
 K = defaults.SIMHASH_MAX_DISTANCE
 

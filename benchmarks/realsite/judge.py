@@ -83,7 +83,7 @@ def jaccard(a: str, b: str) -> float:
 def fingerprinted(body: bytes, content_type: str | None = None) -> tuple[str, str]:
     """``(title, text)`` that scrapy-simhash fingerprints for this page: the one place that asks the
     extractor, so that a richer extraction API needs a change here only."""
-    from scrapy_simhash.extract import extract
+    from scrapy_simhash.text.extract import extract
 
     doc = extract(body, content_type=content_type)
     return doc.title, doc.text

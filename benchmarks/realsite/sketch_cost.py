@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 from scrapy_simhash import Fingerprinter
-from scrapy_simhash.extract import extract
+from scrapy_simhash.text.extract import extract
 
 DEFAULT_DIRS = [
     "/usr/share/doc/python3.11/html/library",

@@ -26,10 +26,10 @@ from scrapy_simhash.commands.reports import EXIT_ERROR, EXIT_USAGE, CommandError
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
+    from scrapy_simhash.store.index import SimhashIndex
 
 #: Subcommands that read or change an index (they need a TARGET: an index or a spider).
 INDEX_COMMANDS = ("info", "show", "dropped", "near", "due", "export", "prune", "remove", "reset", "report")
@@ -50,7 +50,7 @@ class Target:
         raise NotImplementedError
 
     def fingerprinter(self) -> Fingerprinter:
-        from scrapy_simhash._settings import build_fingerprinter
+        from scrapy_simhash.scrapy.settings import build_fingerprinter
 
         try:
             return build_fingerprinter(self.config)
@@ -61,7 +61,7 @@ class Target:
 def open_lmdb(path: Path, write: bool, index_kwargs: dict[str, Any] | None) -> SimhashIndex:
     """Open the LMDB index at ``path``; ``index_kwargs`` ``None``: with the stored layout."""
     from scrapy_simhash.errors import SimhashIndexError
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.store.lmdbstore import LmdbStore
 
     if not path.is_dir():
@@ -121,7 +121,7 @@ def open_store(make_store: Callable[[], FingerprintStore], where: str) -> Simhas
     """The index in the store that ``make_store`` builds (any store but LMDB's directories), with
     its stored layout; :class:`CommandError` when there is none: a command never creates one."""
     from scrapy_simhash.errors import SimhashIndexError
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
     try:
         probe = make_store()
@@ -268,7 +268,7 @@ def _confirm(question: str) -> bool:
 
 
 def _reset(target: Target, yes: bool, out: TextIO) -> None:
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
     with target.open() as index:  # refuses anything that is not an index
         keys, records = len(index), sum(1 for _ in index.iter_records())
@@ -435,7 +435,7 @@ def run_quietly(fn: Callable[[], None], err: TextIO) -> int:
 def _console_config(pairs: list[str]) -> SimhashConfig:
     from scrapy.settings import Settings
 
-    from scrapy_simhash._settings import load_config
+    from scrapy_simhash.scrapy.settings import load_config
 
     settings = Settings()
     for pair in pairs:

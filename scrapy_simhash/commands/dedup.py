@@ -46,7 +46,7 @@ import numpy as np
 from scrapy_simhash import defaults
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, OwnText, normalize
-from scrapy_simhash.pipeline import fields_text
+from scrapy_simhash.scrapy.pipeline import fields_text
 from scrapy_simhash.store.base import TableLayout
 
 if TYPE_CHECKING:
@@ -316,7 +316,7 @@ class KeptLines:
     """The kept lines, to decide on each new line in input order (see the module's docstring).
 
     Fingerprints are filed as the index files them (``k + 1`` blocks, one table per block), in
-    Python dicts of ints: what an in-memory :class:`~scrapy_simhash.index.SimhashIndex` does for
+    Python dicts of ints: what an in-memory :class:`~scrapy_simhash.store.index.SimhashIndex` does for
     this one job, about 3x faster and in a quarter of the memory (about 200 MB per million kept
     lines). Lines with one fingerprint are one entry (the first line). Short lines are also filed
     by their LSH band keys (a few hundred bytes each); with ``keep_adds`` (or an LSH band), a

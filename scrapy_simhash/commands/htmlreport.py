@@ -20,7 +20,7 @@ from scrapy_simhash.fingerprint import hamming
 from scrapy_simhash.recrawl import VERDICTS, PageRecord
 
 if TYPE_CHECKING:
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
 _TOP = 15
 

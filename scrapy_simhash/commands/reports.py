@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash._component import canonical_key
 from scrapy_simhash.fingerprint import hamming
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
 from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.scrapy.component import canonical_key
 from scrapy_simhash.sketch import similarity
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter, PageFingerprint
-    from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.schedule import SchedulePolicy
+    from scrapy_simhash.scrapy.settings import SimhashConfig
+    from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = [
     "CommandError",
@@ -257,7 +257,7 @@ def due(
     selection, :meth:`ChangeTracker.selection`: the due ones by the recrawl ``policy``'s priority,
     or with ``budget`` the most valuable ones up to it, due or not; default: the default policy):
     due time, seconds overdue (negative: not due yet), priority, fetches, changes."""
-    from scrapy_simhash.incremental import run_period
+    from scrapy_simhash.scrapy.recrawl import run_period
 
     now = time.time() if now is None else now
     tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())
@@ -362,7 +362,7 @@ def fingerprint_page(
     weighted features, and the fingerprint with its evidence (``Fingerprinter.fingerprint_page``,
     as the middleware calls it: a short page's exact hash covers its whole visible text). The one
     place that calls the fingerprinting API for ``explain``."""
-    from scrapy_simhash.extract import extract
+    from scrapy_simhash.text.extract import extract
 
     page = fingerprinter.fingerprint_page(html, url, content_type=content_type)
     doc = extract(html, url=url, content_type=content_type, main_content=fingerprinter.main_content)
@@ -461,7 +461,7 @@ def pair_verdict(
     memory): within ``SIMHASH_MAX_DISTANCE``, the change sketches' agreement, the wide tier, a
     short page's copy."""
     from scrapy_simhash import defaults
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
     k = defaults.SIMHASH_MAX_DISTANCE if config is None else config.max_distance
     tracker = ChangeTracker(

@@ -26,8 +26,8 @@ from scrapy_simhash.commands.cli import (
 )
 
 if TYPE_CHECKING:
-    from scrapy_simhash._settings import SimhashConfig
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.scrapy.settings import SimhashConfig
+    from scrapy_simhash.store.index import SimhashIndex
 
 
 class SpiderTarget(Target):
@@ -93,8 +93,8 @@ class Command(ScrapyCommand):
         self._help = parser.format_help
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
-        from scrapy_simhash._settings import load_config
         from scrapy_simhash.commands.reports import CommandError
+        from scrapy_simhash.scrapy.settings import load_config
 
         spider, rest = split_target(args)
         if getattr(opts, "help", False):

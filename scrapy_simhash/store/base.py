@@ -1,4 +1,4 @@
-"""The storage interface under :class:`~scrapy_simhash.index.SimhashIndex`: whole decisions on bytes.
+"""The storage interface under :class:`~scrapy_simhash.store.index.SimhashIndex`: whole decisions on bytes.
 
 Writing your own store
 ======================
@@ -231,7 +231,7 @@ def sort_hits(
 class FingerprintStore(ABC):
     """Fingerprints filed in tables, per-key records with a due-time index, aux blobs, metadata.
 
-    Not necessarily thread-safe: :class:`~scrapy_simhash.index.SimhashIndex` serialises its calls.
+    Not necessarily thread-safe: :class:`~scrapy_simhash.store.index.SimhashIndex` serialises its calls.
     """
 
     #: Location of the store (a directory, a URL), ``None`` for one that lives in memory only.

@@ -375,7 +375,7 @@ class LmdbStore(FingerprintStore):
     @classmethod
     def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
         """Reads `SIMHASH_LMDB_MAP_SIZE` and `SIMHASH_DURABLE`."""
-        from scrapy_simhash._settings import _get_bool, _get_int
+        from scrapy_simhash.setting_values import _get_bool, _get_int
 
         settings = crawler.settings
         return cls(

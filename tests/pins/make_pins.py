@@ -87,7 +87,7 @@ def _hex(value: bytes | None) -> str | None:
 
 def page_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
     """Each page's fingerprints (both paths), evidence and sketches."""
-    from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+    from scrapy_simhash import EmptyTextError, Fingerprinter
 
     native, python = Fingerprinter(native=True), Fingerprinter(native=False)
     out: dict[str, Any] = {}
@@ -116,17 +116,20 @@ def page_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
 
 def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
     """A ChangeTracker sequence on an LMDB index: each step's verdict, then every record's bytes."""
-    from scrapy_simhash.fingerprint import Fingerprinter
-    from scrapy_simhash.index import SimhashIndex
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash import Fingerprinter, SimhashIndex
     from scrapy_simhash.schedule import FreshnessPolicy
+
+    try:
+        from scrapy_simhash.decision import ChangeTracker
+    except ImportError:  # the layout before the decision layer (to regenerate from older code)
+        from scrapy_simhash.recrawl import ChangeTracker  # type: ignore[no-redef]
 
     fpr = Fingerprinter()
     names = list(pages)
     steps = [(f"u/{n}", n) for n in names]  # every page new (or a copy of an earlier one)
     steps += [(f"copy/{n}", n) for n in names[:4]]  # copies under other URLs
     steps += [(f"u/{n}", n) for n in names[:3]]  # unchanged refetches
-    steps += [(f"u/{a}", b) for a, b in zip(names[:3], names[1:4], strict=False)]  # a URL whose page changed
+    steps += [(f"u/{a}", b) for a, b in itertools.pairwise(names[:4])]  # a URL whose page changed
     log: list[Any] = []
     with tempfile.TemporaryDirectory() as tmp:
         index = SimhashIndex.open(Path(tmp) / "index", fingerprint_settings=fpr.settings)

@@ -76,7 +76,7 @@ from w3lib.encoding import (
 )
 
 from scrapy_simhash import _native
-from scrapy_simhash.features import SizedCache
+from scrapy_simhash.text.features import SizedCache
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 

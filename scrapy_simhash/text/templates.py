@@ -32,12 +32,12 @@ from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
 from scrapy_simhash import _native
-from scrapy_simhash.features import SizedCache, normalize
+from scrapy_simhash.text.features import SizedCache, normalize
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = [
     "DEFAULT_MIN_PAGES",
@@ -86,7 +86,7 @@ class MemoryTemplateStore:
 
 
 class IndexTemplateStore:
-    """A :class:`TemplateStore` in a :class:`~scrapy_simhash.index.SimhashIndex`'s auxiliary blobs
+    """A :class:`TemplateStore` in a :class:`~scrapy_simhash.store.index.SimhashIndex`'s auxiliary blobs
     (``get_aux`` / ``put_aux``: not records, so never listed by ``export`` or the due list), one
     per host under ``"template:" + host``."""
 

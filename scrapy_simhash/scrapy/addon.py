@@ -24,10 +24,12 @@ RECRAWL_MIDDLEWARE_PRIORITY = 580
 _MIDDLEWARE = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
 _RECRAWL = "scrapy_simhash.incremental.SimhashRecrawlMiddleware"
 _PIPELINE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
+# The paths users write in settings (the old module paths, kept as aliases), and where the classes
+# live (their ``__module__``: a class object listed in a setting is recognised by it).
 _ALIASES = {
-    _MIDDLEWARE: ("scrapy_simhash.SimhashSpiderMiddleware",),
-    _PIPELINE: ("scrapy_simhash.SimhashDedupPipeline",),
-    _RECRAWL: ("scrapy_simhash.SimhashRecrawlMiddleware",),
+    _MIDDLEWARE: ("scrapy_simhash.SimhashSpiderMiddleware", "scrapy_simhash.scrapy.middleware.SimhashSpiderMiddleware"),
+    _PIPELINE: ("scrapy_simhash.SimhashDedupPipeline", "scrapy_simhash.scrapy.pipeline.SimhashDedupPipeline"),
+    _RECRAWL: ("scrapy_simhash.SimhashRecrawlMiddleware", "scrapy_simhash.scrapy.recrawl.SimhashRecrawlMiddleware"),
 }
 
 
@@ -56,7 +58,7 @@ class Addon:
 def _incremental(settings: BaseSettings) -> bool:
     """`SIMHASH_INCREMENTAL`, read as the components read it (a bad value: one line, the crawl stops)."""
     from scrapy_simhash import defaults
-    from scrapy_simhash._settings import read_bool, reported_at_startup
+    from scrapy_simhash.scrapy.settings import read_bool, reported_at_startup
 
     with reported_at_startup():
         return read_bool("SIMHASH_INCREMENTAL", settings.get("SIMHASH_INCREMENTAL", defaults.SIMHASH_INCREMENTAL))

@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING, Any
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_simhash._component import canonical_key
-from scrapy_simhash._settings import _get_int, get_config, load_clock, load_policy
-from scrapy_simhash.middleware import PAGE_MIDDLEWARES, validators
 from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, ChangeTracker, DueRow, Plan
+from scrapy_simhash.scrapy.component import canonical_key
+from scrapy_simhash.scrapy.middleware import PAGE_MIDDLEWARES, validators
+from scrapy_simhash.scrapy.settings import _get_int, get_config, load_clock, load_policy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -45,12 +45,13 @@ if TYPE_CHECKING:
     from scrapy.settings import BaseSettings
     from typing_extensions import Self
 
-    from scrapy_simhash.index import SimhashIndex
-    from scrapy_simhash.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = ["IncrementalSpiderMixin", "SimhashRecrawlMiddleware", "due_report", "due_requests"]
 
-logger = logging.getLogger(__name__)
+# The logger keeps the module's former name: it is in every log line users filter on.
+logger = logging.getLogger("scrapy_simhash.incremental")
 
 #: ``request.meta`` key that forces a fetch in incremental mode (like ``dont_filter``).
 FORCE_META = "simhash_force"

@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_simhash._component import _IndexComponent, canonical_key
-from scrapy_simhash._settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.fingerprint import EmptyTextError
 from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.recrawl import NEW, Verdict
+from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -28,9 +28,10 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
-logger = logging.getLogger(__name__)
+# The logger keeps the module's former name: it is in every log line users filter on.
+logger = logging.getLogger("scrapy_simhash.pipeline")
 
 _TITLE_FIELD = "title"
 

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash._settings import spider_opted_out, spider_wants_reset
+from scrapy_simhash.scrapy.settings import spider_opted_out, spider_wants_reset
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -19,11 +19,11 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from scrapy_simhash._settings import SimhashConfig
     from scrapy_simhash.fingerprint import Fingerprinter
-    from scrapy_simhash.index import SimhashIndex
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
+    from scrapy_simhash.store.index import SimhashIndex
 
 _NO_MORE_DUPLICATES = " - no more duplicates will be shown (see SIMHASH_DEBUG to show all duplicates)"
 
@@ -95,8 +95,8 @@ class _IndexComponent:
             if self._opt_out_message is not None:
                 self._logger.info(self._opt_out_message, {"spider": spider.name}, extra={"spider": spider})
             return
-        from scrapy_simhash.index import SimhashIndex
         from scrapy_simhash.recrawl import ChangeTracker
+        from scrapy_simhash.store.index import SimhashIndex
 
         if self.crawler is None:
             raise ValueError(f"{type(self).__name__} needs a crawler: build it with from_crawler()")

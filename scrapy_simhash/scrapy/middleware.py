@@ -18,12 +18,12 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash._component import _IndexComponent, canonical_key
-from scrapy_simhash._settings import build_fingerprinter, get_config, reported_at_startup
-from scrapy_simhash.extract import decode_html
 from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
-from scrapy_simhash.templates import IndexTemplateStore, SiteTemplates
+from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
+from scrapy_simhash.text.extract import decode_html
+from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable
@@ -33,9 +33,10 @@ if TYPE_CHECKING:
     from scrapy.statscollectors import StatsCollector
     from typing_extensions import Self
 
-    from scrapy_simhash.index import SimhashIndex
+    from scrapy_simhash.store.index import SimhashIndex
 
-logger = logging.getLogger(__name__)
+# The logger keeps the module's former name: it is in every log line users filter on.
+logger = logging.getLogger("scrapy_simhash.middleware")
 
 #: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
 PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, SimhashSpiderMiddleware] = weakref.WeakKeyDictionary()
@@ -70,7 +71,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     pages when `SIMHASH_DROP_UNCHANGED`; requests of near-duplicate pages are kept unless
     `SIMHASH_FOLLOW_DUPLICATES` is False.
 
-    Reads every ``SIMHASH_*`` setting through :func:`scrapy_simhash._settings.get_config`:
+    Reads every ``SIMHASH_*`` setting through :func:`scrapy_simhash.scrapy.settings.get_config`:
     `SIMHASH_ENABLED`, `SIMHASH_DIR`, `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`,
     `SIMHASH_BLOCKS`, `SIMHASH_CHANGE_THRESHOLD`, the Fingerprinter options, `SIMHASH_DROP_UNCHANGED`,
     `SIMHASH_FOLLOW_DUPLICATES`, `SIMHASH_ITEM_FIELD`, `SIMHASH_MAX_BODY_SIZE`, `SIMHASH_DEBUG`,
@@ -178,15 +179,15 @@ class SimhashSpiderMiddleware(_IndexComponent):
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """Incremental mode: the crawl's selected known URLs enter the crawl before the spider's
         start requests, whatever the spider (Scrapy >= 2.13; see
-        :func:`scrapy_simhash.incremental.start_with_due`)."""
-        from scrapy_simhash.incremental import start_with_due_async  # it imports this module
+        :func:`scrapy_simhash.scrapy.recrawl.start_with_due`)."""
+        from scrapy_simhash.scrapy.recrawl import start_with_due_async  # it imports this module
 
         async for obj in start_with_due_async(self, start, self._spider or getattr(self.crawler, "spider", None)):
             yield obj
 
     def process_start_requests(self, start_requests: Iterable[Any], spider: Spider) -> Iterable[Any]:
         """:meth:`process_start` for Scrapy < 2.13."""
-        from scrapy_simhash.incremental import start_with_due
+        from scrapy_simhash.scrapy.recrawl import start_with_due
 
         yield from start_with_due(self, start_requests, spider)
 
@@ -496,7 +497,7 @@ def _is_text_type(response: Response) -> bool:
 
 def _response_text(response: TextResponse) -> str:
     """The response's text. Scrapy's decoding when a charset is declared (header, BOM, <meta>);
-    otherwise :func:`scrapy_simhash.extract.decode_html`, which sniffs GBK/GB18030 where Scrapy
+    otherwise :func:`scrapy_simhash.text.extract.decode_html`, which sniffs GBK/GB18030 where Scrapy
     would fall back to cp1252."""
     try:
         declared = response._declared_encoding()

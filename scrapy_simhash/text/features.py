@@ -61,7 +61,7 @@ DEFAULT_TOKENIZER = "auto"
 NUMBER_TOKEN = "<num>"
 MAX_SHINGLE_SIZE = 16
 
-_DATA = Path(__file__).resolve().parent / "data"
+_DATA = Path(__file__).resolve().parents[1] / "data"
 
 # jieba segments only U+4E00..U+9FD5 as Han (re_han_default); other ideographs are letters.
 # The token rules (the module docstring says why): a Han run goes to the segmenter; a token that
