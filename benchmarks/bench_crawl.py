@@ -239,7 +239,7 @@ STAGES = (
     ("    extract", "scrapy_simhash.extract", "extract"),
     ("      lxml parse", "scrapy_simhash.extract", "_parse"),
     ("      title", "scrapy_simhash.extract", "_find_title"),
-    ("      walk", "scrapy_simhash.extract:_Walker", "walk_native"),
+    ("      walk", "scrapy_simhash.text.extract:_Walker", "walk_native"),
     ("      decisions", "scrapy_simhash.extract", "_choose"),
     ("    fingerprint, sketch, line keys (native)", "scrapy_simhash.fingerprint:Fingerprinter", "_native_page"),
     ("    fingerprint, sketch (Python path)", "scrapy_simhash.fingerprint:Fingerprinter", "_python_page"),

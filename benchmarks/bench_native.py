@@ -51,7 +51,6 @@ import importlib
 
 from bench_fingerprint import time_interleaved
 
-from scrapy_simhash import _native
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.features import FeatureExtractor
@@ -250,7 +249,7 @@ def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
         walker = ex._Walker()
         try:
             if native:
-                assert walker.walk_native(root), _native.HTML_WALKS
+                assert walker.walk_native(root), ex.HTML_WALKS
             else:
                 walker.walk(root, 0, False, 0)
             walker.flush()
@@ -369,7 +368,7 @@ def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
     """The regular-expression fallback's title (``_TITLE_RE`` and ``_unescape``, before
     ``_clean_title``) and text of ``html``, natively or by the Python reference."""
     if native:
-        return _native.flat_text().document(html)  # type: ignore[no-any-return]
+        return ex.native_flat_text().document(html)  # type: ignore[no-any-return]
     match = ex._TITLE_RE.search(html)
     return (ex._unescape(match.group(1)) if match else None), ex._flat_text(html)
 

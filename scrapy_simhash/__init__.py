@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from scrapy_simhash._version import __version__ as __version__
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, hamming, similarity
 from scrapy_simhash.store.index import (
     Match,
@@ -20,7 +21,6 @@ if TYPE_CHECKING:
     from scrapy_simhash.scrapy.pipeline import NearDuplicateItem, SimhashDedupPipeline
     from scrapy_simhash.scrapy.recrawl import IncrementalSpiderMixin, SimhashRecrawlMiddleware, due_report, due_requests
 
-__version__ = "0.1.0"
 
 __all__ = [
     "Addon",

@@ -1,73 +1,134 @@
-"""The optional native core: the companion distribution ``scrapy-simhash-native`` (module
-``scrapy_simhash_native``, Rust, built from ``native/`` with maturin).
+"""The one boundary to the optional native core: the companion distribution
+``scrapy-simhash-native`` (module ``scrapy_simhash_native``, Rust, built from ``native/`` with
+maturin).
 
-It does ``features.py``'s text -> tokens and ``fingerprint.py``'s tokens -> fingerprint for
-``features="words"`` with ``weighting="log_tf"`` or ``"tf"`` (the defaults), with the GIL
-released, and gives the Python path's tokens and fingerprints exactly (``tests/test_native.py``).
-Everything that depends on the running Python's Unicode tables stays Python's: the text is
-normalised by ``features.normalize`` before it is handed over, and the character classes of the
-token regex are computed here by ``re`` itself, on every code point.
+The core is imported here and nowhere else, once, and used only when its ``__version__`` is the
+package's (``scrapy_simhash.__version__``) and it has every function the package calls
+(:data:`API`); otherwise the Python code runs everywhere, :func:`unavailable` says why (one warning
+in the log names the fix: ``pip install ./native`` again), and ``native=True`` /
+``SIMHASH_NATIVE = True`` fails with that message (:func:`require`).
 
-``Fingerprinter(native=None)`` (the default) uses it when it imports; ``native=False`` never;
-``native=True`` requires it.
+Each module whose work the core can do takes its counterpart from one function here and chooses
+once, the way CPython's ``json`` takes ``_json``; the Python code is the reference and the fallback,
+and gives the same values (the differential tests in ``tests/``):
 
-It also walks the tree that lxml parsed (``HtmlWalker``, ``native/src/html.rs``): the blocks of
-``extract._Walker.walk``, read from libxml2's nodes directly, on the lxml / libxml2 versions in
-:data:`HTML_VERIFIED` only; elsewhere, and on a tree it does not handle, the Python walk runs
-(counted in :data:`HTML_WALKS`; :func:`html_walk_status` is what the start-up line says).
+================================  ================================  ===============================
+module                            native counterpart                from
+================================  ================================  ===============================
+``text.features``, fingerprint    text -> tokens -> fingerprint,    :func:`core` (``Core``)
+                                  change sketch, line keys
+``text.extract``                  the walk over lxml's tree, the    :func:`html_walker`
+                                  title's parts                     (``HtmlWalker``)
+``text.extract``,                 the regular-expression fallback,  :func:`flat_text`
+``text.templates``                the template line keys            (``FlatText``)
+the per-URL record                its codec                         :func:`record_codec`
+``schedule``                      the schedule's numbers and state  :func:`schedule_codec`
+================================  ================================  ===============================
 
-And it runs the regular-expression fallback of ``extract`` (``FlatText``, ``native/src/flat.rs``:
-``_flat_text``, the title of ``_flat_document``, ``_unescape``) and ``templates.line_keys``, with
-the tables of the running Python (:func:`flat_text`).
-
-A page's fingerprint, change sketch, content key and the template line keys of its text come from
-one call (``Core.page``, ``Fingerprinter._native_page``): the text is normalised once, and no token
-crosses to Python.
+This module imports no other module of the package (but ``_version``): what a counterpart needs
+(the tables of the running Python's ``re`` and ``html``, a module's constants, the predicates the
+walk calls back) is passed explicitly by the module it serves.
 """
 
 from __future__ import annotations
 
 import array
 import importlib
+import logging
 import re
 import sys
 import threading
-from collections import Counter
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from scrapy_simhash._version import __version__
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Sequence
+
+logger = logging.getLogger(__name__)
+
+#: The weightings the core computes (``Fingerprinter(weighting=...)``).
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
+#: What the package calls in the core: a build without one of them is not used.
+API = ("Core", "HtmlWalker", "FlatText", "pack_record", "unpack_record", "schedule_numbers", "schedule_state")
+#: The fields of the per-URL record that ``pack_record`` / ``unpack_record`` know, in order
+#: (``native/src/decision.rs``); ``novelty`` is framed around their bytes.
+RECORD_FIELDS = (
+    "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
+    "last_modified gone moved_to sketch visible_key novelty"
+).split()
+_FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
     "(needs a Rust toolchain), or pass native=False / set SIMHASH_NATIVE = False"
 )
 
+#: The fields of the recrawl schedule's state that ``schedule_numbers`` / ``schedule_state`` know.
+SCHEDULE_FIELDS = (
+    "last_fetch last_change interval next_due rate size fetches changes old_changes old_changed_secs "
+    "old_unchanged_secs probe recent"
+).split()
+
 _MODULE: Any = None
-_IMPORT_ERROR: str | None = None
+_UNAVAILABLE: str | None = None
+_LOADED = False
 _CORE: Any = None
 _LOCK = threading.Lock()
 
 
 def module() -> Any:
-    """The ``scrapy_simhash_native`` module, or ``None`` when it does not import."""
-    global _MODULE, _IMPORT_ERROR
-    if _MODULE is None and _IMPORT_ERROR is None:
-        try:
-            _MODULE = importlib.import_module("scrapy_simhash_native")
-        except ImportError as exc:  # not installed, or built for another platform
-            _IMPORT_ERROR = str(exc)
+    """The ``scrapy_simhash_native`` module, or ``None`` when it does not import, is of another
+    version than the package or lacks part of :data:`API` (:func:`unavailable` says which)."""
+    global _MODULE, _UNAVAILABLE, _LOADED
+    if not _LOADED:
+        with _LOCK:
+            if not _LOADED:
+                _MODULE, _UNAVAILABLE = _load()
+                _LOADED = True
     return _MODULE
 
 
+def _load() -> tuple[Any, str | None]:
+    try:
+        mod = importlib.import_module("scrapy_simhash_native")
+    except ImportError as exc:  # not installed, or built for another platform: the Python path, quietly
+        return None, f"{_INSTALL_HINT} ({exc})"
+    mod, why = check(mod)
+    if why is not None:  # installed but not usable: said once, with the fix
+        logger.warning("The native core is not used: %s", why)
+    return mod, why
+
+
+def check(mod: Any) -> tuple[Any, str | None]:
+    """``(mod, None)`` when ``mod`` is a core this package may use, else ``(None, why)``."""
+    version = getattr(mod, "__version__", None)
+    if version != __version__:
+        return None, f"scrapy_simhash_native {version} is not scrapy-simhash {__version__}'s: {_FIX}"
+    missing = [name for name in API if not hasattr(mod, name)]
+    if missing:
+        return None, f"scrapy_simhash_native {version} lacks {', '.join(missing)} (an older build): {_FIX}"
+    return mod, None
+
+
+def unavailable() -> str | None:
+    """Why the core is not used (``None``: it is)."""
+    module()
+    return _UNAVAILABLE
+
+
 def require() -> None:
-    """Raise ImportError (naming the fix) when the native core does not import."""
+    """Raise ImportError (naming the fix) when the core is not used."""
     if module() is None:
-        raise ImportError(f"{_INSTALL_HINT} ({_IMPORT_ERROR})")
+        raise ImportError(_UNAVAILABLE)
+
+
+# --------------------------------------------------------------------------- the running Python's tables
 
 
 @cache
 def _every() -> str:
-    """Every code point, in order (4.4 MB: dropped by :func:`_ranges_done` once the tables are made).
+    """Every code point, in order (4.4 MB: dropped by :func:`ranges_done` once the tables are made).
     Decoded from UTF-32 in one piece: joining a million one-character strings made ~65 MB of them
     at once, a peak of the crawler's memory that it kept in its arenas."""
     codes = array.array("I", range(0x110000))  # C's unsigned int: 4 bytes on every supported platform
@@ -75,106 +136,22 @@ def _every() -> str:
 
 
 @cache
-def _ranges(pattern: str) -> list[tuple[int, int]]:
+def ranges(pattern: str) -> list[tuple[int, int]]:
     """Half-open code point ranges of the characters that ``re`` matches with ``pattern``."""
     return [m.span() for m in re.finditer(pattern + "+", _every())]
 
 
-def _ranges_done() -> None:
+def chars(pattern: str) -> str:
+    """Every character that ``re`` matches with ``pattern``, in order."""
+    return "".join(chr(c) for start, end in ranges(pattern) for c in range(start, end))
+
+
+def ranges_done() -> None:
+    """Drop the table of every code point once a counterpart is made."""
     _every.cache_clear()
 
 
-def core() -> Any:
-    """The shared ``scrapy_simhash_native.Core`` (jieba's dictionary loaded once per process)."""
-    global _CORE
-    if _CORE is None:
-        with _LOCK:
-            if _CORE is None:
-                require()
-                from scrapy_simhash.text import features
-
-                _CORE = _MODULE.Core(
-                    str(features._jieba_dict_path()),
-                    sorted(features._STOP_AND_NUMBER),
-                    _ranges(r"[^\W\d_]"),
-                    _ranges(r"\d"),
-                    _ranges(r"\s"),
-                    features._LOG_TF,
-                )
-                _ranges_done()
-    return _CORE
-
-
-# --------------------------------------------------------------------------- the HTML walk
-
-#: (lxml major version, libxml2 major version) families whose struct layouts the native walk reads
-#: (lxml's public ``struct LxmlElement``: ``PyObject_HEAD``, ``_doc``, ``_c_node``, unchanged since
-#: lxml 2; libxml2's ``xmlNode`` / ``xmlAttr``, public ABI, stable within libxml2 2.x). Checked
-#: against the headers of lxml 6.1.3 (libxml2 2.14.6), and the differential tests
-#: (``tests/test_native_html.py``) run on whatever pair is installed, in CI on every push. Every call
-#: also checks that the element's node points back to it (``_private``). On any other family the
-#: Python walk runs. A family, not a release: a patch release of lxml must not turn the walk off.
-HTML_VERIFIED = frozenset({(5, 2), (6, 2)})
-
-#: Pages walked natively ("native") and by Python, with the reason ("python: <why>").
-HTML_WALKS: Counter[str] = Counter()
-
-_WALKER: Any = None
-_WALKER_ERROR: str | None = None
-
-
-def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
-    from lxml import etree
-
-    return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
-
-
-def html_walker() -> Any:
-    """The shared ``scrapy_simhash_native.HtmlWalker``, or ``None`` (see :func:`html_walk_status`)."""
-    global _WALKER, _WALKER_ERROR
-    if _WALKER is None and _WALKER_ERROR is None:
-        with _LOCK:
-            if _WALKER is None and _WALKER_ERROR is None:
-                lxml_version, libxml_version = _lxml_versions()
-                mod = module()
-                if mod is None:
-                    _WALKER_ERROR = "the native core is not installed"
-                elif not hasattr(mod, "HtmlWalker"):
-                    _WALKER_ERROR = "the installed native core has no HTML walk (rebuild it: ./dev test)"
-                elif (lxml_version[0], libxml_version[0]) not in HTML_VERIFIED:
-                    _WALKER_ERROR = (
-                        f"lxml {'.'.join(map(str, lxml_version))} with libxml2 {'.'.join(map(str, libxml_version))} "
-                        "is not verified for it (_native.HTML_VERIFIED)"
-                    )
-                else:
-                    from lxml import etree
-
-                    ex = importlib.import_module("scrapy_simhash.text.extract")
-                    _WALKER = mod.HtmlWalker(
-                        etree._Element,
-                        _ranges(r"\s"),
-                        sorted(ex._BLOCK),
-                        sorted(ex._INVISIBLE),
-                        sorted(ex._CHROME_TAGS),
-                        ex._WRAPPER_PARAGRAPHS,
-                        lambda attrs: ex._cached_search(ex._NEGATIVE_CACHE, ex._NEGATIVE_RE, attrs),
-                        lambda attrs: ex._cached_search(ex._META_CACHE, ex._META_CLASS_RE, attrs),
-                        lambda style: ex._DISPLAY_NONE_RE.search(style) is not None,
-                        "".join(chr(c) for start, end in _ranges(ex._PUNCT_RE.pattern) for c in range(start, end)),
-                        "".join(sorted(ex._SENTENCE_END)),
-                        list(ex._ELLIPSES),
-                        _ranges(r"\d"),
-                        list(ex._META_KEYWORDS_SORTED),
-                        _literal_words(ex._META_HAN_KEYWORD_RE.pattern),
-                        ex._boilerplate_any,
-                        lambda text: ex._BOILERPLATE_RE.match(text) is not None,
-                        ex._is_meta_text,
-                    )
-                    _ranges_done()
-    return _WALKER
-
-
-def _literal_words(pattern: str) -> list[str]:
+def literal_words(pattern: str) -> list[str]:
     """The words of a regex that is an alternation of literal words (checked)."""
     words = pattern.split("|")
     if not all(re.fullmatch(r"\w+", w) for w in words):
@@ -182,111 +159,138 @@ def _literal_words(pattern: str) -> list[str]:
     return words
 
 
-_FLAT: Any = None
+# --------------------------------------------------------------------------- the counterparts
 
 
-def flat_text() -> Any:
-    """The shared ``scrapy_simhash_native.FlatText``, or ``None`` (not installed, an older build,
-    a Python whose ``html`` module lacks the tables it reads)."""
-    global _FLAT
-    if _FLAT is None:
+def core(dict_path: str, stop_words: Iterable[str], log_tf: Sequence[float]) -> Any:
+    """The shared ``Core`` (jieba's dictionary ``dict_path`` loaded once per process; the arguments
+    of the first call make it); ``None`` when the core is not used."""
+    global _CORE
+    if _CORE is None and module() is not None:
         with _LOCK:
-            if _FLAT is None:
-                _FLAT = _make_flat_text() or False
-    return _FLAT or None
+            if _CORE is None:
+                _CORE = _MODULE.Core(
+                    dict_path, sorted(stop_words), ranges(r"[^\W\d_]"), ranges(r"\d"), ranges(r"\s"), list(log_tf)
+                )
+                ranges_done()
+    return _CORE
 
 
-def _make_flat_text() -> Any:
+def html_walker(
+    element_type: type,
+    *,
+    block: Iterable[str],
+    invisible: Iterable[str],
+    chrome: Iterable[str],
+    wrapper_paragraphs: int,
+    negative_class: Callable[[str], bool],
+    meta_class: Callable[[str], bool],
+    display_none: Callable[[str], bool],
+    punctuation: str,
+    sentence_end: Iterable[str],
+    ellipses: Iterable[str],
+    meta_keywords: Iterable[str],
+    meta_han_keywords: Sequence[str],
+    boilerplate_any: Callable[[str], bool],
+    boilerplate: Callable[[str], bool],
+    meta_text: Callable[[str], bool],
+) -> Any:
+    """A ``HtmlWalker`` over ``element_type`` (lxml's ``_Element``) with ``text.extract``'s tables
+    and predicates; ``None`` when the core is not used."""
+    mod = module()
+    if mod is None:
+        return None
+    walker = mod.HtmlWalker(
+        element_type,
+        ranges(r"\s"),
+        sorted(block),
+        sorted(invisible),
+        sorted(chrome),
+        wrapper_paragraphs,
+        negative_class,
+        meta_class,
+        display_none,
+        chars(punctuation),
+        "".join(sorted(sentence_end)),
+        list(ellipses),
+        ranges(r"\d"),
+        list(meta_keywords),
+        list(meta_han_keywords),
+        boilerplate_any,
+        boilerplate,
+        meta_text,
+    )
+    ranges_done()
+    return walker
+
+
+def flat_text(invisible: Iterable[str], block: Iterable[str]) -> Any:
+    """A ``FlatText`` (the regular-expression fallback of ``text.extract``: its ``invisible`` and
+    ``block`` tags) with the tables of the running Python's ``re`` and ``html``; ``None`` when the
+    core is not used or the ``html`` module lacks the tables it reads."""
     import html
     import html.entities
 
     mod = module()
     charrefs = getattr(html, "_invalid_charrefs", None)
     codepoints = getattr(html, "_invalid_codepoints", None)
-    if mod is None or not hasattr(mod, "FlatText") or charrefs is None or codepoints is None:
+    if mod is None or charrefs is None or codepoints is None:
         return None
-    ex = importlib.import_module("scrapy_simhash.text.extract")
     # The characters that re matches to an ASCII letter ignoring case (the letters, and a few
     # others: the Kelvin sign, the long s...), and the pairs that a back-reference ignoring case
     # accepts among them.
-    letters = [chr(c) for start, end in _ranges("(?i)[a-z]") for c in range(start, end)]
+    letters = list(chars("(?i)[a-z]"))
     folds = [(c, a) for c in letters for a in "abcdefghijklmnopqrstuvwxyz" if re.fullmatch(a, c, re.IGNORECASE)]
     same = re.compile(r"(.)\1", re.IGNORECASE)
     backrefs = [(a, b) for a in letters for b in letters if a != b and same.fullmatch(a + b)]
     flat = mod.FlatText(
-        _ranges(r"\w"),
-        _ranges(r"\s"),
-        _ranges(r"\d"),
+        ranges(r"\w"),
+        ranges(r"\s"),
+        ranges(r"\d"),
         folds,
         backrefs,
-        [*ex._INVISIBLE_ELEMENTS.split("|"), "title"],
-        sorted(ex._BLOCK),
+        list(invisible),
+        sorted(block),
         html.entities.html5,
         charrefs,
         set(codepoints),
     )
-    _ranges_done()
+    ranges_done()
     return flat
 
 
-def html_walk_status() -> str:
-    """For the start-up line: "native HTML walk", or "Python HTML walk (<why>)"."""
-    if html_walker() is not None:
-        return "native HTML walk"
-    return f"Python HTML walk ({_WALKER_ERROR})"
+def record_codec(fields: Sequence[str]) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    """``(pack_record, unpack_record)`` for a record of ``fields``; ``None`` when the core is not
+    used. Raises ValueError when ``fields`` are not :data:`RECORD_FIELDS`: a record whose fields
+    changed must not fall back to Python unnoticed (change ``native/src/decision.rs`` and
+    :data:`RECORD_FIELDS` with it).
+
+    The codec does not follow ``native=False`` / ``SIMHASH_NATIVE = False``, on purpose: that
+    setting chooses how fingerprints are computed (a Fingerprinter's option), while the codec is the
+    store's record format, chosen once per process with no Fingerprinter at hand; its bytes are the
+    Python code's either way."""
+    if list(fields) != RECORD_FIELDS:
+        raise ValueError(
+            f"the record's fields {list(fields)} are not those the native codec packs ({RECORD_FIELDS}): "
+            "change native/src/decision.rs and _native.RECORD_FIELDS with them"
+        )
+    mod = module()
+    return None if mod is None else (mod.pack_record, mod.unpack_record)
 
 
-def title_parts(root: Any) -> tuple[Any, ...] | None:
-    """What ``extract._find_title`` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
-    ``None`` when the Python reads must run."""
-    walker = html_walker()
-    if walker is None:
-        return None
-    from lxml import etree
-
-    if type(root) is not etree._Element:
-        return None
-    return walker.title_parts(root)  # type: ignore[no-any-return]
-
-
-def walk_html(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
-    """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
-    ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
-    walker = html_walker()
-    if walker is None:
-        HTML_WALKS[f"python: {_WALKER_ERROR}"] += 1
-        return None
-    from lxml import etree
-
-    if type(root) is not etree._Element:
-        HTML_WALKS[f"python: not an lxml.etree._Element ({type(root).__name__})"] += 1
-        return None
-    result = walker.walk(root, remaining=remaining, max_blocks=max_blocks, step=step)
-    if result[0] == "unsupported":
-        HTML_WALKS[f"python: {result[1]}"] += 1
-        return None
-    HTML_WALKS["native"] += 1
-    return result  # type: ignore[no-any-return]
-
-
-# --------------------------------------------------------------------------- the decision's bookkeeping
-
-
-_DECISION = ("pack_record", "unpack_record", "schedule_numbers", "schedule_state")
+def schedule_codec(order: Sequence[str], fields: Iterable[str]) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
+    """``(schedule_numbers, schedule_state)`` for a schedule state of ``fields`` whose numbers are
+    sent in ``order``; ``None`` when the core is not used. Raises ValueError when either is not
+    :data:`SCHEDULE_FIELDS`, as :func:`record_codec` does."""
+    if list(order) != SCHEDULE_FIELDS or sorted(fields) != sorted(SCHEDULE_FIELDS):
+        raise ValueError(
+            f"the schedule state's fields {sorted(fields)} in the order {list(order)} are not those the native "
+            f"code knows ({SCHEDULE_FIELDS}): change native/src/decision.rs and _native.SCHEDULE_FIELDS with them"
+        )
+    mod = module()
+    return None if mod is None else (mod.schedule_numbers, mod.schedule_state)
 
 
 def decision() -> Any:
-    """The module when it has the record codec and the schedule's numbers and state
-    (``native/src/decision.rs``: :data:`_DECISION`), else ``None`` (not installed, or built before
-    them). They give the Python code's bytes, numbers and states exactly and answer ``None`` where
-    they do not handle a case; the callers (``recrawl``, ``schedule``) then run the Python code.
-
-    They do not follow ``native=False`` / ``SIMHASH_NATIVE = False``, on purpose: that setting
-    chooses how fingerprints are computed (a Fingerprinter's option), while the codec is the
-    store's record format, chosen once per process where ``recrawl`` is imported, with no
-    Fingerprinter at hand; its bytes are the Python code's either way
-    (``tests/test_native_decision.py``), so following the setting would change nothing stored or
-    decided. A process without the module (``tests/test_native_fallback.py``) runs the Python
-    codec."""
-    mod = module()
-    return mod if mod is not None and all(hasattr(mod, name) for name in _DECISION) else None
+    """The module for the record codec of ``recrawl`` (until it takes :func:`record_codec`)."""
+    return module()

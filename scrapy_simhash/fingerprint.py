@@ -18,6 +18,7 @@ import numpy as np
 from scrapy_simhash import _native
 from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.sketch import sketch_tokens
+from scrapy_simhash.text.extract import html_walk_status
 from scrapy_simhash.text.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
 
 if TYPE_CHECKING:
@@ -418,7 +419,7 @@ class Fingerprinter:
         an lxml it was not verified on)."""
         if self._extractor.native is False:
             return "Python HTML walk (native=False)"
-        return _native.html_walk_status()
+        return html_walk_status()
 
     def _native_core(self) -> Any:
         ex = self._extractor

@@ -123,10 +123,9 @@ class ScheduleState:
         """:meth:`numbers` by the native core, which answers only for a state whose times and
         sizes are floats, counts ints and ``recent`` pairs of floats (then each number is of
         format 2's type); ``None`` otherwise, or without the native core."""
-        native = _NATIVE
-        if native is None:
+        if _NATIVE is None:
             return None
-        return native.schedule_numbers(_NUMBER_FIELDS(self))  # type: ignore[no-any-return]
+        return _NATIVE[0](_NUMBER_FIELDS(self))  # type: ignore[no-any-return]
 
     def _numbers(self) -> tuple[Any, ...]:
         r3 = round_ms
@@ -188,9 +187,10 @@ class ScheduleState:
 #: ScheduleState's fields in the order of :meth:`ScheduleState.numbers`.
 _NUMBER_NAMES = (*_NUMBER_KEYS, "old_changes", "old_changed_secs", "old_unchanged_secs", "probe", "recent")
 _NUMBER_FIELDS = operator.attrgetter(*_NUMBER_NAMES)
-#: The native numbers (``native/src/decision.rs``), for the fields it knows: a field added to
-#: ScheduleState turns it off until decision.rs learns it too.
-_NATIVE = _native.decision() if {f.name for f in dataclasses.fields(ScheduleState)} == set(_NUMBER_NAMES) else None
+#: The native numbers and state (``native/src/decision.rs``: ``schedule_numbers``,
+#: ``schedule_state``), or ``None``. A field added to ScheduleState fails here, at import, until
+#: decision.rs learns it too (never a silent fall back to Python).
+_NATIVE = _native.schedule_codec(_NUMBER_NAMES, [f.name for f in dataclasses.fields(ScheduleState)])
 
 #: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
 _BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)

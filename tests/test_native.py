@@ -29,7 +29,7 @@ from bench_rjieba import load_corpus
 
 if _native.module() is None:
     if os.environ.get("CI"):
-        raise RuntimeError(f"CI runs the native tests: the native core must be built ({_native._IMPORT_ERROR})")
+        raise RuntimeError(f"CI runs the native tests: the native core must be built ({_native.unavailable()})")
     pytest.skip(
         "the native core is not built (./dev test builds it where cargo exists; "
         "or: cd native && maturin develop --release)",

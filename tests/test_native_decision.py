@@ -20,7 +20,7 @@ from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _Schedule, _schedu
 from scrapy_simhash.schedule import DAY, FreshnessPolicy, ScheduleState
 from scrapy_simhash.store.index import SimhashIndex
 
-NATIVE = _native.decision()
+NATIVE = _native.module()
 if NATIVE is None:
     if os.environ.get("CI"):
         raise RuntimeError("CI runs the native tests: the native core must be built with decision.rs")

@@ -30,7 +30,7 @@ def decided():
     tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
     for i, fp in enumerate((0xF0F0, 0xF0F1, 0xFFFF0000F0F1)):
         record = tracker.observe("https://example.com/a", fp, 1_700_000_000.123456 + i * 97_531.4567).record
-    return ("native" if _native.decision() else "python") + " " + record.to_bytes().hex()
+    return ("native" if _native.module() else "python") + " " + record.to_bytes().hex()
 """
 
 

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from scrapy_simhash import _native
 from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.text import templates
+from scrapy_simhash.text.extract import native_flat_text
 from scrapy_simhash.text.features import normalize
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
@@ -27,7 +27,7 @@ sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_native import flat_fuzz, flat_outcomes, load_pages
 from bench_pathological import pages as pathological_pages
 
-if _native.flat_text() is None:
+if native_flat_text() is None:
     if os.environ.get("CI"):
         raise RuntimeError("CI runs the native tests: the native core has no FlatText")
     pytest.skip("the native core is not installed (or has no FlatText)", allow_module_level=True)
@@ -117,6 +117,6 @@ def test_line_keys_are_line_key() -> None:
     assert templates.line_keys(lines) == expected  # from the cache
     plain = [line for line in lines if "\n" not in line and "\ud800" not in line]
     expected = [templates.line_key(line) for line in plain]
-    assert _native.flat_text().line_keys(normalize("\n".join(plain))) == expected
+    assert native_flat_text().line_keys(normalize("\n".join(plain))) == expected
     templates._KEYS.clear()
     assert templates.line_keys(plain) == expected

@@ -19,7 +19,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from scrapy_simhash import _native
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
@@ -30,10 +29,10 @@ DOC = Path("/usr/share/doc")
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_native import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, load_pages
 
-if _native.html_walker() is None:
+if ex.html_walker() is None:
     if os.environ.get("CI"):
-        raise RuntimeError(f"CI runs the native walk tests: {_native.html_walk_status()}")
-    pytest.skip(f"no native HTML walk: {_native.html_walk_status()}", allow_module_level=True)
+        raise RuntimeError(f"CI runs the native walk tests: {ex.html_walk_status()}")
+    pytest.skip(f"no native HTML walk: {ex.html_walk_status()}", allow_module_level=True)
 
 
 def assert_same(page: str | bytes, name: str = "") -> None:
@@ -55,11 +54,11 @@ def test_shared_data_pages_identical() -> None:
     assert len(pages) >= 200
     native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
     assert native.html_walk == "native HTML walk"
-    before = _native.HTML_WALKS["native"]
+    before = ex.HTML_WALKS["native"]
     for name, page in pages:
         assert_same(page, name)
         assert _page_fp(native, page) == _page_fp(python, page), name
-    assert _native.HTML_WALKS["native"] - before >= 3 * len(pages)  # every walk ran natively
+    assert ex.HTML_WALKS["native"] - before >= 3 * len(pages)  # every walk ran natively
 
 
 def test_demo_site_pages_identical() -> None:
@@ -156,10 +155,10 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
     ):
         root = ex._parse("<html><body><p>one</p><p>two</p></body></html>")
         add(root.find("body"))
-        before = _native.HTML_WALKS[reason]
+        before = ex.HTML_WALKS[reason]
         assert not ex._Walker().walk_native(root)
-        assert _native.HTML_WALKS[reason] == before + 1
-    assert _native.walk_html("<p>", None, 10, 10) is None  # not an lxml element
+        assert ex.HTML_WALKS[reason] == before + 1
+    assert ex._native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
 
 @pytest.mark.parametrize(
@@ -181,29 +180,29 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
 )
 def test_title_read_natively_is_the_python_title(page: str) -> None:
     root = ex._parse(page)
-    assert _native.title_parts(root) is not None
+    assert ex._native_title_parts(root) is not None
     assert ex._find_title(root, True) == ex._find_title(root, False)
 
 
 def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
     root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
     root.find("head/title").append(etree.Entity("nbsp"))
-    assert _native.title_parts(root) is None
+    assert ex._native_title_parts(root) is None
     assert ex._find_title(root, True) == ex._find_title(root, False) == "one&nbsp;"
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_native, "HTML_VERIFIED", frozenset())
-    monkeypatch.setattr(_native, "_WALKER", None)
-    monkeypatch.setattr(_native, "_WALKER_ERROR", None)
-    assert _native.html_walker() is None
+    monkeypatch.setattr(ex, "HTML_VERIFIED", frozenset())
+    monkeypatch.setattr(ex, "_WALKER", None)
+    monkeypatch.setattr(ex, "_WALKER_ERROR", None)
+    assert ex.html_walker() is None
     status = Fingerprinter().html_walk
     assert status.startswith("Python HTML walk (lxml ") and "is not verified" in status, status
-    reason = f"python: {_native._WALKER_ERROR}"
-    before = _native.HTML_WALKS[reason]
+    reason = f"python: {ex._WALKER_ERROR}"
+    before = ex.HTML_WALKS[reason]
     doc = ex.extract("<html><body><p>Some text that is long enough to be kept as the page text.</p></body></html>")
     assert doc.text == "Some text that is long enough to be kept as the page text."
-    assert _native.HTML_WALKS[reason] == before + 1
+    assert ex.HTML_WALKS[reason] == before + 1
 
 
 def test_walker_reads_only_lxml_elements() -> None:
@@ -211,4 +210,4 @@ def test_walker_reads_only_lxml_elements() -> None:
         pass
 
     with pytest.raises(ValueError, match="not an lxml.etree._Element: NotLxml"):
-        _native.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)
+        ex.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)

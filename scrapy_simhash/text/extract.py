@@ -65,7 +65,9 @@ import re
 import threading
 import time
 import unicodedata
+from collections import Counter
 from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
 from w3lib.encoding import (
@@ -539,11 +541,11 @@ class _Walker:
         return flag
 
     def walk_native(self, root) -> bool:
-        """:meth:`walk` of ``root`` by the native core (``_native.walk_html``): the same blocks
+        """:meth:`walk` of ``root`` by the native core (:func:`_native_walk`): the same blocks
         (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
         installed, an lxml it was not verified on, a tree it does not handle."""
         remaining = None if self.deadline is None else self.deadline - time.perf_counter()
-        result = _native.walk_html(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
+        result = _native_walk(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
         if result is None:
             return False
         if result[0] != "ok":
@@ -946,7 +948,7 @@ def _first_headings(root) -> list[str]:
 def _find_title(root, native: bool = True) -> str:
     """The page's title: its <title>, else its og:title / twitter:title, else its first <h1>
     (natively read from the tree when the native walk runs: ``HtmlWalker.title_parts``)."""
-    parts = _native.title_parts(root) if native else None
+    parts = _native_title_parts(root) if native else None
     if parts is None:
         return _find_title_python(root)
     title, meta, headings, h1 = parts
@@ -1097,7 +1099,7 @@ _TITLE_RE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
 def _flat_document(html: str, used: str | None, method: str, native: bool = True) -> Document:
     """The :class:`Document` of :func:`_flat_text` (natively when the core is installed: the same
     title and text, ``native/src/flat.rs``)."""
-    flat = _native.flat_text() if native else None
+    flat = native_flat_text() if native else None
     title: str | None = None
     if flat is not None:
         try:
@@ -1154,7 +1156,7 @@ def extract(
     was done. Reads no settings (callers map ``SIMHASH_*`` options to the arguments).
 
     ``native``: walk the tree with the native core when it is installed and verified for the
-    running lxml (the same blocks as the Python walk; ``_native.html_walk_status``); ``False``:
+    running lxml (the same blocks as the Python walk; :func:`html_walk_status`); ``False``:
     the Python walk, the reference.
 
     Never raises on broken markup or binary junk: such input gives a Document with empty text.
@@ -1311,3 +1313,132 @@ def _is_link_list(block: _Block) -> bool:
 def _chars(blocks: list[_Block]) -> int:
     """Characters of the blocks' text joined with newlines (``len(_text_of(blocks))``)."""
     return sum(len(b.text) for b in blocks) + len(blocks) - 1 if blocks else 0
+
+
+# --------------------------------------------------------------------------- the native counterparts
+# (scrapy_simhash._native makes them from this module's tables and predicates; each is chosen here,
+# once, and the Python code above is the reference and the fallback.)
+
+#: (lxml major version, libxml2 major version) families whose struct layouts the native walk reads
+#: (lxml's public ``struct LxmlElement``: ``PyObject_HEAD``, ``_doc``, ``_c_node``, unchanged since
+#: lxml 2; libxml2's ``xmlNode`` / ``xmlAttr``, public ABI, stable within libxml2 2.x). Checked
+#: against the headers of lxml 6.1.3 (libxml2 2.14.6), and the differential tests
+#: (``tests/text/test_native_html.py``) run on whatever pair is installed, in CI on every push. Every
+#: call also checks that the element's node points back to it (``_private``). On any other family
+#: the Python walk runs. A family, not a release: a patch release of lxml must not turn the walk off.
+HTML_VERIFIED = frozenset({(5, 2), (6, 2)})
+
+#: Pages walked natively ("native") and by Python, with the reason ("python: <why>").
+HTML_WALKS: Counter[str] = Counter()
+
+_WALKER: Any = None
+_WALKER_ERROR: str | None = None
+_FLAT: Any = None
+_NATIVE_LOCK = threading.Lock()
+
+
+def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
+
+
+def _negative_class(attrs: str) -> bool:
+    return _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs)
+
+
+def _meta_class(attrs: str) -> bool:
+    return _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
+
+
+def _display_none(style: str) -> bool:
+    return _DISPLAY_NONE_RE.search(style) is not None
+
+
+def _boilerplate(text: str) -> bool:
+    return _BOILERPLATE_RE.match(text) is not None
+
+
+def html_walker() -> Any:
+    """The shared native ``HtmlWalker``, or ``None`` (see :func:`html_walk_status`)."""
+    global _WALKER, _WALKER_ERROR
+    if _WALKER is None and _WALKER_ERROR is None:
+        with _NATIVE_LOCK:
+            if _WALKER is None and _WALKER_ERROR is None:
+                lxml_version, libxml_version = _lxml_versions()
+                if _native.module() is None:
+                    _WALKER_ERROR = _walker_unavailable()
+                elif (lxml_version[0], libxml_version[0]) not in HTML_VERIFIED:
+                    _WALKER_ERROR = (
+                        f"lxml {'.'.join(map(str, lxml_version))} with libxml2 {'.'.join(map(str, libxml_version))} "
+                        "is not verified for it (extract.HTML_VERIFIED)"
+                    )
+                else:
+                    _WALKER = _native.html_walker(
+                        etree._Element,
+                        block=_BLOCK,
+                        invisible=_INVISIBLE,
+                        chrome=_CHROME_TAGS,
+                        wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
+                        negative_class=_negative_class,
+                        meta_class=_meta_class,
+                        display_none=_display_none,
+                        punctuation=_PUNCT_RE.pattern,
+                        sentence_end=_SENTENCE_END,
+                        ellipses=_ELLIPSES,
+                        meta_keywords=_META_KEYWORDS_SORTED,
+                        meta_han_keywords=_native.literal_words(_META_HAN_KEYWORD_RE.pattern),
+                        boilerplate_any=_boilerplate_any,
+                        boilerplate=_boilerplate,
+                        meta_text=_is_meta_text,
+                    )
+    return _WALKER
+
+
+def _walker_unavailable() -> str:
+    why = _native.unavailable() or ""
+    return "the native core is not installed" if why.startswith("the native core") else f"the native core is not used ({why})"
+
+
+def html_walk_status() -> str:
+    """For the start-up line: "native HTML walk", or "Python HTML walk (<why>)"."""
+    if html_walker() is not None:
+        return "native HTML walk"
+    return f"Python HTML walk ({_WALKER_ERROR})"
+
+
+def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
+    """What :func:`_find_title` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
+    ``None`` when the Python reads must run."""
+    walker = html_walker()
+    if walker is None or type(root) is not etree._Element:
+        return None
+    return walker.title_parts(root)  # type: ignore[no-any-return]
+
+
+def _native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
+    """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
+    ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
+    walker = html_walker()
+    if walker is None:
+        HTML_WALKS[f"python: {_WALKER_ERROR}"] += 1
+        return None
+    if type(root) is not etree._Element:
+        HTML_WALKS[f"python: not an lxml.etree._Element ({type(root).__name__})"] += 1
+        return None
+    result = walker.walk(root, remaining=remaining, max_blocks=max_blocks, step=step)
+    if result[0] == "unsupported":
+        HTML_WALKS[f"python: {result[1]}"] += 1
+        return None
+    HTML_WALKS["native"] += 1
+    return result  # type: ignore[no-any-return]
+
+
+def native_flat_text() -> Any:
+    """The shared native ``FlatText`` (:func:`_flat_text`, the title of :func:`_flat_document`,
+    :func:`_unescape`, and ``templates.line_keys``), or ``None`` (not installed, or a Python whose
+    ``html`` module lacks the tables it reads)."""
+    global _FLAT
+    if _FLAT is None:
+        with _NATIVE_LOCK:
+            if _FLAT is None:
+                _FLAT = _native.flat_text([*_INVISIBLE_ELEMENTS.split("|"), "title"], _BLOCK) or False
+    return _FLAT or None

@@ -627,9 +627,8 @@ class FeatureExtractor:
                 self.native is not False
                 and self.features in ("words", "shingles")
                 and (self.tokenizer != "rjieba" or rjieba_matches_jieba())
-                and _native.module() is not None
             )
-            core = _native.core() if usable else False
+            core = (usable and _native.core(str(_jieba_dict_path()), _STOP_AND_NUMBER, _LOG_TF)) or False
             object.__setattr__(self, "_core", core)
         return core or None
 

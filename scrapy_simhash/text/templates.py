@@ -31,7 +31,7 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from scrapy_simhash import _native
+from scrapy_simhash.text.extract import native_flat_text
 from scrapy_simhash.text.features import SizedCache, normalize
 
 if TYPE_CHECKING:
@@ -168,7 +168,7 @@ def _compute_keys(lines: list[str]) -> list[int]:
     norm = joined.split("\n")
     if len(norm) != len(lines):  # a line with a line break of its own (or none): one by one
         return [line_key(line) for line in lines]
-    flat = _native.flat_text()
+    flat = native_flat_text()
     if flat is not None:
         try:
             return flat.line_keys(joined)  # type: ignore[no-any-return]

@@ -1,0 +1,80 @@
+"""The one boundary to the native core (``scrapy_simhash._native``): a core of another version, or
+one that lacks part of the API, is not used, said once with the fix, and ``native=True`` is refused
+with that message; a change of the record's or the schedule's fields fails loudly instead of
+turning the native codec off."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+import sys
+import types
+
+import pytest
+
+from scrapy_simhash import __version__, _native
+
+OTHER_VERSION = r"""
+import logging, sys, types
+logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s", stream=sys.stdout)
+fake = types.ModuleType("scrapy_simhash_native")
+fake.__version__ = "0.0.1"
+sys.modules["scrapy_simhash_native"] = fake
+from scrapy_simhash.fingerprint import Fingerprinter
+f = Fingerprinter()
+print("native:", f.native, f.html_walk)
+print("fingerprint:", f.fingerprint_text("Harbour cranes return after a decade of repairs"))
+try:
+    Fingerprinter(native=True)
+except ImportError as exc:
+    print("refused:", exc)
+"""
+
+
+def test_a_core_of_another_version_is_not_used_and_native_true_is_refused() -> None:
+    out = subprocess.run([sys.executable, "-c", OTHER_VERSION], capture_output=True, text=True, check=True).stdout
+    lines = out.splitlines()
+    warnings = [line for line in lines if line.startswith("WARNING")]
+    assert warnings == [
+        (
+            f"WARNING scrapy_simhash._native: The native core is not used: scrapy_simhash_native 0.0.1 is not "
+            f"scrapy-simhash {__version__}'s: pip install ./native again from this checkout (needs a Rust toolchain)"
+        )
+    ]
+    assert "native: False Python HTML walk (the native core is not used (scrapy_simhash_native 0.0.1" in out
+    from scrapy_simhash.fingerprint import Fingerprinter
+
+    fp = Fingerprinter(native=False).fingerprint_text("Harbour cranes return after a decade of repairs")
+    assert f"fingerprint: {fp}" in lines
+    refused = next(line for line in lines if line.startswith("refused:"))
+    assert "scrapy_simhash_native 0.0.1 is not" in refused and "pip install ./native again" in refused
+
+
+def test_check_names_what_is_missing() -> None:
+    partial = types.SimpleNamespace(__version__=__version__, Core=object, HtmlWalker=object)
+    mod, why = _native.check(partial)
+    assert mod is None
+    assert why is not None and "lacks FlatText, pack_record" in why and "pip install ./native again" in why
+    assert _native.check(types.SimpleNamespace(__version__=__version__, **dict.fromkeys(_native.API)))[1] is None
+
+
+def test_the_record_fields_are_the_native_codecs() -> None:
+    from scrapy_simhash.recrawl import PageRecord
+
+    names = [f.name for f in dataclasses.fields(PageRecord)]
+    assert names == _native.RECORD_FIELDS  # renaming a field fails here, and at import (below)
+    renamed = [("seen_first" if n == "first_seen" else n) for n in names]
+    with pytest.raises(ValueError, match=r"not those the native codec packs .*change native/src/decision.rs"):
+        _native.record_codec(renamed)
+
+
+def test_the_schedule_fields_are_the_native_codes() -> None:
+    from scrapy_simhash import schedule
+
+    fields = [f.name for f in dataclasses.fields(schedule.ScheduleState)]
+    assert sorted(fields) == sorted(_native.SCHEDULE_FIELDS)
+    assert list(schedule._NUMBER_NAMES) == _native.SCHEDULE_FIELDS
+    with pytest.raises(ValueError, match="change native/src/decision.rs"):
+        _native.schedule_codec(schedule._NUMBER_NAMES, [*fields, "added"])
+    with pytest.raises(ValueError, match="change native/src/decision.rs"):
+        _native.schedule_codec(list(reversed(schedule._NUMBER_NAMES)), fields)
