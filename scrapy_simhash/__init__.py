@@ -19,7 +19,8 @@ if TYPE_CHECKING:
     from scrapy_simhash.scrapy.addon import Addon
     from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.scrapy.pipeline import NearDuplicateItem, SimhashDedupPipeline
-    from scrapy_simhash.scrapy.recrawl import IncrementalSpiderMixin, SimhashRecrawlMiddleware, due_report, due_requests
+    from scrapy_simhash.scrapy.recrawl import SimhashRecrawlMiddleware
+    from scrapy_simhash.scrapy.selection import IncrementalSpiderMixin, due_report, due_requests
 
 
 __all__ = [
@@ -51,9 +52,9 @@ _LAZY = {
     "SimhashSpiderMiddleware": "scrapy_simhash.scrapy.middleware",
     "SimhashDedupPipeline": "scrapy_simhash.scrapy.pipeline",
     "SimhashRecrawlMiddleware": "scrapy_simhash.scrapy.recrawl",
-    "IncrementalSpiderMixin": "scrapy_simhash.scrapy.recrawl",
-    "due_report": "scrapy_simhash.scrapy.recrawl",
-    "due_requests": "scrapy_simhash.scrapy.recrawl",
+    "IncrementalSpiderMixin": "scrapy_simhash.scrapy.selection",
+    "due_report": "scrapy_simhash.scrapy.selection",
+    "due_requests": "scrapy_simhash.scrapy.selection",
     "NearDuplicateItem": "scrapy_simhash.scrapy.pipeline",
 }
 

@@ -24,15 +24,22 @@ from __future__ import annotations
 import copy
 import dataclasses
 import functools
+import itertools
+import json
 import math
 import operator
+import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from scrapy_simhash import _native
+
+if TYPE_CHECKING:
+    from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = [
     "FixedIntervalPolicy",
@@ -785,3 +792,35 @@ class FreshnessPolicy(SchedulePolicy):
 def _history(state: ScheduleState) -> bool:
     """Whether ``state`` holds any observation (a first fetch holds none)."""
     return bool(state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs)
+
+
+#: The aux blob where incremental crawls keep the start times of the last few (JSON).
+RUNS_AUX = "recrawl/runs"
+
+
+_RUNS_KEPT = 5
+
+
+def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
+    """The time between incremental crawls into ``index``: the median of the gaps between the
+    last few crawls' start times and ``now`` (one crawl restarted at once does not make it
+    short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
+    raw = index.get_aux(RUNS_AUX)
+    try:
+        starts = [float(t) for t in json.loads(raw)["starts"]] if raw else []
+    except (ValueError, TypeError, KeyError):
+        starts = []  # unreadable: as if there were no crawl before
+    starts = [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
+    if record:
+        index.put_aux(RUNS_AUX, json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode())
+    if not starts:
+        return None
+    times = [*starts, now]
+    return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
+
+
+def iso(t: float | None) -> str | None:
+    """Unix seconds as an ISO 8601 UTC time to the second (``None`` stays ``None``)."""
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")

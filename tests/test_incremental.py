@@ -33,10 +33,12 @@ from scrapy_simhash.schedule import (
     NutchAdaptivePolicy,
     ScheduleColumns,
     plan_run,
+    run_period,
     run_priorities,
     size_scale,
 )
-from scrapy_simhash.scrapy.recrawl import _SELECTIONS, _ignore_in_signal, run_period
+from scrapy_simhash.scrapy.recrawl import _ignore_in_signal
+from scrapy_simhash.scrapy.selection import _SELECTIONS
 
 T0 = 1_700_000_000.0
 FAR = [0x0000_0000_0000_0000, 0xFFFF_FFFF_0000_0000, 0x0000_FFFF_FFFF_0000, 0xFFFF_0000_FFFF_FFFF]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
-from datetime import datetime, timezone
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +16,7 @@ import numpy as np
 
 from scrapy_simhash.fingerprint import hamming
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
-from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.schedule import FreshnessPolicy, iso
 from scrapy_simhash.scrapy.component import canonical_key
 from scrapy_simhash.sketch import similarity
 
@@ -61,13 +60,6 @@ class CommandError(Exception):
     def __init__(self, message: str, code: int = EXIT_ERROR) -> None:
         super().__init__(message)
         self.code = code
-
-
-def iso(t: float | None) -> str | None:
-    """Unix seconds as an ISO 8601 UTC time to the second (``None`` stays ``None``)."""
-    if t is None:
-        return None
-    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _hex(fp: int | None, bits: int) -> str | None:
@@ -257,7 +249,7 @@ def due(
     selection, :meth:`ChangeTracker.selection`: the due ones by the recrawl ``policy``'s priority,
     or with ``budget`` the most valuable ones up to it, due or not; default: the default policy):
     due time, seconds overdue (negative: not due yet), priority, fetches, changes."""
-    from scrapy_simhash.scrapy.recrawl import run_period
+    from scrapy_simhash.schedule import run_period
 
     now = time.time() if now is None else now
     tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())

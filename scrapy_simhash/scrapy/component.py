@@ -6,6 +6,7 @@ Scrapy glue only; private to the package.
 from __future__ import annotations
 
 import logging
+import weakref
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from w3lib.url import canonicalize_url
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 
     from scrapy_simhash.fingerprint import Fingerprinter
     from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
     from scrapy_simhash.store.index import SimhashIndex
@@ -220,3 +222,7 @@ class _IndexComponent:
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
+
+
+#: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
+PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, SimhashSpiderMiddleware] = weakref.WeakKeyDictionary()

@@ -20,7 +20,8 @@ from scrapy.http import Response, TextResponse
 
 from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
 from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
-from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.text.extract import decode_html
 from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
@@ -38,8 +39,6 @@ if TYPE_CHECKING:
 # The logger keeps the module's former name: it is in every log line users filter on.
 logger = logging.getLogger("scrapy_simhash.middleware")
 
-#: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
-PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, SimhashSpiderMiddleware] = weakref.WeakKeyDictionary()
 
 #: ``response.meta`` keys written for every fingerprinted response.
 META_KEYS: tuple[str, ...] = ("simhash_fp", "simhash_verdict", "simhash_distance", "simhash_duplicate_of")
@@ -179,16 +178,12 @@ class SimhashSpiderMiddleware(_IndexComponent):
     async def process_start(self, start: AsyncIterator[Any]) -> AsyncIterator[Any]:
         """Incremental mode: the crawl's selected known URLs enter the crawl before the spider's
         start requests, whatever the spider (Scrapy >= 2.13; see
-        :func:`scrapy_simhash.scrapy.recrawl.start_with_due`)."""
-        from scrapy_simhash.scrapy.recrawl import start_with_due_async  # it imports this module
-
+        :func:`scrapy_simhash.scrapy.selection.start_with_due`)."""
         async for obj in start_with_due_async(self, start, self._spider or getattr(self.crawler, "spider", None)):
             yield obj
 
     def process_start_requests(self, start_requests: Iterable[Any], spider: Spider) -> Iterable[Any]:
         """:meth:`process_start` for Scrapy < 2.13."""
-        from scrapy_simhash.scrapy.recrawl import start_with_due
-
         yield from start_with_due(self, start_requests, spider)
 
     def process_spider_output(
