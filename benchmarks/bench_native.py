@@ -56,6 +56,7 @@ from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.features import FeatureExtractor
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
+nat = importlib.import_module("scrapy_simhash.text.native")
 
 clock = time.perf_counter
 
@@ -249,7 +250,7 @@ def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
         walker = ex._Walker()
         try:
             if native:
-                assert walker.walk_native(root), ex.HTML_WALKS
+                assert nat.walk_native(walker, root), nat.HTML_WALKS
             else:
                 walker.walk(root, 0, False, 0)
             walker.flush()
@@ -368,7 +369,7 @@ def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
     """The regular-expression fallback's title (``_TITLE_RE`` and ``_unescape``, before
     ``_clean_title``) and text of ``html``, natively or by the Python reference."""
     if native:
-        return ex.native_flat_text().document(html)  # type: ignore[no-any-return]
+        return nat.native_flat_text().document(html)  # type: ignore[no-any-return]
     match = ex._TITLE_RE.search(html)
     return (ex._unescape(match.group(1)) if match else None), ex._flat_text(html)
 
@@ -502,7 +503,7 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
         timed("title, native", ex._find_title, root)
         timed("title, Python", ex._find_title, root, False)
         walker = ex._Walker()
-        timed("walk, native", walker.walk_native, root)
+        timed("walk, native", nat.walk_native, walker, root)
         timed("walk, Python", ex._Walker().walk, root, 0, False, 0)
         timed("decisions", ex._choose, walker)
         timed("extract, native", extract, body)

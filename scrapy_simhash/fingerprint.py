@@ -18,8 +18,8 @@ import numpy as np
 from scrapy_simhash import _native
 from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.sketch import sketch_tokens
-from scrapy_simhash.text.extract import html_walk_status
 from scrapy_simhash.text.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
+from scrapy_simhash.text.native import html_walk_status
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence

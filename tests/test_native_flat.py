@@ -16,8 +16,8 @@ import pytest
 
 from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.text import templates
-from scrapy_simhash.text.extract import native_flat_text
 from scrapy_simhash.text.features import normalize
+from scrapy_simhash.text.native import native_flat_text
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 

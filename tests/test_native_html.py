@@ -22,6 +22,7 @@ from lxml import etree
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
+nat = importlib.import_module("scrapy_simhash.text.native")
 
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
@@ -29,10 +30,10 @@ DOC = Path("/usr/share/doc")
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_native import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, load_pages
 
-if ex.html_walker() is None:
+if nat.html_walker() is None:
     if os.environ.get("CI"):
-        raise RuntimeError(f"CI runs the native walk tests: {ex.html_walk_status()}")
-    pytest.skip(f"no native HTML walk: {ex.html_walk_status()}", allow_module_level=True)
+        raise RuntimeError(f"CI runs the native walk tests: {nat.html_walk_status()}")
+    pytest.skip(f"no native HTML walk: {nat.html_walk_status()}", allow_module_level=True)
 
 
 def assert_same(page: str | bytes, name: str = "") -> None:
@@ -54,11 +55,11 @@ def test_shared_data_pages_identical() -> None:
     assert len(pages) >= 200
     native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
     assert native.html_walk == "native HTML walk"
-    before = ex.HTML_WALKS["native"]
+    before = nat.HTML_WALKS["native"]
     for name, page in pages:
         assert_same(page, name)
         assert _page_fp(native, page) == _page_fp(python, page), name
-    assert ex.HTML_WALKS["native"] - before >= 3 * len(pages)  # every walk ran natively
+    assert nat.HTML_WALKS["native"] - before >= 3 * len(pages)  # every walk ran natively
 
 
 def test_demo_site_pages_identical() -> None:
@@ -155,10 +156,10 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
     ):
         root = ex._parse("<html><body><p>one</p><p>two</p></body></html>")
         add(root.find("body"))
-        before = ex.HTML_WALKS[reason]
-        assert not ex._Walker().walk_native(root)
-        assert ex.HTML_WALKS[reason] == before + 1
-    assert ex._native_walk("<p>", None, 10, 10) is None  # not an lxml element
+        before = nat.HTML_WALKS[reason]
+        assert not nat.walk_native(ex._Walker(), root)
+        assert nat.HTML_WALKS[reason] == before + 1
+    assert nat._native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
 
 @pytest.mark.parametrize(
@@ -180,29 +181,29 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
 )
 def test_title_read_natively_is_the_python_title(page: str) -> None:
     root = ex._parse(page)
-    assert ex._native_title_parts(root) is not None
+    assert nat._native_title_parts(root) is not None
     assert ex._find_title(root, True) == ex._find_title(root, False)
 
 
 def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
     root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
     root.find("head/title").append(etree.Entity("nbsp"))
-    assert ex._native_title_parts(root) is None
+    assert nat._native_title_parts(root) is None
     assert ex._find_title(root, True) == ex._find_title(root, False) == "one&nbsp;"
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ex, "HTML_VERIFIED", frozenset())
-    monkeypatch.setattr(ex, "_WALKER", None)
-    monkeypatch.setattr(ex, "_WALKER_ERROR", None)
-    assert ex.html_walker() is None
+    monkeypatch.setattr(nat, "HTML_VERIFIED", frozenset())
+    monkeypatch.setattr(nat, "_WALKER", None)
+    monkeypatch.setattr(nat, "_WALKER_ERROR", None)
+    assert nat.html_walker() is None
     status = Fingerprinter().html_walk
     assert status.startswith("Python HTML walk (lxml ") and "is not verified" in status, status
-    reason = f"python: {ex._WALKER_ERROR}"
-    before = ex.HTML_WALKS[reason]
+    reason = f"python: {nat._WALKER_ERROR}"
+    before = nat.HTML_WALKS[reason]
     doc = ex.extract("<html><body><p>Some text that is long enough to be kept as the page text.</p></body></html>")
     assert doc.text == "Some text that is long enough to be kept as the page text."
-    assert ex.HTML_WALKS[reason] == before + 1
+    assert nat.HTML_WALKS[reason] == before + 1
 
 
 def test_walker_reads_only_lxml_elements() -> None:
@@ -210,4 +211,4 @@ def test_walker_reads_only_lxml_elements() -> None:
         pass
 
     with pytest.raises(ValueError, match="not an lxml.etree._Element: NotLxml"):
-        ex.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)
+        nat.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)

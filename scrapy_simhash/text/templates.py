@@ -31,8 +31,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from scrapy_simhash.text.extract import native_flat_text
 from scrapy_simhash.text.features import SizedCache, normalize
+from scrapy_simhash.text.native import native_flat_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

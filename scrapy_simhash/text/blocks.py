@@ -1,0 +1,361 @@
+"""The one walk over a parsed page (:class:`_Walker`): its text blocks in document order, each
+with its features (text, weight, characters in links and in metadata elements, its owner element,
+the chrome flags), the element numbering and the ``<main>`` landmark (stage 1 of
+:mod:`scrapy_simhash.text.extract`). The native core does the same walk
+(:func:`scrapy_simhash.text.native.walk_native`); this one is the reference and the fallback."""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+
+from lxml import etree
+
+from scrapy_simhash.text.features import SizedCache
+
+#: A page cut into more text blocks than this is not judged block by block: its text is found by
+#: regular expressions (``method="large"``); each block costs a few microseconds per decision.
+MAX_BLOCKS = 20_000
+
+
+# Never text: skipped in both modes (with their content; their tail text is kept). Not <head>:
+# libxml2 puts the whole <body> inside <head> after an unknown tag there (<sohu_cms_include>).
+_INVISIBLE = frozenset(
+    "title script style noscript template svg math canvas object embed iframe frame frameset "
+    "select datalist option optgroup textarea button input audio video source track map area "
+    "param link meta base".split()
+)
+
+
+# Page chrome: also skipped in main-content mode.
+_CHROME_TAGS = frozenset("nav aside footer header menu dialog figure figcaption".split())
+
+
+# Tags that start a new text block.
+_BLOCK = frozenset(
+    "address article aside blockquote body caption center dd details dir div dl dt fieldset "
+    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr html legend li main menu nav "
+    "ol p pre section summary table tbody td tfoot th thead tr ul br".split()
+)
+
+
+# Elements whose class/id can make them page chrome: block-level ones but <body> and <html>.
+_CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
+
+
+# class/id words of page chrome (substrings: long words; whole tokens: short ones).
+_NEGATIVE_RE = re.compile(
+    r"sidebar|side-bar|footer|breadcrumb|crumbs|comment|navbar|navigation|menu|share|sharing|"
+    r"social|related|recommend|advert|sponsor|banner|popup|modal|cookie|newsletter|subscribe|"
+    r"copyright|pagination|pager|disqus|masthead|toolbar|widget|promo|outbrain|taboola|caption|"
+    r"gallery|slideshow|carousel|"
+    r"(?:^|[\s_-])(?:nav|ad|ads|adv|tags?|foot|header|hd|login|signup|rss|links?|"
+    r"topbar|bottom|print|hidden|hide)(?:$|[\s_\d-])"
+)
+
+
+# An element with such a class/id that holds this many <p>/<br> is a wrapper of the page, not chrome
+# ("penci_sidebar", "header-style-2" on a container): it is walked, and link density decides.
+_WRAPPER_PARAGRAPHS = 5
+
+
+# class/id string -> whether it matches: bounded in entries and characters (long generated
+# class strings cannot grow them without bound).
+_NEGATIVE_CACHE = SizedCache(50_000, 4 << 20)
+
+
+_DISPLAY_NONE_RE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
+
+
+_ENTITY = etree.Entity
+
+
+_WS_RE = re.compile(r"\s+")
+
+
+# Han, kana and CJK symbols (。、「」): scripts written without spaces between words. Not the
+# full-width forms (U+FF00-FFEF): a full-width letter or digit is a Latin letter or digit in
+# another width (NFKC maps it back), and "Ｋｉｍ Ｊｏｎｇ" keeps its spaces like "Kim Jong".
+_CJK = r"\u2e80-\u9fff\uf900-\ufaff"
+
+
+# Punctuation in both widths (and curly quotes, straight in a half-width copy): a space between
+# it and a Han character goes too, so that "科 ， 自" and its half-width variant "科 , 自" both
+# lose it.
+_ANY_PUNCT = r"!-/:-@\[-`{-~\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65\u2018\u2019\u201c\u201d"
+
+
+# Han and kana without the CJK punctuation (U+3000-303F: 。、「」), which counts as punctuation here
+# (a half-width copy may write "." for "。").
+_HAN_KANA = r"\u2e80-\u2fff\u3040-\u9fff\uf900-\ufaff"
+
+
+_SPACE_PUNCT = _ANY_PUNCT + r"\u3000-\u303f"
+
+
+_CJK_SPACE_RE = re.compile(
+    rf"(?<=[{_HAN_KANA}]) (?=[{_HAN_KANA}{_SPACE_PUNCT}])|(?<=[{_SPACE_PUNCT}]) (?=[{_HAN_KANA}])"
+)
+
+
+_CJK_CHAR_RE = re.compile(rf"[{_CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
+
+
+# What weighs 3 in a text with Han (or Hangul): those characters, and punctuation of either width.
+_DENSE_RE = re.compile(rf"[{_CJK}\uac00-\ud7af{_ANY_PUNCT}]")
+
+
+_DENSE_RUN_RE = re.compile(rf"{_DENSE_RE.pattern}+")  # removing runs removes the same characters
+
+
+# Full-width letters and digits: a block with one is read in NFKC (see _fold).
+_FULL_WIDTH_ALNUM_RE = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
+
+
+# Sentence punctuation, full-width too (the block signals below accept both widths).
+_PUNCT_RE = re.compile(r"[.,;:!?，。；：！？、．]")
+
+
+_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
+
+
+# The CleanEval corpus format (<text id=URL title=.. encoding=..>page</text>).
+_CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
+
+
+_SCRIPT_START_RE = re.compile(r"<(script|style)\b")
+
+
+# class/id words of metadata lines (byline, dateline, counters): whole tokens, or these substrings.
+_META_CLASS_RE = re.compile(
+    r"byline|dateline|timestamp|pubdate|publishdate|postmeta|post-meta|entry-meta|article-meta|"
+    r"postinfo|post-info|article-info|view-count|viewcount|"
+    r"(?:^|[\s_-])(?:meta|info|date|datetime|time|stats|counter|views?|author)(?:$|[\s_\d-])"
+)
+
+
+_META_CACHE = SizedCache(50_000, 4 << 20)
+
+
+def _cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bool:
+    """Whether ``pattern`` matches the lower-cased class/id string ``attrs``; class names repeat
+    across the pages of a site, so the answers are kept (in a bounded cache)."""
+    found = cache.get(attrs)
+    if found is None:
+        found = pattern.search(attrs.lower()) is not None
+        cache.put(attrs, found)
+    return found
+
+
+def _is_meta_element(el, tag: str) -> bool:
+    """<time>, or an element whose class/id says metadata (unless it wraps paragraphs)."""
+    meta: bool | None
+    if tag == "time":
+        meta = True
+    elif tag == "body" or tag == "html" or tag == "a":
+        return False
+    else:
+        attrs = el.get("class")
+        ident = el.get("id")
+        if attrs is None and ident is None:
+            return False
+        attrs = f"{attrs or ''} {ident or ''}"
+        meta = _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
+    # "article-info" around the whole story: a wrapper, not a metadata line.
+    return meta and not _wraps_paragraphs(el)
+
+
+def _wraps_paragraphs(el) -> bool:
+    """Whether ``el`` holds at least ``_WRAPPER_PARAGRAPHS`` <p>/<br>: a page wrapper, not chrome."""
+    for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
+        if count >= _WRAPPER_PARAGRAPHS:
+            return True
+    return False
+
+
+def _fold(text: str) -> str:
+    """``text`` as the block signals read it: in NFKC if it has full-width letters or digits.
+
+    Full-width punctuation, common in Chinese, is left alone (NFKC on every Chinese block would
+    cost a fifth of the extraction time): the signals count it like its ASCII counterpart.
+    """
+    if text.isascii() or _FULL_WIDTH_ALNUM_RE.search(text) is None:
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def _weight(text: str) -> int:
+    """Weight of folded text: a Han character carries about as much as a short Latin word (3).
+
+    In text with Han (or Hangul) characters, punctuation weighs 3 too, whether written
+    full-width (as usual in Chinese) or half-width: a full-width copy of a page weighs what the
+    original weighs.
+    """
+    size = len(text)
+    if text.isascii() or _CJK_CHAR_RE.search(text) is None:
+        return size
+    return 3 * size - 2 * len(_DENSE_RUN_RE.sub("", text))
+
+
+class _Block:
+    __slots__ = ("base", "flags", "links", "meta", "norm", "owner", "teaser", "text", "weight")
+
+    def __init__(self, text: str, links: int, owner: int, meta: int = 0, flags: int = 0) -> None:
+        self.text = text
+        # The block's signals (weight, punctuation, boilerplate and metadata patterns) are read on
+        # its folded form and count punctuation of both widths alike, so that a full-width copy
+        # of a page picks the same blocks.
+        self.norm = _fold(text)
+        self.links = links
+        self.meta = meta  # characters inside <time> / metadata-class elements
+        self.owner = owner
+        self.flags = flags  # _IN_CHROME_TAG | _IN_CHROME_CLASS
+        self.weight = _weight(self.norm)
+        self.base = -2  # _classify_base, computed on first use
+        self.teaser = False
+
+
+#: Block flags: the block sits inside a page-chrome tag (nav, aside, footer, ...: dropped by main
+#: content) or inside an element whose class/id says chrome (dropped unless the class/id rules are off).
+_IN_CHROME_TAG, _IN_CHROME_CLASS = 1, 2
+
+
+#: Elements walked before the walk checks its time budget again.
+_BUDGET_STEP = 2048
+
+
+class _Budget(Exception):
+    """The walk ran past its deadline ("budget") or its block cap ("large")."""
+
+
+class _Walker:
+    """The single pass over the tree: every visible text block with its features (length,
+    weight, link and metadata characters, the element that owns it, whether it is inside page
+    chrome), plus each element's parent and subtree end. Decisions are made afterwards, over the
+    block sequence alone (:func:`_main_blocks`), so that this pass runs once per page."""
+
+    def __init__(self, deadline: float | None = None) -> None:
+        self.blocks: list[_Block] = []
+        self.parent: list[int] = []
+        self.end: list[int] = []
+        self.pieces: list[str] = []
+        self.links = 0
+        self.owner = 0
+        self.in_meta = 0  # depth of <time> / metadata-class elements around the current one
+        self.meta = 0
+        self.flags = 0
+        self.deadline = deadline
+        self.next_check = _BUDGET_STEP
+        self.landmark = -1  # the first <main> / role="main" element, if any
+
+    def flush(self) -> None:
+        if not self.pieces:
+            return
+        text = " ".join("".join(self.pieces).split())  # = _WS_RE.sub(" ", ...).strip(): same \s
+        self.pieces = []
+        if text:
+            if " " in text and not text.isascii():
+                text = _CJK_SPACE_RE.sub("", text)
+            size = len(text)
+            self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size), self.flags))
+        self.links = 0
+        self.meta = 0
+
+    def add(self, text: str, idx: int, in_link: bool) -> None:
+        if not self.pieces:
+            if text.isspace():
+                return
+            self.owner = idx
+        self.pieces.append(text)
+        if in_link:
+            self.links += len(text.strip())
+        if self.in_meta:
+            self.meta += len(text.strip())
+
+    def check_budget(self) -> None:
+        """Raise :class:`_Budget` past the deadline, or past :data:`MAX_BLOCKS` blocks (checked every
+        few thousand elements, so that its cost does not show)."""
+        self.next_check = len(self.parent) + _BUDGET_STEP
+        if len(self.blocks) > MAX_BLOCKS:
+            raise _Budget("large")
+        if self.deadline is not None and time.perf_counter() > self.deadline:
+            raise _Budget("budget")
+
+    def chrome(self, el, tag: str) -> int:
+        """The chrome flag an element adds (0 if none); -1 for an invisible element (skipped with
+        its content)."""
+        if tag in _INVISIBLE:
+            return -1
+        flag = _IN_CHROME_TAG if tag in _CHROME_TAGS else 0
+        keys = el.keys()
+        if not keys:
+            return flag
+        if "hidden" in keys:
+            return -1
+        if "style" in keys:
+            style = el.get("style")
+            if "none" in style and _DISPLAY_NONE_RE.search(style):
+                return -1
+        # Block-level elements only: an inline one (<a class="link">, <span class="date">) is part of
+        # its sentence or code line.
+        if ("class" in keys or "id" in keys) and tag in _CLASS_CHROME_TAGS:
+            attrs = f"{el.get('class') or ''} {el.get('id') or ''}"
+            if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs) and not _wraps_paragraphs(el):
+                flag |= _IN_CHROME_CLASS
+        return flag
+
+    def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
+        parents = self.parent
+        idx = len(parents)
+        if idx >= self.next_check:
+            self.check_budget()
+        parents.append(parent)
+        self.end.append(0)
+        tag = el.tag
+        block = tag in _BLOCK
+        if block and self.pieces:
+            self.flush()
+        if self.landmark < 0 and (tag == "main" or el.get("role") == "main"):
+            self.landmark = idx
+        if tag == "a":
+            in_link = True
+        meta = _is_meta_element(el, tag)
+        if meta:
+            self.in_meta += 1
+        add = self.add
+        text = el.text
+        if text:
+            add(text, idx, in_link)
+        if depth < 200:
+            chrome = self.chrome
+            walk = self.walk
+            depth += 1
+            for child in el:
+                ctag = child.tag
+                if ctag.__class__ is str:
+                    flag = chrome(child, ctag)
+                    if flag == 0 or (flag > 0 and self.flags & flag == flag):
+                        walk(child, idx, in_link, depth)
+                    elif flag > 0:
+                        # Entering chrome: its text never shares a block with text outside it.
+                        if self.pieces:
+                            self.flush()
+                        outer = self.flags
+                        self.flags = outer | flag
+                        walk(child, idx, in_link, depth)
+                        if self.pieces:
+                            self.flush()
+                        self.flags = outer
+                elif ctag is _ENTITY:  # &nbsp; etc. kept as entities in recover mode
+                    add(" ", idx, in_link)
+                tail = child.tail
+                if tail:
+                    add(tail, idx, in_link)
+        else:  # absurdly deep markup: flatten the rest
+            add(" ".join(el.itertext()), idx, in_link)
+        if meta:
+            self.in_meta -= 1
+        if block and self.pieces:
+            self.flush()
+        self.end[idx] = len(parents)

@@ -1,0 +1,207 @@
+"""The native counterparts of the text layer, each chosen here once (the Python code of
+:mod:`~scrapy_simhash.text.blocks`, :mod:`~scrapy_simhash.text.title` and
+:mod:`~scrapy_simhash.text.flat` is the reference and the fallback): the walk over lxml's tree and
+the title's parts (``HtmlWalker``, on the lxml / libxml2 families in :data:`HTML_VERIFIED` only;
+which walk ran is counted in :data:`HTML_WALKS`), and the regular-expression fallback
+(``FlatText``). :mod:`scrapy_simhash._native` makes them from the tables and predicates passed
+here."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import Counter
+from typing import Any
+
+from lxml import etree
+
+from scrapy_simhash import _native
+from scrapy_simhash.text.blocks import (
+    _BLOCK,
+    _BUDGET_STEP,
+    _CHROME_TAGS,
+    _DISPLAY_NONE_RE,
+    _INVISIBLE,
+    _META_CACHE,
+    _META_CLASS_RE,
+    _NEGATIVE_CACHE,
+    _NEGATIVE_RE,
+    _PUNCT_RE,
+    _WRAPPER_PARAGRAPHS,
+    MAX_BLOCKS,
+    _Block,
+    _Budget,
+    _cached_search,
+    _Walker,
+)
+from scrapy_simhash.text.flat import _INVISIBLE_ELEMENTS
+from scrapy_simhash.text.region import (
+    _BOILERPLATE_RE,
+    _ELLIPSES,
+    _META_HAN_KEYWORD_RE,
+    _META_KEYWORDS_SORTED,
+    _SENTENCE_END,
+    _boilerplate_any,
+    _is_meta_text,
+)
+
+#: (lxml major version, libxml2 major version) families whose struct layouts the native walk reads
+#: (lxml's public ``struct LxmlElement``: ``PyObject_HEAD``, ``_doc``, ``_c_node``, unchanged since
+#: lxml 2; libxml2's ``xmlNode`` / ``xmlAttr``, public ABI, stable within libxml2 2.x). Checked
+#: against the headers of lxml 6.1.3 (libxml2 2.14.6), and the differential tests
+#: (``tests/text/test_native_html.py``) run on whatever pair is installed, in CI on every push. Every
+#: call also checks that the element's node points back to it (``_private``). On any other family
+#: the Python walk runs. A family, not a release: a patch release of lxml must not turn the walk off.
+HTML_VERIFIED = frozenset({(5, 2), (6, 2)})
+
+
+#: Pages walked natively ("native") and by Python, with the reason ("python: <why>").
+HTML_WALKS: Counter[str] = Counter()
+
+
+_WALKER: Any = None
+
+
+_WALKER_ERROR: str | None = None
+
+
+_FLAT: Any = None
+
+
+_NATIVE_LOCK = threading.Lock()
+
+
+def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
+    return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
+
+
+def _negative_class(attrs: str) -> bool:
+    return _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs)
+
+
+def _meta_class(attrs: str) -> bool:
+    return _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
+
+
+def _display_none(style: str) -> bool:
+    return _DISPLAY_NONE_RE.search(style) is not None
+
+
+def _boilerplate(text: str) -> bool:
+    return _BOILERPLATE_RE.match(text) is not None
+
+
+def html_walker() -> Any:
+    """The shared native ``HtmlWalker``, or ``None`` (see :func:`html_walk_status`)."""
+    global _WALKER, _WALKER_ERROR
+    if _WALKER is None and _WALKER_ERROR is None:
+        with _NATIVE_LOCK:
+            if _WALKER is None and _WALKER_ERROR is None:
+                lxml_version, libxml_version = _lxml_versions()
+                if _native.module() is None:
+                    _WALKER_ERROR = _walker_unavailable()
+                elif (lxml_version[0], libxml_version[0]) not in HTML_VERIFIED:
+                    _WALKER_ERROR = (
+                        f"lxml {'.'.join(map(str, lxml_version))} with libxml2 {'.'.join(map(str, libxml_version))} "
+                        "is not verified for it (extract.HTML_VERIFIED)"
+                    )
+                else:
+                    _WALKER = _native.html_walker(
+                        etree._Element,
+                        block=_BLOCK,
+                        invisible=_INVISIBLE,
+                        chrome=_CHROME_TAGS,
+                        wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
+                        negative_class=_negative_class,
+                        meta_class=_meta_class,
+                        display_none=_display_none,
+                        punctuation=_PUNCT_RE.pattern,
+                        sentence_end=_SENTENCE_END,
+                        ellipses=_ELLIPSES,
+                        meta_keywords=_META_KEYWORDS_SORTED,
+                        meta_han_keywords=_native.literal_words(_META_HAN_KEYWORD_RE.pattern),
+                        boilerplate_any=_boilerplate_any,
+                        boilerplate=_boilerplate,
+                        meta_text=_is_meta_text,
+                    )
+    return _WALKER
+
+
+def _walker_unavailable() -> str:
+    why = _native.unavailable() or ""
+    return "the native core is not installed" if why.startswith("the native core") else f"the native core is not used ({why})"
+
+
+def html_walk_status() -> str:
+    """For the start-up line: "native HTML walk", or "Python HTML walk (<why>)"."""
+    if html_walker() is not None:
+        return "native HTML walk"
+    return f"Python HTML walk ({_WALKER_ERROR})"
+
+
+def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
+    """What :func:`_find_title` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
+    ``None`` when the Python reads must run."""
+    walker = html_walker()
+    if walker is None or type(root) is not etree._Element:
+        return None
+    return walker.title_parts(root)  # type: ignore[no-any-return]
+
+
+def _native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
+    """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
+    ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
+    walker = html_walker()
+    if walker is None:
+        HTML_WALKS[f"python: {_WALKER_ERROR}"] += 1
+        return None
+    if type(root) is not etree._Element:
+        HTML_WALKS[f"python: not an lxml.etree._Element ({type(root).__name__})"] += 1
+        return None
+    result = walker.walk(root, remaining=remaining, max_blocks=max_blocks, step=step)
+    if result[0] == "unsupported":
+        HTML_WALKS[f"python: {result[1]}"] += 1
+        return None
+    HTML_WALKS["native"] += 1
+    return result  # type: ignore[no-any-return]
+
+
+def native_flat_text() -> Any:
+    """The shared native ``FlatText`` (:func:`_flat_text`, the title of :func:`_flat_document`,
+    :func:`_unescape`, and ``templates.line_keys``), or ``None`` (not installed, or a Python whose
+    ``html`` module lacks the tables it reads)."""
+    global _FLAT
+    if _FLAT is None:
+        with _NATIVE_LOCK:
+            if _FLAT is None:
+                _FLAT = _native.flat_text([*_INVISIBLE_ELEMENTS.split("|"), "title"], _BLOCK) or False
+    return _FLAT or None
+
+
+def walk_native(walker: _Walker, root: Any) -> bool:
+    """:meth:`_Walker.walk` of ``root`` by the native core (:func:`_native_walk`): the same blocks
+    (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
+    installed, an lxml it was not verified on, a tree it does not handle."""
+    remaining = None if walker.deadline is None else walker.deadline - time.perf_counter()
+    result = _native_walk(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
+    if result is None:
+        return False
+    if result[0] != "ok":
+        raise _Budget(result[0])
+    blocks, walker.parent, walker.end, walker.landmark, walker.next_check = result[1:]
+    new = _Block.__new__
+    for text, links, owner, meta, flags, weight, base, teaser in blocks:
+        if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here
+            walker.blocks.append(_Block(text, links, owner, meta, flags))
+            continue
+        block = new(_Block)
+        block.text = block.norm = text
+        block.links = links
+        block.meta = meta
+        block.owner = owner
+        block.flags = flags
+        block.weight = weight
+        block.base = base  # _classify_base's, natively
+        block.teaser = teaser
+        walker.blocks.append(block)
+    return True

@@ -1,0 +1,298 @@
+"""The decisions over the block sequence that never look at the tree again (stage 2 of
+:mod:`scrapy_simhash.text.extract`): each block classed good / short / link list / metadata /
+boilerplate (:func:`_classify_base`, :func:`_kind`), and the content region (:func:`_main_blocks`:
+scores with decay to the ancestors, widened and trimmed)."""
+
+from __future__ import annotations
+
+import re
+
+from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _Walker
+
+_GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
+
+
+_SENTENCE_END = frozenset(".!?。！？．\"”’'＂＇")
+
+
+_ELLIPSES = ("...", "…", "．．．", "更多>>", "详细>>", "更多＞＞", "详细＞＞", "more", "More")
+
+
+# Short lines that are page furniture wherever they appear (start of the line) ...
+_BOILERPLATE_RE = re.compile(
+    r"^(?:copyright|©|[(（]c[)）]|all rights reserved|版权所有|责任编辑|编辑[:：]|分享到|分享至|"
+    r"相关(?:链接|新闻|阅读|文章|报道|专题)|上一篇|下一篇|上一页|下一页|打印本页|关闭窗口|返回顶部|"
+    r"返回首页|【?(?:打印|关闭|字体|收藏|评论|推荐)|点击(?:这里|此处)|share this|share on|"
+    r"related (?:articles|posts|stories|content)|advertisement|read more|sign up|subscribe|"
+    r"follow us|click here|posted in|filed under|tags?[:：])",
+    re.IGNORECASE,
+)
+
+
+# ... or anywhere in a block of modest size (copyright lines, cookie banners).
+_BOILERPLATE_ANY_RE = re.compile(
+    r"all rights reserved|版权所有|copyright ©|©\s*\d{4}|"
+    r"\bcookies?\b.{0,300}\b(?:consent|privacy|polic(?:y|ies)|accept)",
+    re.IGNORECASE | re.DOTALL,
+)
+
+
+def _boilerplate_any(text: str) -> bool:
+    """``_BOILERPLATE_ANY_RE.search(text) is not None``, skipping the search when ``text`` holds
+    none of the strings that each of its alternatives needs (most blocks)."""
+    if not text.isascii() and _ASCII_LETTER_LOOKALIKE_RE.search(text) is not None:
+        return _BOILERPLATE_ANY_RE.search(text) is not None
+    low = text.lower()
+    if "©" in text or "版权所有" in text or "all rights reserved" in low or "cookie" in low:
+        return _BOILERPLATE_ANY_RE.search(text) is not None
+    return False
+
+
+#: The content region grows to an ancestor at most this many levels up (wrappers with no more
+#: good text do not count) that holds at least this many times its good text.
+_EXTEND_RATIO = 1.5
+
+
+_EXTEND_LEVELS = 3
+
+
+#: A block with 33-60% link text is a link list unless it is a sentence at least this heavy.
+_LINKED_SENTENCE_WEIGHT = 150
+
+
+#: Blocks lighter than this can be metadata lines (bylines, datelines, counters) ...
+_META_MAX_WEIGHT = 200
+
+
+#: ... if at least this share of their characters is inside <time> / metadata-class elements ...
+_META_MARKUP_SHARE = 0.5
+
+
+#: ... or if at most this share of their words is not a date, time, number or metadata word,
+#: and at most this many words (Latin script) / characters (Han) are not.
+_META_OTHER_SHARE = 1 / 3
+
+
+_META_OTHER_WORDS = 3
+
+
+_META_OTHER_HAN = 6
+
+
+# Words that make a line metadata, besides a year: they "say" it ...
+_META_KEYWORDS = frozenset(
+    "views viewed reads comments likes shares replies posted published updated modified edited ago".split()
+)
+
+
+# ... and words that are metadata too but also common in lines that are not: they only count.
+_META_WORDS = _META_KEYWORDS | frozenset(
+    "by on at and last view read comment like share reply written min mins minute minutes hour "
+    "hours day days week weeks month months year years am pm utc gmt est edt cst cdt pst pdt bst "
+    "cet cest jst january february march april june july august september october november "
+    "december jan feb mar apr jun jul aug sep sept oct nov dec monday tuesday wednesday "
+    "thursday friday saturday sunday mon tue tues thu thur thurs fri".split()
+)
+
+
+# Han metadata words that say it (their characters count as metadata) ...
+_META_HAN_KEYWORD_RE = re.compile(r"阅读|浏览|评论|点击|发布|更新|来源|作者|时间|日期|发表|次数")
+
+
+# ... dates and times written with 年月日 (a number with its unit: one token), weekdays.
+_META_HAN_DATE_RE = re.compile(r"\d+\s*[年月日号时点分秒次]|星期[一二三四五六日天]|周[一二三四五六日]|上午|下午")
+
+
+# Han and kana one by one, numbers with their separators ("12,877", "2024-09-14", "08:15"),
+# words of other scripts; punctuation (full-width too) is no token.
+_HAN = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+
+
+_META_TOKEN_RE = re.compile(rf"[{_HAN}]|\d[\d,.:/\-，．：／－]*|[^\W\d_{_HAN}]+")
+
+
+# A year (1900-2099, not "1999.99") or a numeric date: a line with one says it is metadata.
+_YEAR_RE = re.compile(r"(?:19|20)\d\d(?!\d|[.,．，]\d)|\d{1,4}[-/.－／．]\d{1,2}[-/.－／．]\d{1,4}")
+
+
+# Cheap first test: a line with none of these cannot say it is metadata (most short lines).
+_META_SAYS_RE = re.compile(
+    "|".join([_YEAR_RE.pattern, *sorted(_META_KEYWORDS), _META_HAN_KEYWORD_RE.pattern]), re.IGNORECASE
+)
+
+
+_DIGIT_RE = re.compile(r"\d")
+
+
+_META_KEYWORDS_SORTED = tuple(sorted(_META_KEYWORDS))
+
+
+# The only non-ASCII characters that match an ASCII letter case-insensitively in ``re`` or whose
+# lower() holds one (İ ı ſ K): without them, a keyword is in ``text.lower()`` exactly when
+# _META_SAYS_RE's keyword alternatives match ``text``.
+_ASCII_LETTER_LOOKALIKE_RE = re.compile("[\u0130\u0131\u017f\u212a]")
+
+
+def _meta_says(text: str, low: str) -> bool:
+    """``_META_SAYS_RE.search(text) is not None`` (``low`` is ``text.lower()``), in a fraction of
+    its time: without a digit only its keywords can match, and they are looked up as substrings."""
+    if _DIGIT_RE.search(text) is not None:
+        return _META_SAYS_RE.search(text) is not None
+    if not text.isascii():
+        if _ASCII_LETTER_LOOKALIKE_RE.search(text) is not None:
+            return _META_SAYS_RE.search(text) is not None
+        if _META_HAN_KEYWORD_RE.search(text) is not None:
+            return True
+    for word in _META_KEYWORDS_SORTED:
+        if word in low:
+            return True
+    return False
+
+
+def _is_meta_text(text: str) -> bool:
+    """Whether a short line is mostly dates, times, numbers and words like views/posted/发布.
+
+    It must also hold a word that says so (views, updated, 发布...) or a year, so that a price
+    list, a bare time or "Tue - Sat 4PM" (opening hours) is not metadata.
+    """
+    low = text.lower()
+    if not _meta_says(text, low):
+        return False
+    meta = 0
+    said = False
+    if not low.isascii():
+        found = _META_HAN_KEYWORD_RE.findall(low)
+        if found:
+            said = True
+            meta += sum(len(m) for m in found)
+            low = _META_HAN_KEYWORD_RE.sub(" ", low)
+        found = _META_HAN_DATE_RE.findall(low)
+        if found:
+            said = said or any(_YEAR_RE.match(m) for m in found)
+            meta += len(found)
+            low = _META_HAN_DATE_RE.sub(" ", low)
+    other = other_words = other_han = 0
+    for token in _META_TOKEN_RE.findall(low):
+        if token[0].isdigit():
+            meta += 1
+            said = said or _YEAR_RE.match(token) is not None
+        elif token in _META_WORDS:
+            meta += 1
+            said = said or token in _META_KEYWORDS
+        else:
+            other += 1
+            if _CJK_CHAR_RE.match(token):  # one Han / kana character (or a Hangul word)
+                other_han += 1
+            else:
+                other_words += 1
+    if not said:
+        return False
+    return (
+        other <= _META_OTHER_SHARE * (meta + other)
+        and other_words <= _META_OTHER_WORDS
+        and other_han <= _META_OTHER_HAN
+    )
+
+
+#: Share of a block's score credited to its element, parent, grandparent, ... (readability).
+_DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
+
+
+def _classify_base(block: _Block) -> int:
+    """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META, before
+    the page-level teaser and relaxed rules (see :func:`_kind`); sets ``block.teaser``."""
+    weight = block.weight
+    text = block.norm
+    density = block.links / len(block.text)  # both counted on the text as written
+    punct = len(_PUNCT_RE.findall(text))
+    sentence = text[-1] in _SENTENCE_END
+    if density > 0.6 or (density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))):
+        return _LINKS
+    if weight < 1000 and (_boilerplate_any(text) or (weight < 200 and _BOILERPLATE_RE.match(text))):
+        return _LINKS
+    if text[0] == "<" and text[-1] == ">":
+        return _LINKS  # markup shown as text (<noscript> in <head>)
+    if weight < _META_MAX_WEIGHT and (
+        (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= 2)) or _is_meta_text(text)
+    ):
+        return _META  # byline, dateline, view counter: differs between copies of one article
+    block.teaser = weight < 600 and text.endswith(_ELLIPSES)
+    if weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
+        return _GOOD
+    return _SHORT
+
+
+def _kind(block: _Block, teasers: bool, relaxed: bool = False) -> int:
+    """The block's class on its page: a teaser of another article (a block cut with "..." on a
+    page with several) is _SHORT; ``relaxed`` (a page whose content is a table or a list of short
+    lines): every other block that is not a link list, boilerplate or metadata is _GOOD."""
+    base = block.base
+    if base == -2:
+        base = block.base = _classify_base(block)
+    if base <= _LINKS:
+        return base
+    if teasers and block.teaser:
+        return _SHORT
+    return _GOOD if relaxed else base
+
+
+def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
+    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``)."""
+    if not blocks:
+        return []
+    n = len(walker.parent)
+    parent = walker.parent
+    good = [0] * n  # good text in each element's subtree
+    score = [0.0] * n
+    # Several blocks cut short with "..." are a list of teasers of other articles; one is more
+    # likely a paywall's cut.
+    teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
+    kinds = [_kind(block, teasers, relaxed) for block in blocks]
+    for block, kind in zip(blocks, kinds):
+        value: float
+        if kind == _GOOD:
+            value = block.weight - block.links
+            good[block.owner] += value
+        elif kind == _LINKS:
+            value = -block.weight
+        else:
+            value = -block.weight / 4
+        # Readability-style locality: a block counts fully for its element and that element's
+        # parent, half for the grandparent, little beyond. A list of teasers, each in its own
+        # small box, then scores less than an article whose paragraphs are siblings.
+        i = block.owner
+        for decay in _DECAY:
+            score[i] += value * decay
+            if not i:
+                break
+            i = parent[i]
+    for i in range(n - 1, 0, -1):  # children come after their parent in document order
+        good[parent[i]] += good[i]
+    best, best_score = 0, None
+    for i in range(n):
+        if good[i] and (best_score is None or score[i] > best_score):
+            best, best_score = i, score[i]
+    if best_score is None:
+        return []
+    # The best-scoring element can hold only part of the article: one <p> of a table-layout page
+    # whose paragraphs sit in a <font> beside link lists, one of several body columns of a news
+    # page. Widen it while a near ancestor has much more good text (not up to <body>, which would
+    # bring in the teasers of other articles).
+    while best:
+        up = parent[best]
+        levels = 1
+        while up and good[up] == good[best]:
+            up = parent[up]
+            levels += 1
+        if levels <= _EXTEND_LEVELS and good[up] >= _EXTEND_RATIO * good[best]:
+            best = up
+        else:
+            break
+    lo, hi = best, walker.end[best]
+    inside = [(b, k) for b, k in zip(blocks, kinds) if lo <= b.owner < hi]
+    # Trim leading and trailing non-good blocks (bylines, "related" lists, share bars).
+    first = next((i for i, (_, k) in enumerate(inside) if k == _GOOD), None)
+    if first is None:
+        return []
+    last = max(i for i, (_, k) in enumerate(inside) if k == _GOOD)
+    return [b for b, k in inside[first : last + 1] if k > _LINKS]

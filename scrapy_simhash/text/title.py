@@ -1,0 +1,106 @@
+"""A page's title: its ``<title>``, else its ``og:title`` / ``twitter:title``, else its first
+``<h1>``; the site's name and the separators around it cut off where the page's headings show
+which part is the page's own (:func:`_clean_title`)."""
+
+from __future__ import annotations
+
+import re
+
+from scrapy_simhash.text.blocks import _CJK, _WS_RE, _fold, _weight
+from scrapy_simhash.text.native import _native_title_parts
+
+# " - ", " | ", " :: ", "--", "——", "|", a bare "-" between Han characters ("新闻-搜狐"), and "_"
+# beside a space or a character outside ASCII ("新闻_搜狐", "iPhone15_新浪"), not inside an ASCII
+# identifier ("CMAKE_BUILD_TYPE — CMake" is "CMAKE_BUILD_TYPE", not "CMAKE").
+_TITLE_SEP_RE = re.compile(
+    rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])"
+    r"|\s+_{1,2}\s*|_{1,2}\s+|(?<=[^\x00-\x7f])_{1,2}\s*|_{1,2}(?=[^\x00-\x7f])"
+)
+
+
+def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[assignment]
+    """The page's own title: of the parts of ``title`` (split at " - ", " | ", " — ", "_"...),
+    the first that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
+    "Foo", not the site name, also when the site's name is a heading too, as mdBook's menu title
+    is; a part under 4 characters as a whole word: "u64 - Rust" with <h1>Primitive Type u64</h1>,
+    only where no longer part is repeated: "A - Keywords - Book" with <h2>Appendix A: Keywords</h2>
+    is "Keywords"), else the heaviest one."""
+    title = _WS_RE.sub(" ", title).strip()
+    parts = [p.strip() for p in _TITLE_SEP_RE.split(title)]
+    parts = [p for p in parts if p]
+    if len(parts) <= 1:
+        return title
+    repeated = [part for part in parts if any(_repeats(part.casefold(), heading) for heading in headings)]
+    if repeated:  # the first, a part of 4 characters or more before a shorter one ("A - Keywords")
+        return next((part for part in repeated if len(part) >= 4), repeated[0])
+    return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
+
+
+def _repeats(part: str, heading: str) -> bool:
+    """Whether a case-folded title part and heading say the same: equal, one inside the other
+    (4 characters or more), or a shorter part a whole word of the heading."""
+    if len(part) >= 4:
+        return part in heading or heading in part
+    return part == heading or re.search(rf"(?<!\w){re.escape(part)}(?!\w)", heading) is not None
+
+
+# A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.
+_HEADING_MARKS = " \t\n¶#§"
+
+
+def _heading(text: str) -> str:
+    """A heading's itertext as :func:`_clean_title` compares it ("" when it has no text)."""
+    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
+
+
+def _headings(root) -> list[str]:
+    """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
+    case-folded, without permalink signs: the page's own headings, not a header's site name
+    (mdBook's menu-bar <h1>, a theme's site-title <h1> above an <h2> article title)."""
+    main = next(root.iter("main"), None)
+    return (_first_headings(main) if main is not None else None) or _first_headings(root)
+
+
+def _first_headings(root) -> list[str]:
+    out = []
+    for tag in ("h1", "h2"):
+        for el in root.iter(tag):
+            text = _heading("".join(el.itertext()))
+            if text:
+                out.append(text)
+            if len(out) >= 3:
+                break
+        if out:
+            break
+    return out
+
+
+def _find_title(root, native: bool = True) -> str:
+    """The page's title: its <title>, else its og:title / twitter:title, else its first <h1>
+    (natively read from the tree when the native walk runs: ``HtmlWalker.title_parts``)."""
+    parts = _native_title_parts(root) if native else None
+    if parts is None:
+        return _find_title_python(root)
+    title, meta, headings, h1 = parts
+    for text in (title, meta):
+        if text is not None and text.strip():
+            return _clean_title(text, [_heading(h) for h in headings])
+    return _WS_RE.sub(" ", h1).strip() if h1 is not None else ""
+
+
+def _find_title_python(root) -> str:
+    for el in root.iter("title"):
+        text = "".join(el.itertext())
+        if text.strip():
+            return _clean_title(text, _headings(root))
+        break
+    for el in root.iter("meta"):
+        if (el.get("property") or el.get("name") or "").lower() in ("og:title", "twitter:title"):
+            content = el.get("content")
+            if content and content.strip():
+                return _clean_title(content, _headings(root))
+    for el in root.iter("h1"):
+        text = "".join(el.itertext())
+        if text.strip():
+            return _WS_RE.sub(" ", text).strip()
+    return ""
