@@ -9,7 +9,7 @@ and the Chinese texts of ``revisions/pairs.jsonl.gz`` (distinct versions).
 1. Whole documents: ``jieba.lcut(doc, HMM=h)`` vs ``rjieba.Jieba().cut(doc, h)`` for h in
    (True, False), also against the other HMM value to find which call matches. Share of documents
    with identical token sequences, and how the first difference looks.
-2. Our tokenizer (``features.get_tokenizer``): jieba (our exact re-implementation of jieba's
+2. Our tokenizer (``text.tokenizers.get_tokenizer``): jieba (our exact re-implementation of jieba's
    precise mode on Han runs) vs rjieba on the same normalised text. This is what decides whether
    ``tokenizer="rjieba"`` may share jieba's identity (identical fingerprints).
 3. Speed: median over passes of the whole corpus, jieba.lcut vs rjieba.cut, our tokenize with
@@ -35,7 +35,8 @@ DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, clear_caches
-from scrapy_simhash.text.features import get_tokenizer, normalize
+from scrapy_simhash.text.features import normalize
+from scrapy_simhash.text.tokenizers import get_tokenizer
 
 
 def load_corpus(limit: int | None) -> dict[str, list[str]]:

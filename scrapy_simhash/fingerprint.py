@@ -18,8 +18,10 @@ import numpy as np
 from scrapy_simhash import _native
 from scrapy_simhash.novelty import OwnText
 from scrapy_simhash.sketch import sketch_tokens
-from scrapy_simhash.text.features import DEFAULT_TOKENIZER, FeatureExtractor, SizedCache, normalize
+from scrapy_simhash.text.cache import SizedCache
+from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.native import html_walk_status
+from scrapy_simhash.text.tokenizers import DEFAULT_TOKENIZER
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -174,11 +176,11 @@ def _hash_cache(name: str, bits: int) -> _HashCache:
 
 def clear_caches() -> None:
     """Empty the feature-hash and segmentation caches (benchmarks use it; results don't change)."""
-    from scrapy_simhash.text import features
+    from scrapy_simhash.text import tokenizers
 
     for cache in list(_CACHES.values()):
         cache.data.clear()
-    for tok in list(features._TOKENIZERS.values()):
+    for tok in list(tokenizers._TOKENIZERS.values()):
         tok.clear_cache()
 
 

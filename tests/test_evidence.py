@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, visible_key
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
-from scrapy_simhash.text.features import SizedCache
 from scrapy_simhash.text.templates import (
     HostTemplate,
     IndexTemplateStore,

@@ -10,12 +10,9 @@ from pathlib import Path
 import pytest
 
 from scrapy_simhash.text import features as F
-from scrapy_simhash.text.features import (
-    NUMBER_TOKEN,
-    FeatureExtractor,
-    get_tokenizer,
-    normalize,
-)
+from scrapy_simhash.text import tokenizers as T
+from scrapy_simhash.text.features import FeatureExtractor, normalize
+from scrapy_simhash.text.tokenizers import NUMBER_TOKEN, get_tokenizer
 
 ZH = "我们在北京天安门广场吃烤鸭。小明硕士毕业于中国科学院计算所！"
 
@@ -232,7 +229,7 @@ def test_hmm_must_be_bool():
 def test_rjieba_missing_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
     with pytest.raises(ImportError, match=r"pip install scrapy-simhash\[rjieba\]"):
-        F.Tokenizer("rjieba", hmm=True).tokenize("北京")
+        T.Tokenizer("rjieba", hmm=True).tokenize("北京")
 
 
 def test_rjieba_tokens():
@@ -250,7 +247,7 @@ def test_settings_identities():
     assert s["word_lists"] == F.WORD_LISTS_DIGEST
     pytest.importorskip("rjieba")
     r = FeatureExtractor(tokenizer="rjieba").settings()
-    if F.rjieba_matches_jieba():
+    if T.rjieba_matches_jieba():
         assert r["tokenizer_identity"] == s["tokenizer_identity"]
         assert r["tokenizer"] == "jieba"
     else:
@@ -260,20 +257,20 @@ def test_settings_identities():
 
 def test_rjieba_identity_is_pinned_to_verified_versions(monkeypatch):
     pytest.importorskip("rjieba")
-    monkeypatch.setattr(F, "_RJIEBA_VERIFIED", set())
-    assert F.rjieba_identity().startswith("rjieba-")
-    assert not F.rjieba_matches_jieba()
+    monkeypatch.setattr(T, "_RJIEBA_VERIFIED", set())
+    assert T.rjieba_identity().startswith("rjieba-")
+    assert not T.rjieba_matches_jieba()
 
 
 def test_auto_picks_verified_rjieba_else_jieba():
     tok = get_tokenizer("auto", hmm=False)
-    assert tok is get_tokenizer(F.auto_tokenizer(), hmm=False)
+    assert tok is get_tokenizer(T.auto_tokenizer(), hmm=False)
     try:
         import rjieba  # noqa: F401
     except ImportError:
         assert tok.name == "jieba"
     else:
-        assert tok.name == ("rjieba" if F.rjieba_matches_jieba() else "jieba")
+        assert tok.name == ("rjieba" if T.rjieba_matches_jieba() else "jieba")
     ex = FeatureExtractor()
     assert ex.tokenizer == "auto" and ex.backend == tok.name
     assert FeatureExtractor(features="chars").backend is None
@@ -283,8 +280,8 @@ def test_auto_picks_verified_rjieba_else_jieba():
 
 def test_auto_falls_back_to_jieba_without_rjieba(monkeypatch):
     monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
-    monkeypatch.setattr(F, "_AUTO_BACKEND", None)  # decide again, in this "process without rjieba"
-    assert F.auto_tokenizer() == "jieba"
+    monkeypatch.setattr(T, "_AUTO_BACKEND", None)  # decide again, in this "process without rjieba"
+    assert T.auto_tokenizer() == "jieba"
     for hmm in (False, True):
         ex = FeatureExtractor(hmm=hmm)
         assert ex.backend == "jieba"
@@ -295,17 +292,17 @@ def test_auto_falls_back_to_jieba_without_rjieba(monkeypatch):
 
 def test_auto_ignores_an_unverified_rjieba(monkeypatch):
     pytest.importorskip("rjieba")
-    monkeypatch.setattr(F, "_RJIEBA_VERIFIED", set())
-    monkeypatch.setattr(F, "_AUTO_BACKEND", None)
-    assert F.auto_tokenizer() == "jieba"
+    monkeypatch.setattr(T, "_RJIEBA_VERIFIED", set())
+    monkeypatch.setattr(T, "_AUTO_BACKEND", None)
+    assert T.auto_tokenizer() == "jieba"
     ex = FeatureExtractor()
     assert ex.backend == "jieba"
-    assert ex.settings()["tokenizer_identity"] == F.jieba_identity()
+    assert ex.settings()["tokenizer_identity"] == T.jieba_identity()
     assert ex.settings()["tokenizer"] == "jieba"
 
 
 def test_backend_is_decided_once_per_extractor(monkeypatch):
     ex = FeatureExtractor()
     first = ex.backend
-    monkeypatch.setattr(F, "_AUTO_BACKEND", "jieba" if first == "rjieba" else "rjieba")
+    monkeypatch.setattr(T, "_AUTO_BACKEND", "jieba" if first == "rjieba" else "rjieba")
     assert ex.backend == first  # kept by the instance

@@ -443,11 +443,11 @@ def test_fingerprint_html_uses_extract():
 
 def test_rjieba_tokenizer_settings():
     pytest.importorskip("rjieba")
-    from scrapy_simhash.text import features
+    from scrapy_simhash.text import tokenizers
 
     j = Fingerprinter()
     r = Fingerprinter(tokenizer="rjieba")
-    if features.rjieba_matches_jieba():
+    if tokenizers.rjieba_matches_jieba():
         assert r.settings == j.settings  # an index built with one accepts the other
         assert r.fingerprint_text(ZH) == j.fingerprint_text(ZH)
         assert r.fingerprint_text(EN + ZH, TITLE) == j.fingerprint_text(EN + ZH, TITLE)
@@ -470,7 +470,7 @@ def _zh_texts() -> list[str]:
 
 
 def test_auto_is_the_default_and_is_jieba_on_real_texts():
-    from scrapy_simhash.text import features
+    from scrapy_simhash.text import tokenizers
 
     texts = _zh_texts()
     assert len(texts) >= 40
@@ -482,7 +482,7 @@ def test_auto_is_the_default_and_is_jieba_on_real_texts():
         assert default.tokenizer_backend == "jieba"
     else:
         # rjieba installed: "auto" uses it exactly when its version is the verified one
-        assert default.tokenizer_backend == ("rjieba" if features.rjieba_matches_jieba() else "jieba")
+        assert default.tokenizer_backend == ("rjieba" if tokenizers.rjieba_matches_jieba() else "jieba")
     assert Fingerprinter(tokenizer="jieba").tokenizer_backend == "jieba"
     assert Fingerprinter(features="chars").tokenizer_backend is None
     for hmm in (False, True):
@@ -494,19 +494,19 @@ def test_auto_is_the_default_and_is_jieba_on_real_texts():
 def test_auto_picks_rjieba_here():
     """In this environment (rjieba 0.2.2 in the dev extras) the default really runs rjieba."""
     pytest.importorskip("rjieba")
-    from scrapy_simhash.text import features
+    from scrapy_simhash.text import tokenizers
 
-    if not features.rjieba_matches_jieba():
+    if not tokenizers.rjieba_matches_jieba():
         pytest.skip("the installed rjieba is not a verified version: 'auto' runs jieba")
     assert Fingerprinter().tokenizer_backend == "rjieba"
     assert Fingerprinter(hmm=True).tokenizer_backend == "rjieba"
 
 
 def test_auto_without_rjieba_falls_back_to_jieba(monkeypatch):
-    from scrapy_simhash.text import features
+    from scrapy_simhash.text import tokenizers
 
     monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba -> ImportError
-    monkeypatch.setattr(features, "_AUTO_BACKEND", None)  # decide again
+    monkeypatch.setattr(tokenizers, "_AUTO_BACKEND", None)  # decide again
     fp = Fingerprinter()
     assert fp.tokenizer_backend == "jieba"
     assert fp.settings == Fingerprinter(tokenizer="jieba").settings

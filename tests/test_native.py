@@ -374,14 +374,14 @@ def test_the_native_path_loads_no_python_segmenter() -> None:
 
     code = (
         "import sys\n"
-        "from scrapy_simhash.text import features\n"
+        "from scrapy_simhash.text import tokenizers\n"
         "from scrapy_simhash.fingerprint import Fingerprinter\n"
         "f = Fingerprinter()\n"
         "settings = f.settings\n"
         "f.fingerprint_page('<title>t</title><p>' + '新闻报道 news report. ' * 40 + '</p>')\n"
         "assert f.native, 'not native'\n"
         "assert 'rjieba' not in sys.modules, 'rjieba imported'\n"
-        "assert features._JIEBA_DT is None and not features._TOKENIZERS, 'a Python segmenter was built'\n"
+        "assert tokenizers._JIEBA_DT is None and not tokenizers._TOKENIZERS, 'a Python segmenter was built'\n"
         "print(sorted(settings.items()))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

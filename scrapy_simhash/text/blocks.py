@@ -12,7 +12,7 @@ import unicodedata
 
 from lxml import etree
 
-from scrapy_simhash.text.features import SizedCache
+from scrapy_simhash.text.cache import SizedCache
 
 #: A page cut into more text blocks than this is not judged block by block: its text is found by
 #: regular expressions (``method="large"``); each block costs a few microseconds per decision.

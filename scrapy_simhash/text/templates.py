@@ -31,7 +31,8 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
-from scrapy_simhash.text.features import SizedCache, normalize
+from scrapy_simhash.text.cache import SizedCache
+from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.native import native_flat_text
 
 if TYPE_CHECKING:
