@@ -46,10 +46,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the hostile pages and the data's loaders: tests/helpers/
 
 import importlib
 
 from bench_fingerprint import time_interleaved
+from helpers.data import load_pages
+from helpers.native_fuzz import flat_fuzz, html_outcomes, random_html
 
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
 from scrapy_simhash.text.extract import extract
@@ -59,17 +62,6 @@ ex = importlib.import_module("scrapy_simhash.text.extract")  # the package expor
 nat = importlib.import_module("scrapy_simhash.text.native")
 
 clock = time.perf_counter
-
-
-def load_pages() -> dict[str, list[bytes]]:
-    zh = sorted((DATA / "zh-web-cee" / "original").glob("*.html"))
-    en = sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))
-    if not zh and not en:
-        sys.exit(f"no data under {DATA.resolve()}")
-    return {
-        "zh-web-cee pages": [p.read_bytes() for p in zh],
-        "scrapinghub-aeb pages": [gzip.decompress(p.read_bytes()) for p in en],
-    }
 
 
 def load_site_pages(per_site: int) -> dict[str, list[bytes]]:
@@ -156,119 +148,6 @@ def random_document(rng: random.Random) -> str:
     return "".join(c for c in "".join(parts) if not 0xD800 <= ord(c) < 0xE000)
 
 
-# Hostile HTML: pieces drawn at random (also by tests/test_native_html.py's hypothesis strategy).
-HTML_TAGS = (
-    "div p span a b i br td tr table ul li main nav aside footer header section article time h1 h2 "
-    "script style noscript template svg pre code font center figure figcaption dialog menu".split()
-)
-HTML_ATTRS = (
-    'class="sidebar"',
-    'class="post-meta"',
-    'class="content"',
-    'id="footer-links"',
-    'class="ad_box"',
-    "class=byline",
-    'class="ＡＢ meta"',
-    'role="main"',
-    "hidden",
-    'style="display: none"',
-    'style="DISPLAY:NONE"',
-    'style="display:\u017fnone"',
-    'style="color:none"',
-    'class=""',
-    "id",
-    'class="x" class="sidebar"',
-    'title="' + "x" * 5000 + '"',
-    'class="' + "menu " * 300 + '"',
-    'data-x="&amp;&lt;&#x4e2d;&bogus;"',
-)
-HTML_TEXTS = (
-    "Hello world. ",
-    "中文 文本， 科 技 。 ",
-    "ＦＵＬＬ　ｗｉｄｔｈ １２３ ",
-    "Posted on 2024-01-02 by admin ",
-    "阅读 1234 次 ",
-    "&nbsp;&amp;&lt;&gt;&#20013;&#x6587;&bogus;&#0;&#xd800; ",
-    "\t\n\r\x0b\x0c\x1c\x1d\x1e\x1f\x85\xa0\u1680\u2000\u2028\u2029\u3000\u200b ",
-    "© 2024 All rights reserved ",
-    "we use cookies to accept privacy ",
-    "Read more... ",
-    "한국어 텍스트 ",
-    "İstanbul ſ K ",
-    "<!-- a comment --> ",
-    "<![CDATA[cdata]]> ",
-    "<?pi x?> ",
-    "<",
-    ">",
-    "</",
-    "<div",
-    "&",
-    "\ufffd",
-    "😀 ",
-)
-#: Nesting runs: past the walk's flattening depth (200), sometimes past libxml2's limit.
-HTML_DEPTHS = (150, 199, 200, 201, 260, 2100)
-HTML_ENCODINGS = ("utf-8", "gb18030", "cp1252", "utf-16", "str")
-
-
-def random_html(rng: random.Random) -> str | bytes:
-    parts: list[str] = []
-    for _ in range(rng.randrange(0, 60)):
-        kind = rng.randrange(100)
-        if kind < 2:  # nesting is costly to parse: rare
-            parts.append(f"<{rng.choice(('div', 'span', 'b', 'section'))}>x " * rng.choice(HTML_DEPTHS))
-        elif kind < 40:
-            parts.append(rng.choice(HTML_TEXTS))
-        elif kind < 70:
-            attrs = " ".join(rng.choice(HTML_ATTRS) for _ in range(rng.randrange(4)))
-            parts.append(f"<{rng.choice(HTML_TAGS)} {attrs}>")
-        elif kind < 80:
-            parts.append(f"</{rng.choice(HTML_TAGS)}>")
-        else:
-            parts.append("".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(8))))
-    html = "".join(parts)
-    encoding = rng.choice(HTML_ENCODINGS)
-    return html if encoding == "str" else html.encode(encoding, "replace")
-
-
-def _root(page: str | bytes):
-    html = ex.decode_html(page)[0] if isinstance(page, bytes) else page
-    try:
-        return ex._parse(ex._prepare(html))
-    except ex._TooDeep:
-        return ex._parse(ex._flatten(ex._prepare(html)))
-
-
-def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
-    """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
-    the blocks (every field, their class and teaser flag), element numbering and landmark, and
-    the documents of main content and all visible text (title, text, visible, rest, method,
-    coverage). ``AssertionError`` when the native walk does not run."""
-    walked: tuple[object, ...] = ()
-    root = _root(page)
-    if root is not None:
-        walker = ex._Walker()
-        try:
-            if native:
-                assert nat.walk_native(walker, root), nat.HTML_WALKS
-            else:
-                walker.walk(root, 0, False, 0)
-            walker.flush()
-            for b in walker.blocks:
-                ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
-            blocks = [
-                (b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks
-            ]
-            walked = (blocks, walker.parent, walker.end, walker.landmark)
-        except ex._Budget as stop:  # past MAX_BLOCKS: both stop
-            walked = ("stopped", str(stop))
-    docs = []
-    for main_content in (True, False):
-        doc = extract(page, main_content=main_content, native=native)
-        docs.append((doc.title, doc.text, doc.visible, doc.rest, doc.method, doc.coverage, doc.encoding))
-    return walked, docs
-
-
 def html_fuzz(n: int) -> None:
     rng = random.Random(12)
     diffs = 0
@@ -281,112 +160,6 @@ def html_fuzz(n: int) -> None:
     print(
         f"\nhtml fuzz: {n} generated hostile HTML documents in {clock() - t:.0f} s: {diffs} with other blocks or documents"
     )
-
-
-# Hostile input of the regular-expression fallback (extract._flat_text, _TITLE_RE, _unescape): tag
-# names of every list in any case and with the characters re matches to ASCII letters ignoring case
-# (the long s, the Kelvin sign, dotted and dotless i), what may follow a name, unclosed and
-# mismatched closing tags, every kind of whitespace, references named (HTML5's, cut, with junk
-# after) and numeric (long, zero-padded, out of range, surrogates, the replacement table).
-FLAT_NAMES = (
-    "script style noscript template svg math textarea select object iframe title p br div td tr li "
-    "h1 html body a b span x scripts titlex tbody blockquote figcaption".split()
-)
-FLAT_LOOKALIKES = {"s": "\u017f", "k": "\u212a", "i": "\u0130\u0131"}
-FLAT_AFTER = (" ", ">", "\t", "\n", "-", "_", "1", "\u00e9", "\u3000", "/", "", "=", "\x0b")
-FLAT_SPACES = " \n\r\t\x0b\x0c\x1c\x1f\x85\xa0\u1680\u2028\u3000\u200b"
-FLAT_TEXTS = (
-    "word ",
-    "中文 ",
-    "١٢٣ ",
-    "１２ ",
-    "😀",
-    "x",
-    "<!-- c -->",
-    "<![CDATA[x]]>",
-    "<?pi?>",
-    "<",
-    ">",
-    "</",
-    "<!",
-    "<1",
-    "</ ",
-)
-
-
-def _flat_name(rng: random.Random) -> str:
-    out = []
-    for c in rng.choice(FLAT_NAMES):
-        r = rng.random()
-        if c in FLAT_LOOKALIKES and r < 0.15:
-            c = rng.choice(FLAT_LOOKALIKES[c])
-        elif r < 0.4:
-            c = c.upper()
-        out.append(c)
-    return "".join(out)
-
-
-def _flat_reference(rng: random.Random, names: list[str]) -> str:
-    kind = rng.randrange(6)
-    if kind == 0:
-        return "&" + rng.choice(names)
-    if kind == 1:
-        name = rng.choice(names).rstrip(";")
-        return "&" + name[: rng.randrange(1, len(name) + 1)] + rng.choice(("", ";", "x;", "zz", " ", "\u00e9;"))
-    if kind == 2:
-        digits = "0" * rng.choice((0, 0, 3, 9000)) + str(
-            rng.choice((0, 9, 13, 65, 128, 159, 0xD800, 0xFFFE, 0x10FFFF, 0x110000, 10**12))
-        )
-        return "&#" + digits + rng.choice(("", ";", ";;", "x"))
-    if kind == 3:
-        digits = "0" * rng.choice((0, 2, 40)) + format(
-            rng.choice((0, 0x41, 0x80, 0x9F, 0xDFFF, 0x1FFFF, 0x110000, 16**20)), "x"
-        )
-        return "&#" + rng.choice("xX") + digits + rng.choice(("", ";"))
-    if kind == 4:
-        return rng.choice(("&", "&#", "&#x", "&#;", "&;", "&&amp;", "&#x;", "&" + "a" * 40 + ";"))
-    return "&" + "".join(chr(rng.randrange(0x21, 0x3000)) for _ in range(rng.randrange(1, 36)))
-
-
-def random_flat(rng: random.Random, names: list[str]) -> str:
-    parts: list[str] = []
-    for _ in range(rng.randrange(0, 40)):
-        kind = rng.randrange(10)
-        if kind <= 2:
-            parts.append(rng.choice(("<", "</", "<", "</ ")) + _flat_name(rng) + rng.choice(FLAT_AFTER))
-        elif kind == 3:
-            parts.append(rng.choice(FLAT_SPACES) * rng.randrange(1, 4))
-        elif kind <= 5:
-            parts.append(_flat_reference(rng, names))
-        elif kind == 6:
-            parts.append("".join(chr(rng.randrange(1, 0x3000)) for _ in range(rng.randrange(6))))
-        else:
-            parts.append(rng.choice(FLAT_TEXTS))
-    return "".join(parts)
-
-
-def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
-    """The regular-expression fallback's title (``_TITLE_RE`` and ``_unescape``, before
-    ``_clean_title``) and text of ``html``, natively or by the Python reference."""
-    if native:
-        return nat.native_flat_text().document(html)  # type: ignore[no-any-return]
-    match = ex._TITLE_RE.search(html)
-    return (ex._unescape(match.group(1)) if match else None), ex._flat_text(html)
-
-
-def flat_fuzz(n: int, seed: int = 12) -> int:
-    """``n`` generated strings (:func:`random_flat`), native vs Python; how many differ."""
-    import html.entities
-
-    rng = random.Random(seed)
-    names = sorted(html.entities.html5)
-    diffs = 0
-    for i in range(n):
-        page = random_flat(rng, names)
-        if flat_outcomes(page, True) != flat_outcomes(page, False):
-            diffs += 1
-            print(f"  string {i} differs: {page[:300]!r}", flush=True)
-    return diffs
 
 
 def fuzz(n: int) -> None:
@@ -515,7 +288,7 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
 
 def pathological(native: Fingerprinter, python: Fingerprinter, repeat: int) -> None:
     """bench_pathological.py's built pages: fingerprint_page native and Python, lxml's parse alone."""
-    from bench_pathological import pages as built
+    from helpers.native_fuzz import pathological_pages as built
 
     print("\npathological pages, median ms of", max(repeat, 1), "runs")
     print(f"  {'':<14}{'native':>10}{'Python':>10}{'lxml parse':>12}  method")

@@ -20,10 +20,7 @@ machine are noisy: compare the ratios, and the time against the budget (``Finger
 from __future__ import annotations
 
 import argparse
-import glob
 import logging
-import os
-import random
 import statistics
 import sys
 import time
@@ -31,39 +28,11 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the pages: tests/helpers/native_fuzz.py
+
+from helpers.native_fuzz import pathological_pages as pages
 
 from scrapy_simhash.fingerprint import Fingerprinter
-
-_RNG = random.Random(20261123)
-# 5,000 made-up words of two or three syllables: enough distinct words for a SimHash.
-WORDS = sorted(
-    {
-        "".join(_RNG.choice("bdfgklmnprstvz") + _RNG.choice("aeiou") for _ in range(_RNG.randint(2, 3)))
-        for _ in range(6000)
-    }
-)[:5000]
-
-
-def pages(docs: int) -> dict[str, str | bytes]:
-    rng = random.Random(7)
-    article = " ".join(rng.choice(WORDS) for _ in range(400)) + "."
-    out: dict[str, str | bytes] = {
-        "br-250k": "<html><head><title>Words</title></head><body>"
-        + "<br>".join(rng.choice(WORDS) for _ in range(250_000))
-        + "</body></html>",
-        "p-50k": "<html><body>" + "".join(f"<p>{rng.choice(WORDS)} {i}</p>" for i in range(50_000)) + "</body></html>",
-        "deep-3000": "<html><body>" + "<div>" * 3000 + f"<p>{article}</p></body></html>",
-        "script-10mb": (
-            "<html><head><script>var x='" + "a" * 10_000_000 + f"';</script></head><body><p>{article}</p></body></html>"
-        ).encode(),
-        "table-20k": "<html><body><table>"
-        + "".join("<tr>" + "".join(f"<td>{rng.choice(WORDS)}</td>" for _ in range(10)) + "</tr>" for _ in range(2000))
-        + "</table></body></html>",
-    }
-    found = glob.glob("/usr/share/doc/**/*.html", recursive=True)
-    for path in sorted(found, key=lambda p: (-os.path.getsize(p), p))[:docs]:
-        out[path.replace("/usr/share/doc/", "doc:")] = Path(path).read_bytes()
-    return out
 
 
 def timed(fn, arg, repeat: int) -> tuple[float, object]:

@@ -20,8 +20,6 @@ and the Chinese texts of ``revisions/pairs.jsonl.gz`` (distinct versions).
 from __future__ import annotations
 
 import argparse
-import gzip
-import json
 import logging
 import re
 import statistics
@@ -33,41 +31,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "tests"))  # the corpus loader: tests/helpers/data.py
+from helpers.data import load_corpus
 
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, clear_caches
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.tokenizers import get_tokenizer
-
-
-def load_corpus(limit: int | None) -> dict[str, list[str]]:
-    out: dict[str, list[str]] = {}
-    zt = DATA / "zh-text"
-    clue = zt / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
-    if clue.exists():
-        with gzip.open(clue, "rt", encoding="utf-8") as f:
-            out["clue-sample"] = [ln for ln in f.read().splitlines() if ln.strip()]
-    ud = sorted((zt / "ud-gsdsimp").glob("*.txt"))
-    if ud:
-        out["ud-gsdsimp"] = [ln for p in ud for ln in p.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    news = sorted((zt / "yanyiwu-news-pair").glob("*.txt"))
-    if news:
-        out["yanyiwu-news"] = [p.read_text(encoding="utf-8") for p in news]
-    cee = sorted((DATA / "zh-web-cee" / "cleaned").glob("*.txt"))
-    if cee:
-        out["zh-web-cee"] = [p.read_text(encoding="utf-8") for p in cee]
-    pairs = DATA / "revisions" / "pairs.jsonl.gz"
-    if pairs.exists():
-        seen: dict[str, None] = {}
-        with gzip.open(pairs, "rt", encoding="utf-8") as f:
-            for line in f:
-                rec = json.loads(line)
-                if rec["lang"] == "zh":
-                    seen.setdefault(rec["text_a"])
-                    seen.setdefault(rec["text_b"])
-        out["revisions-zh"] = list(seen)
-    if not out:
-        sys.exit(f"no data under {DATA.resolve()}")
-    return {k: v[:limit] if limit else v for k, v in out.items()}
 
 
 def first_diff(a: list[str], b: list[str]) -> str:

@@ -11,7 +11,7 @@ items of run N go to ``example_project/output/items-run<N>.jsonl``. From the sec
 served in its "edition 2", in which one page (the weekly roundup) was rewritten: it shows up as
 ``changed`` and its item is exported again, while every other page is ``unchanged`` and exports nothing.
 
-The functions ``SiteServer`` and ``crawl_process`` are also used by ``tests/test_e2e.py``.
+The functions ``SiteServer`` and ``crawl_process`` are also used by ``tests/glue/test_e2e.py``.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Writing your own store
 A store keeps bytes; the index keeps the table layout (:class:`TableLayout`, given to
 :meth:`FingerprintStore.configure`), the encoding of fingerprints and keys, and the metadata
 checks. Subclass :class:`FingerprintStore` and implement every abstract method; these docstrings
-are the whole contract, and ``tests/test_store_contract.py`` runs the same suite against every
+are the whole contract, and ``tests/store/test_store_contract.py`` runs the same suite against every
 store (add yours to its ``STORES``).
 
 Every operation is a whole decision: it must be **atomic** on its own (one transaction, one

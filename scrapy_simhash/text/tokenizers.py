@@ -193,7 +193,7 @@ class _JiebaCutter:
     x), then with HMM hand each run of single characters that is not itself a dictionary word to
     ``jieba.finalseg.cut``. This class does the same arithmetic in the same order (so the same
     floats and the same ties) in one loop without building the DAG dict, route tuples and
-    generators. ``tests/test_features.py`` and ``benchmarks/bench_rjieba.py`` check it against
+    generators. ``tests/text/test_features.py`` and ``benchmarks/bench_rjieba.py`` check it against
     ``jieba.lcut`` token for token.
     """
 

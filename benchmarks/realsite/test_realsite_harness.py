@@ -1,0 +1,249 @@
+"""The real-site benchmark's own logic (benchmarks/realsite/) on a tiny generated site: page selection,
+duplicate injection, scripted edits, the soft-404 server and the Jaccard judge. No Debian package
+and no crawl needed."""
+
+from __future__ import annotations
+
+import sys
+import urllib.request
+from pathlib import Path
+
+import pytest
+from lxml import html as lxml_html
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks" / "realsite"))
+
+from crawl import serve
+from judge import LOSS_CHARS, content_loss, decode, jaccard, mask, page_lines, parse, template_lines, visible_text
+from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, text_blocks
+
+WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
+N_PAGES = 40
+
+
+def _page(i: int, links: list[int]) -> str:
+    nav = "".join(f'<li><a href="p{j}.html">Page number {j}</a></li>' for j in links)
+    paras = "".join(
+        f"<p>Paragraph {k} of page {i}: "
+        + " ".join(WORDS[(i * 7 + k * 3 + w) % len(WORDS)] for w in range(12))
+        + f" on 2023-0{1 + k % 9}-1{k % 10}.</p>"
+        for k in range(8)
+    )
+    return (
+        f"<html><head><title>Page {i}</title><script>var x = 12345;</script></head><body>"
+        f'<div class="sidebar"><ul>{nav}</ul></div>'
+        f'<div class="document"><h1>Page {i}</h1>{paras}<pre>code &#8212; {i}</pre></div>'
+        "<footer>Site footer with a copyright 2008-2023 line.</footer></body></html>"
+    )
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    src = tmp_path / "src"
+    (src / "sub").mkdir(parents=True)
+    for i in range(N_PAGES):
+        links = [j for j in (2 * i + 1, 2 * i + 2) if j < N_PAGES]  # a binary tree: BFS order is 0, 1, 2, ...
+        (src / f"p{i}.html").write_text(_page(i, links), encoding="utf-8")
+    (src / "p0.html").write_text(_page(0, [1, 2]).replace("</ul>", '<li><a href="sub/">Sub</a></li></ul>'))
+    (src / "sub" / "index.html").write_text(_page(99, []), encoding="utf-8")
+    return src
+
+
+def test_link_key_resolves_relative_links_and_keeps_the_query() -> None:
+    base = "http://h:1/a/b.html"
+    assert link_key(base, "c.html#x") == "a/c.html"
+    assert link_key(base, "../d%20e.html?utm_source=x") == "d e.html?utm_source=x"
+    assert link_key(base, "sub/") == "a/sub/index.html"
+    assert link_key(base, "http://other/x.html") is None
+    assert link_key(base, "mailto:a@b") is None
+
+
+def test_build_selects_pages_breadth_first_and_adds_duplicates(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    pages = build(source, "p0.html", dest, max_pages=31)
+    own = [p for p in pages if p.kind == "page"]
+    assert [p.path for p in own[:3]] == ["p0.html", "p1.html", "p2.html"]
+    assert len(own) == 31 and "sub/index.html" in {p.path for p in own}
+    kinds = {p.kind for p in pages}
+    assert kinds == {"page", "mirror", "print", "tracking", "soft404"}
+    soft = [p for p in pages if p.kind == "soft404"]
+    assert len(soft) >= 3 and all(not (dest / p.path).exists() for p in soft)
+    assert SOFT404_TEXT in visible_text(parse(decode((dest.parent / SOFT404_FILE).read_bytes())))
+    by_group: dict[str, list] = {}
+    for p in pages:
+        if p.group and p.kind != "soft404":
+            by_group.setdefault(p.group, []).append(p)
+    assert len(by_group) == 3 and all(len(m) == 2 for m in by_group.values())
+    linked = " ".join((dest / p.path).read_text() for p in own)
+    for members in by_group.values():
+        original, copy = members
+        assert original.kind == "page"
+        assert copy.url_path.replace("&", "&amp;") in linked or copy.url_path in linked  # the crawl finds it
+        text = visible_text(parse(decode((dest / original.path).read_bytes())))
+        if copy.kind == "mirror":
+            assert (dest / copy.path).read_bytes() == (dest / original.path).read_bytes()
+        elif copy.kind == "print":
+            printed = visible_text(parse(decode((dest / copy.path).read_bytes())))
+            assert "Page number" not in printed and "Site footer" not in printed  # no navigation, no footer
+            assert jaccard(text, printed) >= 0.5
+        else:
+            assert copy.query.startswith("utm_source=") and copy.path == original.path
+
+
+def test_edits_delete_a_third_of_the_blocks_or_change_only_digits(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    pages = build(source, "p0.html", dest, max_pages=N_PAGES)
+    plan_edits(dest, pages)
+    big = [p for p in pages if p.edit == "big"]
+    digits = [p for p in pages if p.edit == "digits"]
+    assert big and digits and not {p.path for p in big} & {p.path for p in digits}
+    assert all(p.group is None and p.path != "p0.html" for p in big + digits)
+    before = {p.path: (dest / p.path).read_text() for p in pages if p.kind == "page"}
+    apply_edits(dest, pages)
+    for p in big:
+        assert p.info["deleted"] * 3 >= p.info["blocks"]
+        assert len(text_blocks(parse((dest / p.path).read_text()))) <= p.info["blocks"] - p.info["deleted"]
+        assert p.info["text_after"] < p.info["text_before"]
+    for p in digits:
+        old, new = before[p.path], (dest / p.path).read_text()
+        assert p.info["digits"] > 0 and old != new and len(old) == len(new)
+        assert [c for c in old if not c.isdigit()] == [c for c in new if not c.isdigit()]
+        assert "var x = 12345;" in new and "&#8212;" in new  # scripts and entities untouched
+    untouched = [p for p in pages if p.kind == "page" and p.edit is None]
+    assert all((dest / p.path).read_text() == before[p.path] for p in untouched)
+
+
+def test_server_ignores_the_query_and_answers_unknown_paths_with_a_soft_404(source: Path, tmp_path: Path) -> None:
+    dest = tmp_path / "work" / "site"
+    build(source, "p0.html", dest, max_pages=5)
+    with serve(dest, dest.parent / SOFT404_FILE) as base:
+        with urllib.request.urlopen(base + "/p1.html") as page, urllib.request.urlopen(base + "/p1.html?u=1") as same:
+            assert page.read() == same.read()
+        with urllib.request.urlopen(base + "/no/such/page.html") as missing:
+            assert missing.status == 200 and SOFT404_TEXT.encode() in missing.read()
+
+
+def test_judge_jaccard_and_visible_text() -> None:
+    assert jaccard("the same text here", "the same text here") == 1.0
+    assert jaccard("", "") == 1.0
+    assert jaccard("completely different words", "nothing alike at all here") < 0.5
+    a = " ".join(WORDS)
+    assert 0.5 < jaccard(a, a + " one more sentence") < 1.0
+    root = parse(
+        "<html><head><title>T</title><style>p{}</style></head><body><p>Visible <b>text</b></p>"
+        "<script>hidden()</script><div hidden>gone</div><div style='display: none'>gone too</div></body></html>"
+    )
+    assert visible_text(root) == "T Visible text"
+    assert visible_text(parse('<?xml version="1.0" encoding="UTF-8"?><html><body><p>x</p></body></html>')) == "x"
+
+
+BASE_NOTES = [
+    "Add the unixepoch() SQL function and the auto modifier for date and time functions.",
+    "Improve the query planner so that it uses covering indexes on more expressions.",
+    "Allow the CLI to read its input from a named pipe without buffering whole lines.",
+]
+OWN_NOTES = [
+    "Fix a long-standing problem in the btree balancer that might cause index corruption.",
+    "Use a mutex to protect the PRAGMA temp_store_directory statement in threaded builds.",
+]
+
+
+def _release(version: str, date: str, notes: list[str], sha: str) -> bytes:
+    items = "".join(f"<li>{n}</li>" for n in notes)
+    return (
+        f"<html><head><title>Release {version}</title></head><body>"
+        f'<div class="sidebar"><ul><li>Download the latest release of the library here</li></ul></div>'
+        f"<h1>Release {version} on {date}</h1><ul>{items}</ul>"
+        f"<table><tr><td>SHA3-256 for the amalgamation:</td><td>{sha}</td></tr></table>"
+        "<p>Copyright notice of the whole project, repeated on every page of the site.</p></body></html>"
+    ).encode()
+
+
+def test_page_lines_one_line_per_block_without_the_chrome() -> None:
+    lines = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    assert lines[0] == "Release 3.39.0"  # the title
+    assert "Release 3.39.0 on 2022-06-25" in lines and BASE_NOTES[0] in lines
+    assert "SHA3-256 for the amalgamation: a29f9949895322" in lines  # a table row is one line
+    assert not any("Download the latest" in line for line in lines)  # the sidebar is chrome
+    nav = page_lines(b"<html><body><nav><p>Home Next</p></nav><div role='navigation'>Up</div><p>Text</p></body></html>")
+    assert nav == ["Text"]
+    wrapped = page_lines(
+        b"<html><body><p>One paragraph\nwrapped in the source</p><pre>line 1\n<b>line</b> 2</pre></body></html>"
+    )
+    assert wrapped == ["One paragraph wrapped in the source", "line 1", "line 2"]
+
+
+def test_mask_hides_digits_and_hex_hashes_but_not_words() -> None:
+    assert mask("Release 3.39.4 on 2022-09-29") == mask("Release 3.40.10 on 2023-01-03") == "release 0.0.0 on 0-0-0"
+    assert mask("hash a29f9949895322 and f65082298127e") == "hash # and #"
+    assert mask("the deadbeef word and u64") == "the deadbeef word and u0"  # no digit: a word, not a hash
+
+
+def test_template_lines_recur_on_many_pages() -> None:
+    pages = [[f"Page {i} text of its own, one line", "Copyright 2008-2023 the project"] for i in range(60)]
+    pages[0].append("A line on two pages only, not the template")
+    pages[1].append("A line on two pages only, not the template")
+    template = template_lines(pages)
+    assert template == {
+        mask("Copyright 2008-2023 the project"),
+        mask("Page 1 text of its own, one line"),
+    }  # digits masked
+
+
+def test_content_loss_of_a_patch_release_dropped_as_its_base_release() -> None:
+    base = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    patch = page_lines(_release("3.39.4", "2022-09-29", BASE_NOTES + OWN_NOTES, "f65082298127e2"))
+    loss = content_loss(patch, base)
+    assert loss.chars >= LOSS_CHARS
+    assert [line for line, _ in loss.lines] == OWN_NOTES
+    assert content_loss(base, patch).chars == 0  # the base release's page is inside the patch's: nothing lost
+    template = {mask(OWN_NOTES[0]), mask(OWN_NOTES[1])}
+    assert content_loss(patch, base, template).chars == 0  # template lines are not the page's own text
+
+
+def test_content_loss_ignores_changed_numbers_hashes_and_single_words() -> None:
+    page = page_lines(_release("3.39.0", "2022-06-25", BASE_NOTES, "a29f9949895322"))
+    copy = page_lines(_release("3.40.1", "2023-12-28", BASE_NOTES, "0bc3417fe0a9d1"))
+    assert content_loss(copy, page).chars == 0
+    renamed = [BASE_NOTES[0], BASE_NOTES[1].replace("covering", "partial"), BASE_NOTES[2]]
+    assert content_loss(page_lines(_release("3.39.0", "2022-06-25", renamed, "a29f9949895322")), page).chars == 0
+    lost = [len(mask(line)) for line in page if len(mask(line)) >= 16]  # masked: digit runs are one character
+    assert content_loss(page, []).chars == sum(lost)  # no kept page: all the own text is lost
+
+
+def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp_path: Path) -> None:
+    """run._drops: a print view dropped as its page loses nothing (the "Printed from" line is the
+    benchmark's), a page dropped as one without three of its paragraphs is lossy."""
+    from prepare import Page, print_view
+    from run import Fetched, _drops
+
+    from scrapy_simhash import Fingerprinter
+
+    fper = Fingerprinter()
+    body = (source / "p3.html").read_bytes()
+    root, encoding = print_view(body, "/p3.html")
+    printed = lxml_html.tostring(root, encoding="unicode").encode(encoding)
+    base = "http://127.0.0.1:1/"
+
+    def fetched(path: str, data: bytes, kind: str, verdict: str | None, of: str | None) -> Fetched:
+        record = {"url": base + path, "content_type": "text/html", "verdict": verdict, "duplicate_of": of}
+        record["distance"] = 0
+        return Fetched(record, data, Page(path, kind=kind, group="print:p3.html" if "p3" in path else None), fper)
+
+    own = "".join(
+        f"<p>Release {i} fixes a bug in the planner that corrupts indexes of table t{i}.</p>" for i in range(3)
+    )
+    other = body.replace(b"</h1>", b"</h1>" + own.encode())  # p3 and three notes of its own
+    pages = {
+        base + "p3.html": fetched("p3.html", body, "page", None, None),
+        base + "print/p3.html": fetched("print/p3.html", printed, "print", "near_duplicate", base + "p3.html"),
+        base + "p4.html": fetched("p4.html", other, "page", "near_duplicate", base + "p3.html"),
+    }
+    drops = {d["url"]: d for d in _drops(pages, set())}
+    copy, different = drops[base + "print/p3.html"], drops[base + "p4.html"]
+    assert copy["lost_chars"] == 0 and not copy["false"]
+    assert different["lossy"] and different["false"] and different["lost_chars"] >= LOSS_CHARS
+    assert [line for line, _ in different["lost_lines"]] == [
+        f"Release {i} fixes a bug in the planner that corrupts indexes of table t{i}." for i in range(3)
+    ]

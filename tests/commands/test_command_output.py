@@ -1,0 +1,116 @@
+"""What the subcommands print for a user to read: ``show``'s times and validators, ``near --url``
+on a copy the wide tier dropped, and the HTML report's distance and interval plots."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from helpers.pages import article_html
+
+from scrapy_simhash import Fingerprinter, SimhashIndex
+from scrapy_simhash.commands.cli import main
+from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.schedule import FreshnessPolicy
+
+URL = "https://a.example/harbour"
+ETAG, LAST_MODIFIED = '"v2-harbour"', "Wed, 21 Oct 2026 07:28:00 GMT"
+ORIGINAL, WIDE_COPY, CLOSE_COPY = "https://a.example/orig", "https://b.example/wide-copy", "https://c.example/copy"
+FP = 0x0123_4567_89AB_CDEF
+SKETCH = np.arange(1, 65, dtype="<u2").tobytes()  # 64 filled slots: the wide tier may decide
+
+
+@pytest.fixture
+def scheduled(tmp_path: Path) -> Path:
+    """An index whose one URL was fetched three times with validators, under the recrawl schedule."""
+    path = tmp_path / "spider" / "pages"
+    fingerprinter = Fingerprinter()
+    with SimhashIndex.open(path) as index:
+        tracker = ChangeTracker(index, policy=FreshnessPolicy())
+        for n, article in enumerate(("harbour", "harbour", "orchard")):
+            page = fingerprinter.fingerprint_html(article_html(article))
+            tracker.observe(URL, page, now=1_795_800_000.0 + n * 100_000, validators=(ETAG, LAST_MODIFIED))
+    return path
+
+
+def test_show_prints_every_time_as_iso_and_the_validators(scheduled, capsys):
+    assert main([str(scheduled), "show", URL]) == 0
+    text = capsys.readouterr().out
+    assert not re.search(r"\de\+\d", text), text  # no time as 1.7958e+09
+    assert f"etag: {ETAG}\n" in text and f"last_modified: {LAST_MODIFIED}\n" in text
+    schedule = text[text.index("schedule:\n") :]
+    for name, when in [("last_fetch", "2026-11-30T00:53:20Z"), ("last_change", "2026-11-30T00:53:20Z")]:
+        assert f"  {name}: {when}\n" in schedule
+    assert re.search(r"\n  next_due: 2026-\d\d-\d\dT\d\d:\d\d:\d\dZ\n", schedule), schedule
+    assert main([str(scheduled), "show", URL, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["etag"], shown["last_modified"]) == (ETAG, LAST_MODIFIED)
+    assert shown["schedule"]["next_due"] == shown["next_due"]
+    assert isinstance(shown["schedule"]["interval"], float)  # durations stay seconds
+
+
+@pytest.fixture
+def copies(tmp_path: Path) -> Path:
+    """An original, a copy the wide tier dropped (6 bits away: beyond k = 3) and one within k."""
+    path = tmp_path / "spider" / "pages"
+    with SimhashIndex.open(path) as index:
+        tracker = ChangeTracker(index)
+        assert tracker.observe(ORIGINAL, FP, now=1e9, sketch=SKETCH).verdict == "new"
+        wide = tracker.observe(WIDE_COPY, FP ^ 0b11_1111, now=1e9, sketch=SKETCH)
+        assert (wide.verdict, wide.distance, wide.duplicate_of) == ("near_duplicate", 6, ORIGINAL)
+        close = tracker.observe(CLOSE_COPY, FP ^ 0b1, now=1e9, sketch=SKETCH)
+        assert (close.verdict, close.duplicate_of) == ("near_duplicate", ORIGINAL)
+    return path
+
+
+def _near(path: Path, url: str, capsys: pytest.CaptureFixture[str], *args: str) -> list[list]:
+    assert main([str(path), "near", "--url", url, "--json", *args]) == 0
+    return [list(json.loads(line).values()) for line in capsys.readouterr().out.splitlines()]
+
+
+def test_near_url_of_a_wide_tier_copy_lists_its_original(copies, capsys):
+    assert _near(copies, WIDE_COPY, capsys) == [[6, 90.6, ORIGINAL, None]]
+    assert _near(copies, WIDE_COPY, capsys, "-k", "0") == [[6, 90.6, ORIGINAL, None]]
+    # A copy within k finds its original by the index: listed once.
+    assert _near(copies, CLOSE_COPY, capsys) == [[1, 98.4, ORIGINAL, None]]
+    assert _near(copies, ORIGINAL, capsys) == [[1, None, CLOSE_COPY, ORIGINAL], [6, None, WIDE_COPY, ORIGINAL]]
+
+
+# -- the HTML report's plots -------------------------------------------------------------------
+
+
+def test_the_distance_plot_keeps_the_drops_visible():
+    pytest.importorskip("matplotlib")
+    from scrapy_simhash.commands.htmlreport import distance_figure
+
+    data = {"duplicate_distances": [0, 0, 1, 3], "change_distances": [0] * 500 + [5, 7], "max_distance": 3, "bits": 64}
+    ax = distance_figure(data).axes[0]
+    assert ax.get_yscale() == "log"
+    copies, changes = ([bar.get_height() for bar in bars] for bars in ax.containers)
+    assert copies[:4] == [2, 1, 0, 1] and changes[0] == 0 and changes[5] == 1 and changes[7] == 1
+    assert "500 at distance 0 left out" in " ".join(t.get_text() for t in ax.get_legend().get_texts())
+
+
+@pytest.mark.parametrize(
+    ("seconds", "labels"),
+    [
+        ([130, 140, 200], ["1 min", "10 min"]),  # was "3.6x10^-2 hours"
+        ([5 * 3600, 3 * 86400], ["1 h", "6 h", "1 d", "1 w"]),
+        ([0.5, 2], ["1 s", "10 s"]),
+    ],
+)
+def test_the_interval_axis_reads_in_durations(seconds, labels):
+    pytest.importorskip("matplotlib")
+    from scrapy_simhash.commands.htmlreport import interval_figure
+
+    figure = interval_figure({"intervals": seconds})
+    figure.canvas.draw()
+    ax = figure.axes[0]
+    assert ax.get_xscale() == "log"
+    assert [t.get_text() for t in ax.get_xticklabels()] == labels
+    assert not any(t.get_text() for t in ax.get_xticklabels(minor=True))
+    low, high = ax.get_xlim()
+    assert low <= min(seconds) and max(seconds) <= high

@@ -1,0 +1,343 @@
+"""recrawl.PageRecord: the per-URL record, its updates and its serialisation (format 2, binary; format 1, JSON)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+from helpers.states import _random_states
+
+from scrapy_simhash.recrawl import CHANGED, UNCHANGED, VERDICTS, PageRecord, change_verdict
+
+# On the oldest supported Scrapy too (./dev test-min).
+pytestmark = pytest.mark.glue
+
+FP1 = 0x0123_4567_89AB_CDEF
+FP2 = 0x0123_4567_89AB_CDEE  # one bit from FP1
+FP128 = (1 << 127) | 12345
+
+
+def test_first_fetch():
+    record = PageRecord.first(FP1, now=100.0)
+    assert record.first_seen == record.last_fetched == record.last_changed == 100.0
+    assert record.fetch_count == 1 and record.change_count == 0
+    assert record.last_fp == FP1
+    assert record.history == ((FP1, None),)
+    assert record.duplicate_of is None
+
+
+def test_update_unchanged_and_changed():
+    record = PageRecord.first(FP1, now=100.0)
+    unchanged = record.updated(FP2, 1, False, now=200.0)
+    assert unchanged.last_fetched == 200.0 and unchanged.last_changed == 100.0
+    assert unchanged.fetch_count == 2 and unchanged.change_count == 0
+    assert unchanged.history == ((FP2, 1), (FP1, None))
+    changed = unchanged.updated(FP128, 40, True, now=300.0, duplicate_of="https://a.example.com/")
+    assert changed.last_changed == 300.0 and changed.change_count == 1 and changed.fetch_count == 3
+    assert changed.last_fp == FP128
+    assert changed.duplicate_of == "https://a.example.com/"
+    assert record.fetch_count == 1  # records are immutable
+
+
+def test_history_is_bounded_newest_first():
+    record = PageRecord.first(0, now=0.0)
+    for i in range(1, 20):
+        record = record.updated(i, 1, False, now=float(i), history_size=5)
+    assert [fp for fp, _ in record.history] == [19, 18, 17, 16, 15]
+    assert record.fetch_count == 20
+    with pytest.raises(ValueError, match="history_size"):
+        record.updated(1, 1, False, history_size=0)
+
+
+def _full_record() -> PageRecord:
+    from scrapy_simhash.schedule import FreshnessPolicy
+
+    policy = FreshnessPolicy()
+    state = None
+    record = PageRecord.first(FP128, now=1700000000.123456)
+    for i in range(20):  # more fetches than the schedule's recent observations and the history
+        now = 1700000000.123456 + 3600.7 * (i + 1)
+        state = policy.observe(state, now, i % 3 == 0, 7 if i % 3 == 0 else 0)
+        record = record.updated(FP1 ^ i, i % 5, i % 3 == 0, now=now, duplicate_of="https://例子.example.cn/新闻")
+    schedule = state.to_dict()
+    return replace(
+        record, schedule=schedule, next_due=schedule["next_due"], etag='W/"x"', last_modified="Mon", moved_to="m"
+    )
+
+
+def test_round_trip_is_binary_format_2():
+    record = _full_record()
+    raw = record.to_bytes()
+    assert raw[0] == 2
+    assert "例子".encode() in raw  # UTF-8 texts
+    back = PageRecord.from_bytes(raw)
+    assert back == PageRecord.from_bytes(record._to_json())  # what format 1 reads back, exactly
+    assert back == replace(
+        record,
+        first_seen=1700000000.123,
+        last_fetched=round(record.last_fetched, 3),
+        last_changed=round(record.last_changed, 3),
+    )  # times to the millisecond
+    gone = replace(PageRecord.first(FP1, now=1.0004), gone=True, history=((FP1, None), (FP2, 1)))
+    back = PageRecord.from_bytes(gone.to_bytes())
+    assert back.gone and back.history == gone.history and back.first_seen == 1.0  # to the millisecond
+    assert back.schedule is None and back.next_due is None and back.etag is None
+    wide = PageRecord.first(FP128, now=5.0).updated(FP1, 64, True, now=6.0)  # 128-bit fingerprints
+    assert wide.to_bytes()[0] == 2 and PageRecord.from_bytes(wide.to_bytes()) == wide
+
+
+_GOLDEN_SCHEDULE = {
+    "last_fetch": 1700003600.824,
+    "last_change": 1700000000.123,
+    "interval": 86400.0,
+    "next_due": 1700090000.824,
+    "rate": 1.23457e-05,
+    "size": 7.0,
+    "fetches": 4,
+    "changes": 2,
+    "recent": [[3600.701, 0.0], [3600.7, 7.0]],
+    "old": [0.95, 3600.5, 0.0],
+    "probe": 0.0,
+}
+#: Format 2 bytes of the records below, as written when the format was introduced: the encoder
+#: must keep writing them byte for byte (older readers), the decoder must keep reading them.
+_GOLDEN = [
+    (
+        PageRecord(
+            first_seen=1700000000.1234,
+            last_fetched=1700003600.8245,
+            last_changed=1700000000.1234,
+            fetch_count=4,
+            change_count=2,
+            history=((FP1, 0), (FP1 ^ 7, 3), (FP1 ^ 1, None)),
+            duplicate_of="https://例子.example.cn/新闻",
+            next_due=1700090000.824,
+            schedule=_GOLDEN_SCHEDULE,
+            etag='W/"x"',
+            last_modified="Mon",
+        ),
+        (
+            "025e0803003bdf0740fc54d941cdcc34c4ff54d9413bdf0740fc54d94104000000000000000200000000000000012345"
+            "6789abcdef0123456789abcde80123456789abcdee0000000003000000ffffffff6abc34245455d94120000000687474"
+            "70733a2f2fe4be8be5ad902e6578616d706c652e636e2fe696b0e997bb05000000572f227822030000004d6f6e6abc34"
+            "c4ff54d9413bdf0740fc54d941000000000018f5406abc34245455d94180417f160ce4e93e0000000000001c40040000"
+            "00000000000200000000000000666666666666ee3f000000000021ac40000000000000000000000000000000000200fe"
+            "d478e96621ac400000000000000000666666666621ac400000000000001c40"
+        ),
+    ),
+    (
+        PageRecord(
+            first_seen=1.0,
+            last_fetched=2.0,
+            last_changed=1.0,
+            fetch_count=2,
+            history=((FP128, 64), (FP1, None)),
+            gone=True,
+        ),
+        (
+            "0201100200000000000000f03f0000000000000040000000000000f03f02000000000000000000000000000000800000"
+            "0000000000000000000000303900000000000000000123456789abcdef40000000ffffffff"
+        ),
+    ),
+    (
+        PageRecord(first_seen=5.0, last_fetched=5.0, last_changed=5.0, moved_to="https://b.example.com/"),
+        (
+            "022008000000000000000014400000000000001440000000000000144001000000000000000000000000000000160000"
+            "0068747470733a2f2f622e6578616d706c652e636f6d2f"
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(("record", "raw"), _GOLDEN)
+def test_format_2_bytes_are_stable(record, raw):
+    assert record.to_bytes().hex() == raw
+    back = PageRecord.from_bytes(bytes.fromhex(raw))
+    times = {name: round(getattr(record, name), 3) for name in ("first_seen", "last_fetched", "last_changed")}
+    assert back == replace(record, **times)  # times to the millisecond
+
+
+def test_format_1_json_is_still_read_and_equal():
+    record = _full_record()
+    raw = record._to_json()
+    data = json.loads(raw)
+    assert data["v"] == 1 and data["history"][0] == [format(FP1 ^ 19, "x"), 4]
+    assert b" " not in raw  # no padding
+    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record.to_bytes())
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"schedule": {"interval": 5}},  # a schedule of another form
+        {"schedule": {**_full_record().schedule, "rate": 1}},  # an int where ScheduleState writes a float
+        {"fetch_count": 1 << 70},  # beyond int64
+    ],
+)
+def test_records_format_2_cannot_hold_are_json(changes):
+    record = replace(_full_record(), **changes)
+    raw = record.to_bytes()
+    assert raw[:1] == b"{"
+    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record._to_json())
+    assert PageRecord.from_bytes(raw).schedule == record.schedule
+
+
+def test_a_cut_or_padded_format_2_record_is_a_value_error():
+    raw = _full_record().to_bytes()
+    for end in range(len(raw)):
+        with pytest.raises(ValueError, match="not a page record"):
+            PageRecord.from_bytes(raw[:end] if end else b"\x02")
+    with pytest.raises(ValueError, match="bytes after the record"):
+        PageRecord.from_bytes(raw + b"\0")
+
+
+@pytest.mark.parametrize("raw", [b"", b"\xff\xfe", b"[]", b'{"v":1}', b'{"history":[["zz",1]]}'])
+def test_garbage_is_a_value_error(raw):
+    with pytest.raises(ValueError, match="not a page record"):
+        PageRecord.from_bytes(raw)
+
+
+def test_parse_is_none_for_a_missing_or_unreadable_record():
+    record = PageRecord.first(FP1, now=100.0, duplicate_of="https://a.example.com/")
+    assert PageRecord.parse(record.to_bytes()) == record
+    assert PageRecord.parse(None) is None
+    assert PageRecord.parse(b'{"v":1}') is None
+    assert PageRecord.parse(b"\xff\xfe") is None
+
+
+def test_change_verdict_threshold():
+    assert change_verdict(3, 3) == UNCHANGED
+    assert change_verdict(4, 3) == CHANGED
+    assert change_verdict(0, 0) == UNCHANGED
+    assert set(VERDICTS) == {"new", "near_duplicate", "unchanged", "changed"}
+
+
+def test_change_tracker_decides_and_keeps_records():
+    from dataclasses import replace
+
+    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.index import SimhashIndex
+
+    index = SimhashIndex()
+    tracker = ChangeTracker(index, change_threshold=3, history_size=2)
+    a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
+    assert tracker.observe("a", a, now=10.0).verdict == "new"
+    dup = tracker.observe("b", a ^ 0b11, now=11.0)
+    assert (dup.verdict, dup.duplicate_of, dup.distance) == ("near_duplicate", "a", 2)
+    assert index.get("b") is None and PageRecord.parse(index.get_record("b")).duplicate_of == "a"
+    same = tracker.observe("a", a ^ 1, now=12.0)  # noise: unchanged, the index follows the page
+    assert (same.verdict, same.distance) == ("unchanged", 1) and index.get("a") == a ^ 1
+    changed = tracker.observe("a", far, now=13.0)
+    assert changed.verdict == "changed" and changed.record.change_count == 1 and len(changed.record.history) == 2
+    # c's content changes to a copy of a's new page: near-duplicate, and c keeps no fingerprint
+    moved = tracker.observe("c", 0x1234_5678_0000_0000, now=14.0)
+    assert moved.verdict == "new"
+    again = tracker.observe("c", far ^ 0b111, now=15.0)
+    assert (again.verdict, again.duplicate_of) == ("near_duplicate", "a") and index.get("c") is None
+    # an unreadable record is replaced and reported
+    index.put_record("d", b"not json")
+    fixed = tracker.observe("d", 0xABCDEF << 20, now=16.0)
+    assert fixed.replaced_unreadable and fixed.verdict == "new"
+    # a record with a due time lands in the due-time index
+    record = replace(fixed.record, next_due=100.0, schedule={"interval": 60.0})
+    index.put_record("d", record.to_bytes(), due=record.next_due)
+    assert index.records_due(100.0) == [("d", 100.0)]
+    assert PageRecord.from_bytes(index.get_record("d")).schedule == {"interval": 60.0}
+    assert tracker.deduplicate("e", a ^ 0xFF00).verdict == "new"
+    assert tracker.deduplicate("f", far).duplicate_of == "a"
+
+
+def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
+    """may_match=False (a template-only page): no near-duplicate verdict, nothing indexed, its own
+    change still tracked, and content it had before is no longer matched."""
+    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.store.index import SimhashIndex
+
+    index = SimhashIndex()
+    tracker = ChangeTracker(index, change_threshold=3)
+    a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
+    assert tracker.observe("a", a, now=1.0).verdict == "new"
+    shell = tracker.observe("shell", a ^ 1, now=2.0, may_match=False)  # within k of a, no evidence
+    assert (shell.verdict, shell.duplicate_of) == ("new", None) and index.get("shell") is None
+    assert tracker.observe("b", a ^ 1, now=3.0).duplicate_of == "a"  # a, not the shell, is matched
+    assert tracker.observe("shell", a ^ 3, now=4.0, may_match=False).verdict == "unchanged"
+    assert tracker.observe("shell", far, now=5.0, may_match=False).verdict == "changed"
+    assert index.get("shell") is None
+    # a page indexed earlier that becomes template-only leaves the index
+    assert tracker.observe("c", far ^ 0xFFFF_0000, now=6.0).verdict == "new" and index.get("c") is not None
+    assert tracker.observe("c", far ^ 0xFFFF_0000, now=7.0, may_match=False).verdict == "unchanged"
+    assert index.get("c") is None and tracker.observe("d", far ^ 0xFFFF_0001, now=8.0).verdict == "new"
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"rate": -1.0},
+        {"size": -0.5},
+        {"interval": 0.0},
+        {"last_fetch": float("inf")},
+        {"old": [0.5, float("nan"), 0.0]},
+        {"old": [0.5, 1.0, -1.0]},
+        {"next_due": float("inf"), "probe": -3.0},  # from_dict does not check these
+        {"recent": []},
+        {"fetches": 2.0},  # not of to_dict's form: from_dict itself
+    ],
+)
+def test_schedule_state_of_a_record_is_from_dicts(changes):
+    from scrapy_simhash.recrawl import _state
+    from scrapy_simhash.schedule import ScheduleState
+
+    schedule = {**_full_record().schedule, **changes}
+    record = replace(_full_record(), schedule=schedule)
+    try:
+        expected = ScheduleState.from_dict(dict(schedule))
+    except ValueError:
+        expected = None
+    assert _state(record) == expected
+    assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back from format 2 or 1
+
+
+def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
+    """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
+    mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
+    from scrapy_simhash.recrawl import _Schedule, _schedule_of, _state
+    from scrapy_simhash.schedule import ScheduleState
+
+    record = _full_record()
+    for state in _random_states(400, 3):
+        expected = state.to_dict()
+        due, schedule = _schedule_of(state)
+        assert type(schedule) is _Schedule and due == expected["next_due"]
+        assert dict(schedule) == expected and schedule == expected and expected == schedule
+        assert json.dumps(dict(schedule)) == json.dumps(expected)  # the same types, digit for digit
+        with_fast = replace(record, schedule=schedule, next_due=due)
+        with_dict = replace(record, schedule=expected, next_due=due)
+        raw = with_fast.to_bytes()
+        assert raw == with_dict.to_bytes()
+        back = PageRecord.from_bytes(raw)
+        assert type(back.schedule) is _Schedule and back.to_bytes() == raw
+        assert back == PageRecord.from_bytes(with_dict._to_json())  # what format 1 reads back
+        assert _state(back) == _state(with_dict) == ScheduleState.from_dict(expected)
+    # ints where to_dict has floats: not format 2's form, as before (format 1 keeps the types)
+    odd = replace(_random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
+    due, schedule = _schedule_of(odd)
+    assert schedule == odd.to_dict() and type(schedule) is dict
+    assert replace(record, schedule=schedule, next_due=due).to_bytes()[:1] == b"{"
+
+
+def test_round3_is_round_to_the_millisecond():
+    import math
+    import random
+
+    from scrapy_simhash.schedule import round_ms as _round3
+
+    rng = random.Random(5)
+    values = [0.0, -0.0, 1e12, -1e12, 2e12, math.inf, -math.inf, 0.0005, 0.0015, 2.675, 1e-9]
+    for _ in range(50_000):
+        x = rng.choice((rng.uniform(0, 2e9), rng.uniform(-100, 100), rng.uniform(0, 1e13), rng.expovariate(1e-5)))
+        values += [x, round(x, 3), round(x, 3) + 1e-7, round(x, 2), float(round(x))]
+    for x in values:
+        assert repr(_round3(x)) == repr(round(x, 3)), x
+    assert math.isnan(_round3(math.nan)) and _round3(7) == 7 and type(_round3(7)) is int

@@ -1,0 +1,213 @@
+"""The native HTML walk (``HtmlWalker``, ``native/src/html.rs``) against the Python walk
+(``extract._Walker.walk``, the reference): identical blocks (text, folded text, weight, link and
+metadata characters, owner, flags, class and teaser flag), element numbering, landmark, and identical documents (title,
+text, visible text, rest, method, coverage) and page fingerprints (with their change sketch), on
+every page of ``../shared/data``, the demo site's pages, a sample of the Debian documentation HTML
+under /usr/share/doc, and generated hostile HTML. Skipped with a message when the native core is
+not built (never in CI) or a corpus is absent."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import random
+from pathlib import Path
+
+import pytest
+from helpers.data import load_pages
+from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lxml import etree
+
+from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+
+ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
+nat = importlib.import_module("scrapy_simhash.text.native")
+
+REPO = Path(__file__).resolve().parents[2]
+DATA = REPO / ".." / "shared" / "data"
+DOC = Path("/usr/share/doc")
+
+if nat.html_walker() is None:
+    if os.environ.get("CI"):
+        raise RuntimeError(f"CI runs the native walk tests: {nat.html_walk_status()}")
+    pytest.skip(f"no native HTML walk: {nat.html_walk_status()}", allow_module_level=True)
+
+
+def assert_same(page: str | bytes, name: str = "") -> None:
+    """Native and Python walks give the same blocks and documents on ``page``."""
+    assert html_outcomes(page, True) == html_outcomes(page, False), name
+
+
+def _page_fp(f: Fingerprinter, page: bytes) -> object:
+    try:
+        return f.fingerprint_page(page)
+    except EmptyTextError:
+        return None
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
+def test_shared_data_pages_identical() -> None:
+    pages = [(f"{name}[{i}]", page) for name, bodies in load_pages().items() for i, page in enumerate(bodies)]
+    assert len(pages) >= 200
+    native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
+    assert native.html_walk == "native HTML walk"
+    before = nat.HTML_WALKS["native"]
+    for name, page in pages:
+        assert_same(page, name)
+        assert _page_fp(native, page) == _page_fp(python, page), name
+    assert nat.HTML_WALKS["native"] - before >= 3 * len(pages)  # every walk ran natively
+
+
+def test_demo_site_pages_identical() -> None:
+    pages = sorted(REPO.glob("example_project/site/**/*.html"))
+    assert len(pages) >= 20
+    native, python = Fingerprinter(time_budget=0), Fingerprinter(native=False, time_budget=0)
+    for p in pages:
+        page = p.read_bytes()
+        assert_same(page, p.name)
+        assert _page_fp(native, page) == _page_fp(python, page), p.name
+
+
+def _doc_sample(n: int) -> list[Path]:
+    """``n`` HTML files of /usr/share/doc, the same ones on every run, from every package."""
+    files = sorted(f for f in DOC.glob("*/**/*.html") if f.is_file())
+    by_package: dict[str, list[Path]] = {}
+    for f in files:
+        by_package.setdefault(f.relative_to(DOC).parts[0], []).append(f)
+    rng = random.Random(12)
+    out: list[Path] = []
+    for package in sorted(by_package):
+        out += rng.sample(by_package[package], min(len(by_package[package]), max(2, n // len(by_package))))
+    return out
+
+
+@pytest.mark.skipif(not any(DOC.glob("*/**/*.html")), reason=f"no HTML documentation under {DOC}")
+def test_debian_documentation_identical() -> None:
+    sample = _doc_sample(120)
+    assert len(sample) >= 20
+    for p in sample:
+        assert_same(p.read_bytes(), str(p))
+
+
+# Generated hostile HTML (bench_native's pieces): nesting past the flattening depth (200) and past
+# libxml2's, broken tags, comments, entities, huge attributes, chrome and metadata classes, hidden
+# elements, landmarks, every kind of whitespace, full-width forms, CJK text with spaces.
+@st.composite
+def _hostile(draw: st.DrawFn) -> str:
+    parts: list[str] = []
+    for _ in range(draw(st.integers(0, 60))):
+        kind = draw(st.integers(0, 9))
+        if kind <= 3:
+            parts.append(draw(st.sampled_from(HTML_TEXTS)))
+        elif kind <= 6:
+            tag = draw(st.sampled_from(HTML_TAGS))
+            attrs = draw(st.lists(st.sampled_from(HTML_ATTRS), max_size=3))
+            parts.append(f"<{tag} {' '.join(attrs)}>")
+        elif kind == 7:
+            parts.append(f"</{draw(st.sampled_from(HTML_TAGS))}>")
+        elif kind == 8:
+            parts.append(draw(st.text(max_size=20)))
+        else:  # nesting: past the flattening depth, sometimes past libxml2's limit
+            depth = draw(st.sampled_from(HTML_DEPTHS))
+            tag = draw(st.sampled_from(("div", "span", "b", "section")))
+            parts.append(f"<{tag}>x " * depth)
+    return "".join(parts)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(html=_hostile(), encoding=st.sampled_from(HTML_ENCODINGS))
+def test_generated_hostile_html_identical(html: str, encoding: str) -> None:
+    page: str | bytes = html if encoding == "str" else html.encode(encoding, "replace")
+    assert_same(page)
+
+
+def test_big_hostile_pages_identical() -> None:
+    """3,000 unclosed <div> (past libxml2's depth: flattened), 250,000 <br> (past the element cap:
+    no walk), 50,000 elements in one paragraph, 1,900 levels of <span> (flattened at depth 200)."""
+    pages = [
+        "<html><body>" + "<div>text " * 3000,
+        "<html><body><p>" + "word<br>" * 250_000,
+        "<html><body><p>" + "<b>w</b> " * 25_000 + "</p>" + "<p class=sidebar>x</p>" * 2000,
+        "<html><body>" + "<span>a " * 1900 + "<p>end</p>",
+        "<html><body><div class=menu>" + "<p>para</p>" * 6 + "</div><time>2024</time></body></html>",
+    ]
+    for page in pages:
+        assert_same(page)
+
+
+def test_budget_stops_like_the_python_walk() -> None:
+    page = "<html><body>" + "<p>a</p>" * 30_000
+    for native in (True, False):
+        assert ex.extract(page, time_budget=1e-9, native=native).method == "budget"
+    page = "<html><body>" + "<p>a</p><br>" * 21_000  # 42,000 elements, 21,000 blocks
+    assert ex.extract(page, native=True).method == ex.extract(page, native=False).method == "large"
+
+
+def test_what_it_does_not_handle_runs_the_python_walk() -> None:
+    """A tree with an entity reference node or a namespaced element (never made by lxml's HTML
+    parser): the Python walk runs, counted with the reason."""
+    for add, reason in (
+        (lambda body: body.append(etree.Entity("nbsp")), "python: an entity reference node"),
+        (lambda body: etree.SubElement(body, "{urn:x}y").set("class", "a"), "python: a namespaced element"),
+    ):
+        root = ex._parse("<html><body><p>one</p><p>two</p></body></html>")
+        add(root.find("body"))
+        before = nat.HTML_WALKS[reason]
+        assert not nat.walk_native(ex._Walker(), root)
+        assert nat.HTML_WALKS[reason] == before + 1
+    assert nat._native_walk("<p>", None, 10, 10) is None  # not an lxml element
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "<title>Foo — Site docs</title><h1>¶</h1><h1>FOO ¶</h1><h2>bar</h2>",
+        "<title> </title><meta property='' name='OG:Title' content=' X | Y '><h2>y</h2>",
+        "<meta property=og:title content='　'><meta name=twitter:title content='B - A'><h1>a</h1>",
+        "<meta property='og:tİtle' content='no'><h1> </h1><h1>T  <b>one</b> two</h1>",
+        "<body><p>no title</p></body>",
+        "<title>新闻-搜狐</title><h1>x</h1><h1>y</h1><h1>z</h1><h1>新闻</h1>",
+        # the first <main>'s headings where it has any (mdBook: the menu-bar <h1> is the book's name)
+        "<title>Comments - The Book</title><h1>The Book</h1><main><h2>Comments</h2></main>",
+        "<title>A - B</title><h2>a</h2><main><h2>¶</h2></main><main><h1>b</h1></main>",
+        "<title>A - B</title><h1>b</h1><h1>c</h1><h1>d</h1><main><h2>x</h2><h1>a</h1><h2>b</h2></main>",
+        "<title>A - B</title><main><h1>x</h1><h1>y</h1><h1>z</h1><h1>b</h1></main><meta name=og:title content=q>",
+        "<title>A - B</title><main><p>no heading</p></main><h1>B</h1><h2>a</h2>",
+    ],
+)
+def test_title_read_natively_is_the_python_title(page: str) -> None:
+    root = ex._parse(page)
+    assert nat._native_title_parts(root) is not None
+    assert ex._find_title(root, True) == ex._find_title(root, False)
+
+
+def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
+    root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
+    root.find("head/title").append(etree.Entity("nbsp"))
+    assert nat._native_title_parts(root) is None
+    assert ex._find_title(root, True) == ex._find_title(root, False) == "one&nbsp;"
+
+
+def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(nat, "HTML_VERIFIED", frozenset())
+    monkeypatch.setattr(nat, "_WALKER", None)
+    monkeypatch.setattr(nat, "_WALKER_ERROR", None)
+    assert nat.html_walker() is None
+    status = Fingerprinter().html_walk
+    assert status.startswith("Python HTML walk (lxml ") and "is not verified" in status, status
+    reason = f"python: {nat._WALKER_ERROR}"
+    before = nat.HTML_WALKS[reason]
+    doc = ex.extract("<html><body><p>Some text that is long enough to be kept as the page text.</p></body></html>")
+    assert doc.text == "Some text that is long enough to be kept as the page text."
+    assert nat.HTML_WALKS[reason] == before + 1
+
+
+def test_walker_reads_only_lxml_elements() -> None:
+    class NotLxml:
+        pass
+
+    with pytest.raises(ValueError, match="not an lxml.etree._Element: NotLxml"):
+        nat.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)
