@@ -71,10 +71,10 @@ DEFAULT_MAX_CHARS = 500_000
 #: big page walked in 0.4 s on a quiet machine ran past 1 s on a loaded one, fell back and came out
 #: "changed"). A page's work is bounded without it, the same on every machine: at most
 #: ``extract.MAX_ELEMENTS`` elements walked, ``MAX_BLOCKS`` blocks, ``MAX_HTML_CHARS`` characters
-#: parsed and ``max_chars`` characters tokenised (``benchmarks/bench_pathological.py``).
+#: parsed and ``max_chars`` characters tokenised (``benchmarks/speed/bench_pathological.py``).
 DEFAULT_TIME_BUDGET = 0.0
 # blake2b (stdlib) over xxh3 (xxhash): with the hash cache, xxh3 saves ~0.1 ms of a ~10 ms page
-# (benchmarks/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
+# (benchmarks/speed/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
 DEFAULT_FEATURE_HASH = "blake2b"
 FEATURE_HASHES = ("xxh3", "blake2b")
 BITS = (64, 128)

@@ -60,7 +60,7 @@ CHUNK_LINES = 500
 #: by the LSH of their character 5-grams.
 SHORT_CHARS = 1000
 #: The share of both lines' own characters that must lie in common runs for a line found by the
-#: LSH to resemble a kept line (copies in ``benchmarks/bench_dedup.py``'s corpus: 0.913 or more
+#: LSH to resemble a kept line (copies in ``benchmarks/speed/bench_dedup.py``'s corpus: 0.913 or more
 #: for 99%; lines of different documents that share a sentence: 0.75 or less for 99%).
 RESEMBLANCE = 0.8
 
@@ -71,7 +71,7 @@ MEASURED_CHARS = 1 << 18
 _GRAM, _BANDS, _ROWS = 5, 8, 4
 #: An LSH candidate is measured only when at least this many of the 32 signature values agree (an
 #: estimated Jaccard similarity of 0.5: a pair at 0.7 falls short with a probability of 0.005,
-#: one at 0.8 of 3e-5; copies in ``benchmarks/bench_dedup.py``'s corpus are at 0.71 or more for
+#: one at 0.8 of 3e-5; copies in ``benchmarks/speed/bench_dedup.py``'s corpus are at 0.71 or more for
 #: 99%): lines of other documents that share a band by one sentence are not measured.
 _MIN_ALIKE = 16
 

@@ -18,7 +18,7 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``due_index``: ``indexed due + key_id -> b""``. The index entry is a lower bound of the due
     time, not the due time itself: a record whose due time moves later (a refetch, nearly always)
     keeps its entry, so that writing it touches one table instead of three (measured with
-    ``benchmarks/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at 1e6);
+    ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at 1e6);
     :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale ones to
     their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns exactly the
     records due. An index written before this layout (``records`` ``key_id -> record``, ``dues``

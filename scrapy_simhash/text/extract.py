@@ -56,7 +56,7 @@ Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and style
 page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
 but ``<title>``/``<a>`` go) and parsed again ("deep"); a page with more than :data:`MAX_ELEMENTS`
 start tags or :data:`MAX_BLOCKS` text blocks, or (opt-in: ``time_budget``) whose walk runs past
-its time budget, gets its text by regular expressions alone ("large" / "budget"). Measured token F1 (``benchmarks/bench_extract.py``): see the README.
+its time budget, gets its text by regular expressions alone ("large" / "budget"). Measured token F1 (``benchmarks/speed/bench_extract.py``): see the README.
 """
 
 from __future__ import annotations

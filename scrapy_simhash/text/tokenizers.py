@@ -193,7 +193,7 @@ class _JiebaCutter:
     x), then with HMM hand each run of single characters that is not itself a dictionary word to
     ``jieba.finalseg.cut``. This class does the same arithmetic in the same order (so the same
     floats and the same ties) in one loop without building the DAG dict, route tuples and
-    generators. ``tests/text/test_features.py`` and ``benchmarks/bench_rjieba.py`` check it against
+    generators. ``tests/text/test_features.py`` and ``benchmarks/speed/bench_rjieba.py`` check it against
     ``jieba.lcut`` token for token.
     """
 
@@ -285,7 +285,7 @@ class _JiebaCutter:
             out.extend(buf)
 
 
-# (rjieba version, jieba identity) pairs for which benchmarks/bench_rjieba.py found rjieba's tokens
+# (rjieba version, jieba identity) pairs for which benchmarks/speed/bench_rjieba.py found rjieba's tokens
 # identical to ours on every Han run of the whole corpus (5,705 documents, 23 M characters), HMM on
 # and off. For these, tokenizer="rjieba" records jieba's identity, so its fingerprints are
 # interchangeable with tokenizer="jieba". Any other version keeps its own identity.

@@ -1,6 +1,6 @@
 """Benchmark: what the containment check (``SIMHASH_KEEP_ADDS``) costs per page, on real pages.
 
-Run: ``.venv/bin/python benchmarks/bench_keep_adds.py [--pages 250] [--rounds 5]`` (reads
+Run: ``.venv/bin/python benchmarks/speed/bench_keep_adds.py [--pages 250] [--rounds 5]`` (reads
 ``../shared/data/scrapinghub-aeb``: real news pages).
 
 The same functions the crawl calls, on the real pages' fingerprints (``Fingerprinter.fingerprint_page``,
@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 from statistics import median
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.fingerprint import Fingerprinter, _own_text

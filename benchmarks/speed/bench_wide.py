@@ -1,6 +1,6 @@
 """Benchmark: what the wide tier's lookup costs a check-and-add (``SIMHASH_WIDE_DISTANCE``).
 
-Run: ``.venv/bin/python benchmarks/bench_wide.py [--sizes 1e5,1e6] [--queries 3000]``
+Run: ``.venv/bin/python benchmarks/speed/bench_wide.py [--sizes 1e5,1e6] [--queries 3000]``
 
 For each size an LMDB index of random uniform 64-bit fingerprints (seeded, the default 4 x 16-bit
 layout, k = 3), then, in one process and in alternating blocks of queries, ``check_and_add`` (the
@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.store.index import SimhashIndex

@@ -1,6 +1,6 @@
 """Benchmark: the native core vs the Python path vs the seed-004 pipeline, one process, real data.
 
-Run: ``.venv/bin/python benchmarks/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N] [--flat-fuzz N]`` (``./dev test`` or
+Run: ``.venv/bin/python benchmarks/speed/bench_native.py [--repeat N] [--no-text] [--fuzz N] [--html-fuzz N] [--flat-fuzz N]`` (``./dev test`` or
 ``./dev bench`` builds the native core first; about 3 minutes with the defaults).
 
 1. Text -> fingerprint, per document (median of ``--repeat`` interleaved passes, so that load from
@@ -43,7 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the hostile pages and the data's loaders: tests/helpers/

@@ -1,6 +1,6 @@
 """Benchmark: what incremental crawls cost per page and per request, on LMDB.
 
-Run: ``.venv/bin/python benchmarks/bench_incremental.py [--n 20000] [--ops 2000] [--rounds 5]``
+Run: ``.venv/bin/python benchmarks/speed/bench_incremental.py [--n 20000] [--ops 2000] [--rounds 5]``
 
 One LMDB index (``durable=False``, the crawler's default) in a temporary directory holds ``--n``
 URLs, each fetched twice a day apart with the default ``FreshnessPolicy``. Then, in alternating
@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 from statistics import median
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.recrawl import ChangeTracker

@@ -1,6 +1,6 @@
 """Benchmark: what the LMDB store's due-time index costs a record write, by layout (raw py-lmdb).
 
-Run: ``.venv/bin/python benchmarks/bench_due_layout.py [--n 1e6] [--ops 3000] [--rounds 5]``
+Run: ``.venv/bin/python benchmarks/speed/bench_due_layout.py [--n 1e6] [--ops 3000] [--rounds 5]``
 
 A refetch rewrites one URL's record and moves its due time later. Five layouts, each in its own
 LMDB environment holding the same ``--n`` records (500 bytes, URL keys), written in one

@@ -1,6 +1,6 @@
 """Benchmark: ``scrapy-simhash dedup`` on a JSON lines corpus beside two peers, in one run.
 
-Run: ``.venv/bin/python benchmarks/bench_dedup.py [--lines 100000] [--workers 2]`` (about 5 minutes
+Run: ``.venv/bin/python benchmarks/speed/bench_dedup.py [--lines 100000] [--workers 2]`` (about 5 minutes
 on 2 cores, most of them the peers').
 
 Corpus: real Chinese sentences of 8 to 100 characters from ``../shared/data/zh-text`` (the
@@ -39,7 +39,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data" / "zh-text"
 sys.path.insert(0, str(REPO))
 

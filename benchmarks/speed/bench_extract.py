@@ -1,6 +1,6 @@
 """Benchmark: main-content extraction quality (token F1) and speed, ours vs html-text and trafilatura.
 
-Run: ``.venv/bin/python benchmarks/bench_extract.py [--repeat N] [--limit N] [--dataset NAME]``
+Run: ``.venv/bin/python benchmarks/speed/bench_extract.py [--repeat N] [--limit N] [--dataset NAME]``
 
 Data sets (``shared/data`` beside the repository, read-only):
 
@@ -36,7 +36,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 

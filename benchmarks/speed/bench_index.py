@@ -1,6 +1,6 @@
 """Benchmark: SimhashIndex on LMDB vs the ``simhash`` package's SimhashIndex and numpy brute force.
 
-Run: ``.venv/bin/python benchmarks/bench_index.py [--sizes 1e6,1e7] [--out benchmarks/results/index.txt]``
+Run: ``.venv/bin/python benchmarks/speed/bench_index.py [--sizes 1e6,1e7] [--out benchmarks/results/index.txt]``
 
 Random uniform 64-bit fingerprints (seeded), keys ``"%x" % i`` (short: the key maps then show the
 cost of the index itself; URL keys add their length twice, see "bytes per fp"). For each size:
@@ -16,7 +16,7 @@ cost of the index itself; URL keys add their length twice, see "bytes per fp"). 
   layout, pure Python) against ours on the same fingerprints and queries, after checking that both
   return the same keys;
 - with ``--before COMMIT``: ``near()`` of that commit's code on the same fingerprints, in
-  alternating blocks of queries with ours (``benchmarks/bench_decision.py`` loads it from git);
+  alternating blocks of queries with ours (``benchmarks/speed/bench_decision.py`` loads it from git);
 - at ``--wide-size``: the 20-table layout (6 blocks, k = 3): candidates per lookup and latency.
 
 Timings on a shared 2-core machine are noisy: medians and ratios measured in one process.
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.store.index import SimhashIndex

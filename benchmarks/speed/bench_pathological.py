@@ -1,6 +1,6 @@
 """Benchmark: pages built to be expensive, ours (``Fingerprinter().fingerprint_page``) vs trafilatura.
 
-Run: ``.venv/bin/python benchmarks/bench_pathological.py [--repeat N]``
+Run: ``.venv/bin/python benchmarks/speed/bench_pathological.py [--repeat N]``
 
 Pages (built here, deterministic):
 
@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the pages: tests/helpers/native_fuzz.py
 

@@ -1,6 +1,6 @@
 """Benchmark: fingerprint speed, ours vs the seed-004 pipeline (html-text + jieba + simhash), one process.
 
-Run: ``.venv/bin/python benchmarks/bench_fingerprint.py [--repeat N] [--limit N]``
+Run: ``.venv/bin/python benchmarks/speed/bench_fingerprint.py [--repeat N] [--limit N]``
 
 (a) HTML page -> fingerprint, per page, on ``zh-web-cee/original`` (69 Chinese pages, mostly GBK)
     and ``scrapinghub-aeb/html`` (181 English pages):
@@ -33,7 +33,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 

@@ -1,6 +1,6 @@
 """Benchmark: the per-page decision (record read, check-and-add, record write) on LMDB, before and after.
 
-Run: ``.venv/bin/python benchmarks/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also 35b6c23] [--clock cpu]``
+Run: ``.venv/bin/python benchmarks/speed/bench_decision.py [--n 1e6] [--ops 4000] [--rounds 5] [--base b237202] [--also 35b6c23] [--clock cpu]``
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _schedule_of

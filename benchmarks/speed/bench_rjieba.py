@@ -1,6 +1,6 @@
 """Benchmark: does rjieba give jieba's tokens, and how much faster is it? One process, real Chinese text.
 
-Run: ``.venv/bin/python benchmarks/bench_rjieba.py [--repeat N] [--limit N]`` (about 5 minutes)
+Run: ``.venv/bin/python benchmarks/speed/bench_rjieba.py [--repeat N] [--limit N]`` (about 5 minutes)
 
 Corpus (``shared/data`` beside the repository): ``zh-text`` (CLUECorpusSmall sample lines,
 UD GSDSimp sentences, the yanyiwu news article), ``zh-web-cee/cleaned`` (69 hand-cleaned pages)
@@ -28,7 +28,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the corpus loader: tests/helpers/data.py

@@ -1,6 +1,6 @@
 """Two crawlers on one Redis with scrapy-redis, with scrapy-redis's SCHEDULER_PERSIST False and True.
 
-Run: ``.venv/bin/python benchmarks/bench_scheduler_persist.py [--delay 0.05]``
+Run: ``.venv/bin/python benchmarks/speed/bench_scheduler_persist.py [--delay 0.05]``
 
 The README's distributed-crawl settings (scrapy-redis's scheduler and dupefilter, the RedisStore
 index) in two ``scrapy crawl site`` processes of the demo project, started together against the
@@ -21,12 +21,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "tests"))
 sys.path.insert(0, str(REPO / "example_project"))
 
 import demo
-from conftest import RedisServer, redis_server_binary
+from helpers.redis_servers import RedisServer, redis_server_binary
 
 SETTINGS = {
     "SCHEDULER": "scrapy_redis.scheduler.Scheduler",

@@ -1,6 +1,6 @@
 """Benchmark: check-and-add on a local Redis, ours (RedisStore) beside datasketch's MinHashLSH on Redis.
 
-Run: ``.venv/bin/python benchmarks/bench_redis.py [--docs 8000] [--rounds 3] [--synthetic 200000]``
+Run: ``.venv/bin/python benchmarks/speed/bench_redis.py [--docs 8000] [--rounds 3] [--synthetic 200000]``
 
 Documents: real text from ``../shared/data`` (CLUECorpusSmall sample lines, and both versions of
 each document of ``revisions``: many near-duplicate pairs), fingerprinted once before timing:
@@ -35,12 +35,12 @@ from typing import Any
 import numpy as np
 import redis
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO.parent / "shared" / "data"
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))
 
-from conftest import RedisServer, redis_server_binary
+from helpers.redis_servers import RedisServer, redis_server_binary
 
 from scrapy_simhash.fingerprint import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex

@@ -8,8 +8,8 @@ with the same spider and settings; only ``SIMHASH_ENABLED`` (and ``SIMHASH_TOKEN
 are run in turn, ``--repeats`` times; the figures are medians, and the ratio is against the crawl
 without the middleware measured in the same run.
 
-    .venv/bin/python benchmarks/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
-    .venv/bin/python benchmarks/bench_crawl.py --breakdown [--pages 2000]
+    .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000]
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
 settings (the native core where it is installed), on responses built from the site's article
@@ -37,7 +37,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-DATA = Path(__file__).resolve().parents[1] / ".." / "shared" / "data"
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 CLUE = DATA / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
 REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
 PER_LIST = 50  # article links per list page
