@@ -15,9 +15,10 @@ from dataclasses import replace
 import pytest
 from helpers.states import _random_states  # states as policies leave them, and as read back
 
-from scrapy_simhash import _native, recrawl, schedule
+from scrapy_simhash import _native, recrawl
 from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _Schedule, _schedule_of
 from scrapy_simhash.schedule import DAY, FreshnessPolicy, ScheduleState
+from scrapy_simhash.schedule import state as schedule_state
 from scrapy_simhash.store.index import SimhashIndex
 
 NATIVE = _native.module()
@@ -159,7 +160,7 @@ def test_record_codec_is_pythons(monkeypatch):
     def python(fn):
         with monkeypatch.context() as m:
             m.setattr(recrawl, "_NATIVE", None)
-            m.setattr(schedule, "_NATIVE", None)
+            m.setattr(schedule_state, "_NATIVE", None)
             try:
                 return fn()
             except Exception as exc:  # noqa: BLE001 - compared as they are
@@ -224,7 +225,7 @@ def _decide(native: bool, monkeypatch) -> list:
     with monkeypatch.context() as m:
         if not native:
             m.setattr(recrawl, "_NATIVE", None)
-            m.setattr(schedule, "_NATIVE", None)
+            m.setattr(schedule_state, "_NATIVE", None)
         rng = random.Random(7)
         index = SimhashIndex()
         tracker = ChangeTracker(index, policy=FreshnessPolicy())

@@ -69,12 +69,12 @@ def test_the_record_fields_are_the_native_codecs() -> None:
 
 
 def test_the_schedule_fields_are_the_native_codes() -> None:
-    from scrapy_simhash import schedule
+    from scrapy_simhash.schedule import state
 
-    fields = [f.name for f in dataclasses.fields(schedule.ScheduleState)]
+    fields = [f.name for f in dataclasses.fields(state.ScheduleState)]
     assert sorted(fields) == sorted(_native.SCHEDULE_FIELDS)
-    assert list(schedule._NUMBER_NAMES) == _native.SCHEDULE_FIELDS
+    assert list(state._NUMBER_NAMES) == _native.SCHEDULE_FIELDS
     with pytest.raises(ValueError, match="change native/src/decision.rs"):
-        _native.schedule_codec(schedule._NUMBER_NAMES, [*fields, "added"])
+        _native.schedule_codec(state._NUMBER_NAMES, [*fields, "added"])
     with pytest.raises(ValueError, match="change native/src/decision.rs"):
-        _native.schedule_codec(list(reversed(schedule._NUMBER_NAMES)), fields)
+        _native.schedule_codec(list(reversed(state._NUMBER_NAMES)), fields)

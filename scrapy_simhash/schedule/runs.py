@@ -1,0 +1,169 @@
+"""One crawl's selection over many URLs at once: their schedule states as numpy columns
+(:class:`ScheduleColumns`), the policy's priorities of them, the budget's cut (:func:`plan_run`),
+and the time between runs (:func:`run_period`)."""
+
+
+from __future__ import annotations
+
+import itertools
+import json
+import statistics
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from scrapy_simhash.schedule.state import ScheduleState
+
+if TYPE_CHECKING:
+    from scrapy_simhash.schedule.policies import SchedulePolicy
+    from scrapy_simhash.store.index import SimhashIndex
+
+
+
+class ScheduleColumns:
+    """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL),
+    and the states themselves (``states``, ``None`` for rows not set from one), from which a policy
+    may derive more per row (:meth:`derived`: computed once per row and kept until the row is set
+    again)."""
+
+    FIELDS = ("last_fetch", "next_due", "interval", "rate", "size", "probe")
+
+    def __init__(self, n: int) -> None:
+        self.last_fetch = np.zeros(n)
+        self.next_due = np.zeros(n)
+        self.interval = np.ones(n)
+        self.rate = np.zeros(n)
+        self.size = np.zeros(n)
+        self.probe = np.zeros(n)
+        self.states: list[ScheduleState | None] = [None] * n
+        self._derived: dict[Any, tuple[np.ndarray, set[int]]] = {}
+
+    @classmethod
+    def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
+        """One row per state, in order."""
+        columns = cls(len(states))
+        for i, state in enumerate(states):
+            columns.put(i, state)
+        return columns
+
+    def put(self, i: int, state: ScheduleState) -> None:
+        """Set row ``i`` from ``state``."""
+        for name in self.FIELDS:
+            getattr(self, name)[i] = getattr(state, name)
+        self.states[i] = state
+        for _, stale in self._derived.values():
+            stale.add(i)
+
+    def derived(self, key: Any, width: int, row: Any) -> np.ndarray:
+        """A ``(rows, width)`` array, row ``i`` being ``row(states[i])`` (a row without a state is
+        zeros), kept under ``key`` and recomputed only for the rows set since."""
+        if key not in self._derived:
+            self._derived[key] = (np.zeros((len(self.states), width)), set(range(len(self.states))))
+        values, stale = self._derived[key]
+        for i in stale:
+            state = self.states[i]
+            values[i] = 0.0 if state is None else row(state)
+        stale.clear()
+        return values
+
+
+def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:
+    """Indices of the ``budget`` highest ``priorities``, highest first (only the due ones, priority
+    >= 1, unless ``due_only`` is false)."""
+    if budget <= 0:
+        return np.zeros(0, dtype=np.intp)
+    candidates = np.flatnonzero(priorities >= 1.0) if due_only else np.arange(len(priorities))
+    if budget < len(candidates):
+        top = np.argpartition(-priorities[candidates], budget - 1)[:budget]
+        candidates = candidates[top]
+    return candidates[np.argsort(-priorities[candidates], kind="stable")]
+
+
+def budget_interval(known: int, budget: int, run_period: float) -> float:
+    """The mean interval at which a budget of ``budget`` pages per run, runs ``run_period``
+    seconds apart, refetches ``known`` URLs: the default interval that follows from the budget.
+    A policy's default interval sets the price of a fetch (:class:`FreshnessPolicy`'s threshold)
+    and its probes; left at one day when the budget refetches a URL every ten, the probes of the
+    pages seen changed would take most of the budget (`benchmarks/recrawl/simulate.py`: 0.64 of
+    the oracle instead of 0.94 at 0.1 fetches per URL per day)."""
+    return known / budget * run_period
+
+
+def size_scale(policy: SchedulePolicy, sizes: np.ndarray) -> float:
+    """The factor that makes the typical change ``sizes`` of the URLs ranked together unit-free:
+    ``reference_size`` over the median of the positive sizes, so that the median changed URL
+    weighs 1 whatever the change measure (bits, ``1 - similarity``); 1 for a policy without size
+    weights or when no URL has changed yet."""
+    reference = getattr(policy, "reference_size", None)
+    positive = sizes[sizes > 0]
+    if reference is None or not len(positive):
+        return 1.0
+    return float(reference / np.median(positive))
+
+
+def run_priorities(policy: SchedulePolicy, columns: ScheduleColumns, now: float, scale: float = 1.0) -> np.ndarray:
+    """``policy.priorities(columns, now)`` with the change sizes multiplied by ``scale``
+    (:func:`size_scale`); ``columns`` is left as it was."""
+    if scale == 1.0:
+        return policy.priorities(columns, now)
+    sizes = columns.size
+    columns.size = sizes * scale
+    try:
+        return policy.priorities(columns, now)
+    finally:
+        columns.size = sizes
+
+
+def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.ndarray:
+    """The known URLs one crawl fetches, as indices of ``priorities``, in the order it fetches them:
+    the one selection of incremental crawls (``SimhashRecrawlMiddleware``), of the ``due`` command
+    and of the simulation (``benchmarks/recrawl/simulate.py``).
+
+    ``budget`` > 0 (`SIMHASH_RECRAWL_BUDGET`, pages per run): the ``budget`` highest priorities,
+    whether or not their due time came (``due``, one bool per URL): fetching the most valuable URLs
+    until the budget runs out is the Lagrange optimum at that budget, whose threshold is simply
+    where the budget runs out; a run that took only the due URLs would leave the rest of its
+    budget unspent whenever fewer are due. Pages per run rather than per day: a run is what a
+    user starts and pays for (its duration, its load on the sites), and per day would make a run
+    after a pause of a week fetch a week's pages at once (the policy's default interval follows
+    from the budget and the time between runs: :func:`budget_interval`).
+    ``budget`` 0: every due URL, highest priority first (the due times decide)."""
+    candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
+    if budget > 0 and budget < len(candidates):
+        top = np.argpartition(-priorities, budget - 1)[:budget]
+        candidates = np.sort(top)  # index order for ties, as without a budget
+    return candidates[np.argsort(-priorities[candidates], kind="stable")]
+
+
+#: The aux blob where incremental crawls keep the start times of the last few (JSON).
+RUNS_AUX = "recrawl/runs"
+
+
+_RUNS_KEPT = 5
+
+
+def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
+    """The time between incremental crawls into ``index``: the median of the gaps between the
+    last few crawls' start times and ``now`` (one crawl restarted at once does not make it
+    short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
+    raw = index.get_aux(RUNS_AUX)
+    try:
+        starts = [float(t) for t in json.loads(raw)["starts"]] if raw else []
+    except (ValueError, TypeError, KeyError):
+        starts = []  # unreadable: as if there were no crawl before
+    starts = [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
+    if record:
+        index.put_aux(RUNS_AUX, json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode())
+    if not starts:
+        return None
+    times = [*starts, now]
+    return float(statistics.median(b - a for a, b in itertools.pairwise(times)))
+
+
+def iso(t: float | None) -> str | None:
+    """Unix seconds as an ISO 8601 UTC time to the second (``None`` stays ``None``)."""
+    if t is None:
+        return None
+    return datetime.fromtimestamp(t, timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
