@@ -1,5 +1,8 @@
 """Near-duplicate removal over a JSON lines corpus (the ``dedup`` subcommand).
 
+(Just over 600 lines: one command, its decision loop over kept lines and the process pool that
+feeds it in input order.)
+
 Lines are fingerprinted in a process pool (chunks of lines, at most a few chunks in flight, so
 memory stays bounded whatever the file size) and decided in input order (:class:`KeptLines`). A
 line's text is built as the item pipeline builds an item's (``SIMHASH_ITEM_FIELDS``: a ``title``

@@ -1,0 +1,479 @@
+"""The Redis store's server side: its key layout (shards, bucket bits) and the Lua scripts that run
+each of its operations atomically on the server (:mod:`scrapy_simhash.store.redisstore` registers
+them)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from scrapy_simhash.store.base import TableLayout
+
+
+#: Shards of the key and record hashes (part of the format: every process must agree).
+SHARDS = 1024
+
+
+#: Bits of a table key that name its bucket (part of the format).
+BUCKET_BITS = 16
+
+
+# Operations that need no layout: open, create and replace the metadata, destroy. KEYS[1] = P meta.
+_ADMIN_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local op = ARGV[1]
+if op == 'open' then
+  local t = redis.call('TYPE', P .. 'meta')['ok']
+  local meta = false
+  if t == 'string' then meta = redis.call('GET', P .. 'meta') end
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
+  return {t, meta, others}
+elseif op == 'cmeta' then
+  redis.call('SET', P .. 'meta', ARGV[2], 'NX')
+  redis.call('SET', P .. 'id', ARGV[3], 'NX')
+  return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id'), redis.call('GET', P .. 'w') or '0'}
+elseif op == 'wmeta' then
+  if redis.call('GET', P .. 'id') ~= ARGV[3] then return redis.error_reply('SIMHASH_LOST') end
+  redis.call('SET', P .. 'meta', ARGV[2])
+  return 1
+elseif op == 'destroy' then  -- only the keys an index owns: its names, each of the type it writes there
+  if redis.call('TYPE', P .. 'meta')['ok'] ~= 'string' then return 0 end
+  local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
+  if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
+  local names = {meta = 'string', id = 'string', n = 'string', w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}
+  local blocks, k = tonumber(meta['blocks']) or 0, tonumber(meta['max_distance']) or 0
+  local tables = 1  -- comb(blocks, k): the tables of its layout
+  for i = 1, k do tables = tables * (blocks - k + i) / i end
+  for t = 0, math.min(tables, 100) - 1 do names[string.format('t%02d', t)] = 'hash' end
+  for s = 0, tonumber(ARGV[2]) - 1 do
+    names['k' .. s] = 'hash'
+    names['r' .. s] = 'hash'
+  end
+  local n = 0
+  for name, want in pairs(names) do
+    if redis.call('TYPE', P .. name)['ok'] == want then n = n + redis.call('DEL', P .. name) end
+  end
+  return n
+end
+return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+"""
+
+
+# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
+# (seen: the highest write count this client was answered), ARGV[3] = ``<expiry ms>:<lock
+# token>:<n>:<m>`` followed by n keys to lock before the op runs and m keys whose locks the token
+# must hold, released after the op (the op writes their records), or '' (all taken out of ARGV
+# here), then the op's arguments. Replies ``{write count, the op's reply}``, or ``{write count, 0,
+# 1}`` without running the op when another token holds one of the n keys. Filled in per layout: VW
+# (value width), T (tables), SEGS (per table, the {shift, width} of each run of blocks), BB (bucket bits).
+_MAIN_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local op = ARGV[1]
+local byte, sub, find = string.byte, string.sub, string.find
+local lockspec, locks, frees = table.remove(ARGV, 3), {}, {}
+local colon = find(ARGV[2], ':', 1, true)
+if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
+local W = P .. 'w'
+local writes = tonumber(redis.call('GET', W) or '0')
+if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
+  return redis.error_reply('SIMHASH_ROLLBACK ' .. writes .. ' < ' .. sub(ARGV[2], 1, colon - 1))
+end
+if lockspec ~= '' then  -- all of the n keys' locks, or none and no op; the m keys' still the token's
+  local a = find(lockspec, ':', 1, true)
+  local b = find(lockspec, ':', a + 1, true)
+  local c = find(lockspec, ':', b + 1, true)
+  local ttl, tok = sub(lockspec, 1, a - 1), sub(lockspec, a + 1, b - 1)
+  for i = 1, tonumber(sub(lockspec, b + 1, c - 1)) do locks[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i = 1, tonumber(sub(lockspec, c + 1)) do frees[i] = P .. 'L' .. table.remove(ARGV, 3) end
+  for i, lk in ipairs(locks) do
+    local cur = redis.call('GET', lk)  -- the token's own already (a retried call): kept
+    if cur ~= tok then
+      if cur then
+        for j = 1, i - 1 do redis.call('DEL', locks[j]) end
+        return {writes, 0, 1}
+      end
+      redis.call('SET', lk, tok, 'PX', ttl)
+    end
+  end
+  for _, lk in ipairs(frees) do
+    if redis.call('GET', lk) ~= tok then return redis.error_reply('SIMHASH_EXPIRED ' .. sub(lk, #P + 2)) end
+  end
+end
+local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
+local SEGS = %(segs)s
+local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
+local TN = {}
+for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
+local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
+local SEP = '\255'
+
+-- Before the first write: every key a write may touch holds its type or nothing (a script that
+-- fails half-way is not rolled back), so that a foreign key fails the call before it writes.
+local function need(name, want)
+  local t = redis.call('TYPE', name)['ok']
+  if t ~= want and t ~= 'none' then
+    error({err = 'SIMHASH_FOREIGN the key ' .. name .. ' holds a ' .. t .. ', not a ' .. want})
+  end
+end
+local function need_shards(kind, step)  -- the shard hashes of the (key, shard, ...) from ARGV[3]
+  for i = 3, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+end
+-- What each writing op may write besides W (whose count the call checked first): fingerprints
+-- (the tables, fps, the count of keys, the key shards), records (due, the record shards), aux.
+local function need_fps(step)
+  need(FPS, 'hash'); need(NKEY, 'string')
+  for t = 1, T do need(TN[t], 'hash') end
+  local n = redis.call('GET', NKEY)
+  if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+  need_shards('k', step)
+end
+local function need_records(step) need(DUE, 'zset'); need_shards('r', step) end
+local function writing()  -- checks what a writing op may write (false: the op only reads)
+  if op == 'cadd' then need_fps(#ARGV)
+  elseif op == 'put' then need_fps(3 + T)
+  elseif op == 'remove' then need_fps(2)
+  elseif op == 'undo_fp' then need_fps(4)
+  elseif op == 'rput' then need_records(4)
+  elseif op == 'rdel' then need_records(2)
+  elseif op == 'undo_rec' then need_records(5)
+  elseif op == 'aput' then need(AUX, 'hash')
+  else return false end
+  return true
+end
+
+local BITS8
+local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
+  if not BITS8 then
+    BITS8 = {}
+    for v = 0, 255 do
+      local s = {}
+      for j = 7, 0, -1 do s[#s + 1] = (math.floor(v / 2 ^ j) %% 2 == 1) and '1' or '0' end
+      BITS8[v] = table.concat(s)
+    end
+  end
+  local parts = {}
+  for i = 1, VW do parts[i] = BITS8[byte(fp, i)] end
+  local b = table.concat(parts)
+  local out = {}
+  for t = 1, T do
+    local key = {}
+    for _, seg in ipairs(SEGS[t]) do key[#key + 1] = sub(b, NB - seg[1] - seg[2] + 1, NB - seg[1]) end
+    local v = tonumber(sub(table.concat(key), 1, BB), 2)
+    out[t] = string.char(math.floor(v / 256), v %% 256)
+  end
+  return out
+end
+
+local function pc32(x)
+  x = x - band(rshift(x, 1), 0x55555555)
+  x = band(x, 0x33333333) + band(rshift(x, 2), 0x33333333)
+  x = band(x + rshift(x, 4), 0x0F0F0F0F)
+  x = x + rshift(x, 8)
+  x = x + rshift(x, 16)
+  return band(x, 0x3F)
+end
+
+local function words(s, p)
+  local w = {}
+  for i = 0, VW / 4 - 1 do
+    local a, b, c, d = byte(s, p + 4 * i, p + 4 * i + 3)
+    w[i + 1] = ((a * 256 + b) * 256 + c) * 256 + d
+  end
+  return w
+end
+
+-- The first n candidates packed in raw at a distance lo < d <= hi of fp, each once: found[f] = d, in order
+local function scan(raw, n, fp, lo, hi, found, order)
+  local q = words(fp, 1)
+  local nw = VW / 4
+  for c = 0, n - 1 do
+    local p = c * VW + 1
+    local d = 0
+    for w = 0, nw - 1 do
+      local a, b, cc, e = byte(raw, p + 4 * w, p + 4 * w + 3)
+      d = d + pc32(bxor(((a * 256 + b) * 256 + cc) * 256 + e, q[w + 1]))
+      if d > hi then break end
+    end
+    if d > lo and d <= hi then
+      local f = sub(raw, p, p + VW - 1)
+      if not found[f] then found[f] = d; order[#order + 1] = f end
+    end
+  end
+end
+
+local function with_keys(found, order, out)  -- appends fp, dist, keys of each found fp to out
+  for _, f in ipairs(order) do
+    out[#out + 1] = f
+    out[#out + 1] = found[f]
+    out[#out + 1] = redis.call('HGET', FPS, f) or ''
+  end
+  return out
+end
+
+-- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
+local function probe(fp, k, limit, i)
+  local parts = {}
+  for t = 1, T do
+    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
+    if blob then parts[#parts + 1] = blob end
+  end
+  local raw = table.concat(parts)
+  local total = #raw / VW
+  local n = total
+  local found, order = {}, {}
+  if limit > 0 and limit < total then
+    n = limit
+    if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
+  end
+  scan(raw, n, fp, -1, k, found, order)
+  return with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+end
+
+-- The wide tier's candidates: fp's buckets (ARGV from i: T of them) and the (table, bucket) pairs
+-- after wide (ARGV[i + T]) up to the end of ARGV, at most limit verified; those at k < d <= wide:
+-- {fp, dist, keys, ...}
+local function wide_probe(fp, k, wide, limit, i)
+  local parts = {}
+  for t = 1, T do
+    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
+    if blob then parts[#parts + 1] = blob end
+  end
+  for j = i + T + 1, #ARGV, 2 do
+    local blob = redis.call('HGET', TN[tonumber(ARGV[j])], ARGV[j + 1])
+    if blob then parts[#parts + 1] = blob end
+  end
+  local raw = table.concat(parts)
+  local n = #raw / VW
+  if limit > 0 and limit < n then n = limit end
+  local found, order = {}, {}
+  scan(raw, n, fp, k, wide, found, order)
+  return with_keys(found, order, {})
+end
+
+local function bucket_add(t, bid, fp)
+  local cur = redis.call('HGET', TN[t], bid)
+  redis.call('HSET', TN[t], bid, (cur or '') .. fp)
+end
+
+local function bucket_remove(t, bid, fp)
+  local cur = redis.call('HGET', TN[t], bid)
+  if not cur then return end
+  local i = 1
+  while true do
+    local s = find(cur, fp, i, true)
+    if not s then return end
+    if (s - 1) %% VW == 0 then
+      local rest = sub(cur, 1, s - 1) .. sub(cur, s + VW)
+      if rest == '' then redis.call('HDEL', TN[t], bid) else redis.call('HSET', TN[t], bid, rest) end
+      return
+    end
+    i = s + 1
+  end
+end
+
+local function unfile(key, fp)  -- key no longer has fp
+  local ks = redis.call('HGET', FPS, fp)
+  if not ks or ks == key then
+    redis.call('HDEL', FPS, fp)
+    local bids = buckets(fp)
+    for t = 1, T do bucket_remove(t, bids[t], fp) end
+    return
+  end
+  local keep, i = {}, 1
+  while true do
+    local s = find(ks, SEP, i, true)
+    local one = sub(ks, i, (s or 0) - 1)
+    if one ~= key then keep[#keep + 1] = one end
+    if not s then break end
+    i = s + 1
+  end
+  redis.call('HSET', FPS, fp, table.concat(keep, SEP))
+end
+
+-- key (in shard) gets fp (bucket ids in ARGV from i, or computed when i is nil); returns its old fp
+local function add(key, shard, fp, i)
+  local kh = P .. 'k' .. shard
+  local old = redis.call('HGET', kh, key)
+  if old == fp then return old end
+  if old then unfile(key, old) else redis.call('INCR', NKEY) end
+  redis.call('HSET', kh, key, fp)
+  local ks = redis.call('HGET', FPS, fp)
+  if ks then
+    redis.call('HSET', FPS, fp, ks .. SEP .. key)
+  else
+    redis.call('HSET', FPS, fp, key)
+    local bids = i and {unpack(ARGV, i, i + T - 1)} or buckets(fp)
+    for t = 1, T do bucket_add(t, bids[t], fp) end
+  end
+  return old
+end
+
+local function remove(key, shard)  -- returns the key's old fp (or false)
+  local kh = P .. 'k' .. shard
+  local old = redis.call('HGET', kh, key)
+  if not old then return false end
+  redis.call('HDEL', kh, key)
+  redis.call('DECR', NKEY)
+  unfile(key, old)
+  return old
+end
+
+local function set_record(key, shard, value, due)  -- value, due: false to delete
+  local rh = P .. 'r' .. shard
+  if value then redis.call('HSET', rh, key, value) else redis.call('HDEL', rh, key) end
+  if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
+end
+
+local function get_record(key, shard)  -- {value or false, due or false}
+  local v = redis.call('HGET', P .. 'r' .. shard, key)
+  if not v then return {false, false} end
+  return {v, redis.call('ZSCORE', DUE, key) or false}
+end
+
+local function arg(v) if v == '' then return false end return v end
+
+local function run()
+  if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
+    local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
+    local k, limit, wide = tonumber(ARGV[6]), tonumber(ARGV[7]), tonumber(ARGV[8 + T])
+    local res = probe(fp, k, limit, 8)
+    local dup = false
+    for j = 5, #res, 3 do
+      if res[j] ~= '' and res[j] ~= key then dup = true end
+    end
+    local old
+    local wres = {}
+    if dup then
+      old = remove(key, shard)
+    else
+      if wide > k then wres = wide_probe(fp, k, wide, limit, 8) end
+      old = add(key, shard, fp, 8)
+    end
+    return {old or '', res, wres}
+  elseif op == 'near' then  -- fp, k, limit, buckets
+    return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
+  elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 3 + T do out[#out + 1] = add(ARGV[i], ARGV[i + 1], ARGV[i + 2], i + 3) or '' end
+    return out
+  elseif op == 'remove' then  -- (key, shard)*: old fps
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = remove(ARGV[i], ARGV[i + 1]) or '' end
+    return out
+  elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
+    for i = 3, #ARGV, 4 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
+        local before = arg(ARGV[i + 3])
+        if before then add(key, shard, before, nil) else remove(key, shard) end
+      end
+    end
+    return 1
+  elseif op == 'get' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'count' then
+    return tonumber(redis.call('GET', NKEY) or '0')
+  elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
+    local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+    local out, n = {}, 0
+    local first = s
+    while s < %(shards)d and (s == first or n < limit) do
+      local all = redis.call('HGETALL', P .. kind .. s)
+      if #all > 0 then
+        out[#out + 1] = s
+        out[#out + 1] = all
+        if s ~= first then n = n + #all / 2 end
+      end
+      s = s + 1
+    end
+    return out
+  elseif op == 'rget' then  -- (key, shard)*
+    local out = {}
+    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
+    return out
+  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 4 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+    end
+    return out
+  elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+    local out = {}
+    for i = 3, #ARGV, 2 do
+      out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
+      set_record(ARGV[i], ARGV[i + 1], false, false)
+    end
+    return out
+  elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
+    for i = 3, #ARGV, 5 do
+      local key, shard = ARGV[i], ARGV[i + 1]
+      if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
+        set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+      end
+    end
+    return 1
+  elseif op == 'due' then  -- before (ms), limit
+    return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
+  elseif op == 'aget' then
+    local out = {}
+    for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
+    return out
+  elseif op == 'aput' then  -- (name, flag, value)*, flag '1': set, '0': delete; old values
+    local out = {}
+    for i = 3, #ARGV, 3 do
+      local old = redis.call('HGET', AUX, ARGV[i])
+      out[#out + 1] = old and {old} or {}
+      if ARGV[i + 1] == '1' then redis.call('HSET', AUX, ARGV[i], ARGV[i + 2]) else redis.call('HDEL', AUX, ARGV[i]) end
+    end
+    return out
+  elseif op == 'unlock' then  -- token, keys: how many of the keys' locks the token still held
+    local n = 0
+    for i = 4, #ARGV do
+      local lk = P .. 'L' .. ARGV[i]
+      if redis.call('GET', lk) == ARGV[3] then n = n + redis.call('DEL', lk) end
+    end
+    return n
+  elseif op == 'stats' then
+    local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
+                 'dues', redis.call('ZCARD', DUE)}
+    local used = 0
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', W, FPS, DUE, AUX}) do
+      used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
+    end
+    local tables = 0
+    for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
+    local keys, records = 0, 0
+    for s = 0, %(shards)d - 1 do
+      keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
+      records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
+    end
+    local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
+    for _, v in ipairs({'tables_bytes', tables, 'fps_bytes', fpsb, 'keys_bytes', keys, 'records_bytes', records,
+                        'redis_bytes', used + tables + keys + records}) do out[#out + 1] = v end
+    return out
+  end
+  return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+end
+
+local writes_op = writing()
+local res = run()
+if type(res) == 'table' and res['err'] then return res end
+if writes_op then writes = redis.call('INCR', W) end
+for _, lk in ipairs(frees) do redis.call('DEL', lk) end
+return {writes, res}
+"""
+
+
+def _main_lua(layout: TableLayout) -> str:
+    segs = "{" + ", ".join("{" + ", ".join(f"{{{s}, {w}}}" for s, _, w in segs) + "}" for segs in layout.segments) + "}"
+    return _MAIN_LUA % {
+        "vw": layout.value_width,
+        "tables": len(layout.tables),
+        "bucket_bits": BUCKET_BITS,
+        "bits": layout.bits,
+        "segs": segs,
+        "shards": SHARDS,
+    }
