@@ -8,7 +8,7 @@ from pathlib import Path
 # The package is documented from this checkout, not from an installed copy.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import scrapy_simhash  # noqa: E402
+import scrapy_simhash
 
 project = "scrapy-simhash"
 author = "the scrapy-simhash authors"

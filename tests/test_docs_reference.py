@@ -15,8 +15,6 @@ from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
 
-import pytest
-
 import scrapy_simhash
 from scrapy_simhash import Fingerprinter, SimhashIndex, defaults
 
@@ -117,7 +115,7 @@ def _template(node: ast.AST) -> str | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
     if isinstance(node, ast.JoinedStr):
-        return "".join(part.value if isinstance(part, ast.Constant) else "{}" for part in node.values)
+        return "".join(str(part.value) if isinstance(part, ast.Constant) else "{}" for part in node.values)
     return None
 
 
