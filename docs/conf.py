@@ -20,4 +20,6 @@ exclude_patterns = ["_build"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "description"
 html_theme = "alabaster"
-html_theme_options = {"description": "Content-aware Scrapy crawls", "fixed_sidebar": True}
+html_theme_options = {"description": "Content-aware Scrapy crawls", "fixed_sidebar": True, "page_width": "1200px"}
+html_static_path = ["_static"]
+html_css_files = ["custom.css"]
