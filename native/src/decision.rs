@@ -607,3 +607,101 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(unpack_record, m)?)?;
     Ok(())
 }
+
+/// The rounding and the codec's reader against the Python reference: the expected values were
+/// computed once with CPython (`round(x, 3)`, `round(x, 4)`, `float(f"{x:.6g}")`, and
+/// `PageRecord.to_bytes()` on the Python path of records built there) and pasted here.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rounding_is_cpythons() {
+        // (x, round(x, 3), round(x, 4), float(f"{x:.6g}")); round(x, 4) None: x * 10**4 is past
+        // exact arithmetic here (Python's round(1e12 + 0.0005, 4) is 1000000000000.0005)
+        let cases: [(f64, f64, Option<f64>, f64); 10] = [
+            (0.0005, 0.001, Some(0.0005), 0.0005),
+            (0.0015, 0.002, Some(0.0015), 0.0015),
+            (1.0005, 1.0, Some(1.0005), 1.0005),
+            (2.675, 2.675, Some(2.675), 2.675),
+            (-0.0005, -0.001, Some(-0.0005), -0.0005),
+            (123456.7895, 123456.789, Some(123456.7895), 123457.0),
+            (1e-300, 0.0, Some(0.0), 1e-300),
+            (5e-324, 0.0, Some(0.0), 5e-324),
+            (0.1 + 0.2, 0.3, Some(0.3), 0.3),
+            (1e12 + 0.0005, 1e12, None, 1e12),
+        ];
+        for (x, r3, r4, g6) in cases {
+            assert_eq!(
+                round_decimal(x, 3).map(f64::to_bits),
+                Some(r3.to_bits()),
+                "round({x}, 3)"
+            );
+            assert_eq!(
+                round_decimal(x, 4).map(f64::to_bits),
+                r4.map(f64::to_bits),
+                "round({x}, 4)"
+            );
+            assert_eq!(significant6(x).map(f64::to_bits), Some(g6.to_bits()), "{x}:.6g");
+        }
+        // Past exact arithmetic, or not finite: no answer (the Python code runs).
+        for x in [f64::NAN, f64::INFINITY, 4.0e12, -1e300] {
+            assert_eq!(round_decimal(x, 3), None, "{x}");
+        }
+        assert_eq!(round_decimal(-0.0, 3).map(f64::to_bits), Some((-0.0f64).to_bits()));
+        assert_eq!(significant6(f64::NAN), None);
+    }
+
+    fn hex(s: &str) -> Vec<u8> {
+        (0..s.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn unpack_reads_pythons_records() {
+        // PageRecord(first_seen=1.5, last_fetched=2.25, last_changed=2.0, fetch_count=3,
+        // change_count=1, history=((0x0123456789abcdef, None), (42, 7)), duplicate_of="https://a/é",
+        // etag='"x"', gone=True, visible_key=99).to_bytes()
+        let raw = hex(
+            "028b080200000000000000f83f00000000000002400000000000000040030000000000000001000000000000000123456789\
+             abcdef000000000000002affffffff070000000c00000068747470733a2f2f612fc3a9030000002278226300000000000000",
+        );
+        let u = unpack_fields(&raw).expect("a format 2 record");
+        assert_eq!(u.times, [1.5, 2.25, 2.0]);
+        assert_eq!(u.counts, [3, 1]);
+        assert_eq!(u.fps, [0x0123456789abcdef, 42]);
+        assert_eq!(u.distances, [-1, 7]);
+        assert_eq!(u.texts, [Some("https://a/é"), Some("\"x\""), None, None]);
+        assert!(u.gone && u.next_due.is_none() && u.schedule.is_none());
+        assert_eq!(u.visible, Some(99));
+        // A byte more, a byte less, another width: no record.
+        assert!(unpack_fields(&[&raw[..], &[0]].concat()).is_none());
+        assert!(unpack_fields(&raw[..raw.len() - 1]).is_none());
+        let mut wide = raw.clone();
+        wide[2] = 16;
+        assert!(unpack_fields(&wide).is_none());
+        assert!(unpack_fields(&raw[..1]).is_none());
+    }
+
+    #[test]
+    fn unpack_reads_a_schedule() {
+        // a record with history ((5, None),), next_due=3610.0 and the schedule of
+        // ScheduleState(last_fetch=10.0, last_change=5.0, interval=3600.0, next_due=3610.0,
+        // rate=0.5, size=2.0, fetches=4, changes=2, recent=((1.0, 2.0),), old_changes=0.25,
+        // old_changed_secs=7.0, old_unchanged_secs=8.0, probe=0.0)
+        let raw = hex(
+            "0244080100000000000000f03f000000000000f03f000000000000f03f010000000000000000000000000000000000000000\
+             000005ffffffff000000000034ac4000000000000024400000000000001440000000000020ac40000000000034ac40000000\
+             000000e03f000000000000004004000000000000000200000000000000000000000000d03f0000000000001c400000000000\
+             00204000000000000000000100000000000000f03f0000000000000040",
+        );
+        let u = unpack_fields(&raw).expect("a format 2 record");
+        assert_eq!(u.next_due, Some(3610.0));
+        let (floats, ints, recent) = u.schedule.expect("a schedule");
+        assert_eq!(floats, [10.0, 5.0, 3600.0, 3610.0, 0.5, 2.0, 0.25, 7.0, 8.0, 0.0]);
+        assert_eq!(ints, [4, 2]);
+        assert_eq!(recent, [1.0, 2.0]);
+    }
+}

@@ -1027,3 +1027,41 @@ impl HtmlWalker {
         }
     }
 }
+
+/// The pure text functions of the walk against the Python reference: the expected values were
+/// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
+/// text) and `extract._CJK_SPACE_RE.sub("", text)` and pasted here. The walk itself reads lxml's
+/// tree: `tests/test_native_html.py` compares it with the Python walk.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_is_pythons() {
+        let cases: [(&str, Option<usize>); 6] = [
+            ("hello", Some(5)),
+            ("中文 测试，好", Some(19)),
+            ("中 文 ， 好", Some(15)),
+            ("a — b 中 文", Some(13)),
+            ("\u{ff21}1", None), // full-width: NFKC folds it, Python's tables
+            ("", Some(0)),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(weight(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn spaces_between_cjk_characters_go() {
+        let cases = [
+            ("hello", "hello"),
+            ("中文 测试，好", "中文测试，好"),
+            ("中 文 ， 好", "中文，好"),
+            ("a — b 中 文", "a — b 中文"),
+            (" 中 ", " 中 "), // at either end: kept
+        ];
+        for (text, expected) in cases {
+            assert_eq!(drop_cjk_spaces(text), expected, "{text:?}");
+        }
+    }
+}
