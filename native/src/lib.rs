@@ -19,7 +19,6 @@ use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::BufReader;
 
-mod decision;
 mod flat;
 mod html;
 
@@ -537,7 +536,6 @@ fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_class::<html::HtmlWalker>()?;
     m.add_class::<flat::FlatText>()?;
-    decision::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
