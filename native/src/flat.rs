@@ -471,12 +471,6 @@ impl FlatText {
         })
     }
 
-    /// `extract._unescape(text)`.
-    #[pyo3(name = "unescape")]
-    fn py_unescape(&self, text: &str) -> String {
-        self.unescape(text).into_owned()
-    }
-
     /// `templates.line_key` of each line of `text` (already normalised), split at "\n".
     fn line_keys(&self, py: Python<'_>, text: &str) -> Vec<u64> {
         py.detach(|| {

@@ -820,55 +820,8 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
     Ok(parts)
 }
 
-#[pymethods]
+/// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
-    #[new]
-    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
-    fn new(
-        element_type: Py<PyAny>,
-        space_ranges: Vec<(u32, u32)>,
-        block: Vec<String>,
-        invisible: Vec<String>,
-        chrome_tags: Vec<String>,
-        wrapper_paragraphs: usize,
-        negative: Py<PyAny>,
-        meta_class: Py<PyAny>,
-        display_none: Py<PyAny>,
-        punct: String,
-        sentence_end: String,
-        ellipses: Vec<String>,
-        digit_ranges: Vec<(u32, u32)>,
-        meta_keywords: Vec<String>,
-        meta_han_keywords: Vec<String>,
-        boilerplate_any: Py<PyAny>,
-        boilerplate_start: Py<PyAny>,
-        meta_text: Py<PyAny>,
-    ) -> PyResult<Self> {
-        Ok(HtmlWalker {
-            element_type,
-            space: CharSet::from_ranges(&space_ranges)?,
-            block: tag_set(block),
-            invisible: tag_set(invisible),
-            chrome_tags: tag_set(chrome_tags),
-            wrapper_paragraphs,
-            negative,
-            meta_class,
-            display_none,
-            negative_memo: Mutex::new(Memo::new()),
-            meta_memo: Mutex::new(Memo::new()),
-            style_memo: Mutex::new(Memo::new()),
-            punct: punct.chars().collect(),
-            sentence_end: sentence_end.chars().collect(),
-            ellipses,
-            digit: CharSet::from_ranges(&digit_ranges)?,
-            meta_keywords,
-            meta_han_keywords,
-            boilerplate_any,
-            boilerplate_start,
-            meta_text,
-        })
-    }
-
     /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
     fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
         let size = text.chars().count() as f64;
@@ -931,6 +884,56 @@ impl HtmlWalker {
             return Ok(false);
         }
         self.boilerplate_any.bind(py).call1((text,))?.is_truthy()
+    }
+}
+
+#[pymethods]
+impl HtmlWalker {
+    #[new]
+    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
+    fn new(
+        element_type: Py<PyAny>,
+        space_ranges: Vec<(u32, u32)>,
+        block: Vec<String>,
+        invisible: Vec<String>,
+        chrome_tags: Vec<String>,
+        wrapper_paragraphs: usize,
+        negative: Py<PyAny>,
+        meta_class: Py<PyAny>,
+        display_none: Py<PyAny>,
+        punct: String,
+        sentence_end: String,
+        ellipses: Vec<String>,
+        digit_ranges: Vec<(u32, u32)>,
+        meta_keywords: Vec<String>,
+        meta_han_keywords: Vec<String>,
+        boilerplate_any: Py<PyAny>,
+        boilerplate_start: Py<PyAny>,
+        meta_text: Py<PyAny>,
+    ) -> PyResult<Self> {
+        Ok(HtmlWalker {
+            element_type,
+            space: CharSet::from_ranges(&space_ranges)?,
+            block: tag_set(block),
+            invisible: tag_set(invisible),
+            chrome_tags: tag_set(chrome_tags),
+            wrapper_paragraphs,
+            negative,
+            meta_class,
+            display_none,
+            negative_memo: Mutex::new(Memo::new()),
+            meta_memo: Mutex::new(Memo::new()),
+            style_memo: Mutex::new(Memo::new()),
+            punct: punct.chars().collect(),
+            sentence_end: sentence_end.chars().collect(),
+            ellipses,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            meta_keywords,
+            meta_han_keywords,
+            boilerplate_any,
+            boilerplate_start,
+            meta_text,
+        })
     }
 
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
