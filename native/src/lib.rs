@@ -4,7 +4,8 @@
 //!
 //! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
 //! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
-//! check it. Everything that depends on
+//! check it, and each module's unit tests (`cargo test`) check its steps against values of the
+//! Python path. The Python surface is typed in `scrapy_simhash_native.pyi`. Everything that depends on
 //! the Unicode tables of the running Python is handed in by the caller, so that the two paths
 //! agree whatever the Unicode versions of Rust and Python:
 //!
@@ -603,6 +604,7 @@ pub(crate) mod tests {
             ("", &[]),
             ("  \n\t ", &[]),
             ("'' - 's", &["s"]),
+            ("a\u{1f600}b 12\u{1f600}", &["a", "b", "<num>"]), // outside every class: a boundary
         ];
         for (text, expected) in cases {
             assert_eq!(tokens(text), *expected, "{text:?}");
