@@ -18,7 +18,9 @@ runs. Printed per corpus, in microseconds of CPU (medians over the pages):
   title, the record codec) the share is what it saves a crawl; the others run only in some cases
   (said in their line), and the share is what they save on a page where they run.
 
-The decision's functions (``native/src/decision.rs``, where the native core has them) are switched
+The decision's functions (the record codec and CPython's rounding, ``native/src/decision.rs``,
+since removed for what this measured: their rows stay empty unless the installed native core is a
+build that has them, such as one of the commit before "native: remove decision.rs") are switched
 off for the Python path the way a process without them runs (``recrawl._NATIVE`` and
 ``schedule._NATIVE`` set to ``None``), and measured in ``observe`` itself (``decision.rs in
 observe``: passes with and without them by turns) and alone (``to_bytes``/``from_bytes`` of the
