@@ -21,9 +21,10 @@ module                            native counterpart                from
                                   title's parts                     (``HtmlWalker``)
 ``text.extract``,                 the regular-expression fallback,  :func:`flat_text`
 ``text.templates``                the template line keys            (``FlatText``)
-the per-URL record                its codec                         :func:`record_codec`
-``schedule``                      the schedule's numbers and state  :func:`schedule_codec`
 ================================  ================================  ===============================
+
+The record codec and the schedule's numbers are Python only: natively they saved under 1% of a
+page (``native/``'s measurements), not worth a second implementation to keep identical.
 
 This module imports no other module of the package (but ``_version``): what a counterpart needs
 (the tables of the running Python's ``re`` and ``html``, a module's constants, the predicates the
@@ -51,24 +52,12 @@ logger = logging.getLogger(__name__)
 #: The weightings the core computes (``Fingerprinter(weighting=...)``).
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
 #: What the package calls in the core: a build without one of them is not used.
-API = ("Core", "HtmlWalker", "FlatText", "pack_record", "unpack_record", "schedule_numbers", "schedule_state")
-#: The fields of the per-URL record that ``pack_record`` / ``unpack_record`` know, in order
-#: (``native/src/decision.rs``); ``novelty`` is framed around their bytes.
-RECORD_FIELDS = (
-    "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
-    "last_modified gone moved_to sketch visible_key novelty"
-).split()
+API = ("Core", "HtmlWalker", "FlatText")
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
     "(needs a Rust toolchain), or pass native=False / set SIMHASH_NATIVE = False"
 )
-
-#: The fields of the recrawl schedule's state that ``schedule_numbers`` / ``schedule_state`` know.
-SCHEDULE_FIELDS = (
-    "last_fetch last_change interval next_due rate size fetches changes old_changes old_changed_secs "
-    "old_unchanged_secs probe recent"
-).split()
 
 _MODULE: Any = None
 _UNAVAILABLE: str | None = None
@@ -257,40 +246,3 @@ def flat_text(invisible: Iterable[str], block: Iterable[str]) -> Any:
     )
     ranges_done()
     return flat
-
-
-def record_codec(fields: Sequence[str]) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
-    """``(pack_record, unpack_record)`` for a record of ``fields``; ``None`` when the core is not
-    used. Raises ValueError when ``fields`` are not :data:`RECORD_FIELDS`: a record whose fields
-    changed must not fall back to Python unnoticed (change ``native/src/decision.rs`` and
-    :data:`RECORD_FIELDS` with it).
-
-    The codec does not follow ``native=False`` / ``SIMHASH_NATIVE = False``, on purpose: that
-    setting chooses how fingerprints are computed (a Fingerprinter's option), while the codec is the
-    store's record format, chosen once per process with no Fingerprinter at hand; its bytes are the
-    Python code's either way."""
-    if list(fields) != RECORD_FIELDS:
-        raise ValueError(
-            f"the record's fields {list(fields)} are not those the native codec packs ({RECORD_FIELDS}): "
-            "change native/src/decision.rs and _native.RECORD_FIELDS with them"
-        )
-    mod = module()
-    return None if mod is None else (mod.pack_record, mod.unpack_record)
-
-
-def schedule_codec(order: Sequence[str], fields: Iterable[str]) -> tuple[Callable[..., Any], Callable[..., Any]] | None:
-    """``(schedule_numbers, schedule_state)`` for a schedule state of ``fields`` whose numbers are
-    sent in ``order``; ``None`` when the core is not used. Raises ValueError when either is not
-    :data:`SCHEDULE_FIELDS`, as :func:`record_codec` does."""
-    if list(order) != SCHEDULE_FIELDS or sorted(fields) != sorted(SCHEDULE_FIELDS):
-        raise ValueError(
-            f"the schedule state's fields {sorted(fields)} in the order {list(order)} are not those the native "
-            f"code knows ({SCHEDULE_FIELDS}): change native/src/decision.rs and _native.SCHEDULE_FIELDS with them"
-        )
-    mod = module()
-    return None if mod is None else (mod.schedule_numbers, mod.schedule_state)
-
-
-def decision() -> Any:
-    """The module for the record codec of ``recrawl`` (until it takes :func:`record_codec`)."""
-    return module()

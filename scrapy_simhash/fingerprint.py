@@ -643,7 +643,8 @@ _ALL_SHORT = 1 << 62
 
 def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
     """The page's own text: its title, its fingerprinted text and its other content-like lines
-    (``doc.rest``) less those that are its site's learned template. The fingerprinted text keeps its
+    (``doc.rest``) less those that are its site's learned template; what it shows (its sketch's
+    text, what later pages are measured against): its title and whole visible text. The fingerprinted text keeps its
     recurring lines: on generated pages (sibling API pages, a page's translations and copies) they
     hold what tells the pages apart, and the template is learned from them too."""
     lines = [doc.title, *doc.text.split("\n")]
@@ -651,7 +652,7 @@ def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -
         rest = doc.rest.split("\n")
         template = templates.template_lines(url, rest) if templates is not None else set()
         lines += [line for line in rest if line not in template]
-    return OwnText(lines)
+    return OwnText(lines, shown=[doc.title, *doc.visible.split("\n")] if doc.visible else None)
 
 
 class _Lines(NamedTuple):

@@ -52,10 +52,13 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "OwnText", "normalize"]
+__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW", "OwnText", "normalize", "one_line"]
 
-#: Characters per gram (and twice that for the seam test, the double gram).
+#: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
 GRAM = 12
+#: Characters per window of the exact comparison: a character is in the kept page when a window of
+#: this many around it, within its line, is; runs of fewer uncovered characters add nothing.
+WINDOW = 12
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
 _SAMPLED, _TEXT = 2, 3
@@ -69,10 +72,14 @@ _SPACE = 1 << 32
 _HEX_RE = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])")
 #: A number: digits not right after a Latin letter or "_" (``u64``, ``h1``, ``x86_64`` are names).
 _DIGITS_RE = re.compile(r"(?<![a-z_0-9])\d+")
+#: White space next to a Han character or kana: Chinese and Japanese put no space between words, so
+#: a break there is layout (a table's cells, one per line on a page, run together in its text).
+_CJK_SPACE_RE = re.compile(r" (?=[\u2e80-\u9fff\uf900-\ufaff])|(?<=[\u2e80-\u9fff\uf900-\ufaff]) ")
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 _C2 = np.uint64(0xBF58476D1CE4E5B9)
 _C3 = np.uint64(0x94D049BB133111EB)
 _C1_GRAM = np.uint64(pow(0x9E3779B97F4A7C15, 8, 1 << 64))  # _C1 ** GRAM: shifts a gram's hash by a gram
+_NEWLINE = np.uint32(10)
 _S30, _S27, _S31, _S32, _S8 = (np.uint64(s) for s in (30, 27, 31, 32, 8))
 _BYTE = np.uint64(0xFF)
 _LOW16 = np.uint64(0xFFFF)
@@ -97,25 +104,42 @@ def _distinct(values: np.ndarray) -> np.ndarray:
 
 def normalize(text: str) -> str:
     """``text`` as its grams see it: NFKC, lower case, hexadecimal runs as ``#``, numbers as
-    ``0``, every run of white space as one space."""
+    ``0``, every run of white space in a line as one space (none next to a Han character or
+    kana), one line break between lines, no empty line."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = text.lower()
-    text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", text))
-    return " ".join(text.split())
+    text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", text.lower()))
+    text = "\n".join(filter(None, (" ".join(line.split()) for line in text.split("\n"))))
+    return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 
 class OwnText:
     """A page's own text, ready to be compared with kept pages' sketches and to give its own.
 
-    ``lines``: its content-like lines; ``template``: lines to leave out."""
+    ``lines``: its content-like lines; ``template``: lines to leave out. ``shown``: every line the
+    page shows (its title and whole visible text, chrome and template included), what its sketch
+    holds: a later page is measured against all that this one shows, since dropping it loses
+    nothing a reader of this one sees (a table, an embedded post, a caption that the content
+    region left out); ``None``: its own text."""
 
-    __slots__ = ("_h8", "_h16", "chars", "text")
+    __slots__ = ("_h8", "_h16", "_shown", "chars", "text")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
+    _shown: str | None
 
-    def __init__(self, lines: Iterable[str], template: set[str] | frozenset[str] = frozenset()) -> None:
-        self._of(normalize("\n".join(line for line in lines if line and line not in template)))
+    def __init__(
+        self,
+        lines: Iterable[str],
+        template: set[str] | frozenset[str] = frozenset(),
+        shown: Iterable[str] | None = None,
+    ) -> None:
+        lines = [line for line in lines if line and line not in template]
+        self._of(normalize("\n".join(lines)))
+        if shown is not None:  # the own text first, as it is (its grams all there), then the rest
+            mine = set(lines)
+            rest = normalize("\n".join(line for line in shown if line and line not in mine))
+            if rest:
+                self._shown = f"{self.text} {rest}" if self.text else rest
 
     @classmethod
     def _normalised(cls, text: str) -> OwnText:
@@ -128,6 +152,7 @@ class OwnText:
         self.text = norm
         self.chars = len(norm)
         self._h8 = self._h16 = None  # made when first compared (most pages never are)
+        self._shown = None
 
     def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each position's gram hash, and its double gram's (the text's end padded with zeros)."""
@@ -153,14 +178,16 @@ class OwnText:
         return h8, h16
 
     def sketch(self) -> bytes:
-        """The sketch kept in the page's record (see the module's docstring): 3 and the own text,
+        """The sketch kept in the page's record (see the module's docstring) of what the page shows
+        (``shown``, else its own text): 3 and that text,
         compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest gram hash it
         covers (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double
         gram's byte, in ascending order of the codes."""
-        packed = zlib.compress(self.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
+        shown = self if self._shown is None else OwnText._normalised(self._shown)
+        packed = zlib.compress(shown.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
         if len(packed) <= TEXT_BYTES:
             return _TEXT_BYTE + packed
-        h8, h16 = self._hashes()
+        h8, h16 = shown._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
         if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest gram hashes, whole groups only
@@ -183,9 +210,7 @@ class OwnText:
             text = _inflate(kept[1:])
             if text == self.text or self.text in text:
                 return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
-            h8, h16 = self._hashes()
-            o8, o16 = OwnText._normalised(text)._hashes()
-            return _seams_out(h8, o8, h16, o16)
+            return float(sum(map(len, self._uncovered(text, WINDOW))))
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
@@ -205,20 +230,48 @@ class OwnText:
         ``kept`` is a sample (its text is not known)."""
         if kept[:1] != _TEXT_BYTE:
             return None
-        h8, _ = self._hashes()
-        shared = _member(h8, OwnText._normalised(_inflate(kept[1:]))._hashes()[0])
-        covered = np.zeros(self.chars + GRAM, dtype=bool)
-        for shift in range(GRAM):
-            covered[shift : shift + len(shared)] |= shared
-        runs, start = [], None
-        for i, old in enumerate(covered[: self.chars].tolist() + [True]):
-            if not old and start is None:
-                start = i
-            elif old and start is not None:
-                if i - start >= least:
-                    runs.append(self.text[start:i])
-                start = None
-        return runs
+        return self._uncovered(_inflate(kept[1:]), least)
+
+    def _uncovered(self, kept: str, least: int) -> list[str]:
+        """The runs of this text, of ``least`` characters or more, that no :data:`WINDOW`-character
+        window of ``kept`` covers (windows within lines: a line shorter than that is never a run)."""
+        mine, own_ok = _windows(self.text)
+        theirs, _ = _windows(one_line(kept))  # however the kept page breaks its lines
+        matched = own_ok & _member(mine, theirs)
+        # A character is covered when one of the windows that hold it (those starting up to
+        # WINDOW - 1 characters before it) is matched.
+        ends = np.concatenate([[0], np.cumsum(matched)])
+        at = np.arange(self.chars)
+        last = np.minimum(at, len(matched) - 1) + 1
+        first = np.maximum(at - WINDOW + 1, 0)
+        covered = (ends[np.maximum(last, first)] - ends[first]) > 0
+        cps = np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        bare = ~covered & (cps != _NEWLINE)
+        edges = np.diff(bare.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+        starts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+        return [self.text[a:b] for a, b in zip(starts, stops) if b - a >= least]
+
+
+def one_line(text: str) -> str:
+    """A normalised text's lines as one (a space between them, none next to a Han character)."""
+    text = text.replace("\n", " ")
+    return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
+
+
+def _windows(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The hash of the :data:`WINDOW`-character window at each position of ``text`` (that has one),
+    and whether it lies within a line."""
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    n = len(cps) - WINDOW + 1
+    if n < 1:
+        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
+    wide = cps.astype(np.uint64)
+    poly = np.zeros(n, dtype=np.uint64)
+    for j in range(WINDOW):
+        poly *= _C1
+        poly += wide[j : j + n]
+    breaks = np.concatenate([[0], np.cumsum(cps == _NEWLINE)])
+    return _mix(poly), breaks[WINDOW:] == breaks[:n]
 
 
 def _seams_out(new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray) -> float:
@@ -247,6 +300,8 @@ def _inflate(data: bytes) -> str:
         raw = inflater.decompress(data, 4 * MAX_TEXT)
         if inflater.unconsumed_tail or not inflater.eof:
             raise ValueError("the own text is cut short or too long")
-        return raw.decode("utf-8", "surrogatepass")
+        text = raw.decode("utf-8", "surrogatepass")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(f"not a novelty sketch ({exc})") from exc
+    # A text kept before Han characters lost their spaces: as today's normalize gives it.
+    return text if text.isascii() else _CJK_SPACE_RE.sub("", text)

@@ -13,7 +13,6 @@ import functools
 import hashlib
 import json
 import math
-import operator
 import struct
 import time
 from collections.abc import Mapping
@@ -22,7 +21,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash import _native, defaults, shortcopy
+from scrapy_simhash import defaults, shortcopy
 from scrapy_simhash.schedule import (
     ScheduleColumns,
     ScheduleState,
@@ -212,14 +211,6 @@ class PageRecord:
         novelty = self.novelty
         if novelty is not None:
             return b"".join((_V4_BYTE, replace(self, novelty=None).to_bytes(), novelty, _LEN.pack(len(novelty))))
-        native = _NATIVE
-        if native is not None:
-            values = _VALUES(self)
-            schedule = values[8]
-            if schedule is None or type(schedule) is _Schedule:
-                raw = native.pack_record(values, None if schedule is None else schedule.numbers)
-                if raw is not None:
-                    return raw  # type: ignore[no-any-return]
         packed = self._pack()
         if packed is None:
             return self._to_json()
@@ -334,13 +325,6 @@ class PageRecord:
             record.__dict__["novelty"] = raw[end : len(raw) - _LEN.size]
             return record
         if raw[:1] in (_V2_BYTE, _V3_BYTE):
-            native = _NATIVE
-            if native is not None and type(raw) is bytes:
-                values = native.unpack_record(raw)
-                if values is not None:
-                    if values[8] is not None:
-                        values = (*values[:8], _Schedule(values[8]), *values[9:])
-                    return _record(cls, *values)
             try:
                 if raw[:1] == _V2_BYTE:
                     return cls._unpack(raw, len(raw), None)
@@ -447,15 +431,6 @@ class PageRecord:
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
-#: The fields that the native codec packs (``novelty`` is framed around its bytes: format 4).
-_VALUES = operator.attrgetter(*_FIELDS[:-1])
-#: The native record codec (``native/src/decision.rs``: the same bytes), or ``None``. It knows these
-#: fields: a field added to PageRecord turns it off until decision.rs learns it too.
-_NATIVE_FIELDS = (
-    "first_seen last_fetched last_changed fetch_count change_count history duplicate_of next_due schedule etag "
-    "last_modified gone moved_to sketch visible_key"
-)
-_NATIVE = _native.decision() if " ".join(_FIELDS) == _NATIVE_FIELDS + " novelty" else None
 
 
 def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
@@ -573,9 +548,6 @@ class _Schedule(Mapping[str, Any]):
 def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
     numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
-    numbers = state.native_numbers()
-    if numbers is not None:  # of format 2's types
-        return numbers[3], _Schedule(numbers)
     if set(map(len, state.recent)) <= _PAIR:
         numbers = state.numbers()
         flat = numbers[12]
@@ -1239,12 +1211,6 @@ def _state(record: PageRecord) -> ScheduleState | None:
     parts: tuple[Any, ...] | None = None
     if _DIRECT_STATE:
         if type(schedule) is _Schedule:
-            if _NATIVE is not None:
-                values = _NATIVE.schedule_state(schedule.numbers)
-                if values is not None:  # valid, and the state's fields as the code below makes them
-                    state = object.__new__(ScheduleState)
-                    state.__dict__.update(values)
-                    return state
             *head, old0, old1, old2, probe, flat = schedule.numbers
             parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
         else:

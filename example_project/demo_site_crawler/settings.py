@@ -14,7 +14,8 @@ SIMHASH_ITEM_FIELD = "simhash"  # optional: write the fingerprint, verdict and d
 # requests to known URLs that are not due and sends If-None-Match / If-Modified-Since.
 DOWNLOADER_MIDDLEWARES = {"scrapy_simhash.SimhashRecrawlMiddleware": 580}
 # The demo's clock: the real time, SIMHASH_DEMO_DAYS days ahead (environment), so that the steps
-# of the README can show crawls days apart at once (the crawls and `scrapy simhash site due` alike).
+# of docs/usage/incremental.rst can show crawls days apart at once (the crawls and `scrapy simhash
+# site due` alike).
 SIMHASH_CLOCK = "demo_site_crawler.clock.now"
 # The index lives in .scrapy/simhash/<spider name> (SIMHASH_DIR, through data_path): it is kept
 # between runs, so that the next crawl is incremental; SIMHASH_RESET = True starts from scratch.

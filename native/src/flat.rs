@@ -471,12 +471,6 @@ impl FlatText {
         })
     }
 
-    /// `extract._unescape(text)`.
-    #[pyo3(name = "unescape")]
-    fn py_unescape(&self, text: &str) -> String {
-        self.unescape(text).into_owned()
-    }
-
     /// `templates.line_key` of each line of `text` (already normalised), split at "\n".
     fn line_keys(&self, py: Python<'_>, text: &str) -> Vec<u64> {
         py.detach(|| {
@@ -485,5 +479,160 @@ impl FlatText {
                 .map(|line| line_key(&self.space, &self.digit, line, &mut buf))
                 .collect()
         })
+    }
+}
+
+/// Each pass against the Python reference: the expected values were computed once with
+/// `extract._flat_text`, `extract._TITLE_RE` + `extract._unescape` and `templates._key_of` on the
+/// same inputs and pasted here. The tables are the parts of Python's that the inputs use (the
+/// tag names are `extract`'s own lists).
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::{DIGIT, SPACE, WORD};
+
+    const INVISIBLE: &[&str] = &[
+        "script", "style", "noscript", "template", "svg", "math", "textarea", "select", "object", "iframe", "title",
+    ];
+    #[rustfmt::skip] // extract._BLOCK, sorted
+    const BLOCK: &[&str] = &[
+        "address", "article", "aside", "blockquote", "body", "br", "caption", "center", "dd", "details", "dir", "div",
+        "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+        "header", "hr", "html", "legend", "li", "main", "menu", "nav", "ol", "p", "pre", "section", "summary",
+        "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+    ];
+
+    fn flat() -> FlatText {
+        let names = |n: &[&str]| Names::new(n.iter().map(|s| s.to_string()).collect()).unwrap();
+        // `\w`: `[^\W\d_]`, digits and "_"
+        let mut word = WORD.to_vec();
+        word.extend([
+            (0x30, 0x3a),
+            (0x5f, 0x60),
+            (0x130, 0x132),
+            (0x17f, 0x180),
+            (0x212a, 0x212b),
+        ]);
+        // `(?i)(.)\1`'s pairs of different letters: the ASCII cases, and those `re` adds
+        let mut backrefs: FxHashSet<(char, char)> = ('a'..='z')
+            .flat_map(|c| [(c, c.to_ascii_uppercase()), (c.to_ascii_uppercase(), c)])
+            .collect();
+        for (a, b) in [('I', '\u{130}'), ('i', '\u{130}'), ('K', '\u{212a}'), ('k', '\u{212a}')] {
+            backrefs.extend([(a, b), (b, a)]);
+        }
+        let entities = [
+            ("amp;", "&"),
+            ("amp", "&"),
+            ("lt;", "<"),
+            ("gt;", ">"),
+            ("nbsp;", "\u{a0}"),
+            ("copy;", "\u{a9}"),
+            ("not", "\u{ac}"),
+        ];
+        FlatText {
+            word: CharSet::from_ranges(&word).unwrap(),
+            space: CharSet::from_ranges(SPACE).unwrap(),
+            digit: CharSet::from_ranges(DIGIT).unwrap(),
+            // re's case folds to ASCII letters: dotted I, dotless i, long s, Kelvin sign
+            folds: [
+                ('\u{130}', b'i'),
+                ('\u{131}', b'i'),
+                ('\u{17f}', b's'),
+                ('\u{212a}', b'k'),
+            ]
+            .into_iter()
+            .collect(),
+            backrefs,
+            invisible: names(INVISIBLE),
+            block: names(BLOCK),
+            entities: entities.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+            invalid_charrefs: [(0, "\u{fffd}"), (0x80, "\u{20ac}")]
+                .into_iter()
+                .map(|(k, v)| (k, v.to_string()))
+                .collect(),
+            invalid_codepoints: [0x1, 0xb].into_iter().collect(),
+        }
+    }
+
+    fn document(html: &str) -> (Option<String>, String) {
+        let f = flat();
+        let title = f.title(html).map(|t| f.unescape(t).into_owned());
+        let visible = f.strip_invisible(html);
+        (title, f.text_of(&f.break_blocks(&visible)))
+    }
+
+    #[test]
+    fn document_is_pythons() {
+        let cases: &[(&str, Option<&str>, &str)] = &[
+            (
+                "<html><head><title>A &amp; B</title><script>x<y</script></head><body><p>One&nbsp;two</p>\
+                 <div>Three &lt;four&gt; &#x41;&#65;&notit; &ampx</div></body></html>",
+                Some("A & B"),
+                "One two\nThree <four> AA\u{ac}it; &x",
+            ),
+            ("<TITLE>t</title ><p>a<br>b</p>", Some("t"), "a\nb"),
+            (
+                "no tags &copy;2024 &#0; &#x110000; &#128;",
+                None,
+                "no tags \u{a9}2024 \u{fffd} \u{fffd} \u{20ac}",
+            ),
+            (
+                "<div class=x>Tea<SCRIPT>alert(\"</p>\")</script >time</DIV><style>p{}",
+                None,
+                "Tea time",
+            ),
+            ("", None, ""),
+            ("<", None, "<"),
+            ("&#x; &; &#;", None, "&#x; &; &#;"),
+        ];
+        for (html, title, text) in cases {
+            let (t, x) = document(html);
+            assert_eq!(t.as_deref(), *title, "{html:?}");
+            assert_eq!(x, *text, "{html:?}");
+        }
+    }
+
+    #[test]
+    fn case_folds_match_tag_names_as_re_does() {
+        // "<\u{17f}cript>" is "<script>" to `re` ignoring case (the long s folds to "s"), but its
+        // back-reference does not accept "</script>", only the same long s or its case.
+        assert_eq!(document("a<\u{17f}cript>hidden</script>b").1, "a");
+        assert_eq!(document("a<\u{17f}cript>hidden</\u{17f}CRIPT>b").1, "a b");
+        let (_, text) = document("a<scripts>x</scripts>b"); // no name: only the tag goes
+        assert_eq!(text, "axb");
+    }
+
+    #[test]
+    fn numeric_references_clamp_and_replace() {
+        let f = flat();
+        assert_eq!(f.numeric(b"65", false), "A");
+        assert_eq!(f.numeric(b"d800", true), "\u{fffd}"); // a surrogate
+        assert_eq!(f.numeric(&[b'9'; 40], false), "\u{fffd}"); // huge: clamped past the last code point
+        assert_eq!(f.numeric(b"1", false), ""); // an invalid code point
+        assert_eq!(f.named("amp"), Some("&".to_string()));
+        assert_eq!(f.named("zz;"), None);
+    }
+
+    #[test]
+    fn line_key_is_pythons() {
+        let space = CharSet::from_ranges(SPACE).unwrap();
+        let digit = CharSet::from_ranges(DIGIT).unwrap();
+        let mut buf = String::new();
+        let cases: [(&str, u64); 4] = [
+            ("posted 12 may 2024  by  bob", 7572751373741857943),
+            ("", 13020603013274838756),
+            ("   ", 13020603013274838756),
+            ("a1b22c", 12751964922983199405),
+        ];
+        for (line, key) in cases {
+            assert_eq!(line_key(&space, &digit, line, &mut buf), key, "{line:?}");
+        }
+    }
+
+    #[test]
+    fn names_are_lower_case_ascii() {
+        assert!(Names::new(vec!["p".into(), "h1".into()]).is_ok());
+        assert!(Names::new(vec!["P".into()]).is_err());
+        assert!(Names::new(vec![String::new()]).is_err());
     }
 }

@@ -820,55 +820,8 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
     Ok(parts)
 }
 
-#[pymethods]
+/// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
-    #[new]
-    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
-    fn new(
-        element_type: Py<PyAny>,
-        space_ranges: Vec<(u32, u32)>,
-        block: Vec<String>,
-        invisible: Vec<String>,
-        chrome_tags: Vec<String>,
-        wrapper_paragraphs: usize,
-        negative: Py<PyAny>,
-        meta_class: Py<PyAny>,
-        display_none: Py<PyAny>,
-        punct: String,
-        sentence_end: String,
-        ellipses: Vec<String>,
-        digit_ranges: Vec<(u32, u32)>,
-        meta_keywords: Vec<String>,
-        meta_han_keywords: Vec<String>,
-        boilerplate_any: Py<PyAny>,
-        boilerplate_start: Py<PyAny>,
-        meta_text: Py<PyAny>,
-    ) -> PyResult<Self> {
-        Ok(HtmlWalker {
-            element_type,
-            space: CharSet::from_ranges(&space_ranges)?,
-            block: tag_set(block),
-            invisible: tag_set(invisible),
-            chrome_tags: tag_set(chrome_tags),
-            wrapper_paragraphs,
-            negative,
-            meta_class,
-            display_none,
-            negative_memo: Mutex::new(Memo::new()),
-            meta_memo: Mutex::new(Memo::new()),
-            style_memo: Mutex::new(Memo::new()),
-            punct: punct.chars().collect(),
-            sentence_end: sentence_end.chars().collect(),
-            ellipses,
-            digit: CharSet::from_ranges(&digit_ranges)?,
-            meta_keywords,
-            meta_han_keywords,
-            boilerplate_any,
-            boilerplate_start,
-            meta_text,
-        })
-    }
-
     /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
     fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
         let size = text.chars().count() as f64;
@@ -931,6 +884,56 @@ impl HtmlWalker {
             return Ok(false);
         }
         self.boilerplate_any.bind(py).call1((text,))?.is_truthy()
+    }
+}
+
+#[pymethods]
+impl HtmlWalker {
+    #[new]
+    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
+    fn new(
+        element_type: Py<PyAny>,
+        space_ranges: Vec<(u32, u32)>,
+        block: Vec<String>,
+        invisible: Vec<String>,
+        chrome_tags: Vec<String>,
+        wrapper_paragraphs: usize,
+        negative: Py<PyAny>,
+        meta_class: Py<PyAny>,
+        display_none: Py<PyAny>,
+        punct: String,
+        sentence_end: String,
+        ellipses: Vec<String>,
+        digit_ranges: Vec<(u32, u32)>,
+        meta_keywords: Vec<String>,
+        meta_han_keywords: Vec<String>,
+        boilerplate_any: Py<PyAny>,
+        boilerplate_start: Py<PyAny>,
+        meta_text: Py<PyAny>,
+    ) -> PyResult<Self> {
+        Ok(HtmlWalker {
+            element_type,
+            space: CharSet::from_ranges(&space_ranges)?,
+            block: tag_set(block),
+            invisible: tag_set(invisible),
+            chrome_tags: tag_set(chrome_tags),
+            wrapper_paragraphs,
+            negative,
+            meta_class,
+            display_none,
+            negative_memo: Mutex::new(Memo::new()),
+            meta_memo: Mutex::new(Memo::new()),
+            style_memo: Mutex::new(Memo::new()),
+            punct: punct.chars().collect(),
+            sentence_end: sentence_end.chars().collect(),
+            ellipses,
+            digit: CharSet::from_ranges(&digit_ranges)?,
+            meta_keywords,
+            meta_han_keywords,
+            boilerplate_any,
+            boilerplate_start,
+            meta_text,
+        })
     }
 
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
@@ -1024,6 +1027,44 @@ impl HtmlWalker {
             }
             Err(Stop::Py(e)) => Err(e),
             Err(_) => Ok(None),
+        }
+    }
+}
+
+/// The pure text functions of the walk against the Python reference: the expected values were
+/// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
+/// text) and `extract._CJK_SPACE_RE.sub("", text)` and pasted here. The walk itself reads lxml's
+/// tree: `tests/test_native_html.py` compares it with the Python walk.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_is_pythons() {
+        let cases: [(&str, Option<usize>); 6] = [
+            ("hello", Some(5)),
+            ("中文 测试，好", Some(19)),
+            ("中 文 ， 好", Some(15)),
+            ("a — b 中 文", Some(13)),
+            ("\u{ff21}1", None), // full-width: NFKC folds it, Python's tables
+            ("", Some(0)),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(weight(text), expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn spaces_between_cjk_characters_go() {
+        let cases = [
+            ("hello", "hello"),
+            ("中文 测试，好", "中文测试，好"),
+            ("中 文 ， 好", "中文，好"),
+            ("a — b 中 文", "a — b 中文"),
+            (" 中 ", " 中 "), // at either end: kept
+        ];
+        for (text, expected) in cases {
+            assert_eq!(drop_cjk_spaces(text), expected, "{text:?}");
         }
     }
 }

@@ -4,7 +4,8 @@
 //!
 //! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
 //! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
-//! check it. Everything that depends on
+//! check it, and each module's unit tests (`cargo test`) check its steps against values of the
+//! Python path. The Python surface is typed in `scrapy_simhash_native.pyi`. Everything that depends on
 //! the Unicode tables of the running Python is handed in by the caller, so that the two paths
 //! agree whatever the Unicode versions of Rust and Python:
 //!
@@ -19,7 +20,6 @@ use std::collections::hash_map::Entry;
 use std::fs::File;
 use std::io::BufReader;
 
-mod decision;
 mod flat;
 mod html;
 
@@ -537,7 +537,181 @@ fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Core>()?;
     m.add_class::<html::HtmlWalker>()?;
     m.add_class::<flat::FlatText>()?;
-    decision::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
+}
+
+/// What each step computes on its own, against the Python reference: the expected values were
+/// computed once with the package's Python path (`scrapy_simhash.features.FeatureExtractor.tokens`,
+/// `fingerprint._simhash` / `_exact_fp` / `_hash_cache`, `sketch.sketch_tokens`, on the same
+/// inputs) and pasted here. The character classes are the ASCII and Latin-1 parts of Python's
+/// (`_ranges` in `_native.py` makes the full ones), enough for the texts used.
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// `[^\W\d_]` on ASCII, Latin-1 and jieba's Han range; `\d`; `\s`.
+    pub(crate) const WORD: &[(u32, u32)] = &[
+        (0x41, 0x5b),
+        (0x61, 0x7b),
+        (0xaa, 0xab),
+        (0xb5, 0xb6),
+        (0xba, 0xbb),
+        (0xc0, 0xd7),
+        (0xd8, 0xf7),
+        (0xf8, 0x100),
+        (0x4e00, 0x9fd6),
+    ];
+    pub(crate) const DIGIT: &[(u32, u32)] = &[(0x30, 0x3a)];
+    pub(crate) const SPACE: &[(u32, u32)] = &[(0x9, 0xe), (0x1c, 0x21), (0x85, 0x86), (0xa0, 0xa1), (0x3000, 0x3001)];
+
+    fn core() -> Core {
+        let dict = "中国 100 ns\n人民 100 n\n中 10 f\n国 10 n\n人 10 n\n民 10 n\n";
+        Core {
+            jieba: Jieba::with_dict(&mut dict.as_bytes()).expect("dictionary"),
+            skip: [NUMBER_TOKEN, "the"].into_iter().map(String::from).collect(),
+            word: CharSet::from_ranges(WORD).unwrap(),
+            digit: CharSet::from_ranges(DIGIT).unwrap(),
+            space: CharSet::from_ranges(SPACE).unwrap(),
+            log_tf: (0..4)
+                .map(|c| if c == 0 { 0.0 } else { 1.0 + (c as f64).ln() })
+                .collect(),
+        }
+    }
+
+    fn tokens(text: &str) -> Vec<String> {
+        let core = core();
+        let joined = core.join_han_lines(text);
+        let mut out = Vec::new();
+        core.tokenize(&joined, false, &mut out);
+        out.into_iter().map(String::from).collect()
+    }
+
+    #[test]
+    fn tokenize_gives_pythons_tokens() {
+        let cases: &[(&str, &[&str])] = &[
+            ("hello world", &["hello", "world"]),
+            (
+                "don't stop-me 3.14 x2 abc'd 12:30/4 it\u{2019}s",
+                &["don't", "stop", "me", "<num>", "x2", "abc'd", "<num>", "it\u{2019}s"],
+            ),
+            ("a'b'c 1,2,3. ok", &["a'b'c", "<num>", "ok"]),
+            (
+                "l'\u{e9}t\u{e9} caf\u{e9} na\u{ef}ve",
+                &["l'\u{e9}t\u{e9}", "caf\u{e9}", "na\u{ef}ve"],
+            ),
+            ("foo_bar baz9 9baz", &["foo", "bar", "baz9", "<num>"]),
+            ("", &[]),
+            ("  \n\t ", &[]),
+            ("'' - 's", &["s"]),
+            ("a\u{1f600}b 12\u{1f600}", &["a", "b", "<num>"]), // outside every class: a boundary
+        ];
+        for (text, expected) in cases {
+            assert_eq!(tokens(text), *expected, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn a_line_break_between_han_characters_is_no_boundary() {
+        let core = core();
+        assert_eq!(core.join_han_lines("中国\n人民 abc\n 中国"), "中国人民 abc\n 中国");
+        assert_eq!(core.join_han_lines("中国 人民"), "中国 人民"); // no line break: kept
+        assert_eq!(core.join_han_lines("中国\n"), "中国\n"); // nothing after it
+        assert_eq!(tokens("中国\n人民 abc\n 中国"), ["中国", "人民", "abc", "中国"]);
+    }
+
+    #[test]
+    fn weigh_counts_features_in_first_seen_order() {
+        let core = core();
+        let toks = ["b", "a", "the", "b", "<num>", "b", "a"];
+        let (feats, weights) = core.weigh(&toks, false);
+        assert_eq!(feats, ["b", "a"]);
+        assert_eq!(weights, [3.0, 2.0]);
+        let (_, weights) = core.weigh(&toks, true);
+        assert_eq!(weights, [1.0 + 3f64.ln(), 1.0 + 2f64.ln()]);
+        // a count past the table: 1 + ln(c) as Python computes it (1 + math.log(1000000))
+        let many = vec!["w"; 1_000_000];
+        assert_eq!(core.weigh(&many, true).1, [14.815510557964274]);
+        assert_eq!(core.weigh(&[], true), (vec![], vec![]));
+    }
+
+    #[test]
+    fn simhash_is_pythons() {
+        let feats = ["hello", "world", "foo"];
+        let weights = [1.0, 2.0, 1.0 + 3f64.ln()];
+        let cases: [(Hash, usize, u128); 4] = [
+            (Hash::Blake2b, 64, 9156635545108951924),
+            (Hash::Blake2b, 128, 98056827980416512810069394923192244998),
+            (Hash::Xxh3, 64, 13726265831001442199),
+            (Hash::Xxh3, 128, 35185318215051490584412365300275195385),
+        ];
+        for (hash, bits, expected) in cases {
+            let fp = simhash(&feats, &weights, bits, |f| digest(hash, f.as_bytes(), bits / 8)).unwrap();
+            assert_eq!(fp, expected, "{bits} bits");
+        }
+        // Weights far apart: the light one still counts 1 (rounded, at least 1).
+        let blake = |f: &str| digest(Hash::Blake2b, f.as_bytes(), 8);
+        assert_eq!(
+            simhash(&["hello", "world"], &[1e6, 1.0], 64, blake).unwrap(),
+            9022087748821825191
+        );
+        assert_eq!(
+            simhash(&["hello", "world"], &[1e6, 1e6], 64, blake).unwrap(),
+            941467831378194432
+        );
+        assert!(simhash(&[], &[], 64, blake).is_err());
+        assert!(simhash(&["a"], &[f64::NAN], 64, blake).is_err());
+        assert!(simhash(&["a"], &[0.0], 64, blake).is_err());
+    }
+
+    #[test]
+    fn digests_are_pythons() {
+        // hashlib.blake2b(b"hello", digest_size=8).digest(), read little-endian
+        assert_eq!(blake2b_64("hello"), 9022087748821825191);
+        assert_eq!(&digest(Hash::Blake2b, b"hello", 8)[..8], b"\xa7\xb6\xed\xa8\x01\xe54}");
+        assert_eq!(exact_fp(&["hello", "world"], 64), 5616169019188561887);
+        assert_eq!(
+            exact_fp(&["hello", "world"], 128),
+            51739796884820229183463473406658263260
+        );
+        assert_eq!(exact_fp(&[], 64), 10919458508787844015);
+    }
+
+    #[test]
+    fn sketch_is_pythons() {
+        let of = |words: &[&str]| -> String {
+            let digests: Vec<u64> = words.iter().map(|w| blake2b_64(w)).collect();
+            sketch(&digests).iter().map(|b| format!("{b:02x}")).collect()
+        };
+        // sketch.sketch_tokens(...).hex(): the slots set, each with its 16 bits' bytes
+        let at = |slots: &[(usize, &str)]| -> String {
+            (0..SLOTS)
+                .map(|i| slots.iter().find(|s| s.0 == i).map_or("0000", |s| s.1))
+                .collect()
+        };
+        assert_eq!(of(&["a", "b", "c", "d"]), at(&[(2, "4399"), (35, "e280")]));
+        assert_eq!(of(&["a"]), at(&[(51, "3de2")]));
+        assert_eq!(of(&["a", "b"]), at(&[(58, "ca3a")]));
+        assert_eq!(sketch(&[]), [0u8; 2 * SLOTS]);
+        assert_eq!(mix(1), 6238072747940578789);
+        assert_eq!(mix(C1), 16294208416658607535);
+    }
+
+    #[test]
+    fn options_name_what_is_not_native() {
+        assert!(matches!(options(64, "blake2b", "log_tf"), Ok((Hash::Blake2b, true))));
+        assert!(matches!(options(128, "xxh3", "tf"), Ok((Hash::Xxh3, false))));
+        for (bits, hash, weighting) in [(32, "blake2b", "tf"), (64, "md5", "tf"), (64, "xxh3", "idf")] {
+            assert!(options(bits, hash, weighting).is_err());
+        }
+    }
+
+    #[test]
+    fn charset_holds_its_ranges_and_refuses_bad_ones() {
+        let set = CharSet::from_ranges(&[(0x41, 0x43), (0x10fffe, 0x110000)]).unwrap();
+        assert!(set.contains('A') && set.contains('B') && !set.contains('C'));
+        assert!(set.contains('\u{10ffff}'));
+        assert!(CharSet::from_ranges(&[(5, 4)]).is_err());
+        assert!(CharSet::from_ranges(&[(0, 0x110001)]).is_err());
+    }
 }

@@ -48,7 +48,7 @@ import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
-from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, OwnText, normalize
+from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize, one_line
 from scrapy_simhash.scrapy.pipeline import fields_text
 from scrapy_simhash.store.base import TableLayout
 
@@ -292,27 +292,27 @@ class _Text:
         return self._norm
 
     def added_at_most(self, kept: _Text) -> int | None:
-        """At least ``self.own.added(kept.sketch)``, without hashing: the positions of this text
-        whose gram (as OwnText pads it) ``kept``'s text does not hold. ``added`` counts fewer:
-        only positions whose gram's hash is not among the kept text's, less the seams of edits;
-        exact for a kept sketch of every position. ``None``: ``kept`` is too long for that (its
-        sketch is sampled), no bound."""
+        """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is its text (the
+        characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s covers);
+        ``None``: ``kept`` is too long for that (its sketch is sampled), no bound."""
         mine, theirs = self.norm, kept.norm
         if not mine:
-            return 0  # no own text: OwnText has no positions
+            return 0  # no own text: nothing added
         if len(theirs) - GRAM + 1 > SKETCH_ANCHORS:
             return None
         if kept._grams is None:
-            kept._grams = set(_grams(theirs))
-        grams = _grams(mine)
-        return len(grams) - sum(map(kept._grams.__contains__, grams))
-
-
-def _grams(norm: str) -> list[str]:
-    """The gram at each position of a normalised text, as OwnText hashes them (a text shorter
-    than a gram is one, padded with NUL)."""
-    padded = norm + "\0" * (GRAM - 1)
-    return [padded[i : i + GRAM] for i in range(max(len(norm) - GRAM + 1, 1))]
+            flat = one_line(theirs)
+            kept._grams = {flat[i : i + WINDOW] for i in range(len(flat) - WINDOW + 1)}
+        have = kept._grams
+        covered = bytearray(b"x" * len(mine))
+        for i in range(len(mine) - WINDOW + 1):
+            window = mine[i : i + WINDOW]
+            if window in have and "\n" not in window:
+                covered[i : i + WINDOW] = b" " * WINDOW
+        for i, char in enumerate(mine):
+            if char == "\n":
+                covered[i] = 32
+        return sum(len(run) for run in covered.split() if len(run) >= WINDOW)
 
 
 class KeptLines:

@@ -1,17 +1,14 @@
 """A URL's recrawl schedule state (:class:`ScheduleState`), as kept in its record: its numbers and
-their order, to the millisecond, and the native codec of them (``native/src/decision.rs``)."""
+their order, to the millisecond."""
 
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
-
-from scrapy_simhash import _native
 
 HOUR = 3600.0
 
@@ -83,16 +80,7 @@ class ScheduleState:
         ``interval``, ``next_due``, ``rate``, ``size``, ``fetches``, ``changes``, ``old_changes``,
         ``old_changed_secs``, ``old_unchanged_secs``, ``probe``, and ``recent``'s pairs one after
         the other (a tuple). :func:`schedule_dict` makes :meth:`to_dict`'s mapping of them."""
-        numbers = self.native_numbers()
-        return self._numbers() if numbers is None else numbers
-
-    def native_numbers(self) -> tuple[Any, ...] | None:
-        """:meth:`numbers` by the native core, which answers only for a state whose times and
-        sizes are floats, counts ints and ``recent`` pairs of floats (then each number is of
-        format 2's type); ``None`` otherwise, or without the native core."""
-        if _NATIVE is None:
-            return None
-        return _NATIVE[0](_NUMBER_FIELDS(self))  # type: ignore[no-any-return]
+        return self._numbers()
 
     def _numbers(self) -> tuple[Any, ...]:
         r3 = round_ms
@@ -158,10 +146,6 @@ _NUMBER_NAMES = (*_NUMBER_KEYS, "old_changes", "old_changed_secs", "old_unchange
 _NUMBER_FIELDS = operator.attrgetter(*_NUMBER_NAMES)
 
 
-#: The native numbers and state (``native/src/decision.rs``: ``schedule_numbers``,
-#: ``schedule_state``), or ``None``. A field added to ScheduleState fails here, at import, until
-#: decision.rs learns it too (never a silent fall back to Python).
-_NATIVE = _native.schedule_codec(_NUMBER_NAMES, [f.name for f in dataclasses.fields(ScheduleState)])
 
 
 #: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.

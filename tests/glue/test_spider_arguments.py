@@ -28,8 +28,8 @@ from scrapy_simhash.store.index import SimhashIndex
 ROOT = Path(__file__).resolve().parents[2]
 URL = "https://news.example.com/harbour"
 
-#: Every spider argument the README documents, with string values as ``-a NAME=VALUE`` gives
-#: them, and what each must mean.
+#: Every spider argument docs/reference/meta.rst documents, with string values as ``-a NAME=VALUE``
+#: gives them, and what each must mean.
 TRUE_STRINGS = ("1", "True", "true")
 FALSE_STRINGS = ("0", "False", "false")
 BAD_STRINGS = ("maybe", "yes", "", "none")
@@ -49,9 +49,9 @@ def _indexed_once(base_settings: dict[str, Any]) -> None:
     mw.spider_closed(mw.crawler.spider, "finished")
 
 
-def test_the_readme_documents_these_spider_arguments():
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    documented = set(re.findall(r"^\| `(simhash_\w+)[^|]*\| spider attribute", readme, flags=re.MULTILINE))
+def test_the_docs_document_these_spider_arguments():
+    page = (ROOT / "docs" / "reference" / "meta.rst").read_text(encoding="utf-8")
+    documented = set(re.findall(r"^   \* - ``(simhash_\w+)[^\n]*\n     - spider attribute", page, flags=re.MULTILINE))
     assert documented == set(DOCUMENTED_ARGUMENTS)
 
 

@@ -1,16 +1,12 @@
 """The one boundary to the native core (``scrapy_simhash._native``): a core of another version, or
 one that lacks part of the API, is not used, said once with the fix, and ``native=True`` is refused
-with that message; a change of the record's or the schedule's fields fails loudly instead of
-turning the native codec off."""
+with that message."""
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import types
-
-import pytest
 
 from scrapy_simhash import __version__, _native
 
@@ -54,27 +50,5 @@ def test_check_names_what_is_missing() -> None:
     partial = types.SimpleNamespace(__version__=__version__, Core=object, HtmlWalker=object)
     mod, why = _native.check(partial)
     assert mod is None
-    assert why is not None and "lacks FlatText, pack_record" in why and "pip install ./native again" in why
+    assert why is not None and "lacks FlatText" in why and "pip install ./native again" in why
     assert _native.check(types.SimpleNamespace(__version__=__version__, **dict.fromkeys(_native.API)))[1] is None
-
-
-def test_the_record_fields_are_the_native_codecs() -> None:
-    from scrapy_simhash.recrawl import PageRecord
-
-    names = [f.name for f in dataclasses.fields(PageRecord)]
-    assert names == _native.RECORD_FIELDS  # renaming a field fails here, and at import (below)
-    renamed = [("seen_first" if n == "first_seen" else n) for n in names]
-    with pytest.raises(ValueError, match=r"not those the native codec packs .*change native/src/decision.rs"):
-        _native.record_codec(renamed)
-
-
-def test_the_schedule_fields_are_the_native_codes() -> None:
-    from scrapy_simhash.schedule import state
-
-    fields = [f.name for f in dataclasses.fields(state.ScheduleState)]
-    assert sorted(fields) == sorted(_native.SCHEDULE_FIELDS)
-    assert list(state._NUMBER_NAMES) == _native.SCHEDULE_FIELDS
-    with pytest.raises(ValueError, match="change native/src/decision.rs"):
-        _native.schedule_codec(state._NUMBER_NAMES, [*fields, "added"])
-    with pytest.raises(ValueError, match="change native/src/decision.rs"):
-        _native.schedule_codec(list(reversed(state._NUMBER_NAMES)), fields)

@@ -1,79 +1,48 @@
-"""The README's settings table against scrapy_simhash.defaults (and the components' own defaults),
-its distributed-crawl example, and what pyproject.toml says about the build and ./dev."""
+"""The README: the door to the docs (its set-up commands, its links), and what pyproject.toml says
+about the build and ./dev. The reference pages themselves are checked in test_docs_reference.py."""
 
 from __future__ import annotations
 
-import ast
-import inspect
 import re
 from pathlib import Path
 
 import pytest
 
-from scrapy_simhash import Fingerprinter, SimhashIndex, defaults
-from scrapy_simhash.scrapy.settings import FINGERPRINTER_SETTINGS, SETTING_NAMES
-
 README = Path(__file__).resolve().parents[2] / "README.md"
-ROW = re.compile(r"^\| `(SIMHASH_[A-Z0-9_]+)` \| `([^`]+)`(?: \(([^)]*)\))? \|", re.MULTILINE)
-# Settings whose None means "the SimhashIndex default" rather than a Fingerprinter default.
-INDEX_SETTINGS = {"SIMHASH_MAX_CANDIDATES": "max_candidates"}
+ROOT = README.parent
+#: The two set-up commands a fresh clone starts with, verbatim.
+SETUP_COMMANDS = ("./dev demo", "./dev test")
 
 
-def _table() -> dict[str, tuple[object, str | None]]:
-    rows = {}
-    for name, literal, note in ROW.findall(README.read_text(encoding="utf-8")):
-        rows[name] = (ast.literal_eval(literal), note or None)
-    return rows
-
-
-def _parameter_default(func: object, name: str) -> object:
-    return inspect.signature(func).parameters[name].default  # type: ignore[arg-type]
-
-
-def test_every_setting_has_one_row_in_the_readme_table() -> None:
-    rows = _table()
-    assert sorted(rows) == sorted(SETTING_NAMES)
-
-
-def test_readme_defaults_match_the_defaults_module() -> None:
-    for name, (value, _) in _table().items():
-        assert value == getattr(defaults, name), f"README says {name} = {value!r}"
-
-
-def test_readme_names_the_component_default_behind_none() -> None:
-    for name, (value, note) in _table().items():
-        if value is not None or note is None:
-            continue
-        if name in FINGERPRINTER_SETTINGS:
-            actual = _parameter_default(Fingerprinter, FINGERPRINTER_SETTINGS[name])
-        elif name in INDEX_SETTINGS:
-            actual = _parameter_default(SimhashIndex.open, INDEX_SETTINGS[name])
-        else:
-            continue
-        shown = ast.literal_eval(note.strip("`"))
-        assert shown == actual, f"README says {name} = None ({note}), the component default is {actual!r}"
-
-
-def _python_block_under(heading: str) -> str:
+def test_the_readme_shows_the_two_set_up_commands_verbatim() -> None:
     text = README.read_text(encoding="utf-8")
-    start = text.index("```python\n", text.index(f"\n{heading}\n")) + len("```python\n")
-    return text[start : text.index("\n```", start)]
+    block = text[text.index("```bash\n", text.index("## Set-up commands")) :]
+    block = block[: block.index("\n```", 8)]
+    assert [line.split("#")[0].strip() for line in block.splitlines()[1:]] == list(SETUP_COMMANDS)
+    usage = (ROOT / "dev").read_text(encoding="utf-8")
+    for command in SETUP_COMMANDS + ("./dev docs",):
+        assert f"#   {command} " in usage, f"./dev --help does not list {command}"
 
 
-def test_the_distributed_crawl_example_keeps_scrapy_redis_state_while_crawlers_run() -> None:
-    # scrapy-redis's default SCHEDULER_PERSIST = False: the first crawler whose spider closes deletes
-    # the shared queue and seen requests, and the others fetch everything again.
-    settings: dict[str, object] = {}
-    exec(_python_block_under("## Distributed crawls"), {}, settings)  # noqa: S102 - the README's own example
-    assert settings["SCHEDULER"] == "scrapy_redis.scheduler.Scheduler"
-    assert settings["SCHEDULER_PERSIST"] is True
-    assert settings["SIMHASH_STORE"] == "scrapy_simhash.store.RedisStore"
+def test_every_relative_link_of_the_readme_exists() -> None:
+    links = re.findall(r"\]\(([^)#:]+)\)", README.read_text(encoding="utf-8"))
+    assert "docs/index.rst" in links and "benchmarks/README.md" in links
+    missing = [link for link in links if not (ROOT / link).exists()]
+    assert not missing, f"README.md links to files that do not exist: {missing}"
+
+
+def test_the_readme_stays_a_door() -> None:
+    # The reference lives in docs/, the figures in benchmarks/README.md: the README stays short and
+    # names no commit.
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 200
+    assert not re.search(r"\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*[0-9])[0-9a-f]{7,40}\b", text)
 
 
 def _pyproject() -> dict:
     tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
 
-    return tomllib.loads((README.parent / "pyproject.toml").read_text(encoding="utf-8"))
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 
 
 def test_an_editable_install_takes_the_quiet_pth_path() -> None:
@@ -94,3 +63,13 @@ def test_pyproject_names_only_commands_that_exist() -> None:
         assert (README.parent / path).is_file(), f"pyproject.toml names {path}, which does not exist"
     for command in re.findall(r"\./dev ([a-z-]+)", text):
         assert f"#   ./dev {command} " in usage, f"pyproject.toml names ./dev {command}, which ./dev does not have"
+
+
+def test_dev_docs_builds_with_warnings_as_errors_from_a_pinned_sphinx() -> None:
+    extras = _pyproject()["project"]["optional-dependencies"]
+    assert [re.split(r"[=<>!~]", spec)[0].lower() for spec in extras["docs"]] == ["sphinx"]
+    assert "==" in extras["docs"][0], "pin sphinx, so that every build sees the same warnings"
+    dev = (ROOT / "dev").read_text(encoding="utf-8")
+    assert "ensure_venv docs" in dev and "sphinx -W --keep-going -b html docs docs/_build/html" in dev
+    assert "./dev docs" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "docs/_build/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
