@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash._version import __version__ as __version__
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, hamming, similarity
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, hamming, similarity
 from scrapy_simhash.store.index import (
     Match,
     NotAnIndexError,

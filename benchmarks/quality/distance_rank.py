@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from evaluate import spearman
 
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
 PAIRS = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "revisions" / "pairs.jsonl.gz"
 CONFIGS: list[dict[str, object]] = [

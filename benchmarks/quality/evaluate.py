@@ -243,9 +243,9 @@ def _on_text(f: Callable[[str], object], source: str) -> Callable[[bp.Doc], obje
 
 
 def _import_fingerprint():  # type: ignore[no-untyped-def]
-    """``scrapy_simhash.fingerprint``, even while the package's ``__init__`` cannot import yet."""
+    """``scrapy_simhash.fingerprint.simhash``, even while the package's ``__init__`` cannot import yet."""
     try:
-        import scrapy_simhash.fingerprint as fpm
+        import scrapy_simhash.fingerprint.simhash as fpm
     except ImportError:
         import importlib
         import types
@@ -254,7 +254,7 @@ def _import_fingerprint():  # type: ignore[no-untyped-def]
         pkg = types.ModuleType("scrapy_simhash")
         pkg.__path__ = [str(Path(__file__).resolve().parents[2] / "scrapy_simhash")]  # type: ignore[attr-defined]
         sys.modules["scrapy_simhash"] = pkg
-        fpm = importlib.import_module("scrapy_simhash.fingerprint")
+        fpm = importlib.import_module("scrapy_simhash.fingerprint.simhash")
     return fpm
 
 
@@ -376,7 +376,7 @@ def change_sketches(ps: bp.PairSet) -> dict[str, bytes | None]:
     """The change sketch (``PageFingerprint.sketch``) of every document of a change or revision
     pair: what ``ChangeTracker`` compares beside the fingerprint."""
     fpm = _import_fingerprint()
-    from scrapy_simhash.sketch import sketch_tokens
+    from scrapy_simhash.fingerprint.sketch import sketch_tokens
 
     fper = fpm.Fingerprinter()
     out: dict[str, bytes | None] = {}
@@ -403,7 +403,7 @@ def product_change_rows(r: Result, ps: bp.PairSet, sketches: dict[str, bytes | N
     """Bars rows for ``ChangeTracker``'s decision: changed when the fingerprint moved more than
     t OR the change sketches' similarity is under ``SIMHASH_CHANGE_SIMILARITY``."""
     from scrapy_simhash.defaults import SIMHASH_CHANGE_SIMILARITY as floor
-    from scrapy_simhash.sketch import similarity
+    from scrapy_simhash.fingerprint.sketch import similarity
 
     def sim(p: bp.Pair) -> float:
         a, b = sketches.get(p.a), sketches.get(p.b)
@@ -447,7 +447,7 @@ def product_duplicate_rows(ps: bp.PairSet) -> list[str]:
     lookup's reach, evidence and change-sketch similarity; ``wide_tier.py``)."""
     import wide_tier
 
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.store.base import TableLayout
 
     layout = TableLayout(64, wide_tier.K, wide_tier.K + 1)

@@ -27,7 +27,7 @@ import build_pairs as bp
 import wide_tier
 from evaluate import spearman
 
-from scrapy_simhash.fingerprint import _EMPTY_TEXT, EmptyTextError, Fingerprinter, _exact_fp, _simhash
+from scrapy_simhash.fingerprint.simhash import _EMPTY_TEXT, EmptyTextError, Fingerprinter, _exact_fp, _simhash
 from scrapy_simhash.store.base import TableLayout
 
 K = 3

@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import build_pairs as bp
 from evaluate import spearman
 
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.text.extract import extract
 
 _MASK32 = np.uint64(0xFFFFFFFF)

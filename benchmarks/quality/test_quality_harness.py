@@ -107,7 +107,7 @@ def test_shipped_defaults_meet_the_bars() -> None:
     import wide_tier
 
     from scrapy_simhash import defaults
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.store.base import TableLayout
 
     ps = bp.build(revisions=False)
@@ -141,7 +141,7 @@ def test_product_decision_meets_issue_7_recall_bars() -> None:
     accepted (the 25,244 same-template negatives are left to the benchmark)."""
     import wide_tier
 
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.store.base import TableLayout
 
     ps = bp.build(revisions=False)

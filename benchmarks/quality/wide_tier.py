@@ -4,7 +4,7 @@ Run ``nice -n 10 .venv/bin/python benchmarks/quality/wide_tier.py --out
 benchmarks/quality/wide_tier-results.txt`` (``--quick`` for a subset). For every document of the quality pairs
 (``build_pairs.build``) it takes what a crawl stores: the 64-bit fingerprint and the change sketch
 (``Fingerprinter.fingerprint_page``: a 64 x 16-bit one-permutation MinHash of word 3-shingles,
-:mod:`scrapy_simhash.sketch`) and the page's fallback (short / template). A pair is a
+:mod:`scrapy_simhash.fingerprint.sketch`) and the page's fallback (short / template). A pair is a
 near-duplicate for the product when
 
 * its distance is <= k (3): today's tier; or
@@ -34,9 +34,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import build_pairs as bp
 
 from scrapy_simhash import defaults
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
-from scrapy_simhash.recrawl import WIDE_MIN_SLOTS
-from scrapy_simhash.sketch import filled, similarity
+from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
+from scrapy_simhash.fingerprint.sketch import filled, similarity
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.text.extract import Document
 

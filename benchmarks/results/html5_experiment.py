@@ -37,7 +37,7 @@ import html5lib
 import markupever
 from lxml import etree
 
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.text.extract import decode_html, extract
 
 extract_mod = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name

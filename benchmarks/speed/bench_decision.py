@@ -4,7 +4,7 @@ Run: ``.venv/bin/python benchmarks/speed/bench_decision.py [--n 1e6] [--ops 4000
 
 "Before" is the code path of commit ``--base`` (b237202: the middleware's ``_verdict`` over the
 row-level store), loaded from git into a temporary package next to ours; "after" is
-:meth:`scrapy_simhash.recrawl.ChangeTracker.observe` over the coarse store, without a recrawl policy
+:meth:`scrapy_simhash.decision.tracker.ChangeTracker.observe` over the coarse store, without a recrawl policy
 (the decision alone), with ``FixedIntervalPolicy`` (``+fixed``: the schedule's bookkeeping, a state
 read and written with the record and a due time kept in the due-time index, without a rate
 estimate) and with the default ``FreshnessPolicy`` (``+schedule``: what a crawl runs). All run in
@@ -49,9 +49,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _schedule_of
+from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord, _schedule_of
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
-from scrapy_simhash.sketch import SKETCH_BYTES
 from scrapy_simhash.store.index import SimhashIndex
 
 _OLD = "simhash_before"

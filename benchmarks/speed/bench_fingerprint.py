@@ -37,8 +37,8 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash import fingerprint as fpmod
-from scrapy_simhash.fingerprint import (
+from scrapy_simhash.fingerprint import simhash as fpmod
+from scrapy_simhash.fingerprint.simhash import (
     EmptyTextError,
     Fingerprinter,
     simhash_from_weights,

@@ -31,7 +31,7 @@ from statistics import median
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 

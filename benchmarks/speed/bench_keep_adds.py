@@ -33,9 +33,9 @@ from statistics import median
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.fingerprint import Fingerprinter, _own_text
-from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint.novelty import OwnText
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, _own_text
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract

@@ -54,7 +54,7 @@ from bench_fingerprint import time_interleaved
 from helpers.data import load_pages
 from helpers.native_fuzz import flat_fuzz, html_outcomes, random_html
 
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.features import FeatureExtractor
 

@@ -41,8 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.recrawl import ChangeTracker, PageRecord, _state
+from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord, _state
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text import templates
@@ -50,7 +50,7 @@ from scrapy_simhash.text.features import normalize
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 text_native = importlib.import_module("scrapy_simhash.text.native")
-recrawl: Any = importlib.import_module("scrapy_simhash.recrawl")
+recrawl: Any = importlib.import_module("scrapy_simhash.decision.tracker")
 schedule: Any = importlib.import_module("scrapy_simhash.schedule")
 
 #: (name, when it runs)

@@ -32,7 +32,7 @@ sys.path.insert(0, str(REPO / "tests"))  # the pages: tests/helpers/native_fuzz.
 
 from helpers.native_fuzz import pathological_pages as pages
 
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
 
 def timed(fn, arg, repeat: int) -> tuple[float, object]:

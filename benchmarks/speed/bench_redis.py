@@ -42,7 +42,7 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from helpers.redis_servers import RedisServer, redis_server_binary
 
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 

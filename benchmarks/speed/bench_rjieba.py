@@ -34,7 +34,7 @@ sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "tests"))  # the corpus loader: tests/helpers/data.py
 from helpers.data import load_corpus
 
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, clear_caches
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, clear_caches
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.tokenizers import get_tokenizer
 

@@ -26,7 +26,7 @@ from scrapy_simhash.commands.reports import EXIT_ERROR, EXIT_USAGE, CommandError
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
     from scrapy_simhash.store.index import SimhashIndex
@@ -291,7 +291,7 @@ def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Text
     if ns.file is not None:
         fp = int(reports.explain(fingerprinter, [ns.file], top=0)["pages"][0]["fp"], 16)
     else:
-        from scrapy_simhash.fingerprint import EmptyTextError
+        from scrapy_simhash.fingerprint.simhash import EmptyTextError
 
         try:
             fp = fingerprinter.fingerprint_text(ns.text)

@@ -7,7 +7,7 @@ Lines are fingerprinted in a process pool (chunks of lines, at most a few chunks
 memory stays bounded whatever the file size) and decided in input order (:class:`KeptLines`). A
 line's text is built as the item pipeline builds an item's (``SIMHASH_ITEM_FIELDS``: a ``title``
 field is the title, the others are joined) and fingerprinted with the crawl's
-:class:`~scrapy_simhash.fingerprint.Fingerprinter`: the fingerprints of a crawl with the same
+:class:`~scrapy_simhash.fingerprint.simhash.Fingerprinter`: the fingerprints of a crawl with the same
 settings.
 
 **Which lines resemble a kept line.** One within ``max_distance`` of its fingerprint; and, for a
@@ -17,12 +17,12 @@ short line (at most :data:`SHORT_CHARS` characters, where one edit moves more of
 a pair whose 5-gram sets have a Jaccard similarity of 0.7 shares a band with probability 0.89,
 of 0.8 with 0.99) and at least half its signature (:data:`_MIN_ALIKE`), and whose own texts
 share at least :data:`RESEMBLANCE` of their characters (``1 - (a + b) / (chars + kept chars)``,
-``a`` and ``b`` what each adds to the other: :meth:`~scrapy_simhash.novelty.OwnText.added`, both
+``a`` and ``b`` what each adds to the other: :meth:`~scrapy_simhash.fingerprint.novelty.OwnText.added`, both
 ways; bounded first without hashing, :meth:`_Text.added_at_most`).
 
 **Which are dropped** (``keep_adds``, `SIMHASH_KEEP_ADDS`, the rule of the crawl's decision): a
 line that resembles a kept line is dropped only when its own text (title and text, numbers and
-hashes masked: :class:`~scrapy_simhash.novelty.OwnText`) adds fewer than ``keep_adds`` characters
+hashes masked: :class:`~scrapy_simhash.fingerprint.novelty.OwnText`) adds fewer than ``keep_adds`` characters
 to that line's, the nearest such first; else it is kept (``kept_adds``). 0: resemblance alone
 decides.
 
@@ -47,8 +47,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 import numpy as np
 
 from scrapy_simhash import defaults
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
-from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize, one_line
+from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize, one_line
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.scrapy.pipeline import fields_text
 from scrapy_simhash.store.base import TableLayout
 

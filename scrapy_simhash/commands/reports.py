@@ -14,16 +14,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.fingerprint import hamming
-from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
+from scrapy_simhash.decision.tracker import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
+from scrapy_simhash.fingerprint.simhash import hamming
+from scrapy_simhash.fingerprint.sketch import similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso
 from scrapy_simhash.scrapy.component import canonical_key
-from scrapy_simhash.sketch import similarity
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from scrapy_simhash.fingerprint import Fingerprinter, PageFingerprint
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter, PageFingerprint
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.index import SimhashIndex
@@ -397,7 +397,7 @@ def explain(
     heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
     settings decides on the second page after the first (:func:`pair_verdict`), and ``adds``, the
     runs of its own text that the first page lacks, when it is kept for them."""
-    from scrapy_simhash.fingerprint import EmptyTextError
+    from scrapy_simhash.fingerprint.simhash import EmptyTextError
 
     pages, evidence = [], []
     for source in sources:

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
 
-    from scrapy_simhash.fingerprint import Fingerprinter
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
@@ -97,7 +97,7 @@ class _IndexComponent:
             if self._opt_out_message is not None:
                 self._logger.info(self._opt_out_message, {"spider": spider.name}, extra={"spider": spider})
             return
-        from scrapy_simhash.recrawl import ChangeTracker
+        from scrapy_simhash.decision.tracker import ChangeTracker
         from scrapy_simhash.store.index import SimhashIndex
 
         if self.crawler is None:

@@ -1,8 +1,8 @@
 """SimhashSpiderMiddleware: fingerprints every text response and holds back items of duplicate pages.
 
-Scrapy glue only: the fingerprint comes from :class:`~scrapy_simhash.fingerprint.Fingerprinter`,
+Scrapy glue only: the fingerprint comes from :class:`~scrapy_simhash.fingerprint.simhash.Fingerprinter`,
 the decision (near-duplicate lookup, change tracking, record) from
-:class:`~scrapy_simhash.recrawl.ChangeTracker` over the index of the `SIMHASH_STORE` store.
+:class:`~scrapy_simhash.decision.tracker.ChangeTracker` over the index of the `SIMHASH_STORE` store.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash.fingerprint import EmptyTextError, PageFingerprint
-from scrapy_simhash.recrawl import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.decision.tracker import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_simhash.fingerprint import EmptyTextError
-from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.recrawl import NEW, Verdict
+from scrapy_simhash.decision.tracker import NEW, Verdict
+from scrapy_simhash.fingerprint.novelty import OwnText
+from scrapy_simhash.fingerprint.simhash import EmptyTextError
 from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 
@@ -61,7 +61,7 @@ class SimhashDedupPipeline(_IndexComponent):
     through (``simhash/items/skipped/no_fields``). An item within `SIMHASH_MAX_DISTANCE` of a
     kept item whose own text (its fields' text, numbers and hashes masked) adds at least
     `SIMHASH_KEEP_ADDS` characters to that item's is kept (``simhash/items/kept/adds``; see
-    :meth:`~scrapy_simhash.recrawl.ChangeTracker.deduplicate`).
+    :meth:`~scrapy_simhash.decision.tracker.ChangeTracker.deduplicate`).
 
     Reads `SIMHASH_ENABLED`, `SIMHASH_ITEM_FIELDS`, `SIMHASH_ITEM_KEY_FIELD`, `SIMHASH_DIR`,
     `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`, `SIMHASH_BLOCKS`,

@@ -12,7 +12,7 @@ middleware drops it).
 
 It reads the index of the :class:`~scrapy_simhash.SimhashSpiderMiddleware` of the same crawler,
 which must be enabled too. Each crawl makes one selection of the known URLs it fetches again
-(:meth:`~scrapy_simhash.recrawl.ChangeTracker.selection`, at its start): the gate lets those
+(:meth:`~scrapy_simhash.decision.tracker.ChangeTracker.selection`, at its start): the gate lets those
 through, the spider middleware puts them before any spider's start requests
 (:func:`start_with_due`), :func:`due_requests` (or :class:`IncrementalSpiderMixin`) hands them to
 a spider that yields them itself, and :func:`due_report` lists them.
@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
-from scrapy_simhash.recrawl import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, Plan
+from scrapy_simhash.decision.tracker import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, Plan
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
 from scrapy_simhash.scrapy.middleware import validators
 from scrapy_simhash.scrapy.selection import _SELECTIONS, crawl_selection
@@ -229,7 +229,7 @@ class SimhashRecrawlMiddleware:
         if mw is None:
             return
         assert mw.tracker is not None
-        from scrapy_simhash.recrawl import PageRecord
+        from scrapy_simhash.decision.tracker import PageRecord
 
         key = _key(request)
         try:

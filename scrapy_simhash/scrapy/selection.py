@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
 
-from scrapy_simhash.recrawl import ChangeTracker, DueRow
+from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import run_period
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
 from scrapy_simhash.scrapy.settings import _get_int, load_clock, load_policy

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.base import FingerprintStore
 
@@ -34,7 +34,7 @@ logger = logging.getLogger("scrapy_simhash._settings")
 #: Every known setting name (the public names of :mod:`scrapy_simhash.defaults`).
 SETTING_NAMES: tuple[str, ...] = tuple(sorted(name for name in vars(defaults) if name.startswith("SIMHASH_")))
 
-#: Settings that map to :class:`~scrapy_simhash.fingerprint.Fingerprinter` keyword arguments.
+#: Settings that map to :class:`~scrapy_simhash.fingerprint.simhash.Fingerprinter` keyword arguments.
 FINGERPRINTER_SETTINGS: dict[str, str] = {
     "SIMHASH_FEATURES": "features",
     "SIMHASH_WEIGHTING": "weighting",
@@ -95,7 +95,7 @@ class SimhashConfig:
         return kwargs
 
     def tracker_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for :class:`~scrapy_simhash.recrawl.ChangeTracker`."""
+        """Keyword arguments for :class:`~scrapy_simhash.decision.tracker.ChangeTracker`."""
         return {
             "change_threshold": self.change_threshold,
             "change_similarity": self.change_similarity,
@@ -367,7 +367,7 @@ def warn_unknown_settings(settings: BaseSettings) -> list[str]:
 
 def build_fingerprinter(config: SimhashConfig) -> Fingerprinter:
     """Build the :class:`Fingerprinter` for ``config``; a bad option -> ValueError naming the setting."""
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
     try:
         return Fingerprinter(bits=config.bits, **config.fingerprinter_kwargs)

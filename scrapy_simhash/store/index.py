@@ -602,7 +602,7 @@ class SimhashIndex:
         it in some table (the buckets of ``fp``'s table keys and of every key one bit away are read;
         at most ``max_candidates`` verified), nearest first, ties by key. They are not matches:
         ``fp`` is stored as ``key``'s fingerprint as without them; the caller decides (see
-        :class:`~scrapy_simhash.recrawl.ChangeTracker`). Which pairs beyond ``max_distance`` the
+        :class:`~scrapy_simhash.decision.tracker.ChangeTracker`). Which pairs beyond ``max_distance`` the
         lookup reaches depends on where their bits differ (``benchmarks/quality/wide_tier.py``
         measures the share)."""
         if isinstance(wide, bool) or not isinstance(wide, int) or wide < 0:

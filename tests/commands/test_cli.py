@@ -16,8 +16,8 @@ from helpers.pages import EN_ARTICLES, ZH_ARTICLES, article_html
 from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
-from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.scrapy.pipeline import fields_text
 
 CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")

@@ -13,7 +13,7 @@ from helpers.pages import article_html
 
 from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
-from scrapy_simhash.recrawl import ChangeTracker
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import FreshnessPolicy
 
 URL = "https://a.example/harbour"

@@ -1,4 +1,4 @@
-"""No near-duplicate drop may lose content (``SIMHASH_KEEP_ADDS``, ``scrapy_simhash.novelty``).
+"""No near-duplicate drop may lose content (``SIMHASH_KEEP_ADDS``, ``scrapy_simhash.fingerprint.novelty``).
 
 The novelty estimate is checked against brute force on the normalised texts; the decision on
 pages that resemble each other (a page and its superset in both orders, a release-notes series in
@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash import novelty
-from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
-from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, ChangeTracker, PageRecord
+from scrapy_simhash.decision.tracker import NEAR_DUPLICATE, NEW, ChangeTracker, PageRecord
+from scrapy_simhash.fingerprint import novelty
+from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 
@@ -151,7 +151,7 @@ def test_sampled_estimate_is_unbiased_on_long_texts(monkeypatch: pytest.MonkeyPa
 def test_sketch_is_the_same_in_another_process() -> None:
     text = "Première ligne: 価格は1,200円です。\nSecond line with a hash deadbeef42 and more words to fill it up."
     code = (
-        "import sys; from scrapy_simhash.novelty import OwnText; "
+        "import sys; from scrapy_simhash.fingerprint.novelty import OwnText; "
         f"sys.stdout.write(OwnText({text.splitlines()!r}).sketch().hex())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
@@ -363,7 +363,7 @@ def _as_page(text: str) -> str:
 
 
 def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
-    from scrapy_simhash.recrawl import change_size
+    from scrapy_simhash.decision.tracker import change_size
     from scrapy_simhash.schedule import FreshnessPolicy
 
     old = FP.fingerprint_page(release_page(0))
@@ -384,7 +384,7 @@ def test_change_size_ranks_real_revisions_as_their_jaccard() -> None:
     import gzip
     import json
 
-    from scrapy_simhash.recrawl import change_size
+    from scrapy_simhash.decision.tracker import change_size
 
     with gzip.open(REVISIONS, "rt", encoding="utf-8") as f:
         pairs = [json.loads(line) for line in f]

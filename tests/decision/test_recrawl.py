@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from helpers.states import _random_states
 
-from scrapy_simhash.recrawl import CHANGED, UNCHANGED, VERDICTS, PageRecord, change_verdict
+from scrapy_simhash.decision.tracker import CHANGED, UNCHANGED, VERDICTS, PageRecord, change_verdict
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -216,7 +216,7 @@ def test_change_verdict_threshold():
 def test_change_tracker_decides_and_keeps_records():
     from dataclasses import replace
 
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.store.index import SimhashIndex
 
     index = SimhashIndex()
@@ -251,7 +251,7 @@ def test_change_tracker_decides_and_keeps_records():
 def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     """may_match=False (a template-only page): no near-duplicate verdict, nothing indexed, its own
     change still tracked, and content it had before is no longer matched."""
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.store.index import SimhashIndex
 
     index = SimhashIndex()
@@ -286,7 +286,7 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     ],
 )
 def test_schedule_state_of_a_record_is_from_dicts(changes):
-    from scrapy_simhash.recrawl import _state
+    from scrapy_simhash.decision.tracker import _state
     from scrapy_simhash.schedule import ScheduleState
 
     schedule = {**_full_record().schedule, **changes}
@@ -302,7 +302,7 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
     mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
-    from scrapy_simhash.recrawl import _Schedule, _schedule_of, _state
+    from scrapy_simhash.decision.tracker import _Schedule, _schedule_of, _state
     from scrapy_simhash.schedule import ScheduleState
 
     record = _full_record()

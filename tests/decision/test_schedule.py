@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scrapy_simhash.fingerprint import Fingerprinter, hamming
-from scrapy_simhash.recrawl import CHANGED, change_verdict
+from scrapy_simhash.decision.tracker import CHANGED, change_verdict
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming
 from scrapy_simhash.schedule import (
     DAY,
     HOUR,

@@ -1,4 +1,4 @@
-"""Copies of short pages (``scrapy_simhash.shortcopy``): a print view of a short page is dropped, two
+"""Copies of short pages (``scrapy_simhash.decision.shortcopy``): a print view of a short page is dropped, two
 different pages that share their content-like text are kept.
 
 Store level (memory, LMDB, Redis): the pages ``ChangeTracker.observe`` drops are exactly the
@@ -17,9 +17,9 @@ import pytest
 from helpers.demo import Pages, demo
 from helpers.stores import StoreKind
 
-from scrapy_simhash import shortcopy
-from scrapy_simhash.fingerprint import Fingerprinter
-from scrapy_simhash.recrawl import NEAR_DUPLICATE, NEW, ChangeTracker
+from scrapy_simhash.decision import shortcopy
+from scrapy_simhash.decision.tracker import NEAR_DUPLICATE, NEW, ChangeTracker
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()

@@ -1,4 +1,4 @@
-"""Tests for scrapy_simhash.fingerprint: pinned fingerprints, stability, distances, bad input."""
+"""Tests for scrapy_simhash.fingerprint.simhash: pinned fingerprints, stability, distances, bad input."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scrapy_simhash.fingerprint import (
+from scrapy_simhash.fingerprint.simhash import (
     EmptyTextError,
     Fingerprinter,
     _simhash,
@@ -165,7 +165,7 @@ def test_index_of_fingerprint_version_2_is_refused_with_the_fix(tmp_path):
 
 _CHILD = """
 import json, sys
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 zh, en = json.loads(sys.stdin.read())
 out = [Fingerprinter(bits=b, **kw).fingerprint_text(t) for b in (64, 128) for t in (zh, en)
        for kw in ({}, {"weighting": "tfidf"}, {"features": "shingles"})]
@@ -517,7 +517,7 @@ def test_auto_without_rjieba_falls_back_to_jieba(monkeypatch):
 _NO_RJIEBA_CHILD = """
 import json, sys
 sys.modules["rjieba"] = None  # as if rjieba were not installed
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 zh, title = json.loads(sys.stdin.read())
 fp = Fingerprinter()
 print(json.dumps([fp.tokenizer_backend, fp.settings, fp.fingerprint_text(zh, title)]))

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash import _native
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
 from scrapy_simhash.text.extract import Document, extract
 from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.templates import SiteTemplates, line_key
@@ -374,7 +374,7 @@ def test_the_native_path_loads_no_python_segmenter() -> None:
     code = (
         "import sys\n"
         "from scrapy_simhash.text import tokenizers\n"
-        "from scrapy_simhash.fingerprint import Fingerprinter\n"
+        "from scrapy_simhash.fingerprint.simhash import Fingerprinter\n"
         "f = Fingerprinter()\n"
         "settings = f.settings\n"
         "f.fingerprint_page('<title>t</title><p>' + '新闻报道 news report. ' * 40 + '</p>')\n"

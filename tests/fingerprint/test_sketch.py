@@ -12,9 +12,9 @@ from dataclasses import replace
 import pytest
 from helpers.pages import EN_ARTICLES, OPTIONS_A, OPTIONS_B, make_response, options_page, run
 
-from scrapy_simhash.fingerprint import Fingerprinter, _hash_cache
-from scrapy_simhash.recrawl import ChangeTracker, PageRecord
-from scrapy_simhash.sketch import SKETCH_BYTES, similarity, sketch_tokens
+from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity, sketch_tokens
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract
 
@@ -38,7 +38,7 @@ def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
 def test_sketch_is_fixed_bytes_across_processes():
     assert sketch(TOKENS).hex() == GOLDEN and len(GOLDEN) == 2 * SKETCH_BYTES
     code = (
-        "from scrapy_simhash.fingerprint import _hash_cache; from scrapy_simhash.sketch import sketch_tokens; "
+        "from scrapy_simhash.fingerprint.simhash import _hash_cache; from scrapy_simhash.fingerprint.sketch import sketch_tokens; "
         f"print(sketch_tokens(_hash_cache('blake2b', 64).digests({TOKENS!r})).hex())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}

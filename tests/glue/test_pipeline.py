@@ -294,7 +294,7 @@ def store_settings(request: pytest.FixtureRequest, tmp_path: Any) -> dict[str, A
 
 @pytest.mark.parametrize("keep_adds", [100, 0])
 def test_an_item_that_adds_to_a_kept_item_is_kept_and_a_dated_copy_dropped(make_pipeline, store_settings, keep_adds):
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
     pipeline = make_pipeline(SIMHASH_MAX_DISTANCE=6, SIMHASH_KEEP_ADDS=keep_adds, **store_settings)
     kept = digest("https://news.example.com/week/1", updated="12 May 2025, 1,204 readers")

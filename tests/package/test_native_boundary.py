@@ -16,7 +16,7 @@ logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(mes
 fake = types.ModuleType("scrapy_simhash_native")
 fake.__version__ = "0.0.1"
 sys.modules["scrapy_simhash_native"] = fake
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 f = Fingerprinter()
 print("native:", f.native, f.html_walk)
 print("fingerprint:", f.fingerprint_text("Harbour cranes return after a decade of repairs"))
@@ -38,7 +38,7 @@ def test_a_core_of_another_version_is_not_used_and_native_true_is_refused() -> N
         )
     ]
     assert "native: False Python HTML walk (the native core is not used (scrapy_simhash_native 0.0.1" in out
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
     fp = Fingerprinter(native=False).fingerprint_text("Harbour cranes return after a decade of repairs")
     assert f"fingerprint: {fp}" in lines

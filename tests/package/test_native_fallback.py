@@ -9,7 +9,7 @@ import sys
 SCRIPT = r"""
 import sys
 sys.modules["scrapy_simhash_native"] = None  # import fails as if it were not installed
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 f = Fingerprinter()
 assert not f.native and "native=False" in repr(f), repr(f)
 print(f.fingerprint_text("Harbour cranes return after a decade of repairs 港口起重机修复后重新启用"))
@@ -24,7 +24,7 @@ DECIDE = r"""
 def decided():
     from scrapy_simhash import _native
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.schedule import FreshnessPolicy
 
     tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
@@ -37,7 +37,7 @@ def decided():
 def test_without_the_native_core_the_python_path_runs() -> None:
     out = subprocess.run([sys.executable, "-c", DECIDE + SCRIPT], capture_output=True, text=True, check=True).stdout
     fp_line, record_line, refused = out.splitlines()[-3:]
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
     text = "Harbour cranes return after a decade of repairs 港口起重机修复后重新启用"
     assert int(fp_line) == Fingerprinter().fingerprint_text(text) == Fingerprinter(native=False).fingerprint_text(text)

@@ -25,8 +25,8 @@ import redis
 from helpers.demo import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
+from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord
 from scrapy_simhash.errors import StoreError
-from scrapy_simhash.recrawl import ChangeTracker, PageRecord
 from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
@@ -38,7 +38,7 @@ _OBSERVER_SRC = textwrap.dedent(
     """
     import json, os, sys, time
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.recrawl import ChangeTracker
+    from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
     where, name, go, pages, method = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
     index = SimhashIndex(RedisStore(where, name)) if where.startswith("redis://") else SimhashIndex.open(where)

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from scrapy_simhash import shortcopy
+from scrapy_simhash.decision import shortcopy
+from scrapy_simhash.decision.tracker import PageRecord, visible_key
 from scrapy_simhash.errors import NotAnIndexError, StoreError
-from scrapy_simhash.recrawl import PageRecord, visible_key
 from scrapy_simhash.store.index import SimhashIndex
 
 if TYPE_CHECKING:
@@ -114,10 +114,10 @@ def test_sigkill_during_add_many_loses_nothing_reported(tmp_path: Path) -> None:
 _DECIDER = """
     import sys
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.fingerprint import _hash_cache
+    from scrapy_simhash.fingerprint.simhash import _hash_cache
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.recrawl import ChangeTracker
-    from scrapy_simhash.sketch import sketch_tokens
+    from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.fingerprint.sketch import sketch_tokens
     def fp(tag, i):
         return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
     def sketch(word, i):

@@ -72,7 +72,7 @@ def test_token_rules(text, tokens):
 
 
 def test_identifiers_with_digits_are_different_pages_numbers_are_not():
-    from scrapy_simhash.fingerprint import Fingerprinter
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
     page = "Methods of the primitive {t} type: {t}::MAX, {t}::from_be_bytes, checked_add. " * 3
     fp = Fingerprinter(min_features=0)

@@ -15,7 +15,7 @@ import pytest
 from helpers.data import load_pages
 from helpers.native_fuzz import flat_fuzz, flat_outcomes, pathological_pages
 
-from scrapy_simhash.fingerprint import Fingerprinter
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.text import templates
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.native import native_flat_text

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from scrapy_simhash.fingerprint import EmptyTextError, Fingerprinter
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too
 nat = importlib.import_module("scrapy_simhash.text.native")

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 import numpy as np
 
 from scrapy_simhash import _native
-from scrapy_simhash.novelty import OwnText
-from scrapy_simhash.sketch import sketch_tokens
+from scrapy_simhash.fingerprint.novelty import OwnText
+from scrapy_simhash.fingerprint.sketch import sketch_tokens
 from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.native import html_walk_status
@@ -256,12 +256,12 @@ class PageFingerprint:
     ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
     text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
     text, one block per line (what site templates are learned from). ``sketch``: the change
-    sketch (:mod:`scrapy_simhash.sketch`) of the title, the fingerprinted text and the page's
+    sketch (:mod:`scrapy_simhash.fingerprint.sketch`) of the title, the fingerprinted text and the page's
     other content-like text (``extract.Document.rest``), ``None`` when they have no words.
     ``content_key``: on a short page or a page of nothing but its site's template (``fallback``
     ``"short"`` or ``"template"``), an exact hash of those same tokens (title and content-like
-    text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.shortcopy`); ``None``
-    otherwise. ``own``: the page's own text (:class:`~scrapy_simhash.novelty.OwnText`: the title,
+    text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.decision.shortcopy`); ``None``
+    otherwise. ``own``: the page's own text (:class:`~scrapy_simhash.fingerprint.novelty.OwnText`: the title,
     the fingerprinted text and the other content-like text, the latter without its site's learned
     template lines), what a near-duplicate drop checks first (``None``: not computed).
     """

@@ -7,7 +7,7 @@ fingerprinted part of the page. The sketch is a one-permutation MinHash (Li, Owe
 every other content-like block; chrome, link lists, bylines, dates and counters excluded; tokens
 in that order) with :data:`SLOTS`
 slots of 16 bits, whose slot-wise agreement estimates the Jaccard similarity of the two pages'
-shingle sets. :class:`~scrapy_simhash.recrawl.ChangeTracker` calls a refetched page ``changed``
+shingle sets. :class:`~scrapy_simhash.decision.tracker.ChangeTracker` calls a refetched page ``changed``
 when its SimHash moved more than the change threshold OR the estimated similarity to the last
 fetch's sketch is below ``SIMHASH_CHANGE_SIMILARITY``.
 

@@ -21,7 +21,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash import defaults, shortcopy
+from scrapy_simhash import defaults
+from scrapy_simhash.decision import shortcopy
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, filled, similarity
 from scrapy_simhash.schedule import (
     ScheduleColumns,
     ScheduleState,
@@ -31,12 +33,11 @@ from scrapy_simhash.schedule import (
     schedule_dict,
     size_scale,
 )
-from scrapy_simhash.sketch import SKETCH_BYTES, filled, similarity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from scrapy_simhash.novelty import OwnText
+    from scrapy_simhash.fingerprint.novelty import OwnText
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.index import Match, SimhashIndex
 
@@ -113,11 +114,11 @@ class PageRecord:
     scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
     ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
     fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
-    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.sketch`), or ``None``
+    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`), or ``None``
     (a page without one, a record written before format 3). ``visible_key``: :func:`visible_key` of
     the last fetch's whole visible text (``None``: a record written before it was kept), what
     finds an exact copy of the page whatever was learned about its site since. ``novelty``: the
-    novelty sketch of the last fetch's own text (:meth:`scrapy_simhash.novelty.OwnText.sketch`),
+    novelty sketch of the last fetch's own text (:meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`),
     what a page that resembles this one is compared with before it is dropped (``None``: a page
     without own text, or a record written before it was kept). Times are Unix seconds.
     """
@@ -692,7 +693,7 @@ class ChangeTracker:
     :param keep_adds: no drop may lose content (`SIMHASH_KEEP_ADDS`; 0: off, resemblance alone
         decides): a page that resembles a kept page by any of the rules above is kept when its own
         text (``observe``'s ``own``) adds at least this many characters to that page's
-        (:mod:`scrapy_simhash.novelty`, against the novelty sketch in the kept page's record) and
+        (:mod:`scrapy_simhash.fingerprint.novelty`, against the novelty sketch in the kept page's record) and
         to every other indexed page within ``max_distance`` of it (``Verdict.adds``). A kept page
         whose record has no novelty sketch (written before it was kept) cannot be judged: the
         resemblance decides, as before.
@@ -779,7 +780,7 @@ class ChangeTracker:
         other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``).
         ``content_key`` and ``visible`` (``PageFingerprint``'s) of a short page: it is also a
         near-duplicate of a kept short page with its content key whose visible lines hold all of
-        its own (:mod:`scrapy_simhash.shortcopy`: a print view); of a page whose ``fallback`` is
+        its own (:mod:`scrapy_simhash.decision.shortcopy`: a print view); of a page whose ``fallback`` is
         ``"template"`` (``may_match`` False): on its first fetch it is the near-duplicate of a kept
         template-only page by the same rule (an exact copy, a print view), or of an indexed page
         whose whole visible text was the same (:meth:`_exact_copy`: a copy of a page that was kept
