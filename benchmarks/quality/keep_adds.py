@@ -44,7 +44,7 @@ import build_pairs as bp
 import wide_tier
 
 from scrapy_simhash.commands.reports import pair_verdict
-from scrapy_simhash.decision.tracker import NEAR_DUPLICATE
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, PageFingerprint
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.text.extract import extract

@@ -49,7 +49,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord, _schedule_of
+from scrapy_simhash.decision.record import PageRecord, _schedule_of
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
 from scrapy_simhash.store.index import SimhashIndex

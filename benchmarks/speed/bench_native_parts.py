@@ -41,7 +41,8 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord, _state
+from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex

@@ -16,7 +16,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.commands.reports import CommandError, iso, iter_page_records, last_verdict
-from scrapy_simhash.decision.tracker import VERDICTS, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.verdicts import VERDICTS
 from scrapy_simhash.fingerprint.simhash import hamming
 
 if TYPE_CHECKING:

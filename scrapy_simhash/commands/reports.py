@@ -14,7 +14,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.decision.tracker import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
 from scrapy_simhash.fingerprint.simhash import hamming
 from scrapy_simhash.fingerprint.sketch import similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso

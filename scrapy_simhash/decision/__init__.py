@@ -3,3 +3,35 @@ changed since its last fetch) and why (``verdicts``), decided over the index in 
 transaction (``tracker``: :class:`ChangeTracker`), with the per-URL record it keeps (``record``)
 and the copies of short and template-only pages (``shortcopy``). It imports the fingerprint and
 store layers, never the Scrapy glue."""
+
+from scrapy_simhash.decision.record import PageRecord, change_size, change_verdict, visible_key
+from scrapy_simhash.decision.tracker import ChangeTracker, DueRow, Plan, Verdict
+from scrapy_simhash.decision.verdicts import (
+    CHANGED,
+    NEAR_DUPLICATE,
+    NEW,
+    UNCHANGED,
+    VERDICTS,
+    Fallback,
+    Reason,
+    VerdictKind,
+)
+
+__all__ = [
+    "CHANGED",
+    "NEAR_DUPLICATE",
+    "NEW",
+    "UNCHANGED",
+    "VERDICTS",
+    "ChangeTracker",
+    "DueRow",
+    "Fallback",
+    "PageRecord",
+    "Plan",
+    "Reason",
+    "Verdict",
+    "VerdictKind",
+    "change_size",
+    "change_verdict",
+    "visible_key",
+]

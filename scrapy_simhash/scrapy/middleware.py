@@ -18,7 +18,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash.decision.tracker import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_simhash.decision.tracker import NEW, Verdict
+from scrapy_simhash.decision.tracker import Verdict
+from scrapy_simhash.decision.verdicts import NEW
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
 from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key

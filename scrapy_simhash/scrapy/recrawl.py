@@ -229,7 +229,7 @@ class SimhashRecrawlMiddleware:
         if mw is None:
             return
         assert mw.tracker is not None
-        from scrapy_simhash.decision.tracker import PageRecord
+        from scrapy_simhash.decision.record import PageRecord
 
         key = _key(request)
         try:

@@ -13,7 +13,8 @@ from helpers.pages import EN_ARTICLES, make_response, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord, visible_key
+from scrapy_simhash.decision.record import PageRecord, visible_key
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.cache import SizedCache

@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.tracker import NEAR_DUPLICATE, NEW, ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import novelty
 from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
@@ -363,7 +365,7 @@ def _as_page(text: str) -> str:
 
 
 def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
-    from scrapy_simhash.decision.tracker import change_size
+    from scrapy_simhash.decision.record import change_size
     from scrapy_simhash.schedule import FreshnessPolicy
 
     old = FP.fingerprint_page(release_page(0))
@@ -384,7 +386,7 @@ def test_change_size_ranks_real_revisions_as_their_jaccard() -> None:
     import gzip
     import json
 
-    from scrapy_simhash.decision.tracker import change_size
+    from scrapy_simhash.decision.record import change_size
 
     with gzip.open(REVISIONS, "rt", encoding="utf-8") as f:
         pairs = [json.loads(line) for line in f]

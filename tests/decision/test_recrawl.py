@@ -8,7 +8,8 @@ from dataclasses import replace
 import pytest
 from helpers.states import _random_states
 
-from scrapy_simhash.decision.tracker import CHANGED, UNCHANGED, VERDICTS, PageRecord, change_verdict
+from scrapy_simhash.decision.record import PageRecord, change_verdict
+from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -286,7 +287,7 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     ],
 )
 def test_schedule_state_of_a_record_is_from_dicts(changes):
-    from scrapy_simhash.decision.tracker import _state
+    from scrapy_simhash.decision.record import _state
     from scrapy_simhash.schedule import ScheduleState
 
     schedule = {**_full_record().schedule, **changes}
@@ -302,7 +303,7 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
     mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
-    from scrapy_simhash.decision.tracker import _Schedule, _schedule_of, _state
+    from scrapy_simhash.decision.record import _Schedule, _schedule_of, _state
     from scrapy_simhash.schedule import ScheduleState
 
     record = _full_record()

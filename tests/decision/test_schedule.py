@@ -13,7 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from scrapy_simhash.decision.tracker import CHANGED, change_verdict
+from scrapy_simhash.decision.record import change_verdict
+from scrapy_simhash.decision.verdicts import CHANGED
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming
 from scrapy_simhash.schedule import (
     DAY,

@@ -18,7 +18,8 @@ from helpers.demo import Pages, demo
 from helpers.stores import StoreKind
 
 from scrapy_simhash.decision import shortcopy
-from scrapy_simhash.decision.tracker import NEAR_DUPLICATE, NEW, ChangeTracker
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 

@@ -21,7 +21,8 @@ import pytest
 from helpers.demo import Pages, demo
 from helpers.stores import LAYOUT, StoreKind, _open
 
-from scrapy_simhash.decision.tracker import NEAR_DUPLICATE, NEW, WIDE_MIN_SLOTS, ChangeTracker
+from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS, ChangeTracker
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS, filled, similarity
 from scrapy_simhash.store.index import SimhashIndex

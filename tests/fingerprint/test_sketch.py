@@ -12,7 +12,8 @@ from dataclasses import replace
 import pytest
 from helpers.pages import EN_ARTICLES, OPTIONS_A, OPTIONS_B, make_response, options_page, run
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity, sketch_tokens
 from scrapy_simhash.store.index import SimhashIndex

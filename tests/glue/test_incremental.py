@@ -32,7 +32,9 @@ from scrapy.http import HtmlResponse
 from scrapy.settings import Settings
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
-from scrapy_simhash.decision.tracker import CHANGED, NEW, UNCHANGED, ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.decision.verdicts import CHANGED, NEW, UNCHANGED
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import (
     DAY,

@@ -218,7 +218,7 @@ def test_third_run_fetches_only_due_pages_in_priority_order_and_finds_the_remove
 
 
 def test_gone_page_left_the_index_and_the_noise_page_backed_off(runs: Runs) -> None:
-    from scrapy_simhash.decision.tracker import PageRecord
+    from scrapy_simhash.decision.record import PageRecord
     from scrapy_simhash.store.index import SimhashIndex
 
     with SimhashIndex.open(runs.index_dir / "site" / "pages") as index:

@@ -21,7 +21,8 @@ from helpers.pages import (
 from scrapy import Request
 from scrapy.http import Response, TextResponse, XmlResponse
 
-from scrapy_simhash.decision.tracker import VERDICTS, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.verdicts import VERDICTS
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.scrapy.settings import get_config
 

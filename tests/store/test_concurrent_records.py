@@ -25,7 +25,8 @@ import redis
 from helpers.demo import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex

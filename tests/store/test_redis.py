@@ -19,7 +19,7 @@ import pytest
 import redis
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.decision.tracker import PageRecord
+from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, StoreError
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.index import SimhashIndex
@@ -233,7 +233,8 @@ _CRAWLER_SRC = textwrap.dedent(
     """
     import json, os, random, sys, time
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.decision.tracker import PageRecord, ChangeTracker
+    from scrapy_simhash.decision.record import PageRecord
+    from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.store.redisstore import RedisStore
     url, prefix, worker, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     pages = json.loads(sys.argv[5])

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import redis
 
-from scrapy_simhash.decision.tracker import ChangeTracker, PageRecord
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore, shard_of

@@ -1,0 +1,623 @@
+"""The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
+change and novelty sketches and recrawl schedule, and its byte formats (a compact binary record,
+format 3 with a change sketch, 4 with a novelty sketch, else 2; format 1, compact JSON, is still
+read): what the index's records hold, byte for byte, whatever the store. (Just over 600 lines:
+one record, its formats and its schedule's packing, bytes in and out, in one place.)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import struct
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from typing import TYPE_CHECKING, Any
+
+from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity
+from scrapy_simhash.schedule import (
+    ScheduleState,
+    schedule_dict,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+_SCHEMA = 1
+#: Format 2, binary: this byte first (a format 1 record, JSON, starts with ``{``).
+_V2 = 2
+#: Format 3: format 2 with this byte first, then the change sketch (``sketch.SKETCH_BYTES``) last.
+_V3 = 3
+#: Format 4: this byte, then a record of another format, then the novelty sketch and its length.
+_V4 = 4
+_V2_BYTE, _V3_BYTE, _V4_BYTE = bytes((_V2,)), bytes((_V3,)), bytes((_V4,))
+#: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
+#: last fetched, last changed, fetch count, change count.
+_HEAD = struct.Struct("<BBBHdddqq")
+_GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
+_TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
+_LEN = struct.Struct("<I")
+_NO_TEXTS = (None, None, None, None)
+_ANY_TEXT = _DUPLICATE_OF | _ETAG | _LAST_MODIFIED | _MOVED_TO
+_DUE = struct.Struct("<d")
+_KEY = struct.Struct("<Q")
+#: The schedule mapping that format 2 packs (``ScheduleState.to_dict``); any other goes as JSON.
+_SCHEDULE_KEYS = (
+    "last_fetch",
+    "last_change",
+    "interval",
+    "next_due",
+    "rate",
+    "size",
+    "fetches",
+    "changes",
+    "recent",
+    "old",
+    "probe",
+)
+#: Its numbers: last_fetch .. size, fetches, changes, old (3), probe, then the length of recent.
+_SCHEDULE_HEAD = struct.Struct("<6dqq3ddH")
+
+
+@dataclass(frozen=True)
+class PageRecord:
+    """What is known about one canonical URL.
+
+    ``history`` holds the last fingerprints, newest first, each with its change distance to the
+    fingerprint before it (``None`` for the first fetch). ``duplicate_of`` is the key of the page
+    this URL's content duplicated at its last fetch, or ``None`` when it was canonical (indexed).
+    ``next_due`` (when to fetch it again, kept in the store's due-time index: see
+    ``SimhashIndex.records_due``) and ``schedule`` (the recrawl policy's
+    :class:`~scrapy_simhash.schedule.ScheduleState`, a JSON mapping) belong to the recrawl
+    scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
+    ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
+    fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
+    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`), or ``None``
+    (a page without one, a record written before format 3). ``visible_key``: :func:`visible_key` of
+    the last fetch's whole visible text (``None``: a record written before it was kept), what
+    finds an exact copy of the page whatever was learned about its site since. ``novelty``: the
+    novelty sketch of the last fetch's own text (:meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`),
+    what a page that resembles this one is compared with before it is dropped (``None``: a page
+    without own text, or a record written before it was kept). Times are Unix seconds.
+    """
+
+    first_seen: float
+    last_fetched: float
+    last_changed: float
+    fetch_count: int = 1
+    change_count: int = 0
+    history: tuple[tuple[int, int | None], ...] = field(default_factory=tuple)
+    duplicate_of: str | None = None
+    next_due: float | None = None
+    schedule: Mapping[str, Any] | None = None
+    etag: str | None = None
+    last_modified: str | None = None
+    gone: bool = False
+    moved_to: str | None = None
+    sketch: bytes | None = None
+    visible_key: int | None = None
+    novelty: bytes | None = None
+
+    @property
+    def last_fp(self) -> int | None:
+        """The fingerprint of the last fetch (``None`` if the record has no history)."""
+        return self.history[0][0] if self.history else None
+
+    @classmethod
+    def first(cls, fp: int, *, now: float | None = None, duplicate_of: str | None = None) -> PageRecord:
+        """The record of a URL fetched for the first time."""
+        now = time.time() if now is None else now
+        return cls(
+            first_seen=now,
+            last_fetched=now,
+            last_changed=now,
+            history=((fp, None),),
+            duplicate_of=duplicate_of,
+        )
+
+    def updated(
+        self,
+        fp: int,
+        distance: int,
+        changed: bool,
+        *,
+        now: float | None = None,
+        history_size: int = 8,
+        duplicate_of: str | None = None,
+    ) -> PageRecord:
+        """The record after a new fetch with fingerprint ``fp`` at change ``distance`` (the visible
+        key is kept only for the same fingerprint: it would otherwise be another content's)."""
+        if history_size < 1:
+            raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
+        now = time.time() if now is None else now
+        return _record(
+            PageRecord,
+            self.first_seen,
+            now,
+            now if changed else self.last_changed,
+            self.fetch_count + 1,
+            self.change_count + (1 if changed else 0),
+            (((fp, distance),) + self.history)[:history_size],
+            duplicate_of,
+            self.next_due,
+            self.schedule,
+            self.etag,
+            self.last_modified,
+            self.gone,
+            self.moved_to,
+            self.sketch,
+            self.visible_key if fp == self.last_fp else None,  # never a key of other content
+            self.novelty if fp == self.last_fp else None,
+        )
+
+    def to_bytes(self) -> bytes:
+        """The stored form: format 2 (binary, little-endian), or format 1 (compact JSON) for a
+        record that format 2 cannot hold (a schedule not of :class:`ScheduleState` form, a count
+        or distance out of range). Both keep times to the millisecond and read back as equal
+        records.
+
+        Format 2: ``_HEAD``; the history's fingerprints (big-endian, ``width`` bytes each) and change
+        distances (``int32``, -1 for none); ``next_due`` (``float64``) if flagged; the flagged texts
+        (``uint32`` length + UTF-8) in the order duplicate_of, etag, last_modified, moved_to; the
+        schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs); the visible key
+        (``uint64``) if flagged. Fingerprints in
+        binary and no field names: about twice as fast to write and read as JSON (a record with a
+        full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
+        the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
+        as its first byte and the sketch's bytes appended. Format 4, for a record with a novelty
+        sketch: 4, then the record without it in any other format, then the novelty sketch and its
+        length (``uint32``)."""
+        novelty = self.novelty
+        if novelty is not None:
+            return b"".join((_V4_BYTE, replace(self, novelty=None).to_bytes(), novelty, _LEN.pack(len(novelty))))
+        packed = self._pack()
+        if packed is None:
+            return self._to_json()
+        if self.sketch is not None and len(self.sketch) == SKETCH_BYTES:
+            return _V3_BYTE + packed[1:] + self.sketch
+        return packed
+
+    def _pack(self) -> bytes | None:
+        history = self.history
+        n = len(history)
+        fps: tuple[Any, ...] = ()
+        distances: tuple[Any, ...] = ()
+        if n:
+            fps, distances = zip(*history)
+            if -1 in distances:
+                return None  # format 2 writes "none" as -1: format 1 keeps a real -1
+            if None in distances:
+                distances = tuple(-1 if d is None else d for d in distances)
+        flags = _GONE if self.gone else 0
+        tail: list[bytes] = []
+        next_due = self.next_due
+        if next_due is not None:
+            flags |= _NEXT_DUE
+            tail.append(_DUE.pack(round(next_due, 3)))
+        texts = (self.duplicate_of, self.etag, self.last_modified, self.moved_to)
+        if texts != _NO_TEXTS:
+            for (flag, _), text in zip(_TEXTS, texts):
+                if text is not None:
+                    flags |= flag
+                    data = text.encode("utf-8")
+                    tail += (_LEN.pack(len(data)), data)
+        schedule = self.schedule
+        if schedule is not None:
+            packed = _pack_schedule(schedule)
+            if packed is None:
+                return None
+            flags |= _SCHEDULE
+            tail.append(packed)
+        visible = self.visible_key
+        if visible is not None:
+            flags |= _VISIBLE_KEY
+            try:
+                tail.append(_KEY.pack(visible))
+            except struct.error:
+                return None
+        try:
+            wide = n and max(fps) >= 1 << 64
+            head = _HEAD.pack(
+                _V2,
+                flags,
+                16 if wide else 8,
+                n,
+                round(self.first_seen, 3),
+                round(self.last_fetched, 3),
+                round(self.last_changed, 3),
+                self.fetch_count,
+                self.change_count,
+            )
+            if wide:
+                body = b"".join(fp.to_bytes(16, "big") for fp in fps)
+            else:
+                body = _words(n).pack(*fps)
+            body += _ints(n).pack(*distances)
+        except (struct.error, OverflowError, TypeError):
+            return None  # out of format 2's range (or not a number): format 1 holds it
+        if n and min(distances) < -1:
+            return None
+        return b"".join((head, body, *tail))
+
+    def _to_json(self) -> bytes:
+        """Format 1: compact JSON (UTF-8); fingerprints as hexadecimal strings."""
+        data: dict[str, Any] = {
+            "v": _SCHEMA,
+            "first_seen": round(self.first_seen, 3),
+            "last_fetched": round(self.last_fetched, 3),
+            "last_changed": round(self.last_changed, 3),
+            "fetch_count": self.fetch_count,
+            "change_count": self.change_count,
+            "history": [[format(fp, "x"), distance] for fp, distance in self.history],
+        }
+        if self.duplicate_of is not None:
+            data["duplicate_of"] = self.duplicate_of
+        if self.next_due is not None:
+            data["next_due"] = round(self.next_due, 3)
+        if self.schedule is not None:
+            data["schedule"] = dict(self.schedule)
+        for name in ("etag", "last_modified", "moved_to"):
+            if getattr(self, name) is not None:
+                data[name] = getattr(self, name)
+        if self.gone:
+            data["gone"] = True
+        if self.sketch is not None:
+            data["sketch"] = self.sketch.hex()
+        if self.visible_key is not None:
+            data["visible_key"] = format(self.visible_key, "x")
+        if self.novelty is not None:
+            data["novelty"] = self.novelty.hex()
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+    @classmethod
+    def from_bytes(cls, raw: bytes) -> PageRecord:
+        """Parse :meth:`to_bytes` output (any format); :class:`ValueError` if ``raw`` is not a record."""
+        if raw[:1] == _V4_BYTE:
+            try:
+                (size,) = _LEN.unpack_from(raw, len(raw) - _LEN.size)
+            except struct.error as exc:
+                raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
+            end = len(raw) - _LEN.size - size
+            if end < 2 or raw[1:2] == _V4_BYTE:
+                raise ValueError(f"not a page record: {raw[:80]!r} (novelty sketch of {size} bytes)")
+            record = cls.from_bytes(raw[1:end])
+            record.__dict__["novelty"] = raw[end : len(raw) - _LEN.size]
+            return record
+        if raw[:1] in (_V2_BYTE, _V3_BYTE):
+            try:
+                if raw[:1] == _V2_BYTE:
+                    return cls._unpack(raw, len(raw), None)
+                end = len(raw) - SKETCH_BYTES  # format 3: format 2's fields, then the sketch
+                if end <= 0:
+                    raise ValueError("no room for the sketch")
+                return cls._unpack(raw, end, raw[end:])
+            except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
+                raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
+        try:
+            data = json.loads(raw.decode("utf-8"))
+            history = tuple((int(fp, 16), None if d is None else int(d)) for fp, d in data["history"])
+            return cls(
+                first_seen=float(data["first_seen"]),
+                last_fetched=float(data["last_fetched"]),
+                last_changed=float(data["last_changed"]),
+                fetch_count=int(data["fetch_count"]),
+                change_count=int(data["change_count"]),
+                history=history,
+                duplicate_of=data.get("duplicate_of"),
+                next_due=None if data.get("next_due") is None else float(data["next_due"]),
+                schedule=_mapping(data.get("schedule")),
+                etag=_text(data.get("etag")),
+                last_modified=_text(data.get("last_modified")),
+                gone=bool(data.get("gone", False)),
+                moved_to=_text(data.get("moved_to")),
+                sketch=None if data.get("sketch") is None else bytes.fromhex(data["sketch"]),
+                visible_key=None if data.get("visible_key") is None else int(data["visible_key"], 16),
+                novelty=None if data.get("novelty") is None else bytes.fromhex(data["novelty"]),
+            )
+        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
+
+    @classmethod
+    def _unpack(cls, raw: bytes, end: int, sketch: bytes | None) -> PageRecord:
+        """Format 2's fields in ``raw[:end]`` (the first byte, the format, is not read)."""
+        _, flags, width, n, first_seen, last_fetched, last_changed, fetch_count, change_count = _HEAD.unpack_from(raw)
+        if width not in (8, 16) or flags >> 8:
+            raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
+        at = _HEAD.size
+        if width == 8:
+            fps: Any = _words(n).unpack_from(raw, at)
+        else:
+            fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
+            if len(fps) != n:
+                raise ValueError("history cut short")
+        at += n * width
+        distances = _ints(n).unpack_from(raw, at)
+        at += 4 * n
+        if -1 in distances:
+            distances = tuple(None if d == -1 else d for d in distances)
+        next_due = None
+        if flags & _NEXT_DUE:
+            (next_due,) = _DUE.unpack_from(raw, at)
+            at += 8
+        texts: list[str | None] = [None, None, None, None]
+        if flags & _ANY_TEXT:
+            for i, (flag, name) in enumerate(_TEXTS):
+                if flags & flag:
+                    (size,) = _LEN.unpack_from(raw, at)
+                    at += 4
+                    if at + size > end:
+                        raise ValueError(f"{name} cut short")
+                    texts[i] = raw[at : at + size].decode("utf-8")
+                    at += size
+        schedule = None
+        if flags & _SCHEDULE:
+            schedule, at = _unpack_schedule(raw, at)
+        visible = None
+        if flags & _VISIBLE_KEY:
+            (visible,) = _KEY.unpack_from(raw, at)
+            at += _KEY.size
+        if at != end:
+            raise ValueError(f"{end - at} bytes after the record")
+        duplicate_of, etag, last_modified, moved_to = texts
+        return _record(
+            cls,
+            first_seen,
+            last_fetched,
+            last_changed,
+            fetch_count,
+            change_count,
+            tuple(zip(fps, distances)),
+            duplicate_of,
+            next_due,
+            schedule,
+            etag,
+            last_modified,
+            bool(flags & _GONE),
+            moved_to,
+            sketch,
+            visible,
+        )
+
+    @classmethod
+    def parse(cls, raw: bytes | None) -> PageRecord | None:
+        """The record in ``raw`` (a stored value), or ``None`` when there is none or it is unreadable."""
+        if raw is None:
+            return None
+        try:
+            return cls.from_bytes(raw)
+        except ValueError:
+            return None
+
+
+_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
+
+
+def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
+    """``cls(*values)``, the fields in order, without the frozen dataclass's ``__init__`` (one
+    ``object.__setattr__`` per field: it costs more than reading the record from its bytes)."""
+    record = object.__new__(cls)
+    record.__dict__.update(zip(_FIELDS, values))
+    return record
+
+
+def visible_key(visible: str) -> int | None:
+    """An exact hash of a page's whole visible text (``PageFingerprint.visible``; the first 64 bits
+    of SHA-256 over its UTF-8: the hash with CPU instructions of its own: 2.4x blake2b's speed here),
+    ``None`` for a page without visible text. Two pages with one visible text share it: a copy of a
+    page, whatever its markup and URL."""
+    if not visible:
+        return None
+    return int.from_bytes(hashlib.sha256(visible.encode("utf-8", "surrogatepass")).digest()[:8], "little")
+
+
+def change_size(old: bytes | None, new: bytes | None, distance: int) -> float:
+    """How much a page changed between two fetches, what the recrawl schedule weighs a change by:
+    ``64 * (1 - similarity)`` of their change sketches (the bits' scale: a sketch 0.9 alike is
+    6.4), which follows the share of the text that changed (on real revisions its rank correlation
+    with ``1 - Jaccard`` is 0.96, the 64-bit distance's 0.89); the fingerprints' ``distance``
+    where either fetch has no full sketch."""
+    if old is None or new is None or len(old) != SKETCH_BYTES or len(new) != SKETCH_BYTES:
+        return float(distance)
+    return 64.0 * (1.0 - similarity(old, new)) if old != new else 0.0
+
+
+def change_verdict(distance: int, change_threshold: int) -> str:
+    """``"changed"`` when the change ``distance`` is above ``change_threshold``, else ``"unchanged"``
+    (noise such as dates and counters moves a few bits)."""
+    return CHANGED if distance > change_threshold else UNCHANGED
+
+
+def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """The numbers of a schedule of exactly ``ScheduleState.to_dict`` form (the keys in order, a
+    float wherever that form has one): ``(last_fetch, last_change, interval, next_due, rate, size,
+    probe, fetches, changes, old, flat)`` with ``flat`` the ``recent`` pairs one after the other;
+    ``None`` for any other mapping."""
+    if tuple(schedule) != _SCHEDULE_KEYS:
+        return None
+    last_fetch, last_change, interval, next_due, rate, size, fetches, changes, recent, old, probe = schedule.values()
+    # set(map(...)): the type checks at C speed; they run for every page.
+    if (
+        set(map(type, (last_fetch, last_change, interval, next_due, rate, size, probe))) != _FLOAT
+        or type(fetches) is not int
+        or type(changes) is not int
+        or type(old) is not list
+        or type(recent) is not list
+        or len(old) != 3
+        or not set(map(type, old)) <= _FLOAT
+        or not set(map(type, recent)) <= _LIST
+        or not set(map(len, recent)) <= _PAIR
+    ):
+        return None
+    flat = [x for pair in recent for x in pair]
+    if not set(map(type, flat)) <= _FLOAT:
+        return None
+    return last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat
+
+
+def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
+    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
+    int where that form has a float: format 1 keeps each number's type)."""
+    if type(schedule) is _Schedule:
+        *head, flat = schedule.numbers
+    else:
+        parts = _exact_schedule(schedule)
+        if parts is None:
+            return None
+        *floats, probe, fetches, changes, old, flat = parts
+        head = [*floats, fetches, changes, *old, probe]
+    try:
+        return _SCHEDULE_HEAD.pack(*head, len(flat) // 2) + _floats(len(flat)).pack(*flat)
+    except struct.error:
+        return None
+
+
+class _Schedule(Mapping[str, Any]):
+    """A record's schedule as format 2 holds it: ``numbers`` are ``(last_fetch, last_change,
+    interval, next_due, rate, size, fetches, changes, old_changes, old_changed_secs,
+    old_unchanged_secs, probe, recent)`` (``recent``'s pairs one after the other), each of the
+    type ``ScheduleState.to_dict`` gives it; read as that mapping (built on first use). A record
+    read from format 2, or written by :class:`ChangeTracker`, carries one: the schedule goes from
+    bytes to :class:`ScheduleState` and back without a mapping."""
+
+    __slots__ = ("_mapping", "numbers")
+
+    def __init__(self, numbers: tuple[Any, ...]) -> None:
+        self.numbers = numbers
+        self._mapping: dict[str, Any] | None = None
+
+    def _get(self) -> dict[str, Any]:
+        mapping = self._mapping
+        if mapping is None:
+            mapping = self._mapping = schedule_dict(self.numbers)
+        return mapping
+
+    def __getitem__(self, name: str) -> Any:
+        return self._get()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._get())
+
+    def __len__(self) -> int:
+        return len(_SCHEDULE_KEYS)
+
+    def __repr__(self) -> str:
+        return repr(self._get())
+
+
+def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
+    """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
+    numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
+    if set(map(len, state.recent)) <= _PAIR:
+        numbers = state.numbers()
+        flat = numbers[12]
+        floats = (*numbers[:6], *numbers[8:12])
+        if (
+            set(map(type, floats)) == _FLOAT
+            and type(numbers[6]) is int
+            and type(numbers[7]) is int
+            and set(map(type, flat)) <= _FLOAT
+        ):
+            return numbers[3], _Schedule(numbers)
+    schedule = state.to_dict()
+    return schedule["next_due"], schedule
+
+
+_FLOAT, _LIST, _PAIR = {float}, {list}, {2}
+
+
+@functools.lru_cache(maxsize=64)
+def _words(n: int) -> struct.Struct:
+    """``n`` big-endian 64-bit fingerprints."""
+    return struct.Struct(f">{n}Q")
+
+
+@functools.lru_cache(maxsize=64)
+def _ints(n: int) -> struct.Struct:
+    """``n`` little-endian ``int32`` change distances."""
+    return struct.Struct(f"<{n}i")
+
+
+@functools.lru_cache(maxsize=64)
+def _floats(n: int) -> struct.Struct:
+    """``n`` little-endian ``float64``."""
+    return struct.Struct(f"<{n}d")
+
+
+def _unpack_schedule(raw: bytes, at: int) -> tuple[_Schedule, int]:
+    *numbers, n = _SCHEDULE_HEAD.unpack_from(raw, at)
+    at += _SCHEDULE_HEAD.size
+    return _Schedule((*numbers, _floats(2 * n).unpack_from(raw, at))), at + 16 * n
+
+
+def _mapping(value: Any) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise TypeError(f"schedule must be a JSON object, got {value!r}")
+    return value
+
+
+def _text(value: Any) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise TypeError(f"expected a string, got {value!r}")
+
+
+def _state(record: PageRecord) -> ScheduleState | None:
+    """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
+    schedule = record.schedule
+    if not schedule:
+        return None
+    parts: tuple[Any, ...] | None = None
+    if _DIRECT_STATE:
+        if type(schedule) is _Schedule:
+            *head, old0, old1, old2, probe, flat = schedule.numbers
+            parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
+        else:
+            parts = _exact_schedule(schedule)
+    if parts is None:
+        try:
+            return ScheduleState.from_dict(dict(schedule))
+        except ValueError:
+            return None
+    # ScheduleState.from_dict of a schedule whose numbers have their types already (every record
+    # read from format 2): the same state and the same checks, without a conversion per number.
+    last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
+    pairs = iter(flat)
+    if not (
+        all(map(math.isfinite, (last_fetch, interval, rate, size, *old)))
+        and interval > 0
+        and min(rate, size, *old) >= 0
+    ):
+        return None
+    state = object.__new__(ScheduleState)
+    state.__dict__.update(
+        zip(
+            _STATE_FIELDS,
+            (
+                last_fetch,
+                last_change,
+                interval,
+                next_due,
+                rate,
+                size,
+                fetches,
+                changes,
+                tuple(zip(pairs, pairs)),
+                *old,
+                probe,
+            ),
+        )
+    )
+    return state
+
+
+#: ScheduleState's fields, in order, when _state's direct path was written (``to_dict``'s keys up to
+#: ``recent``, then ``old`` unfolded, then ``probe``): if they change, ``from_dict`` is used.
+_STATE_FIELDS = (*_SCHEDULE_KEYS[:9], "old_changes", "old_changed_secs", "old_unchanged_secs", "probe")
+_DIRECT_STATE = tuple(f.name for f in fields(ScheduleState)) == _STATE_FIELDS

@@ -1,0 +1,82 @@
+"""What the decision says about one fetched page: its verdict (:class:`VerdictKind`) and why
+(:class:`Reason`), and the fallbacks a page's fingerprint may rest on (:class:`Fallback`).
+
+All are str-valued enums whose text (``str()``, f-strings, ``%s``, JSON) is their value, so that
+the stats (``simhash/<verdict>``, ``simhash/<reason>``), log lines and meta keys read as they did
+when they were bare strings, and each compares equal to its value (``NEW == "new"``).
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Fallback", "Reason", "VerdictKind"]
+
+
+class _Text(str, Enum):
+    """A str-valued enum that reads as its value (Python 3.10 has no ``enum.StrEnum``)."""
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+
+class VerdictKind(_Text):
+    """The four verdicts; every fingerprinted response gets exactly one (stat ``simhash/<value>``)."""
+
+    NEW = "new"
+    NEAR_DUPLICATE = "near_duplicate"
+    UNCHANGED = "unchanged"
+    CHANGED = "changed"
+
+
+NEW = VerdictKind.NEW
+NEAR_DUPLICATE = VerdictKind.NEAR_DUPLICATE
+UNCHANGED = VerdictKind.UNCHANGED
+CHANGED = VerdictKind.CHANGED
+#: The four verdicts, in this order.
+VERDICTS: tuple[VerdictKind, ...] = tuple(VerdictKind)
+
+
+class Reason(_Text):
+    """Why a page got its verdict (``Verdict.reason``), or why a page that resembles a kept one was
+    kept (``Verdict.kept``). The value of a reason that has a stat of its own is that stat's name
+    (``simhash/<value>``: :attr:`counted`)."""
+
+    #: No kept page is like it.
+    NEW = "new"
+    #: Refetched, and neither its fingerprint nor its change sketch moved.
+    UNCHANGED = "unchanged"
+    #: Refetched, and its fingerprint moved more than the change threshold.
+    CHANGED = "changed"
+    #: Refetched, and its body changed (the change sketches) though its fingerprint did not.
+    CHANGED_SKETCH = "changed/sketch"
+    #: A near-duplicate within ``max_distance`` of a kept page (the index's k tier).
+    NEAR = "duplicate/near"
+    #: A near-duplicate by the wide tier (beyond ``max_distance``, the change sketches alike).
+    WIDE = "duplicate/wide"
+    #: A copy of a kept short page (``shortcopy``: its whole visible text is the kept page's).
+    SHORT_COPY = "duplicate/short_copy"
+    #: A copy of a kept page of nothing but its site's template.
+    TEMPLATE_COPY = "duplicate/template_copy"
+    #: Kept: within ``max_distance`` of a page whose change sketch disagrees (``near_similarity``).
+    KEPT_UNLIKE = "kept/unlike"
+    #: Kept: it resembles a kept page, but its own text adds at least ``keep_adds`` characters.
+    KEPT_ADDS = "kept/adds"
+
+    @property
+    def counted(self) -> bool:
+        """Whether the reason has a stat of its own (``simhash/<value>``) beside the verdict's."""
+        return self not in _UNCOUNTED
+
+
+_UNCOUNTED = frozenset({Reason.NEW, Reason.UNCHANGED, Reason.CHANGED, Reason.NEAR})
+
+
+class Fallback(_Text):
+    """What a page's fingerprint falls back to (``PageFingerprint.fallback``; stat
+    ``simhash/fallback/<value>``)."""
+
+    #: Too few features: an exact hash of the page's whole visible text.
+    SHORT = "short"
+    #: Nothing but its site's template beside too few words of its own: never a near-duplicate by the index.
+    TEMPLATE = "template"
