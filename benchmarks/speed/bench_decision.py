@@ -46,6 +46,8 @@ from typing import Any
 
 import numpy as np
 
+from scrapy_simhash.fingerprint import PageFingerprint
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
@@ -203,13 +205,13 @@ def main() -> None:
 
     runs = {
         "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
-        "after": lambda key, fp, now: plain.observe(key, fp, now, sketch=sketch(key)).verdict,
-        "after+fixed": lambda key, fp, now: fixed.observe(key, fp, now, sketch=sketch(key)).verdict,
-        "after+schedule": lambda key, fp, now: scheduled.observe(key, fp, now, sketch=sketch(key)).verdict,
+        "after": lambda key, fp, now: plain.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
+        "after+fixed": lambda key, fp, now: fixed.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
+        "after+schedule": lambda key, fp, now: scheduled.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
     }
     if args.also:
         other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy(), **wide)
-        runs[also] = lambda key, fp, now: other.observe(key, fp, now, sketch=sketch(key)).verdict
+        runs[also] = lambda key, fp, now: other.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}

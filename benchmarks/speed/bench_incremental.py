@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from statistics import median
 
+from scrapy_simhash.fingerprint import PageFingerprint
+
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
@@ -55,7 +57,7 @@ def main() -> None:
         for day in (0, 1):
             with index.batch():
                 for key, fp in zip(keys, fps):
-                    scheduled.observe(key, fp, now=T0 + day * DAY + rng.random() * DAY)
+                    scheduled.observe(key, PageFingerprint.of(fp), now=T0 + day * DAY + rng.random() * DAY)
         print(f"{args.n} URLs fetched twice in {time.perf_counter() - started:.1f} s")
         now = T0 + 4 * DAY
         rates: dict[str, list[float]] = {"refetch, no schedule": [], "refetch, schedule": [], "plan": []}
@@ -66,8 +68,8 @@ def main() -> None:
             for start in range(0, args.ops, 50):
                 chunk = sample[start : start + 50]
                 for name, call in (
-                    ("refetch, no schedule", lambda i: plain.observe(keys[i], fps[i], now=now)),
-                    ("refetch, schedule", lambda i: scheduled.observe(keys[i], fps[i], now=now)),
+                    ("refetch, no schedule", lambda i: plain.observe(keys[i], PageFingerprint.of(fps[i]), now=now)),
+                    ("refetch, schedule", lambda i: scheduled.observe(keys[i], PageFingerprint.of(fps[i]), now=now)),
                     ("plan", lambda i: scheduled.plan(keys[i], now=now)),
                 ):
                     t = time.perf_counter()

@@ -27,6 +27,7 @@ import gzip
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from statistics import median
 
@@ -81,16 +82,7 @@ def main() -> None:
                 own = page.own
                 if edit:
                     own = edited[i]
-                tracker.observe(
-                    f"https://{prefix}.example/{i}",
-                    page.fp,
-                    1.0,
-                    sketch=page.sketch,
-                    fallback=page.fallback,
-                    content_key=page.content_key,
-                    visible=page.visible,
-                    own=own if with_own else None,
-                )
+                tracker.observe(f"https://{prefix}.example/{i}", replace(page, own=own if with_own else None), 1.0)
 
             work = list(enumerate(pages))
             times.setdefault(f"decision, new ({label})", []).append(per_page(work, lambda x: observe(x, prefix="site")))

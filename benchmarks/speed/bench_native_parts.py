@@ -37,6 +37,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from scrapy_simhash.fingerprint import PageFingerprint
+
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
@@ -133,7 +135,7 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
     prints = [native.fingerprint_page(html) for html in pages]
     for day in range(3):  # the first fetch and two refetches: records with a schedule and history
         for i, p in enumerate(prints):
-            tracker.observe(f"https://news.example/{i}", p.fp, now + day * DAY, sketch=p.sketch)
+            tracker.observe(f"https://news.example/{i}", PageFingerprint.of(p.fp, sketch=p.sketch), now + day * DAY)
     now += 2 * DAY
     t = Timer(clock)
     flat = text_native.native_flat_text()
@@ -145,7 +147,7 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
         now += DAY
         start = clock()
         for i, p in enumerate(prints):
-            tracker.observe(f"https://news.example/{i}", p.fp, now, sketch=p.sketch)
+            tracker.observe(f"https://news.example/{i}", PageFingerprint.of(p.fp, sketch=p.sketch), now)
         observe["native" if on else "python"].append((clock() - start) / len(prints) / 1000)
     for _ in range(repeat):
         for i, html in enumerate(pages):

@@ -17,7 +17,7 @@ import numpy as np
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
-from scrapy_simhash.fingerprint.simhash import hamming
+from scrapy_simhash.fingerprint.simhash import Fallback, hamming
 from scrapy_simhash.fingerprint.sketch import similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso
 from scrapy_simhash.scrapy.component import canonical_key
@@ -463,25 +463,12 @@ def pair_verdict(
         **({} if config is None else config.tracker_kwargs()),
     )
     keys = [canonical_key(s) if _url_of(s) else f"file:{s}" for s in sources]
-    verdicts = [
-        tracker.observe(
-            key,
-            page.fp,
-            now=1.0,
-            may_match=page.may_match,
-            sketch=page.sketch,
-            fallback=page.fallback,
-            content_key=page.content_key,
-            visible=page.visible,
-            own=page.own,
-        )
-        for key, page in zip(keys, pages)
-    ]
+    verdicts = [tracker.observe(key, page, now=1.0) for key, page in zip(keys, pages)]
     verdict, near = verdicts[1], tracker.near_similarity
     if verdict.verdict == NEAR_DUPLICATE:
         if verdict.distance is not None and verdict.distance <= k:
             why = f"within SIMHASH_MAX_DISTANCE ({k}) of the first page"
-        elif pages[1].fallback == "short":
+        elif pages[1].fallback == Fallback.SHORT:
             why = "a short page whose visible lines are all the first page's (a copy of a short page)"
         else:
             why = (

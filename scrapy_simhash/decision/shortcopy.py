@@ -42,7 +42,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import unquote, urlsplit
 
 import numpy as np
@@ -127,6 +127,18 @@ def is_copy(lines: list[str], kept_url: str, kept_keys: np.ndarray) -> bool:
     return True
 
 
+class Evidence(NamedTuple):
+    """What a kept short or template-only page stores so that its copies are found
+    (:func:`remember`): its URL, fingerprint, content key and visible lines, and the URLs kept
+    with that content key (as read)."""
+
+    key: str
+    fp: int
+    content_key: int
+    lines: list[str]
+    urls: list[str]
+
+
 def find_copy(
     index: SimhashIndex,
     key: str,
@@ -134,12 +146,13 @@ def find_copy(
     content_key: int,
     visible: str,
     current: Callable[[str], int | None] | None = None,
-) -> Match | None:
+) -> tuple[Match | None, Evidence | None]:
     """The kept page that ``key`` (a short page with fingerprint ``fp``, not found by the index, or
-    a page of nothing but its site's template, which is never indexed) is a copy of, or ``None``;
-    call inside the index's batch. ``current``: a kept URL's fingerprint now (default: the one the
-    index holds; for template pages, their record's). Without a match, ``key`` is remembered as a
-    kept page (:func:`remember`)."""
+    a page of nothing but its site's template, which is never indexed) is a copy of, or ``None``
+    with the evidence to store if ``key`` is kept (:func:`remember`, in the same batch: the
+    caller writes it with the page's record). Reads only; call inside the index's batch.
+    ``current``: a kept URL's fingerprint now (default: the one the index holds; for template
+    pages, their record's)."""
     from scrapy_simhash.store.index import Match
 
     current = current or index.get
@@ -159,13 +172,14 @@ def find_copy(
             if kept_fp is None or kept_fp != got[1]:
                 continue  # refetched with other content, removed or dropped since
             if is_copy(lines, url, got[2]):
-                return Match(url, kept_fp, (fp ^ kept_fp).bit_count())
-    remember(index, key, fp, content_key, lines, urls)
-    return None
+                return Match(url, kept_fp, (fp ^ kept_fp).bit_count()), None
+    return None, Evidence(key, fp, content_key, lines, urls)
 
 
-def remember(index: SimhashIndex, key: str, fp: int, content_key: int, lines: list[str], urls: list[str]) -> None:
-    """Store ``key``'s evidence and add it to its content key's URLs (``urls``, as read)."""
+def remember(index: SimhashIndex, evidence: Evidence) -> None:
+    """Store a kept page's evidence and add it to its content key's URLs (``evidence.urls``, as
+    read); nothing for a page of more than :data:`MAX_LINES` lines."""
+    key, fp, content_key, lines, urls = evidence
     if len(lines) > MAX_LINES:
         return
     kept = [u for u in urls if u != key][-(MAX_URLS - 1) :] + [key]

@@ -28,7 +28,7 @@ from scrapy_simhash.decision.record import (
     change_size,
     visible_key,
 )
-from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, filled, similarity
 from scrapy_simhash.schedule import (
     ScheduleColumns,
@@ -42,6 +42,7 @@ from scrapy_simhash.schedule import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.fingerprint.novelty import OwnText
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.index import Match, SimhashIndex
@@ -58,9 +59,13 @@ class Verdict(NamedTuple):
     sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
     that this one resembles and was kept beside because its own text adds ``adds`` characters to
     that page's (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
-    to the page it duplicates (``None``: not measured)."""
+    to the page it duplicates (``None``: not measured). ``reason``: why this verdict
+    (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
+    or whether a change was seen by the fingerprint or by the change sketch alone); ``kept``: why a
+    page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``), else
+    ``None``."""
 
-    verdict: str
+    verdict: VerdictKind
     fp: int
     distance: int | None = None
     duplicate_of: str | None = None
@@ -69,6 +74,20 @@ class Verdict(NamedTuple):
     unlike: str | None = None
     adds_to: str | None = None
     adds: float | None = None
+    reason: Reason | None = None
+    kept: Reason | None = None
+
+
+class _Found(NamedTuple):
+    """What the near-duplicate rules found for a page: the page it duplicates (``None``: none), by
+    which rule (``reason``), the key of a page within ``max_distance`` it was kept beside
+    (``unlike``), and the evidence to store where it is kept as a short or template-only page
+    (written with its record, in the same transaction)."""
+
+    match: Match | None
+    reason: Reason | None = None
+    unlike: str | None = None
+    evidence: shortcopy.Evidence | None = None
 
 
 class Plan(NamedTuple):
@@ -193,31 +212,28 @@ class ChangeTracker:
             if match is not None:
                 match, adds_to, adds = self._adds(key, fp, match, own, True)
             if match is not None:
-                return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds)
+                return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds, reason=Reason.NEAR)
             if own is not None and self.keep_adds:
                 record = replace(PageRecord.first(fp), novelty=own.sketch() if own.chars else None)
                 self.index.put_record(key, record.to_bytes())
-        return Verdict(NEW, fp, adds_to=adds_to, adds=adds)
+        kept = None if adds_to is None else Reason.KEPT_ADDS
+        return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept)
 
     def observe(
         self,
         key: str,
-        fp: int,
+        page: PageFingerprint,
         now: float | None = None,
         *,
         validators: tuple[str | None, str | None] = (None, None),
-        may_match: bool = True,
-        sketch: bytes | None = None,
-        fallback: str | None = None,
-        content_key: int | None = None,
-        visible: str = "",
-        own: OwnText | None = None,
     ) -> Verdict:
-        """Decide on ``key`` fetched now with fingerprint ``fp`` (and change ``sketch``, kept in
-        the record: see ``change_similarity``); store the outcome (and the response's
-        ``(ETag, Last-Modified)`` ``validators``).
+        """Decide on ``key`` fetched now as ``page`` (its fingerprint ``fp`` and the evidence it
+        rests on, :class:`~scrapy_simhash.fingerprint.PageFingerprint`: its change ``sketch``, kept
+        in the record: see ``change_similarity``); store the outcome (and the response's
+        ``(ETag, Last-Modified)`` ``validators``) and the evidence that finds its copies, in one
+        transaction.
 
-        ``may_match`` False (the page has no text of its own beside its site's template: no
+        ``page.may_match`` False (the page has no text of its own beside its site's template: no
         evidence): the page is not indexed, so that no page can duplicate it by the index, and is
         no near-duplicate by the index either (only a copy: see ``content_key``); its change is
         still tracked. ``fallback`` (``PageFingerprint.fallback``)
@@ -232,25 +248,24 @@ class ChangeTracker:
         :func:`visible_key` of ``visible``. ``own`` (``PageFingerprint.own``): the page's own
         text; whatever the page resembles, it is dropped only when that adds fewer than
         ``keep_adds`` characters (see ``keep_adds``), and its record keeps its novelty sketch."""
+        fp, may_match, sketch, fallback = page.fp, page.may_match, page.sketch, page.fallback
+        content_key, visible, own = page.content_key, page.visible, page.own
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
-        distance = duplicate_of = unlike = adds_to = adds = None
+        distance = duplicate_of = adds_to = adds = None
+        found = _Found(None)
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
             raw = index.get_record(key)
             record = PageRecord.parse(raw)
             last_fp = None if record is None else record.last_fp
             if record is None or last_fp is None:
-                match = None
                 if may_match:
-                    match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
-                elif fallback == "template" and content_key is not None:
-                    # never indexed: only a copy of a kept template-only page (shortcopy's rule)
-                    # (an exact copy of an indexed page first: find_copy remembers a page it keeps)
-                    match = None if vkey is None else self._exact_copy(key, fp, vkey)
-                    if match is None:
-                        match = shortcopy.find_copy(index, key, fp, content_key, visible, self._recorded_fp)
+                    found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
+                elif fallback == Fallback.TEMPLATE and content_key is not None:
+                    found = self._template_copy(key, fp, content_key, visible, vkey)
+                match = found.match
                 if match is not None:
                     match, adds_to, adds = self._adds(key, fp, match, own, may_match)
                 if match is None:
@@ -281,7 +296,8 @@ class ChangeTracker:
                     verdict = CHANGED
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
-                    match, unlike = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
+                    found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
+                    match = found.match
                     if match is not None:
                         match, adds_to, adds = self._adds(key, fp, match, own, may_match)
                     if match is not None:
@@ -319,9 +335,40 @@ class ChangeTracker:
                 vkey,
                 novelty,
             )
+            if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
+                shortcopy.remember(index, found.evidence)
             index.put_record(key, new_record.to_bytes(), due=next_due)
         replaced = record is None and raw is not None
-        return Verdict(verdict, fp, distance, duplicate_of, new_record, replaced, unlike, adds_to, adds)
+        reason = self._reason(verdict, found, duplicate_of, fallback, change)
+        kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
+        return Verdict(
+            verdict, fp, distance, duplicate_of, new_record, replaced, found.unlike, adds_to, adds, reason, kept
+        )
+
+    def _reason(
+        self, verdict: VerdictKind, found: _Found, duplicate_of: str | None, fallback: str | None, change: int
+    ) -> Reason:
+        """Why ``verdict``: the rule that found the page it duplicates (the nearest other kept page
+        within ``max_distance`` when the containment check chose that one instead: ``_adds``), or
+        whether a change was seen by the fingerprint or by the change sketch alone."""
+        if verdict == NEAR_DUPLICATE:
+            if fallback == Fallback.TEMPLATE:
+                return Reason.TEMPLATE_COPY
+            assert found.match is not None and found.reason is not None
+            return found.reason if duplicate_of == found.match.key else Reason.NEAR
+        if verdict == CHANGED:
+            return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
+        return Reason.UNCHANGED if verdict == UNCHANGED else Reason.NEW
+
+    def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
+        """A page of nothing but its site's template (never indexed) is only a copy: of an indexed
+        page whose whole visible text was the same (:meth:`_exact_copy`), else of a kept
+        template-only page (``shortcopy``'s rule); kept, its evidence is stored with its record."""
+        match = None if vkey is None else self._exact_copy(key, fp, vkey)
+        if match is not None:
+            return _Found(match, Reason.TEMPLATE_COPY)
+        match, evidence = shortcopy.find_copy(self.index, key, fp, content_key, visible, self._recorded_fp)
+        return _Found(match, Reason.TEMPLATE_COPY, evidence=evidence)
 
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
@@ -366,20 +413,22 @@ class ChangeTracker:
         fallback: str | None,
         content_key: int | None = None,
         visible: str = "",
-    ) -> tuple[Match | None, str | None]:
+    ) -> _Found:
         """The near-duplicate decision: a match within the index's ``max_distance`` whose change
         sketch does not disagree (``near_similarity``), else the wide tier's (see
         ``wide_distance``) or, for a short page, the kept short page it is a copy of
-        (``shortcopy``), after which ``key``'s fingerprint leaves the index. Also returns the key
-        of the nearest page within ``max_distance`` that was no evidence (``Verdict.unlike``)."""
+        (``shortcopy``), after which ``key``'s fingerprint leaves the index; with the rule that
+        found it, and the key of the nearest page within ``max_distance`` that was no evidence
+        (``Verdict.unlike``)."""
         index = self.index
-        if fallback == "short" and content_key is not None:
+        if fallback == Fallback.SHORT and content_key is not None:
             match = index.check_and_add(key, fp)  # an exact hash: equal token sequences
-            if match is None:
-                match = shortcopy.find_copy(index, key, fp, content_key, visible)
-                if match is not None:
-                    index.remove(key)  # a duplicate: the same state as after any drop
-            return match, None
+            if match is not None:
+                return _Found(match, Reason.NEAR)
+            match, evidence = shortcopy.find_copy(index, key, fp, content_key, visible)
+            if match is not None:
+                index.remove(key)  # a duplicate: the same state as after any drop
+            return _Found(match, Reason.SHORT_COPY, evidence=evidence)
         wide = self.wide_distance
         # The page's sketch is evidence (either way) when it fills WIDE_MIN_SLOTS slots.
         sketch = (
@@ -391,7 +440,7 @@ class ChangeTracker:
         if match is not None:
             return self._with_evidence(key, fp, match, sketch)
         if not candidates:
-            return None, None
+            return _Found(None)
         best, best_similarity = None, 0.0
         for candidate, other in self._sketches(candidates):
             s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
@@ -399,7 +448,7 @@ class ChangeTracker:
                 best, best_similarity = candidate, s
         if best is not None:
             index.remove(key)  # a duplicate: the same state as after a drop within max_distance
-        return best, None
+        return _Found(best, Reason.WIDE)
 
     def _exact_copy(self, key: str, fp: int, vkey: int) -> Match | None:
         """The nearest indexed page within ``max_distance`` of ``fp`` whose record says that its
@@ -431,9 +480,7 @@ class ChangeTracker:
             if record is not None and record.last_fp == candidate.fp:
                 yield candidate, record
 
-    def _with_evidence(
-        self, key: str, fp: int, match: Match | None, sketch: bytes | None
-    ) -> tuple[Match | None, str | None]:
+    def _with_evidence(self, key: str, fp: int, match: Match | None, sketch: bytes | None) -> _Found:
         """``match`` (check-and-add's, within ``max_distance``) when the change sketches are
         evidence for it (see ``near_similarity``), else the nearest other page within
         ``max_distance`` that is; with none, ``key`` keeps ``fp`` in the index and the first
@@ -441,17 +488,17 @@ class ChangeTracker:
         :data:`WIDE_MIN_SLOTS` slots (checked by the caller)."""
         threshold = self.near_similarity
         if match is None or not threshold or sketch is None:
-            return match, None
+            return _Found(match, Reason.NEAR)
         candidates, unlike = [match], set[str]()
         for nearest_only in (True, False):
             unlike |= {c.key for c, other in self._sketches(candidates) if similarity(sketch, other) < threshold}
             for candidate in candidates:
                 if candidate.key not in unlike:
-                    return candidate, None  # check-and-add has not stored fp: a drop as it is
+                    return _Found(candidate, Reason.NEAR)  # check-and-add has not stored fp: a drop as it is
             if nearest_only:  # the nearest is no evidence: the others within max_distance, nearest first
                 candidates = [c for c in self.index.near(fp, exclude=key) if c.key not in unlike]
         self.index.add(key, fp)  # kept: check-and-add found a match and did not store it
-        return None, match.key
+        return _Found(None, unlike=match.key)
 
     def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
         """Whether the change sketches of two fetches say the body changed (``False`` when either
@@ -484,7 +531,7 @@ class ChangeTracker:
                 next_due, schedule = self._schedule(record, now, False, 0)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
             self.index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
-        return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record)
+        return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record, reason=Reason.UNCHANGED)
 
     def observe_body(
         self,
@@ -523,7 +570,8 @@ class ChangeTracker:
                 next_due, schedule = self._schedule(record, now, changed, None)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
             index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
-        return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None)
+        reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
+        return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
 
     def gone(self, key: str, now: float | None = None, *, remove: bool = False) -> bool:
         """Record a 404/410 answer for ``key``: its fingerprint leaves the near-duplicate index;

@@ -1,5 +1,6 @@
 """What the decision says about one fetched page: its verdict (:class:`VerdictKind`) and why
-(:class:`Reason`), and the fallbacks a page's fingerprint may rest on (:class:`Fallback`).
+(:class:`Reason`); and, from the fingerprint layer, the fallbacks a page's fingerprint may rest on
+(:class:`~scrapy_simhash.fingerprint.simhash.Fallback`).
 
 All are str-valued enums whose text (``str()``, f-strings, ``%s``, JSON) is their value, so that
 the stats (``simhash/<verdict>``, ``simhash/<reason>``), log lines and meta keys read as they did
@@ -9,6 +10,8 @@ when they were bare strings, and each compares equal to its value (``NEW == "new
 from __future__ import annotations
 
 from enum import Enum
+
+from scrapy_simhash.fingerprint.simhash import Fallback
 
 __all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Fallback", "Reason", "VerdictKind"]
 
@@ -64,19 +67,16 @@ class Reason(_Text):
     KEPT_ADDS = "kept/adds"
 
     @property
-    def counted(self) -> bool:
-        """Whether the reason has a stat of its own (``simhash/<value>``) beside the verdict's."""
-        return self not in _UNCOUNTED
+    def stat(self) -> str | None:
+        """The stat the reason has of its own beside its verdict's (``None``: none)."""
+        return _STATS.get(self)
 
 
-_UNCOUNTED = frozenset({Reason.NEW, Reason.UNCHANGED, Reason.CHANGED, Reason.NEAR})
-
-
-class Fallback(_Text):
-    """What a page's fingerprint falls back to (``PageFingerprint.fallback``; stat
-    ``simhash/fallback/<value>``)."""
-
-    #: Too few features: an exact hash of the page's whole visible text.
-    SHORT = "short"
-    #: Nothing but its site's template beside too few words of its own: never a near-duplicate by the index.
-    TEMPLATE = "template"
+_STATS = {
+    Reason.CHANGED_SKETCH: "simhash/changed/sketch",
+    Reason.WIDE: "simhash/duplicate/wide",
+    Reason.SHORT_COPY: "simhash/duplicate/short_copy",
+    Reason.TEMPLATE_COPY: "simhash/duplicate/template_copy",
+    Reason.KEPT_UNLIKE: "simhash/kept/unlike",
+    Reason.KEPT_ADDS: "simhash/kept/adds",
+}

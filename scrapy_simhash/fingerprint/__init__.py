@@ -6,10 +6,11 @@ text layer, never the decision or the store."""
 
 from scrapy_simhash.fingerprint.simhash import (
     EmptyTextError,
+    Fallback,
     Fingerprinter,
     PageFingerprint,
     hamming,
     similarity,
 )
 
-__all__ = ["EmptyTextError", "Fingerprinter", "PageFingerprint", "hamming", "similarity"]
+__all__ = ["EmptyTextError", "Fallback", "Fingerprinter", "PageFingerprint", "hamming", "similarity"]

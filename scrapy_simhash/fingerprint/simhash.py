@@ -11,6 +11,7 @@ import hashlib
 import math
 import threading
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
@@ -35,6 +36,7 @@ __all__ = [
     "DEFAULT_WEIGHTING",
     "FALLBACKS",
     "EmptyTextError",
+    "Fallback",
     "Fingerprinter",
     "PageFingerprint",
     "clear_caches",
@@ -239,12 +241,26 @@ def _exact_fp(tokens: Sequence[str], bits: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 
-#: Why a page's fingerprint is no evidence of a near-duplicate (``PageFingerprint.fallback``):
-#: "short": its text has fewer than ``min_features`` distinct features, so its fingerprint is an
-#: exact hash of that text (only pages with the same text match, such as soft-404 pages);
-#: "template": without the lines that are its site's learned template, its text has fewer than
-#: ``min_features`` features, so it may not be a near-duplicate at all.
-FALLBACKS = ("short", "template")
+class Fallback(str, Enum):
+    """Why a page's fingerprint is no evidence of a near-duplicate: what it falls back to
+    (``PageFingerprint.fallback``; stat ``simhash/fallback/<value>``). str-valued: its text is its
+    value, and it compares equal to it.
+
+    "short": its text has fewer than ``min_features`` distinct features, so its fingerprint is an
+    exact hash of that text (only pages with the same text match, such as soft-404 pages);
+    "template": without the lines that are its site's learned template, its text has fewer than
+    ``min_features`` features, so it may not be a near-duplicate at all.
+    """
+
+    __str__ = str.__str__
+    __format__ = str.__format__  # type: ignore[assignment]
+
+    SHORT = "short"
+    TEMPLATE = "template"
+
+
+#: The fallbacks, in this order.
+FALLBACKS: tuple[Fallback, ...] = tuple(Fallback)
 
 
 @dataclass(frozen=True)
@@ -267,7 +283,7 @@ class PageFingerprint:
     """
 
     fp: int
-    fallback: str | None
+    fallback: Fallback | None
     method: str
     coverage: float
     title: str = ""
@@ -276,11 +292,27 @@ class PageFingerprint:
     content_key: int | None = None
     own: OwnText | None = field(default=None, compare=False, repr=False)
 
+    @classmethod
+    def of(
+        cls,
+        fp: int,
+        *,
+        sketch: bytes | None = None,
+        fallback: Fallback | str | None = None,
+        content_key: int | None = None,
+        visible: str = "",
+        own: OwnText | None = None,
+    ) -> PageFingerprint:
+        """A page known by its fingerprint and evidence alone, for a caller that fingerprints
+        elsewhere (a fingerprint kept from an earlier run, a test): no title, the whole text
+        extracted (``method="main"``, ``coverage=1.0``)."""
+        return cls(fp, None if fallback is None else Fallback(fallback), "main", 1.0, "", visible, sketch, content_key, own)
+
     @property
     def may_match(self) -> bool:
         """Whether the page may be a near-duplicate, or the page another one duplicates, by the
         index (a template-only page is neither; its exact copies are found by ``shortcopy``)."""
-        return self.fallback != "template"
+        return self.fallback != Fallback.TEMPLATE
 
     def stats(self) -> list[str]:
         """Stats keys (without prefix) worth counting: ``fallback/<reason>`` and ``extract/<method>``
@@ -561,9 +593,9 @@ class Fingerprinter:
             whole = self._extractor.extract(visible, doc.title).tokens
             if whole:
                 fp = _exact_fp(whole, self.bits) or 1
-        fallback = "short" if short else None
+        fallback = Fallback.SHORT if short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
-            fallback = "template"
+            fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
         own = _own_text(doc, url, templates)
         return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own)

@@ -18,7 +18,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
@@ -356,9 +356,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
         page: PageFingerprint,
         response: Response | None = None,
     ) -> _Outcome:
-        """One verdict for ``key`` fetched as ``page`` (:meth:`ChangeTracker.observe` with the
-        page's fingerprint and evidence: change sketch, fallback and, on a short page, what finds
-        its copies).
+        """One verdict for ``key`` fetched as ``page`` (:meth:`ChangeTracker.observe`), counted and
+        logged: the verdict, and its reason where that has a stat of its own (``Verdict.reason``,
+        ``Verdict.kept``).
 
         A store failure counts ``simhash/store_error`` and the page is treated as new (fail open).
         """
@@ -366,39 +366,25 @@ class SimhashSpiderMiddleware(_IndexComponent):
         fp = page.fp
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(
-                key,
-                fp,
-                validators=validators(response),
-                may_match=page.may_match,
-                sketch=page.sketch,
-                fallback=page.fallback,
-                content_key=page.content_key,
-                visible=page.visible,
-                own=page.own,
-            )
+            verdict = self.tracker.observe(key, page, validators=validators(response))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
-            outcome = _Outcome(NEW, fp)
+            outcome = _Outcome(NEW.value, fp)
         else:
-            outcome = _Outcome(verdict.verdict, fp, verdict.distance, verdict.duplicate_of)
-            if verdict.verdict == CHANGED and (verdict.distance or 0) <= config.change_threshold:
-                self._inc("simhash/changed/sketch")  # the body changed, the fingerprint did not
-            elif verdict.verdict == NEAR_DUPLICATE and page.fallback == "template":
-                self._inc("simhash/duplicate/template_copy")  # a copy of a kept template-only page
-            elif verdict.verdict == NEAR_DUPLICATE and (verdict.distance or 0) > config.max_distance:
-                # beyond max_distance: a short page's copy (shortcopy), else the wide tier's
-                self._inc("simhash/duplicate/short_copy" if page.fallback == "short" else "simhash/duplicate/wide")
-            if verdict.unlike is not None:
-                self._inc("simhash/kept/unlike")  # within max_distance of a page its sketch disagrees with
+            # Plain strings from here on: the meta keys and item fields hold text, as they always did.
+            outcome = _Outcome(verdict.verdict.value, fp, verdict.distance, verdict.duplicate_of)
+            for reason in (verdict.reason, verdict.kept):
+                stat = None if reason is None else reason.stat
+                if stat is not None:
+                    self._inc(stat)
+            if verdict.kept is Reason.KEPT_UNLIKE:  # within max_distance of a page its sketch disagrees with
                 logger.debug(
                     "Kept %(key)s: within SIMHASH_MAX_DISTANCE of %(unlike)s, but their change sketches "
                     "are under SIMHASH_NEAR_SIMILARITY alike",
                     {"key": key, "unlike": verdict.unlike},
                     extra={"spider": self._spider},
                 )
-            if verdict.adds_to is not None:
-                self._inc("simhash/kept/adds")  # resembles a kept page, but says more than it
+            elif verdict.kept is Reason.KEPT_ADDS:  # resembles a kept page, but says more than it
                 logger.debug(
                     "Kept %(key)s: it resembles %(of)s, but its own text adds about %(adds)d characters to it "
                     "(SIMHASH_KEEP_ADDS: %(least)d)",

@@ -17,6 +17,7 @@ from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.scrapy.pipeline import fields_text
 
@@ -42,9 +43,9 @@ def index_dir(tmp_path_factory) -> Path:
     fp = Fingerprinter()
     with SimhashIndex.open(path) as index:
         tracker = ChangeTracker(index)
-        tracker.observe("https://a.example/harbour", fp.fingerprint_html(article_html("harbour")))
-        tracker.observe("https://b.example/harbour", fp.fingerprint_html(article_html("harbour", site="Mirror")))
-        tracker.observe("https://a.example/orchard", fp.fingerprint_html(article_html("orchard")))
+        tracker.observe("https://a.example/harbour", PageFingerprint.of(fp.fingerprint_html(article_html("harbour"))))
+        tracker.observe("https://b.example/harbour", PageFingerprint.of(fp.fingerprint_html(article_html("harbour", site="Mirror"))))
+        tracker.observe("https://a.example/orchard", PageFingerprint.of(fp.fingerprint_html(article_html("orchard"))))
         record = index.get_record("https://a.example/orchard")
         assert record is not None
         index.put_records((f"https://c.example/{i:05d}", record, None) for i in range(3000))
@@ -359,8 +360,8 @@ def test_console_door_reads_a_redis_index(redis_server, capsys):
     tracker = ChangeTracker(index)
     fp = Fingerprinter()
     for name in ("harbour", "orchard"):
-        tracker.observe(f"https://a.example/{name}", fp.fingerprint_html(article_html(name)))
-    tracker.observe("https://mirror.example/harbour", fp.fingerprint_html(article_html("harbour")))
+        tracker.observe(f"https://a.example/{name}", PageFingerprint.of(fp.fingerprint_html(article_html(name))))
+    tracker.observe("https://mirror.example/harbour", PageFingerprint.of(fp.fingerprint_html(article_html("harbour"))))
     index.close()
 
     assert main([f"{redis_server.url}#{prefix}", "export"]) == 0

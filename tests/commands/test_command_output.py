@@ -14,6 +14,7 @@ from helpers.pages import article_html
 from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.schedule import FreshnessPolicy
 
 URL = "https://a.example/harbour"
@@ -32,7 +33,7 @@ def scheduled(tmp_path: Path) -> Path:
         tracker = ChangeTracker(index, policy=FreshnessPolicy())
         for n, article in enumerate(("harbour", "harbour", "orchard")):
             page = fingerprinter.fingerprint_html(article_html(article))
-            tracker.observe(URL, page, now=1_795_800_000.0 + n * 100_000, validators=(ETAG, LAST_MODIFIED))
+            tracker.observe(URL, PageFingerprint.of(page), now=1_795_800_000.0 + n * 100_000, validators=(ETAG, LAST_MODIFIED))
     return path
 
 
@@ -58,10 +59,10 @@ def copies(tmp_path: Path) -> Path:
     path = tmp_path / "spider" / "pages"
     with SimhashIndex.open(path) as index:
         tracker = ChangeTracker(index)
-        assert tracker.observe(ORIGINAL, FP, now=1e9, sketch=SKETCH).verdict == "new"
-        wide = tracker.observe(WIDE_COPY, FP ^ 0b11_1111, now=1e9, sketch=SKETCH)
+        assert tracker.observe(ORIGINAL, PageFingerprint.of(FP, sketch=SKETCH), now=1e9).verdict == "new"
+        wide = tracker.observe(WIDE_COPY, PageFingerprint.of(FP ^ 0b11_1111, sketch=SKETCH), now=1e9)
         assert (wide.verdict, wide.distance, wide.duplicate_of) == ("near_duplicate", 6, ORIGINAL)
-        close = tracker.observe(CLOSE_COPY, FP ^ 0b1, now=1e9, sketch=SKETCH)
+        close = tracker.observe(CLOSE_COPY, PageFingerprint.of(FP ^ 0b1, sketch=SKETCH), now=1e9)
         assert (close.verdict, close.duplicate_of) == ("near_duplicate", ORIGINAL)
     return path
 

@@ -20,6 +20,7 @@ from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.simhash import Command
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.schedule import FreshnessPolicy
 
 # On the oldest supported Scrapy too (./dev test-min).
@@ -205,7 +206,7 @@ def _tracked_index(path: Path, now: float) -> SimhashIndex:
     tracker = ChangeTracker(index)
     fp = Fingerprinter()
     for i, name in enumerate(("harbour", "orchard", "telescope")):
-        tracker.observe(f"https://x.example/{name}", fp.fingerprint_html(article_html(name)), now=now - i * 86400 * 10)
+        tracker.observe(f"https://x.example/{name}", PageFingerprint.of(fp.fingerprint_html(article_html(name))), now=now - i * 86400 * 10)
     for i, key in enumerate(("https://x.example/harbour", "https://x.example/orchard")):
         record = PageRecord.parse(index.get_record(key))
         assert record is not None
@@ -231,8 +232,8 @@ def test_due_ranks_by_the_recrawl_policy_not_by_due_time(base_settings, capsys):
     static, busy = "https://x.example/static", "https://x.example/busy"
     for day in range(6):
         t = now - (6 - day) * 86400
-        tracker.observe(static, fp.fingerprint_html(article_html("harbour")), now=t)
-        tracker.observe(busy, fp.fingerprint_html(article_html(("orchard", "telescope")[day % 2])), now=t)
+        tracker.observe(static, PageFingerprint.of(fp.fingerprint_html(article_html("harbour"))), now=t)
+        tracker.observe(busy, PageFingerprint.of(fp.fingerprint_html(article_html(("orchard", "telescope")[day % 2]))), now=t)
     for key, due in ((static, now - 7200), (busy, now - 60)):
         record = PageRecord.parse(index.get_record(key))
         assert record is not None
@@ -254,7 +255,7 @@ def test_due_with_nothing_due_says_so_with_the_next_due_time(base_settings, caps
     tracker = ChangeTracker(index, policy=FreshnessPolicy())
     fp = Fingerprinter()
     for i, name in enumerate(("harbour", "orchard")):
-        tracker.observe(f"https://x.example/{name}", fp.fingerprint_html(article_html(name)), now=now - 3600 + i)
+        tracker.observe(f"https://x.example/{name}", PageFingerprint.of(fp.fingerprint_html(article_html(name))), now=now - 3600 + i)
     first = min(when for _, when in index.records_due(now + 365 * 86400, limit=10))
     index.close()
     assert first > now

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache, hamming
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.cache import SizedCache
@@ -367,20 +368,20 @@ def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page(store: str, t
     request.addfinalizer(index.close)
     tracker = ChangeTracker(index)
     fp = 0x1234_5678_9ABC_DEF0
-    tracker.observe("http://a.test/kept", fp, 1.0, visible="Stub\nshared footer")
+    tracker.observe("http://a.test/kept", PageFingerprint.of(fp, visible="Stub\nshared footer"), 1.0)
     kept = PageRecord.parse(index.get_record("http://a.test/kept"))
     assert kept.visible_key == visible_key("Stub\nshared footer")
     assert kept.updated(fp, 0, False).visible_key == kept.visible_key  # a 304: the same content
     assert kept.updated(fp ^ 1, 1, False).visible_key is None  # never the key of other content
     # (content keys of their own: a kept template-only page's copies are shortcopy's, tested above)
-    args = {"may_match": False, "fallback": "template"}
+    args = {"fallback": "template"}
     near = fp ^ 0b101  # within max_distance (3)
-    copy = tracker.observe("http://a.test/copy", near, 2.0, visible="Stub\nshared footer", content_key=1, **args)
+    copy = tracker.observe("http://a.test/copy", PageFingerprint.of(near, visible="Stub\nshared footer", content_key=1, **args), 2.0)
     assert (copy.verdict, copy.duplicate_of, copy.distance) == ("near_duplicate", "http://a.test/kept", 2)
-    other = tracker.observe("http://a.test/other", fp, 3.0, visible="Stub two\nshared footer", content_key=2, **args)
+    other = tracker.observe("http://a.test/other", PageFingerprint.of(fp, visible="Stub two\nshared footer", content_key=2, **args), 3.0)
     assert other.verdict == "new"
-    far = tracker.observe("http://a.test/far", fp ^ 0xF, 4.0, visible="Stub\nshared footer", content_key=3, **args)
+    far = tracker.observe("http://a.test/far", PageFingerprint.of(fp ^ 0xF, visible="Stub\nshared footer", content_key=3, **args), 4.0)
     assert far.verdict == "new"  # not within max_distance: the index does not propose it
-    tracker.observe("http://a.test/kept", fp ^ (0xFF << 40), 5.0, visible="Stub, rewritten\nshared footer")
-    late = tracker.observe("http://a.test/late", fp, 6.0, visible="Stub\nshared footer", content_key=4, **args)
+    tracker.observe("http://a.test/kept", PageFingerprint.of(fp ^ (0xFF << 40), visible="Stub, rewritten\nshared footer"), 5.0)
+    late = tracker.observe("http://a.test/late", PageFingerprint.of(fp, visible="Stub\nshared footer", content_key=4, **args), 6.0)
     assert late.verdict == "new"  # the kept page holds other content now

@@ -25,7 +25,7 @@ from helpers.pages import make_response, run
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
-from scrapy_simhash.fingerprint import novelty
+from scrapy_simhash.fingerprint import PageFingerprint, novelty
 from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
@@ -205,16 +205,7 @@ def release_page(n: int) -> str:
 
 def observe(tracker: ChangeTracker, url: str, html: str) -> Any:
     page = FP.fingerprint_page(html, url=url)
-    return tracker.observe(
-        url,
-        page.fp,
-        now=1.0,
-        sketch=page.sketch,
-        fallback=page.fallback,
-        content_key=page.content_key,
-        visible=page.visible,
-        own=page.own,
-    )
+    return tracker.observe(url, page, now=1.0)
 
 
 def own_text(html: str) -> str:
@@ -376,8 +367,8 @@ def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
     assert change_size(old.sketch, old.sketch, 5) == 0
     assert change_size(None, new.sketch, 5) == 5  # no sketch: the bits
     tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
-    tracker.observe("u", old.fp, now=0.0, sketch=old.sketch)
-    verdict = tracker.observe("u", new.fp ^ 0xFF, now=86400.0, sketch=new.sketch)  # changed
+    tracker.observe("u", PageFingerprint.of(old.fp, sketch=old.sketch), now=0.0)
+    verdict = tracker.observe("u", PageFingerprint.of(new.fp ^ 0xFF, sketch=new.sketch), now=86400.0)  # changed
     assert verdict.record.schedule["recent"][0][1] == pytest.approx(max(size, tracker.change_threshold + 1), abs=1e-3)
 
 

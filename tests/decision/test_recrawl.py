@@ -10,6 +10,7 @@ from helpers.states import _random_states
 
 from scrapy_simhash.decision.record import PageRecord, change_verdict
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS
+from scrapy_simhash.fingerprint import PageFingerprint
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -223,22 +224,22 @@ def test_change_tracker_decides_and_keeps_records():
     index = SimhashIndex()
     tracker = ChangeTracker(index, change_threshold=3, history_size=2)
     a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
-    assert tracker.observe("a", a, now=10.0).verdict == "new"
-    dup = tracker.observe("b", a ^ 0b11, now=11.0)
+    assert tracker.observe("a", PageFingerprint.of(a), now=10.0).verdict == "new"
+    dup = tracker.observe("b", PageFingerprint.of(a ^ 0b11), now=11.0)
     assert (dup.verdict, dup.duplicate_of, dup.distance) == ("near_duplicate", "a", 2)
     assert index.get("b") is None and PageRecord.parse(index.get_record("b")).duplicate_of == "a"
-    same = tracker.observe("a", a ^ 1, now=12.0)  # noise: unchanged, the index follows the page
+    same = tracker.observe("a", PageFingerprint.of(a ^ 1), now=12.0)  # noise: unchanged, the index follows the page
     assert (same.verdict, same.distance) == ("unchanged", 1) and index.get("a") == a ^ 1
-    changed = tracker.observe("a", far, now=13.0)
+    changed = tracker.observe("a", PageFingerprint.of(far), now=13.0)
     assert changed.verdict == "changed" and changed.record.change_count == 1 and len(changed.record.history) == 2
     # c's content changes to a copy of a's new page: near-duplicate, and c keeps no fingerprint
-    moved = tracker.observe("c", 0x1234_5678_0000_0000, now=14.0)
+    moved = tracker.observe("c", PageFingerprint.of(0x1234_5678_0000_0000), now=14.0)
     assert moved.verdict == "new"
-    again = tracker.observe("c", far ^ 0b111, now=15.0)
+    again = tracker.observe("c", PageFingerprint.of(far ^ 0b111), now=15.0)
     assert (again.verdict, again.duplicate_of) == ("near_duplicate", "a") and index.get("c") is None
     # an unreadable record is replaced and reported
     index.put_record("d", b"not json")
-    fixed = tracker.observe("d", 0xABCDEF << 20, now=16.0)
+    fixed = tracker.observe("d", PageFingerprint.of(0xABCDEF << 20), now=16.0)
     assert fixed.replaced_unreadable and fixed.verdict == "new"
     # a record with a due time lands in the due-time index
     record = replace(fixed.record, next_due=100.0, schedule={"interval": 60.0})
@@ -258,17 +259,17 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     index = SimhashIndex()
     tracker = ChangeTracker(index, change_threshold=3)
     a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
-    assert tracker.observe("a", a, now=1.0).verdict == "new"
-    shell = tracker.observe("shell", a ^ 1, now=2.0, may_match=False)  # within k of a, no evidence
+    assert tracker.observe("a", PageFingerprint.of(a), now=1.0).verdict == "new"
+    shell = tracker.observe("shell", PageFingerprint.of(a ^ 1, fallback="template"), now=2.0)  # within k of a, no evidence
     assert (shell.verdict, shell.duplicate_of) == ("new", None) and index.get("shell") is None
-    assert tracker.observe("b", a ^ 1, now=3.0).duplicate_of == "a"  # a, not the shell, is matched
-    assert tracker.observe("shell", a ^ 3, now=4.0, may_match=False).verdict == "unchanged"
-    assert tracker.observe("shell", far, now=5.0, may_match=False).verdict == "changed"
+    assert tracker.observe("b", PageFingerprint.of(a ^ 1), now=3.0).duplicate_of == "a"  # a, not the shell, is matched
+    assert tracker.observe("shell", PageFingerprint.of(a ^ 3, fallback="template"), now=4.0).verdict == "unchanged"
+    assert tracker.observe("shell", PageFingerprint.of(far, fallback="template"), now=5.0).verdict == "changed"
     assert index.get("shell") is None
     # a page indexed earlier that becomes template-only leaves the index
-    assert tracker.observe("c", far ^ 0xFFFF_0000, now=6.0).verdict == "new" and index.get("c") is not None
-    assert tracker.observe("c", far ^ 0xFFFF_0000, now=7.0, may_match=False).verdict == "unchanged"
-    assert index.get("c") is None and tracker.observe("d", far ^ 0xFFFF_0001, now=8.0).verdict == "new"
+    assert tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000), now=6.0).verdict == "new" and index.get("c") is not None
+    assert tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000, fallback="template"), now=7.0).verdict == "unchanged"
+    assert index.get("c") is None and tracker.observe("d", PageFingerprint.of(far ^ 0xFFFF_0001), now=8.0).verdict == "new"
 
 
 @pytest.mark.parametrize(

@@ -20,6 +20,7 @@ from helpers.stores import StoreKind
 from scrapy_simhash.decision import shortcopy
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 
@@ -61,9 +62,7 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
     for i in range(250):
         content_key, lines = _page(rng, i, kept)
         fp = rng.getrandbits(64) | 1
-        verdict = tracker.observe(
-            URL.format(i), fp, now=1000.0 + i, fallback="short", content_key=content_key, visible="\n".join(lines)
-        )
+        verdict = tracker.observe(URL.format(i), PageFingerprint.of(fp, fallback="short", content_key=content_key, visible="\n".join(lines)), now=1000.0 + i)
         expected: tuple[str, str | None] = (NEW, None)
         same_key = [j for j, (_, ck, _) in kept.items() if ck == content_key][-shortcopy.MAX_URLS :]
         for j in same_key:
@@ -91,16 +90,16 @@ def test_a_kept_page_that_changed_is_no_candidate_and_the_other_way_round_is_no_
     a, b = "https://x.test/concurrent.html", "https://x.test/print/concurrent.html"
 
     def short(key: str, fp: int, visible: str) -> str:
-        return tracker.observe(key, fp, fallback="short", content_key=7, visible=visible).verdict
+        return tracker.observe(key, PageFingerprint.of(fp, fallback="short", content_key=7, visible=visible)).verdict
 
     # the print view first: the full page has lines the print view lacks, so it is kept
     assert short(b, 0x0F0F_0000_0000_0000, printed) == NEW
     assert short(a, 0x00F0_F000_0000_0000, full) == NEW
     index.remove(b)  # b is no candidate any more: its fingerprint left the index
-    assert tracker.observe("https://x.test/c", 0x0000_0F0F_0000_0000, fallback="short", visible=printed).verdict == NEW
+    assert tracker.observe("https://x.test/c", PageFingerprint.of(0x0000_0F0F_0000_0000, fallback="short", visible=printed)).verdict == NEW
     assert short("https://x.test/d", 0x0000_0000_F0F0_0000, printed) == NEAR_DUPLICATE  # of a
     # a refetched with other content (no longer short): its evidence is stale, so no drop
-    assert tracker.observe(a, 0x0000_0000_0F0F_0000).verdict == "changed"
+    assert tracker.observe(a, PageFingerprint.of(0x0000_0000_0F0F_0000)).verdict == "changed"
     assert short("https://x.test/e", 0x0000_0000_0000_F0F0, printed) == NEW
 
 

@@ -23,6 +23,7 @@ from helpers.stores import LAYOUT, StoreKind, _open
 
 from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS, ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS, filled, similarity
 from scrapy_simhash.store.index import SimhashIndex
@@ -100,7 +101,7 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
         outcomes = {NEW: 0, "k": 0, "wide": 0, "unlike": 0, "not_nearest": 0}
         for i, (fp, sk) in enumerate(zip(fps, sketches)):
             key = f"https://example.com/{i}"
-            verdict = tracker.observe(key, fp, now=1000.0 + i, sketch=sk)
+            verdict = tracker.observe(key, PageFingerprint.of(fp, sketch=sk), now=1000.0 + i)
             dist = {kk: (f ^ fp).bit_count() for kk, (f, _) in kept.items()}
             hits = sorted((d, kk) for kk, d in dist.items() if d <= K)
             # within k, a candidate is no evidence when both sketches are filled and under `near` alike
@@ -154,25 +155,25 @@ def test_wide_tier_needs_evidence_and_a_matching_record(tmp_path: Path) -> None:
     def near(*bits: int) -> int:  # base with these bits flipped: the top block stays, so found
         return base ^ sum(1 << b for b in bits)
 
-    assert tracker.observe("a", base, now=1.0, sketch=full).verdict == NEW
+    assert tracker.observe("a", PageFingerprint.of(base, sketch=full), now=1.0).verdict == NEW
     # a fallback page (short: an exact hash) is never a wide duplicate, nor a page without a sketch
-    assert tracker.observe("b", near(0, 1, 2, 3, 4), now=2.0, sketch=full, fallback="short").verdict == NEW
+    assert tracker.observe("b", PageFingerprint.of(near(0, 1, 2, 3, 4), sketch=full, fallback="short"), now=2.0).verdict == NEW
     index.remove("b")
-    assert tracker.observe("c", near(5, 6, 7, 8, 9), now=3.0).verdict == NEW
+    assert tracker.observe("c", PageFingerprint.of(near(5, 6, 7, 8, 9)), now=3.0).verdict == NEW
     # nor one whose sketch fills too few slots
     sparse = full[:40] + bytes(SKETCH_BYTES - 40)
     assert filled(sparse) < WIDE_MIN_SLOTS
-    assert tracker.observe("d", near(10, 11, 12, 13, 14), now=4.0, sketch=sparse).verdict == NEW
-    v = tracker.observe("e", near(16, 17, 18, 19, 20, 21), now=5.0, sketch=full)
+    assert tracker.observe("d", PageFingerprint.of(near(10, 11, 12, 13, 14), sketch=sparse), now=4.0).verdict == NEW
+    v = tracker.observe("e", PageFingerprint.of(near(16, 17, 18, 19, 20, 21), sketch=full), now=5.0)
     assert (v.verdict, v.duplicate_of, v.distance) == (NEAR_DUPLICATE, "a", 6)
     assert index.get("e") is None and index.get("a") == base
     # the kept page's record must hold the sketch of its indexed fingerprint
     index.add("a", base ^ (1 << 63))
-    assert tracker.observe("f", near(22, 23, 24, 25, 26, 27), now=6.0, sketch=full).verdict == NEW
+    assert tracker.observe("f", PageFingerprint.of(near(22, 23, 24, 25, 26, 27), sketch=full), now=6.0).verdict == NEW
     # off: the same page is new
     off = ChangeTracker(SimhashIndex(max_distance=K), wide_distance=0)
-    assert off.observe("a", base, now=1.0, sketch=full).verdict == NEW
-    assert off.observe("e", near(16, 17, 18, 19, 20, 21), now=2.0, sketch=full).verdict == NEW
+    assert off.observe("a", PageFingerprint.of(base, sketch=full), now=1.0).verdict == NEW
+    assert off.observe("e", PageFingerprint.of(near(16, 17, 18, 19, 20, 21), sketch=full), now=2.0).verdict == NEW
     with pytest.raises(ValueError, match="wide_distance"):
         ChangeTracker(index, wide_distance=-1)
     with pytest.raises(ValueError, match="wide_similarity"):

@@ -14,6 +14,7 @@ from helpers.pages import EN_ARTICLES, OPTIONS_A, OPTIONS_B, make_response, opti
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity, sketch_tokens
 from scrapy_simhash.store.index import SimhashIndex
@@ -163,17 +164,17 @@ def test_change_tracker_changed_by_the_sketch_alone():
     tracker = ChangeTracker(SimhashIndex(), change_threshold=3)
     fp = 0xF0F0_0000_0000_0000
     full, half = sketch([f"w{i}" for i in range(400)]), sketch([f"w{i}" for i in range(200)])
-    assert tracker.observe("a", fp, now=1.0, sketch=full).verdict == "new"
-    same = tracker.observe("a", fp ^ 1, now=2.0, sketch=full)
+    assert tracker.observe("a", PageFingerprint.of(fp, sketch=full), now=1.0).verdict == "new"
+    same = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=2.0)
     assert (same.verdict, same.record.sketch) == ("unchanged", full)
-    moved = tracker.observe("a", fp ^ 1, now=3.0, sketch=half)
+    moved = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=half), now=3.0)
     assert (moved.verdict, moved.distance) == ("changed", 0)  # the distance stays the fingerprint's
     assert moved.record.change_count == 1 and moved.record.last_changed == 3.0
     # a record without a sketch (format 2, an older version) or a page without one: the fingerprint decides
-    assert tracker.observe("a", fp ^ 1, now=4.0).verdict == "unchanged"
-    assert tracker.observe("a", fp ^ 1, now=5.0, sketch=full).verdict == "unchanged"
+    assert tracker.observe("a", PageFingerprint.of(fp ^ 1), now=4.0).verdict == "unchanged"
+    assert tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=5.0).verdict == "unchanged"
     off = ChangeTracker(tracker.index, change_threshold=3, change_similarity=0.0)
-    assert off.observe("a", fp ^ 1, now=6.0, sketch=half).verdict == "unchanged"
+    assert off.observe("a", PageFingerprint.of(fp ^ 1, sketch=half), now=6.0).verdict == "unchanged"
     with pytest.raises(ValueError, match="change_similarity"):
         ChangeTracker(tracker.index, change_similarity=1.5)
 

@@ -35,6 +35,7 @@ from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlM
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEW, UNCHANGED
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import (
     DAY,
@@ -74,11 +75,11 @@ def tracker(policy: Any = None, clock: Clock | None = None) -> ChangeTracker:
 
 def fetch_when_due(t: ChangeTracker, clock: Clock, key: str, fps: Callable[[int], int], fetches: int) -> PageRecord:
     """Fetch ``key`` ``fetches`` times, each time when its record says it is due."""
-    record = t.observe(key, fps(0)).record
+    record = t.observe(key, PageFingerprint.of(fps(0))).record
     for i in range(1, fetches + 1):
         assert record is not None and record.next_due is not None
         clock.now = record.next_due
-        record = t.observe(key, fps(i)).record
+        record = t.observe(key, PageFingerprint.of(fps(i))).record
     assert record is not None
     return record
 
@@ -89,7 +90,7 @@ def fetch_when_due(t: ChangeTracker, clock: Clock, key: str, fps: Callable[[int]
 def test_every_fetch_writes_the_schedule_and_the_due_index():
     clock = Clock()
     t = tracker(clock=clock)
-    verdict = t.observe("https://a.example/", FAR[0])
+    verdict = t.observe("https://a.example/", PageFingerprint.of(FAR[0]))
     assert verdict.verdict == NEW
     record = verdict.record
     assert record is not None and record.schedule is not None and record.next_due is not None
@@ -142,10 +143,10 @@ def test_noise_only_edits_are_unchanged_and_back_off():
 def test_schedule_weighs_a_change_by_its_change_distance_even_when_it_is_now_a_duplicate():
     clock = Clock()
     t = tracker(clock=clock)
-    t.observe("https://a.example/", FAR[0])
-    t.observe("https://b.example/", FAR[1])
+    t.observe("https://a.example/", PageFingerprint.of(FAR[0]))
+    t.observe("https://b.example/", PageFingerprint.of(FAR[1]))
     clock.now = T0 + 2 * DAY
-    verdict = t.observe("https://a.example/", FAR[1] ^ 1)  # rewritten as a copy of b (1 bit from it)
+    verdict = t.observe("https://a.example/", PageFingerprint.of(FAR[1] ^ 1))  # rewritten as a copy of b (1 bit from it)
     assert verdict.verdict == "near_duplicate" and verdict.distance == 1
     assert verdict.record is not None and verdict.record.schedule is not None
     assert verdict.record.schedule["size"] == (FAR[0] ^ FAR[1] ^ 1).bit_count()  # the change, not the 1 bit
@@ -155,7 +156,7 @@ def test_plan_new_due_not_due_with_the_clock():
     clock = Clock()
     t = tracker(clock=clock)
     assert t.plan("https://a.example/").status == "new"
-    record = t.observe("https://a.example/", FAR[0]).record
+    record = t.observe("https://a.example/", PageFingerprint.of(FAR[0])).record
     assert record is not None and record.next_due is not None
     clock.now = record.next_due - 60
     plan = t.plan("https://a.example/")
@@ -173,7 +174,7 @@ def test_record_without_a_schedule_is_always_due():
     plan = t.plan("https://old.example/")
     assert (plan.status, plan.priority, plan.due) == ("due", 1.0, None)
     # Its next fetch starts a schedule.
-    record = t.observe("https://old.example/", FAR[0]).record
+    record = t.observe("https://old.example/", PageFingerprint.of(FAR[0])).record
     assert record is not None and record.schedule is not None and record.next_due is not None
 
 
@@ -182,10 +183,10 @@ def test_due_list_is_ordered_by_value_and_limited():
     t = tracker(clock=clock)
     # "hot" changed at its second fetch (a short probe interval); "cold" did not.
     for key in ("https://hot.example/", "https://cold.example/", "https://later.example/"):
-        t.observe(key, FAR[0])
+        t.observe(key, PageFingerprint.of(FAR[0]))
     clock.now = T0 + 2 * DAY
-    t.observe("https://hot.example/", FAR[1])
-    t.observe("https://cold.example/", FAR[0])
+    t.observe("https://hot.example/", PageFingerprint.of(FAR[1]))
+    t.observe("https://cold.example/", PageFingerprint.of(FAR[0]))
     clock.now = T0 + 6 * DAY
     rows = t.due()
     keys = [row.key for row in rows]
@@ -200,7 +201,7 @@ def test_not_modified_is_an_unchanged_fetch_without_a_fingerprint():
     clock = Clock()
     t = tracker(clock=clock)
     assert t.not_modified("https://a.example/") is None  # unknown: nothing to be unchanged from
-    t.observe("https://a.example/", FAR[2], validators=('"v1"', "Tue, 01 Oct 2024 10:00:00 GMT"))
+    t.observe("https://a.example/", PageFingerprint.of(FAR[2]), validators=('"v1"', "Tue, 01 Oct 2024 10:00:00 GMT"))
     clock.now = T0 + 2 * DAY
     verdict = t.not_modified("https://a.example/", validators=('"v2"', None))
     assert verdict is not None and verdict.verdict == UNCHANGED and verdict.fp == FAR[2]
@@ -217,13 +218,13 @@ def test_gone_page_leaves_the_near_duplicate_index(remove):
     clock = Clock()
     t = tracker(clock=clock)
     assert not t.gone("https://gone.example/")  # unknown
-    t.observe("https://gone.example/", FAR[1])
+    t.observe("https://gone.example/", PageFingerprint.of(FAR[1]))
     assert t.index.near(FAR[1])
     clock.now = T0 + DAY
     assert t.gone("https://gone.example/", remove=remove)
     assert t.index.near(FAR[1]) == []
     # A page of the same content elsewhere is new, not a duplicate of the gone one.
-    assert t.observe("https://copy.example/", FAR[1]).verdict == NEW
+    assert t.observe("https://copy.example/", PageFingerprint.of(FAR[1])).verdict == NEW
     raw = t.index.get_record("https://gone.example/")
     if remove:
         assert raw is None
@@ -233,15 +234,15 @@ def test_gone_page_leaves_the_near_duplicate_index(remove):
         assert record.gone and record.next_due == T0 + DAY + 4 * DAY
         assert t.plan("https://gone.example/").status == "not_due"
         clock.now = T0 + 40 * DAY  # it came back, with other content
-        back = t.observe("https://gone.example/", FAR[3])
+        back = t.observe("https://gone.example/", PageFingerprint.of(FAR[3]))
         assert back.verdict == CHANGED and back.record is not None and not back.record.gone
 
 
 def test_moved_url_is_an_alias_planned_by_its_target():
     clock = Clock()
     t = tracker(clock=clock)
-    t.observe("https://old.example/a", FAR[0])
-    final = t.observe("https://new.example/a", FAR[1]).record
+    t.observe("https://old.example/a", PageFingerprint.of(FAR[0]))
+    final = t.observe("https://new.example/a", PageFingerprint.of(FAR[1])).record
     assert t.moved("https://old.example/a", "https://new.example/a")
     assert not t.moved("https://old.example/a", "https://new.example/a")  # already known
     alias = PageRecord.from_bytes(t.index.get_record("https://old.example/a") or b"")
@@ -481,7 +482,7 @@ def test_spider_mixin_yields_due_requests_first_in_priority_order(crawl, clock):
 def test_due_report_uses_the_settings_policy_and_clock(tmp_path):
     with SimhashIndex() as index:
         t = ChangeTracker(index, policy=NutchAdaptivePolicy(default_interval=DAY), clock=Clock())
-        t.observe("https://a.example/", FAR[0])
+        t.observe("https://a.example/", PageFingerprint.of(FAR[0]))
         assert due_report(index, Settings({"SIMHASH_CLOCK": Clock(T0 + DAY / 2)})) == []
         rows = due_report(index, {"SIMHASH_CLOCK": Clock(T0 + 2 * DAY)})
         assert [(url, due) for url, due, _ in rows] == [("https://a.example/", T0 + DAY)]
@@ -550,11 +551,11 @@ def _history(t: ChangeTracker, clock: Clock) -> None:
     """Three known URLs, none due at ``T0 + 2 DAY + HOUR``: ``hot`` changed at its refetch, the
     others did not."""
     for key in ("https://a.example/hot", "https://a.example/cold", "https://a.example/calm"):
-        t.observe(key, FAR[0])
+        t.observe(key, PageFingerprint.of(FAR[0]))
     clock.now = T0 + 2 * DAY
-    t.observe("https://a.example/hot", FAR[1])
-    t.observe("https://a.example/cold", FAR[0])
-    t.observe("https://a.example/calm", FAR[0])
+    t.observe("https://a.example/hot", PageFingerprint.of(FAR[1]))
+    t.observe("https://a.example/cold", PageFingerprint.of(FAR[0]))
+    t.observe("https://a.example/calm", PageFingerprint.of(FAR[0]))
     clock.now = T0 + 2 * DAY + HOUR
 
 

@@ -25,11 +25,12 @@ def decided():
     from scrapy_simhash import _native
     from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.schedule import FreshnessPolicy
 
     tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
     for i, fp in enumerate((0xF0F0, 0xF0F1, 0xFFFF0000F0F1)):
-        record = tracker.observe("https://example.com/a", fp, 1_700_000_000.123456 + i * 97_531.4567).record
+        record = tracker.observe("https://example.com/a", PageFingerprint.of(fp), 1_700_000_000.123456 + i * 97_531.4567).record
     return ("native" if _native.module() else "python") + " " + record.to_bytes().hex()
 """
 

@@ -28,6 +28,7 @@ from w3lib.url import canonicalize_url
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
@@ -147,7 +148,7 @@ def test_a_lock_left_by_a_killed_process_expires_and_the_url_is_decided(
     assert client.exists(lock_key)  # held by the dead process until it expires
     monkeypatch.setattr(redisstore, "LOCK_TTL_S", 1.0)
     index, tracker = _store(redis_server.url, name)
-    assert tracker.observe("https://a.example/1", 0xABCDEF).verdict == "new"
+    assert tracker.observe("https://a.example/1", PageFingerprint.of(0xABCDEF)).verdict == "new"
     record = PageRecord.parse(index.get_record("https://a.example/1"))
     assert record is not None and record.fetch_count == 1
     assert not client.exists(lock_key)  # released at the end of the batch
@@ -167,7 +168,7 @@ def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_
         assert mine.get_record("https://a.example/1") is None  # the batch's first call takes the lock
         monkeypatch.setattr(redisstore, "LOCK_TTL_S", 0.2)
         for decide in (
-            lambda: other_tracker.observe("https://a.example/1", 0xABCDEF),
+            lambda: other_tracker.observe("https://a.example/1", PageFingerprint.of(0xABCDEF)),
             lambda: other_tracker.not_modified("https://a.example/1"),
             lambda: other_tracker.gone("https://a.example/1"),
             lambda: other_tracker.moved("https://a.example/1", "https://a.example/9"),
@@ -206,7 +207,7 @@ def test_a_batch_whose_first_call_fails_leaves_no_lock(redis_server: Any, tmp_pa
     client = redis.Redis.from_url(redis_server.url)
     client.set(prefix + f"r{redisstore.shard_of(url.encode())}", b"another program's string")
     with pytest.raises(StoreError):
-        tracker.observe(url, 0xABCDEF)
+        tracker.observe(url, PageFingerprint.of(0xABCDEF))
     assert client.keys(prefix.replace("{", "\\{") + "L*") == []
     index.close()
     client.close()
@@ -218,8 +219,8 @@ def test_on_a_cluster_a_decision_takes_and_releases_its_lock(redis_cluster: Any)
 
     index, tracker = _store(redis_cluster.url, "cluster-lock")
     url = "https://a.example/1"
-    assert tracker.observe(url, 0xABCDEF).verdict == "new"
-    assert tracker.observe(url, 0xABCDEF).verdict == "unchanged"
+    assert tracker.observe(url, PageFingerprint.of(0xABCDEF)).verdict == "new"
+    assert tracker.observe(url, PageFingerprint.of(0xABCDEF)).verdict == "unchanged"
     record = PageRecord.parse(index.get_record(url))
     assert record is not None and record.fetch_count == 2
     cluster = RedisCluster.from_url(redis_cluster.url)

@@ -118,6 +118,7 @@ _DECIDER = """
     from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.fingerprint.sketch import sketch_tokens
+    from scrapy_simhash.fingerprint import PageFingerprint
     def fp(tag, i):
         return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
     def sketch(word, i):
@@ -127,16 +128,16 @@ _DECIDER = """
     print("ready", flush=True)
     for i in range(100000):
         own, other = sketch("own", i), sketch("other", i)
-        tracker.observe(f"a{i}", fp(1, i), now=i, sketch=own)
-        tracker.observe(f"copy{i}", fp(1, i), now=i, sketch=own)  # near_duplicate
-        tracker.observe(f"unlike{i}", fp(1, i), now=i, sketch=other)  # kept beside a{i}: check-and-add, then add
+        tracker.observe(f"a{i}", PageFingerprint.of(fp(1, i), sketch=own), now=i)
+        tracker.observe(f"copy{i}", PageFingerprint.of(fp(1, i), sketch=own), now=i)  # near_duplicate
+        tracker.observe(f"unlike{i}", PageFingerprint.of(fp(1, i), sketch=other), now=i)  # kept beside a{i}: check-and-add, then add
         # a template-only page (never indexed: its copy evidence is stored) and its exact copy
-        page = dict(may_match=False, fallback="template", content_key=fp(4, i), visible=f"Menu\\nStub {i} line")
-        tracker.observe(f"t{i}", fp(3, i), now=i, **page)
-        tracker.observe(f"tcopy{i}", fp(3, i), now=i, **page)  # near_duplicate of t{i}
+        page = dict(fallback="template", content_key=fp(4, i), visible=f"Menu\\nStub {i} line")
+        tracker.observe(f"t{i}", PageFingerprint.of(fp(3, i), **page), now=i)
+        tracker.observe(f"tcopy{i}", PageFingerprint.of(fp(3, i), **page), now=i)  # near_duplicate of t{i}
         # an indexed page and its exact copy that is template-only: found by the record's visible key
-        tracker.observe(f"v{i}", fp(5, i), now=i, visible=f"Menu\\nPage {i}")
-        tracker.observe(f"vcopy{i}", fp(5, i), now=i, **dict(page, content_key=fp(6, i), visible=f"Menu\\nPage {i}"))
+        tracker.observe(f"v{i}", PageFingerprint.of(fp(5, i), visible=f"Menu\\nPage {i}"), now=i)
+        tracker.observe(f"vcopy{i}", PageFingerprint.of(fp(5, i), **dict(page, content_key=fp(6, i), visible=f"Menu\\nPage {i}")), now=i)
         print("done", i, flush=True)
 """
 

@@ -235,6 +235,7 @@ _CRAWLER_SRC = textwrap.dedent(
     from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.decision.record import PageRecord
     from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.store.redisstore import RedisStore
     url, prefix, worker, go = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     pages = json.loads(sys.argv[5])
@@ -244,7 +245,7 @@ _CRAWLER_SRC = textwrap.dedent(
         time.sleep(0.002)
     out = {}
     for key, fp in pages:
-        v = tracker.observe(key, fp)
+        v = tracker.observe(key, PageFingerprint.of(fp))
         out[key] = [v.verdict, v.duplicate_of]
     tracker.index.close()
     print(json.dumps(out))

@@ -18,6 +18,7 @@ import redis
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
+from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore, shard_of
 
@@ -60,10 +61,10 @@ def test_a_restart_from_an_older_snapshot_is_reported_and_every_later_call_fails
     index = _index(server.url, "crawl")
     tracker = ChangeTracker(index)
     for i in range(20):
-        assert tracker.observe(f"https://a.example/{i}", _fp(i)).verdict == "new"
+        assert tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i))).verdict == "new"
     client.save()  # the snapshot, mid-run
     for i in range(20, 40):
-        assert tracker.observe(f"https://a.example/{i}", _fp(i)).verdict == "new"
+        assert tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i))).verdict == "new"
     client.close()
     server.kill()
     server.start()
@@ -77,7 +78,7 @@ def test_a_restart_from_an_older_snapshot_is_reported_and_every_later_call_fails
     # Writes by a process that opened it after the restart do not hide it from this one.
     other.add_many((f"https://b.example/{i}", _fp(1000 + i)) for i in range(50))
     for call in (
-        lambda: tracker.observe("https://a.example/25", _fp(25)),
+        lambda: tracker.observe("https://a.example/25", PageFingerprint.of(_fp(25))),
         lambda: index.check_and_add("https://a.example/41", _fp(41)),
         lambda: len(index),
     ):

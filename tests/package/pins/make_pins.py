@@ -19,6 +19,7 @@ Regenerate (from the code the pins must hold for, e.g. main's)::
 from __future__ import annotations
 
 import gzip
+import inspect
 import itertools
 import json
 import sys
@@ -137,17 +138,21 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
             tracker = ChangeTracker(index, policy=FreshnessPolicy(), keep_adds=150)
             for i, (key, name) in enumerate(steps):
                 page = fpr.fingerprint_page(pages[name], f"http://pins.test/{key}")
-                verdict = tracker.observe(
-                    key,
-                    page.fp,
-                    1_000_000.0 + 3600.0 * i,
-                    may_match=page.may_match,
-                    sketch=page.sketch,
-                    fallback=page.fallback,
-                    content_key=page.content_key,
-                    visible=page.visible,
-                    own=page.own,
-                )
+                now = 1_000_000.0 + 3600.0 * i
+                if "page" in inspect.signature(tracker.observe).parameters:
+                    verdict = tracker.observe(key, page, now)
+                else:  # the keyword form of the code before the tracker took the page
+                    verdict = tracker.observe(
+                        key,
+                        page.fp,
+                        now,
+                        may_match=page.may_match,
+                        sketch=page.sketch,
+                        fallback=page.fallback,
+                        content_key=page.content_key,
+                        visible=page.visible,
+                        own=page.own,
+                    )
                 log.append([key, name, str(verdict.verdict), verdict.distance, verdict.duplicate_of, verdict.adds_to])
             keys = sorted({key for key, _ in steps})
             records = dict(zip(keys, (_hex(r) for r in index.get_records(keys)), strict=True))
