@@ -9,31 +9,37 @@ class, an article with one paragraph more are kept.
 **Own text.** A page's content-like text (its title, the fingerprinted text and every other
 content-like block: what the change sketch covers; chrome, link lists and bylines are not in it;
 ``fingerprint._own_text`` leaves out the other blocks' lines that its site's learned template
-holds), normalised (:func:`normalize`): NFKC, lower
-case, runs of spaces as one, every hexadecimal run of 7 or more characters with a digit in it (a
-commit, a build id) as ``#`` and every number as ``0`` (digits right after a Latin letter are part
-of a name: ``u64``, ``h1``). So a changed date, counter or hash adds nothing.
+holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces as one (none next to a
+Han character or kana: Chinese and Japanese put none between words), one line break between lines,
+every hexadecimal run of 7 or more characters with a digit in it (a commit, a build id) as ``#``
+and every number as ``0`` (digits right after a Latin letter are part of a name: ``u64``, ``h1``).
+So a changed date, counter or hash adds nothing.
 
-**What a page adds**, in characters: the characters of its own text that lie in runs the kept
-page's own text lacks (runs of character 12-grams, :data:`GRAM`, that the kept page does not have).
-Counting new grams alone would count about 11 for every seam of an edit (a typo fixed in ten
-places would "add" 120 characters); so each position of the text is looked at twice: its gram, and
-the double gram (24 characters) that starts there. An inserted run of ``n`` characters has
-``n + 11`` new grams and ``n + 23`` new double grams, a deletion 11 and 23:
-``new - 11/12 (new2 - new)`` is ``n``, or 0. (With 8-character grams, a note whose terms recur on
-the kept page counts too little: a SQLite patch page's note on a database-corrupting fix, 175
-characters, counted 74 and was dropped; 12 counts it 124. 12 costs some recall on scattered small
-edits: 0.961 of the revisions adding under 100 characters are still dropped, against 0.987.)
+**What it is measured against**: all that the kept page shows (``OwnText(shown=...)``: its own
+text first, then the rest of its visible text: a table, an embedded post, a caption that the
+content region left out), its lines taken as one text, so that two pages that break their lines or
+table cells differently still match.
 
-**The sketch** kept in each record (:meth:`OwnText.sketch`): the normalised own text itself,
-compressed, when that takes at most :data:`TEXT_BYTES` (own texts up to about 150,000 characters
-of English), and the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
-most): the positions whose gram hash is among the page's smallest (the anchors, at most
-:data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's hash and one byte of the
-double gram's. A new page is then compared at its positions whose gram hash falls in the same range,
-and the count is scaled by the share of the hash space that the range covers
-(:meth:`OwnText.added`): an estimate whose error grows with the number of edits and the length
-of the page (on 40,000-character texts, within about half of the truth).
+**What a page adds**, in characters: the characters of its own text that no :data:`WINDOW`-character
+window within their line shares with the kept page, counted in runs of :data:`WINDOW` or more. A
+sentence or a line added counts its length; a deletion nothing; a word or a name changed inside a
+long line nothing (the windows on either side of it are on the kept page: a typo fixed in ten
+places adds nothing); a short line that differs in a name (``assert_eq!(u64::MAX, ..)`` on one
+type's page, ``u32`` on its sibling's) counts whole, as a reader would: sibling API pages are both
+kept. (Windows of 12 rather than 8: with 8, a SQLite patch note on a database-corrupting fix
+whose terms recur in the base release's notes counted too little.)
+
+**The sketch** kept in each record (:meth:`OwnText.sketch`): the normalised text the page shows,
+compressed, when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of
+English), and the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
+most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
+smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
+hash and one byte of the double gram's (the 24 characters that start there). A new page is then
+compared at its positions whose gram hash falls in the same range: ``new - 11/12 (new2 - new)``
+(an inserted run of ``n`` characters has ``n + 11`` new grams and ``n + 23`` new double grams, a
+deletion 11 and 23), scaled by the share of the hash space that the range covers: an estimate
+whose error grows with the number of edits and the length of the page (on 40,000-character texts,
+within about half of the truth).
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
 arithmetic (numpy, wrapping), no ``hash()``.
@@ -61,8 +67,9 @@ GRAM = 12
 WINDOW = 12
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
-_SAMPLED, _TEXT = 2, 3
-_SAMPLED_BYTE, _TEXT_BYTE = bytes((_SAMPLED,)), bytes((_TEXT,))
+#: Sketch kinds: a sample; a text of one line (the first version's); a text with its line breaks.
+_SAMPLED, _ONE_LINE_TEXT, _TEXT = 2, 3, 4
+_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE = bytes((_SAMPLED,)), bytes((_ONE_LINE_TEXT,)), bytes((_TEXT,))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
 TEXT_BYTES = 1 << 16
 #: The longest own text read back (characters).
@@ -74,8 +81,14 @@ _HEX_RE = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])")
 _DIGITS_RE = re.compile(r"(?<![a-z_0-9])\d+")
 #: White space next to a Han character or kana: Chinese and Japanese put no space between words, so
 #: a break there is layout (a table's cells, one per line on a page, run together in its text).
-_CJK_SPACE_RE = re.compile(r" (?=[\u2e80-\u9fff\uf900-\ufaff])|(?<=[\u2e80-\u9fff\uf900-\ufaff]) ")
+_CJK_SPACE_RE = re.compile(r" (?:(?<=[\u2e80-\u9fff\uf900-\ufaff] )|(?=[\u2e80-\u9fff\uf900-\ufaff]))")
+#: White space but line breaks (``str.split``'s: Unicode's white space, the separators included).
+_SPACES_RE = re.compile(r"[^\S\n]+")
+#: Line breaks with the white space and empty lines around them.
+_BREAKS_RE = re.compile(r" ?\n\s*")
 _C1 = np.uint64(0x9E3779B97F4A7C15)
+#: _C1's inverse (mod 2 ** 64): a window's hash from prefix sums (see ``_windows``).
+_C1_INV = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
 _C2 = np.uint64(0xBF58476D1CE4E5B9)
 _C3 = np.uint64(0x94D049BB133111EB)
 _C1_GRAM = np.uint64(pow(0x9E3779B97F4A7C15, 8, 1 << 64))  # _C1 ** GRAM: shifts a gram's hash by a gram
@@ -109,7 +122,7 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", text.lower()))
-    text = "\n".join(filter(None, (" ".join(line.split()) for line in text.split("\n"))))
+    text = _BREAKS_RE.sub("\n", _SPACES_RE.sub(" ", text)).strip()
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 
@@ -179,7 +192,7 @@ class OwnText:
 
     def sketch(self) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
-        (``shown``, else its own text): 3 and that text,
+        (``shown``, else its own text): 4 and that text,
         compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest gram hash it
         covers (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double
         gram's byte, in ascending order of the codes."""
@@ -206,8 +219,8 @@ class OwnText:
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
-        if kind == _TEXT_BYTE:
-            text = _inflate(kept[1:])
+        if kind in (_TEXT_BYTE, _ONE_LINE_BYTE):
+            text = _inflate(kept)
             if text == self.text or self.text in text:
                 return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
             return float(sum(map(len, self._uncovered(text, WINDOW))))
@@ -228,34 +241,55 @@ class OwnText:
         """The runs of this (normalised) text, of ``least`` characters or more, that no gram of
         the page whose sketch is ``kept`` covers: what it adds, to show a person; ``None`` when
         ``kept`` is a sample (its text is not known)."""
-        if kept[:1] != _TEXT_BYTE:
+        if kept[:1] not in (_TEXT_BYTE, _ONE_LINE_BYTE):
             return None
-        return self._uncovered(_inflate(kept[1:]), least)
+        return self._uncovered(_inflate(kept), least)
 
     def _uncovered(self, kept: str, least: int) -> list[str]:
         """The runs of this text, of ``least`` characters or more, that no :data:`WINDOW`-character
         window of ``kept`` covers (windows within lines: a line shorter than that is never a run)."""
-        mine, own_ok = _windows(self.text)
+        # A line the kept page has as it is is covered whole: only the others are looked at.
+        kept_lines = set(kept.split("\n"))
+        text = "\n".join(line for line in self.text.split("\n") if len(line) >= least and line not in kept_lines)
+        if not text:
+            return []
+        mine, own_ok = _windows(text)
         theirs, _ = _windows(one_line(kept))  # however the kept page breaks its lines
-        matched = own_ok & _member(mine, theirs)
+        order = np.argsort(mine)  # a binary search is faster over sorted values
+        matched = np.empty(len(mine), dtype=bool)
+        matched[order] = _member(mine[order], theirs)
+        matched &= own_ok
         # A character is covered when one of the windows that hold it (those starting up to
         # WINDOW - 1 characters before it) is matched.
         ends = np.concatenate([[0], np.cumsum(matched)])
-        at = np.arange(self.chars)
+        at = np.arange(len(text))
         last = np.minimum(at, len(matched) - 1) + 1
         first = np.maximum(at - WINDOW + 1, 0)
         covered = (ends[np.maximum(last, first)] - ends[first]) > 0
-        cps = np.frombuffer(self.text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
         bare = ~covered & (cps != _NEWLINE)
         edges = np.diff(bare.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
         starts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
-        return [self.text[a:b] for a, b in zip(starts, stops) if b - a >= least]
+        return [text[a:b] for a, b in zip(starts, stops) if b - a >= least]
 
 
 def one_line(text: str) -> str:
     """A normalised text's lines as one (a space between them, none next to a Han character)."""
     text = text.replace("\n", " ")
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
+
+
+_POWERS: list[np.ndarray] = []
+
+
+def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``_C1 ** i`` and ``_C1 ** -i`` for ``i`` up to ``n`` at least (made once, grown in powers of two)."""
+    if not _POWERS or len(_POWERS[0]) < n:
+        size = 1 << max(n - 1, 1023).bit_length()
+        up, down = np.full(size, _C1, dtype=np.uint64), np.full(size, _C1_INV, dtype=np.uint64)
+        up[0] = down[0] = 1
+        _POWERS[:] = [np.cumprod(up), np.cumprod(down)]
+    return _POWERS[0], _POWERS[1]
 
 
 def _windows(text: str) -> tuple[np.ndarray, np.ndarray]:
@@ -265,11 +299,11 @@ def _windows(text: str) -> tuple[np.ndarray, np.ndarray]:
     n = len(cps) - WINDOW + 1
     if n < 1:
         return np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
-    wide = cps.astype(np.uint64)
-    poly = np.zeros(n, dtype=np.uint64)
-    for j in range(WINDOW):
-        poly *= _C1
-        poly += wide[j : j + n]
+    # sum of cps[i + t] * _C1 ** -t over the window at i: prefix sums of cps[j] * _C1 ** -j, and the
+    # window's difference times _C1 ** i (wrapping 64-bit arithmetic; _C1 is odd, so invertible).
+    up, down = _powers(len(cps))
+    prefix = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(cps * down[: len(cps)])])
+    poly = (prefix[WINDOW:] - prefix[:n]) * up[:n]
     breaks = np.concatenate([[0], np.cumsum(cps == _NEWLINE)])
     return _mix(poly), breaks[WINDOW:] == breaks[:n]
 
@@ -293,15 +327,17 @@ def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return pool[at] == values
 
 
-def _inflate(data: bytes) -> str:
-    """A stored own text (at most :data:`MAX_TEXT` characters: a corrupt value is no bomb)."""
+def _inflate(sketch: bytes) -> str:
+    """The text a sketch of a text holds (at most :data:`MAX_TEXT` characters: a corrupt value is
+    no bomb)."""
     try:
         inflater = zlib.decompressobj()
-        raw = inflater.decompress(data, 4 * MAX_TEXT)
+        raw = inflater.decompress(sketch[1:], 4 * MAX_TEXT)
         if inflater.unconsumed_tail or not inflater.eof:
             raise ValueError("the own text is cut short or too long")
         text = raw.decode("utf-8", "surrogatepass")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(f"not a novelty sketch ({exc})") from exc
-    # A text kept before Han characters lost their spaces: as today's normalize gives it.
-    return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
+    if sketch[:1] == _ONE_LINE_BYTE and not text.isascii():  # kept with spaces next to Han characters
+        return _CJK_SPACE_RE.sub("", text)
+    return text
