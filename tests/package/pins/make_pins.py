@@ -123,7 +123,7 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
     try:
         from scrapy_simhash.decision import ChangeTracker
     except ImportError:  # the layout before the decision layer (to regenerate from older code)
-        from scrapy_simhash.decision.tracker import ChangeTracker  # type: ignore[no-redef]
+        from scrapy_simhash.recrawl import ChangeTracker  # type: ignore[no-redef]
 
     fpr = Fingerprinter()
     names = list(pages)
