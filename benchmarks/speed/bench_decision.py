@@ -198,20 +198,23 @@ def main() -> None:
     fixed = ChangeTracker(indexes["after+fixed"], policy=FixedIntervalPolicy(), **wide)
     scheduled = ChangeTracker(indexes["after+schedule"], policy=FreshnessPolicy(), **wide)
 
-    # What a crawl passes: each page's change sketch (here one per key, the same at a refetch),
-    # made before the clock runs (the fingerprinter's work, not the decision's).
+    # What a crawl passes: each page's change sketch (here one per key, the same at a refetch) and
+    # the page it is part of, made before the clock runs (the fingerprinter's work, not the decision's).
     sketches: dict[str, bytes | None] = {}
     sketch = sketches.__getitem__
+    pages: dict[tuple[str, int], PageFingerprint] = {}
+    page = pages.__getitem__
+
 
     runs = {
         "before": lambda key, fp, now: before_verdict(indexes["before"], old_recrawl, key, fp),
-        "after": lambda key, fp, now: plain.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
-        "after+fixed": lambda key, fp, now: fixed.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
-        "after+schedule": lambda key, fp, now: scheduled.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict,
+        "after": lambda key, fp, now: plain.observe(key, page((key, fp)), now).verdict,
+        "after+fixed": lambda key, fp, now: fixed.observe(key, page((key, fp)), now).verdict,
+        "after+schedule": lambda key, fp, now: scheduled.observe(key, page((key, fp)), now).verdict,
     }
     if args.also:
         other = also_recrawl.ChangeTracker(indexes[also], policy=also_schedule.FreshnessPolicy(), **wide)
-        runs[also] = lambda key, fp, now: other.observe(key, PageFingerprint.of(fp, sketch=sketch(key)), now).verdict
+        runs[also] = lambda key, fp, now: other.observe(key, fp, now, sketch=sketch(key)).verdict  # its keyword form
 
     rng = np.random.default_rng(2)
     rates: dict[tuple[str, str], list[float]] = {}
@@ -228,8 +231,9 @@ def main() -> None:
             (f"https://mirror.example.net/{r}/{i}", _flip(rng, int(fps[p]), 1 + i % 3)) for i, p in enumerate(picks)
         ]
         now = t0 + 2 * r * DAY
-        for key, _ in new + dups:
+        for key, fp in new + dups:
             sketches[key] = None if args.no_sketch else hashlib.shake_128(key.encode()).digest(SKETCH_BYTES)
+            pages[key, fp] = PageFingerprint.of(fp, sketch=sketches[key])
         workloads = {"new": (new, now), "duplicate": (dups, now), "refetch": (new, now + DAY)}
         for name, (ops, when) in workloads.items():
             # Chunks of 50 operations, the three in turn, rotating: all see the same machine load.

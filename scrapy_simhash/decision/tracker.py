@@ -90,6 +90,10 @@ class _Found(NamedTuple):
     evidence: shortcopy.Evidence | None = None
 
 
+#: Nothing found (most pages): one instance.
+_NOTHING = _Found(None)
+
+
 class Plan(NamedTuple):
     """What to do with a request for one key (:meth:`ChangeTracker.plan`): ``status`` is ``"new"``
     (no record), ``"due"`` or ``"not_due"``; ``priority`` the policy's value of a fetch now when
@@ -254,7 +258,7 @@ class ChangeTracker:
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
         distance = duplicate_of = adds_to = adds = None
-        found = _Found(None)
+        found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
             raw = index.get_record(key)
@@ -269,9 +273,10 @@ class ChangeTracker:
                 if match is not None:
                     match, adds_to, adds = self._adds(key, fp, match, own, may_match)
                 if match is None:
-                    verdict = NEW
+                    verdict, reason = NEW, Reason.NEW
                 else:
                     verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
+                    reason = self._duplicate_reason(found, match, fallback)
                 changed: bool | None = None
                 # An alias or a gone record without history: it is back, first seen as it was.
                 first_seen = now if record is None else record.first_seen
@@ -284,16 +289,16 @@ class ChangeTracker:
                 # (an edit outside the fingerprinted part, or spread thin over a long page).
                 changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
                 if not may_match:
-                    verdict = CHANGED if changed else UNCHANGED
+                    verdict, reason = (CHANGED, self._change_reason(change)) if changed else (UNCHANGED, Reason.UNCHANGED)
                     duplicate_of = None if changed else record.duplicate_of
                     index.remove(key)  # its earlier content must not keep matching other pages
                 elif not changed:
-                    verdict = UNCHANGED
+                    verdict, reason = UNCHANGED, Reason.UNCHANGED
                     duplicate_of = record.duplicate_of
                     if duplicate_of is None and index.get(key) != fp:
                         index.add(key, fp)  # keep the canonical page's newest fingerprint
                 else:
-                    verdict = CHANGED
+                    verdict, reason = CHANGED, self._change_reason(change)
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
@@ -302,6 +307,7 @@ class ChangeTracker:
                         match, adds_to, adds = self._adds(key, fp, match, own, may_match)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
+                        reason = self._duplicate_reason(found, match, fallback)
                 first_seen = record.first_seen
                 last_changed = now if changed else record.last_changed
                 fetch_count, change_count = record.fetch_count + 1, record.change_count + changed
@@ -339,26 +345,25 @@ class ChangeTracker:
                 shortcopy.remember(index, found.evidence)
             index.put_record(key, new_record.to_bytes(), due=next_due)
         replaced = record is None and raw is not None
-        reason = self._reason(verdict, found, duplicate_of, fallback, change)
         kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
         return Verdict(
             verdict, fp, distance, duplicate_of, new_record, replaced, found.unlike, adds_to, adds, reason, kept
         )
 
-    def _reason(
-        self, verdict: VerdictKind, found: _Found, duplicate_of: str | None, fallback: str | None, change: int
-    ) -> Reason:
-        """Why ``verdict``: the rule that found the page it duplicates (the nearest other kept page
-        within ``max_distance`` when the containment check chose that one instead: ``_adds``), or
-        whether a change was seen by the fingerprint or by the change sketch alone."""
-        if verdict == NEAR_DUPLICATE:
-            if fallback == Fallback.TEMPLATE:
-                return Reason.TEMPLATE_COPY
-            assert found.match is not None and found.reason is not None
-            return found.reason if duplicate_of == found.match.key else Reason.NEAR
-        if verdict == CHANGED:
-            return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
-        return Reason.UNCHANGED if verdict == UNCHANGED else Reason.NEW
+    @staticmethod
+    def _duplicate_reason(found: _Found, match: Match, fallback: str | None) -> Reason:
+        """The rule that found the page ``match`` that a page duplicates: ``found``'s, or the k tier's
+        when the containment check (``_adds``) chose another kept page within ``max_distance``; a
+        template-only page is only ever a copy."""
+        if fallback == Fallback.TEMPLATE:
+            return Reason.TEMPLATE_COPY
+        assert found.reason is not None
+        return found.reason if match is found.match else Reason.NEAR
+
+    def _change_reason(self, change: int) -> Reason:
+        """A change seen by the fingerprint (it moved more than ``change_threshold``), or by the
+        change sketch alone."""
+        return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
 
     def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
         """A page of nothing but its site's template (never indexed) is only a copy: of an indexed
@@ -440,7 +445,7 @@ class ChangeTracker:
         if match is not None:
             return self._with_evidence(key, fp, match, sketch)
         if not candidates:
-            return _Found(None)
+            return _NOTHING
         best, best_similarity = None, 0.0
         for candidate, other in self._sketches(candidates):
             s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
