@@ -41,6 +41,7 @@ _OBSERVER_SRC = textwrap.dedent(
     import json, os, sys, time
     from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.store.redisstore import RedisStore
     where, name, go, pages, method = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), sys.argv[5]
     index = SimhashIndex(RedisStore(where, name)) if where.startswith("redis://") else SimhashIndex.open(where)
@@ -49,7 +50,8 @@ _OBSERVER_SRC = textwrap.dedent(
     while not os.path.exists(go):
         time.sleep(0.001)
     decide = getattr(tracker, method)  # observe (a page), observe_body (a PDF, an image)
-    out = [[key, decide(key, fp).verdict] for key, fp in pages]
+    made = PageFingerprint.of if method == "observe" else int
+    out = [[key, decide(key, made(fp)).verdict] for key, fp in pages]
     index.close()
     print(json.dumps(out))
     """
