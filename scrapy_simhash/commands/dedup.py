@@ -303,16 +303,25 @@ class _Text:
         if kept._grams is None:
             flat = one_line(theirs)
             kept._grams = {flat[i : i + WINDOW] for i in range(len(flat) - WINDOW + 1)}
-        have = kept._grams
-        covered = bytearray(b"x" * len(mine))
-        for i in range(len(mine) - WINDOW + 1):
-            window = mine[i : i + WINDOW]
-            if window in have and "\n" not in window:
-                covered[i : i + WINDOW] = b" " * WINDOW
-        for i, char in enumerate(mine):
-            if char == "\n":
-                covered[i] = 32
-        return sum(len(run) for run in covered.split() if len(run) >= WINDOW)
+        have = kept._grams  # windows of one line: none holds a line break
+        n = len(mine)
+        if n < WINDOW:
+            return 0
+        # Bit i: the window at i is the kept text's; a character is covered by the windows that
+        # start up to WINDOW - 1 before it: the bits shifted by 0..WINDOW-1, OR-ed (by doubling).
+        flags = "".join(["1" if mine[i : i + WINDOW] in have else "0" for i in range(n - WINDOW + 1)])
+        covered = int(flags[::-1], 2)
+        width = 1
+        while width < WINDOW:
+            step = min(width, WINDOW - width)
+            covered |= covered << step
+            width += step
+        bare = ~covered & ((1 << n) - 1)
+        at = mine.find("\n")
+        while at >= 0:  # a line break is no character of a run
+            bare &= ~(1 << at)
+            at = mine.find("\n", at + 1)
+        return sum(len(run) for run in bin(bare)[2:].split("0") if len(run) >= WINDOW)
 
 
 class KeptLines:
