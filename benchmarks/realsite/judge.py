@@ -3,7 +3,7 @@ scrapy-simhash fingerprinted, and what a drop loses (:func:`content_loss`: the d
 text that the kept page lacks).
 
 The visible text is computed here with lxml and w3lib (the decoding Scrapy itself uses), not with
-``scrapy_simhash.extract``, so that the judge does not share the extractor's mistakes.
+``scrapy_simhash.text.extract``, so that the judge does not share the extractor's mistakes.
 """
 
 from __future__ import annotations

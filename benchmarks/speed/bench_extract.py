@@ -15,7 +15,7 @@ character is one token; other runs of letters/digits are lower-cased words; punc
 whitespace are ignored. The same tokenizer is used for both data sets.
 
 Speed: every extractor gets the same decoded ``str`` (decoded once by
-:func:`scrapy_simhash.extract.decode_html`, which is timed separately); the time per page is the
+:func:`scrapy_simhash.text.extract.decode_html`, which is timed separately); the time per page is the
 median over ``--repeat`` runs, and the table shows the median over pages, pages per second from
 it, the mean, and the ratio to trafilatura measured in the same process. Timings on a shared
 2-core machine are noisy: compare the ratios.
