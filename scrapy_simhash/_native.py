@@ -13,14 +13,14 @@ once, the way CPython's ``json`` takes ``_json``; the Python code is the referen
 and gives the same values (the differential tests in ``tests/``):
 
 ================================  ================================  ===============================
-module                            native counterpart                from
+chosen in (for)                   native counterpart                made by
 ================================  ================================  ===============================
-``text.features``, fingerprint    text -> tokens -> fingerprint,    :func:`core` (``Core``)
-                                  change sketch, line keys
-``text.extract``                  the walk over lxml's tree, the    :func:`html_walker`
-                                  title's parts                     (``HtmlWalker``)
-``text.extract``,                 the regular-expression fallback,  :func:`flat_text`
-``text.templates``                the template line keys            (``FlatText``)
+``text.features`` (features,      text -> tokens -> fingerprint,    :func:`core` (``Core``)
+``fingerprint.simhash``)          change sketch, line keys
+``text.native`` (``text.blocks``, the walk over lxml's tree, the    :func:`html_walker`
+``text.title``)                   title's parts                     (``HtmlWalker``)
+``text.native`` (``text.flat``,   the regular-expression fallback,  :func:`flat_text`
+``text.templates``)               the template line keys            (``FlatText``)
 ================================  ================================  ===============================
 
 The record codec and the schedule's numbers are Python only: natively they saved under 1% of a
