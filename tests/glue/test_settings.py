@@ -71,7 +71,7 @@ def test_values_from_the_command_line_are_parsed():
         ("SIMHASH_MAX_BODY_SIZE", -5, ">= 0"),
         ("SIMHASH_MAX_CANDIDATES", 0, ">= 1"),
         ("SIMHASH_STORE", "scrapy_simhash.store.NoSuchStore", "cannot be imported"),
-        ("SIMHASH_STORE", "scrapy_simhash.index.Match", "FingerprintStore class"),
+        ("SIMHASH_STORE", "scrapy_simhash.store.index.Match", "FingerprintStore class"),
         ("SIMHASH_HISTORY_SIZE", 0, "between 1 and 1000"),
         ("SIMHASH_ENABLED", "maybe", "True or False"),
         ("SIMHASH_DEBUG", "often", "True or False"),

@@ -69,7 +69,13 @@ def _killed(proc: subprocess.Popen[str], after: float) -> set[int]:
     """SIGKILL ``proc`` ``after`` seconds; the numbers of the "done N" lines it printed."""
     time.sleep(after)
     proc.send_signal(signal.SIGKILL)
-    out, _ = proc.communicate(timeout=30)
+    # Read through the text wrapper that read "ready": it may already hold the first "done" lines
+    # (communicate() would read the pipe beneath it and miss them).
+    assert proc.stdout is not None and proc.stderr is not None
+    with proc.stdout, proc.stderr:
+        out = proc.stdout.read()
+        proc.stderr.read()
+    proc.wait(timeout=30)
     return {int(line.split()[1]) for line in out.splitlines() if line.startswith("done")}
 
 
