@@ -18,7 +18,7 @@ a pair whose 5-gram sets have a Jaccard similarity of 0.7 shares a band with pro
 of 0.8 with 0.99) and at least half its signature (:data:`_MIN_ALIKE`), and whose own texts
 share at least :data:`RESEMBLANCE` of their characters (``1 - (a + b) / (chars + kept chars)``,
 ``a`` and ``b`` what each adds to the other: :meth:`~scrapy_simhash.fingerprint.novelty.OwnText.added`, both
-ways; bounded first without hashing, :meth:`_Text.added_at_most`).
+ways; without hashing where the kept text is whole, :meth:`_Text.added_at_most`).
 
 **Which are dropped** (``keep_adds``, `SIMHASH_KEEP_ADDS`, the rule of the crawl's decision): a
 line that resembles a kept line is dropped only when its own text (title and text, numbers and
@@ -47,7 +47,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple
 import numpy as np
 
 from scrapy_simhash import defaults
-from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize, one_line
+from scrapy_simhash.fingerprint import novelty
+from scrapy_simhash.fingerprint.novelty import WINDOW, OwnText, normalize, one_line
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.scrapy.pipeline import fields_text
 from scrapy_simhash.store.base import TableLayout
@@ -292,13 +293,13 @@ class _Text:
         return self._norm
 
     def added_at_most(self, kept: _Text) -> int | None:
-        """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is its text (the
-        characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s covers);
-        ``None``: ``kept`` is too long for that (its sketch is sampled), no bound."""
+        """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is surely its text
+        (the characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s
+        covers); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
         mine, theirs = self.norm, kept.norm
         if not mine:
             return 0  # no own text: nothing added
-        if len(theirs) - GRAM + 1 > SKETCH_ANCHORS:
+        if 4 * len(theirs) + 64 > novelty.TEXT_BYTES:  # UTF-8, compressed or not, fits below that
             return None
         if kept._grams is None:
             flat = one_line(theirs)
@@ -429,7 +430,7 @@ class KeptLines:
                 return Copy(kept, distance)  # nothing to measure: resemblance decides
             other = stored.text
             at_most = new.added_at_most(other)
-            adds = at_most if at_most is not None and at_most < threshold else new.own.added(other.sketch)
+            adds = at_most if at_most is not None else new.own.added(other.sketch)
             if adds < threshold:
                 return Copy(kept, distance, adds)
             resembled = True
@@ -443,17 +444,12 @@ class KeptLines:
             distance = (fp ^ stored.fp).bit_count()
             differ = (1 - RESEMBLANCE) * (len(new.norm) + len(other.norm))  # at most, to resemble
             at_most = new.added_at_most(other)
-            lacks = None if at_most is None else other.added_at_most(new)
-            if (  # it resembles, and adds little, by the bounds alone
-                at_most is not None
-                and lacks is not None
-                and at_most + lacks <= differ
-                and (at_most < threshold or not threshold)
-            ):
-                return Copy(kept, distance, at_most)
-            adds = new.own.added(other.sketch)
-            if adds > differ or adds + other.own.added(new.sketch) > differ:
+            adds = at_most if at_most is not None else new.own.added(other.sketch)
+            if adds > differ:
                 continue  # they share too little to resemble
+            lacks = other.added_at_most(new)
+            if adds + (lacks if lacks is not None else other.own.added(new.sketch)) > differ:
+                continue
             if adds < threshold or not threshold:
                 return Copy(kept, distance, adds)
             resembled = True

@@ -17,8 +17,8 @@ from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
 from scrapy_simhash.decision.tracker import ChangeTracker
-from scrapy_simhash.fingerprint import PageFingerprint
-from scrapy_simhash.fingerprint.novelty import OwnText
+from scrapy_simhash.fingerprint import PageFingerprint, novelty
+from scrapy_simhash.fingerprint.novelty import OwnText, normalize
 from scrapy_simhash.scrapy.pipeline import fields_text
 
 CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")
@@ -405,10 +405,10 @@ def test_dedup_on_a_full_temporary_disk_stops_with_a_line_that_says_so(tmp_path,
     assert "No space left on device" in err and "point TMPDIR at a disk with room" in err
 
 
-def test_dedup_bound_of_what_a_line_adds_is_never_below_the_measure():
-    """``_Text.added_at_most`` lets dedup decide without hashing when it is under --keep-adds: it
-    must be at least ``OwnText.added`` wherever it is given (the kept sketch holds every
-    position), and be withheld for a kept text whose sketch is sampled."""
+def test_dedup_count_of_what_a_line_adds_is_the_measure(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_Text.added_at_most`` lets dedup decide without hashing: it must be ``OwnText.added``
+    wherever it is given (the kept sketch is the kept text), and be withheld for a kept text whose
+    sketch may be sampled."""
     import random
 
     from scrapy_simhash.commands.dedup import _Text
@@ -430,7 +430,9 @@ def test_dedup_bound_of_what_a_line_adds_is_never_below_the_measure():
         at_most = _Text(new).added_at_most(_Text(kept))
         if at_most is not None:
             given += 1
-            assert at_most >= OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
+            assert at_most == OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
     assert given == len(pairs)  # paragraphs are short: every kept sketch is exact
     long_kept = " ".join(paragraphs)
-    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is None  # a sampled sketch: no bound
+    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is not None
+    monkeypatch.setattr(novelty, "TEXT_BYTES", 4 * len(normalize(long_kept)))  # its sketch may be a sample
+    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is None
