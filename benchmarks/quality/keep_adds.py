@@ -42,10 +42,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import build_pairs as bp
 import wide_tier
+from scrapy.settings import Settings
 
 from scrapy_simhash.commands.reports import pair_verdict
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, PageFingerprint
+from scrapy_simhash.scrapy.settings import load_config
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.text.extract import extract
 
@@ -69,8 +71,10 @@ def text_page(doc: bp.Doc) -> str:
 class Decider:
     """The two decisions on pairs of documents, with each document fingerprinted once."""
 
-    def __init__(self, ps: bp.PairSet) -> None:
+    def __init__(self, ps: bp.PairSet, keep_adds: int | None = None) -> None:
         self.ps = ps
+        #: The product's settings (``SIMHASH_KEEP_ADDS`` set when ``keep_adds`` is given).
+        self.config = None if keep_adds is None else load_config(Settings({"SIMHASH_KEEP_ADDS": keep_adds}))
         self.fper = Fingerprinter()
         self.layout = TableLayout(64, wide_tier.K, wide_tier.K + 1)
         self.pages: dict[str, PageFingerprint | None] = {}
@@ -101,7 +105,9 @@ class Decider:
         pa, pb = self.page(a), self.page(b)
         if pa is None or pb is None:
             return False, False
-        tracker = pair_verdict([f"http://a.example/{a}", f"http://b.example/{b}"], [pa, pb], self.fper.bits)
+        tracker = pair_verdict(
+            [f"http://a.example/{a}", f"http://b.example/{b}"], [pa, pb], self.fper.bits, self.config
+        )
         facts = [(p.fp, p.fallback, p.sketch) for p in (pa, pb)]
         return tracker["verdict"] == NEAR_DUPLICATE, wide_tier.product_duplicate(facts[0], facts[1], self.layout)[0]
 
@@ -146,12 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="the quick pair set (fewer articles, 300 revision pairs)")
     ap.add_argument("--synthetic", action="store_true", help="also the synthetic near-duplicates and negatives")
     ap.add_argument("--json", type=Path, help="write the rows to this JSON file")
+    ap.add_argument("--keep-adds", type=int, help="SIMHASH_KEEP_ADDS for the product's decision (default: its default)")
     args = ap.parse_args(argv)
 
     t0 = time.perf_counter()
     ps = bp.build(quick=args.quick)
     print(f"{len(ps.pairs)} pairs built in {time.perf_counter() - t0:.0f} s", file=sys.stderr, flush=True)
-    decider = Decider(ps)
+    decider = Decider(ps, args.keep_adds)
     by_cat: dict[str, list[bp.Pair]] = {}
     for p in ps.pairs:
         by_cat.setdefault(p.category, []).append(p)
