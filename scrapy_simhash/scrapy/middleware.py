@@ -296,9 +296,10 @@ class SimhashSpiderMiddleware(_IndexComponent):
         """The page's fingerprint and its evidence (the one call into the fingerprinting code),
         read from the tree the spider's selectors use (:func:`~scrapy_simhash.scrapy.tree.shared_tree`)."""
         html = _response_text(response)
-        return self.fingerprinter.fingerprint_page(
-            html, url=response.url, templates=self._site_templates(), tree=shared_tree(response, html)
-        )
+        tree, why = shared_tree(response, html)
+        if why is not None:
+            self._inc(f"simhash/parse/own/{why}")
+        return self.fingerprinter.fingerprint_page(html, url=response.url, templates=self._site_templates(), tree=tree)
 
     def _outcome(self, response: Response) -> _Outcome:
         """Fingerprint, decide, count and log one response. Never raises."""

@@ -19,37 +19,47 @@ from scrapy.http import HtmlResponse, TextResponse
 _MISSING = object()
 
 
-def shared_tree(response: TextResponse, text: str) -> Any:
-    """The root of the lxml tree the response's selector has (or, for an HTML response whose
-    charset is declared, gets now) for ``text``, the response's text as the fingerprint decodes
-    it; ``None`` when there is none to share: a selector of another type (XML, JSON), a text
-    that is not the selector's (a page without a declared charset that we decode another way),
-    or a selector that cannot be built (the spider's own call would fail the same way).
-
-    An undeclared charset is not resolved here: Scrapy's detection costs more than the parse it
-    saves when the spider never parses the page."""
+def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
+    """``(root, None)``: the root of the lxml tree the response's selector has (or, for an HTML
+    response, gets now) for ``text``, the response's text as the fingerprint decodes it; or
+    ``(None, why)`` when there is none to share: "charset" (a page without a declared charset that
+    is not UTF-8: Scrapy's detection costs more than the parse it would save, and may decode it
+    otherwise), "selector" (a selector of another type, or one that cannot be built: the spider's
+    own call fails the same way), "response" (not an HTML response, nothing parsed yet: parsel
+    would choose its type from the body), "scrapy" (a Scrapy that does not cache it)."""
     selector = getattr(response, "_cached_selector", _MISSING)  # Scrapy's cache of response.selector
     if selector is _MISSING:
-        return None
+        return None, "scrapy"
     if selector is None:
-        if not isinstance(response, HtmlResponse) or not _declared(response) or response.text is not text:
-            return None
+        if not isinstance(response, HtmlResponse):
+            return None, "response"
+        if not _decodes_alike(response, text):
+            return None, "charset"
         try:
             selector = response.selector
         except Exception:  # noqa: BLE001 - the spider's own call reports it; we parse as before
-            return None
+            return None, "selector"
     elif response.text != text:  # decoded when the selector was made: no detection runs here
-        return None
+        return None, "charset"
     root = getattr(selector, "root", None)
     if getattr(selector, "type", None) != "html" or not isinstance(root, etree._Element):
-        return None
-    return root
+        return None, "selector"
+    return root, None
 
 
-def _declared(response: TextResponse) -> bool:
-    """Whether Scrapy decodes ``response`` with a declared charset (the caller's, a BOM, the HTTP
-    header or a ``<meta>``): then ``response.text`` is the middleware's text, at no cost."""
+def _decodes_alike(response: TextResponse, text: str) -> bool:
+    """Whether ``response.text`` is ``text``, found without running Scrapy's charset detection
+    where it is slow: a declared charset (the caller's, a BOM, the HTTP header, a ``<meta>``: then
+    the middleware's text is ``response.text`` itself), or a body that is UTF-8 (then Scrapy's
+    detection decodes it as UTF-8 too: ASCII first, then UTF-8)."""
     try:
-        return bool(response._declared_encoding())
+        declared = response._declared_encoding()
     except Exception:  # noqa: BLE001 - a Scrapy without it: no shared tree
         return False
+    if declared:
+        return response.text is text
+    try:
+        response.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return response.text == text

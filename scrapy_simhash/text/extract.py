@@ -64,6 +64,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 
 from lxml import etree
 
@@ -259,33 +260,33 @@ def _comment_splits(tree: etree._Element) -> bool:
     The walk takes the run's parts as pieces of one block, so the block's text is the same; but
     inside links and metadata elements (:func:`_counted`) it counts characters per piece without
     its surrounding whitespace ("a " and " b": 2, "a  b": 4), and below depth 200 it joins the
-    parts with spaces."""
+    parts with spaces. Either needs two parts with more than whitespace."""
     for node in tree.iter(etree.Comment, etree.ProcessingInstruction):
         prev = node.getprevious()
         if prev is not None and not isinstance(prev.tag, str) and prev.tag is not etree.Entity:
             continue  # not the first of consecutive comments: its run was read at the first
-        run = [(node.getparent().text if prev is None else prev.tail) or ""]  # type: ignore[union-attr]
+        owner = node.getparent() if prev is None else prev
+        first = owner.text if prev is None else prev.tail  # type: ignore[union-attr]
+        pieces = [first] if first else []
         nxt: etree._Element | None = node
         while nxt is not None and not isinstance(nxt.tag, str) and nxt.tag is not etree.Entity:
-            run.append(nxt.tail or "")
+            if nxt.tail:
+                pieces.append(nxt.tail)
             nxt = nxt.getnext()
-        pieces = [part for part in run if part]
-        if len(pieces) < 2:
+        if sum(1 for part in pieces if not part.isspace()) < 2:
             continue
         if sum(len(part.strip()) for part in pieces) != len("".join(pieces).strip()) and _counted(node):
             return True
-        joined_apart = any(
-            not left[-1].isspace() and not right[0].isspace() for left, right in zip(pieces, pieces[1:])
-        )
+        joined_apart = any(not left[-1].isspace() and not right[0].isspace() for left, right in pairwise(pieces))
         if joined_apart and sum(1 for _ in node.iterancestors()) >= 150:
             return True
     return False
 
 
 def _counted(node: etree._Element) -> bool:
-    """Whether the walk counts the characters of ``node``'s text run: inside a link, a ``<time>`` or
-    an element whose class/id may say metadata (:func:`_is_meta_element`, without its wrapper
-    exception: a superset)."""
+    """Whether the walk counts the characters of the text run around the comment ``node``: inside
+    a link, a ``<time>`` or an element whose class/id may say metadata (:func:`_is_meta_element`,
+    without its wrapper exception: a superset)."""
     for el in node.iterancestors():
         if el.tag in ("a", "time"):
             return True
