@@ -67,7 +67,7 @@ def _child(config: dict[str, Any]) -> None:
     from scrapy.crawler import CrawlerProcess
 
     if config["mode"] == "own":  # as before: no tree shared, the middleware parses the page itself
-        import scrapy_simhash.scrapy.middleware as middleware
+        from scrapy_simhash.scrapy import middleware
 
         middleware.shared_tree = lambda response, text: (None, "benchmark")  # type: ignore[assignment]
     times: list[float] = []
@@ -76,7 +76,10 @@ def _child(config: dict[str, Any]) -> None:
 
     class BenchSpider(scrapy.Spider):
         name = "bench"
-        start_urls = [config["start_url"]]
+
+        def __init__(self, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.start_urls = [config["start_url"]]
 
         def parse(self, response: Any, **kwargs: Any) -> Any:
             times.append(time.perf_counter())
@@ -124,7 +127,11 @@ def _child(config: dict[str, Any]) -> None:
 
 def _run(config: dict[str, Any]) -> dict[str, Any]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(config)], capture_output=True, text=True, timeout=900, check=False
+        [sys.executable, __file__, "--child", json.dumps(config)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
     )
     for line in out.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -141,11 +148,7 @@ def main() -> int:
     if args.child:
         _child(json.loads(args.child))
         return 0
-    configs = [
-        (spider, mode)
-        for spider in ("parses", "never parses")
-        for mode in ("off", "own", "shared")
-    ]
+    configs = [(spider, mode) for spider in ("parses", "never parses") for mode in ("off", "own", "shared")]
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {c: [] for c in configs}
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 from helpers.data import load_pages
-from lxml import etree
 from parsel import Selector
 
 from scrapy_simhash.decision.tracker import ChangeTracker
@@ -87,7 +86,11 @@ def test_a_tree_cut_at_the_depth_limit_is_parsed_again(native: bool) -> None:
 
 
 def test_a_page_cut_for_its_size_or_with_a_corpus_prefix_is_parsed_again() -> None:
-    big = f"<html><body><p>{ARTICLE}</p>" + f"<p>{'filler text ' * 100}</p>" * (MAX_HTML_CHARS // 1200 + 1) + "</body></html>"
+    big = (
+        f"<html><body><p>{ARTICLE}</p>"
+        + f"<p>{'filler text ' * 100}</p>" * (MAX_HTML_CHARS // 1200 + 1)
+        + "</body></html>"
+    )
     assert len(big) > MAX_HTML_CHARS
     assert_same(big, native=False, parse="own/size")
     prefixed = f'<text id="http://x/1" title="t"><html><body><p>{ARTICLE}</p></body></html>'
