@@ -7,6 +7,8 @@ tree is taken; when the middleware runs first (a callback that yields: its body 
 it asks the response for its selector, exactly as the spider's first ``response.css`` would, so
 that the spider's selectors reuse that tree. The text layer walks it only where it gives the values
 of its own parse (``scrapy_simhash.text.extract.extract``'s ``tree``), else parses the page again.
+A tree the spider changed before the middleware ran (a callback that returns a list after
+``SelectorList.drop()``) is read as it is then: what the spider removed is not fingerprinted.
 """
 
 from __future__ import annotations
