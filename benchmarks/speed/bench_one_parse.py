@@ -13,6 +13,12 @@ time from the first response to the end) per response, the ratio against the cra
 middleware in the same run.
 
     .venv/bin/python benchmarks/speed/bench_one_parse.py [--repeats 3] [--concurrency 16]
+    .venv/bin/python benchmarks/speed/bench_one_parse.py --in-process [--repeats 5]
+
+``--in-process``: no crawl, no server; on the same pages, the middleware's path to a fingerprint
+(its decoding, the shared tree, ``fingerprint_page``) and a spider's selectors after it (title,
+links), each page ``--repeats`` times per config in turn: the sum over pages of each page's least
+CPU time (a figure that a loaded machine disturbs little), and the parses alone.
 """
 
 from __future__ import annotations
@@ -47,10 +53,7 @@ _CLEANEVAL_RE = re.compile(rb"^\s*<text\s+id=[^>]*>")
 
 def build_site(root: Path) -> int:
     """The news pages under ``root/p/`` and an index linking to each and to its copy."""
-    zh = sorted((DATA / "zh-web-cee" / "original").glob("*.html"))
-    en = sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))
-    bodies = [_CLEANEVAL_RE.sub(b"", p.read_bytes(), count=1) for p in zh]
-    bodies += [gzip.decompress(p.read_bytes()) for p in en]
+    bodies = _pages()
     (root / "p").mkdir(parents=True)
     links = []
     for i, body in enumerate(bodies):
@@ -58,6 +61,68 @@ def build_site(root: Path) -> int:
         links += [f'<a href="/p/{i}.html">{i}</a>', f'<a href="/p/{i}.html?utm_source=feed">{i}</a>']
     (root / "index.html").write_text(f"<html><body>{''.join(links)}</body></html>", encoding="utf-8")
     return len(bodies)
+
+
+def _pages() -> list[bytes]:
+    zh = sorted((DATA / "zh-web-cee" / "original").glob("*.html"))
+    en = sorted((DATA / "scrapinghub-aeb" / "html").glob("*.html.gz"))
+    return [_CLEANEVAL_RE.sub(b"", p.read_bytes(), count=1) for p in zh] + [gzip.decompress(p.read_bytes()) for p in en]
+
+
+def in_process(repeats: int) -> None:
+    """Per-page CPU ms of the middleware's fingerprint path, own parse vs shared tree (see the module docstring)."""
+    from scrapy.http import HtmlResponse
+
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
+    from scrapy_simhash.scrapy.middleware import _response_text
+    from scrapy_simhash.scrapy.tree import shared_tree
+    from scrapy_simhash.text import extract
+
+    fingerprinter = Fingerprinter()
+    bodies = _pages()
+
+    def response(i: int, body: bytes) -> HtmlResponse:
+        return HtmlResponse(url=f"http://127.0.0.1/p/{i}.html", body=body, headers={"Content-Type": "text/html"})
+
+    def page(i: int, body: bytes, shared: bool, parses: bool) -> float:
+        r = response(i, body)
+        started = time.process_time()
+        html = _response_text(r)
+        tree = shared_tree(r, html)[0] if shared else None
+        fingerprinter.fingerprint_page(html, url=r.url, tree=tree)
+        if parses:
+            r.css("title::text").get()
+            r.css("a::attr(href)").getall()
+        return time.process_time() - started
+
+    def parse_only(i: int, body: bytes) -> tuple[float, float]:
+        r = response(i, body)
+        html = _response_text(r)
+        started = time.process_time()
+        extract._parse(extract._prepare(html))
+        own = time.process_time() - started
+        started = time.process_time()
+        r.selector  # noqa: B018 - parsel's parse, as a spider's first response.css
+        return own, time.process_time() - started
+
+    configs = [(spider, mode) for spider in ("parses", "never parses") for mode in ("own", "shared")]
+    totals = dict.fromkeys(configs, 0.0)
+    parse_totals = [0.0, 0.0]
+    for i, body in enumerate(bodies):
+        best = dict.fromkeys(configs, float("inf"))
+        best_parse = [float("inf"), float("inf")]
+        for _ in range(repeats):
+            for spider, mode in configs:
+                best[(spider, mode)] = min(best[(spider, mode)], page(i, body, mode == "shared", spider == "parses"))
+            best_parse = [min(a, b) for a, b in zip(best_parse, parse_only(i, body), strict=True)]
+        for config in configs:
+            totals[config] += best[config]
+        parse_totals = [a + b for a, b in zip(parse_totals, best_parse, strict=True)]
+    n = len(bodies)
+    print(f"{n} pages; CPU ms per page, sum of each page's least of {repeats}")
+    for spider, mode in configs:
+        print(f"{spider:<14} {mode:<8} {totals[(spider, mode)] / n * 1000:8.3f}")
+    print(f"parse alone: ours {parse_totals[0] / n * 1000:.3f}, parsel's selector {parse_totals[1] / n * 1000:.3f}")
 
 
 def _child(config: dict[str, Any]) -> None:
@@ -143,10 +208,14 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--in-process", action="store_true", help="no crawl: the fingerprint path per page")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(json.loads(args.child))
+        return 0
+    if args.in_process:
+        in_process(args.repeats)
         return 0
     configs = [(spider, mode) for spider in ("parses", "never parses") for mode in ("off", "own", "shared")]
     runs: dict[tuple[str, str], list[dict[str, Any]]] = {c: [] for c in configs}
