@@ -18,6 +18,8 @@ from typing import Any
 from lxml import etree
 from scrapy.http import HtmlResponse, TextResponse
 
+from scrapy_simhash.text.charset import MAX_HTML_CHARS
+
 _MISSING = object()
 
 
@@ -28,13 +30,16 @@ def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
     is not UTF-8: Scrapy's detection costs more than the parse it would save, and may decode it
     otherwise), "selector" (a selector of another type, or one that cannot be built: the spider's
     own call fails the same way), "response" (not an HTML response, nothing parsed yet: parsel
-    would choose its type from the body), "scrapy" (a Scrapy that does not cache it)."""
+    would choose its type from the body), "size" (over ``MAX_HTML_CHARS``: our parse is of a cut
+    page, so no tree is built for it), "scrapy" (a Scrapy that does not cache it)."""
     selector = getattr(response, "_cached_selector", _MISSING)  # Scrapy's cache of response.selector
     if selector is _MISSING:
         return None, "scrapy"
     if selector is None:
         if not isinstance(response, HtmlResponse):
             return None, "response"
+        if len(text) > MAX_HTML_CHARS:  # ours is cut before parsing: its tree could not be read
+            return None, "size"
         if not _decodes_alike(response, text):
             return None, "charset"
         try:

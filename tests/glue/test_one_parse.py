@@ -170,3 +170,14 @@ def test_a_real_crawl_parses_each_page_once(tmp_path: Path, spider_parses: bool)
         assert after == before  # the spider's selectors reused the middleware's tree
     assert result["stats"]["simhash/parse/shared"] == len(pages)
     assert result["stats"]["simhash/near_duplicate"] == 1
+
+
+def test_a_page_over_the_size_cut_builds_no_tree_it_could_not_use(make_mw, parses) -> None:
+    mw = make_mw()
+    html = article_html("harbour").replace("</article>", f"<p>{'filler text ' * 100}</p>" * 900 + "</article>")
+    response = make_response(URL, html)
+    run(mw, response, [])
+    assert mw.crawler.stats.get_value("simhash/parse/own/size") == 1
+    assert response._cached_selector is None
+    assert parses[0] == 1
+    assert response.meta["simhash_fp"] == own_fp(html)
