@@ -7,7 +7,10 @@ limit, comments that split counted text), the page is parsed again and ``Documen
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import json
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -140,3 +143,36 @@ def test_every_real_page_gives_the_same_values_from_parsels_tree(native: bool) -
                 seen[verdicts[0].verdict.value] += 1
     assert shared >= 150  # most pages (the zh pages carry a corpus prefix: parsed again)
     assert seen["new"] and seen["near_duplicate"], seen
+
+
+def _load_pins() -> Any:
+    path = Path(__file__).resolve().parents[1] / "package" / "pins" / "make_pins.py"
+    spec = importlib.util.spec_from_file_location("make_pins_shared_tree", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.skipif(html_walker() is None, reason="the pins hold the native path's values too")
+def test_the_pinned_set_from_parsels_tree(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pinned values (tests/package/pins: fingerprints of both paths, change and novelty
+    sketches, verdicts, record bytes), computed with every page read from parsel's tree."""
+    pins = _load_pins()
+    pinned = json.loads(pins.PINS.read_text(encoding="utf-8"))
+    original = Fingerprinter.fingerprint_page
+    parses: Counter[str] = Counter()
+
+    def from_parsels_tree(self: Fingerprinter, html: Any, url: Any = None, **kwargs: Any) -> Any:
+        text = ex.decode_html(html)[0] if isinstance(html, bytes) else html  # what extract decodes
+        page = original(self, text, url, tree=parsel_tree(text), **kwargs)
+        parses[page.parse] += 1
+        return page
+
+    monkeypatch.setattr(Fingerprinter, "fingerprint_page", from_parsels_tree)
+    shared = pins.DATA.is_dir()
+    computed = pins.compute(shared)
+    for part in ("generated", "shared") if shared else ("generated",):
+        assert computed[part]["pages"] == pinned[part]["pages"], part
+        assert computed[part]["tracker"] == pinned[part]["tracker"], part
+    assert parses["shared"] > 0.8 * sum(parses.values()), parses
