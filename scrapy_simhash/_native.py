@@ -184,8 +184,10 @@ def html_walker(
     boilerplate: Callable[[str], bool],
     meta_text: Callable[[str], bool],
 ) -> Any:
-    """A ``HtmlWalker`` over ``element_type`` (lxml's ``_Element``) with ``text.extract``'s tables
-    and predicates; ``None`` when the core is not used."""
+    """A ``HtmlWalker`` over ``element_type`` (lxml's ``_Element``, or a subclass such as
+    ``lxml.html.HtmlElement``, whose instances start with the same struct; the walker reads that
+    exact class only) with ``text.extract``'s tables and predicates; ``None`` when the core is not
+    used."""
     mod = module()
     if mod is None:
         return None

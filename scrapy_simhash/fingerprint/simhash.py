@@ -293,6 +293,9 @@ class PageFingerprint:
     sketch: bytes | None = None
     content_key: int | None = None
     own: OwnText | None = field(default=None, compare=False, repr=False)
+    #: Whose parse of the page it comes from (``extract.Document.parse``): "own", "shared" (the
+    #: tree given to ``fingerprint_page``), "own/<why>" (that tree was not used): never changes a value.
+    parse: str = field(default="own", compare=False, repr=False)
 
     @classmethod
     def of(
@@ -318,10 +321,13 @@ class PageFingerprint:
 
     def stats(self) -> list[str]:
         """Stats keys (without prefix) worth counting: ``fallback/<reason>`` and ``extract/<method>``
-        for every extraction other than the content region."""
+        for every extraction other than the content region, ``parse/shared`` / ``parse/own/<why>``
+        for a page given with its tree (``parse``)."""
         out = [] if self.fallback is None else [f"fallback/{self.fallback}"]
         if self.method not in ("main", "all"):
             out.append(f"extract/{self.method}")
+        if self.parse != "own":
+            out.append(f"parse/{self.parse}")
         return out
 
 
@@ -566,6 +572,7 @@ class Fingerprinter:
         encoding: str | None = None,
         content_type: str | None = None,
         templates: SiteTemplates | None = None,
+        tree: Any = None,
     ) -> PageFingerprint:
         """A page's fingerprint with the evidence it rests on (:class:`PageFingerprint`).
 
@@ -573,7 +580,9 @@ class Fingerprinter:
         ``url``'s site), a page whose fingerprinted text without its template lines has fewer than
         ``min_features`` features gets ``fallback="template"``: it may not be a near-duplicate.
         The fingerprint itself never depends on ``templates``. Raises ``EmptyTextError`` when the
-        page has no text.
+        page has no text. ``tree``: the lxml tree parsel built from ``html`` (a ``str``: a spider's
+        ``response.selector.root``), walked instead of parsing the page again where it gives the
+        same values (``extract``'s ``tree``; ``PageFingerprint.parse`` says whether it did).
         """
         from scrapy_simhash.text.extract import extract
 
@@ -585,6 +594,7 @@ class Fingerprinter:
             main_content=self.main_content,
             time_budget=self.time_budget or None,
             native=self._extractor.native is not False,
+            tree=tree,
         )
         fp, short, sketch, content_key, lines = self._native_page(doc, templates is not None) or self._python_page(doc)
         if short and doc.visible and doc.visible != doc.text:
@@ -600,7 +610,9 @@ class Fingerprinter:
             fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
         own = _own_text(doc, url, templates)
-        return PageFingerprint(fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own)
+        return PageFingerprint(
+            fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own, doc.parse
+        )
 
     def _content_key(self, doc: Document) -> int | None:
         """A short page's content key (an exact hash of the tokens of the title, the text and the

@@ -23,6 +23,7 @@ from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
+from scrapy_simhash.scrapy.tree import shared_tree
 from scrapy_simhash.text.extract import decode_html
 from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
@@ -292,10 +293,13 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._inc(f"simhash/body_hash/{verdict.verdict}")
 
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
-        """The page's fingerprint and its evidence (the one call into the fingerprinting code)."""
-        return self.fingerprinter.fingerprint_page(
-            _response_text(response), url=response.url, templates=self._site_templates()
-        )
+        """The page's fingerprint and its evidence (the one call into the fingerprinting code),
+        read from the tree the spider's selectors use (:func:`~scrapy_simhash.scrapy.tree.shared_tree`)."""
+        html = _response_text(response)
+        tree, why = shared_tree(response, html)
+        if why is not None:
+            self._inc(f"simhash/parse/own/{why}")
+        return self.fingerprinter.fingerprint_page(html, url=response.url, templates=self._site_templates(), tree=tree)
 
     def _outcome(self, response: Response) -> _Outcome:
         """Fingerprint, decide, count and log one response. Never raises."""

@@ -64,10 +64,22 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass
+from itertools import pairwise
 
 from lxml import etree
 
-from scrapy_simhash.text.blocks import _CLEANEVAL_RE, _IN_CHROME_TAG, _XML_DECL_RE, MAX_BLOCKS, _Block, _Budget, _Walker
+from scrapy_simhash.text.blocks import (
+    _CLEANEVAL_RE,
+    _IN_CHROME_TAG,
+    _META_CACHE,
+    _META_CLASS_RE,
+    _XML_DECL_RE,
+    MAX_BLOCKS,
+    _Block,
+    _Budget,
+    _cached_search,
+    _Walker,
+)
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
 from scrapy_simhash.text.native import native_flat_text, walk_native
@@ -153,6 +165,10 @@ class Document:
     #: ``text``, in page order, one block per line: the change sketch covers it with ``text``, so
     #: that an edit outside the fingerprinted part of a page is seen.
     rest: str = ""
+    #: Whose parse the text comes from: "own" (this function parsed the page), "shared" (the tree
+    #: it was given: see ``extract``'s ``tree``), or "own/<why>" when that tree could not give
+    #: the text of our own parse (:func:`_tree_differs`) and the page was parsed again.
+    parse: str = "own"
 
 
 _LOCAL = threading.local()  # an lxml parser must not be shared between threads
@@ -202,6 +218,84 @@ def _parse(html: str):
     return root
 
 
+#: A tree whose last element is this deep was cut by libxml2 at its nesting limit (2048 levels:
+#: it stops parsing there, so the element it stopped at is the last one): see :func:`_tree_differs`.
+_CUT_DEPTH = 2000
+
+
+def _tree_differs(tree: etree._Element, html: str) -> str | None:
+    """Why ``tree`` (the root parsel built from ``html``) cannot give the text of our own parse of
+    ``html`` ("not_root" when it is no root element), or None when it gives exactly that text.
+
+    Parsel parses the text as given (stripped, without NULs) with lxml's HTML parser keeping
+    comments and processing instructions (libxml2 makes both comments): the walks skip them and
+    an XML declaration, which our parse removes, becomes one. What remains different: a page
+    over :data:`MAX_HTML_CHARS` ("size": ours is cut first), a CleanEval prefix ("prefix": ours
+    removes it), a page nested deeper than libxml2 parses ("deep": ours is flattened and parsed
+    again), and a comment that splits a text run in a way the walk would count differently
+    ("comments": :func:`_comment_splits`)."""
+    if not isinstance(tree, etree._Element) or not isinstance(tree.tag, str) or tree.getparent() is not None:
+        return "not_root"
+    if len(html) > MAX_HTML_CHARS:
+        return "size"
+    if _CLEANEVAL_RE.match(html):
+        return "prefix"
+    depth, el = 0, tree
+    while depth < _CUT_DEPTH:
+        el = next(el.iterchildren(etree.Element, reversed=True), None)
+        if el is None:
+            break
+        depth += 1
+    if depth >= _CUT_DEPTH:
+        return "deep"
+    if _comment_splits(tree):
+        return "comments"
+    return None
+
+
+def _comment_splits(tree: etree._Element) -> bool:
+    """Whether a comment (or processing instruction) in ``tree`` splits a text run so that the
+    walk reads it differently from the one text node our parse (which drops comments) makes.
+
+    The walk takes the run's parts as pieces of one block, so the block's text is the same; but
+    inside links and metadata elements (:func:`_counted`) it counts characters per piece without
+    its surrounding whitespace ("a " and " b": 2, "a  b": 4), and below depth 200 it joins the
+    parts with spaces. Either needs two parts with more than whitespace."""
+    for node in tree.iter(etree.Comment, etree.ProcessingInstruction):
+        prev = node.getprevious()
+        if prev is not None and not isinstance(prev.tag, str) and prev.tag is not etree.Entity:
+            continue  # not the first of consecutive comments: its run was read at the first
+        owner = node.getparent() if prev is None else prev
+        first = owner.text if prev is None else prev.tail  # type: ignore[union-attr]
+        pieces = [first] if first else []
+        nxt: etree._Element | None = node
+        while nxt is not None and not isinstance(nxt.tag, str) and nxt.tag is not etree.Entity:
+            if nxt.tail:
+                pieces.append(nxt.tail)
+            nxt = nxt.getnext()
+        if sum(1 for part in pieces if not part.isspace()) < 2:
+            continue
+        if sum(len(part.strip()) for part in pieces) != len("".join(pieces).strip()) and _counted(node):
+            return True
+        joined_apart = any(not left[-1].isspace() and not right[0].isspace() for left, right in pairwise(pieces))
+        if joined_apart and sum(1 for _ in node.iterancestors()) >= 150:
+            return True
+    return False
+
+
+def _counted(node: etree._Element) -> bool:
+    """Whether the walk counts the characters of the text run around the comment ``node``: inside
+    a link, a ``<time>`` or an element whose class/id may say metadata (:func:`_is_meta_element`,
+    without its wrapper exception: a superset)."""
+    for el in node.iterancestors():
+        if el.tag in ("a", "time"):
+            return True
+        attrs = el.get("class"), el.get("id")
+        if attrs != (None, None) and _cached_search(_META_CACHE, _META_CLASS_RE, f"{attrs[0] or ''} {attrs[1] or ''}"):
+            return True
+    return False
+
+
 def _flat_document(html: str, used: str | None, method: str, native: bool = True) -> Document:
     """The :class:`Document` of :func:`_flat_text` (natively when the core is installed: the same
     title and text, ``native/src/flat.rs``)."""
@@ -237,6 +331,7 @@ def extract(
     main_content: bool = True,
     time_budget: float | None = None,
     native: bool = True,
+    tree: etree._Element | None = None,
 ) -> Document:
     """Extract the title and the main text (or all visible text) of a page.
 
@@ -265,6 +360,13 @@ def extract(
     running lxml (the same blocks as the Python walk; :func:`html_walk_status`); ``False``:
     the Python walk, the reference.
 
+    ``tree``: the root of ``html``'s tree as parsel builds it from the same ``str`` (a spider's
+    ``response.selector.root``: lxml's HTML parser, comments and processing instructions kept),
+    walked instead of parsing the page again wherever it gives the text of our own parse (the
+    walk skips comments); where it cannot (:func:`_tree_differs`: a page cut for its size, nested
+    deeper than libxml2 parses, or whose comments split a text run), the page is parsed as without
+    it. ``Document.parse`` says which.
+
     Never raises on broken markup or binary junk: such input gives a Document with empty text.
     Raises TypeError if ``html`` is not str or bytes.
     """
@@ -275,8 +377,10 @@ def extract(
         if len(html) > _MAX_HTML_BYTES:
             html = _strip_scripts_bytes(html)
         html, used = decode_html(html, encoding=encoding, content_type=content_type)
+        source = None
     elif isinstance(html, str):
         used = None
+        source = html
     else:
         raise TypeError(
             f"html must be str or bytes, got {type(html).__name__}; pass response.body "
@@ -286,6 +390,12 @@ def extract(
     method = "main" if main_content else "all"
     if html.count("<") - html.count("</") > MAX_ELEMENTS:  # start tags: an upper bound of elements
         return _flat_document(html, used, "large", native)
+    parse = "own"
+    if tree is not None and html.strip():
+        differs = _tree_differs(tree, source) if source is not None else "bytes"
+        if differs is None:
+            return _walked(tree, html, used, method, main_content, started, time_budget, native, "shared")
+        parse = f"own/{differs}"
     try:
         root = _parse(html)
     except _TooDeep:
@@ -295,7 +405,23 @@ def extract(
         except _TooDeep:  # cannot happen with <a> and <title> left, but never raise
             return _flat_document(html, used, "deep", native)
     if root is None:
-        return Document(title="", text="", encoding=used, method="empty", coverage=0.0)
+        return Document(title="", text="", encoding=used, method="empty", coverage=0.0, parse=parse)
+    return _walked(root, html, used, method, main_content, started, time_budget, native, parse)
+
+
+def _walked(
+    root: etree._Element,
+    html: str,
+    used: str | None,
+    method: str,
+    main_content: bool,
+    started: float,
+    time_budget: float | None,
+    native: bool,
+    parse: str,
+) -> Document:
+    """The :class:`Document` of the parsed page ``root`` (``html``: the prepared text it was parsed
+    from, for the regular-expression fallback)."""
     title = _find_title(root, native)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
@@ -306,7 +432,9 @@ def extract(
         blocks = walker.blocks
         visible = _text_of(blocks)
         if not main_content:
-            return Document(title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible)
+            return Document(
+                title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible, parse=parse
+            )
         chosen, found, content_like = _choose(walker)
     except _Budget as exc:
         return _flat_document(html, used, str(exc), native)
@@ -320,6 +448,7 @@ def extract(
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
         rest=_text_of([b for b in content_like if id(b) not in taken]),
+        parse=parse,
     )
 
 

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import Any
 
 from lxml import etree
+from lxml.html import HtmlElement
 
 from scrapy_simhash import _native
 from scrapy_simhash.text.blocks import (
@@ -59,7 +60,14 @@ HTML_VERIFIED = frozenset({(5, 2), (6, 2)})
 HTML_WALKS: Counter[str] = Counter()
 
 
-_WALKER: Any = None
+#: The element classes the native walk reads, one ``HtmlWalker`` each (it checks the exact class):
+#: lxml's ``_Element`` (our own parse) and ``lxml.html.HtmlElement`` (parsel's tree: the page as
+#: the spider's selectors parsed it). Both are lxml's ``struct LxmlElement``: a Python subclass only
+#: adds fields after it.
+ELEMENT_TYPES: tuple[type, ...] = (etree._Element, HtmlElement)
+
+
+_WALKERS: dict[type, Any] = {}
 
 
 _WALKER_ERROR: str | None = None
@@ -91,12 +99,15 @@ def _boilerplate(text: str) -> bool:
     return _BOILERPLATE_RE.match(text) is not None
 
 
-def html_walker() -> Any:
-    """The shared native ``HtmlWalker``, or ``None`` (see :func:`html_walk_status`)."""
-    global _WALKER, _WALKER_ERROR
-    if _WALKER is None and _WALKER_ERROR is None:
+def html_walker(element_type: type = etree._Element) -> Any:
+    """The shared native ``HtmlWalker`` of ``element_type`` (one of :data:`ELEMENT_TYPES`), or
+    ``None`` (see :func:`html_walk_status`)."""
+    global _WALKER_ERROR
+    walker = _WALKERS.get(element_type)
+    if walker is None and _WALKER_ERROR is None and element_type in ELEMENT_TYPES:
         with _NATIVE_LOCK:
-            if _WALKER is None and _WALKER_ERROR is None:
+            walker = _WALKERS.get(element_type)
+            if walker is None and _WALKER_ERROR is None:
                 lxml_version, libxml_version = _lxml_versions()
                 if _native.module() is None:
                     _WALKER_ERROR = _walker_unavailable()
@@ -106,8 +117,8 @@ def html_walker() -> Any:
                         "is not verified for it (extract.HTML_VERIFIED)"
                     )
                 else:
-                    _WALKER = _native.html_walker(
-                        etree._Element,
+                    walker = _WALKERS[element_type] = _native.html_walker(
+                        element_type,
                         block=_BLOCK,
                         invisible=_INVISIBLE,
                         chrome=_CHROME_TAGS,
@@ -124,7 +135,7 @@ def html_walker() -> Any:
                         boilerplate=_boilerplate,
                         meta_text=_is_meta_text,
                     )
-    return _WALKER
+    return walker
 
 
 def _walker_unavailable() -> str:
@@ -142,8 +153,8 @@ def html_walk_status() -> str:
 def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
     """What :func:`_find_title` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
     ``None`` when the Python reads must run."""
-    walker = html_walker()
-    if walker is None or type(root) is not etree._Element:
+    walker = html_walker(type(root))
+    if walker is None:
         return None
     return walker.title_parts(root)  # type: ignore[no-any-return]
 
@@ -151,12 +162,12 @@ def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
 def _native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
     """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
     ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
-    walker = html_walker()
+    if type(root) not in ELEMENT_TYPES:
+        HTML_WALKS[f"python: not an lxml element the walk reads ({type(root).__name__})"] += 1
+        return None
+    walker = html_walker(type(root))
     if walker is None:
         HTML_WALKS[f"python: {_WALKER_ERROR}"] += 1
-        return None
-    if type(root) is not etree._Element:
-        HTML_WALKS[f"python: not an lxml.etree._Element ({type(root).__name__})"] += 1
         return None
     result = walker.walk(root, remaining=remaining, max_blocks=max_blocks, step=step)
     if result[0] == "unsupported":

@@ -193,7 +193,7 @@ def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nat, "HTML_VERIFIED", frozenset())
-    monkeypatch.setattr(nat, "_WALKER", None)
+    monkeypatch.setattr(nat, "_WALKERS", {})
     monkeypatch.setattr(nat, "_WALKER_ERROR", None)
     assert nat.html_walker() is None
     status = Fingerprinter().html_walk

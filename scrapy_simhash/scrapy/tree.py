@@ -1,0 +1,72 @@
+"""One parse per page: the lxml tree of a response that the spider's selectors use
+(``response.selector.root``, which parsel builds once and Scrapy caches on the response) is the
+tree the fingerprint is read from (:func:`shared_tree`).
+
+Whichever runs first builds it: when the spider (or another middleware) has parsed the page, its
+tree is taken; when the middleware runs first (a callback that yields: its body has not run yet),
+it asks the response for its selector, exactly as the spider's first ``response.css`` would, so
+that the spider's selectors reuse that tree. The text layer walks it only where it gives the values
+of its own parse (``scrapy_simhash.text.extract.extract``'s ``tree``), else parses the page again.
+A tree the spider changed before the middleware ran (a callback that returns a list after
+``SelectorList.drop()``) is read as it is then: what the spider removed is not fingerprinted.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lxml import etree
+from scrapy.http import HtmlResponse, TextResponse
+
+from scrapy_simhash.text.charset import MAX_HTML_CHARS
+
+_MISSING = object()
+
+
+def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
+    """``(root, None)``: the root of the lxml tree the response's selector has (or, for an HTML
+    response, gets now) for ``text``, the response's text as the fingerprint decodes it; or
+    ``(None, why)`` when there is none to share: "charset" (a page without a declared charset that
+    is not UTF-8: Scrapy's detection costs more than the parse it would save, and may decode it
+    otherwise), "selector" (a selector of another type, or one that cannot be built: the spider's
+    own call fails the same way), "response" (not an HTML response, nothing parsed yet: parsel
+    would choose its type from the body), "size" (over ``MAX_HTML_CHARS``: our parse is of a cut
+    page, so no tree is built for it), "scrapy" (a Scrapy that does not cache it)."""
+    selector = getattr(response, "_cached_selector", _MISSING)  # Scrapy's cache of response.selector
+    if selector is _MISSING:
+        return None, "scrapy"
+    if selector is None:
+        if not isinstance(response, HtmlResponse):
+            return None, "response"
+        if len(text) > MAX_HTML_CHARS:  # ours is cut before parsing: its tree could not be read
+            return None, "size"
+        if not _decodes_alike(response, text):
+            return None, "charset"
+        try:
+            selector = response.selector
+        except Exception:  # noqa: BLE001 - the spider's own call reports it; we parse as before
+            return None, "selector"
+    elif response.text != text:  # decoded when the selector was made: no detection runs here
+        return None, "charset"
+    root = getattr(selector, "root", None)
+    if getattr(selector, "type", None) != "html" or not isinstance(root, etree._Element):
+        return None, "selector"
+    return root, None
+
+
+def _decodes_alike(response: TextResponse, text: str) -> bool:
+    """Whether ``response.text`` is ``text``, found without running Scrapy's charset detection
+    where it is slow: a declared charset (the caller's, a BOM, the HTTP header, a ``<meta>``: then
+    the middleware's text is ``response.text`` itself), or a body that is UTF-8 (then Scrapy's
+    detection decodes it as UTF-8 too: ASCII first, then UTF-8)."""
+    try:
+        declared = response._declared_encoding()
+    except Exception:  # noqa: BLE001 - a Scrapy without it: no shared tree
+        return False
+    if declared:
+        return response.text is text
+    try:
+        response.body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return response.text == text
