@@ -9,7 +9,23 @@ are run in turn, ``--repeats`` times; the figures are medians, and the ratio is 
 without the middleware measured in the same run.
 
     .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
+        [--spiders selectors,noparse] [--configs native,python] [--site generated|real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
+
+Spiders: ``selectors`` parses as real spiders do (``response.css`` for the title and the links, and
+follows the links); ``noparse`` never parses: it requests every page of a fixed list and yields one
+item per page from its URL alone (no selector, no tree: every parse there is ours).
+
+``--site real``: instead of the generated site, the 250 real news pages of ``../shared/data``
+(``scrapinghub-aeb``: English; ``zh-web-cee``: Chinese, most in GBK/GB2312, served as ``text/html``
+without a charset, as the decoding must sniff it), each also under a tracking-parameter copy of its
+URL (``?utm_source=...``: the same bytes, a near-duplicate to drop), crawled from an index page. The
+selector spider reads every page's title and links but follows only the index's links (the pages'
+own links lead off the served copy).
+
+``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
+reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``.
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
 settings (the native core where it is installed), on responses built from the site's article
@@ -40,6 +56,9 @@ from typing import Any
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 CLUE = DATA / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
 REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
+AEB = DATA / "scrapinghub-aeb" / "html"
+CEE = DATA / "zh-web-cee" / "original"
+TRACKING = "?utm_source=newsletter&utm_medium=email&utm_campaign=bench"
 PER_LIST = 50  # article links per list page
 
 SERVER_CODE = r"""
@@ -48,6 +67,7 @@ from twisted.internet import reactor
 from twisted.web import server, static
 root = static.File(sys.argv[1])
 root.contentTypes[".html"] = "text/html; charset=utf-8"
+root.contentTypes[".htm"] = "text/html"  # the real pages: no charset, the decoding sniffs it
 port = reactor.listenTCP(0, server.Site(root), interface="127.0.0.1")
 print(port.getHost().port, flush=True)
 reactor.run()
@@ -154,6 +174,31 @@ def build_site(root: Path, n_pages: int, seed: int = 7) -> int:
     return len(texts)
 
 
+def build_real_site(root: Path) -> int:
+    """The real news pages under ``root/p/<n>.htm``, an index linking each page and its
+    tracking-parameter copy; returns the number of distinct pages."""
+    bodies = [gzip.decompress(p.read_bytes()) for p in sorted(AEB.glob("*.html.gz"))]
+    bodies += [p.read_bytes() for p in sorted(CEE.glob("*.html"))]
+    (root / "p").mkdir(parents=True, exist_ok=True)
+    links = []
+    for n, body in enumerate(bodies):
+        (root / "p" / f"{n}.htm").write_bytes(body)
+        links.append(f"<li><a href='/p/{n}.htm'>{n}</a> <a href='/p/{n}.htm{html.escape(TRACKING)}'>{n}</a></li>")
+    (root / "index.html").write_text(f"<html><body><ul>{''.join(links)}</ul></body></html>", encoding="utf-8")
+    return len(bodies)
+
+
+def page_urls(root: Path, base: str) -> list[str]:
+    """Every page of the served site that the selector spider reaches (for the spider that never
+    parses): the generated site's list and article pages, or the real pages and their copies."""
+    if (root / "p").is_dir():
+        paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
+        return [f"{base}/p/{p.name}{q}" for p in paths for q in ("", TRACKING)]
+    lists = sorted((root / "list").iterdir(), key=lambda p: int(p.stem))
+    articles = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
+    return [f"{base}/list/{p.name}" for p in lists] + [f"{base}/a/{p.name}" for p in articles]
+
+
 # ----------------------------------------------------------------------------------- one crawl (child)
 def _child(config: dict[str, Any]) -> None:
     import logging
@@ -164,7 +209,14 @@ def _child(config: dict[str, Any]) -> None:
     times: list[float] = []
     cpu: list[float] = []  # process CPU time (all threads) at the first response
 
-    class BenchSpider(scrapy.Spider):
+    def _seen() -> None:
+        times.append(time.perf_counter())
+        if len(times) == 1:
+            cpu.append(time.process_time())
+
+    class SelectorSpider(scrapy.Spider):
+        """Parses as real spiders do: the title and the links with ``response.css``, following links."""
+
         name = "bench"
 
         def __init__(self, **kwargs: Any) -> None:
@@ -172,14 +224,34 @@ def _child(config: dict[str, Any]) -> None:
             self.start_urls = [config["start_url"]]
 
         def parse(self, response: Any, **kwargs: Any) -> Any:
-            times.append(time.perf_counter())
-            if len(times) == 1:
-                cpu.append(time.process_time())
+            _seen()
             if "/a/" in response.url:
                 yield {"url": response.url, "title": response.css("title::text").get()}
+            elif "/p/" in response.url:  # a real page: its own links lead off the served copy
+                links = response.css("a::attr(href)").getall()
+                yield {"url": response.url, "title": response.css("title::text").get(), "links": len(links)}
             else:
                 for href in response.css("a::attr(href)").getall():
                     yield response.follow(href)
+
+    class NoParseSpider(scrapy.Spider):
+        """Never parses: requests a fixed list of pages, one item per page from its URL."""
+
+        name = "bench"
+
+        async def start(self) -> Any:
+            for url in config["urls"]:
+                yield scrapy.Request(url)
+
+        def start_requests(self) -> Any:  # Scrapy < 2.13
+            for url in config["urls"]:
+                yield scrapy.Request(url)
+
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            _seen()
+            yield {"url": response.url, "size": len(response.body)}
+
+    BenchSpider = NoParseSpider if config["spider"] == "noparse" else SelectorSpider
 
     settings = {
         "LOG_LEVEL": "WARNING",
@@ -197,7 +269,14 @@ def _child(config: dict[str, Any]) -> None:
     crawler = process.create_crawler(BenchSpider)
     started = time.perf_counter()
     process.crawl(crawler)
-    process.start()
+    if config.get("profile"):
+        import cProfile
+
+        profiler = cProfile.Profile()
+        profiler.runcall(process.start)
+        profiler.dump_stats(config["profile"])
+    else:
+        process.start()
     cpu_s = time.process_time() - cpu[0] if cpu else None
     stats = crawler.stats.get_stats()
     result = {
@@ -214,8 +293,9 @@ def _child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def _run(name: str, start_url: str, settings: dict[str, Any], concurrency: int, index_dir: Path) -> dict[str, Any]:
-    config = {"start_url": start_url, "settings": settings, "concurrency": concurrency, "index_dir": str(index_dir)}
+def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) -> dict[str, Any]:
+    """One crawl in a child process (``config``: start_url, urls, spider, concurrency, profile)."""
+    config.update(settings=settings, index_dir=str(index_dir))
     out = subprocess.run(
         [sys.executable, __file__, "--child", json.dumps(config)],
         capture_output=True,
@@ -308,10 +388,15 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument(
         "--configs",
-        default="jieba,rjieba",
+        default="native,python",
         help="comma-separated configs besides 'off': jieba, rjieba, native (defaults, the native core), "
-        "python (defaults, SIMHASH_NATIVE=False) (default jieba,rjieba)",
+        "python (defaults, SIMHASH_NATIVE=False) (default native,python)",
     )
+    parser.add_argument(
+        "--spiders", default="selectors,noparse", help="comma-separated: selectors, noparse (default both)"
+    )
+    parser.add_argument("--site", choices=("generated", "real"), default="generated")
+    parser.add_argument("--profile", metavar="DIR", help="one crawl per spider and config under cProfile")
     parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -353,56 +438,84 @@ def main() -> int:
         names = [c for c in names if not c.startswith("rjieba")]
     configs = {name: available[name] for name in names}
 
+    spiders = [s for s in args.spiders.split(",") if s]
+    if not spiders or set(spiders) - {"selectors", "noparse"}:
+        parser.error("--spiders: choose from selectors, noparse")
     with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
         root = Path(tmp) / "site"
-        n = build_site(root, args.pages)
-        size = sum(p.stat().st_size for p in (root / "a").iterdir())
-        print(
-            f"site: {n} article pages ({size / n / 1024:.1f} KB each on average, ~10% near-duplicates), "
-            f"{(n + PER_LIST - 1) // PER_LIST} list pages; concurrency {args.concurrency}"
-        )
+        if args.site == "real":
+            n = build_real_site(root)
+            size = sum(p.stat().st_size for p in (root / "p").iterdir())
+            print(
+                f"site: {n} real news pages ({size / n / 1024:.1f} KB each on average), each also under a "
+                f"tracking-parameter URL: {2 * n} pages; concurrency {args.concurrency}"
+            )
+        else:
+            n = build_site(root, args.pages)
+            size = sum(p.stat().st_size for p in (root / "a").iterdir())
+            print(
+                f"site: {n} article pages ({size / n / 1024:.1f} KB each on average, ~10% near-duplicates), "
+                f"{(n + PER_LIST - 1) // PER_LIST} list pages; concurrency {args.concurrency}"
+            )
         server = subprocess.Popen([sys.executable, "-c", SERVER_CODE, str(root)], stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None
-            port = int(server.stdout.readline())
-            start_url = f"http://127.0.0.1:{port}/index.html"
-            results: dict[str, list[dict[str, Any]]] = {k: [] for k in configs}
+            base_url = f"http://127.0.0.1:{int(server.stdout.readline())}"
+            common = {
+                "start_url": f"{base_url}/index.html",
+                "urls": page_urls(root, base_url),
+                "concurrency": args.concurrency,
+            }
+            if args.profile:
+                out = Path(args.profile)
+                out.mkdir(parents=True, exist_ok=True)
+                for spider in spiders:
+                    for name, settings in configs.items():
+                        prof = out / f"{spider}-{name}.prof"
+                        r = _run(name, settings, Path(tmp) / f"index-{name}", spider=spider, profile=str(prof), **common)
+                        print(f"  {spider} {name}: {r['responses']} responses, CPU {r['cpu_s']:.2f} s -> {prof}")
+                return 0
+            results: dict[tuple[str, str], list[dict[str, Any]]] = {(s, c): [] for s in spiders for c in configs}
             for rep in range(args.repeats):
-                for name, settings in configs.items():
-                    r = _run(name, start_url, settings, args.concurrency, Path(tmp) / f"index-{name}")
-                    r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
-                    r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
-                    results[name].append(r)
-                    print(
-                        f"  repeat {rep + 1} {name:9} {r['responses']} responses in {r['crawl_s']:.2f} s = "
-                        f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); first response after {r['first_response_s']:.2f} s; "
-                        f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
-                        f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
-                        flush=True,
-                    )
+                for spider in spiders:
+                    for name, settings in configs.items():  # alternating: each repeat runs every config
+                        r = _run(name, settings, Path(tmp) / f"index-{name}", spider=spider, **common)
+                        r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
+                        r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
+                        results[spider, name].append(r)
+                        print(
+                            f"  repeat {rep + 1} {spider:9} {name:7} {r['responses']} responses in {r['crawl_s']:.2f} s = "
+                            f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); "
+                            f"first response after {r['first_response_s']:.2f} s; "
+                            f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
+                            f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
+                            flush=True,
+                        )
         finally:
             server.terminate()
             server.wait(timeout=10)
 
-    base = statistics.median(r["pages_s"] for r in results["off"])
-    base_cpu = statistics.median(r["pages_cpu_s"] for r in results["off"])
     print(
-        f"\nmedians over {args.repeats} repeats ({n} article pages); pages per CPU second counts the crawler "
-        "process's CPU time, less sensitive than wall time to other processes on the machine:"
+        f"\nmedians over {args.repeats} repeats ({args.site} site, {n} pages); pages per CPU second counts the "
+        "crawler process's own CPU time (user+sys), less sensitive than wall time to other processes on the machine:"
     )
     print(
-        f"  {'config':9} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} {'ms/page in middleware':>22} "
-        f"{'peak RSS MB':>12}"
+        f"  {'spider':9} {'config':7} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} "
+        f"{'CPU ms/page':>12} {'+ms':>6} {'ms/page in middleware':>22} {'peak RSS MB':>12}"
     )
-    for name, rs in results.items():
-        pps = statistics.median(r["pages_s"] for r in rs)
-        ppc = statistics.median(r["pages_cpu_s"] for r in rs)
-        ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
-        rss = statistics.median(r["max_rss_mb"] for r in rs)
-        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)", "native": " (target >= 0.9)"}.get(name, "")
-        print(
-            f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}{target}"
-        )
+    for spider in spiders:
+        base = statistics.median(r["pages_s"] for r in results[spider, "off"])
+        base_cpu = statistics.median(r["pages_cpu_s"] for r in results[spider, "off"])
+        for name in configs:
+            rs = results[spider, name]
+            pps = statistics.median(r["pages_s"] for r in rs)
+            ppc = statistics.median(r["pages_cpu_s"] for r in rs)
+            ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
+            rss = statistics.median(r["max_rss_mb"] for r in rs)
+            print(
+                f"  {spider:9} {name:7} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} "
+                f"{1000 / ppc:12.2f} {1000 / ppc - 1000 / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}"
+            )
     return 0
 
 
