@@ -25,7 +25,10 @@ selector spider reads every page's title and links but follows only the index's 
 own links lead off the served copy).
 
 ``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
-reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``.
+reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
+py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
+``DIR/<spider>-<config>.txt`` holds its collapsed stacks (``benchmarks/speed/crawl_profile.py``
+tallies them).
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
 settings (the native core where it is installed), on responses built from the site's article
@@ -50,6 +53,8 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -209,10 +214,14 @@ def _child(config: dict[str, Any]) -> None:
     times: list[float] = []
     cpu: list[float] = []  # process CPU time (all threads) at the first response
 
+    counters: list[dict[str, Any]] = []  # the stage and GC timers: zeroed at the first response
+
     def _seen() -> None:
         times.append(time.perf_counter())
         if len(times) == 1:
             cpu.append(time.process_time())
+            for counter in counters:
+                counter.update(dict.fromkeys(counter, 0))
 
     class SelectorSpider(scrapy.Spider):
         """Parses as real spiders do: the title and the links with ``response.css``, following links."""
@@ -269,17 +278,19 @@ def _child(config: dict[str, Any]) -> None:
     crawler = process.create_crawler(BenchSpider)
     started = time.perf_counter()
     process.crawl(crawler)
-    if config.get("profile"):
-        import cProfile
-
-        profiler = cProfile.Profile()
-        profiler.runcall(process.start)
-        profiler.dump_stats(config["profile"])
-    else:
-        process.start()
+    gc_spent = _gc_timer()
+    timing = (
+        _timing(CRAWL_STAGES) if config.get("stages") and config["settings"].get("SIMHASH_ENABLED") else nullcontext({})
+    )
+    with timing as spent:
+        counters += [spent, gc_spent]
+        _start(process, config.get("profile"))
     cpu_s = time.process_time() - cpu[0] if cpu else None
     stats = crawler.stats.get_stats()
     result = {
+        "stages_ms": {k: v * 1000 for k, v in spent.items()},
+        "gc_ms": gc_spent["gc"] * 1000,
+        "gc_collections": [gc_spent["gen0"], gc_spent["gen1"], gc_spent["gen2"]],
         "responses": len(times),
         "first_response_s": times[0] - started if times else None,
         "crawl_s": times[-1] - times[0] if len(times) > 1 else None,
@@ -293,11 +304,28 @@ def _child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
+def _start(process: Any, profile: str | None) -> None:
+    """Runs the crawl, under cProfile when ``profile`` names its output file."""
+    if not profile:
+        process.start()
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.runcall(process.start)
+    profiler.dump_stats(profile)
+
+
 def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) -> dict[str, Any]:
     """One crawl in a child process (``config``: start_url, urls, spider, concurrency, profile)."""
     config.update(settings=settings, index_dir=str(index_dir))
+    sampler = config.pop("sampler", None)
+    sampled = config.pop("profile") if sampler else None
+    command = [sys.executable, __file__, "--child", json.dumps(config)]
+    if sampler:  # py-spy samples the child (the thread holding the GIL): collapsed stacks, 1,000 a second
+        command = [sampler, "record", "--gil", "-r", "1000", "-f", "raw", "-o", sampled, "--", *command]
     out = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(config)],
+        command,
         capture_output=True,
         text=True,
         timeout=900,
@@ -332,31 +360,93 @@ STAGES = (
 )
 
 
-def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
-    """ms per page of each of :data:`STAGES` over the site's article pages (see ``--breakdown``)."""
+# The crawl's own stages (``--stages``): the middleware's hooks and what they call, timed inside a
+# real crawl; the top level (no indent) adds up to what the middleware runs itself.
+CRAWL_STAGES = (
+    *STAGES[:1],
+    ("  _prepare", *STAGES[1][1:]),
+    ("  _fingerprint (the middleware's timer)", *STAGES[2][1:]),
+    *STAGES[3:9],
+    ("      (text/extract.py:_prepare)", "scrapy_simhash.text.extract", "_prepare"),
+    *STAGES[9:12],
+    ("    own text (novelty: normalize)", "scrapy_simhash.fingerprint.simhash", "_own_text"),
+    ("  _verdict", *STAGES[12][1:]),
+    ("    tracker.observe", "scrapy_simhash.decision.tracker:ChangeTracker", "observe"),
+    ("      check_and_add", "scrapy_simhash.decision.tracker:ChangeTracker", "_check_and_add"),
+    ("      containment (_adds)", "scrapy_simhash.decision.tracker:ChangeTracker", "_adds"),
+    ("      novelty sketch (zlib)", "scrapy_simhash.fingerprint.novelty:OwnText", "sketch"),
+    ("      record encoding", "scrapy_simhash.decision.record:PageRecord", "to_bytes"),
+    ("      record parse", "scrapy_simhash.decision.record:PageRecord", "parse"),
+    ("      store: begin", "scrapy_simhash.store.lmdbstore:LmdbStore", "begin"),
+    ("      store: commit", "scrapy_simhash.store.lmdbstore:LmdbStore", "commit"),
+    ("    validators", "scrapy_simhash.scrapy.middleware", "validators"),
+    *STAGES[13:],
+    ("  _inc (stats)", "scrapy_simhash.scrapy.component:_IndexComponent", "_inc"),
+    ("_filter (each output object)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_filter"),
+)
+
+
+@contextmanager
+def _timing(stages: tuple[tuple[str, str, str], ...]) -> Iterator[dict[str, float]]:
+    """Wraps each stage's function with this thread's CPU clock; yields the seconds spent in each
+    (a recursive call counts once: only the outermost is timed)."""
     import importlib
 
-    from scrapy import Request, Spider
-    from scrapy.http import HtmlResponse
-    from scrapy.utils.test import get_crawler
-
-    spent = dict.fromkeys((label for label, _, _ in STAGES), 0.0)
+    spent = dict.fromkeys((label for label, _, _ in stages), 0.0)
+    depth = dict.fromkeys(spent, 0)
     undo = []
-    for label, where, name in STAGES:
+    for label, where, name in stages:
         module, _, cls = where.partition(":")
         owner = getattr(importlib.import_module(module), cls) if cls else importlib.import_module(module)
         original = owner.__dict__[name]
+        wrapped = original.__func__ if isinstance(original, (classmethod, staticmethod)) else original
 
-        def timed(*args: Any, _f: Any = original, _label: str = label, **kwargs: Any) -> Any:
+        def timed(*args: Any, _f: Any = wrapped, _label: str = label, **kwargs: Any) -> Any:
+            if depth[_label]:
+                return _f(*args, **kwargs)
+            depth[_label] += 1
             t = time.thread_time()
             try:
                 return _f(*args, **kwargs)
             finally:
                 spent[_label] += time.thread_time() - t
+                depth[_label] -= 1
 
-        setattr(owner, name, timed)
+        kind = type(original) if isinstance(original, (classmethod, staticmethod)) else None
+        setattr(owner, name, kind(timed) if kind else timed)
         undo.append((owner, name, original))
     try:
+        yield spent
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+
+
+def _gc_timer() -> dict[str, float]:
+    """Seconds spent in the garbage collector (and collections per generation) from now on."""
+    import gc
+
+    spent = {"gc": 0.0, "gen0": 0, "gen1": 0, "gen2": 0}
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            spent["gc"] += time.thread_time() - started[0]
+            spent[f"gen{info['generation']}"] += 1
+
+    gc.callbacks.append(callback)
+    return spent
+
+
+def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
+    """ms per page of each of :data:`STAGES` over the site's article pages (see ``--breakdown``)."""
+    from scrapy import Request, Spider
+    from scrapy.http import HtmlResponse
+    from scrapy.utils.test import get_crawler
+
+    with _timing(STAGES) as spent:
         from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
         class BenchSpider(Spider):
@@ -375,9 +465,6 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         for response in responses[1:]:
             mw._outcome(response)
         mw.spider_closed(crawler.spider)
-    finally:
-        for owner, name, original in undo:
-            setattr(owner, name, original)
     return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
 
 
@@ -397,6 +484,14 @@ def main() -> int:
     )
     parser.add_argument("--site", choices=("generated", "real"), default="generated")
     parser.add_argument("--profile", metavar="DIR", help="one crawl per spider and config under cProfile")
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="time the middleware's stages inside each crawl (CPU ms/page; the timers cost a little)",
+    )
+    parser.add_argument(
+        "--sampler", metavar="PY_SPY", help="with --profile: sample with this py-spy executable instead of cProfile"
+    )
     parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -471,15 +566,25 @@ def main() -> int:
                 out.mkdir(parents=True, exist_ok=True)
                 for spider in spiders:
                     for name, settings in configs.items():
-                        prof = out / f"{spider}-{name}.prof"
-                        r = _run(name, settings, Path(tmp) / f"index-{name}", spider=spider, profile=str(prof), **common)
+                        prof = out / f"{spider}-{name}.{'txt' if args.sampler else 'prof'}"
+                        r = _run(
+                            name,
+                            settings,
+                            Path(tmp) / f"index-{name}",
+                            spider=spider,
+                            profile=str(prof),
+                            sampler=args.sampler,
+                            **common,
+                        )
                         print(f"  {spider} {name}: {r['responses']} responses, CPU {r['cpu_s']:.2f} s -> {prof}")
                 return 0
             results: dict[tuple[str, str], list[dict[str, Any]]] = {(s, c): [] for s in spiders for c in configs}
             for rep in range(args.repeats):
                 for spider in spiders:
                     for name, settings in configs.items():  # alternating: each repeat runs every config
-                        r = _run(name, settings, Path(tmp) / f"index-{name}", spider=spider, **common)
+                        r = _run(
+                            name, settings, Path(tmp) / f"index-{name}", spider=spider, stages=args.stages, **common
+                        )
                         r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
                         r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
                         results[spider, name].append(r)
@@ -516,7 +621,47 @@ def main() -> int:
                 f"  {spider:9} {name:7} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} "
                 f"{1000 / ppc:12.2f} {1000 / ppc - 1000 / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}"
             )
+    if args.stages:
+        _print_stages(spiders, configs, results)
     return 0
+
+
+def _print_stages(
+    spiders: list[str], configs: dict[str, Any], results: dict[tuple[str, str], list[dict[str, Any]]]
+) -> None:
+    """The stage timers' CPU ms/page (medians), and the garbage collector's, for each crawl."""
+    print(
+        "\nwhere the crawler's time goes (CPU ms/page, medians; nested stages indented; 'rest' = the CPU increase less _outcome, _filter and GC):"
+    )
+    columns = [(s, c) for s in spiders for c in configs]
+    print(f"  {'':46}" + "".join(f"{s[:5] + '/' + c:>16}" for s, c in columns))
+
+    def med(key: tuple[str, str], f: Any) -> float:
+        rs = results[key]
+        return statistics.median(f(r) / (r["responses"] - 1) for r in rs)
+
+    for label, _, _ in CRAWL_STAGES:
+        cells = [med(k, lambda r, _l=label: r["stages_ms"].get(_l, 0.0)) for k in columns]
+        print(f"  {label:<46}" + "".join(f"{v:16.3f}" for v in cells))
+    print(f"  {'garbage collector':<46}" + "".join(f"{med(k, lambda r: r['gc_ms']):16.3f}" for k in columns))
+    print(f"  {'crawler CPU':<46}" + "".join(f"{med(k, lambda r: r['cpu_s'] * 1000):16.3f}" for k in columns))
+    for s in spiders:
+        off = med((s, "off"), lambda r: r["cpu_s"] * 1000)
+        gc_off = med((s, "off"), lambda r: r["gc_ms"])
+        for c in configs:
+            if c == "off":
+                continue
+            key = (s, c)
+            more = med(key, lambda r: r["cpu_s"] * 1000) - off
+            ours = med(
+                key,
+                lambda r: r["stages_ms"].get(CRAWL_STAGES[0][0], 0.0) + r["stages_ms"].get(CRAWL_STAGES[-1][0], 0.0),
+            )
+            gc_more = med(key, lambda r: r["gc_ms"]) - gc_off
+            print(
+                f"  {s}/{c}: +{more:.3f} ms/page of crawler CPU = _outcome and _filter {ours:.3f} + GC {gc_more:+.3f} "
+                f"+ rest {more - ours - gc_more:+.3f}"
+            )
 
 
 if __name__ == "__main__":
