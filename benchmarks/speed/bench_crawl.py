@@ -222,6 +222,10 @@ def _child(config: dict[str, Any]) -> None:
             cpu.append(time.process_time())
             for counter in counters:
                 counter.update(dict.fromkeys(counter, 0))
+            if config.get("freeze"):
+                import gc
+
+                gc.freeze()
 
     class SelectorSpider(scrapy.Spider):
         """Parses as real spiders do: the title and the links with ``response.css``, following links."""
@@ -291,6 +295,8 @@ def _child(config: dict[str, Any]) -> None:
         "stages_ms": {k: v * 1000 for k, v in spent.items()},
         "gc_ms": gc_spent["gc"] * 1000,
         "gc_collections": [gc_spent["gen0"], gc_spent["gen1"], gc_spent["gen2"]],
+        "gc_ms_by_gen": [round(gc_spent.get(f"gen{g}_s", 0) * 1000, 1) for g in range(3)],
+        "heap": len(__import__("gc").get_objects()),
         "responses": len(times),
         "first_response_s": times[0] - started if times else None,
         "crawl_s": times[-1] - times[0] if len(times) > 1 else None,
@@ -433,8 +439,10 @@ def _gc_timer() -> dict[str, float]:
         if phase == "start":
             started[0] = time.thread_time()
         else:
-            spent["gc"] += time.thread_time() - started[0]
+            took = time.thread_time() - started[0]
+            spent["gc"] += took
             spent[f"gen{info['generation']}"] += 1
+            spent[f"gen{info['generation']}_s"] = spent.get(f"gen{info['generation']}_s", 0) + took
 
     gc.callbacks.append(callback)
     return spent
