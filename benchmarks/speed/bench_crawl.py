@@ -24,6 +24,10 @@ URL (``?utm_source=...``: the same bytes, a near-duplicate to drop), crawled fro
 selector spider reads every page's title and links but follows only the index's links (the pages'
 own links lead off the served copy).
 
+``--baseline DIR``: each config also runs as ``<config>-base`` with ``scrapy_simhash`` imported from
+``DIR`` (a checkout of the code before a change, e.g. ``git worktree add``), alternating with this
+code's in the same run: before and after on the same machine load.
+
 ``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
 reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
 py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
@@ -32,7 +36,7 @@ tallies them).
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
 settings (the native core where it is installed), on responses built from the site's article
-pages, with a CPU clock (this thread's: other processes' load shows less than in wall time) around
+pages (``--site real``: the real pages and their copies), with a CPU clock (this thread's: other processes' load shows less than in wall time) around
 each stage: where its time per page goes (CPU ms/page, medians of ``--repeats`` runs, stages nested
 as indented).
 
@@ -46,6 +50,7 @@ import argparse
 import gzip
 import html
 import json
+import os
 import random
 import resource
 import statistics
@@ -324,7 +329,8 @@ def _start(process: Any, profile: str | None) -> None:
 
 def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) -> dict[str, Any]:
     """One crawl in a child process (``config``: start_url, urls, spider, concurrency, profile)."""
-    config.update(settings=settings, index_dir=str(index_dir))
+    code = settings.get("_code")  # a --baseline config: the child imports scrapy_simhash from there
+    config.update(settings={k: v for k, v in settings.items() if k != "_code"}, index_dir=str(index_dir))
     sampler = config.pop("sampler", None)
     sampled = config.pop("profile") if sampler else None
     command = [sys.executable, __file__, "--child", json.dumps(config)]
@@ -332,6 +338,7 @@ def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) ->
         command = [sampler, "record", "--gil", "-r", "1000", "-f", "raw", "-o", sampled, "--", *command]
     out = subprocess.run(
         command,
+        env={**os.environ, "PYTHONPATH": code} if code else None,
         capture_output=True,
         text=True,
         timeout=900,
@@ -449,12 +456,13 @@ def _gc_timer() -> dict[str, float]:
 
 
 def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
-    """ms per page of each of :data:`STAGES` over the site's article pages (see ``--breakdown``)."""
+    """ms per page of each of :data:`CRAWL_STAGES` over the site's article pages, or the real
+    pages and their tracking-parameter copies (see ``--breakdown``)."""
     from scrapy import Request, Spider
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    with _timing(STAGES) as spent:
+    with _timing(CRAWL_STAGES) as spent:
         from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
         class BenchSpider(Spider):
@@ -463,9 +471,14 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         crawler = get_crawler(BenchSpider, {"SIMHASH_DIR": str(index_dir), "SIMHASH_RESET": True, **settings})
         crawler.spider = BenchSpider.from_crawler(crawler)
         mw = SimhashSpiderMiddleware.from_crawler(crawler)
-        paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
-        bodies = [(f"http://127.0.0.1:8000/a/{p.name}", p.read_bytes()) for p in paths]
-        headers = {"Content-Type": "text/html; charset=utf-8"}
+        if (root / "p").is_dir():  # the real pages: served without a charset
+            paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
+            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in ("", TRACKING)]
+            headers = {"Content-Type": "text/html"}
+        else:
+            paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
+            bodies = [(f"http://127.0.0.1:8000/a/{p.name}", p.read_bytes()) for p in paths]
+            headers = {"Content-Type": "text/html; charset=utf-8"}
         responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
         mw._outcome(responses[0])  # start-up: dictionaries, tables
         for key in spent:
@@ -493,6 +506,11 @@ def main() -> int:
     parser.add_argument("--site", choices=("generated", "real"), default="generated")
     parser.add_argument("--profile", metavar="DIR", help="one crawl per spider and config under cProfile")
     parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also run each config with scrapy_simhash imported from DIR (another checkout: '<config>-base')",
+    )
+    parser.add_argument(
         "--stages",
         action="store_true",
         help="time the middleware's stages inside each crawl (CPU ms/page; the timers cost a little)",
@@ -512,13 +530,13 @@ def main() -> int:
     if args.breakdown:
         with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
             root = Path(tmp) / "site"
-            n = build_site(root, args.pages)
+            n = build_real_site(root) if args.site == "real" else build_site(root, args.pages)
             runs = [
                 breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
                 for i in range(max(args.repeats, 1))
             ]
-        print(f"where the middleware's time goes: {n} article pages, CPU ms/page, median of {len(runs)} runs")
-        for label, _, _ in STAGES:
+        print(f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, median of {len(runs)} runs")
+        for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
             print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
         return 0
 
@@ -531,6 +549,10 @@ def main() -> int:
         "python": {"SIMHASH_ENABLED": True, "SIMHASH_NATIVE": False},
     }
     names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
+    if args.baseline:  # the same configs on the baseline's code, alternating with this code's
+        for name in names[1:]:
+            available[f"{name}-base"] = {**available[name], "_code": str(Path(args.baseline).resolve())}
+        names += [f"{name}-base" for name in names[1:]]
     unknown = [c for c in names if c not in available]
     if unknown:
         parser.error(f"--configs: unknown {unknown}; choose from {sorted(available)}")
