@@ -131,7 +131,11 @@ def _normalize_by_the_rules(text: str) -> str:
     text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text.lower())
     text = re.sub(r"(?<![a-z_0-9])\d+", "0", text)
     text = re.sub(r" ?\n\s*", "\n", re.sub(r"[^\S\n]+", " ", text)).strip()
-    return text if text.isascii() else re.sub(r" (?:(?<=[\u2e80-\u9fff\uf900-\ufaff] )|(?=[\u2e80-\u9fff\uf900-\ufaff]))", "", text)
+    return (
+        text
+        if text.isascii()
+        else re.sub(r" (?:(?<=[\u2e80-\u9fff\uf900-\ufaff] )|(?=[\u2e80-\u9fff\uf900-\ufaff]))", "", text)
+    )
 
 
 def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
