@@ -10,7 +10,8 @@ without the middleware measured in the same run.
 
     .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
         [--spiders selectors,noparse] [--configs native,python] [--site generated|real]
-    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
 
 Spiders: ``selectors`` parses as real spiders do (``response.css`` for the title and the links, and
@@ -31,14 +32,22 @@ code's in the same run: before and after on the same machine load.
 ``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
 reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
 py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
-``DIR/<spider>-<config>.txt`` holds its collapsed stacks (``benchmarks/speed/crawl_profile.py``
-tallies them).
+``DIR/<spider>-<config>.txt`` holds its collapsed stacks (for ``flamegraph.pl`` or speedscope).
+
+``--stages``: the crawls time the middleware's stages (``CRAWL_STAGES``: its hooks and what they
+call, this thread's CPU clock, each less the garbage collections inside it) and the garbage
+collector (``gc.callbacks``) from the first response on: CPU ms/page of each, and the crawler's CPU
+increase split into the middleware's own stages, the collector's increase and the rest (what
+Scrapy does more with the middleware installed). The timers cost a little: take the ratios from a
+run without ``--stages``. This is the table of ``benchmarks/results/crawl_profile.md``; the
+profilers above find what to time (py-spy's samples of the reactor ran to about the wall time, not
+the CPU time, so they give shares, not milliseconds).
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
-settings (the native core where it is installed), on responses built from the site's article
-pages (``--site real``: the real pages and their copies), with a CPU clock (this thread's: other processes' load shows less than in wall time) around
-each stage: where its time per page goes (CPU ms/page, medians of ``--repeats`` runs, stages nested
-as indented).
+settings (the native core where it is installed), on responses built from the site's article pages
+(``--site real``: the real pages and their copies), with a CPU clock (this thread's: other
+processes' load shows less than in wall time) around each stage: where its time per page goes (CPU
+ms/page, medians of ``--repeats`` runs, stages nested as indented).
 
 pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
 dictionary load included, is printed separately as "first response after").
