@@ -65,12 +65,13 @@ _freeze_holders = 0
 
 
 def _freeze_startup() -> bool:
-    """After the first page (start-up done: the crawler, the index, the fingerprinter's tables),
-    one full collection, then everything still alive moves to the collector's permanent
-    generation (``gc.freeze``), so that each later full collection no longer walks it: on a crawl
-    of real news pages the collector's time per page halves (``benchmarks/results/crawl_profile.md``).
-    Not when the collector is off or the process froze objects itself. True when this middleware
-    holds the freeze (:func:`_thaw` at its close; the last holder unfreezes)."""
+    """When the spider opens (start-up done: the crawler, the index, the fingerprinter's tables;
+    no response yet, whose memory a freeze would keep), one full collection, then everything
+    still alive moves to the collector's permanent generation (``gc.freeze``), so that each later
+    full collection no longer walks it: on a crawl of real news pages the collector's time per
+    page halves (``benchmarks/results/crawl_profile.md``). Not when the collector is off or the
+    process froze objects itself. True when this middleware holds the freeze (:func:`_thaw` at
+    its close; the last holder unfreezes)."""
     global _freeze_holders
     if not _freeze_holders:
         if not gc.isenabled() or gc.get_freeze_count():
@@ -123,7 +124,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._time_total = 0.0
         self._time_max = 0.0
         self._templates: SiteTemplates | None = None
-        self._frozen: bool | None = None  # _freeze_startup's answer after the first page
+        self._frozen = False  # holds _freeze_startup's freeze
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -162,6 +163,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def spider_opened(self, spider: Spider) -> None:
         self.open(spider)
+        if self.index is not None and not self._frozen:
+            self._frozen = _freeze_startup()
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
         """Keep what was learned of the sites' templates, log the summary line, close the index."""
@@ -362,8 +365,6 @@ class SimhashSpiderMiddleware(_IndexComponent):
                     {"url": response.url, "of": outcome.duplicate_of, "d": outcome.distance},
                 )
             self._outcomes[response] = outcome
-            if self._frozen is None:
-                self._frozen = _freeze_startup()
             return outcome
         except Exception as exc:  # noqa: BLE001 - fail open: never let an error reach Scrapy
             return self._let_through(response, "Could not decide on", exc)

@@ -710,8 +710,8 @@ def test_async_output(make_mw):
     assert response.meta["simhash_verdict"] == "near_duplicate"
 
 
-def test_start_up_is_frozen_after_the_first_page_and_thawed_when_the_last_middleware_closes(make_mw: Any) -> None:
-    """gc.freeze after the first page (what start-up made is no longer walked by each full
+def test_start_up_is_frozen_when_the_spider_opens_and_thawed_when_the_last_middleware_closes(make_mw: Any) -> None:
+    """gc.freeze when the spider opens (what start-up made is no longer walked by each full
     collection); the last open middleware to close unfreezes, so that the crawl's leftovers can
     be collected."""
     import gc
@@ -722,11 +722,12 @@ def test_start_up_is_frozen_after_the_first_page_and_thawed_when_the_last_middle
     assert gc.get_freeze_count() == 0
     first, second = make_mw(), make_mw()
     start_up = [[]]
-    run(first, make_response("https://example.com/a", article_html("harbour")))
+    first.spider_opened(first.crawler.spider)
     assert gc.get_freeze_count() > 0 and not tracked(start_up)
     later = [[]]
-    run(second, make_response("https://example.com/b", article_html("harbour")))
+    second.spider_opened(second.crawler.spider)
     assert tracked(later)  # the second joins the freeze: no second collection and freeze
+    run(second, make_response("https://example.com/b", article_html("harbour")))
     first.spider_closed(first.crawler.spider, "finished")
     assert gc.get_freeze_count() > 0 and not tracked(start_up)
     second.spider_closed(second.crawler.spider, "finished")
@@ -746,6 +747,7 @@ def test_a_freeze_of_the_process_is_left_alone(make_mw: Any) -> None:
     try:
         mw = make_mw()
         later = [[]]
+        mw.spider_opened(mw.crawler.spider)
         run(mw, make_response("https://example.com/a", article_html("harbour")))
         assert tracked(later)
         mw.spider_closed(mw.crawler.spider, "finished")
