@@ -68,7 +68,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -297,9 +297,8 @@ def _child(config: dict[str, Any]) -> None:
     started = time.perf_counter()
     process.crawl(crawler)
     gc_spent = _gc_timer()
-    timing = (
-        _timing(CRAWL_STAGES) if config.get("stages") and config["settings"].get("SIMHASH_ENABLED") else nullcontext({})
-    )
+    timed = bool(config.get("stages") and config["settings"].get("SIMHASH_ENABLED"))
+    timing: AbstractContextManager[dict[str, float]] = _timing(CRAWL_STAGES) if timed else nullcontext({})
     with timing as spent:
         counters += [spent, gc_spent]
         _start(process, config.get("profile"))
@@ -341,7 +340,7 @@ def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) ->
     code = settings.get("_code")  # a --baseline config: the child imports scrapy_simhash from there
     config.update(settings={k: v for k, v in settings.items() if k != "_code"}, index_dir=str(index_dir))
     sampler = config.pop("sampler", None)
-    sampled = config.pop("profile") if sampler else None
+    sampled = str(config.pop("profile")) if sampler else ""
     command = [sys.executable, __file__, "--child", json.dumps(config)]
     if sampler:  # py-spy samples the child (the thread holding the GIL): collapsed stacks, 1,000 a second
         command = [sampler, "record", "--gil", "-r", "1000", "-f", "raw", "-o", sampled, "--", *command]
