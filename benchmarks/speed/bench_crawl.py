@@ -32,7 +32,8 @@ code's in the same run: before and after on the same machine load.
 ``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
 reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
 py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
-``DIR/<spider>-<config>.txt`` holds its collapsed stacks (for ``flamegraph.pl`` or speedscope).
+``DIR/<spider>-<config>.txt`` holds its collapsed stacks (for ``flamegraph.pl`` or speedscope;
+py-spy 0.4.3 once held a ``noparse`` crawl stopped for minutes: the selector spider ran fine).
 
 ``--stages``: the crawls time the middleware's stages (``CRAWL_STAGES``: its hooks and what they
 call, this thread's CPU clock, each less the garbage collections inside it) and the garbage
