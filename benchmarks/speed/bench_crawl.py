@@ -9,13 +9,46 @@ are run in turn, ``--repeats`` times; the figures are medians, and the ratio is 
 without the middleware measured in the same run.
 
     .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
-    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000]
+        [--spiders selectors,noparse] [--configs native,python] [--site generated|real]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
+
+Spiders: ``selectors`` parses as real spiders do (``response.css`` for the title and the links, and
+follows the links); ``noparse`` never parses: it requests every page of a fixed list and yields one
+item per page from its URL alone (no selector, no tree: every parse there is ours).
+
+``--site real``: instead of the generated site, the 250 real news pages of ``../shared/data``
+(``scrapinghub-aeb``: English; ``zh-web-cee``: Chinese, most in GBK/GB2312, served as ``text/html``
+without a charset, as the decoding must sniff it), each also under a tracking-parameter copy of its
+URL (``?utm_source=...``: the same bytes, a near-duplicate to drop), crawled from an index page. The
+selector spider reads every page's title and links but follows only the index's links (the pages'
+own links lead off the served copy).
+
+``--baseline DIR``: each config also runs as ``<config>-base`` with ``scrapy_simhash`` imported from
+``DIR`` (a checkout of the code before a change, e.g. ``git worktree add``), alternating with this
+code's in the same run: before and after on the same machine load.
+
+``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
+reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
+py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
+``DIR/<spider>-<config>.txt`` holds its collapsed stacks (for ``flamegraph.pl`` or speedscope;
+py-spy 0.4.3 once held a ``noparse`` crawl stopped for minutes: the selector spider ran fine).
+
+``--stages``: the crawls time the middleware's stages (``CRAWL_STAGES``: its hooks and what they
+call, this thread's CPU clock, each less the garbage collections inside it) and the garbage
+collector (``gc.callbacks``) from the first response on: CPU ms/page of each, and the crawler's CPU
+increase split into the middleware's own stages, the collector's increase and the rest (what
+Scrapy does more with the middleware installed). The timers cost a little: take the ratios from a
+run without ``--stages``. This is the table of ``benchmarks/results/crawl_profile.md``; the
+profilers above find what to time (py-spy's samples of the reactor ran to about the wall time, not
+the CPU time, so they give shares, not milliseconds).
 
 ``--breakdown``: no crawl; the middleware's ``_outcome`` runs in this process, with the default
-settings (the native core where it is installed), on responses built from the site's article
-pages, with a CPU clock (this thread's: other processes' load shows less than in wall time) around
-each stage: where its time per page goes (CPU ms/page, medians of ``--repeats`` runs, stages nested
-as indented).
+settings (the native core where it is installed), on responses built from the site's article pages
+(``--site real``: the real pages and their copies), with a CPU clock (this thread's: other
+processes' load shows less than in wall time) around each stage: where its time per page goes (CPU
+ms/page, medians of ``--repeats`` runs, stages nested as indented).
 
 pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
 dictionary load included, is printed separately as "first response after").
@@ -27,6 +60,7 @@ import argparse
 import gzip
 import html
 import json
+import os
 import random
 import resource
 import statistics
@@ -34,12 +68,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 CLUE = DATA / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
 REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
+AEB = DATA / "scrapinghub-aeb" / "html"
+CEE = DATA / "zh-web-cee" / "original"
+TRACKING = "?utm_source=newsletter&utm_medium=email&utm_campaign=bench"
 PER_LIST = 50  # article links per list page
 
 SERVER_CODE = r"""
@@ -48,6 +87,7 @@ from twisted.internet import reactor
 from twisted.web import server, static
 root = static.File(sys.argv[1])
 root.contentTypes[".html"] = "text/html; charset=utf-8"
+root.contentTypes[".htm"] = "text/html"  # the real pages: no charset, the decoding sniffs it
 port = reactor.listenTCP(0, server.Site(root), interface="127.0.0.1")
 print(port.getHost().port, flush=True)
 reactor.run()
@@ -154,6 +194,31 @@ def build_site(root: Path, n_pages: int, seed: int = 7) -> int:
     return len(texts)
 
 
+def build_real_site(root: Path) -> int:
+    """The real news pages under ``root/p/<n>.htm``, an index linking each page and its
+    tracking-parameter copy; returns the number of distinct pages."""
+    bodies = [gzip.decompress(p.read_bytes()) for p in sorted(AEB.glob("*.html.gz"))]
+    bodies += [p.read_bytes() for p in sorted(CEE.glob("*.html"))]
+    (root / "p").mkdir(parents=True, exist_ok=True)
+    links = []
+    for n, body in enumerate(bodies):
+        (root / "p" / f"{n}.htm").write_bytes(body)
+        links.append(f"<li><a href='/p/{n}.htm'>{n}</a> <a href='/p/{n}.htm{html.escape(TRACKING)}'>{n}</a></li>")
+    (root / "index.html").write_text(f"<html><body><ul>{''.join(links)}</ul></body></html>", encoding="utf-8")
+    return len(bodies)
+
+
+def page_urls(root: Path, base: str) -> list[str]:
+    """Every page of the served site that the selector spider reaches (for the spider that never
+    parses): the generated site's list and article pages, or the real pages and their copies."""
+    if (root / "p").is_dir():
+        paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
+        return [f"{base}/p/{p.name}{q}" for p in paths for q in ("", TRACKING)]
+    lists = sorted((root / "list").iterdir(), key=lambda p: int(p.stem))
+    articles = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
+    return [f"{base}/list/{p.name}" for p in lists] + [f"{base}/a/{p.name}" for p in articles]
+
+
 # ----------------------------------------------------------------------------------- one crawl (child)
 def _child(config: dict[str, Any]) -> None:
     import logging
@@ -164,7 +229,22 @@ def _child(config: dict[str, Any]) -> None:
     times: list[float] = []
     cpu: list[float] = []  # process CPU time (all threads) at the first response
 
-    class BenchSpider(scrapy.Spider):
+    counters: list[dict[str, Any]] = []  # the stage and GC timers: zeroed at the first response
+
+    def _seen() -> None:
+        times.append(time.perf_counter())
+        if len(times) == 1:
+            cpu.append(time.process_time())
+            for counter in counters:
+                counter.update(dict.fromkeys(counter, 0))
+            if config.get("freeze"):
+                import gc
+
+                gc.freeze()
+
+    class SelectorSpider(scrapy.Spider):
+        """Parses as real spiders do: the title and the links with ``response.css``, following links."""
+
         name = "bench"
 
         def __init__(self, **kwargs: Any) -> None:
@@ -172,14 +252,34 @@ def _child(config: dict[str, Any]) -> None:
             self.start_urls = [config["start_url"]]
 
         def parse(self, response: Any, **kwargs: Any) -> Any:
-            times.append(time.perf_counter())
-            if len(times) == 1:
-                cpu.append(time.process_time())
+            _seen()
             if "/a/" in response.url:
                 yield {"url": response.url, "title": response.css("title::text").get()}
+            elif "/p/" in response.url:  # a real page: its own links lead off the served copy
+                links = response.css("a::attr(href)").getall()
+                yield {"url": response.url, "title": response.css("title::text").get(), "links": len(links)}
             else:
                 for href in response.css("a::attr(href)").getall():
                     yield response.follow(href)
+
+    class NoParseSpider(scrapy.Spider):
+        """Never parses: requests a fixed list of pages, one item per page from its URL."""
+
+        name = "bench"
+
+        async def start(self) -> Any:
+            for url in config["urls"]:
+                yield scrapy.Request(url)
+
+        def start_requests(self) -> Any:  # Scrapy < 2.13
+            for url in config["urls"]:
+                yield scrapy.Request(url)
+
+        def parse(self, response: Any, **kwargs: Any) -> Any:
+            _seen()
+            yield {"url": response.url, "size": len(response.body)}
+
+    BenchSpider = NoParseSpider if config["spider"] == "noparse" else SelectorSpider
 
     settings = {
         "LOG_LEVEL": "WARNING",
@@ -197,10 +297,20 @@ def _child(config: dict[str, Any]) -> None:
     crawler = process.create_crawler(BenchSpider)
     started = time.perf_counter()
     process.crawl(crawler)
-    process.start()
+    gc_spent = _gc_timer()
+    timed = bool(config.get("stages") and config["settings"].get("SIMHASH_ENABLED"))
+    timing: AbstractContextManager[dict[str, float]] = _timing(CRAWL_STAGES) if timed else nullcontext({})
+    with timing as spent:
+        counters += [spent, gc_spent]
+        _start(process, config.get("profile"))
     cpu_s = time.process_time() - cpu[0] if cpu else None
     stats = crawler.stats.get_stats()
     result = {
+        "stages_ms": {k: v * 1000 for k, v in spent.items()},
+        "gc_ms": gc_spent["gc"] * 1000,
+        "gc_collections": [gc_spent["gen0"], gc_spent["gen1"], gc_spent["gen2"]],
+        "gc_ms_by_gen": [round(gc_spent.get(f"gen{g}_s", 0) * 1000, 1) for g in range(3)],
+        "heap": len(__import__("gc").get_objects()),
         "responses": len(times),
         "first_response_s": times[0] - started if times else None,
         "crawl_s": times[-1] - times[0] if len(times) > 1 else None,
@@ -214,10 +324,30 @@ def _child(config: dict[str, Any]) -> None:
     print("RESULT " + json.dumps(result), flush=True)
 
 
-def _run(name: str, start_url: str, settings: dict[str, Any], concurrency: int, index_dir: Path) -> dict[str, Any]:
-    config = {"start_url": start_url, "settings": settings, "concurrency": concurrency, "index_dir": str(index_dir)}
+def _start(process: Any, profile: str | None) -> None:
+    """Runs the crawl, under cProfile when ``profile`` names its output file."""
+    if not profile:
+        process.start()
+        return
+    import cProfile
+
+    profiler = cProfile.Profile()
+    profiler.runcall(process.start)
+    profiler.dump_stats(profile)
+
+
+def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) -> dict[str, Any]:
+    """One crawl in a child process (``config``: start_url, urls, spider, concurrency, profile)."""
+    code = settings.get("_code")  # a --baseline config: the child imports scrapy_simhash from there
+    config.update(settings={k: v for k, v in settings.items() if k != "_code"}, index_dir=str(index_dir))
+    sampler = config.pop("sampler", None)
+    sampled = str(config.pop("profile")) if sampler else ""
+    command = [sys.executable, __file__, "--child", json.dumps(config)]
+    if sampler:  # py-spy samples the child (the thread holding the GIL): collapsed stacks, 1,000 a second
+        command = [sampler, "record", "--gil", "-r", "1000", "-f", "raw", "-o", sampled, "--", *command]
     out = subprocess.run(
-        [sys.executable, __file__, "--child", json.dumps(config)],
+        command,
+        env={**os.environ, "PYTHONPATH": code} if code else None,
         capture_output=True,
         text=True,
         timeout=900,
@@ -252,31 +382,103 @@ STAGES = (
 )
 
 
-def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
-    """ms per page of each of :data:`STAGES` over the site's article pages (see ``--breakdown``)."""
+# The crawl's own stages (``--stages``): the middleware's hooks and what they call, timed inside a
+# real crawl; the top level (no indent) adds up to what the middleware runs itself.
+CRAWL_STAGES = (
+    *STAGES[:1],
+    ("  _prepare", *STAGES[1][1:]),
+    ("  _fingerprint (the middleware's timer)", *STAGES[2][1:]),
+    *STAGES[3:9],
+    ("      (text/extract.py:_prepare)", "scrapy_simhash.text.extract", "_prepare"),
+    *STAGES[9:12],
+    ("    own text (novelty: normalize)", "scrapy_simhash.fingerprint.simhash", "_own_text"),
+    ("  _verdict", *STAGES[12][1:]),
+    ("    tracker.observe", "scrapy_simhash.decision.tracker:ChangeTracker", "observe"),
+    ("      check_and_add", "scrapy_simhash.decision.tracker:ChangeTracker", "_check_and_add"),
+    ("      containment (_adds)", "scrapy_simhash.decision.tracker:ChangeTracker", "_adds"),
+    ("      novelty sketch (zlib)", "scrapy_simhash.fingerprint.novelty:OwnText", "sketch"),
+    ("      record encoding", "scrapy_simhash.decision.record:PageRecord", "to_bytes"),
+    ("      record parse", "scrapy_simhash.decision.record:PageRecord", "parse"),
+    ("      store: begin", "scrapy_simhash.store.lmdbstore:LmdbStore", "begin"),
+    ("      store: commit", "scrapy_simhash.store.lmdbstore:LmdbStore", "commit"),
+    ("    validators", "scrapy_simhash.scrapy.middleware", "validators"),
+    *STAGES[13:],
+    ("  _inc (stats)", "scrapy_simhash.scrapy.component:_IndexComponent", "_inc"),
+    ("_filter (each output object)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_filter"),
+)
+
+
+#: Seconds in the garbage collector since the start of :func:`_gc_timer` (0 without it).
+_GC_SPENT: dict[str, float] = {"gc": 0.0}
+
+
+@contextmanager
+def _timing(stages: tuple[tuple[str, str, str], ...]) -> Iterator[dict[str, float]]:
+    """Wraps each stage's function with this thread's CPU clock; yields the seconds spent in each,
+    less the garbage collector's collections that ran inside it (they are counted on their own
+    line: the stages and the collector add up). A recursive call counts once: only the outermost
+    is timed."""
     import importlib
 
+    spent = dict.fromkeys((label for label, _, _ in stages), 0.0)
+    depth = dict.fromkeys(spent, 0)
+    undo = []
+    for label, where, name in stages:
+        module, _, cls = where.partition(":")
+        owner = getattr(importlib.import_module(module), cls) if cls else importlib.import_module(module)
+        original = owner.__dict__[name]
+        wrapped = original.__func__ if isinstance(original, (classmethod, staticmethod)) else original
+
+        def timed(*args: Any, _f: Any = wrapped, _label: str = label, **kwargs: Any) -> Any:
+            if depth[_label]:
+                return _f(*args, **kwargs)
+            depth[_label] += 1
+            t, collected = time.thread_time(), _GC_SPENT["gc"]
+            try:
+                return _f(*args, **kwargs)
+            finally:
+                spent[_label] += time.thread_time() - t - (_GC_SPENT["gc"] - collected)
+                depth[_label] -= 1
+
+        kind = type(original) if isinstance(original, (classmethod, staticmethod)) else None
+        setattr(owner, name, kind(timed) if kind else timed)
+        undo.append((owner, name, original))
+    try:
+        yield spent
+    finally:
+        for owner, name, original in undo:
+            setattr(owner, name, original)
+
+
+def _gc_timer() -> dict[str, float]:
+    """Seconds spent in the garbage collector (and collections per generation) from now on."""
+    import gc
+
+    spent = _GC_SPENT
+    spent.update(gen0=0, gen1=0, gen2=0)
+    started = [0.0]
+
+    def callback(phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            started[0] = time.thread_time()
+        else:
+            took = time.thread_time() - started[0]
+            spent["gc"] += took
+            spent[f"gen{info['generation']}"] += 1
+            spent[f"gen{info['generation']}_s"] = spent.get(f"gen{info['generation']}_s", 0) + took
+
+    gc.callbacks.append(callback)
+    return spent
+
+
+def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
+    """ms per page of each of :data:`CRAWL_STAGES` over the site's article pages, or the real
+    pages and their tracking-parameter copies (see ``--breakdown``)."""
     from scrapy import Request, Spider
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    spent = dict.fromkeys((label for label, _, _ in STAGES), 0.0)
-    undo = []
-    for label, where, name in STAGES:
-        module, _, cls = where.partition(":")
-        owner = getattr(importlib.import_module(module), cls) if cls else importlib.import_module(module)
-        original = owner.__dict__[name]
-
-        def timed(*args: Any, _f: Any = original, _label: str = label, **kwargs: Any) -> Any:
-            t = time.thread_time()
-            try:
-                return _f(*args, **kwargs)
-            finally:
-                spent[_label] += time.thread_time() - t
-
-        setattr(owner, name, timed)
-        undo.append((owner, name, original))
-    try:
+    with _timing(CRAWL_STAGES) as spent:
         from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
         class BenchSpider(Spider):
@@ -285,9 +487,14 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         crawler = get_crawler(BenchSpider, {"SIMHASH_DIR": str(index_dir), "SIMHASH_RESET": True, **settings})
         crawler.spider = BenchSpider.from_crawler(crawler)
         mw = SimhashSpiderMiddleware.from_crawler(crawler)
-        paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
-        bodies = [(f"http://127.0.0.1:8000/a/{p.name}", p.read_bytes()) for p in paths]
-        headers = {"Content-Type": "text/html; charset=utf-8"}
+        if (root / "p").is_dir():  # the real pages: served without a charset
+            paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
+            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in ("", TRACKING)]
+            headers = {"Content-Type": "text/html"}
+        else:
+            paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
+            bodies = [(f"http://127.0.0.1:8000/a/{p.name}", p.read_bytes()) for p in paths]
+            headers = {"Content-Type": "text/html; charset=utf-8"}
         responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
         mw._outcome(responses[0])  # start-up: dictionaries, tables
         for key in spent:
@@ -295,9 +502,6 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         for response in responses[1:]:
             mw._outcome(response)
         mw.spider_closed(crawler.spider)
-    finally:
-        for owner, name, original in undo:
-            setattr(owner, name, original)
     return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
 
 
@@ -308,9 +512,27 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument(
         "--configs",
-        default="jieba,rjieba",
+        default="native,python",
         help="comma-separated configs besides 'off': jieba, rjieba, native (defaults, the native core), "
-        "python (defaults, SIMHASH_NATIVE=False) (default jieba,rjieba)",
+        "python (defaults, SIMHASH_NATIVE=False) (default native,python)",
+    )
+    parser.add_argument(
+        "--spiders", default="selectors,noparse", help="comma-separated: selectors, noparse (default both)"
+    )
+    parser.add_argument("--site", choices=("generated", "real"), default="generated")
+    parser.add_argument("--profile", metavar="DIR", help="one crawl per spider and config under cProfile")
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        help="also run each config with scrapy_simhash imported from DIR (another checkout: '<config>-base')",
+    )
+    parser.add_argument(
+        "--stages",
+        action="store_true",
+        help="time the middleware's stages inside each crawl (CPU ms/page; the timers cost a little)",
+    )
+    parser.add_argument(
+        "--sampler", metavar="PY_SPY", help="with --profile: sample with this py-spy executable instead of cProfile"
     )
     parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -324,13 +546,13 @@ def main() -> int:
     if args.breakdown:
         with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
             root = Path(tmp) / "site"
-            n = build_site(root, args.pages)
+            n = build_real_site(root) if args.site == "real" else build_site(root, args.pages)
             runs = [
                 breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
                 for i in range(max(args.repeats, 1))
             ]
-        print(f"where the middleware's time goes: {n} article pages, CPU ms/page, median of {len(runs)} runs")
-        for label, _, _ in STAGES:
+        print(f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, median of {len(runs)} runs")
+        for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
             print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
         return 0
 
@@ -343,6 +565,10 @@ def main() -> int:
         "python": {"SIMHASH_ENABLED": True, "SIMHASH_NATIVE": False},
     }
     names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
+    if args.baseline:  # the same configs on the baseline's code, alternating with this code's
+        for name in names[1:]:
+            available[f"{name}-base"] = {**available[name], "_code": str(Path(args.baseline).resolve())}
+        names += [f"{name}-base" for name in names[1:]]
     unknown = [c for c in names if c not in available]
     if unknown:
         parser.error(f"--configs: unknown {unknown}; choose from {sorted(available)}")
@@ -353,57 +579,135 @@ def main() -> int:
         names = [c for c in names if not c.startswith("rjieba")]
     configs = {name: available[name] for name in names}
 
+    spiders = [s for s in args.spiders.split(",") if s]
+    if not spiders or set(spiders) - {"selectors", "noparse"}:
+        parser.error("--spiders: choose from selectors, noparse")
     with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
         root = Path(tmp) / "site"
-        n = build_site(root, args.pages)
-        size = sum(p.stat().st_size for p in (root / "a").iterdir())
-        print(
-            f"site: {n} article pages ({size / n / 1024:.1f} KB each on average, ~10% near-duplicates), "
-            f"{(n + PER_LIST - 1) // PER_LIST} list pages; concurrency {args.concurrency}"
-        )
+        if args.site == "real":
+            n = build_real_site(root)
+            size = sum(p.stat().st_size for p in (root / "p").iterdir())
+            print(
+                f"site: {n} real news pages ({size / n / 1024:.1f} KB each on average), each also under a "
+                f"tracking-parameter URL: {2 * n} pages; concurrency {args.concurrency}"
+            )
+        else:
+            n = build_site(root, args.pages)
+            size = sum(p.stat().st_size for p in (root / "a").iterdir())
+            print(
+                f"site: {n} article pages ({size / n / 1024:.1f} KB each on average, ~10% near-duplicates), "
+                f"{(n + PER_LIST - 1) // PER_LIST} list pages; concurrency {args.concurrency}"
+            )
         server = subprocess.Popen([sys.executable, "-c", SERVER_CODE, str(root)], stdout=subprocess.PIPE, text=True)
         try:
             assert server.stdout is not None
-            port = int(server.stdout.readline())
-            start_url = f"http://127.0.0.1:{port}/index.html"
-            results: dict[str, list[dict[str, Any]]] = {k: [] for k in configs}
+            base_url = f"http://127.0.0.1:{int(server.stdout.readline())}"
+            common = {
+                "start_url": f"{base_url}/index.html",
+                "urls": page_urls(root, base_url),
+                "concurrency": args.concurrency,
+            }
+            if args.profile:
+                out = Path(args.profile)
+                out.mkdir(parents=True, exist_ok=True)
+                for spider in spiders:
+                    for name, settings in configs.items():
+                        prof = out / f"{spider}-{name}.{'txt' if args.sampler else 'prof'}"
+                        r = _run(
+                            name,
+                            settings,
+                            Path(tmp) / f"index-{name}",
+                            spider=spider,
+                            profile=str(prof),
+                            sampler=args.sampler,
+                            **common,
+                        )
+                        print(f"  {spider} {name}: {r['responses']} responses, CPU {r['cpu_s']:.2f} s -> {prof}")
+                return 0
+            results: dict[tuple[str, str], list[dict[str, Any]]] = {(s, c): [] for s in spiders for c in configs}
             for rep in range(args.repeats):
-                for name, settings in configs.items():
-                    r = _run(name, start_url, settings, args.concurrency, Path(tmp) / f"index-{name}")
-                    r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
-                    r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
-                    results[name].append(r)
-                    print(
-                        f"  repeat {rep + 1} {name:9} {r['responses']} responses in {r['crawl_s']:.2f} s = "
-                        f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); first response after {r['first_response_s']:.2f} s; "
-                        f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
-                        f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
-                        flush=True,
-                    )
+                for spider in spiders:
+                    for name, settings in configs.items():  # alternating: each repeat runs every config
+                        r = _run(
+                            name, settings, Path(tmp) / f"index-{name}", spider=spider, stages=args.stages, **common
+                        )
+                        r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
+                        r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
+                        results[spider, name].append(r)
+                        print(
+                            f"  repeat {rep + 1} {spider:9} {name:7} {r['responses']} responses in {r['crawl_s']:.2f} s = "
+                            f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); "
+                            f"first response after {r['first_response_s']:.2f} s; "
+                            f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
+                            f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
+                            flush=True,
+                        )
         finally:
             server.terminate()
             server.wait(timeout=10)
 
-    base = statistics.median(r["pages_s"] for r in results["off"])
-    base_cpu = statistics.median(r["pages_cpu_s"] for r in results["off"])
     print(
-        f"\nmedians over {args.repeats} repeats ({n} article pages); pages per CPU second counts the crawler "
-        "process's CPU time, less sensitive than wall time to other processes on the machine:"
+        f"\nmedians over {args.repeats} repeats ({args.site} site, {n} pages); pages per CPU second counts the "
+        "crawler process's own CPU time (user+sys), less sensitive than wall time to other processes on the machine:"
     )
     print(
-        f"  {'config':9} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} {'ms/page in middleware':>22} "
-        f"{'peak RSS MB':>12}"
+        f"  {'spider':9} {'config':7} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} "
+        f"{'CPU ms/page':>12} {'+ms':>6} {'ms/page in middleware':>22} {'peak RSS MB':>12}"
     )
-    for name, rs in results.items():
-        pps = statistics.median(r["pages_s"] for r in rs)
-        ppc = statistics.median(r["pages_cpu_s"] for r in rs)
-        ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
-        rss = statistics.median(r["max_rss_mb"] for r in rs)
-        target = {"jieba": " (target >= 0.7)", "rjieba": " (target >= 0.9)", "native": " (target >= 0.9)"}.get(name, "")
-        print(
-            f"  {name:9} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}{target}"
-        )
+    for spider in spiders:
+        base = statistics.median(r["pages_s"] for r in results[spider, "off"])
+        base_cpu = statistics.median(r["pages_cpu_s"] for r in results[spider, "off"])
+        for name in configs:
+            rs = results[spider, name]
+            pps = statistics.median(r["pages_s"] for r in rs)
+            ppc = statistics.median(r["pages_cpu_s"] for r in rs)
+            ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
+            rss = statistics.median(r["max_rss_mb"] for r in rs)
+            print(
+                f"  {spider:9} {name:7} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} "
+                f"{1000 / ppc:12.2f} {1000 / ppc - 1000 / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}"
+            )
+    if args.stages:
+        _print_stages(spiders, configs, results)
     return 0
+
+
+def _print_stages(
+    spiders: list[str], configs: dict[str, Any], results: dict[tuple[str, str], list[dict[str, Any]]]
+) -> None:
+    """The stage timers' CPU ms/page (medians), and the garbage collector's, for each crawl."""
+    print(
+        "\nwhere the crawler's time goes (CPU ms/page, medians; nested stages indented; 'rest' = the CPU increase less _outcome, _filter and GC):"
+    )
+    columns = [(s, c) for s in spiders for c in configs]
+    print(f"  {'':46}" + "".join(f"{s[:5] + '/' + c:>16}" for s, c in columns))
+
+    def med(key: tuple[str, str], f: Any) -> float:
+        rs = results[key]
+        return statistics.median(f(r) / (r["responses"] - 1) for r in rs)
+
+    for label, _, _ in CRAWL_STAGES:
+        cells = [med(k, lambda r, _l=label: r["stages_ms"].get(_l, 0.0)) for k in columns]
+        print(f"  {label:<46}" + "".join(f"{v:16.3f}" for v in cells))
+    print(f"  {'garbage collector':<46}" + "".join(f"{med(k, lambda r: r['gc_ms']):16.3f}" for k in columns))
+    print(f"  {'crawler CPU':<46}" + "".join(f"{med(k, lambda r: r['cpu_s'] * 1000):16.3f}" for k in columns))
+    for s in spiders:
+        off = med((s, "off"), lambda r: r["cpu_s"] * 1000)
+        gc_off = med((s, "off"), lambda r: r["gc_ms"])
+        for c in configs:
+            if c == "off":
+                continue
+            key = (s, c)
+            more = med(key, lambda r: r["cpu_s"] * 1000) - off
+            ours = med(
+                key,
+                lambda r: r["stages_ms"].get(CRAWL_STAGES[0][0], 0.0) + r["stages_ms"].get(CRAWL_STAGES[-1][0], 0.0),
+            )
+            gc_more = med(key, lambda r: r["gc_ms"]) - gc_off
+            print(
+                f"  {s}/{c}: +{more:.3f} ms/page of crawler CPU = _outcome and _filter {ours:.3f} + GC {gc_more:+.3f} "
+                f"+ rest {more - ours - gc_more:+.3f}"
+            )
 
 
 if __name__ == "__main__":

@@ -76,16 +76,15 @@ TEXT_BYTES = 1 << 16
 MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
 
-_HEX_RE = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])")
+#: A hexadecimal run: 7 or more of [0-9a-f], a digit among them, not inside a word. This pattern and
+#: the next open with a character class, the look-behind after it, so that the regular expression
+#: engine skips ahead to a character that may start a match (1.5x and 2x as fast on a page's text).
+_HEX_RE = re.compile(r"[0-9a-f](?<![0-9a-z].)(?:(?<=[0-9])|(?=[a-f]*[0-9]))[0-9a-f]{6,}(?![0-9a-z])")
 #: A number: digits not right after a Latin letter or "_" (``u64``, ``h1``, ``x86_64`` are names).
-_DIGITS_RE = re.compile(r"(?<![a-z_0-9])\d+")
+_DIGITS_RE = re.compile(r"\d(?<![a-z_0-9].)\d*")
 #: White space next to a Han character or kana: Chinese and Japanese put no space between words, so
 #: a break there is layout (a table's cells, one per line on a page, run together in its text).
 _CJK_SPACE_RE = re.compile(r" (?:(?<=[\u2e80-\u9fff\uf900-\ufaff] )|(?=[\u2e80-\u9fff\uf900-\ufaff]))")
-#: White space but line breaks (``str.split``'s: Unicode's white space, the separators included).
-_SPACES_RE = re.compile(r"[^\S\n]+")
-#: Line breaks with the white space and empty lines around them.
-_BREAKS_RE = re.compile(r" ?\n\s*")
 _C1 = np.uint64(0x9E3779B97F4A7C15)
 #: _C1's inverse (mod 2 ** 64): a window's hash from prefix sums (see ``_windows``).
 _C1_INV = np.uint64(pow(0x9E3779B97F4A7C15, -1, 1 << 64))
@@ -122,7 +121,9 @@ def normalize(text: str) -> str:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", text.lower()))
-    text = _BREAKS_RE.sub("\n", _SPACES_RE.sub(" ", text)).strip()
+    # White space but line breaks (``str.split``'s: Unicode's, the separators included) as one
+    # space, none at a line's ends; no empty line: two passes of str methods, not of regexes.
+    text = "\n".join(filter(None, [" ".join(line.split()) for line in text.split("\n")]))
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 

@@ -121,6 +121,42 @@ def test_digits_of_names_are_text() -> None:
     )
 
 
+def _normalize_by_the_rules(text: str) -> str:
+    """``normalize`` as its docstring states it, one regular expression a rule (the sketches of
+    stored records were made by these: its faster form must give the same text)."""
+    import unicodedata
+
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text.lower())
+    text = re.sub(r"(?<![a-z_0-9])\d+", "0", text)
+    text = re.sub(r" ?\n\s*", "\n", re.sub(r"[^\S\n]+", " ", text)).strip()
+    return (
+        text
+        if text.isascii()
+        else re.sub(r" (?:(?<=[\u2e80-\u9fff\uf900-\ufaff] )|(?=[\u2e80-\u9fff\uf900-\ufaff]))", "", text)
+    )
+
+
+def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
+    """Hexadecimal runs (a digit among them, 7 or more, not inside a word), numbers (not after a
+    Latin letter or "_"), every kind of Unicode white space and empty lines, Han next to spaces:
+    random strings of those characters, and the visible text of the real pages where present."""
+    rng = random.Random(25)
+    alphabet = list("abcdefgxyz_0123456789#.- \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u2028\u2029\u3000中文٣４Ａ")
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(20000)]
+    texts += ["deadbeef1 cafe1234567 abcdefa 1234567x x1234567 0x7f3a9c2 ab12cd34ef \n \n\t a\u00a0b ٣٤ 12中 文 x"]
+    from helpers.data import DATA, load_pages
+
+    if DATA.exists():
+        from scrapy_simhash.text.extract import extract
+
+        for bodies in load_pages().values():
+            texts += [extract(body).visible for body in bodies[:60]]
+    for text in texts:
+        assert normalize(text) == _normalize_by_the_rules(text), text[:200]
+
+
 def test_numbers_dates_and_hashes_add_nothing() -> None:
     kept = ["Build 2024-05-01 of commit 3fa9c2d1e0 passed 1,204 tests in 35 minutes; see the log for details."]
     new = ["Build 2026-11-27 of commit 77bfaba4c2 passed 1,399 tests in 41 minutes; see the log for details."]

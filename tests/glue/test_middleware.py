@@ -708,3 +708,49 @@ def test_async_output(make_mw):
 
     assert asyncio.run(collect()) == [request]
     assert response.meta["simhash_verdict"] == "near_duplicate"
+
+
+def test_start_up_is_frozen_when_the_spider_opens_and_thawed_when_the_last_middleware_closes(make_mw: Any) -> None:
+    """gc.freeze when the spider opens (what start-up made is no longer walked by each full
+    collection); the last open middleware to close unfreezes, so that the crawl's leftovers can
+    be collected."""
+    import gc
+
+    def tracked(obj: object) -> bool:  # in a generation of the collector: not frozen
+        return any(o is obj for o in gc.get_objects())
+
+    assert gc.get_freeze_count() == 0
+    first, second = make_mw(), make_mw()
+    start_up = [[]]
+    first.spider_opened(first.crawler.spider)
+    assert gc.get_freeze_count() > 0 and not tracked(start_up)
+    later = [[]]
+    second.spider_opened(second.crawler.spider)
+    assert tracked(later)  # the second joins the freeze: no second collection and freeze
+    run(second, make_response("https://example.com/b", article_html("harbour")))
+    first.spider_closed(first.crawler.spider, "finished")
+    assert gc.get_freeze_count() > 0 and not tracked(start_up)
+    second.spider_closed(second.crawler.spider, "finished")
+    assert gc.get_freeze_count() == 0 and tracked(start_up)
+
+
+def test_a_freeze_of_the_process_is_left_alone(make_mw: Any) -> None:
+    """A process that froze objects itself (a pre-fork server) keeps its freeze: the middleware
+    neither adds to it nor undoes it."""
+    import gc
+
+    def tracked(obj: object) -> bool:  # in a generation of the collector: not frozen
+        return any(o is obj for o in gc.get_objects())
+
+    mine = [[]]
+    gc.freeze()
+    try:
+        mw = make_mw()
+        later = [[]]
+        mw.spider_opened(mw.crawler.spider)
+        run(mw, make_response("https://example.com/a", article_html("harbour")))
+        assert tracked(later)
+        mw.spider_closed(mw.crawler.spider, "finished")
+        assert gc.get_freeze_count() > 0 and not tracked(mine)
+    finally:
+        gc.unfreeze()
