@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import sys
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.ci import native_required
 from helpers.data import load_corpus
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -27,7 +27,7 @@ from scrapy_simhash.text.templates import SiteTemplates, line_key
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 if _native.module() is None:
-    if os.environ.get("CI"):
+    if native_required():
         raise RuntimeError(f"CI runs the native tests: the native core must be built ({_native.unavailable()})")
     pytest.skip(
         "the native core is not built (./dev test builds it where cargo exists; "

@@ -115,12 +115,13 @@ CRAWL = textwrap.dedent(
         start_urls = [f"{base}/{name}" for name in names]
 
         def parse(self, response):
-            before = count[0]
+            before = count[0]  # the callback's own parses, counted before it yields
             if parse:
-                yield {"title": response.css("title::text").get(), "links": response.css("a::attr(href)").getall()}
+                item = {"title": response.css("title::text").get(), "links": response.css("a::attr(href)").getall()}
             else:
-                yield {"size": len(response.body)}
+                item = {"size": len(response.body)}
             seen[response.url] = before, count[0]
+            yield item
 
     process = CrawlerProcess({
         "LOG_LEVEL": "WARNING", "ROBOTSTXT_OBEY": False, "TELNETCONSOLE_ENABLED": False,
@@ -167,7 +168,10 @@ def test_a_real_crawl_parses_each_page_once(tmp_path: Path, spider_parses: bool)
     assert len(result["seen"]) == len(pages)
     assert result["parses"] == len(pages)  # one lxml parse per page, in the whole crawler process
     for before, after in result["seen"].values():
-        assert after == before  # the spider's selectors reused the middleware's tree
+        # The spider's selectors reused the middleware's tree (0), or parsed first (1: where the
+        # middleware sees the output after the callback ran, as on Scrapy < 2.13) and the
+        # middleware reused theirs: the whole crawl's count above is the one that must hold.
+        assert after - before <= (1 if spider_parses else 0)
     assert result["stats"]["simhash/parse/shared"] == len(pages)
     assert result["stats"]["simhash/near_duplicate"] == 1
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import ast
 import importlib
 import inspect
-import os
 import re
 import types
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers.ci import native_required
 
 import scrapy_simhash
 
@@ -26,7 +26,7 @@ def _native() -> Any:
     try:
         return importlib.import_module("scrapy_simhash_native")
     except ImportError as exc:
-        if os.environ.get("CI"):
+        if native_required():
             raise RuntimeError(f"CI runs the native tests: the native core must be built ({exc})") from exc
         pytest.skip(f"the native core is not built ({exc}; ./dev test builds it where cargo exists)")
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import os
 import random
 from pathlib import Path
 
 import pytest
+from helpers.ci import native_required
 from helpers.data import load_pages
 from helpers.native_fuzz import flat_fuzz, flat_outcomes, pathological_pages
 
@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parents[2]
 DOC = Path("/usr/share/doc")
 
 if native_flat_text() is None:
-    if os.environ.get("CI"):
+    if native_required():
         raise RuntimeError("CI runs the native tests: the native core has no FlatText")
     pytest.skip("the native core is not installed (or has no FlatText)", allow_module_level=True)
 

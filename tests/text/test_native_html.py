@@ -9,11 +9,11 @@ not built (never in CI) or a corpus is absent."""
 from __future__ import annotations
 
 import importlib
-import os
 import random
 from pathlib import Path
 
 import pytest
+from helpers.ci import native_required
 from helpers.data import load_pages
 from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes
 from hypothesis import HealthCheck, given, settings
@@ -30,7 +30,7 @@ DATA = REPO / ".." / "shared" / "data"
 DOC = Path("/usr/share/doc")
 
 if nat.html_walker() is None:
-    if os.environ.get("CI"):
+    if native_required():
         raise RuntimeError(f"CI runs the native walk tests: {nat.html_walk_status()}")
     pytest.skip(f"no native HTML walk: {nat.html_walk_status()}", allow_module_level=True)
 
