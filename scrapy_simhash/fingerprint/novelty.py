@@ -136,10 +136,10 @@ class OwnText:
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
     region left out); ``None``: its own text."""
 
-    __slots__ = ("_h8", "_h16", "_shown", "chars", "text")
+    __slots__ = ("_h8", "_h16", "_rest", "chars", "text")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
-    _shown: str | None
+    _rest: list[str] | None
 
     def __init__(
         self,
@@ -149,11 +149,9 @@ class OwnText:
     ) -> None:
         lines = [line for line in lines if line and line not in template]
         self._of(normalize("\n".join(lines)))
-        if shown is not None:  # the own text first, as it is (its grams all there), then the rest
+        if shown is not None:  # normalised when the sketch is made (a dropped page never is)
             mine = set(lines)
-            rest = normalize("\n".join(line for line in shown if line and line not in mine))
-            if rest:
-                self._shown = f"{self.text} {rest}" if self.text else rest
+            self._rest = [line for line in shown if line and line not in mine]
 
     @classmethod
     def _normalised(cls, text: str) -> OwnText:
@@ -166,7 +164,7 @@ class OwnText:
         self.text = norm
         self.chars = len(norm)
         self._h8 = self._h16 = None  # made when first compared (most pages never are)
-        self._shown = None
+        self._rest = None
 
     def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each position's gram hash, and its double gram's (the text's end padded with zeros)."""
@@ -197,7 +195,10 @@ class OwnText:
         compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest gram hash it
         covers (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double
         gram's byte, in ascending order of the codes."""
-        shown = self if self._shown is None else OwnText._normalised(self._shown)
+        shown = self
+        rest = normalize("\n".join(self._rest)) if self._rest else ""
+        if rest:  # the own text first, as it is (its grams all there), then the rest of what it shows
+            shown = OwnText._normalised(f"{self.text} {rest}" if self.text else rest)
         packed = zlib.compress(shown.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
         if len(packed) <= TEXT_BYTES:
             return _TEXT_BYTE + packed
