@@ -36,6 +36,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import tempfile
 import unicodedata
 from array import array
@@ -142,6 +143,8 @@ class Copy(NamedTuple):
 # -- the LSH of short lines ------------------------------------------------------------------------
 
 #: Code points (below U+10000) that are no letter, mark or digit: left out of the 5-grams.
+#: A run that :meth:`_Text.added_at_most` counts: WINDOW or more uncovered characters in a row.
+_RUN = re.compile("1{%d,}" % WINDOW)
 _SEPARATOR = np.array([unicodedata.category(chr(c))[0] in "PSZC" for c in range(1 << 16)], dtype=bool)
 _rng = np.random.default_rng(0x5EED)  # fixed: the same permutations in every worker
 _MUL = (_rng.integers(0, 1 << 32, _BANDS * _ROWS, dtype=np.uint64) | np.uint64(1)).astype(np.uint32)[:, None]
@@ -295,7 +298,7 @@ class _Text:
     def added_at_most(self, kept: _Text) -> int | None:
         """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is surely its text
         (the characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s
-        covers); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
+        covers, each distinct run once); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
         mine, theirs = self.norm, kept.norm
         if not mine:
             return 0  # no own text: nothing added
@@ -322,7 +325,9 @@ class _Text:
         while at >= 0:  # a line break is no character of a run
             bare &= ~(1 << at)
             at = mine.find("\n", at + 1)
-        return sum(len(run) for run in bin(bare)[2:].split("0") if len(run) >= WINDOW)
+        bits = bin(bare)[:1:-1]  # bit i as character i
+        runs = {mine[m.start() : m.end()] for m in _RUN.finditer(bits)}  # each distinct run once
+        return sum(map(len, runs))
 
 
 class KeptLines:
