@@ -142,9 +142,9 @@ class Copy(NamedTuple):
 
 # -- the LSH of short lines ------------------------------------------------------------------------
 
-#: Code points (below U+10000) that are no letter, mark or digit: left out of the 5-grams.
 #: A run that :meth:`_Text.added_at_most` counts: WINDOW or more uncovered characters in a row.
-_RUN = re.compile("1{%d,}" % WINDOW)
+_RUN = re.compile(f"1{{{WINDOW},}}")
+#: Code points (below U+10000) that are no letter, mark or digit: left out of the 5-grams.
 _SEPARATOR = np.array([unicodedata.category(chr(c))[0] in "PSZC" for c in range(1 << 16)], dtype=bool)
 _rng = np.random.default_rng(0x5EED)  # fixed: the same permutations in every worker
 _MUL = (_rng.integers(0, 1 << 32, _BANDS * _ROWS, dtype=np.uint64) | np.uint64(1)).astype(np.uint32)[:, None]
