@@ -121,7 +121,6 @@ def test_digits_of_names_are_text() -> None:
         normalize("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
     )
 
-
 def _normalize_by_the_rules(text: str) -> str:
     """``normalize`` as its docstring states it, one regular expression a rule (the sketches of
     stored records were made by these: its faster form must give the same text)."""
@@ -271,6 +270,27 @@ def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], S
     yield factory
     for index in made:
         index.close()
+
+
+def test_a_new_line_repeated_counts_once(make_index: Callable[[], SimhashIndex]) -> None:
+    """A revision that renames the caption of every code example (``js chat.js`` to
+    ``js src/chat.js``, ten times) adds one short line, not ten: the page is still dropped (counted
+    ten times it would pass ``SIMHASH_KEEP_ADDS``), while a line new only once counts whole."""
+    rng = random.Random(7)
+    examples = [(sentence(rng, 20), f"export function step{i}(room) {{ return connect(room, {i}); }}") for i in range(10)]
+
+    def page(caption: str, extra: str = "") -> str:
+        body = "".join(f"<p>{text}</p><p>{caption}<br>{code}</p>" for text, code in examples)
+        return f"<html><head><title>Effects</title></head><body><main><h1>Effects</h1>{body}{extra}</main></body></html>"
+
+    kept, new = page("```js chat.js"), page("```js src/chat.js")
+    runs = FP.fingerprint_page(new).own.added_runs(FP.fingerprint_page(kept).own.sketch())
+    assert runs == ["```js src/chat.js"]
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://a.example/effects", kept).verdict == NEW
+    assert observe(tracker, "http://b.example/effects", new).verdict == NEAR_DUPLICATE
+    once = observe(tracker, "http://c.example/effects", page("```js chat.js", f"<p>{sentence(rng, 20)}</p>"))
+    assert (once.verdict, once.adds_to) == (NEW, "http://a.example/effects")
 
 
 def test_subset_then_superset_and_the_reverse(make_index: Callable[[], SimhashIndex]) -> None:
