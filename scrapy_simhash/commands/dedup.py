@@ -276,7 +276,7 @@ class _Text:
     @property
     def own(self) -> OwnText:
         if self._own is None:
-            self._own = OwnText([self.text])
+            self._own = OwnText.normalised(self.norm)
         return self._own
 
     @property

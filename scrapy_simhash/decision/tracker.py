@@ -218,7 +218,7 @@ class ChangeTracker:
             if match is not None:
                 return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds, reason=Reason.NEAR)
             if own is not None and self.keep_adds:
-                record = replace(PageRecord.first(fp), novelty=own.sketch() if own.chars else None)
+                record = replace(PageRecord.first(fp), novelty=own.sketch() if own.has_text else None)
                 self.index.put_record(key, record.to_bytes())
         kept = None if adds_to is None else Reason.KEPT_ADDS
         return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept)
@@ -320,7 +320,7 @@ class ChangeTracker:
                 weight = max(size, self.change_threshold + 1) if changed else 0
                 next_due, schedule = self._schedule(record, now, changed, weight)
             # What a page that resembles this one is compared with; a dropped page is no candidate.
-            novelty = None if own is None or not own.chars or verdict == NEAR_DUPLICATE else own.sketch()
+            novelty = None if own is None or not own.has_text or verdict == NEAR_DUPLICATE else own.sketch()
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
                 PageRecord,

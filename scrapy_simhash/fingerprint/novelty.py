@@ -31,9 +31,10 @@ renamed in every example) counts once. Windows of 16 characters, as the benchmar
 judges count (with 12, a patch note whose phrases recur in the earlier notes counted under 100
 characters where the judge counts over 100).
 
-**The sketch** kept in each record (:meth:`OwnText.sketch`): the normalised text the page shows,
-compressed, when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of
-English), and the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
+**The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
+has it (normalised when a later page is compared with it: most pages never are), compressed,
+when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of English), and
+the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
 most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
 smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
 hash and one byte of the double gram's (the 24 characters that start there). A new page is then
@@ -69,9 +70,10 @@ GRAM = 12
 WINDOW = 16
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
-#: Sketch kinds: a sample; a text of one line (the first version's); a text with its line breaks.
-_SAMPLED, _ONE_LINE_TEXT, _TEXT = 2, 3, 4
-_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE = bytes((_SAMPLED,)), bytes((_ONE_LINE_TEXT,)), bytes((_TEXT,))
+#: Sketch kinds: a sample; a normalised text of one line (the first version's); a normalised text
+#: with its line breaks; the text as the page has it (normalised when it is compared).
+_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT = 2, 3, 4, 5
+_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
 TEXT_BYTES = 1 << 16
 #: The longest own text read back (characters).
@@ -138,10 +140,12 @@ class OwnText:
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
     region left out); ``None``: its own text."""
 
-    __slots__ = ("_h8", "_h16", "_rest", "chars", "text")
+    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
+    _lines: list[str] | None
     _rest: list[str] | None
+    _text: str | None
 
     def __init__(
         self,
@@ -149,24 +153,43 @@ class OwnText:
         template: set[str] | frozenset[str] = frozenset(),
         shown: Iterable[str] | None = None,
     ) -> None:
-        lines = [line for line in lines if line and line not in template]
-        self._of(normalize("\n".join(lines)))
-        if shown is not None:  # normalised when the sketch is made (a dropped page never is)
-            mine = set(lines)
+        # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
+        self._lines = [line for line in lines if line and line not in template]
+        self._text = None
+        self._h8 = self._h16 = None
+        self._rest = None
+        if shown is not None:
+            mine = set(self._lines)
             self._rest = [line for line in shown if line and line not in mine]
 
     @classmethod
-    def _normalised(cls, text: str) -> OwnText:
+    def normalised(cls, text: str) -> OwnText:
+        """The own text whose normalised form (:func:`normalize`) is ``text``; its sketch is
+        that text (kind 4)."""
         own = object.__new__(cls)
-        own._of(text)
+        own._lines = own._rest = None
+        own._text = text
+        own._h8 = own._h16 = None
         return own
 
-    def _of(self, norm: str) -> None:
-        #: The normalised own text, and its length.
-        self.text = norm
-        self.chars = len(norm)
-        self._h8 = self._h16 = None  # made when first compared (most pages never are)
-        self._rest = None
+    @property
+    def text(self) -> str:
+        """The normalised own text (:func:`normalize`), made when first needed."""
+        if self._text is None:
+            self._text = normalize("\n".join(self._lines or ()))
+        return self._text
+
+    @property
+    def chars(self) -> int:
+        """The normalised own text's length."""
+        return len(self.text)
+
+    @property
+    def has_text(self) -> bool:
+        """Whether there is any own text (without normalising it)."""
+        if self._lines is None:
+            return bool(self._text)
+        return any(not line.isspace() for line in self._lines)
 
     def _hashes(self) -> tuple[np.ndarray, np.ndarray]:
         """Each position's gram hash, and its double gram's (the text's end padded with zeros)."""
@@ -193,17 +216,19 @@ class OwnText:
 
     def sketch(self) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
-        (``shown``, else its own text): 4 and that text,
-        compressed, when that takes at most :data:`TEXT_BYTES`; else 2, the largest gram hash it
-        covers (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double
-        gram's byte, in ascending order of the codes."""
-        shown = self
-        rest = normalize("\n".join(self._rest)) if self._rest else ""
-        if rest:  # the own text first, as it is (its grams all there), then the rest of what it shows
-            shown = OwnText._normalised(f"{self.text} {rest}" if self.text else rest)
-        packed = zlib.compress(shown.text.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
+        (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
+        the rest), compressed, when that takes at most :data:`TEXT_BYTES` (4 and the normalised
+        text for an own text made by :meth:`normalised`); else 2, the largest gram hash it covers
+        (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
+        byte, in ascending order of the codes."""
+        if self._lines is None:
+            kind, raw = _TEXT_BYTE, self.text
+        else:
+            kind, raw = _RAW_BYTE, "\n".join(self._lines + self._rest if self._rest else self._lines)
+        packed = zlib.compress(raw.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
         if len(packed) <= TEXT_BYTES:
-            return _TEXT_BYTE + packed
+            return kind + packed
+        shown = self if kind == _TEXT_BYTE else OwnText.normalised(normalize(raw))
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
@@ -223,7 +248,16 @@ class OwnText:
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
-        if kind in (_TEXT_BYTE, _ONE_LINE_BYTE):
+        if kind == _RAW_BYTE and self._lines is not None:
+            raw = _inflate(kept, normalised=False)
+            mine = "\n".join(self._lines)
+            if mine == raw or mine in raw:
+                return 0.0  # a copy, or a part, as the pages have it: without normalising either
+            text = normalize(raw)
+            if text == self.text or self.text in text:
+                return 0.0
+            return float(sum(map(len, set(self._uncovered(text, WINDOW)))))
+        if kind in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             text = _inflate(kept)
             if text == self.text or self.text in text:
                 return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
@@ -245,7 +279,7 @@ class OwnText:
         """The runs of this (normalised) text, of ``least`` characters or more, that no window of
         the page whose sketch is ``kept`` covers, each once, in the order of the text: what it
         adds, to show a person; ``None`` when ``kept`` is a sample (its text is not known)."""
-        if kept[:1] not in (_TEXT_BYTE, _ONE_LINE_BYTE):
+        if kept[:1] not in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             return None
         return list(dict.fromkeys(self._uncovered(_inflate(kept), least)))
 
@@ -331,9 +365,9 @@ def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     return pool[at] == values
 
 
-def _inflate(sketch: bytes) -> str:
+def _inflate(sketch: bytes, normalised: bool = True) -> str:
     """The text a sketch of a text holds (at most :data:`MAX_TEXT` characters: a corrupt value is
-    no bomb)."""
+    no bomb), normalised (:func:`normalize`) unless ``normalised`` is false."""
     try:
         inflater = zlib.decompressobj()
         raw = inflater.decompress(sketch[1:], 4 * MAX_TEXT)
@@ -342,6 +376,9 @@ def _inflate(sketch: bytes) -> str:
         text = raw.decode("utf-8", "surrogatepass")
     except (zlib.error, UnicodeDecodeError) as exc:
         raise ValueError(f"not a novelty sketch ({exc})") from exc
-    if sketch[:1] == _ONE_LINE_BYTE and not text.isascii():  # kept with spaces next to Han characters
+    kind = sketch[:1]
+    if kind == _RAW_BYTE:
+        return normalize(text) if normalised else text
+    if kind == _ONE_LINE_BYTE and not text.isascii():  # kept with spaces next to Han characters
         return _CJK_SPACE_RE.sub("", text)
     return text

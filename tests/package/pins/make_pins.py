@@ -13,7 +13,7 @@ from the shared data are pinned under ``shared`` and checked only where the data
 
 Regenerate (from the code the pins must hold for, e.g. main's)::
 
-    PYTHONPATH=<checkout> python tests/pins/make_pins.py
+    PYTHONPATH=<checkout> python tests/package/pins/make_pins.py
 """
 
 from __future__ import annotations
