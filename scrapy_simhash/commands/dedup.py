@@ -36,7 +36,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import tempfile
 import unicodedata
 from array import array
@@ -142,8 +141,6 @@ class Copy(NamedTuple):
 
 # -- the LSH of short lines ------------------------------------------------------------------------
 
-#: A run that :meth:`_Text.added_at_most` counts: WINDOW or more uncovered characters in a row.
-_RUN = re.compile(f"1{{{WINDOW},}}")
 #: Code points (below U+10000) that are no letter, mark or digit: left out of the 5-grams.
 _SEPARATOR = np.array([unicodedata.category(chr(c))[0] in "PSZC" for c in range(1 << 16)], dtype=bool)
 _rng = np.random.default_rng(0x5EED)  # fixed: the same permutations in every worker
@@ -298,8 +295,10 @@ class _Text:
     def added_at_most(self, kept: _Text) -> int | None:
         """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is surely its text
         (the characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s
-        covers, each distinct run once); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
+        covers, each distinct line once); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
         mine, theirs = self.norm, kept.norm
+        if "\n" in mine:  # each distinct line once
+            mine = "\n".join(dict.fromkeys(mine.split("\n")))
         if not mine:
             return 0  # no own text: nothing added
         if 4 * len(theirs) + 64 > novelty.TEXT_BYTES:  # UTF-8, compressed or not, fits below that
@@ -325,9 +324,7 @@ class _Text:
         while at >= 0:  # a line break is no character of a run
             bare &= ~(1 << at)
             at = mine.find("\n", at + 1)
-        bits = bin(bare)[:1:-1]  # bit i as character i
-        runs = {mine[m.start() : m.end()] for m in _RUN.finditer(bits)}  # each distinct run once
-        return sum(map(len, runs))
+        return sum(len(run) for run in bin(bare)[2:].split("0") if len(run) >= WINDOW)
 
 
 class KeptLines:

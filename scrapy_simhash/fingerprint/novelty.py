@@ -22,7 +22,7 @@ table cells differently still match.
 
 **What a page adds**, in characters: the characters of its own text that no :data:`WINDOW`-character
 window within their line shares with the kept page, counted in runs of :data:`WINDOW` or more, each
-distinct run once. A sentence or a line added counts its length; a deletion nothing; a word or a
+distinct line once. A sentence or a line added counts its length; a deletion nothing; a word or a
 name changed inside a long line nothing (the windows on either side of it are on the kept page: a
 typo fixed in ten places adds nothing); a short line that differs in a name
 (``assert_eq!(u64::MAX, ..)`` on one type's page, ``u32`` on its sibling's) counts whole, as a
@@ -256,12 +256,12 @@ class OwnText:
             text = normalize(raw)
             if text == self.text or self.text in text:
                 return 0.0
-            return float(sum(map(len, set(self._uncovered(text, WINDOW)))))
+            return float(sum(map(len, self._uncovered(text, WINDOW))))
         if kind in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             text = _inflate(kept)
             if text == self.text or self.text in text:
                 return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
-            return float(sum(map(len, set(self._uncovered(text, WINDOW)))))
+            return float(sum(map(len, self._uncovered(text, WINDOW))))
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
@@ -277,8 +277,9 @@ class OwnText:
 
     def added_runs(self, kept: bytes, least: int = WINDOW) -> list[str] | None:
         """The runs of this (normalised) text, of ``least`` characters or more, that no window of
-        the page whose sketch is ``kept`` covers, each once, in the order of the text: what it
-        adds, to show a person; ``None`` when ``kept`` is a sample (its text is not known)."""
+        the page whose sketch is ``kept`` covers (each distinct line once), each run once, in the
+        order of the text: what it adds, to show a person; ``None`` when ``kept`` is a sample (its
+        text is not known)."""
         if kept[:1] not in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             return None
         return list(dict.fromkeys(self._uncovered(_inflate(kept), least)))
@@ -287,8 +288,10 @@ class OwnText:
         """The runs of this text, of ``least`` characters or more, that no :data:`WINDOW`-character
         window of ``kept`` covers (windows within lines: a line shorter than that is never a run)."""
         # A line the kept page has as it is is covered whole: only the others are looked at.
+        # Each line once: a line repeated (a caption renamed in every example) adds once.
         kept_lines = set(kept.split("\n"))
-        text = "\n".join(line for line in self.text.split("\n") if len(line) >= least and line not in kept_lines)
+        lines = dict.fromkeys(line for line in self.text.split("\n") if len(line) >= least and line not in kept_lines)
+        text = "\n".join(lines)
         if not text:
             return []
         mine, own_ok = _windows(text)

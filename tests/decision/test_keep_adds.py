@@ -50,8 +50,8 @@ def brute_added(kept: str, new: str) -> float:
     """``OwnText.added``'s quantity (exact comparison) by brute force: the characters of ``new``'s
     normalised text in runs of ``WINDOW`` or more that no ``WINDOW``-character window within its
     line shares with ``kept``'s normalised text (lines joined: spaces, none next to a Han character),
-    each distinct run once."""
-    a, b = normalize(kept), normalize(new)
+    each distinct line of ``new`` once."""
+    a, b = normalize(kept), "\n".join(dict.fromkeys(normalize(new).split("\n")))
     a = re.sub(r" (?=[\u2e80-\u9fff])|(?<=[\u2e80-\u9fff]) ", "", a.replace("\n", " "))
     have = {a[i : i + WINDOW] for i in range(len(a) - WINDOW + 1)}
     covered = [False] * len(b)
@@ -59,8 +59,8 @@ def brute_added(kept: str, new: str) -> float:
         window = b[i : i + WINDOW]
         if "\n" not in window and window in have:
             covered[i : i + WINDOW] = [True] * WINDOW
-    runs = "".join("\0" if c or ch == "\n" else ch for c, ch in zip(covered, b)).split("\0")
-    return float(sum(len(run) for run in set(runs) if len(run) >= WINDOW))
+    runs = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b)).split()
+    return float(sum(len(run) for run in runs if len(run) >= WINDOW))
 
 
 def brute_seams(kept: str, new: str) -> float:
