@@ -61,11 +61,12 @@ def main() -> None:
             run(item)
         return (clock() - t) / len(work) * 1e3
 
-    edited = {
-        i: OwnText._normalised(p.own.text[: p.own.chars // 2] + " updated " + p.own.text[p.own.chars // 2 :])
-        for i, p in enumerate(pages)
-        if p.own is not None
-    }
+    def edit(doc) -> OwnText:  # type: ignore[no-untyped-def]
+        """The page's own text with a word inserted mid-text."""
+        text = "\n".join([doc.title, doc.text, *([doc.rest] if doc.rest else [])])
+        return OwnText((text[: len(text) // 2] + " updated " + text[len(text) // 2 :]).split("\n"))
+
+    edited = {i: edit(docs[i]) for i, p in enumerate(pages) if p.own is not None}
     times: dict[str, list[float]] = {}
     tmp = Path(tempfile.mkdtemp(prefix="bench-keep-adds-"))
     for r in range(args.rounds):
