@@ -9,7 +9,7 @@ are run in turn, ``--repeats`` times; the figures are medians, and the ratio is 
 without the middleware measured in the same run.
 
     .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
-        [--spiders selectors,noparse] [--configs native,python] [--site generated|real]
+        [--spiders selectors,noparse] [--configs native,python] [--site generated|real|api]
     .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
@@ -24,6 +24,10 @@ without a charset, as the decoding must sniff it), each also under a tracking-pa
 URL (``?utm_source=...``: the same bytes, a near-duplicate to drop), crawled from an index page. The
 selector spider reads every page's title and links but follows only the index's links (the pages'
 own links lead off the served copy).
+
+``--site api``: ``--pages`` pages (a fixed sample) of a real API reference, GTK 4's (Debian's
+``libgtk-4-doc``: gi-docgen's pages, 8.7 KB on average, much of each page its class's inherited
+members), crawled from an index page like the real news pages, without copies.
 
 ``--baseline DIR``: each config also runs as ``<config>-base`` with ``scrapy_simhash`` imported from
 ``DIR`` (a checkout of the code before a change, e.g. ``git worktree add``), alternating with this
@@ -78,6 +82,7 @@ CLUE = DATA / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.tx
 REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
 AEB = DATA / "scrapinghub-aeb" / "html"
 CEE = DATA / "zh-web-cee" / "original"
+API = Path("/usr/share/doc/libgtk-4-doc/gtk4")  # Debian's libgtk-4-doc: GTK 4's reference (gi-docgen)
 TRACKING = "?utm_source=newsletter&utm_medium=email&utm_campaign=bench"
 PER_LIST = 50  # article links per list page
 
@@ -208,12 +213,38 @@ def build_real_site(root: Path) -> int:
     return len(bodies)
 
 
+def build_api_site(root: Path, n_pages: int, source: Path = API) -> int:
+    """``n_pages`` pages of a real API reference (``source``; a fixed sample, in path order) under
+    ``root/p/<n>.htm`` and an index linking each once (no copies: the reference has its own
+    near-duplicates); returns the number of pages."""
+    files = sorted(source.rglob("*.html"))
+    files = sorted(random.Random(7).sample(files, min(n_pages, len(files))))
+    (root / "p").mkdir(parents=True, exist_ok=True)
+    links = []
+    for n, path in enumerate(files):
+        (root / "p" / f"{n}.htm").write_bytes(path.read_bytes())
+        links.append(f"<li><a href='/p/{n}.htm'>{n}</a></li>")
+    (root / "index.html").write_text(f"<html><body><ul>{''.join(links)}</ul></body></html>", encoding="utf-8")
+    (root / "no-copies").touch()
+    return len(files)
+
+
+def build(site: str, root: Path, n_pages: int) -> int:
+    """The site ``--site`` names, under ``root``; returns its number of distinct pages."""
+    if site == "real":
+        return build_real_site(root)
+    if site == "api":
+        return build_api_site(root, n_pages)
+    return build_site(root, n_pages)
+
+
 def page_urls(root: Path, base: str) -> list[str]:
     """Every page of the served site that the selector spider reaches (for the spider that never
     parses): the generated site's list and article pages, or the real pages and their copies."""
     if (root / "p").is_dir():
         paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
-        return [f"{base}/p/{p.name}{q}" for p in paths for q in ("", TRACKING)]
+        copies = ("",) if (root / "no-copies").exists() else ("", TRACKING)
+        return [f"{base}/p/{p.name}{q}" for p in paths for q in copies]
     lists = sorted((root / "list").iterdir(), key=lambda p: int(p.stem))
     articles = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
     return [f"{base}/list/{p.name}" for p in lists] + [f"{base}/a/{p.name}" for p in articles]
@@ -519,7 +550,7 @@ def main() -> int:
     parser.add_argument(
         "--spiders", default="selectors,noparse", help="comma-separated: selectors, noparse (default both)"
     )
-    parser.add_argument("--site", choices=("generated", "real"), default="generated")
+    parser.add_argument("--site", choices=("generated", "real", "api"), default="generated")
     parser.add_argument("--profile", metavar="DIR", help="one crawl per spider and config under cProfile")
     parser.add_argument(
         "--baseline",
@@ -540,13 +571,16 @@ def main() -> int:
     if args.child:
         _child(json.loads(args.child))
         return 0
+    if args.site == "api" and not API.is_dir():
+        print(f"skipped: --site api needs {API} (apt-get install libgtk-4-doc)")
+        return 0
     if not CLUE.exists() or not REVISIONS.exists():
         print(f"skipped: the benchmark needs {CLUE} and {REVISIONS}")
         return 0
     if args.breakdown:
         with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
             root = Path(tmp) / "site"
-            n = build_real_site(root) if args.site == "real" else build_site(root, args.pages)
+            n = build(args.site, root, args.pages)
             runs = [
                 breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
                 for i in range(max(args.repeats, 1))
@@ -584,7 +618,14 @@ def main() -> int:
         parser.error("--spiders: choose from selectors, noparse")
     with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
         root = Path(tmp) / "site"
-        if args.site == "real":
+        if args.site == "api":
+            n = build_api_site(root, args.pages)
+            size = sum(p.stat().st_size for p in (root / "p").iterdir())
+            print(
+                f"site: {n} pages of a real API reference ({API}, {size / n / 1024:.1f} KB each on average); "
+                f"concurrency {args.concurrency}"
+            )
+        elif args.site == "real":
             n = build_real_site(root)
             size = sum(p.stat().st_size for p in (root / "p").iterdir())
             print(
