@@ -27,7 +27,7 @@ import hashlib
 import re
 import struct
 import threading
-from collections import Counter, OrderedDict
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -178,21 +178,6 @@ def _compute_keys(lines: list[str]) -> list[int]:
     return [_key_of(line) for line in norm]
 
 
-def _most_seen(counts: dict[int, int], n: int) -> dict[int, int]:
-    """The ``n`` lines seen on the most pages (ties: the smallest keys): the others are forgotten.
-    By the counts' histogram, so that only the lines at the cut are sorted (most lines were seen
-    once)."""
-    hist = Counter(counts.values())
-    above = 0
-    for cut in sorted(hist, reverse=True):
-        if above + hist[cut] >= n:
-            break
-        above += hist[cut]
-    kept = {key: count for key, count in counts.items() if count > cut}
-    kept.update((key, cut) for key in sorted(key for key, count in counts.items() if count == cut)[: n - above])
-    return kept
-
-
 class HostTemplate:
     """What is learned about one host: how many pages were seen, and on how many of them each line was."""
 
@@ -309,7 +294,9 @@ class SiteTemplates:
             for key in keys:
                 counts[key] = counts.get(key, 0) + 1
             if len(counts) > self.max_lines:
-                tpl.counts = _most_seen(counts, self.max_lines * 3 // 4)
+                # Forget the lines seen on the fewest pages (ties: the smallest keys), down to 3/4.
+                keep = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: self.max_lines * 3 // 4]
+                tpl.counts = dict(keep)
             tpl.seen_since_save += 1
             if tpl.seen_since_save >= self.save_every:
                 self._save(host, tpl)

@@ -25,7 +25,6 @@ from scrapy_simhash.text.templates import (
     IndexTemplateStore,
     MemoryTemplateStore,
     SiteTemplates,
-    _most_seen,
     host_of,
     line_key,
 )
@@ -199,18 +198,6 @@ def test_template_lines_are_learned_per_host_and_bounded():
     for i in range(10):  # one page under ten URLs (tracking parameters): counted once
         mirrored.observe(f"http://c.test/p?utm={i}", ["the page's own text"], fp=12345)
     assert mirrored.template_lines("http://c.test/p", ["the page's own text"]) == set()
-
-
-@pytest.mark.parametrize("seed", range(20))
-def test_forgetting_keeps_the_lines_seen_most_ties_by_key(seed: int) -> None:
-    """What a host's template keeps when it outgrows ``max_lines``: the lines seen on the most
-    pages, ties broken by the smallest keys, as a sort of every line gives (by the counts'
-    histogram, only the lines at the cut are sorted)."""
-    rng = random.Random(seed)
-    counts = {rng.getrandbits(64): rng.choice([1, 1, 1, 1, 2, 2, 3, 5, rng.randint(1, 40)]) for _ in range(500)}
-    for n in (1, rng.randint(2, 499), 499):
-        expected = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
-        assert _most_seen(counts, n) == expected
 
 
 def test_templates_are_stored_and_read_back_and_bad_bytes_are_counted():
