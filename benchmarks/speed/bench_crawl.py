@@ -373,7 +373,9 @@ def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) ->
     config.update(settings={k: v for k, v in settings.items() if k != "_code"}, index_dir=str(index_dir))
     sampler = config.pop("sampler", None)
     sampled = str(config.pop("profile")) if sampler else ""
-    command = [sys.executable, __file__, "--child", json.dumps(config)]
+    config_file = index_dir.with_name(f"{index_dir.name}.json")  # not argv: 100,000 URLs pass no command line
+    config_file.write_text(json.dumps(config), encoding="utf-8")
+    command = [sys.executable, __file__, "--child", str(config_file)]
     if sampler:  # py-spy samples the child (the thread holding the GIL): collapsed stacks, 1,000 a second
         command = [sampler, "record", "--gil", "-r", "1000", "-f", "raw", "-o", sampled, "--", *command]
     out = subprocess.run(
@@ -569,7 +571,7 @@ def main() -> int:
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        _child(json.loads(args.child))
+        _child(json.loads(Path(args.child).read_text(encoding="utf-8")))
         return 0
     if args.site == "api" and not API.is_dir():
         print(f"skipped: --site api needs {API} (apt-get install libgtk-4-doc)")
