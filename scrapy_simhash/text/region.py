@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _Walker
+from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _heading, _Walker
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 
@@ -296,3 +296,97 @@ def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -
         return []
     last = max(i for i, (_, k) in enumerate(inside) if k == _GOOD)
     return [b for b, k in inside[first : last + 1] if k > _LINKS]
+
+
+#: Below this share of the content-like text of the element it shares with the page's main
+#: heading (from the heading on), the content region is one part of the page's content.
+_PART_SHARE = 0.5
+
+
+def _with_heading(
+    walker: _Walker, blocks: list[_Block], pool: list[_Block], main: list[_Block], heading: str, named: bool
+) -> list[_Block]:
+    """``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
+    ``blocks``) widened up to the page's main heading (``heading``: a heading's text as
+    :func:`~scrapy_simhash.text.blocks._heading` reads it; ``named``: the page title names it),
+    when that heading's block comes before the region.
+
+    An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
+    description above long member docs, often inherited: the region the scoring finds is a run of
+    those member docs, and the page's own text (what an edit of the class changes) is short
+    lines around it that do not score. Where the region holds under half of the content-like
+    text that follows the heading in the element holding both (:data:`_PART_SHARE`), it is one
+    part of the page's content: the content is the heading and that text. Else, where the title
+    does not name the heading, the heading and the content-like blocks between it and the region
+    belong to it (a Javadoc "Class CharSet" above "CharSet (... API)"'s declaration); a news
+    article whose title is its headline keeps its region (its bylines and datelines stay out).
+    Content-like: not a link list, boilerplate, metadata or, on a page with several, a teaser
+    (:func:`_own_line`)."""
+    if not heading or not main:
+        return main
+    at = {id(b): i for i, b in enumerate(blocks)}
+    start = at.get(id(main[0]))
+    if start is None:
+        return main
+    top = next((i for i in range(start - 1, -1, -1) if _is_heading(blocks[i], heading)), None)
+    if top is None:
+        return main
+    # The element that holds the heading and the region, and its content-like text from the heading on.
+    parent, owner = walker.parent, blocks[top].owner
+    ancestors = {main[0].owner}
+    i = main[0].owner
+    while i:
+        i = parent[i]
+        ancestors.add(i)
+    while owner not in ancestors:
+        owner = parent[owner]
+    lo, hi = owner, walker.end[owner]
+    in_pool = {id(b) for b in pool}
+    teasers = sum(1 for b in pool if b.norm.endswith(_ELLIPSES)) >= 2
+    taken = {id(b) for b in main}
+    after = [
+        b
+        for b in blocks[top + 1 :]
+        if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _own_line(b, teasers))
+    ]
+    if named and _weight(main) < _PART_SHARE * _weight(after):
+        return [blocks[top], *after]
+    if named:
+        return main
+    end = at.get(id(main[-1]), start)
+    return [
+        blocks[top],
+        *(b for b in blocks[top + 1 : end + 1] if id(b) in taken or (id(b) in in_pool and _own_line(b, teasers))),
+    ]
+
+
+def _weight(blocks: list[_Block]) -> int:
+    return sum(b.weight for b in blocks)
+
+
+#: A line partly of links is the page's own (see :func:`_own_line`) with at least this many
+#: characters outside its links ("public class " and " extends " around two linked names).
+_OWN_LINE_WORDS = 12
+
+
+def _own_line(block: _Block, teasers: bool) -> bool:
+    """Whether a block near the main heading is the page's own text: content-like (not a teaser
+    of another article on a page with several), or a line partly of links that is no link list,
+    boilerplate or markup: a declaration whose names link to their pages ("public class CharSet
+    extends Object implements Serializable"), not a list of links with separators between them."""
+    kind = _kind(block, teasers)
+    if kind == _SHORT and teasers and block.teaser:
+        return False
+    if kind >= _SHORT:
+        return True
+    if kind == _META or len(block.text) - block.links < _OWN_LINE_WORDS:
+        return False
+    text = block.norm
+    return not (_boilerplate_any(text) or _BOILERPLATE_RE.match(text) or (text[0] == "<" and text[-1] == ">"))
+
+
+def _is_heading(block: _Block, heading: str) -> bool:
+    """Whether ``block``'s text is ``heading`` (as :func:`~scrapy_simhash.text.blocks._heading`
+    reads a heading: case-folded, without permalink signs)."""
+    # (case folding never shortens a text: a block longer than the heading and its marks is not it)
+    return len(block.text) <= len(heading) + 8 and _heading(block.text) == heading
