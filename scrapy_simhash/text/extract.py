@@ -509,7 +509,8 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     # An API reference page's own heading, declaration and description around a region of
     # member docs (or, on a page taken whole, its heading and the declaration the page rule
     # takes for a link list).
-    main = _with_heading(walker, blocks, pool if found != "page" else content, main, heading, named)
+    whole = found == "page"
+    main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.

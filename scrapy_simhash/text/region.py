@@ -304,24 +304,31 @@ _PART_SHARE = 0.5
 
 
 def _with_heading(
-    walker: _Walker, blocks: list[_Block], pool: list[_Block], main: list[_Block], heading: str, named: bool
+    walker: _Walker,
+    blocks: list[_Block],
+    pool: list[_Block],
+    main: list[_Block],
+    heading: str,
+    named: bool,
+    whole: bool = False,
 ) -> list[_Block]:
     """``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
-    ``blocks``) widened up to the page's main heading (``heading``: a heading's text as
-    :func:`~scrapy_simhash.text.blocks._heading` reads it; ``named``: the page title names it),
-    when that heading's block comes before the region.
+    ``blocks``) widened up to the page's main heading (``heading``: as
+    :func:`~scrapy_simhash.text.blocks._heading` reads a heading; ``named``: the page title
+    names it, else it shares a word with it), when that heading's block comes before the region.
 
     An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
     description above long member docs, often inherited: the region the scoring finds is a run of
-    those member docs, and the page's own text (what an edit of the class changes) is short
-    lines around it that do not score. Where the region holds under half of the content-like
-    text that follows the heading in the element holding both (:data:`_PART_SHARE`), it is one
-    part of the page's content: the content is the heading and that text. Else, where the title
-    does not name the heading, the heading and the content-like blocks between it and the region
-    belong to it (a Javadoc "Class CharSet" above "CharSet (... API)"'s declaration); a news
-    article whose title is its headline keeps its region (its bylines and datelines stay out).
-    Content-like: not a link list, boilerplate, metadata or, on a page with several, a teaser
-    (:func:`_own_line`)."""
+    those member docs, and the page's own text (what an edit of the class changes) is short lines
+    around it that do not score. Where the title names the heading and the region holds under
+    half of the content-like text that follows the heading in the element holding both
+    (:data:`_PART_SHARE`: "GtkFlowBox" under "Gtk.FlowBox"), the region is one part of the
+    page's content: the content is the heading and that text. Where the title does not name the
+    heading ("Class CharSet" under "CharSet (... API)"), the heading and the lines between it
+    and the region that are the page's own declarations and sentences (:func:`_own_line`) join
+    the region (up to its end where ``whole``: a page taken whole, whose declarations the page
+    rule leaves out as link lists). A news article whose title is its headline keeps its region,
+    without its byline."""
     if not heading or not main:
         return main
     at = {id(b): i for i, b in enumerate(blocks)}
@@ -331,58 +338,70 @@ def _with_heading(
     top = next((i for i in range(start - 1, -1, -1) if _is_heading(blocks[i], heading)), None)
     if top is None:
         return main
-    # The element that holds the heading and the region, and its content-like text from the heading on.
-    parent, owner = walker.parent, blocks[top].owner
-    ancestors = {main[0].owner}
-    i = main[0].owner
-    while i:
-        i = parent[i]
-        ancestors.add(i)
-    while owner not in ancestors:
-        owner = parent[owner]
-    lo, hi = owner, walker.end[owner]
     in_pool = {id(b) for b in pool}
     teasers = sum(1 for b in pool if b.norm.endswith(_ELLIPSES)) >= 2
     taken = {id(b) for b in main}
-    after = [
-        b
-        for b in blocks[top + 1 :]
-        if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _own_line(b, teasers))
-    ]
-    if named and _weight(main) < _PART_SHARE * _weight(after):
-        return [blocks[top], *after]
     if named:
-        return main
-    end = at.get(id(main[-1]), start)
-    return [
-        blocks[top],
-        *(b for b in blocks[top + 1 : end + 1] if id(b) in taken or (id(b) in in_pool and _own_line(b, teasers))),
-    ]
+        lo, hi = _holding(walker, blocks[top].owner, main[0].owner)
+        after = [
+            b
+            for b in blocks[top + 1 :]
+            if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
+        ]
+        return [blocks[top], *after] if _weight(main) < _PART_SHARE * _weight(after) else main
+    end = at.get(id(main[-1]), start) if whole else start - 1
+    own = [b for b in blocks[top + 1 : end + 1] if id(b) not in taken and id(b) in in_pool and _own_line(b)]
+    return sorted([blocks[top], *own, *main], key=lambda b: at[id(b)]) if whole else [blocks[top], *own, *main]
+
+
+def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:
+    """The element range (first, end) of the smallest element that holds elements ``a`` and ``b``."""
+    parent = walker.parent
+    ancestors = {b}
+    while b:
+        b = parent[b]
+        ancestors.add(b)
+    while a not in ancestors:
+        a = parent[a]
+    return a, walker.end[a]
 
 
 def _weight(blocks: list[_Block]) -> int:
     return sum(b.weight for b in blocks)
 
 
-#: A line partly of links is the page's own (see :func:`_own_line`) with at least this many
+def _content_line(block: _Block, teasers: bool) -> bool:
+    """Whether a block is content-like: not a link list, boilerplate, metadata, or (on a page
+    with several) a teaser of another article."""
+    return _kind(block, teasers) >= _SHORT and not (teasers and block.teaser)
+
+
+#: A line partly of links is a declaration (see :func:`_own_line`) with at least this many
 #: characters outside its links ("public class " and " extends " around two linked names).
-_OWN_LINE_WORDS = 12
+_DECLARATION_CHARS = 16
 
 
-def _own_line(block: _Block, teasers: bool) -> bool:
-    """Whether a block near the main heading is the page's own text: content-like (not a teaser
-    of another article on a page with several), or a line partly of links that is no link list,
-    boilerplate or markup: a declaration whose names link to their pages ("public class CharSet
-    extends Object implements Serializable"), not a list of links with separators between them."""
-    kind = _kind(block, teasers)
-    if kind == _SHORT and teasers and block.teaser:
-        return False
-    if kind >= _SHORT:
-        return True
-    if kind == _META or len(block.text) - block.links < _OWN_LINE_WORDS:
+# What only code has in a short line: brackets, an assignment, a path ("std::str").
+_CODE_RE = re.compile(r"[{}()<>\[\];=]|::")
+
+
+def _own_line(block: _Block) -> bool:
+    """Whether a block near the main heading is the page's own text: a paragraph, a sentence, a
+    line of code, or a declaration whose names link to their pages ("public class CharSet extends
+    Object implements Serializable"); not a byline, a label, a counter or a line of navigation,
+    nor a link list, boilerplate, markup shown as text or metadata."""
+    kind = _kind(block, False)
+    if kind == _META:
         return False
     text = block.norm
-    return not (_boilerplate_any(text) or _BOILERPLATE_RE.match(text) or (text[0] == "<" and text[-1] == ">"))
+    if kind == _LINKS:
+        # A declaration: words between its links, no link list, boilerplate or markup.
+        return (
+            len(block.text) - block.links >= _DECLARATION_CHARS
+            and not (_boilerplate_any(text) or _BOILERPLATE_RE.match(text))
+            and not (text[0] == "<" and text[-1] == ">")
+        )
+    return kind == _GOOD or text[-1] in _SENTENCE_END or _CODE_RE.search(text) is not None
 
 
 def _is_heading(block: _Block, heading: str) -> bool:

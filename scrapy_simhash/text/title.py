@@ -71,12 +71,13 @@ def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
     tree (natively when the native walk runs: ``HtmlWalker.title_parts``).
 
     The title is the page's <title>, else its og:title / twitter:title (cut where its headings
-    show which part is the page's own: :func:`_clean_title`), else its first <h1>.
-
-    The main heading is the first of the page's own headings (:func:`_headings`: case-folded,
-    without permalink signs) that the title names (:func:`_names`: SQLite's "SQLite C Interface"
-    <h2> above its "Enable Or Disable Extended Result Codes" <h2>), else the first; "" when the
-    page has none."""
+    show which part is the page's own: :func:`_clean_title`), else its first <h1>. The main
+    heading is the first of the page's own headings (:func:`_headings`: case-folded, without
+    permalink signs) that the title names (:func:`_names`: SQLite's "Enable Or Disable Extended
+    Result Codes" <h2> below its "SQLite C Interface" <h2>), else the first that shares a word
+    with it (Javadoc's "Class CharSet" under "CharSet (Apache Commons Lang 3.12.0 API)"), else
+    "": a heading that has nothing of the title (a site's name in its page header) is not the
+    page's."""
     parts = _native_title_parts(root) if native else None
     if parts is None:
         headings = _headings(root)
@@ -88,9 +89,12 @@ def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
             (_clean_title(t, headings) for t in (text, meta) if t is not None and t.strip()),
             _WS_RE.sub(" ", h1).strip() if h1 is not None else "",
         )
-        headings = [h for h in headings if h]
-    heading = next((h for h in headings if _names(title, h)), headings[0] if headings else "")
-    return title, heading, bool(heading) and _names(title, heading)
+    named = next((h for h in headings if h and _names(title, h)), None)
+    if named is not None:
+        return title, named, True
+    words = set(_WORD_RE.findall(title.casefold()))
+    related = next((h for h in headings if words.intersection(_WORD_RE.findall(h))), "")
+    return title, related, False
 
 
 def _names(title: str, heading: str) -> bool:
@@ -106,6 +110,10 @@ def _names(title: str, heading: str) -> bool:
 
 # What :func:`_names` leaves out of a title and a heading: all but letters and digits.
 _ALNUM_RE = re.compile(r"[\W_]+")
+
+
+# A word a title and a heading can share: 3 or more letters or digits ("std", not "in").
+_WORD_RE = re.compile(r"[^\W_]{3,}")
 
 
 def _find_title_python(root, headings: list[str]) -> str:
