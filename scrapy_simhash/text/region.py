@@ -348,7 +348,11 @@ def _with_heading(
             for b in blocks[top + 1 :]
             if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
         ]
-        return [blocks[top], *after] if _weight(main) < _PART_SHARE * _weight(after) else main
+        if _weight(main) < _PART_SHARE * _weight(after):
+            return [blocks[top], *after]
+        # The region is the page's content, after its declaration: that joins (a line of code).
+        code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
+        return [*code, *main]
     end = at.get(id(main[-1]), start) if whole else start - 1
     own = [b for b in blocks[top + 1 : end + 1] if id(b) not in taken and id(b) in in_pool and _own_line(b)]
     return sorted([blocks[top], *own, *main], key=lambda b: at[id(b)]) if whole else [blocks[top], *own, *main]
@@ -381,8 +385,18 @@ def _content_line(block: _Block, teasers: bool) -> bool:
 _DECLARATION_CHARS = 16
 
 
-# What only code has in a short line: brackets, an assignment, a path ("std::str").
+# What only code has in a short line: brackets, an assignment, a path ("std::str") ...
 _CODE_RE = re.compile(r"[{}()<>\[\];=]|::")
+
+
+# ... and what a declaration has that a headline or a standfirst has not: braces, angle
+# brackets, a semicolon, an assignment, a path.
+_DECLARATION_RE = re.compile(r"[{}<>;=]|::")
+
+
+def _is_code(block: _Block) -> bool:
+    """Whether a content-like block is a declaration (see :data:`_DECLARATION_RE`)."""
+    return _DECLARATION_RE.search(block.norm) is not None
 
 
 def _own_line(block: _Block) -> bool:
