@@ -48,7 +48,10 @@ decision for decision:
    quarter of the good text outside chrome (or, inside a ``<main>`` landmark, a region of no
    paragraph weighs under a quarter of the landmark's content-like blocks: an API reference page
    of short lines), every block outside chrome that is not a link list, boilerplate or metadata;
-   (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
+   then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
+   with), when it comes before what was found, brings the page's declaration and description
+   (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
+   inherited member docs); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
    lists make up most of them, those blocks with the link lists (an index page); (g) under 50
    characters: all visible text.
 
@@ -343,7 +346,8 @@ def extract(
     counters); a page whose content is a table or list of short lines gives those lines; when
     that region holds less than a quarter of the page's content-like text (a documentation page
     whose sections the scoring splits), the content-like text of the whole page is used
-    (``method="page"``); below 50 characters, all visible text. Block selection is
+    (``method="page"``); the page's own heading, declaration and description, above a region of
+    member docs (an API reference page), belong to it; below 50 characters, all visible text. Block selection is
     width-invariant (a full-width copy gives the same text after NFKC); the text is returned as
     written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
     ``noscript``, ``template``, ``head`` or hidden elements). Paragraphs are separated by

@@ -320,15 +320,20 @@ def _with_heading(
     An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
     description above long member docs, often inherited: the region the scoring finds is a run of
     those member docs, and the page's own text (what an edit of the class changes) is short lines
-    around it that do not score. Where the title names the heading and the region holds under
-    half of the content-like text that follows the heading in the element holding both
-    (:data:`_PART_SHARE`: "GtkFlowBox" under "Gtk.FlowBox"), the region is one part of the
-    page's content: the content is the heading and that text. Where the title does not name the
-    heading ("Class CharSet" under "CharSet (... API)"), the heading and the lines between it
-    and the region that are the page's own declarations and sentences (:func:`_own_line`) join
-    the region (up to its end where ``whole``: a page taken whole, whose declarations the page
-    rule leaves out as link lists). A news article whose title is its headline keeps its region,
-    without its byline."""
+    around it that do not score. So:
+
+    - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox") and the region holds under
+      half of the content-like text that follows the heading in the element holding both
+      (:data:`_PART_SHARE`): the region is one part of the page's content, which is the heading
+      and that text;
+    - the title names the heading and the region is the rest of that text (a class's own long
+      description; a news article under its headline): the declaration above it joins (a line
+      of code, :func:`_is_code`), not its headline, byline or standfirst;
+    - the title does not name the heading ("Class CharSet" under "CharSet (... API)"): the
+      heading and the page's own lines between it and the region join it (declarations and
+      sentences, not bylines or labels: :func:`_own_line`; up to the region's end where
+      ``whole``: a page taken whole, whose declarations the page rule leaves out as link lists).
+    """
     if not heading or not main:
         return main
     at = {id(b): i for i, b in enumerate(blocks)}
