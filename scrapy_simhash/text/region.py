@@ -322,10 +322,11 @@ def _with_heading(
     those member docs, and the page's own text (what an edit of the class changes) is short lines
     around it that do not score. So:
 
-    - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox") and the region holds under
-      half of the content-like text that follows the heading in the element holding both
-      (:data:`_PART_SHARE`): the region is one part of the page's content, which is the heading
-      and that text;
+    - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox"), content-like lines lie
+      between the two, and the region holds under half of the content-like text that follows
+      the heading in the element holding both (:data:`_PART_SHARE`): the region is one part of
+      the page's content, which is the heading and that text (a region right under its heading,
+      a date line between at most, is the page's content: a list below it stays out);
     - the title names the heading and the region is the rest of that text (a class's own long
       description; a news article under its headline): the declaration above it joins (a line
       of code, :func:`_is_code`), not its headline, byline or standfirst;
@@ -353,7 +354,8 @@ def _with_heading(
             for b in blocks[top + 1 :]
             if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
         ]
-        if _weight(main) < _PART_SHARE * _weight(after):
+        below = any(id(b) not in taken and at[id(b)] < start for b in after)  # own lines above the region
+        if below and _weight(main) < _PART_SHARE * _weight(after):
             return [blocks[top], *after]
         # The region is the page's content, after its declaration: that joins (a line of code).
         code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
