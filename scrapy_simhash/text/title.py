@@ -1,6 +1,7 @@
 """A page's title: its ``<title>``, else its ``og:title`` / ``twitter:title``, else its first
 ``<h1>``; the site's name and the separators around it cut off where the page's headings show
-which part is the page's own (:func:`_clean_title`)."""
+which part is the page's own (:func:`_clean_title`). With it, the page's main heading, which the
+content region widens to (:func:`_title_and_heading`)."""
 
 from __future__ import annotations
 
