@@ -401,7 +401,7 @@ STAGES = (
     ("    decode (_response_text)", "scrapy_simhash.scrapy.middleware", "_response_text"),
     ("    extract", "scrapy_simhash.text.extract", "extract"),
     ("      lxml parse", "scrapy_simhash.text.extract", "_parse"),
-    ("      title", "scrapy_simhash.text.extract", "_find_title"),
+    ("      title", "scrapy_simhash.text.extract", "_title_and_heading"),
     ("      walk", "scrapy_simhash.text.extract", "walk_native"),
     ("      decisions", "scrapy_simhash.text.extract", "_choose"),
     ("    fingerprint, sketch, line keys (native)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_native_page"),

@@ -47,11 +47,13 @@ __all__ = [
     "similarity",
 ]
 
-#: Bumped whenever the fingerprint of some text changes for the same options. "3": a word that
-#: starts with a letter keeps its digits (``u64``), a number takes the letters joined to it
-#: (``3rd``), a Han character ends a word (``features`` module docstring). An index of another
-#: version raises ``SettingsMismatchError`` naming the version and the fix.
-FINGERPRINT_VERSION = "3"
+#: Bumped whenever the fingerprint of some text (or page) changes for the same options. "3": a
+#: word that starts with a letter keeps its digits (``u64``), a number takes the letters joined
+#: to it (``3rd``), a Han character ends a word (``features`` module docstring). "4": a page's
+#: own heading, declaration and description join its text (an API reference page whose region
+#: is its member docs: ``text.region._with_heading``). An index of another version raises
+#: ``SettingsMismatchError`` naming the version and the fix.
+FINGERPRINT_VERSION = "4"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:

@@ -74,6 +74,16 @@ _ENTITY = etree.Entity
 _WS_RE = re.compile(r"\s+")
 
 
+# A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.
+_HEADING_MARKS = " \t\n¶#§"
+
+
+def _heading(text: str) -> str:
+    """A heading's text as the title and the content region compare it: whitespace collapsed,
+    case-folded, without permalink signs ("" when it has no text)."""
+    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
+
+
 # Han, kana and CJK symbols (。、「」): scripts written without spaces between words. Not the
 # full-width forms (U+FF00-FFEF): a full-width letter or digit is a Latin letter or digit in
 # another width (NFKC maps it back), and "Ｋｉｍ Ｊｏｎｇ" keeps its spaces like "Kim Jong".

@@ -48,7 +48,10 @@ decision for decision:
    quarter of the good text outside chrome (or, inside a ``<main>`` landmark, a region of no
    paragraph weighs under a quarter of the landmark's content-like blocks: an API reference page
    of short lines), every block outside chrome that is not a link list, boilerplate or metadata;
-   (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
+   then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
+   with), when it comes before what was found, brings the page's declaration and description
+   (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
+   inherited member docs); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
    lists make up most of them, those blocks with the link lists (an index page); (g) under 50
    characters: all visible text.
 
@@ -83,8 +86,8 @@ from scrapy_simhash.text.blocks import (
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
 from scrapy_simhash.text.native import native_flat_text, walk_native
-from scrapy_simhash.text.region import _GOOD, _LINKS, _SHORT, _boilerplate_any, _kind, _main_blocks
-from scrapy_simhash.text.title import _clean_title, _find_title
+from scrapy_simhash.text.region import _GOOD, _LINKS, _SHORT, _boilerplate_any, _kind, _main_blocks, _with_heading
+from scrapy_simhash.text.title import _clean_title, _title_and_heading
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 
@@ -343,7 +346,8 @@ def extract(
     counters); a page whose content is a table or list of short lines gives those lines; when
     that region holds less than a quarter of the page's content-like text (a documentation page
     whose sections the scoring splits), the content-like text of the whole page is used
-    (``method="page"``); below 50 characters, all visible text. Block selection is
+    (``method="page"``); the page's own heading, declaration and description, above a region of
+    member docs (an API reference page), belong to it; below 50 characters, all visible text. Block selection is
     width-invariant (a full-width copy gives the same text after NFKC); the text is returned as
     written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
     ``noscript``, ``template``, ``head`` or hidden elements). Paragraphs are separated by
@@ -422,7 +426,7 @@ def _walked(
 ) -> Document:
     """The :class:`Document` of the parsed page ``root`` (``html``: the prepared text it was parsed
     from, for the regular-expression fallback)."""
-    title = _find_title(root, native)
+    title, heading, named = _title_and_heading(root, native)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         if not (native and walk_native(walker, root)):
@@ -435,7 +439,7 @@ def _walked(
             return Document(
                 title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible, parse=parse
             )
-        chosen, found, content_like = _choose(walker)
+        chosen, found, content_like = _choose(walker, heading, named)
     except _Budget as exc:
         return _flat_document(html, used, str(exc), native)
     total = _weight_of(blocks)
@@ -452,7 +456,7 @@ def _walked(
     )
 
 
-def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
+def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[list[_Block], str, list[_Block]]:
     """The decisions over the block sequence: the blocks that are the page's content, how they
     were found: "main" (the content region), "relaxed" (a table or list of short lines), "page"
     (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks),
@@ -468,13 +472,15 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
             blocks, landmarked = inside, True
     content = [b for b in blocks if not b.flags]
     main = _main_blocks(walker, content)
+    pool = content
     found = "main"
     walker.check_budget()
     if _chars(main) < _RETRY_CHARS:
         # The content may sit in an element whose class/id looks like chrome.
-        retry = _main_blocks(walker, [b for b in blocks if not b.flags & _IN_CHROME_TAG])
+        unchromed = [b for b in blocks if not b.flags & _IN_CHROME_TAG]
+        retry = _main_blocks(walker, unchromed)
         if _chars(retry) > _chars(main):
-            main = retry
+            main, pool = retry, unchromed
     if _chars(main) < _RELAXED_CHARS and _chars(main) < _RELAXED_SHARE * _chars(blocks):
         # Little content-like text on a page with much text: the content may be a table or
         # a list of short lines (a standings table, a timetable). Take the region with the most
@@ -483,7 +489,7 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
         walker.check_budget()
         relaxed = _main_blocks(walker, content, relaxed=True)
         if _chars(relaxed) >= _RELAXED_GAIN * _chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
-            main, found = relaxed, "relaxed"
+            main, found, pool = relaxed, "relaxed", content
     # The region holds too little of the page's content-like text (a documentation page whose
     # sections, definition lists and code the scoring splits; an index page): hashing that part
     # alone would let the rest of the page change, or differ, unseen. Take all of it instead.
@@ -504,6 +510,11 @@ def _choose(walker: _Walker) -> tuple[list[_Block], str, list[_Block]]:
         # of the landmark's content-like text, is a part the scoring split off, not the page's
         # content (a short article beside a longer list of short lines keeps its own text).
         main, found = content_like, "page"
+    # An API reference page's own heading, declaration and description around a region of
+    # member docs (or, on a page taken whole, its heading and the declaration the page rule
+    # takes for a link list).
+    whole = found == "page"
+    main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.

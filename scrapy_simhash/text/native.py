@@ -151,8 +151,8 @@ def html_walk_status() -> str:
 
 
 def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
-    """What :func:`_find_title` reads of ``root``'s tree, natively (``HtmlWalker.title_parts``);
-    ``None`` when the Python reads must run."""
+    """What :func:`~scrapy_simhash.text.title._title_and_heading` reads of ``root``'s tree,
+    natively (``HtmlWalker.title_parts``); ``None`` when the Python reads must run."""
     walker = html_walker(type(root))
     if walker is None:
         return None

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _Walker
+from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _heading, _Walker
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 
@@ -296,3 +296,137 @@ def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -
         return []
     last = max(i for i, (_, k) in enumerate(inside) if k == _GOOD)
     return [b for b, k in inside[first : last + 1] if k > _LINKS]
+
+
+#: Below this share of the content-like text of the element it shares with the page's main
+#: heading (from the heading on), the content region is one part of the page's content.
+_PART_SHARE = 0.5
+
+
+def _with_heading(
+    walker: _Walker,
+    blocks: list[_Block],
+    pool: list[_Block],
+    main: list[_Block],
+    heading: str,
+    named: bool,
+    whole: bool = False,
+) -> list[_Block]:
+    """``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
+    ``blocks``) widened up to the page's main heading (``heading``: as
+    :func:`~scrapy_simhash.text.blocks._heading` reads a heading; ``named``: the page title
+    names it, else it shares a word with it), when that heading's block comes before the region.
+
+    An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
+    description above long member docs, often inherited: the region the scoring finds is a run of
+    those member docs, and the page's own text (what an edit of the class changes) is short lines
+    around it that do not score. So:
+
+    - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox"), content-like lines lie
+      between the two, and the region holds under half of the content-like text that follows
+      the heading in the element holding both (:data:`_PART_SHARE`): the region is one part of
+      the page's content, which is the heading and that text (a region right under its heading,
+      a date line between at most, is the page's content: a list below it stays out);
+    - the title names the heading and the region is the rest of that text (a class's own long
+      description; a news article under its headline): the declaration above it joins (a line
+      of code, :func:`_is_code`), not its headline, byline or standfirst;
+    - the title does not name the heading ("Class CharSet" under "CharSet (... API)"): the
+      heading and the page's own lines between it and the region join it (declarations and
+      sentences, not bylines or labels: :func:`_own_line`; up to the region's end where
+      ``whole``: a page taken whole, whose declarations the page rule leaves out as link lists).
+    """
+    if not heading or not main:
+        return main
+    at = {id(b): i for i, b in enumerate(blocks)}
+    start = at.get(id(main[0]))
+    if start is None:
+        return main
+    top = next((i for i in range(start - 1, -1, -1) if _is_heading(blocks[i], heading)), None)
+    if top is None:
+        return main
+    in_pool = {id(b) for b in pool}
+    teasers = sum(1 for b in pool if b.norm.endswith(_ELLIPSES)) >= 2
+    taken = {id(b) for b in main}
+    if named:
+        lo, hi = _holding(walker, blocks[top].owner, main[0].owner)
+        after = [
+            b
+            for b in blocks[top + 1 :]
+            if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
+        ]
+        below = any(id(b) not in taken and at[id(b)] < start for b in after)  # own lines above the region
+        if below and _weight(main) < _PART_SHARE * _weight(after):
+            return [blocks[top], *after]
+        # The region is the page's content, after its declaration: that joins (a line of code).
+        code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
+        return [*code, *main]
+    end = at.get(id(main[-1]), start) if whole else start - 1
+    own = [b for b in blocks[top + 1 : end + 1] if id(b) not in taken and id(b) in in_pool and _own_line(b)]
+    return sorted([blocks[top], *own, *main], key=lambda b: at[id(b)]) if whole else [blocks[top], *own, *main]
+
+
+def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:
+    """The element range (first, end) of the smallest element that holds elements ``a`` and ``b``."""
+    parent = walker.parent
+    ancestors = {b}
+    while b:
+        b = parent[b]
+        ancestors.add(b)
+    while a not in ancestors:
+        a = parent[a]
+    return a, walker.end[a]
+
+
+def _weight(blocks: list[_Block]) -> int:
+    return sum(b.weight for b in blocks)
+
+
+def _content_line(block: _Block, teasers: bool) -> bool:
+    """Whether a block is content-like: not a link list, boilerplate, metadata, or (on a page
+    with several) a teaser of another article."""
+    return _kind(block, teasers) >= _SHORT and not (teasers and block.teaser)
+
+
+#: A line partly of links is a declaration (see :func:`_own_line`) with at least this many
+#: characters outside its links ("public class " and " extends " around two linked names).
+_DECLARATION_CHARS = 16
+
+
+# What only code has in a short line: brackets, an assignment, a path ("std::str") ...
+_CODE_RE = re.compile(r"[{}()<>\[\];=]|::")
+
+
+# ... and what a declaration has that a headline or a standfirst has not: braces, angle
+# brackets, a semicolon, an assignment, a path.
+_DECLARATION_RE = re.compile(r"[{}<>;=]|::")
+
+
+def _is_code(block: _Block) -> bool:
+    """Whether a content-like block is a declaration (see :data:`_DECLARATION_RE`)."""
+    return _DECLARATION_RE.search(block.norm) is not None
+
+
+def _own_line(block: _Block) -> bool:
+    """Whether a block near the main heading is the page's own text: a paragraph, a sentence, a
+    line of code, or a declaration whose names link to their pages ("public class CharSet extends
+    Object implements Serializable"); not a byline, a label, a counter or a line of navigation,
+    nor a link list, boilerplate, markup shown as text or metadata."""
+    kind = _kind(block, False)
+    if kind == _META:
+        return False
+    text = block.norm
+    if kind == _LINKS:
+        # A declaration: words between its links, no link list, boilerplate or markup.
+        return (
+            len(block.text) - block.links >= _DECLARATION_CHARS
+            and not (_boilerplate_any(text) or _BOILERPLATE_RE.match(text))
+            and not (text[0] == "<" and text[-1] == ">")
+        )
+    return kind == _GOOD or text[-1] in _SENTENCE_END or _CODE_RE.search(text) is not None
+
+
+def _is_heading(block: _Block, heading: str) -> bool:
+    """Whether ``block``'s text is ``heading`` (as :func:`~scrapy_simhash.text.blocks._heading`
+    reads a heading: case-folded, without permalink signs)."""
+    # (case folding never shortens a text: a block longer than the heading and its marks is not it)
+    return len(block.text) <= len(heading) + 8 and _heading(block.text) == heading

@@ -1,12 +1,13 @@
 """A page's title: its ``<title>``, else its ``og:title`` / ``twitter:title``, else its first
 ``<h1>``; the site's name and the separators around it cut off where the page's headings show
-which part is the page's own (:func:`_clean_title`)."""
+which part is the page's own (:func:`_clean_title`). With it, the page's main heading, which the
+content region widens to (:func:`_title_and_heading`)."""
 
 from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK, _WS_RE, _fold, _weight
+from scrapy_simhash.text.blocks import _CJK, _WS_RE, _fold, _heading, _weight
 from scrapy_simhash.text.native import _native_title_parts
 
 # " - ", " | ", " :: ", "--", "——", "|", a bare "-" between Han characters ("新闻-搜狐"), and "_"
@@ -44,15 +45,6 @@ def _repeats(part: str, heading: str) -> bool:
     return part == heading or re.search(rf"(?<!\w){re.escape(part)}(?!\w)", heading) is not None
 
 
-# A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.
-_HEADING_MARKS = " \t\n¶#§"
-
-
-def _heading(text: str) -> str:
-    """A heading's itertext as :func:`_clean_title` compares it ("" when it has no text)."""
-    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
-
-
 def _headings(root) -> list[str]:
     """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
     case-folded, without permalink signs: the page's own headings, not a header's site name
@@ -75,30 +67,67 @@ def _first_headings(root) -> list[str]:
     return out
 
 
-def _find_title(root, native: bool = True) -> str:
-    """The page's title: its <title>, else its og:title / twitter:title, else its first <h1>
-    (natively read from the tree when the native walk runs: ``HtmlWalker.title_parts``)."""
+def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
+    """The page's title, its main heading and whether the title names it, from one read of the
+    tree (natively when the native walk runs: ``HtmlWalker.title_parts``).
+
+    The title is the page's <title>, else its og:title / twitter:title (cut where its headings
+    show which part is the page's own: :func:`_clean_title`), else its first <h1>. The main
+    heading is the first of the page's own headings (:func:`_headings`: case-folded, without
+    permalink signs) that the title names (:func:`_names`: SQLite's "Enable Or Disable Extended
+    Result Codes" <h2> below its "SQLite C Interface" <h2>), else the first that shares a word
+    with it (Javadoc's "Class CharSet" under "CharSet (Apache Commons Lang 3.12.0 API)"), else
+    "": a heading that has nothing of the title (a site's name in its page header) is not the
+    page's."""
     parts = _native_title_parts(root) if native else None
     if parts is None:
-        return _find_title_python(root)
-    title, meta, headings, h1 = parts
-    for text in (title, meta):
-        if text is not None and text.strip():
-            return _clean_title(text, [_heading(h) for h in headings])
-    return _WS_RE.sub(" ", h1).strip() if h1 is not None else ""
+        headings = _headings(root)
+        title = _find_title_python(root, headings)
+    else:
+        text, meta, raw, h1 = parts
+        headings = [_heading(h) for h in raw]
+        title = next(
+            (_clean_title(t, headings) for t in (text, meta) if t is not None and t.strip()),
+            _WS_RE.sub(" ", h1).strip() if h1 is not None else "",
+        )
+    named = next((h for h in headings if h and _names(title, h)), None)
+    if named is not None:
+        return title, named, True
+    words = set(_WORD_RE.findall(title.casefold()))
+    related = next((h for h in headings if words.intersection(_WORD_RE.findall(h))), "")
+    return title, related, False
 
 
-def _find_title_python(root) -> str:
+def _names(title: str, heading: str) -> bool:
+    """Whether ``title`` names the case-folded ``heading``: their letters and digits the same,
+    or those of one inside the other's (4 or more): "Gtk.FlowBox" names "gtkflowbox"; "CharSet
+    (Apache Commons Lang 3.12.0 API)" does not name "class charset", nor "EscapeUnicode in
+    std::str" "struct std::str::escapeunicode"."""
+    a, b = _ALNUM_RE.sub("", title.casefold()), _ALNUM_RE.sub("", heading)
+    if len(a) < 4 or len(b) < 4:
+        return a == b
+    return a in b or b in a
+
+
+# What :func:`_names` leaves out of a title and a heading: all but letters and digits.
+_ALNUM_RE = re.compile(r"[\W_]+")
+
+
+# A word a title and a heading can share: 3 or more letters or digits ("std", not "in").
+_WORD_RE = re.compile(r"[^\W_]{3,}")
+
+
+def _find_title_python(root, headings: list[str]) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():
-            return _clean_title(text, _headings(root))
+            return _clean_title(text, headings)
         break
     for el in root.iter("meta"):
         if (el.get("property") or el.get("name") or "").lower() in ("og:title", "twitter:title"):
             content = el.get("content")
             if content and content.strip():
-                return _clean_title(content, _headings(root))
+                return _clean_title(content, headings)
     for el in root.iter("h1"):
         text = "".join(el.itertext())
         if text.strip():

@@ -131,16 +131,18 @@ def test_pinned_identifiers(bits, native):
     assert got == PINNED_IDENTIFIERS[bits], hex(got)
 
 
-def test_index_of_fingerprint_version_2_is_refused_with_the_fix(tmp_path):
-    """An LMDB index made by fingerprint version 2 is reported (version and fix named), never
-    rebuilt or deleted; the current version opens it only after a reset."""
+@pytest.mark.parametrize("stored", ["2", "3"])
+def test_index_of_an_earlier_fingerprint_version_is_refused_with_the_fix(tmp_path, stored):
+    """An LMDB index made by fingerprint version 2 or 3 (before a page's own heading, declaration
+    and description joined its text) is reported (version and fix named), never rebuilt or
+    deleted; the current version opens it only after a reset."""
     import hashlib
 
     from scrapy_simhash import SettingsMismatchError, SimhashIndex
 
     current = Fingerprinter().settings
-    assert current["version"] == "3"
-    old = {**current, "version": "2"}
+    assert current["version"] == "4"
+    old = {**current, "version": stored}
     path = tmp_path / "pages"
     with SimhashIndex.open(path, fingerprint_settings=old) as idx:
         idx.add("http://a.example/", 0xF0F0F0F0)
@@ -153,8 +155,8 @@ def test_index_of_fingerprint_version_2_is_refused_with_the_fix(tmp_path):
         SimhashIndex.open(path, fingerprint_settings=current)
     msg = str(err.value)
     assert err.value.setting == "fingerprint_settings['version']"
-    assert (err.value.stored, err.value.requested) == ("2", "3")
-    assert "fingerprint version '2'" in msg and "fingerprint version '3'" in msg and str(path) in msg
+    assert (err.value.stored, err.value.requested) == (stored, "4")
+    assert f"fingerprint version '{stored}'" in msg and "fingerprint version '4'" in msg and str(path) in msg
     assert "SIMHASH_DIR" in msg and "reset" in msg
     assert checksums() == before
     with SimhashIndex.open(path, fingerprint_settings=old, readonly=True) as idx:

@@ -176,19 +176,23 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
         "<title>A - B</title><h1>b</h1><h1>c</h1><h1>d</h1><main><h2>x</h2><h1>a</h1><h2>b</h2></main>",
         "<title>A - B</title><main><h1>x</h1><h1>y</h1><h1>z</h1><h1>b</h1></main><meta name=og:title content=q>",
         "<title>A - B</title><main><p>no heading</p></main><h1>B</h1><h2>a</h2>",
+        # the main heading: the first the title names (SQLite's pages), else the first
+        "<title>Enable It</title><h2>SQLite C Interface</h2><h2>Enable It</h2>",
+        "<title>CharSet (API)</title><div><h1>Class <span>CharSet</span> ¶</h1></div><h2>x</h2>",
     ],
 )
 def test_title_read_natively_is_the_python_title(page: str) -> None:
     root = ex._parse(page)
     assert nat._native_title_parts(root) is not None
-    assert ex._find_title(root, True) == ex._find_title(root, False)
+    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
 
 
 def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
     root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
     root.find("head/title").append(etree.Entity("nbsp"))
     assert nat._native_title_parts(root) is None
-    assert ex._find_title(root, True) == ex._find_title(root, False) == "one&nbsp;"
+    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
+    assert ex._title_and_heading(root, True)[0] == "one&nbsp;"
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:

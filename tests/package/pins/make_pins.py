@@ -61,6 +61,21 @@ def generated_pages() -> dict[str, str]:
     }
 
 
+def api_page() -> str:
+    """An API reference page: its own heading, declaration and description above long inherited
+    docs (pinned with the pages, not in the tracker sequence, whose pins stay as they were)."""
+    inherited = "".join(
+        "<p>" + " ".join(_WORDS[(seed * 5 + i * i + 2 * i) % len(_WORDS)] for i in range(60)) + ".</p>"
+        for seed in range(21, 25)
+    )
+    return (
+        "<html><head><title>Crane (Harbour API)</title></head><body><main><div class='header'>"
+        "<h1>Class Crane</h1></div><div class='sig'>public class <a href='#'>Crane</a> extends "
+        "<a href='#'>Machine</a></div><div class='block'>A crane that lifts containers.</div>"
+        f"<section><h2>Methods inherited from Machine</h2>{inherited}</section></main></body></html>"
+    )
+
+
 def shared_pages() -> dict[str, str | bytes]:
     """A few pages of the shared data (empty when it is absent)."""
     pages: dict[str, str | bytes] = {}
@@ -163,7 +178,8 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
 
 def compute(shared: bool) -> dict[str, Any]:
     """The pinned values of the generated pages, and of the shared data's when ``shared``."""
-    out = {"generated": {"pages": page_pins(generated_pages()), "tracker": tracker_pins(generated_pages())}}
+    pages = {**generated_pages(), "api": api_page()}
+    out = {"generated": {"pages": page_pins(pages), "tracker": tracker_pins(generated_pages())}}
     if shared:
         pages = shared_pages()
         out["shared"] = {"pages": page_pins(pages), "tracker": tracker_pins(pages)}
