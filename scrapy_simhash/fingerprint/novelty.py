@@ -6,10 +6,11 @@ dropped only when its own text says next to nothing that the kept page's does no
 release's page that repeats the base release's notes and adds its own, an API page of another
 class, an article with one paragraph more are kept.
 
-**Own text.** A page's content-like text (its title, the fingerprinted text and every other
-content-like block: what the change sketch covers; chrome, link lists and bylines are not in it;
-``fingerprint._own_text`` leaves out the other blocks' lines that its site's learned template
-holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces as one (none next to a
+**Own text.** A page's content-like text (its title, the fingerprinted text, every other
+content-like block: what the change sketch covers, and the other lines inside its content:
+``Document.inner``, an API page's member signatures; chrome, and link lists and bylines outside
+the content, are not in it; ``fingerprint._own_text`` leaves out the other blocks' lines that its
+site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces as one (none next to a
 Han character or kana: Chinese and Japanese put none between words), one line break between lines,
 every hexadecimal run of 7 or more characters with a digit in it (a commit, a build id) as ``#``
 and every number as ``0`` (digits right after a Latin letter are part of a name: ``u64``, ``h1``).

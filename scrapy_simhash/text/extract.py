@@ -168,6 +168,10 @@ class Document:
     #: ``text``, in page order, one block per line: the change sketch covers it with ``text``, so
     #: that an edit outside the fingerprinted part of a page is seen.
     rest: str = ""
+    #: The other lines between the content's first and last block that are not chrome (link
+    #: lists, labels: an API page's member signatures, whose type names are links), one block per
+    #: line: what a page adds is counted on them too (``fingerprint._own_text``).
+    inner: str = ""
     #: Whose parse the text comes from: "own" (this function parsed the page), "shared" (the tree
     #: it was given: see ``extract``'s ``tree``), or "own/<why>" when that tree could not give
     #: the text of our own parse (:func:`_tree_differs`) and the page was parsed again.
@@ -452,8 +456,21 @@ def _walked(
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
         rest=_text_of([b for b in content_like if id(b) not in taken]),
+        inner=_text_of(_inner(blocks, chosen, {id(b) for b in content_like} | taken)),
         parse=parse,
     )
+
+
+def _inner(blocks: list[_Block], chosen: list[_Block], seen: set[int]) -> list[_Block]:
+    """The blocks between the first and the last of ``chosen`` (in page order) that are not
+    chrome and not in ``seen``."""
+    if not chosen:
+        return []
+    at = {id(b): i for i, b in enumerate(blocks)}
+    span = [at[id(b)] for b in chosen if id(b) in at]
+    if not span:
+        return []
+    return [b for b in blocks[min(span) : max(span) + 1] if not b.flags and id(b) not in seen]
 
 
 def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[list[_Block], str, list[_Block]]:

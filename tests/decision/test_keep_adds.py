@@ -30,6 +30,7 @@ from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, Own
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.text.extract import extract
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -392,6 +393,48 @@ def test_two_api_pages_of_sibling_classes_are_both_kept(make_index: Callable[[],
     off = ChangeTracker(make_index(), keep_adds=0)
     observe(off, "http://api.example/swipe", swipe)
     assert observe(off, "http://api.example/pinch", pinch).verdict == NEAR_DUPLICATE
+
+
+def javadoc_page(name: str, lock: str, methods: list[str]) -> str:
+    """A Javadoc-like class page: its heading, a description its sibling shares, and member tables
+    whose signatures (their type names links) are what tells the class from its sibling."""
+    rows = "".join(
+        f"<tr><td><code>void</code></td><td><code><a href='#{m}'>{m}</a>(<a href='#f'>FailableConsumer</a> consumer)"
+        "</code></td><td>Provides access to the locked object with the given consumer.</td></tr>"
+        for m in methods
+    )
+    shared = "</p><p>".join(BASE_NOTES)
+    return (
+        f"<html><head><title>LockingVisitors.{name} (Lang API)</title></head><body><nav><a href='/'>Overview</a> "
+        f"<a href='/p'>Package</a></nav><main><h1>Class LockingVisitors.{name}&lt;O&gt;</h1><p>{shared}</p>"
+        f"<h2>Constructor Summary</h2><table><tr><td><code>protected</code></td><td><code><a href='#c'>{name}</a>"
+        f"(O object, <a href='#l'>{lock}</a> lock)</code></td><td>Creates a new instance with the given locked "
+        f"object.</td></tr></table><h2>Method Summary</h2><table>{rows}</table><h2>Constructor Details</h2>"
+        f"<div class='member-signature'>protected <a href='#c'>{name}</a>(O object, <a href='#l'>{lock}</a> lock)"
+        "</div><p>Creates a new instance with the given locked object, for subclasses only.</p></main></body></html>"
+    )
+
+
+def test_member_signatures_count_though_their_names_are_links(make_index: Callable[[], SimhashIndex]) -> None:
+    """Two sibling classes whose pages differ in their member signatures only (the descriptions
+    are the same): the lines are link-heavy, so the content region leaves them out, but they lie
+    inside it (``Document.inner``) and count: the second class's page is kept. Counted without
+    them, it would add only its heading and go."""
+    kept = javadoc_page("StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"])
+    new = javadoc_page("ReadWriteLockVisitor", "ReadWriteLock", ["lockInterruptibly", "acquireSharedNanos", "downgradeToRead"])
+    first, second = FP.fingerprint_page(kept), FP.fingerprint_page(new)
+    off = ChangeTracker(make_index(), keep_adds=0)  # resemblance alone drops it
+    observe(off, "http://lang.example/StampedLockVisitor", kept)
+    assert observe(off, "http://lang.example/ReadWriteLockVisitor", new).verdict == NEAR_DUPLICATE
+    doc = extract(new)
+    assert "lockInterruptibly(FailableConsumer consumer)" in doc.inner.split("\n")
+    assert "lockInterruptibly" not in doc.text + doc.rest
+    without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n")])
+    assert without.added(first.own.sketch()) < 100 <= second.own.added(first.own.sketch())
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://lang.example/StampedLockVisitor", kept).verdict == NEW
+    found = observe(tracker, "http://lang.example/ReadWriteLockVisitor", new)
+    assert (found.verdict, found.adds_to) == (NEW, "http://lang.example/StampedLockVisitor")
 
 
 def test_a_copy_with_a_counter_and_a_date_changed_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
