@@ -77,6 +77,8 @@ _SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT = 2, 3, 4, 5
 _SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
 TEXT_BYTES = 1 << 16
+#: zlib's level for a text sketch: 1 is twice level 6's speed, 6% larger.
+ZLIB_LEVEL = 1
 #: The longest own text read back (characters).
 MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
@@ -226,7 +228,7 @@ class OwnText:
             kind, raw = _TEXT_BYTE, self.text
         else:
             kind, raw = _RAW_BYTE, "\n".join(self._lines + self._rest if self._rest else self._lines)
-        packed = zlib.compress(raw.encode("utf-8", "surrogatepass"), 1)  # 2x level 6's speed, 6% larger
+        packed = zlib.compress(raw.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
         if len(packed) <= TEXT_BYTES:
             return kind + packed
         shown = self if kind == _TEXT_BYTE else OwnText.normalised(normalize(raw))
