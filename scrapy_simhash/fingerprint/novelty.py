@@ -10,10 +10,11 @@ class, an article with one paragraph more are kept.
 content-like block: what the change sketch covers, and the other lines inside its content:
 ``Document.inner``, an API page's member signatures; chrome, and link lists and bylines outside
 the content, are not in it; ``fingerprint._own_text`` leaves out the other blocks' lines that its
-site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces as one (none next to a
-Han character or kana: Chinese and Japanese put none between words), one line break between lines,
-every hexadecimal run of 7 or more characters with a digit in it (a commit, a build id) as ``#``
-and every number as ``0`` (digits right after a Latin letter are part of a name: ``u64``, ``h1``).
+site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces
+as one (none next to a Han character or kana: Chinese and Japanese put none between words), one
+line break between lines, every hexadecimal run of 7 or more characters with a digit in it (a
+commit, a build id) as ``#`` and every number as ``0`` (digits right after a Latin letter are part
+of a name: ``u64``, ``h1``).
 So a changed date, counter or hash adds nothing.
 
 **What it is measured against**: all that the kept page shows (``OwnText(shown=...)``: its own
@@ -251,18 +252,15 @@ class OwnText:
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
-        if kind == _RAW_BYTE and self._lines is not None:
-            raw = _inflate(kept, normalised=False)
-            mine = "\n".join(self._lines)
-            if mine == raw or mine in raw:
-                return 0.0  # a copy, or a part, as the pages have it: without normalising either
-            text = normalize(raw)
-            if text == self.text or self.text in text:
-                return 0.0
-            return float(sum(map(len, self._uncovered(text, WINDOW))))
         if kind in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
-            text = _inflate(kept)
-            if text == self.text or self.text in text:
+            if kind == _RAW_BYTE and self._lines is not None:
+                raw = _inflate(kept, normalised=False)
+                if "\n".join(self._lines) in raw:
+                    return 0.0  # a copy, or a part, as the pages have it: neither text normalised
+                text = normalize(raw)
+            else:
+                text = _inflate(kept)
+            if self.text in text:
                 return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
             return float(sum(map(len, self._uncovered(text, WINDOW))))
         h8, h16 = self._hashes()
