@@ -323,8 +323,10 @@ def _with_heading(
     around it that do not score. So:
 
     - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox"), content-like lines lie
-      between the two, and the region holds under half of the content-like text that follows
-      the heading in the element holding both (:data:`_PART_SHARE`): the region is one part of
+      between the two, the element holding both is inside ``<body>`` (a heading in a site-level
+      header shares only ``<body>`` with the content, and a copy without that header, a print
+      view, would then lose the rule), and the region holds under half of the content-like text
+      that follows the heading in that element (:data:`_PART_SHARE`): the region is one part of
       the page's content, which is the heading and that text (a region right under its heading,
       a date line between at most, is the page's content: a list below it stays out);
     - the title names the heading and the region is the rest of that text (a class's own long
@@ -355,7 +357,7 @@ def _with_heading(
             if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
         ]
         below = any(id(b) not in taken and at[id(b)] < start for b in after)  # own lines above the region
-        if below and _weight(main) < _PART_SHARE * _weight(after):
+        if below and _depth(walker, lo) > 1 and _weight(main) < _PART_SHARE * _weight(after):
             return [blocks[top], *after]
         # The region is the page's content, after its declaration: that joins (a line of code).
         code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
@@ -363,6 +365,15 @@ def _with_heading(
     end = at.get(id(main[-1]), start) if whole else start - 1
     own = [b for b in blocks[top + 1 : end + 1] if id(b) not in taken and id(b) in in_pool and _own_line(b)]
     return sorted([blocks[top], *own, *main], key=lambda b: at[id(b)]) if whole else [blocks[top], *own, *main]
+
+
+def _depth(walker: _Walker, element: int) -> int:
+    """How many elements hold ``element`` (the root's is 0, ``<body>``'s 1)."""
+    parent, depth = walker.parent, 0
+    while element and depth < 1000:
+        element = parent[element]
+        depth += 1
+    return depth
 
 
 def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:

@@ -215,6 +215,22 @@ def test_a_site_name_heading_with_nothing_of_the_title_is_not_the_page_s() -> No
     assert extract(page).text == "\n".join(BODY)
 
 
+def test_a_heading_in_the_site_header_does_not_widen_the_region() -> None:
+    """The gi-docgen page with its heading moved into a site-level header (a ``<div id="header">``
+    right under ``<body>``, as AsciiDoc's manual pages have it): the only element that holds the
+    heading and the region is ``<body>``, and a copy without that header (a print view) must give
+    nearly the same text, so the heading's container (the whole page) does not replace the region."""
+    page = gidocgen_page()
+    header = re.search(r'<header>.*?</header>', page, re.S)
+    assert header is not None
+    body = page.replace(header.group(0), "")
+    moved = body.replace("<body>", f'<body><div id="header">{header.group(0)[8:-9]}</div>', 1)
+    text, printed = extract(moved).text, extract(body).text  # ``body``: the print view
+    assert not text.startswith("GtkFlowBox") and text.endswith(printed)  # the declaration may join
+    # where the heading's header is inside the content's section, its container does (the rule)
+    assert extract(page).text.startswith("GtkFlowBox")
+
+
 @pytest.mark.skipif(nat.html_walker() is None, reason="no native HTML walk")
 @pytest.mark.parametrize(
     "page",
