@@ -221,7 +221,7 @@ def test_a_heading_in_the_site_header_does_not_widen_the_region() -> None:
     heading and the region is ``<body>``, and a copy without that header (a print view) must give
     nearly the same text, so the heading's container (the whole page) does not replace the region."""
     page = gidocgen_page()
-    header = re.search(r'<header>.*?</header>', page, re.S)
+    header = re.search(r"<header>.*?</header>", page, re.DOTALL)
     assert header is not None
     body = page.replace(header.group(0), "")
     moved = body.replace("<body>", f'<body><div id="header">{header.group(0)[8:-9]}</div>', 1)
