@@ -99,8 +99,9 @@ def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
 
 
 def _names(title: str, heading: str) -> bool:
-    """Whether ``title`` names the case-folded ``heading``: their letters and digits the same,
-    or those of one inside the other's (4 or more): "Gtk.FlowBox" names "gtkflowbox"; "CharSet
+    """Whether ``title`` names the case-folded ``heading``: their letters the same, or those of
+    one inside the other's (4 or more; digits left out: a section or version number, which a copy
+    may have otherwise, names nothing): "Gtk.FlowBox" names "gtkflowbox"; "CharSet
     (Apache Commons Lang 3.12.0 API)" does not name "class charset", nor "EscapeUnicode in
     std::str" "struct std::str::escapeunicode"."""
     a, b = _ALNUM_RE.sub("", title.casefold()), _ALNUM_RE.sub("", heading)
@@ -109,12 +110,12 @@ def _names(title: str, heading: str) -> bool:
     return a in b or b in a
 
 
-# What :func:`_names` leaves out of a title and a heading: all but letters and digits.
-_ALNUM_RE = re.compile(r"[\W_]+")
+# What :func:`_names` leaves out of a title and a heading: all but letters.
+_ALNUM_RE = re.compile(r"[\W_\d]+")
 
 
-# A word a title and a heading can share: 3 or more letters or digits ("std", not "in").
-_WORD_RE = re.compile(r"[^\W_]{3,}")
+# A word a title and a heading can share: 3 or more letters ("std", not "in"; not a number).
+_WORD_RE = re.compile(r"[^\W_\d]{3,}")
 
 
 def _find_title_python(root, headings: list[str]) -> str:

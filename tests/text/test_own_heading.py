@@ -215,6 +215,17 @@ def test_a_site_name_heading_with_nothing_of_the_title_is_not_the_page_s() -> No
     assert extract(page).text == "\n".join(BODY)
 
 
+def test_a_section_number_does_not_decide_whether_the_title_names_the_heading() -> None:
+    """A manual's section page: its title and heading carry the section number. A copy whose
+    numbers moved in the title only (a renumbered edition, a digit edit that the markup splits)
+    must give the same text: the title names the heading by its letters."""
+    page = gidocgen_page().replace("<title>Gtk.FlowBox</title>", "<title>4. Gtk.FlowBox</title>")
+    page = page.replace("FlowBox</h1>", "FlowBox 4.</h1>")
+    renumbered = page.replace("<title>4. Gtk.FlowBox</title>", "<title>7. Gtk.FlowBox</title>")
+    assert extract(page).text == extract(renumbered).text
+    assert extract(page).text.startswith("GtkFlowBox")
+
+
 def test_a_heading_in_the_site_header_does_not_widen_the_region() -> None:
     """The gi-docgen page with its heading moved into a site-level header (a ``<div id="header">``
     right under ``<body>``, as AsciiDoc's manual pages have it): the only element that holds the
