@@ -132,6 +132,23 @@ ZH_ARTICLES: dict[str, tuple[str, list[str]]] = {
 }
 
 
+#: Three paragraphs of an English news article (the text layer's tests).
+EN_PARAS = [
+    (
+        "The ferry between the two islands resumed its winter timetable this week, with four "
+        "crossings a day instead of seven, after the operator finished repairs to the hull."
+    ),
+    (
+        "Passengers who travel with bicycles are asked to book a place in advance, because the "
+        "smaller winter vessel has room for only twelve bicycles on its open rear deck."
+    ),
+    (
+        "The harbour office said that the summer timetable will return in April, when the larger "
+        "vessel comes back from its yearly inspection at the shipyard on the mainland."
+    ),
+]
+
+
 def html_page(
     title: str,
     paragraphs: list[str],

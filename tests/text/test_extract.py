@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from helpers.pages import EN_PARAS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -23,20 +24,6 @@ ZH_PARAS = [
     "今年春天，城东的老菜市场完成了改造，原来的铁皮屋顶换成了透光的玻璃，摊位也重新编号。",
     "附近的居民说，改造以后市场里明亮了许多，排水沟不再堵塞，下雨天也不用踩着积水买菜了。",
     "市场管理处表示，下一步还要在二楼开设一个小型食堂，让早起进货的摊主们能吃上一口热饭。",
-]
-EN_PARAS = [
-    (
-        "The ferry between the two islands resumed its winter timetable this week, with four "
-        "crossings a day instead of seven, after the operator finished repairs to the hull."
-    ),
-    (
-        "Passengers who travel with bicycles are asked to book a place in advance, because the "
-        "smaller winter vessel has room for only twelve bicycles on its open rear deck."
-    ),
-    (
-        "The harbour office said that the summer timetable will return in April, when the larger "
-        "vessel comes back from its yearly inspection at the shipyard on the mainland."
-    ),
 ]
 NAV = ["Home", "World", "Business", "Sport", "Weather", "Contact"]
 

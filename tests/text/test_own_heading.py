@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers.pages import EN_PARAS
 from lxml import html as lxml_html
 
 from scrapy_simhash.text.extract import extract
@@ -164,20 +165,7 @@ def test_an_edit_of_an_api_page_s_own_description_moves_its_fingerprint() -> Non
 
 # --------------------------------------------------------------------------- news articles
 
-BODY = [
-    (
-        "The ferry between the two islands resumed its winter timetable this week, with four "
-        "crossings a day instead of seven, after the operator finished repairs to the hull."
-    ),
-    (
-        "Passengers who travel with bicycles are asked to book a place in advance, because the "
-        "smaller winter vessel has room for only twelve bicycles on its open rear deck."
-    ),
-    (
-        "The harbour office said that the summer timetable will return in April, when the larger "
-        "vessel comes back from its yearly inspection at the shipyard on the mainland."
-    ),
-]
+BODY = EN_PARAS
 
 
 def news_page(title: str, headline: str, site_heading: str = "") -> str:
