@@ -295,7 +295,8 @@ class _Text:
     def added_at_most(self, kept: _Text) -> int | None:
         """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is surely its text
         (the characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s
-        covers, each distinct line once); ``None``: ``kept`` may be too long for that (its sketch may be sampled)."""
+        covers, each distinct line once); ``None``: ``kept`` may be too long for that (its sketch
+        may be sampled)."""
         mine, theirs = self.norm, kept.norm
         if "\n" in mine:  # each distinct line once
             mine = "\n".join(dict.fromkeys(mine.split("\n")))

@@ -692,10 +692,11 @@ _ALL_SHORT = 1 << 62
 def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
     """The page's own text: its title, its fingerprinted text, its other content-like lines
     (``doc.rest``) and the other lines inside its content (``doc.inner``: an API page's member
-    signatures, whose type names are links) less those that are its site's learned template; what it shows (its sketch's
-    text, what later pages are measured against): its title and whole visible text. The fingerprinted text keeps its
-    recurring lines: on generated pages (sibling API pages, a page's translations and copies) they
-    hold what tells the pages apart, and the template is learned from them too."""
+    signatures, whose type names are links) less those that are its site's learned template; what
+    it shows (its sketch's text, what later pages are measured against): its title and whole
+    visible text. The fingerprinted text keeps its recurring lines: on generated pages (sibling API
+    pages, a page's translations and copies) they hold what tells the pages apart, and the template
+    is learned from them too."""
     lines = [doc.title, *doc.text.split("\n")]
     if doc.rest or doc.inner:
         rest = [*doc.rest.split("\n"), *doc.inner.split("\n")]
