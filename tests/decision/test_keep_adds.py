@@ -121,6 +121,19 @@ def test_every_kind_of_text_sketch_gives_the_same_count(seed: int) -> None:
     assert OwnText.normalised(normalize("\n".join(new))).added(raw) == counts.pop()
 
 
+def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
+    """A text sketch cut short or with bytes flipped (a damaged record) raises ``ValueError``, which
+    the tracker takes as no sketch (resemblance decides), whichever side is normalised."""
+    rng = random.Random(3)
+    kept = [sentence(rng) for _ in range(6)]
+    raw = OwnText(kept).sketch()
+    for damaged in (raw[:-3], raw[:1] + bytes(b ^ 0x5A for b in raw[1:]), b"\x05", b"\x05not zlib"):
+        for own in (OwnText(kept[:3]), OwnText.normalised(normalize("\n".join(kept[:3])))):
+            with pytest.raises(ValueError, match="not a novelty sketch|cut short"):
+                own.added(damaged)
+    assert OwnText(kept[:3]).added(raw) == 0  # the sketch undamaged: read
+
+
 def test_added_counts_an_insertion_by_its_length_and_a_deletion_as_nothing() -> None:
     rng = random.Random(1)
     kept = [sentence(rng) for _ in range(6)]
