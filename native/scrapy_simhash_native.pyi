@@ -99,6 +99,9 @@ class HtmlWalker:
     ):
         """``extract._Walker.walk(root, 0, False, 0)``: ``("ok", blocks, parent, end, landmark,
         next_check)``, a stop (``"large"``, ``"budget"``), or ``("unsupported", why)``."""
+    def comment_runs(self, root: Any) -> bool:
+        """Whether a comment below ``root`` may split a text run as ``extract._comment_splits``
+        asks: when false, it does not."""
     def title_parts(self, root: Any) -> tuple[str | None, str | None, list[str], str | None] | None:
         """What ``extract._find_title`` reads of ``root``'s tree: ``(title, meta_title,
         headings, h1)``; ``None`` when the Python reads must run."""

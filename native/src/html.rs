@@ -686,6 +686,72 @@ impl HtmlWalker {
     }
 }
 
+/// A node lxml takes for an element (`_isElement`): `getprevious`/`getnext` step over the rest.
+fn elementish(typ: c_int) -> bool {
+    matches!(typ, ELEMENT | COMMENT | ENTITY_REF | PI)
+}
+
+/// Whether the text nodes from `node` up to the next element-like sibling hold a character other
+/// than ASCII white space (a superset of Python's: `str.isspace` takes more characters for space).
+unsafe fn text_up_to_element(mut node: *mut XmlNode) -> bool {
+    let mut any = false;
+    while !node.is_null() && !elementish((*node).typ) {
+        if matches!((*node).typ, TEXT | CDATA) {
+            any |= cstr((*node).content)
+                .iter()
+                .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'));
+        }
+        node = (*node).next;
+    }
+    any
+}
+
+/// Whether some run of comments and processing instructions below `root` has text with more than
+/// white space in two of its pieces (the text before the run, the tail of each of its nodes):
+/// `extract._comment_splits` can be true only then. It reads lxml's text and tails a little
+/// more widely (all text nodes up to the next element-like node, ASCII white space only), so that
+/// false here is false there.
+unsafe fn comment_runs(root: *mut XmlNode) -> bool {
+    let mut cur = (*root).children;
+    while !cur.is_null() {
+        let typ = (*cur).typ;
+        if matches!(typ, COMMENT | PI) {
+            let mut prev = (*cur).prev;
+            while !prev.is_null() && !elementish((*prev).typ) {
+                prev = (*prev).prev;
+            }
+            if prev.is_null() || !matches!((*prev).typ, COMMENT | PI) {
+                // the first of its run: the text before it, then each node's tail
+                let before = if prev.is_null() { (*(*cur).parent).children } else { (*prev).next };
+                let mut pieces = usize::from(text_up_to_element(before));
+                let mut node = cur;
+                while !node.is_null() && matches!((*node).typ, COMMENT | PI) {
+                    pieces += usize::from(text_up_to_element((*node).next));
+                    if pieces >= 2 {
+                        return true;
+                    }
+                    node = (*node).next;
+                    while !node.is_null() && !elementish((*node).typ) {
+                        node = (*node).next;
+                    }
+                }
+            }
+        }
+        if typ == ELEMENT && !(*cur).children.is_null() {
+            cur = (*cur).children;
+            continue;
+        }
+        while (*cur).next.is_null() {
+            cur = (*cur).parent;
+            if cur == root || cur.is_null() {
+                return false;
+            }
+        }
+        cur = (*cur).next;
+    }
+    false
+}
+
 /// `"".join(el.itertext())`
 unsafe fn joined_text(node: *mut XmlNode) -> Res<String> {
     let mut items = Vec::new();
@@ -1010,6 +1076,14 @@ impl HtmlWalker {
             w.next_check,
         )
             .into_pyobject(py)
+    }
+
+    /// Whether a comment or processing instruction below ``root`` may split a text run as
+    /// ``extract._comment_splits`` asks (see `comment_runs`): when false, it does not.
+    fn comment_runs(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let node = self.root_node(py, root)?;
+        // SAFETY: as `walk`: a verified lxml element, kept alive by `root`, read under the GIL.
+        Ok(unsafe { comment_runs(node) })
     }
 
     /// What ``extract._find_title`` reads of the tree below ``root`` (see `TitleParts`):

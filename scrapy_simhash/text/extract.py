@@ -85,7 +85,7 @@ from scrapy_simhash.text.blocks import (
 )
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
-from scrapy_simhash.text.native import native_flat_text, walk_native
+from scrapy_simhash.text.native import native_comment_runs, native_flat_text, walk_native
 from scrapy_simhash.text.region import _GOOD, _LINKS, _SHORT, _boilerplate_any, _kind, _main_blocks, _with_heading
 from scrapy_simhash.text.title import _clean_title, _title_and_heading
 
@@ -209,6 +209,14 @@ def _prepare(html: str) -> str:
     return html
 
 
+def _too_many_elements(html: str) -> bool:
+    """Whether ``html`` has more start tags (``<`` not followed by ``/``: an upper bound of its
+    elements) than :data:`MAX_ELEMENTS`. The count of ``</`` (a slow two-character search) is
+    needed only when the page has more ``<`` than that."""
+    opening = html.count("<")
+    return opening > MAX_ELEMENTS and opening - html.count("</") > MAX_ELEMENTS
+
+
 def _parse(html: str):
     """The root element of prepared ``html``, or None if there is nothing to parse. Raises
     :class:`_TooDeep` when libxml2 gave up at its nesting limit (it keeps only what came before)."""
@@ -230,7 +238,7 @@ def _parse(html: str):
 _CUT_DEPTH = 2000
 
 
-def _tree_differs(tree: etree._Element, html: str) -> str | None:
+def _tree_differs(tree: etree._Element, html: str, native: bool = True) -> str | None:
     """Why ``tree`` (the root parsel built from ``html``) cannot give the text of our own parse of
     ``html`` ("not_root" when it is no root element), or None when it gives exactly that text.
 
@@ -240,7 +248,8 @@ def _tree_differs(tree: etree._Element, html: str) -> str | None:
     over :data:`MAX_HTML_CHARS` ("size": ours is cut first), a CleanEval prefix ("prefix": ours
     removes it), a page nested deeper than libxml2 parses ("deep": ours is flattened and parsed
     again), and a comment that splits a text run in a way the walk would count differently
-    ("comments": :func:`_comment_splits`)."""
+    ("comments": :func:`_comment_splits`; with ``native``, only where the native core's reading of
+    the tree says a comment may: ``native_comment_runs``)."""
     if not isinstance(tree, etree._Element) or not isinstance(tree.tag, str) or tree.getparent() is not None:
         return "not_root"
     if len(html) > MAX_HTML_CHARS:
@@ -255,7 +264,7 @@ def _tree_differs(tree: etree._Element, html: str) -> str | None:
         depth += 1
     if depth >= _CUT_DEPTH:
         return "deep"
-    if _comment_splits(tree):
+    if (not native or native_comment_runs(tree) is not False) and _comment_splits(tree):
         return "comments"
     return None
 
@@ -396,11 +405,11 @@ def extract(
         )
     html = _prepare(html)
     method = "main" if main_content else "all"
-    if html.count("<") - html.count("</") > MAX_ELEMENTS:  # start tags: an upper bound of elements
+    if _too_many_elements(html):
         return _flat_document(html, used, "large", native)
     parse = "own"
     if tree is not None and html.strip():
-        differs = _tree_differs(tree, source) if source is not None else "bytes"
+        differs = _tree_differs(tree, source, native) if source is not None else "bytes"
         if differs is None:
             return _walked(tree, html, used, method, main_content, started, time_budget, native, "shared")
         parse = f"own/{differs}"

@@ -159,6 +159,18 @@ def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
     return walker.title_parts(root)  # type: ignore[no-any-return]
 
 
+def native_comment_runs(root: Any) -> bool | None:
+    """Whether a comment below ``root`` may split a text run (``HtmlWalker.comment_runs``: when
+    False, :func:`~scrapy_simhash.text.extract._comment_splits` is False too); ``None`` when the
+    native core cannot read ``root``."""
+    if type(root) not in ELEMENT_TYPES:
+        return None
+    walker = html_walker(type(root))
+    if walker is None:
+        return None
+    return walker.comment_runs(root)  # type: ignore[no-any-return]
+
+
 def _native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
     """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
     ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""

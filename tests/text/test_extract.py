@@ -798,3 +798,20 @@ def test_a_short_article_inside_main_is_not_replaced_by_the_list_beside_it():
 <div class="box"><h3>Opening hours</h3>{hours}</div></main></body></html>"""
     doc = extract(page)
     assert doc.method == "main" and doc.text == article
+
+
+@pytest.mark.parametrize(
+    ("page", "large"),
+    [
+        ("<p>x</p>" * 40_000, False),  # 80,000 '<', but 40,000 start tags
+        ("<br>" * 60_000 + "<p>x</p>" * 10_000, True),  # 70,000 start tags
+        ("<br>" * 60_000, False),  # exactly the limit
+        ("<br>" * 60_001, True),
+        ("a < b " * 70_000, True),  # a bare '<' counts as a start tag: an upper bound
+    ],
+)
+def test_a_page_is_large_by_its_start_tags_less_its_end_tags(page: str, large: bool) -> None:
+    import scrapy_simhash.text.extract as ex
+
+    assert ex.MAX_ELEMENTS == 60_000
+    assert ex._too_many_elements(page) is (page.count("<") - page.count("</") > ex.MAX_ELEMENTS) is large

@@ -176,3 +176,77 @@ def test_the_pinned_set_from_parsels_tree(monkeypatch: pytest.MonkeyPatch) -> No
         assert computed[part]["pages"] == pinned[part]["pages"], part
         assert computed[part]["tracker"] == pinned[part]["tracker"], part
     assert parses["shared"] > 0.8 * sum(parses.values()), parses
+
+
+def _runs_with_text(tree: Any) -> bool:
+    """The rule ``HtmlWalker.comment_runs`` reads the tree by, in Python: a run of comments and
+    processing instructions with more than ASCII white space in two of its pieces (the text before
+    it, each node's tail)."""
+    ascii_space = " \t\n\r\x0b\x0c"
+    for node in tree.iter(ex.etree.Comment, ex.etree.ProcessingInstruction):
+        prev = node.getprevious()
+        if prev is not None and prev.tag in (ex.etree.Comment, ex.etree.ProcessingInstruction):
+            continue
+        pieces = [node.getparent().text if prev is None else prev.tail]
+        nxt = node
+        while nxt is not None and nxt.tag in (ex.etree.Comment, ex.etree.ProcessingInstruction):
+            pieces.append(nxt.tail)
+            nxt = nxt.getnext()
+        if sum(1 for p in pieces if p and p.strip(ascii_space)) >= 2:
+            return True
+    return False
+
+
+def _random_page(rng: Any) -> str:
+    texts = ["", " ", "\n ", "\xa0", "\x1c", "\u3000", "word", "two words ", " x"]
+    marks = ["<!-- c -->", "<?pi x?>", "<!---->"]
+
+    def inner(depth: int) -> str:
+        out = []
+        for _ in range(rng.randint(0, 4)):
+            roll = rng.random()
+            if roll < 0.35:
+                out.append(rng.choice(marks))
+            elif roll < 0.6 and depth < 4:
+                tag = rng.choice(["p", "a", "time", "span", "div class='byline'", "b"])
+                out.append(f"<{tag}>{inner(depth + 1)}</{tag.split()[0]}>")
+            else:
+                out.append(rng.choice(texts))
+        return "".join(out)
+
+    return f"<html><body><p>{ARTICLE}</p>{inner(0)}<div>{inner(1)}</div></body></html>"
+
+
+@pytest.mark.skipif(html_walker() is None, reason="no native HTML walk")
+def test_the_native_comment_check_is_false_only_where_no_comment_splits_text() -> None:
+    """``HtmlWalker.comment_runs`` (which lets ``_tree_differs`` skip the Python comment check)
+    reads the tree by its rule exactly, and is never false where ``_comment_splits`` is true: on
+    random trees of comments, processing instructions and white space of every kind, and on every
+    real page."""
+    import random
+
+    from scrapy_simhash.text.native import native_comment_runs
+
+    rng = random.Random(5)
+    seen = Counter()
+    for _ in range(3000):
+        tree = parsel_tree(_random_page(rng))
+        native = native_comment_runs(tree)
+        assert native == _runs_with_text(tree)
+        splits = ex._comment_splits(tree)
+        assert native or not splits
+        seen[native, splits] += 1
+    assert seen[True, True] and seen[True, False] and seen[False, False]
+    for bodies in load_pages().values():
+        for body in bodies:
+            tree = parsel_tree(ex.decode_html(body)[0])
+            assert native_comment_runs(tree) or not ex._comment_splits(tree)
+
+
+@pytest.mark.skipif(html_walker() is None, reason="no native HTML walk")
+def test_a_comment_splitting_link_text_is_found_with_the_native_check() -> None:
+    html = f"<html><body><p>{ARTICLE}</p><p><a href='/x'>Read the whole <!-- c --> report</a> here.</p></body></html>"
+    tree = parsel_tree(html)
+    assert ex._tree_differs(tree, html, native=True) == ex._tree_differs(tree, html, native=False) == "comments"
+    quiet = f"<html><body><!-- a --><p>{ARTICLE}<!-- b --></p>\n<!-- c --><?pi?>\n</body></html>"
+    assert ex._tree_differs(parsel_tree(quiet), quiet, native=True) is None
