@@ -722,7 +722,11 @@ unsafe fn comment_runs(root: *mut XmlNode) -> bool {
             }
             if prev.is_null() || !matches!((*prev).typ, COMMENT | PI) {
                 // the first of its run: the text before it, then each node's tail
-                let before = if prev.is_null() { (*(*cur).parent).children } else { (*prev).next };
+                let before = if prev.is_null() {
+                    (*(*cur).parent).children
+                } else {
+                    (*prev).next
+                };
                 let mut pieces = usize::from(text_up_to_element(before));
                 let mut node = cur;
                 while !node.is_null() && matches!((*node).typ, COMMENT | PI) {
