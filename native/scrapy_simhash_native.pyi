@@ -76,8 +76,8 @@ class HtmlWalker:
         invisible: Sequence[str],
         chrome_tags: Sequence[str],
         wrapper_paragraphs: int,
-        negative: Callable[[str], Any],
-        meta_class: Callable[[str], Any],
+        negative: tuple[Sequence[str], Sequence[str]],
+        meta_class: tuple[Sequence[str], Sequence[str]],
         display_none: Callable[[str], bool],
         punct: str,
         sentence_end: str,
@@ -99,6 +99,8 @@ class HtmlWalker:
     ):
         """``extract._Walker.walk(root, 0, False, 0)``: ``("ok", blocks, parent, end, landmark,
         next_check)``, a stop (``"large"``, ``"budget"``), or ``("unsupported", why)``."""
+    def class_words(self, text: str) -> tuple[bool, bool]:
+        """Whether a class/id string matches ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``."""
     def comment_runs(self, root: Any) -> bool:
         """Whether a comment below ``root`` may split a text run as ``extract._comment_splits``
         asks: when false, it does not."""

@@ -135,10 +135,15 @@ impl Memo {
 }
 
 fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<bool> {
+    remembered(memo, key, || predicate.call1((key,))?.is_truthy())
+}
+
+/// The answer for `key` kept in `memo`, else `answer()`'s, kept.
+fn remembered(memo: &Mutex<Memo>, key: &str, answer: impl FnOnce() -> PyResult<bool>) -> PyResult<bool> {
     if let Some(&found) = memo.lock().unwrap().answers.get(key) {
         return Ok(found);
     }
-    let found = predicate.call1((key,))?.is_truthy()?;
+    let found = answer()?;
     let mut memo = memo.lock().unwrap();
     if memo.answers.len() >= MEMO_ENTRIES || memo.chars + key.len() > MEMO_CHARS {
         memo.answers.clear();
@@ -272,10 +277,87 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
     false
 }
 
+/// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE`, `_META_CLASS_RE`: `_class_words_re`,
+/// on the lower-cased string): one of
+/// `words` anywhere, or one of `tokens` after the start, white space (`\s`), `_` or `-`, and
+/// before the end, white space, a digit (`\d`), `_` or `-`. The words are ASCII, so a byte
+/// search in the UTF-8 text is a character search.
+struct ClassWords {
+    words: Vec<Box<[u8]>>,
+    tokens: Vec<Box<[u8]>>,
+    /// first byte -> the words, and the tokens, that start with it
+    word_starts: Vec<Vec<u16>>,
+    token_starts: Vec<Vec<u16>>,
+}
+
+impl ClassWords {
+    fn new(words: Vec<String>, tokens: Vec<String>) -> PyResult<Self> {
+        let table = |list: &[String]| -> PyResult<(Vec<Box<[u8]>>, Vec<Vec<u16>>)> {
+            let mut starts = vec![Vec::new(); 256];
+            let mut out = Vec::with_capacity(list.len());
+            for (i, w) in list.iter().enumerate() {
+                if w.is_empty() || !w.is_ascii() || i > u16::MAX as usize {
+                    return Err(PyValueError::new_err(format!("not a class word: {w:?}")));
+                }
+                starts[w.as_bytes()[0] as usize].push(i as u16);
+                out.push(w.as_bytes().into());
+            }
+            Ok((out, starts))
+        };
+        let (words, word_starts) = table(&words)?;
+        let (tokens, token_starts) = table(&tokens)?;
+        Ok(ClassWords {
+            words,
+            tokens,
+            word_starts,
+            token_starts,
+        })
+    }
+
+    /// Whether `text`, lower-cased as Python's `str.lower` does, holds a word or a token.
+    fn matches(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
+        let lower = if text.is_ascii() {
+            text.to_ascii_lowercase()
+        } else {
+            text.to_lowercase()
+        };
+        self.matches_lower(&lower, space, digit)
+    }
+
+    fn matches_lower(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
+        let bytes = text.as_bytes();
+        let mut after_boundary = true; // at the start, or after white space, '_' or '-'
+        for (i, c) in text.char_indices() {
+            if c.is_ascii() {
+                let rest = &bytes[i..];
+                for &w in &self.word_starts[c as usize] {
+                    if rest.starts_with(&self.words[w as usize]) {
+                        return true;
+                    }
+                }
+                if after_boundary {
+                    for &t in &self.token_starts[c as usize] {
+                        let token = &self.tokens[t as usize];
+                        if rest.starts_with(token) {
+                            match text[i + token.len()..].chars().next() {
+                                None => return true,
+                                Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => {
+                                    return true
+                                }
+                                Some(_) => {}
+                            }
+                        }
+                    }
+                }
+            }
+            after_boundary = c == '_' || c == '-' || space.contains(c);
+        }
+        false
+    }
+}
+
 struct Walk<'a, 'py> {
     walker: &'a HtmlWalker,
-    negative: &'a Bound<'py, PyAny>,
-    meta_class: &'a Bound<'py, PyAny>,
     display_none: &'a Bound<'py, PyAny>,
     /// (text, links, owner, meta, flags)
     blocks: Vec<(String, usize, u32, usize, u8)>,
@@ -394,8 +476,10 @@ impl Walk<'_, '_> {
             let id = get_attr(node, b"id")?;
             if class.is_some() || id.is_some() {
                 let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-                if ask(&self.walker.negative_memo, self.negative, &attrs)?
-                    && !wraps_paragraphs(node, self.walker.wrapper_paragraphs)
+                let w = self.walker;
+                if remembered(&w.negative_memo, &attrs, || {
+                    Ok(w.negative.matches(&attrs, &w.space, &w.digit))
+                })? && !wraps_paragraphs(node, self.walker.wrapper_paragraphs)
                 {
                     flag |= IN_CHROME_CLASS as i8;
                 }
@@ -417,7 +501,10 @@ impl Walk<'_, '_> {
                 return Ok(false);
             }
             let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-            ask(&self.walker.meta_memo, self.meta_class, &attrs)?
+            let w = self.walker;
+            remembered(&w.meta_memo, &attrs, || {
+                Ok(w.meta_class.matches(&attrs, &w.space, &w.digit))
+            })?
         };
         Ok(meta && !wraps_paragraphs(node, self.walker.wrapper_paragraphs))
     }
@@ -618,8 +705,9 @@ fn weight(text: &str) -> Option<usize> {
 /// space_ranges, block, invisible, chrome_tags, wrapper_paragraphs, negative, meta_class,
 /// display_none, punct, sentence_end, ellipses, digit_ranges, meta_keywords, meta_han_keywords,
 /// boilerplate_any, boilerplate_start, meta_text)`:
-/// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, and its
-/// predicates over class/id, style and block strings.
+/// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, its class/id
+/// words (`negative`, `meta_class`: `(words, tokens)`, see `ClassWords`) and its predicates over
+/// style and block strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
@@ -630,8 +718,9 @@ pub struct HtmlWalker {
     invisible: TagSet,
     chrome_tags: TagSet,
     wrapper_paragraphs: usize,
-    negative: Py<PyAny>,
-    meta_class: Py<PyAny>,
+    /// `extract._NEGATIVE_RE`, `_META_CLASS_RE`
+    negative: ClassWords,
+    meta_class: ClassWords,
     display_none: Py<PyAny>,
     negative_memo: Mutex<Memo>,
     meta_memo: Mutex<Memo>,
@@ -968,8 +1057,8 @@ impl HtmlWalker {
         invisible: Vec<String>,
         chrome_tags: Vec<String>,
         wrapper_paragraphs: usize,
-        negative: Py<PyAny>,
-        meta_class: Py<PyAny>,
+        negative: (Vec<String>, Vec<String>),
+        meta_class: (Vec<String>, Vec<String>),
         display_none: Py<PyAny>,
         punct: String,
         sentence_end: String,
@@ -988,8 +1077,8 @@ impl HtmlWalker {
             invisible: tag_set(invisible),
             chrome_tags: tag_set(chrome_tags),
             wrapper_paragraphs,
-            negative,
-            meta_class,
+            negative: ClassWords::new(negative.0, negative.1)?,
+            meta_class: ClassWords::new(meta_class.0, meta_class.1)?,
             display_none,
             negative_memo: Mutex::new(Memo::new()),
             meta_memo: Mutex::new(Memo::new()),
@@ -1023,13 +1112,9 @@ impl HtmlWalker {
         step: usize,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let node = self.root_node(py, root)?;
-        let negative = self.negative.bind(py);
-        let meta_class = self.meta_class.bind(py);
         let display_none = self.display_none.bind(py);
         let mut w = Walk {
             walker: self,
-            negative,
-            meta_class,
             display_none,
             blocks: Vec::new(),
             parent: Vec::new(),
@@ -1080,6 +1165,15 @@ impl HtmlWalker {
             w.next_check,
         )
             .into_pyobject(py)
+    }
+
+    /// ``(negative, meta)``: whether ``text`` (a class and id, space-separated) matches
+    /// ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
+    fn class_words(&self, text: &str) -> (bool, bool) {
+        (
+            self.negative.matches(text, &self.space, &self.digit),
+            self.meta_class.matches(text, &self.space, &self.digit),
+        )
     }
 
     /// Whether a comment or processing instruction below ``root`` may split a text run as

@@ -44,15 +44,23 @@ _BLOCK = frozenset(
 _CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
 
 
+def _class_words_re(words: tuple[str, ...], tokens: tuple[str, ...]) -> re.Pattern[str]:
+    """A class/id test: one of ``words`` anywhere in the string, or one of ``tokens`` as a whole
+    token (after the start, white space, ``_`` or ``-``; before the end, white space, a digit,
+    ``_`` or ``-``). The native walk tests the same lists (``HtmlWalker``'s ``ClassWords``)."""
+    return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + r")(?:$|[\s_\d-])")
+
+
 # class/id words of page chrome (substrings: long words; whole tokens: short ones).
-_NEGATIVE_RE = re.compile(
-    r"sidebar|side-bar|footer|breadcrumb|crumbs|comment|navbar|navigation|menu|share|sharing|"
-    r"social|related|recommend|advert|sponsor|banner|popup|modal|cookie|newsletter|subscribe|"
-    r"copyright|pagination|pager|disqus|masthead|toolbar|widget|promo|outbrain|taboola|caption|"
-    r"gallery|slideshow|carousel|"
-    r"(?:^|[\s_-])(?:nav|ad|ads|adv|tags?|foot|header|hd|login|signup|rss|links?|"
-    r"topbar|bottom|print|hidden|hide)(?:$|[\s_\d-])"
+_NEGATIVE_WORDS = tuple(
+    "sidebar side-bar footer breadcrumb crumbs comment navbar navigation menu share sharing social related "
+    "recommend advert sponsor banner popup modal cookie newsletter subscribe copyright pagination pager "
+    "disqus masthead toolbar widget promo outbrain taboola caption gallery slideshow carousel".split()
 )
+_NEGATIVE_TOKENS = tuple(
+    "nav ad ads adv tag tags foot header hd login signup rss link links topbar bottom print hidden hide".split()
+)
+_NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS)
 
 
 # An element with such a class/id that holds this many <p>/<br> is a wrapper of the page, not chrome
@@ -138,11 +146,12 @@ _SCRIPT_START_RE = re.compile(r"<(script|style)\b")
 
 
 # class/id words of metadata lines (byline, dateline, counters): whole tokens, or these substrings.
-_META_CLASS_RE = re.compile(
-    r"byline|dateline|timestamp|pubdate|publishdate|postmeta|post-meta|entry-meta|article-meta|"
-    r"postinfo|post-info|article-info|view-count|viewcount|"
-    r"(?:^|[\s_-])(?:meta|info|date|datetime|time|stats|counter|views?|author)(?:$|[\s_\d-])"
+_META_CLASS_WORDS = tuple(
+    "byline dateline timestamp pubdate publishdate postmeta post-meta entry-meta article-meta postinfo "
+    "post-info article-info view-count viewcount".split()
 )
+_META_CLASS_TOKENS = tuple("meta info date datetime time stats counter view views author".split())
+_META_CLASS_RE = _class_words_re(_META_CLASS_WORDS, _META_CLASS_TOKENS)
 
 
 _META_CACHE = SizedCache(50_000, 4 << 20)

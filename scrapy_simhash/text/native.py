@@ -23,16 +23,15 @@ from scrapy_simhash.text.blocks import (
     _CHROME_TAGS,
     _DISPLAY_NONE_RE,
     _INVISIBLE,
-    _META_CACHE,
-    _META_CLASS_RE,
-    _NEGATIVE_CACHE,
-    _NEGATIVE_RE,
+    _META_CLASS_TOKENS,
+    _META_CLASS_WORDS,
+    _NEGATIVE_TOKENS,
+    _NEGATIVE_WORDS,
     _PUNCT_RE,
     _WRAPPER_PARAGRAPHS,
     MAX_BLOCKS,
     _Block,
     _Budget,
-    _cached_search,
     _Walker,
 )
 from scrapy_simhash.text.flat import _INVISIBLE_ELEMENTS
@@ -83,14 +82,6 @@ def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
 
 
-def _negative_class(attrs: str) -> bool:
-    return _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs)
-
-
-def _meta_class(attrs: str) -> bool:
-    return _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
-
-
 def _display_none(style: str) -> bool:
     return _DISPLAY_NONE_RE.search(style) is not None
 
@@ -123,8 +114,8 @@ def html_walker(element_type: type = etree._Element) -> Any:
                         invisible=_INVISIBLE,
                         chrome=_CHROME_TAGS,
                         wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
-                        negative_class=_negative_class,
-                        meta_class=_meta_class,
+                        negative_class=(_NEGATIVE_WORDS, _NEGATIVE_TOKENS),
+                        meta_class=(_META_CLASS_WORDS, _META_CLASS_TOKENS),
                         display_none=_display_none,
                         punctuation=_PUNCT_RE.pattern,
                         sentence_end=_SENTENCE_END,

@@ -215,3 +215,33 @@ def test_walker_reads_only_lxml_elements() -> None:
 
     with pytest.raises(ValueError, match="not an lxml.etree._Element: NotLxml"):
         nat.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)
+
+
+def test_class_words_match_as_the_regular_expressions() -> None:
+    """The walk's class/id tests (``HtmlWalker``'s ``ClassWords``, from the word lists that build
+    ``_NEGATIVE_RE`` and ``_META_CLASS_RE``) answer as the regular expressions do on the lower-cased
+    string: on random strings of their words, token separators, Unicode white space and digits
+    (which ``\\s`` and ``\\d`` match) and letters whose lower case is special, and on every class
+    and id of the real pages."""
+    from scrapy_simhash.text import blocks
+
+    walker = nat.html_walker()
+    words = [*blocks._NEGATIVE_WORDS, *blocks._NEGATIVE_TOKENS, *blocks._META_CLASS_WORDS, *blocks._META_CLASS_TOKENS]
+    pieces = [*words, *"abdeinstvx-_ 07\t\n", "\u00a0", "\u2003", "\x1c", "\u0663", "\u00e9", "\u4e2d"]
+    pieces += ["NAV", "Comment", "Meta", "\u212a", "\u0130", "\u03a3", "HİDE"]  # case: Kelvin sign, dotted I, sigma
+
+    def expected(text: str) -> tuple[bool, bool]:  # as the Python walk asks: _cached_search
+        return bool(blocks._NEGATIVE_RE.search(text.lower())), bool(blocks._META_CLASS_RE.search(text.lower()))
+
+    rng = random.Random(3)
+    seen = set()
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 5)))
+        assert walker.class_words(text) == expected(text), repr(text)
+        seen.add(expected(text))
+    assert seen == {(False, False), (True, False), (False, True), (True, True)}
+    for bodies in load_pages().values():
+        for body in bodies:
+            for el in etree.fromstring(body, etree.HTMLParser()).iter():
+                text = f"{el.get('class') or ''} {el.get('id') or ''}"
+                assert walker.class_words(text) == expected(text), repr(text)
