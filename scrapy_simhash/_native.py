@@ -51,8 +51,9 @@ logger = logging.getLogger(__name__)
 
 #: The weightings the core computes (``Fingerprinter(weighting=...)``).
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
-#: What the package calls in the core: a build without one of them is not used.
-API = ("Core", "HtmlWalker", "FlatText")
+#: What the package calls in the core: a build without one of them is not used (a method names
+#: its class: a build of the same version from older sources lacks it).
+API = ("Core", "HtmlWalker", "FlatText", "HtmlWalker.comment_runs", "HtmlWalker.class_words")
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
@@ -89,12 +90,20 @@ def _load() -> tuple[Any, str | None]:
     return mod, why
 
 
+def _has(mod: Any, dotted: str) -> bool:
+    for name in dotted.split("."):
+        if not hasattr(mod, name):
+            return False
+        mod = getattr(mod, name)
+    return True
+
+
 def check(mod: Any) -> tuple[Any, str | None]:
     """``(mod, None)`` when ``mod`` is a core this package may use, else ``(None, why)``."""
     version = getattr(mod, "__version__", None)
     if version != __version__:
         return None, f"scrapy_simhash_native {version} is not scrapy-simhash {__version__}'s: {_FIX}"
-    missing = [name for name in API if not hasattr(mod, name)]
+    missing = [name for name in API if not _has(mod, name)]
     if missing:
         return None, f"scrapy_simhash_native {version} lacks {', '.join(missing)} (an older build): {_FIX}"
     return mod, None

@@ -51,4 +51,9 @@ def test_check_names_what_is_missing() -> None:
     mod, why = _native.check(partial)
     assert mod is None
     assert why is not None and "lacks FlatText" in why and "pip install ./native again" in why
-    assert _native.check(types.SimpleNamespace(__version__=__version__, **dict.fromkeys(_native.API)))[1] is None
+    walker = types.SimpleNamespace(comment_runs=None)
+    older = types.SimpleNamespace(__version__=__version__, Core=object, HtmlWalker=walker, FlatText=object)
+    why = _native.check(older)[1]
+    assert why is not None and "lacks HtmlWalker.class_words" in why  # a build of older sources
+    walker.class_words = None
+    assert _native.check(older)[1] is None
