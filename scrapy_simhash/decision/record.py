@@ -14,7 +14,7 @@ import math
 import struct
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
@@ -174,7 +174,12 @@ class PageRecord:
         length (``uint32``)."""
         novelty = self.novelty
         if novelty is not None:
-            return b"".join((_V4_BYTE, replace(self, novelty=None).to_bytes(), novelty, _LEN.pack(len(novelty))))
+            return b"".join((_V4_BYTE, self._without_novelty(), novelty, _LEN.pack(len(novelty))))
+        return self._without_novelty()
+
+    def _without_novelty(self) -> bytes:
+        """The record's bytes as if it had no novelty sketch (format 3, 2 or 1), without making
+        that record (``dataclasses.replace`` of a frozen record: a cost on every page)."""
         packed = self._pack()
         if packed is None:
             return self._to_json()
@@ -245,7 +250,8 @@ class PageRecord:
         return b"".join((head, body, *tail))
 
     def _to_json(self) -> bytes:
-        """Format 1: compact JSON (UTF-8); fingerprints as hexadecimal strings."""
+        """Format 1: compact JSON (UTF-8); fingerprints as hexadecimal strings. A novelty sketch is
+        not in it: format 4 holds it around the record (``from_bytes`` still reads one here)."""
         data: dict[str, Any] = {
             "v": _SCHEMA,
             "first_seen": round(self.first_seen, 3),
@@ -270,8 +276,6 @@ class PageRecord:
             data["sketch"] = self.sketch.hex()
         if self.visible_key is not None:
             data["visible_key"] = format(self.visible_key, "x")
-        if self.novelty is not None:
-            data["novelty"] = self.novelty.hex()
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod

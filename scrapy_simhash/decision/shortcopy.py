@@ -48,7 +48,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 
 from scrapy_simhash.text.features import normalize
-from scrapy_simhash.text.templates import line_key
+from scrapy_simhash.text.templates import line_key, line_keys
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -186,7 +186,7 @@ def remember(index: SimhashIndex, evidence: Evidence) -> None:
     index.put_aux_many(
         {
             _key_name(content_key): json.dumps(kept).encode(),
-            _page_name(key): _encode(key, fp, [line_key(line) for line in lines]),
+            _page_name(key): _encode(key, fp, line_keys(list(lines))),
         }
     )
 
