@@ -18,6 +18,7 @@
 //! `Unsupported`, and the caller runs the Python walk.
 
 use std::borrow::Cow;
+use std::cell::Cell;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -376,9 +377,26 @@ struct Walk<'a, 'py> {
     next_check: usize,
     max_blocks: usize,
     step: usize,
+    /// The last element found to hold fewer than `wrapper_paragraphs` <p>/<br>, and how many
+    /// such elements the walk is inside: an element inside one holds fewer too.
+    few_paragraphs: Cell<*mut XmlNode>,
+    in_few: u32,
 }
 
 impl Walk<'_, '_> {
+    /// `wraps_paragraphs` of `node`, without reading the subtree of an element inside one
+    /// that holds fewer.
+    unsafe fn wraps_paragraphs(&self, node: *mut XmlNode) -> bool {
+        if self.in_few > 0 {
+            return false;
+        }
+        let wraps = wraps_paragraphs(node, self.walker.wrapper_paragraphs);
+        if !wraps {
+            self.few_paragraphs.set(node);
+        }
+        wraps
+    }
+
     fn is_block(&self, tag: &[u8]) -> bool {
         self.walker.block.contains(tag)
     }
@@ -479,7 +497,7 @@ impl Walk<'_, '_> {
                 let w = self.walker;
                 if remembered(&w.negative_memo, &attrs, || {
                     Ok(w.negative.matches(&attrs, &w.space, &w.digit))
-                })? && !wraps_paragraphs(node, self.walker.wrapper_paragraphs)
+                })? && !self.wraps_paragraphs(node)
                 {
                     flag |= IN_CHROME_CLASS as i8;
                 }
@@ -506,7 +524,7 @@ impl Walk<'_, '_> {
                 Ok(w.meta_class.matches(&attrs, &w.space, &w.digit))
             })?
         };
-        Ok(meta && !wraps_paragraphs(node, self.walker.wrapper_paragraphs))
+        Ok(meta && !self.wraps_paragraphs(node))
     }
 
     unsafe fn walk(&mut self, node: *mut XmlNode, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
@@ -515,6 +533,10 @@ impl Walk<'_, '_> {
             self.check_budget()?;
         }
         let idx32 = idx as u32;
+        let few = self.in_few == 0 && self.few_paragraphs.get() == node;
+        if few {
+            self.in_few += 1;
+        }
         self.parent.push(parent);
         self.end.push(0);
         let tag = tag_of(node)?;
@@ -588,6 +610,9 @@ impl Walk<'_, '_> {
             self.flush();
         }
         self.end[idx] = self.parent.len() as u32;
+        if few {
+            self.in_few -= 1;
+        }
         Ok(())
     }
 }
@@ -1134,6 +1159,8 @@ impl HtmlWalker {
             next_check: step,
             max_blocks,
             step,
+            few_paragraphs: Cell::new(std::ptr::null_mut()),
+            in_few: 0,
         };
         match unsafe { w.walk(node, 0, false, 0) } {
             Ok(()) => {}
