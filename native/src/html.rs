@@ -278,40 +278,49 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
     false
 }
 
-/// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE`, `_META_CLASS_RE`: `_class_words_re`,
-/// on the lower-cased string): one of
-/// `words` anywhere, or one of `tokens` after the start, white space (`\s`), `_` or `-`, and
-/// before the end, white space, a digit (`\d`), `_` or `-`. The words are ASCII, so a byte
-/// search in the UTF-8 text is a character search.
+/// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
+/// `_class_words_re`), on the lower-cased string: one of `words` anywhere, or one of `tokens` after
+/// the start, white space (`\s`), `_` or `-`, and before the end, white space, a digit (`\d`), `_`
+/// or `-`. The words are ASCII, so a byte search in the UTF-8 text is a character search.
 struct ClassWords {
+    words: WordTable,
+    tokens: WordTable,
+}
+
+/// ASCII words, and for each first byte the words that start with it.
+struct WordTable {
     words: Vec<Box<[u8]>>,
-    tokens: Vec<Box<[u8]>>,
-    /// first byte -> the words, and the tokens, that start with it
-    word_starts: Vec<Vec<u16>>,
-    token_starts: Vec<Vec<u16>>,
+    starts: Vec<Vec<u16>>,
+}
+
+impl WordTable {
+    fn new(list: Vec<String>) -> PyResult<Self> {
+        let mut starts = vec![Vec::new(); 256];
+        let mut words = Vec::with_capacity(list.len());
+        for (i, w) in list.into_iter().enumerate() {
+            if w.is_empty() || !w.is_ascii() || i > u16::MAX as usize {
+                return Err(PyValueError::new_err(format!("not a class word: {w:?}")));
+            }
+            starts[w.as_bytes()[0] as usize].push(i as u16);
+            words.push(w.into_bytes().into_boxed_slice());
+        }
+        Ok(WordTable { words, starts })
+    }
+
+    /// The words that `rest` starts with (`first`: its first byte, an ASCII character).
+    fn at<'a>(&'a self, first: char, rest: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+        self.starts[first as usize]
+            .iter()
+            .map(|&w| &*self.words[w as usize])
+            .filter(move |w| rest.starts_with(w))
+    }
 }
 
 impl ClassWords {
     fn new(words: Vec<String>, tokens: Vec<String>) -> PyResult<Self> {
-        let table = |list: &[String]| -> PyResult<(Vec<Box<[u8]>>, Vec<Vec<u16>>)> {
-            let mut starts = vec![Vec::new(); 256];
-            let mut out = Vec::with_capacity(list.len());
-            for (i, w) in list.iter().enumerate() {
-                if w.is_empty() || !w.is_ascii() || i > u16::MAX as usize {
-                    return Err(PyValueError::new_err(format!("not a class word: {w:?}")));
-                }
-                starts[w.as_bytes()[0] as usize].push(i as u16);
-                out.push(w.as_bytes().into());
-            }
-            Ok((out, starts))
-        };
-        let (words, word_starts) = table(&words)?;
-        let (tokens, token_starts) = table(&tokens)?;
         Ok(ClassWords {
-            words,
-            tokens,
-            word_starts,
-            token_starts,
+            words: WordTable::new(words)?,
+            tokens: WordTable::new(tokens)?,
         })
     }
 
@@ -331,22 +340,15 @@ impl ClassWords {
         for (i, c) in text.char_indices() {
             if c.is_ascii() {
                 let rest = &bytes[i..];
-                for &w in &self.word_starts[c as usize] {
-                    if rest.starts_with(&self.words[w as usize]) {
-                        return true;
-                    }
+                if self.words.at(c, rest).next().is_some() {
+                    return true;
                 }
                 if after_boundary {
-                    for &t in &self.token_starts[c as usize] {
-                        let token = &self.tokens[t as usize];
-                        if rest.starts_with(token) {
-                            match text[i + token.len()..].chars().next() {
-                                None => return true,
-                                Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => {
-                                    return true
-                                }
-                                Some(_) => {}
-                            }
+                    for token in self.tokens.at(c, rest) {
+                        match text[i + token.len()..].chars().next() {
+                            None => return true,
+                            Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
+                            Some(_) => {}
                         }
                     }
                 }
