@@ -248,11 +248,13 @@ def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -
     # likely a paywall's cut.
     teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
     kinds = [_kind(block, teasers, relaxed) for block in blocks]
+    holders = []  # the owners of good blocks
     for block, kind in zip(blocks, kinds):
         value: float
         if kind == _GOOD:
             value = block.weight - block.links
             good[block.owner] += value
+            holders.append(block.owner)
         elif kind == _LINKS:
             value = -block.weight
         else:
@@ -266,10 +268,21 @@ def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -
             if not i:
                 break
             i = parent[i]
-    for i in range(n - 1, 0, -1):  # children come after their parent in document order
-        good[parent[i]] += good[i]
+    # Only the good blocks' owners and their ancestors have good text in their subtree: the sums
+    # and the choice read those elements alone (a page has thousands of others).
+    above: set[int] = set()
+    for i in holders:
+        while i not in above:
+            above.add(i)
+            if not i:
+                break
+            i = parent[i]
+    order = sorted(above)
+    for i in reversed(order):  # children come after their parent in document order
+        if i:
+            good[parent[i]] += good[i]
     best, best_score = 0, None
-    for i in range(n):
+    for i in order:
         if good[i] and (best_score is None or score[i] > best_score):
             best, best_score = i, score[i]
     if best_score is None:
