@@ -535,10 +535,6 @@ impl Walk<'_, '_> {
             self.check_budget()?;
         }
         let idx32 = idx as u32;
-        let few = self.in_few == 0 && self.few_paragraphs.get() == node;
-        if few {
-            self.in_few += 1;
-        }
         self.parent.push(parent);
         self.end.push(0);
         let tag = tag_of(node)?;
@@ -555,6 +551,11 @@ impl Walk<'_, '_> {
         let meta = self.is_meta_element(node, tag)?;
         if meta {
             self.in_meta += 1;
+        }
+        // (after both of this element's own tests, which may have read its subtree)
+        let few = self.in_few == 0 && self.few_paragraphs.get() == node;
+        if few {
+            self.in_few += 1;
         }
         if let Some(text) = collect_text((*node).children)? {
             if !text.is_empty() {
