@@ -204,6 +204,11 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
+def _weight_of(blocks: list[_Block]) -> int:
+    """The weight of a sequence of blocks (each block's :func:`_weight`)."""
+    return sum(b.weight for b in blocks)
+
+
 def _weight(text: str) -> int:
     """Weight of folded text: a Han character carries about as much as a short Latin word (3).
 

@@ -82,6 +82,7 @@ from scrapy_simhash.text.blocks import (
     _Budget,
     _cached_search,
     _Walker,
+    _weight_of,
 )
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
@@ -332,10 +333,6 @@ def _flat_document(html: str, used: str | None, method: str, native: bool = True
 
 def _text_of(blocks: list[_Block]) -> str:
     return "\n".join(b.text for b in blocks)
-
-
-def _weight_of(blocks: list[_Block]) -> int:
-    return sum(b.weight for b in blocks)
 
 
 def extract(

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _heading, _Walker
+from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _heading, _Walker, _weight_of
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 
@@ -370,7 +370,7 @@ def _with_heading(
             if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
         ]
         below = any(id(b) not in taken and at[id(b)] < start for b in after)  # own lines above the region
-        if below and _depth(walker, lo) > 1 and _weight(main) < _PART_SHARE * _weight(after):
+        if below and _depth(walker, lo) > 1 and _weight_of(main) < _PART_SHARE * _weight_of(after):
             return [blocks[top], *after]
         # The region is the page's content, after its declaration: that joins (a line of code).
         code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
@@ -399,10 +399,6 @@ def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:
     while a not in ancestors:
         a = parent[a]
     return a, walker.end[a]
-
-
-def _weight(blocks: list[_Block]) -> int:
-    return sum(b.weight for b in blocks)
 
 
 def _content_line(block: _Block, teasers: bool) -> bool:

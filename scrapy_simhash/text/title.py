@@ -104,14 +104,14 @@ def _names(title: str, heading: str) -> bool:
     may have otherwise, names nothing): "Gtk.FlowBox" names "gtkflowbox"; "CharSet
     (Apache Commons Lang 3.12.0 API)" does not name "class charset", nor "EscapeUnicode in
     std::str" "struct std::str::escapeunicode"."""
-    a, b = _ALNUM_RE.sub("", title.casefold()), _ALNUM_RE.sub("", heading)
+    a, b = _NOT_LETTERS_RE.sub("", title.casefold()), _NOT_LETTERS_RE.sub("", heading)
     if len(a) < 4 or len(b) < 4:
         return a == b
     return a in b or b in a
 
 
 # What :func:`_names` leaves out of a title and a heading: all but letters.
-_ALNUM_RE = re.compile(r"[\W_\d]+")
+_NOT_LETTERS_RE = re.compile(r"[\W_\d]+")
 
 
 # A word a title and a heading can share: 3 or more letters ("std", not "in"; not a number).
