@@ -76,7 +76,10 @@ def _killed(proc: subprocess.Popen[str], after: float) -> set[int]:
         out = proc.stdout.read()
         proc.stderr.read()
     proc.wait(timeout=30)
-    return {int(line.split()[1]) for line in out.splitlines() if line.startswith("done")}
+    # Only whole lines: unbuffered (PYTHONUNBUFFERED, as in CI), print writes "done", " ", "N" and
+    # the line break one by one, and the kill may fall between them.
+    whole = out.split("\n")[:-1]
+    return {int(line.split()[1]) for line in whole if line.startswith("done")}
 
 
 # -- SIGKILL during a bulk load ----------------------------------------------------------------------
