@@ -1,0 +1,114 @@
+"""Floors for ``bench_crawl.py --configs floor-pass,floor-store,floor-walk,floor-fp``: spider
+middlewares that each do part of what the middleware does for a page, with the package's own
+functions, and none of the decision (no index probe, no history, no site templates, no sketches
+compared, no stats, no logging). A crawl with one of them installed instead of the middleware
+costs at most what the middleware's costs: a bar on the crawl's speed below a floor's ratio
+cannot be met by any change to what the floor leaves out.
+
+- ``PassFloor`` (``floor-pass``): nothing; one more spider middleware in the chain.
+- ``StoreFloor`` (``floor-store``): one LMDB write transaction a page, opened as the store opens
+  its environment (not durable): a hash of the URL under the URL's key, and the key under each of
+  the index's 4 bands.
+- ``WalkFloor`` (``floor-walk``): what the native core does for a page, alone: the native walk of
+  the tree the spider's selectors use (``HtmlWalker.walk``), then the tokens, SimHash and sketch
+  of all the blocks' text (``Core.page``; no content region, no title), then the same write.
+- ``FingerprintFloor`` (``floor-fp``): the page's fingerprint exactly as the middleware computes
+  it (``Fingerprinter.fingerprint_page`` on that tree, without site templates), then the same
+  write.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+import tempfile
+from typing import Any
+
+import lmdb
+from scrapy.http import TextResponse
+
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
+from scrapy_simhash.scrapy.middleware import _response_text
+from scrapy_simhash.scrapy.tree import shared_tree
+from scrapy_simhash.text.blocks import _BUDGET_STEP, MAX_BLOCKS
+from scrapy_simhash.text.features import normalize
+from scrapy_simhash.text.native import _native_walk
+
+_FP = struct.Struct("<Q")
+
+
+class _Floor:
+    def __init__(self) -> None:
+        self.fingerprinter = Fingerprinter()
+        self._dir = tempfile.TemporaryDirectory(prefix="floor-")
+        # not durable, as the store opens its environment in a crawl (SIMHASH_DURABLE = False)
+        self.env = lmdb.open(self._dir.name, map_size=1 << 30, max_dbs=2, sync=False, metasync=False)
+        self.records = self.env.open_db(b"records")
+        self.bands = self.env.open_db(b"bands", dupsort=True)
+
+    @classmethod
+    def from_crawler(cls, crawler: Any) -> _Floor:
+        return cls()
+
+    def process_spider_output(self, response: Any, result: Any, spider: Any = None) -> Any:
+        self._observe(response)
+        yield from result
+
+    async def process_spider_output_async(self, response: Any, result: Any, spider: Any = None) -> Any:
+        self._observe(response)
+        async for obj in result:
+            yield obj
+
+    def _observe(self, response: Any) -> None:
+        if isinstance(response, TextResponse):
+            try:
+                fp, sketch = self._page(response)
+            except EmptyTextError:
+                return
+            self._store(response.url, fp, sketch)
+
+    def _page(self, response: TextResponse) -> tuple[int, bytes]:
+        raise NotImplementedError
+
+    def _store(self, url: str, fp: int, sketch: bytes) -> None:
+        key = url.encode()
+        with self.env.begin(write=True) as txn:
+            txn.put(key, _FP.pack(fp) + sketch, db=self.records)
+            for band in range(4):
+                txn.put(struct.pack("<BH", band, (fp >> (16 * band)) & 0xFFFF), key, db=self.bands)
+
+
+class PassFloor(_Floor):
+    def _observe(self, response: Any) -> None:
+        pass
+
+
+class StoreFloor(_Floor):
+    def _page(self, response: TextResponse) -> tuple[int, bytes]:
+        return int.from_bytes(hashlib.blake2b(response.url.encode(), digest_size=8).digest(), "little"), b""
+
+
+class FingerprintFloor(_Floor):
+    def _page(self, response: TextResponse) -> tuple[int, bytes]:
+        html = _response_text(response)
+        tree, _ = shared_tree(response, html)
+        page = self.fingerprinter.fingerprint_page(html, url=response.url, tree=tree)
+        return page.fp, page.sketch or b""
+
+
+class WalkFloor(_Floor):
+    def _page(self, response: TextResponse) -> tuple[int, bytes]:
+        html = _response_text(response)
+        tree, _ = shared_tree(response, html)
+        if tree is None:  # no tree to share: parse it as the spider's selectors would
+            tree = response.selector.root
+        result = _native_walk(tree, None, MAX_BLOCKS, _BUDGET_STEP)
+        text = "\n".join(block[0] for block in result[1]) if result and result[0] == "ok" else ""
+        core = self.fingerprinter._native_core()
+        if core is None:
+            raise RuntimeError("floor-walk runs the native core, which is not installed here")
+        page = core.page(normalize(text), None, **self.fingerprinter._native_options(), lines=False) if text else None
+        if page is None:
+            return 0, b""
+        fp, _, sketch, _, _ = page
+        return fp, sketch or b""
