@@ -12,6 +12,10 @@ cannot be met by any change to what the floor leaves out.
 - ``WalkFloor`` (``floor-walk``): what the native core does for a page, alone: the native walk of
   the tree the spider's selectors use (``HtmlWalker.walk``), then the tokens, SimHash and sketch
   of all the blocks' text (``Core.page``; no content region, no title), then the same write.
+- ``TextFloor`` (``floor-text``): all the tree's text as libxml2 serialises it
+  (``etree.tostring(method="text")``: no walk), then ``Core.page`` of it and the write. Less work
+  than any fingerprint of the page's text where a page has little script and style (their text is
+  included: on real news pages it is far more text than the walk reads).
 - ``FingerprintFloor`` (``floor-fp``): the page's fingerprint exactly as the middleware computes
   it (``Fingerprinter.fingerprint_page`` on that tree, without site templates), then the same
   write.
@@ -25,6 +29,7 @@ import tempfile
 from typing import Any
 
 import lmdb
+from lxml import etree
 from scrapy.http import TextResponse
 
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
@@ -96,19 +101,27 @@ class FingerprintFloor(_Floor):
         return page.fp, page.sketch or b""
 
 
-class WalkFloor(_Floor):
+class TextFloor(_Floor):
     def _page(self, response: TextResponse) -> tuple[int, bytes]:
-        html = _response_text(response)
-        tree, _ = shared_tree(response, html)
-        if tree is None:  # no tree to share: parse it as the spider's selectors would
-            tree = response.selector.root
-        result = _native_walk(tree, None, MAX_BLOCKS, _BUDGET_STEP)
-        text = "\n".join(block[0] for block in result[1]) if result and result[0] == "ok" else ""
+        return self._fingerprint(etree.tostring(self._tree(response), method="text", encoding=str))
+
+    @staticmethod
+    def _tree(response: TextResponse) -> Any:
+        tree, _ = shared_tree(response, _response_text(response))
+        return response.selector.root if tree is None else tree  # none to share: parse as the spider would
+
+    def _fingerprint(self, text: str) -> tuple[int, bytes]:
         core = self.fingerprinter._native_core()
         if core is None:
-            raise RuntimeError("floor-walk runs the native core, which is not installed here")
+            raise RuntimeError("the floors run the native core, which is not installed here")
         page = core.page(normalize(text), None, **self.fingerprinter._native_options(), lines=False) if text else None
         if page is None:
             return 0, b""
         fp, _, sketch, _, _ = page
         return fp, sketch or b""
+
+
+class WalkFloor(TextFloor):
+    def _page(self, response: TextResponse) -> tuple[int, bytes]:
+        result = _native_walk(self._tree(response), None, MAX_BLOCKS, _BUDGET_STEP)
+        return self._fingerprint("\n".join(block[0] for block in result[1]) if result and result[0] == "ok" else "")
