@@ -1,11 +1,13 @@
-"""Floors for ``bench_crawl.py --configs floor-pass,floor-store,floor-walk,floor-fp``: spider
-middlewares that each do part of what the middleware does for a page, with the package's own
-functions, and none of the decision (no index probe, no history, no site templates, no sketches
-compared, no stats, no logging). A crawl with one of them installed instead of the middleware
-costs at most what the middleware's costs: a bar on the crawl's speed below a floor's ratio
-cannot be met by any change to what the floor leaves out.
+"""Floors for ``bench_crawl.py --configs floor-pass,floor-store,floor-text,floor-walk,floor-fp,floor-index``:
+spider middlewares that each do part of what the middleware does for a page, with the package's
+own functions. A crawl with one of them installed instead of the middleware does less than the
+middleware's: a bar on the crawl's speed above a floor's ratio cannot be met by any change to what
+that floor leaves out.
 
-- ``PassFloor`` (``floor-pass``): nothing; one more spider middleware in the chain.
+Each also freezes the garbage collector's start-up objects when the spider opens, as the
+middleware does (``middleware._freeze_startup``: each later full collection skips them).
+
+- ``PassFloor`` (``floor-pass``): nothing else; one more spider middleware in the chain.
 - ``StoreFloor`` (``floor-store``): one LMDB write transaction a page, opened as the store opens
   its environment (not durable): a hash of the URL under the URL's key, and the key under each of
   the index's 4 bands.
@@ -19,6 +21,10 @@ cannot be met by any change to what the floor leaves out.
 - ``FingerprintFloor`` (``floor-fp``): the page's fingerprint exactly as the middleware computes
   it (``Fingerprinter.fingerprint_page`` on that tree, without site templates), then the same
   write.
+- ``IndexFloor`` (``floor-index``): that fingerprint, then the index's atomic near-duplicate test
+  and add (``SimhashIndex.check_and_add`` on the LMDB store with its default settings, as the
+  middleware opens it) instead of the write: the least of the decision, with no history, no
+  change sketch read, no schedule.
 """
 
 from __future__ import annotations
@@ -26,15 +32,19 @@ from __future__ import annotations
 import hashlib
 import struct
 import tempfile
+from pathlib import Path
 from typing import Any
 
 import lmdb
 from lxml import etree
+from scrapy import signals
 from scrapy.http import TextResponse
 
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
-from scrapy_simhash.scrapy.middleware import _response_text
+from scrapy_simhash.scrapy.middleware import _freeze_startup, _response_text, _thaw
 from scrapy_simhash.scrapy.tree import shared_tree
+from scrapy_simhash.store import LmdbStore
+from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.blocks import _BUDGET_STEP, MAX_BLOCKS
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.native import _native_walk
@@ -53,7 +63,17 @@ class _Floor:
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> _Floor:
-        return cls()
+        floor = cls()
+        crawler.signals.connect(floor.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(floor.spider_closed, signal=signals.spider_closed)
+        return floor
+
+    def spider_opened(self, spider: Any) -> None:
+        self._frozen = _freeze_startup()  # the middleware's start-up freeze of the collector
+
+    def spider_closed(self, spider: Any) -> None:
+        if self._frozen:
+            _thaw()
 
     def process_spider_output(self, response: Any, result: Any, spider: Any = None) -> Any:
         self._observe(response)
@@ -99,6 +119,17 @@ class FingerprintFloor(_Floor):
         tree, _ = shared_tree(response, html)
         page = self.fingerprinter.fingerprint_page(html, url=response.url, tree=tree)
         return page.fp, page.sketch or b""
+
+
+class IndexFloor(FingerprintFloor):
+    def __init__(self) -> None:
+        super().__init__()
+        self.index = SimhashIndex(
+            LmdbStore(Path(self._dir.name) / "index"), fingerprint_settings=self.fingerprinter.settings
+        )
+
+    def _store(self, url: str, fp: int, sketch: bytes) -> None:
+        self.index.check_and_add(url, fp)
 
 
 class TextFloor(_Floor):
