@@ -45,6 +45,10 @@ middleware computes it, and the write; that fingerprint and the index's check-an
 middleware does all that ``floor-fp`` and ``floor-index`` do and more: a speed bar above their
 ratio cannot be met by any change to the rest of the decision, the site templates or the stats.
 
+``--variant NAME:SETTING=JSON[,SETTING=JSON]`` (repeatable): one more config, the native one with
+these settings (e.g. ``nowide:SIMHASH_WIDE_DISTANCE=0``): what one part of the decision costs the
+crawl, against ``native`` in the same run.
+
 ``--profile DIR``: one crawl per config and spider under cProfile (the whole crawler process, the
 reactor included); ``DIR/<spider>-<config>.prof`` for ``pstats``. With ``--sampler PATH/py-spy``:
 py-spy samples the crawler process instead (1,000 samples a second, no tracing overhead), and
@@ -589,6 +593,14 @@ def main() -> int:
         help="also run each config with scrapy_simhash imported from DIR (another checkout: '<config>-base')",
     )
     parser.add_argument(
+        "--variant",
+        action="append",
+        default=[],
+        metavar="NAME:SETTING=JSON[,SETTING=JSON]",
+        help="one more config: the native config with these settings, e.g. "
+        "'nowide:SIMHASH_WIDE_DISTANCE=0' (what one part of the decision costs the crawl; repeatable)",
+    )
+    parser.add_argument(
         "--stages",
         action="store_true",
         help="time the middleware's stages inside each crawl (CPU ms/page; the timers cost a little)",
@@ -641,7 +653,18 @@ def main() -> int:
             )
         },
     }
-    names = ["off", *(c for c in args.configs.split(",") if c and c != "off")]
+    for variant in args.variant:
+        name, _, assignments = variant.partition(":")
+        try:
+            extra = {k: json.loads(v) for k, _, v in (a.partition("=") for a in assignments.split(","))}
+        except ValueError:
+            parser.error(f"--variant {variant!r}: write NAME:SETTING=JSON[,SETTING=JSON]")
+        available[name] = {**available["native"], **extra}
+    names = [
+        "off",
+        *(c for c in args.configs.split(",") if c and c != "off"),
+        *(v.partition(":")[0] for v in args.variant),
+    ]
     if args.baseline:  # the same configs on the baseline's code, alternating with this code's
         for name in names[1:]:
             available[f"{name}-base"] = {**available[name], "_code": str(Path(args.baseline).resolve())}
