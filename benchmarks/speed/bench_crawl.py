@@ -640,7 +640,7 @@ def main() -> int:
         # the default tokenizer ("auto") with the native core if installed, and without it
         "native": {"SIMHASH_ENABLED": True},
         "python": {"SIMHASH_ENABLED": True, "SIMHASH_NATIVE": False},
-        # the least a verdict of this fingerprint costs, no decision (benchmarks/speed/floor.py)
+        # part of the middleware's work each, instead of it (benchmarks/speed/floor.py)
         **{
             f"floor-{name}": {"SIMHASH_ENABLED": False, "SPIDER_MIDDLEWARES": {f"floor.{cls}": 950}}
             for name, cls in (
