@@ -60,6 +60,7 @@ class _Floor:
         self.env = lmdb.open(self._dir.name, map_size=1 << 30, max_dbs=2, sync=False, metasync=False)
         self.records = self.env.open_db(b"records")
         self.bands = self.env.open_db(b"bands", dupsort=True)
+        self._frozen = False
 
     @classmethod
     def from_crawler(cls, crawler: Any) -> _Floor:
@@ -74,6 +75,8 @@ class _Floor:
     def spider_closed(self, spider: Any) -> None:
         if self._frozen:
             _thaw()
+        self.env.close()
+        self._dir.cleanup()
 
     def process_spider_output(self, response: Any, result: Any, spider: Any = None) -> Any:
         self._observe(response)
@@ -130,6 +133,10 @@ class IndexFloor(FingerprintFloor):
 
     def _store(self, url: str, fp: int, sketch: bytes) -> None:
         self.index.check_and_add(url, fp)
+
+    def spider_closed(self, spider: Any) -> None:
+        self.index.close()
+        super().spider_closed(spider)
 
 
 class TextFloor(_Floor):
