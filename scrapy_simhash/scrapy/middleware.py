@@ -124,6 +124,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
         self._time_total = 0.0
         self._time_max = 0.0
+        self._candidates_max: int | None = None  # the index's, as last given to the stats
         self._templates: SiteTemplates | None = None
         self._frozen = False  # holds _freeze_startup's freeze
 
@@ -375,10 +376,12 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def _timed(self, elapsed: float) -> None:
         self._time_total += elapsed
-        self._time_max = max(self._time_max, elapsed)
-        if self.stats is not None:
-            total = self.stats.get_value("simhash/time_ms_total", 0) + elapsed * 1000
-            self.stats.set_value("simhash/time_ms_total", round(total, 3))
+        if self.stats is None:
+            self._time_max = max(self._time_max, elapsed)
+            return
+        self.stats.set_value("simhash/time_ms_total", round(self._time_total * 1000, 3))
+        if elapsed > self._time_max:  # the stat follows: one call per new maximum, not per page
+            self._time_max = elapsed
             self.stats.max_value("simhash/time_ms_max", round(elapsed * 1000, 3))
 
     def _let_through(self, response: Response, what: str, error: BaseException) -> _Outcome:
@@ -466,7 +469,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             candidates = self.index.stats.get("candidates_max")
         except Exception:  # noqa: BLE001 - fail open: never let an error reach Scrapy
             return
-        if candidates is not None:
+        if candidates is not None and candidates != self._candidates_max:
+            self._candidates_max = candidates
             self.stats.max_value("simhash/candidates_max", candidates)
 
     def _annotate(self, response: Response, outcome: _Outcome) -> None:

@@ -27,7 +27,7 @@ import hashlib
 import re
 import struct
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from typing import TYPE_CHECKING, Protocol
 from urllib.parse import urlsplit
 
@@ -142,16 +142,15 @@ def line_keys(lines: list[str]) -> list[int]:
     """:func:`line_key` of each line. The lines not seen lately are keyed in one pass: normalised
     together (NFKC and lower case leave a line break where it is and act on each line alone) and
     hashed natively when the core is installed (``FlatText.line_keys``: the same keys)."""
-    known: dict[str, int] = {}
-    for line in lines:
-        key = _KEYS.get(line)
-        if key is not None:
-            known[line] = key
-    todo = list(dict.fromkeys(line for line in lines if line not in known))
-    for line, key in zip(todo, _compute_keys(todo) if todo else ()):
-        known[line] = key
-        _KEYS.put(line, key)
-    return [known[line] for line in lines]
+    keys = list(map(_KEYS.get, lines))  # the lines seen lately, without a Python loop
+    if None not in keys:
+        return keys
+    todo = list(dict.fromkeys(line for line, key in zip(lines, keys) if key is None))
+    computed = dict(zip(todo, _compute_keys(todo)))
+    put = _KEYS.put
+    for line, key in computed.items():
+        put(line, key)
+    return [computed[line] if key is None else key for line, key in zip(lines, keys)]
 
 
 def _remember(lines: list[str], keys: list[int]) -> None:
@@ -176,6 +175,25 @@ def _compute_keys(lines: list[str]) -> list[int]:
         except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
             pass
     return [_key_of(line) for line in norm]
+
+
+def _most_seen(counts: dict[int, int], n: int) -> dict[int, int]:
+    """The ``n`` lines of ``counts`` seen on the most pages (ties: the smallest keys): what a host
+    keeps when it has too many. Sorted by count, then key, that is ``sorted(counts.items(),
+    key=lambda kv: (-kv[1], kv[0]))[:n]``; found here without sorting every line by a Python key
+    (most lines of a crawl are seen on one page: only the least-seen count that is kept is cut,
+    by key)."""
+    if len(counts) <= n:
+        return dict(counts)
+    tally = Counter(counts.values())
+    kept = 0
+    for cut in sorted(tally, reverse=True):  # the least-seen count that is kept, whole or in part
+        if kept + tally[cut] >= n:
+            break
+        kept += tally[cut]
+    out = {key: seen for key, seen in counts.items() if seen > cut}
+    out.update(dict.fromkeys(sorted(key for key, seen in counts.items() if seen == cut)[: n - kept], cut))
+    return out
 
 
 class HostTemplate:
@@ -280,7 +298,7 @@ class SiteTemplates:
         """Count the distinct lines of one page of ``url``'s host; with ``fp`` (the page's
         fingerprint), a page with a fingerprint counted lately is not counted again."""
         host = host_of(url)
-        keys = set(line_keys([line for line in lines if line.strip()]))
+        keys = set(line_keys(list(filter(str.strip, lines))))  # not the blank lines
         with self._lock:
             tpl = self._host(host)
             if fp is not None:
@@ -294,9 +312,7 @@ class SiteTemplates:
             for key in keys:
                 counts[key] = counts.get(key, 0) + 1
             if len(counts) > self.max_lines:
-                # Forget the lines seen on the fewest pages (ties: the smallest keys), down to 3/4.
-                keep = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[: self.max_lines * 3 // 4]
-                tpl.counts = dict(keep)
+                tpl.counts = _most_seen(counts, self.max_lines * 3 // 4)
             tpl.seen_since_save += 1
             if tpl.seen_since_save >= self.save_every:
                 self._save(host, tpl)

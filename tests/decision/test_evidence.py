@@ -30,6 +30,7 @@ from scrapy_simhash.text.templates import (
 )
 
 extract_module = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name
+templates_module = importlib.import_module("scrapy_simhash.text.templates")
 
 ARTICLES = [" ".join(paras) for _, paras in EN_ARTICLES.values()]
 FOOTER = (
@@ -198,6 +199,31 @@ def test_template_lines_are_learned_per_host_and_bounded():
     for i in range(10):  # one page under ten URLs (tracking parameters): counted once
         mirrored.observe(f"http://c.test/p?utm={i}", ["the page's own text"], fp=12345)
     assert mirrored.template_lines("http://c.test/p", ["the page's own text"]) == set()
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.dictionaries(st.integers(0, 2**64 - 1) | st.integers(0, 40), st.integers(1, 9) | st.integers(1, 3), max_size=120),
+    st.integers(0, 130),
+)
+def test_a_full_host_keeps_its_most_seen_lines_as_a_sort_would(counts: dict[int, int], n: int) -> None:
+    """``_most_seen`` (what a host keeps when it has too many lines) keeps what sorting every
+    line by (fewest pages last, then key) and cutting at ``n`` keeps, counts and all."""
+    expected = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+    assert templates_module._most_seen(counts, n) == expected
+
+
+def test_line_keys_of_seen_and_new_lines_are_line_key():
+    """``line_keys`` over lines keyed before (the cache), new ones, blank ones and repeats gives
+    :func:`line_key` of each, in order, and after the cache is emptied midway."""
+    seen = [f"Seen line {NAMES[i % len(NAMES)]} {i}" for i in range(5)]
+    templates_module.line_keys(seen)
+    lines = [seen[0], "Brand Ｎｅｗ line 12", "", seen[3], "brand new line 7", seen[0], "  ", "Ünïcode line"]
+    expected = [line_key(line) for line in lines]
+    assert templates_module.line_keys(lines) == expected
+    templates_module._KEYS.clear()
+    assert templates_module.line_keys(lines) == expected
+    assert templates_module.line_keys([]) == []
 
 
 def test_templates_are_stored_and_read_back_and_bad_bytes_are_counted():
