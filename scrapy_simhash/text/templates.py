@@ -144,7 +144,7 @@ def line_keys(lines: list[str]) -> list[int]:
     hashed natively when the core is installed (``FlatText.line_keys``: the same keys)."""
     keys = list(map(_KEYS.get, lines))  # the lines seen lately, without a Python loop
     if None not in keys:
-        return keys
+        return keys  # type: ignore[return-value] # no None in it
     todo = list(dict.fromkeys(line for line, key in zip(lines, keys) if key is None))
     computed = dict(zip(todo, _compute_keys(todo)))
     put = _KEYS.put
@@ -210,10 +210,11 @@ class HostTemplate:
 
     def to_bytes(self) -> bytes:
         """Deterministic bytes: header, then the lines sorted by key."""
-        items = sorted(self.counts.items())
-        out = [_HEADER.pack(_MAGIC, self.pages, len(items))]
-        out.extend(_ENTRY.pack(k, c) for k, c in items)
-        return b"".join(out)
+        counts = self.counts
+        keys = sorted(counts)  # the keys alone: sorting them is several times faster than the items
+        return b"".join(
+            (_HEADER.pack(_MAGIC, self.pages, len(keys)), *map(_ENTRY.pack, keys, map(counts.__getitem__, keys)))
+        )
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> HostTemplate:

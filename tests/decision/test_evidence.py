@@ -203,14 +203,20 @@ def test_template_lines_are_learned_per_host_and_bounded():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    st.dictionaries(st.integers(0, 2**64 - 1) | st.integers(0, 40), st.integers(1, 9) | st.integers(1, 3), max_size=120),
+    st.dictionaries(
+        st.integers(0, 2**64 - 1) | st.integers(0, 40), st.integers(1, 9) | st.integers(1, 3), max_size=120
+    ),
     st.integers(0, 130),
 )
 def test_a_full_host_keeps_its_most_seen_lines_as_a_sort_would(counts: dict[int, int], n: int) -> None:
     """``_most_seen`` (what a host keeps when it has too many lines) keeps what sorting every
     line by (fewest pages last, then key) and cutting at ``n`` keeps, counts and all."""
     expected = dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
-    assert templates_module._most_seen(counts, n) == expected
+    kept = templates_module._most_seen(counts, n)
+    assert kept == expected
+    # Stored the same whatever the order the lines were kept in: by key.
+    entries = b"".join(templates_module._ENTRY.pack(k, c) for k, c in sorted(expected.items()))
+    assert HostTemplate(7, kept).to_bytes() == templates_module._HEADER.pack(b"SHT1", 7, len(expected)) + entries
 
 
 def test_line_keys_of_seen_and_new_lines_are_line_key():
