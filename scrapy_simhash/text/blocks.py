@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
+from operator import attrgetter
 
 from lxml import etree
 
@@ -206,7 +207,11 @@ def _fold(text: str) -> str:
 
 def _weight_of(blocks: list[_Block]) -> int:
     """The weight of a sequence of blocks (each block's :func:`_weight`)."""
-    return sum(b.weight for b in blocks)
+    return sum(map(_WEIGHT, blocks))
+
+
+#: A block's weight and text, read without a Python frame per block (``map``).
+_WEIGHT, _TEXT = attrgetter("weight"), attrgetter("text")
 
 
 def _weight(text: str) -> int:

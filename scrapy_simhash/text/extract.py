@@ -76,6 +76,7 @@ from scrapy_simhash.text.blocks import (
     _IN_CHROME_TAG,
     _META_CACHE,
     _META_CLASS_RE,
+    _TEXT,
     _XML_DECL_RE,
     MAX_BLOCKS,
     _Block,
@@ -332,7 +333,7 @@ def _flat_document(html: str, used: str | None, method: str, native: bool = True
 
 
 def _text_of(blocks: list[_Block]) -> str:
-    return "\n".join(b.text for b in blocks)
+    return "\n".join(map(_TEXT, blocks))
 
 
 def extract(
@@ -453,7 +454,7 @@ def _walked(
     except _Budget as exc:
         return _flat_document(html, used, str(exc), native)
     total = _weight_of(blocks)
-    taken = {id(b) for b in chosen}
+    taken = set(chosen)  # blocks compare by identity
     return Document(
         title=title,
         text=_text_of(chosen),
@@ -461,22 +462,22 @@ def _walked(
         method="deep" if method == "deep" else found,
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
-        rest=_text_of([b for b in content_like if id(b) not in taken]),
-        inner=_text_of(_inner(blocks, chosen, {id(b) for b in content_like} | taken)),
+        rest=_text_of([b for b in content_like if b not in taken]),
+        inner=_text_of(_inner(blocks, chosen, taken.union(content_like))),
         parse=parse,
     )
 
 
-def _inner(blocks: list[_Block], chosen: list[_Block], seen: set[int]) -> list[_Block]:
+def _inner(blocks: list[_Block], chosen: list[_Block], seen: set[_Block]) -> list[_Block]:
     """The blocks between the first and the last of ``chosen`` (in page order) that are not
     chrome and not in ``seen``."""
     if not chosen:
         return []
-    at = {id(b): i for i, b in enumerate(blocks)}
-    span = [at[id(b)] for b in chosen if id(b) in at]
+    at = dict(zip(blocks, range(len(blocks))))
+    span = [at[b] for b in chosen if b in at]
     if not span:
         return []
-    return [b for b in blocks[min(span) : max(span) + 1] if not b.flags and id(b) not in seen]
+    return [b for b in blocks[min(span) : max(span) + 1] if not b.flags and b not in seen]
 
 
 def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[list[_Block], str, list[_Block]]:
@@ -557,8 +558,8 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # a chapter that lost half its sections has changed.
         near = _container_links(walker, main, links or [b for b in content if _is_link_list(b)])
         if _weight_of(near) > weight:
-            taken = {id(b) for b in near}
-            content_like = [b for b in content if id(b) in taken or _kind(b, False) >= _SHORT]
+            taken = set(near)
+            content_like = [b for b in content if b in taken or _kind(b, False) >= _SHORT]
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
         main, found = walker.blocks, "visible"
     return main, found, content_like
@@ -581,4 +582,4 @@ def _is_link_list(block: _Block) -> bool:
 
 def _chars(blocks: list[_Block]) -> int:
     """Characters of the blocks' text joined with newlines (``len(_text_of(blocks))``)."""
-    return sum(len(b.text) for b in blocks) + len(blocks) - 1 if blocks else 0
+    return sum(map(len, map(_TEXT, blocks))) + len(blocks) - 1 if blocks else 0

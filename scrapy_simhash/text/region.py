@@ -352,32 +352,32 @@ def _with_heading(
     """
     if not heading or not main:
         return main
-    at = {id(b): i for i, b in enumerate(blocks)}
-    start = at.get(id(main[0]))
+    at = dict(zip(blocks, range(len(blocks))))  # blocks compare by identity
+    start = at.get(main[0])
     if start is None:
         return main
     top = next((i for i in range(start - 1, -1, -1) if _is_heading(blocks[i], heading)), None)
     if top is None:
         return main
-    in_pool = {id(b) for b in pool}
+    in_pool = set(pool)
     teasers = sum(1 for b in pool if b.norm.endswith(_ELLIPSES)) >= 2
-    taken = {id(b) for b in main}
+    taken = set(main)
     if named:
         lo, hi = _holding(walker, blocks[top].owner, main[0].owner)
         after = [
             b
             for b in blocks[top + 1 :]
-            if lo <= b.owner < hi and id(b) in in_pool and (id(b) in taken or _content_line(b, teasers))
+            if lo <= b.owner < hi and b in in_pool and (b in taken or _content_line(b, teasers))
         ]
-        below = any(id(b) not in taken and at[id(b)] < start for b in after)  # own lines above the region
+        below = any(b not in taken and at[b] < start for b in after)  # own lines above the region
         if below and _depth(walker, lo) > 1 and _weight_of(main) < _PART_SHARE * _weight_of(after):
             return [blocks[top], *after]
         # The region is the page's content, after its declaration: that joins (a line of code).
-        code = (b for b in blocks[top + 1 : start] if id(b) in in_pool and _content_line(b, teasers) and _is_code(b))
+        code = (b for b in blocks[top + 1 : start] if b in in_pool and _content_line(b, teasers) and _is_code(b))
         return [*code, *main]
-    end = at.get(id(main[-1]), start) if whole else start - 1
-    own = [b for b in blocks[top + 1 : end + 1] if id(b) not in taken and id(b) in in_pool and _own_line(b)]
-    return sorted([blocks[top], *own, *main], key=lambda b: at[id(b)]) if whole else [blocks[top], *own, *main]
+    end = at.get(main[-1], start) if whole else start - 1
+    own = [b for b in blocks[top + 1 : end + 1] if b not in taken and b in in_pool and _own_line(b)]
+    return sorted([blocks[top], *own, *main], key=at.__getitem__) if whole else [blocks[top], *own, *main]
 
 
 def _depth(walker: _Walker, element: int) -> int:
