@@ -485,8 +485,12 @@ def validators(response: Response | None) -> tuple[str | None, str | None]:
     """The response's ``(ETag, Last-Modified)`` header values (``None`` when absent)."""
     if response is None:
         return None, None
-    values = (response.headers.get(name) for name in (b"ETag", b"Last-Modified"))
-    return tuple(v.decode("latin-1").strip() or None if v else None for v in values)  # type: ignore[return-value]
+    get = response.headers.get
+    return _validator(get(b"ETag")), _validator(get(b"Last-Modified"))
+
+
+def _validator(value: bytes | None) -> str | None:
+    return value.decode("latin-1").strip() or None if value else None
 
 
 def _meta(response: Response) -> dict[str, Any]:

@@ -192,7 +192,7 @@ def _most_seen(counts: dict[int, int], n: int) -> dict[int, int]:
             break
         kept += tally[cut]
     out = {key: seen for key, seen in counts.items() if seen > cut}
-    out.update(dict.fromkeys(sorted(key for key, seen in counts.items() if seen == cut)[: n - kept], cut))
+    out.update(dict.fromkeys(sorted([key for key, seen in counts.items() if seen == cut])[: n - kept], cut))
     return out
 
 
