@@ -230,20 +230,26 @@ class SimhashSpiderMiddleware(_IndexComponent):
     ) -> Iterable[Any]:
         """Fingerprint ``response`` and filter the spider output."""
         outcome = self._outcome(response)
-        for obj in result:
-            obj = self._filter(obj, outcome, response)
-            if obj is not None:
-                yield obj
+        try:
+            for obj in result:
+                obj = self._filter(obj, outcome, response)
+                if obj is not None:
+                    yield obj
+        finally:
+            _release_tree(response, outcome)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
     ) -> AsyncIterator[Any]:
         """Fingerprint ``response`` and filter the spider output (asynchronous callbacks)."""
         outcome = self._outcome(response)
-        async for obj in result:
-            obj = self._filter(obj, outcome, response)
-            if obj is not None:
-                yield obj
+        try:
+            async for obj in result:
+                obj = self._filter(obj, outcome, response)
+                if obj is not None:
+                    yield obj
+        finally:
+            _release_tree(response, outcome)
 
     # -- output filtering --------------------------------------------------------------------
 
@@ -491,6 +497,17 @@ def validators(response: Response | None) -> tuple[str | None, str | None]:
 
 def _validator(value: bytes | None) -> str | None:
     return value.decode("latin-1").strip() or None if value else None
+
+
+def _release_tree(response: Response, outcome: _Outcome) -> None:
+    """Once the spider's output for a fingerprinted page has passed, the response lets go of its
+    selector (Scrapy's cache of ``response.selector``, with the page's lxml tree). The selector
+    holds the response (``selector.response``), so the two would be freed only by a cyclic
+    collection: a crawl of large pages then holds many dead trees at once, as many as the
+    collector's timing lets wait. A later ``response.css`` (a response the spider kept) parses the
+    page again."""
+    if outcome.verdict is not None and getattr(response, "_cached_selector", None) is not None:
+        response._cached_selector = None  # type: ignore[attr-defined]
 
 
 def _meta(response: Response) -> dict[str, Any]:

@@ -4,10 +4,12 @@ parse. lxml parses are counted by wrapping ``lxml.etree.fromstring`` (parsel's a
 
 from __future__ import annotations
 
+import gc
 import json
 import subprocess
 import sys
 import textwrap
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -86,11 +88,52 @@ def test_an_undeclared_utf8_page_shares_its_tree(make_mw, parses) -> None:
     mw = make_mw()
     html = article_html("harbour", charset=None)
     response = make_response(URL, html, headers={"Content-Type": "text/html"})
-    run(mw, response, [])
+
+    def callback() -> Any:
+        yield {"paragraphs": len(response.css("p"))}
+
+    (item,) = run(mw, response, callback())
+    assert item["paragraphs"] > 0
     assert mw.crawler.stats.get_value("simhash/parse/shared") == 1
-    response.css("p")
     assert parses[0] == 1
     assert response.meta["simhash_fp"] == own_fp(html)
+
+
+def test_the_response_lets_go_of_its_tree_once_its_output_has_passed(make_mw, parses) -> None:
+    """The selector (with the lxml tree) and the response hold each other: once the spider's
+    output has passed, the response lets go of it, so that the tree is freed with the response,
+    without waiting for a cyclic collection; a later ``response.css`` parses the page again."""
+    mw = make_mw()
+    html = article_html("harbour")
+    response = make_response(URL, html)
+    selectors: list[Any] = []
+
+    def callback() -> Any:
+        selectors.append(weakref.ref(response.selector))
+        yield {"title": response.css("title::text").get()}
+
+    gc.disable()
+    try:
+        (item,) = run(mw, response, callback())
+        assert parses[0] == 1 and mw.crawler.stats.get_value("simhash/parse/shared") == 1
+        assert response._cached_selector is None
+        assert selectors[0]() is None  # freed at once: nothing else held it
+        assert response.css("title::text").get() == item["title"]  # parsed again, the same page
+        assert parses[0] == 2
+    finally:
+        gc.enable()
+
+
+def test_the_tree_stays_when_the_page_was_not_fingerprinted(make_mw) -> None:
+    """A page the middleware skips (``dont_simhash``) keeps the selector the spider built."""
+    mw = make_mw()
+    response = make_response(URL, article_html("harbour"), meta={"dont_simhash": True})
+
+    def callback() -> Any:
+        yield {"title": response.css("title::text").get()}
+
+    run(mw, response, callback())
+    assert response._cached_selector is not None
 
 
 CRAWL = textwrap.dedent(
