@@ -18,7 +18,6 @@
 //! `Unsupported`, and the caller runs the Python walk.
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -120,13 +119,13 @@ impl From<PyErr> for Stop {
 
 type Res<T> = Result<T, Stop>;
 
-/// Answers of a Python predicate over strings, kept per distinct string (bounded).
-struct Memo {
-    answers: FxHashMap<String, bool>,
+/// Answers of a predicate over strings, kept per distinct string (bounded).
+struct Memo<V = bool> {
+    answers: FxHashMap<String, V>,
     chars: usize,
 }
 
-impl Memo {
+impl<V> Memo<V> {
     fn new() -> Self {
         Memo {
             answers: FxHashMap::default(),
@@ -140,7 +139,7 @@ fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<
 }
 
 /// The answer for `key` kept in `memo`, else `answer()`'s, kept.
-fn remembered(memo: &Mutex<Memo>, key: &str, answer: impl FnOnce() -> PyResult<bool>) -> PyResult<bool> {
+fn remembered<V: Copy>(memo: &Mutex<Memo<V>>, key: &str, answer: impl FnOnce() -> PyResult<V>) -> PyResult<V> {
     if let Some(&found) = memo.lock().unwrap().answers.get(key) {
         return Ok(found);
     }
@@ -202,10 +201,6 @@ unsafe fn collect_text<'a>(node: *mut XmlNode) -> Res<Option<Cow<'a, str>>> {
 }
 
 /// The attributes of an element as lxml's `get(name)` and `keys()` see them (no namespace).
-unsafe fn has_attr(node: *mut XmlNode, name: &[u8]) -> bool {
-    !find_attr(node, name).is_null()
-}
-
 unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
     let mut a = (*node).properties;
     while !a.is_null() {
@@ -220,7 +215,11 @@ unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
 /// `el.get(name)` (libxml2's `xmlGetNsProp(node, name, NULL)`): `None` when absent, `""` for an
 /// attribute without value.
 unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, str>>> {
-    let a = find_attr(node, name);
+    attr_value(find_attr(node, name))
+}
+
+/// The value of attribute `a` as `get_attr` gives it; `None` for a null `a`.
+unsafe fn attr_value<'a>(a: *mut XmlAttr) -> Res<Option<Cow<'a, str>>> {
     if a.is_null() {
         return Ok(None);
     }
@@ -244,23 +243,30 @@ unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, st
         .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
-/// The element's tag as lxml names it (only elements without namespace are handled).
-unsafe fn tag_of<'a>(node: *mut XmlNode) -> Res<&'a [u8]> {
-    if !(*node).ns.is_null() {
-        return Err(Stop::Unsupported("a namespaced element"));
+/// Whether the element is a <p> or <br> (`iterdescendants("p", "br")`): its name read in place,
+/// without measuring it.
+#[inline]
+unsafe fn is_paragraph(node: *mut XmlNode) -> bool {
+    let p = (*node).name as *const u8;
+    if p.is_null() || !(*node).ns.is_null() {
+        return false;
     }
-    Ok(cstr((*node).name))
+    match *p {
+        b'p' => *p.add(1) == 0,
+        b'b' => *p.add(1) == b'r' && *p.add(2) == 0,
+        _ => false,
+    }
 }
 
 /// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element.
 unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
     let mut count = 0;
-    let mut stack = vec![(*node).children];
-    while let Some(mut cur) = stack.pop() {
+    let mut stack = Vec::new();
+    let mut cur = (*node).children;
+    loop {
         while !cur.is_null() {
             if (*cur).typ == ELEMENT {
-                let name = cstr((*cur).name);
-                if (*cur).ns.is_null() && (name == b"p" || name == b"br") {
+                if is_paragraph(cur) {
                     count += 1;
                     if count >= wanted {
                         return true;
@@ -274,8 +280,11 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
             }
             cur = (*cur).next;
         }
+        match stack.pop() {
+            Some(next) => cur = next,
+            None => return false,
+        }
     }
-    false
 }
 
 /// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
@@ -359,6 +368,78 @@ impl ClassWords {
     }
 }
 
+// What the walk asks of an element's or an attribute's name, read once from its bytes
+// (`HtmlWalker::name_bits`) and kept per name pointer (`Names`).
+const N_BLOCK: u16 = 1 << 0;
+const N_INVISIBLE: u16 = 1 << 1;
+const N_CHROME_TAG: u16 = 1 << 2;
+/// A block other than <body>, <html> and <br>: its class/id may make it chrome.
+const N_CLASS_CHROME: u16 = 1 << 3;
+const N_MAIN: u16 = 1 << 4;
+const N_A: u16 = 1 << 5;
+const N_TIME: u16 = 1 << 6;
+/// <body>, <html>
+const N_PAGE: u16 = 1 << 7;
+const N_CLASS: u16 = 1 << 8;
+const N_ID: u16 = 1 << 9;
+const N_STYLE: u16 = 1 << 10;
+const N_HIDDEN: u16 = 1 << 11;
+const N_ROLE: u16 = 1 << 12;
+
+/// The bits of the class/id answers kept in `HtmlWalker::class_memo`.
+const NEGATIVE_CLASS: u8 = 1;
+const META_CLASS: u8 = 2;
+
+const NAME_SLOTS: usize = 256;
+const NAME_FILL: usize = 192;
+
+/// The `name_bits` of the names met in one walk, by the name's address: libxml2's HTML parser
+/// keeps one copy of each name in the document's dictionary, so a walk meets few addresses. The
+/// tree does not change during the walk (the GIL is held), so the string at an address does not
+/// either: the bits kept for it are its bits. Past `NAME_FILL` names, the rest are read each time.
+struct Names {
+    keys: [usize; NAME_SLOTS],
+    bits: [u16; NAME_SLOTS],
+    len: usize,
+}
+
+impl Names {
+    fn new() -> Self {
+        Names {
+            keys: [0; NAME_SLOTS],
+            bits: [0; NAME_SLOTS],
+            len: 0,
+        }
+    }
+}
+
+/// An element's attributes that the walk reads (the first of each name without namespace, as
+/// `find_attr`); null where absent.
+#[derive(Clone, Copy)]
+struct Attrs {
+    class: *mut XmlAttr,
+    id: *mut XmlAttr,
+    style: *mut XmlAttr,
+    hidden: *mut XmlAttr,
+    role: *mut XmlAttr,
+}
+
+const NO_ATTRS: Attrs = Attrs {
+    class: std::ptr::null_mut(),
+    id: std::ptr::null_mut(),
+    style: std::ptr::null_mut(),
+    hidden: std::ptr::null_mut(),
+    role: std::ptr::null_mut(),
+};
+
+/// What `chrome` found out about an element, for its walk: its name's bits, its attributes, and
+/// its class/id answers once read (`None`: not yet; `Some(None)`: neither class nor id).
+struct Seen {
+    bits: u16,
+    attrs: Attrs,
+    class: Option<Option<u8>>,
+}
+
 struct Walk<'a, 'py> {
     walker: &'a HtmlWalker,
     display_none: &'a Bound<'py, PyAny>,
@@ -381,26 +462,127 @@ struct Walk<'a, 'py> {
     step: usize,
     /// The last element found to hold fewer than `wrapper_paragraphs` <p>/<br>, and how many
     /// such elements the walk is inside: an element inside one holds fewer too.
-    few_paragraphs: Cell<*mut XmlNode>,
+    few_paragraphs: *mut XmlNode,
     in_few: u32,
+    /// The last element whose `wraps_paragraphs` was read, and the answer (its chrome and its
+    /// metadata test both ask).
+    last_wraps: (*mut XmlNode, bool),
+    names: Names,
+    /// The class/id string being looked up (one buffer for the walk).
+    key: String,
 }
 
 impl Walk<'_, '_> {
     /// `wraps_paragraphs` of `node`, without reading the subtree of an element inside one
     /// that holds fewer.
-    unsafe fn wraps_paragraphs(&self, node: *mut XmlNode) -> bool {
-        if self.in_few > 0 {
+    unsafe fn wraps_paragraphs(&mut self, node: *mut XmlNode) -> bool {
+        if self.in_few > 0 || node == self.few_paragraphs {
             return false;
+        }
+        if self.last_wraps.0 == node {
+            return self.last_wraps.1;
         }
         let wraps = wraps_paragraphs(node, self.walker.wrapper_paragraphs);
         if !wraps {
-            self.few_paragraphs.set(node);
+            self.few_paragraphs = node;
         }
+        self.last_wraps = (node, wraps);
         wraps
     }
 
-    fn is_block(&self, tag: &[u8]) -> bool {
-        self.walker.block.contains(tag)
+    /// `HtmlWalker::name_bits` of the name at `name`, kept by its address.
+    #[inline]
+    unsafe fn name(&mut self, name: *const std::ffi::c_char) -> u16 {
+        let key = name as usize;
+        if key == 0 {
+            return self.walker.name_bits(b"");
+        }
+        let names = &mut self.names;
+        let mut i = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        loop {
+            let k = names.keys[i];
+            if k == key {
+                return names.bits[i];
+            }
+            if k == 0 {
+                break;
+            }
+            i = (i + 1) % NAME_SLOTS;
+        }
+        let bits = self.walker.name_bits(cstr(name));
+        if names.len < NAME_FILL {
+            names.keys[i] = key;
+            names.bits[i] = bits;
+            names.len += 1;
+        }
+        bits
+    }
+
+    /// The element's name bits (only elements without namespace are handled).
+    #[inline]
+    unsafe fn tag_bits(&mut self, node: *mut XmlNode) -> Res<u16> {
+        if !(*node).ns.is_null() {
+            return Err(Stop::Unsupported("a namespaced element"));
+        }
+        Ok(self.name((*node).name))
+    }
+
+    /// The attributes the walk reads, in one pass over the element's attributes.
+    unsafe fn attrs(&mut self, node: *mut XmlNode) -> Attrs {
+        let mut out = NO_ATTRS;
+        let mut a = (*node).properties;
+        while !a.is_null() {
+            if (*a).typ == ATTRIBUTE && (*a).ns.is_null() {
+                let bits = self.name((*a).name);
+                let slot = match bits & (N_CLASS | N_ID | N_STYLE | N_HIDDEN | N_ROLE) {
+                    N_CLASS => &mut out.class,
+                    N_ID => &mut out.id,
+                    N_STYLE => &mut out.style,
+                    N_HIDDEN => &mut out.hidden,
+                    N_ROLE => &mut out.role,
+                    _ => {
+                        a = (*a).next;
+                        continue;
+                    }
+                };
+                if slot.is_null() {
+                    *slot = a;
+                }
+            }
+            a = (*a).next;
+        }
+        out
+    }
+
+    /// The class/id answers of an element (`NEGATIVE_CLASS`, `META_CLASS`) of
+    /// `f"{el.get('class') or ''} {el.get('id') or ''}"`; `None` when it has neither.
+    unsafe fn class_answers(&mut self, attrs: &Attrs) -> Res<Option<u8>> {
+        let class = attr_value(attrs.class)?;
+        let id = attr_value(attrs.id)?;
+        if class.is_none() && id.is_none() {
+            return Ok(None);
+        }
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push_str(class.as_deref().unwrap_or(""));
+        key.push(' ');
+        key.push_str(id.as_deref().unwrap_or(""));
+        let w = self.walker;
+        let answers = remembered(&w.class_memo, &key, || {
+            let negative = if w.negative.matches(&key, &w.space, &w.digit) {
+                NEGATIVE_CLASS
+            } else {
+                0
+            };
+            let meta = if w.meta_class.matches(&key, &w.space, &w.digit) {
+                META_CLASS
+            } else {
+                0
+            };
+            Ok(negative | meta)
+        });
+        self.key = key;
+        Ok(Some(answers?))
     }
 
     fn is_space(&self, c: char) -> bool {
@@ -470,66 +652,70 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
-    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one.
-    unsafe fn chrome(&self, node: *mut XmlNode, tag: &[u8]) -> Res<i8> {
-        if self.walker.invisible.contains(tag) {
+    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one. What it read
+    /// of the element is kept in `seen` for the element's walk.
+    unsafe fn chrome(&mut self, node: *mut XmlNode, seen: &mut Seen) -> Res<i8> {
+        let bits = seen.bits;
+        if bits & N_INVISIBLE != 0 {
             return Ok(-1);
         }
-        let mut flag = if self.walker.chrome_tags.contains(tag) {
+        let mut flag = if bits & N_CHROME_TAG != 0 {
             IN_CHROME_TAG as i8
         } else {
             0
         };
         if (*node).properties.is_null() {
+            seen.class = Some(None);
             return Ok(flag);
         }
-        if has_attr(node, b"hidden") {
+        let attrs = self.attrs(node);
+        seen.attrs = attrs;
+        if !attrs.hidden.is_null() {
             return Ok(-1);
         }
-        if let Some(style) = get_attr(node, b"style")? {
+        if let Some(style) = attr_value(attrs.style)? {
             if style.contains("none") && ask(&self.walker.style_memo, self.display_none, &style)? {
                 return Ok(-1);
             }
         }
-        if tag != b"body" && tag != b"html" && tag != b"br" && self.is_block(tag) {
-            let class = get_attr(node, b"class")?;
-            let id = get_attr(node, b"id")?;
-            if class.is_some() || id.is_some() {
-                let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-                let w = self.walker;
-                if remembered(&w.negative_memo, &attrs, || {
-                    Ok(w.negative.matches(&attrs, &w.space, &w.digit))
-                })? && !self.wraps_paragraphs(node)
-                {
-                    flag |= IN_CHROME_CLASS as i8;
-                }
+        if bits & N_CLASS_CHROME != 0 {
+            let answers = self.class_answers(&attrs)?;
+            seen.class = Some(answers);
+            if answers.is_some_and(|a| a & NEGATIVE_CLASS != 0) && !self.wraps_paragraphs(node) {
+                flag |= IN_CHROME_CLASS as i8;
             }
         }
         Ok(flag)
     }
 
     /// `extract._is_meta_element`
-    unsafe fn is_meta_element(&self, node: *mut XmlNode, tag: &[u8]) -> Res<bool> {
-        let meta = if tag == b"time" {
+    unsafe fn is_meta_element(&mut self, node: *mut XmlNode, seen: &Seen) -> Res<bool> {
+        let meta = if seen.bits & N_TIME != 0 {
             true
-        } else if tag == b"body" || tag == b"html" || tag == b"a" {
+        } else if seen.bits & (N_PAGE | N_A) != 0 {
             return Ok(false);
         } else {
-            let class = get_attr(node, b"class")?;
-            let id = get_attr(node, b"id")?;
-            if class.is_none() && id.is_none() {
-                return Ok(false);
+            let answers = match seen.class {
+                Some(answers) => answers,
+                None => self.class_answers(&seen.attrs)?,
+            };
+            match answers {
+                None => return Ok(false),
+                Some(a) => a & META_CLASS != 0,
             }
-            let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-            let w = self.walker;
-            remembered(&w.meta_memo, &attrs, || {
-                Ok(w.meta_class.matches(&attrs, &w.space, &w.digit))
-            })?
         };
         Ok(meta && !self.wraps_paragraphs(node))
     }
 
-    unsafe fn walk(&mut self, node: *mut XmlNode, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
+    /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
+    unsafe fn walk(
+        &mut self,
+        node: *mut XmlNode,
+        seen: Option<Seen>,
+        parent: u32,
+        mut in_link: bool,
+        depth: u32,
+    ) -> Res<()> {
         let idx = self.parent.len();
         if idx >= self.next_check {
             self.check_budget()?;
@@ -537,23 +723,33 @@ impl Walk<'_, '_> {
         let idx32 = idx as u32;
         self.parent.push(parent);
         self.end.push(0);
-        let tag = tag_of(node)?;
-        let block = self.is_block(tag);
+        let seen = match seen {
+            Some(seen) => seen,
+            None => {
+                let bits = self.tag_bits(node)?;
+                Seen {
+                    bits,
+                    attrs: self.attrs(node),
+                    class: None,
+                }
+            }
+        };
+        let block = seen.bits & N_BLOCK != 0;
         if block && self.started {
             self.flush();
         }
-        if self.landmark < 0 && (tag == b"main" || get_attr(node, b"role")?.as_deref() == Some("main")) {
+        if self.landmark < 0 && (seen.bits & N_MAIN != 0 || attr_value(seen.attrs.role)?.as_deref() == Some("main")) {
             self.landmark = idx as i64;
         }
-        if tag == b"a" {
+        if seen.bits & N_A != 0 {
             in_link = true;
         }
-        let meta = self.is_meta_element(node, tag)?;
+        let meta = self.is_meta_element(node, &seen)?;
         if meta {
             self.in_meta += 1;
         }
         // (after both of this element's own tests, which may have read its subtree)
-        let few = self.in_few == 0 && self.few_paragraphs.get() == node;
+        let few = self.in_few == 0 && self.few_paragraphs == node;
         if few {
             self.in_few += 1;
         }
@@ -567,10 +763,14 @@ impl Walk<'_, '_> {
             while !child.is_null() {
                 match (*child).typ {
                     ELEMENT => {
-                        let ctag = tag_of(child)?;
-                        let flag = self.chrome(child, ctag)?;
+                        let mut seen = Seen {
+                            bits: self.tag_bits(child)?,
+                            attrs: NO_ATTRS,
+                            class: None,
+                        };
+                        let flag = self.chrome(child, &mut seen)?;
                         if flag == 0 || (flag > 0 && self.flags & flag as u8 == flag as u8) {
-                            self.walk(child, idx32, in_link, depth + 1)?;
+                            self.walk(child, Some(seen), idx32, in_link, depth + 1)?;
                         } else if flag > 0 {
                             // Entering chrome: its text never shares a block with text outside it.
                             if self.started {
@@ -578,7 +778,7 @@ impl Walk<'_, '_> {
                             }
                             let outer = self.flags;
                             self.flags = outer | flag as u8;
-                            self.walk(child, idx32, in_link, depth + 1)?;
+                            self.walk(child, Some(seen), idx32, in_link, depth + 1)?;
                             if self.started {
                                 self.flush();
                             }
@@ -750,8 +950,8 @@ pub struct HtmlWalker {
     negative: ClassWords,
     meta_class: ClassWords,
     display_none: Py<PyAny>,
-    negative_memo: Mutex<Memo>,
-    meta_memo: Mutex<Memo>,
+    /// class/id string -> `NEGATIVE_CLASS` | `META_CLASS`
+    class_memo: Mutex<Memo<u8>>,
     style_memo: Mutex<Memo>,
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
@@ -769,6 +969,39 @@ pub struct HtmlWalker {
 }
 
 impl HtmlWalker {
+    /// What the walk asks of an element or attribute name (the `N_` bits).
+    fn name_bits(&self, name: &[u8]) -> u16 {
+        let mut bits = 0;
+        let block = self.block.contains(name);
+        if block {
+            bits |= N_BLOCK;
+            if !matches!(name, b"body" | b"html" | b"br") {
+                bits |= N_CLASS_CHROME;
+            }
+        }
+        if self.invisible.contains(name) {
+            bits |= N_INVISIBLE;
+        }
+        if self.chrome_tags.contains(name) {
+            bits |= N_CHROME_TAG;
+        }
+        bits |= match name {
+            b"main" => N_MAIN,
+            b"a" => N_A,
+            b"time" => N_TIME,
+            b"body" | b"html" => N_PAGE,
+            _ => 0,
+        };
+        bits | match name {
+            b"class" => N_CLASS,
+            b"id" => N_ID,
+            b"style" => N_STYLE,
+            b"hidden" => N_HIDDEN,
+            b"role" => N_ROLE,
+            _ => 0,
+        }
+    }
+
     /// The libxml2 node of ``root``, an ``lxml.etree._Element``.
     fn root_node(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<*mut XmlNode> {
         if !root.get_type().is(self.element_type.bind(py)) {
@@ -1108,8 +1341,7 @@ impl HtmlWalker {
             negative: ClassWords::new(negative.0, negative.1)?,
             meta_class: ClassWords::new(meta_class.0, meta_class.1)?,
             display_none,
-            negative_memo: Mutex::new(Memo::new()),
-            meta_memo: Mutex::new(Memo::new()),
+            class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),
             punct: punct.chars().collect(),
             sentence_end: sentence_end.chars().collect(),
@@ -1162,10 +1394,13 @@ impl HtmlWalker {
             next_check: step,
             max_blocks,
             step,
-            few_paragraphs: Cell::new(std::ptr::null_mut()),
+            few_paragraphs: std::ptr::null_mut(),
             in_few: 0,
+            last_wraps: (std::ptr::null_mut(), false),
+            names: Names::new(),
+            key: String::new(),
         };
-        match unsafe { w.walk(node, 0, false, 0) } {
+        match unsafe { w.walk(node, None, 0, false, 0) } {
             Ok(()) => {}
             Err(Stop::Large) => return PyTuple::new(py, ["large"]),
             Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
