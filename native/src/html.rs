@@ -107,6 +107,9 @@ fn tag_set(tags: Vec<String>) -> TagSet {
 enum Stop {
     Large,
     Budget,
+    /// The element walked on the guess that it holds fewer than `wrapper_paragraphs` <p>/<br>
+    /// holds that many (`Walk::walk_guessing`).
+    Wraps,
     Unsupported(&'static str),
     Py(PyErr),
 }
@@ -258,8 +261,15 @@ unsafe fn is_paragraph(node: *mut XmlNode) -> bool {
     }
 }
 
-/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element.
+/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element (at least one
+/// when `wanted` is 0, as Python's loop).
 unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
+    let wanted = wanted.max(1);
+    count_paragraphs(node, wanted) >= wanted
+}
+
+/// The <p>/<br> below the element, counted up to `wanted`.
+unsafe fn count_paragraphs(node: *mut XmlNode, wanted: usize) -> usize {
     let mut count = 0;
     let mut stack = Vec::new();
     let mut cur = (*node).children;
@@ -269,7 +279,7 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
                 if is_paragraph(cur) {
                     count += 1;
                     if count >= wanted {
-                        return true;
+                        return count;
                     }
                 }
                 if !(*cur).children.is_null() {
@@ -282,7 +292,7 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
         }
         match stack.pop() {
             Some(next) => cur = next,
-            None => return false,
+            None => return count,
         }
     }
 }
@@ -434,6 +444,7 @@ const NO_ATTRS: Attrs = Attrs {
 
 /// What `chrome` found out about an element, for its walk: its name's bits, its attributes, and
 /// its class/id answers once read (`None`: not yet; `Some(None)`: neither class nor id).
+#[derive(Clone, Copy)]
 struct Seen {
     bits: u16,
     attrs: Attrs,
@@ -470,6 +481,27 @@ struct Walk<'a, 'py> {
     names: Names,
     /// The class/id string being looked up (one buffer for the walk).
     key: String,
+    /// The element walked on the guess that it holds fewer than `wrapper_paragraphs` <p>/<br>
+    /// (`walk_guessing`; null: none), and the <p>/<br> met below it so far.
+    guess: *mut XmlNode,
+    found: usize,
+}
+
+/// The state of a walk that `walk_guessing` puts back when its guess was wrong.
+struct Saved {
+    blocks: usize,
+    elements: usize,
+    pieces: String,
+    started: bool,
+    links: usize,
+    owner: u32,
+    in_meta: u32,
+    meta: usize,
+    flags: u8,
+    landmark: i64,
+    next_check: usize,
+    few_paragraphs: *mut XmlNode,
+    in_few: u32,
 }
 
 impl Walk<'_, '_> {
@@ -653,39 +685,40 @@ impl Walk<'_, '_> {
     }
 
     /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one. What it read
-    /// of the element is kept in `seen` for the element's walk.
-    unsafe fn chrome(&mut self, node: *mut XmlNode, seen: &mut Seen) -> Res<i8> {
+    /// of the element is kept in `seen` for the element's walk. The class flag is left to the
+    /// caller: `true` when the class/id says chrome, then the flag is `IN_CHROME_CLASS` unless the
+    /// element wraps paragraphs.
+    unsafe fn chrome(&mut self, node: *mut XmlNode, seen: &mut Seen) -> Res<(i8, bool)> {
         let bits = seen.bits;
         if bits & N_INVISIBLE != 0 {
-            return Ok(-1);
+            return Ok((-1, false));
         }
-        let mut flag = if bits & N_CHROME_TAG != 0 {
+        let flag = if bits & N_CHROME_TAG != 0 {
             IN_CHROME_TAG as i8
         } else {
             0
         };
         if (*node).properties.is_null() {
             seen.class = Some(None);
-            return Ok(flag);
+            return Ok((flag, false));
         }
         let attrs = self.attrs(node);
         seen.attrs = attrs;
         if !attrs.hidden.is_null() {
-            return Ok(-1);
+            return Ok((-1, false));
         }
         if let Some(style) = attr_value(attrs.style)? {
             if style.contains("none") && ask(&self.walker.style_memo, self.display_none, &style)? {
-                return Ok(-1);
+                return Ok((-1, false));
             }
         }
+        let mut class = false;
         if bits & N_CLASS_CHROME != 0 {
             let answers = self.class_answers(&attrs)?;
             seen.class = Some(answers);
-            if answers.is_some_and(|a| a & NEGATIVE_CLASS != 0) && !self.wraps_paragraphs(node) {
-                flag |= IN_CHROME_CLASS as i8;
-            }
+            class = answers.is_some_and(|a| a & NEGATIVE_CLASS != 0);
         }
-        Ok(flag)
+        Ok((flag, class))
     }
 
     /// `extract._is_meta_element`
@@ -705,6 +738,142 @@ impl Walk<'_, '_> {
             }
         };
         Ok(meta && !self.wraps_paragraphs(node))
+    }
+
+    /// The walk of an element whose chrome flag is `flag` (> 0: chrome, 0: none).
+    unsafe fn enter(
+        &mut self,
+        node: *mut XmlNode,
+        seen: Seen,
+        flag: i8,
+        parent: u32,
+        in_link: bool,
+        depth: u32,
+    ) -> Res<()> {
+        if flag == 0 || self.flags & flag as u8 == flag as u8 {
+            return self.walk(node, Some(seen), parent, in_link, depth);
+        }
+        // Entering chrome: its text never shares a block with text outside it.
+        if self.started {
+            self.flush();
+        }
+        let outer = self.flags;
+        self.flags = outer | flag as u8;
+        self.walk(node, Some(seen), parent, in_link, depth)?;
+        if self.started {
+            self.flush();
+        }
+        self.flags = outer;
+        Ok(())
+    }
+
+    /// `wraps_paragraphs(node)` where it is known without reading the subtree.
+    fn known_wraps(&self, node: *mut XmlNode) -> Option<bool> {
+        if self.in_few > 0 || node == self.few_paragraphs {
+            Some(false)
+        } else if node == self.last_wraps.0 {
+            Some(self.last_wraps.1)
+        } else {
+            None
+        }
+    }
+
+    /// Whether `is_meta_element` of the element asks `wraps_paragraphs` (false where its
+    /// class/id cannot be read: the element's walk then stops where the Python walk does).
+    unsafe fn meta_asks(&mut self, seen: &mut Seen) -> bool {
+        if seen.bits & N_TIME != 0 {
+            return true;
+        }
+        if seen.bits & (N_PAGE | N_A) != 0 {
+            return false;
+        }
+        if seen.class.is_none() {
+            match self.class_answers(&seen.attrs) {
+                Ok(answers) => seen.class = Some(answers),
+                Err(_) => return false,
+            }
+        }
+        seen.class.is_some_and(|a| a.is_some_and(|a| a & META_CLASS != 0))
+    }
+
+    /// `n` more <p>/<br> below the guessed element: `Stop::Wraps` once they reach
+    /// `wrapper_paragraphs`.
+    fn met_paragraphs(&mut self, n: usize) -> Res<()> {
+        self.found += n;
+        if self.found >= self.walker.wrapper_paragraphs.max(1) {
+            return Err(Stop::Wraps);
+        }
+        Ok(())
+    }
+
+    /// The walk of an element whose chrome or metadata test asks `wraps_paragraphs`, without
+    /// reading its subtree first: walked on the guess that it holds fewer <p>/<br> (most such
+    /// elements do: menus, footers, bylines), counting those it meets (and those of the subtrees
+    /// skipped or flattened below it). When they reach `wrapper_paragraphs`, or the walk stops,
+    /// the walk puts back the state it had before the element and walks it again with the answer
+    /// read from the subtree: the same blocks, numbering and stops either way.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn walk_guessing(
+        &mut self,
+        node: *mut XmlNode,
+        seen: Seen,
+        flag: i8,
+        class: bool,
+        parent: u32,
+        in_link: bool,
+        depth: u32,
+    ) -> Res<()> {
+        let saved = Saved {
+            blocks: self.blocks.len(),
+            elements: self.parent.len(),
+            pieces: self.pieces.clone(),
+            started: self.started,
+            links: self.links,
+            owner: self.owner,
+            in_meta: self.in_meta,
+            meta: self.meta,
+            flags: self.flags,
+            landmark: self.landmark,
+            next_check: self.next_check,
+            few_paragraphs: self.few_paragraphs,
+            in_few: self.in_few,
+        };
+        self.few_paragraphs = node;
+        self.last_wraps = (node, false);
+        self.guess = node;
+        self.found = 0;
+        let guessed = if class { flag | IN_CHROME_CLASS as i8 } else { flag };
+        let outcome = self.enter(node, seen, guessed, parent, in_link, depth);
+        self.guess = std::ptr::null_mut();
+        let stop = match outcome {
+            Ok(()) => return Ok(()),
+            Err(stop) => stop,
+        };
+        let wraps = match stop {
+            Stop::Wraps => true,
+            _ => wraps_paragraphs(node, self.walker.wrapper_paragraphs),
+        };
+        self.blocks.truncate(saved.blocks);
+        self.parent.truncate(saved.elements);
+        self.end.truncate(saved.elements);
+        self.pieces = saved.pieces;
+        self.started = saved.started;
+        self.links = saved.links;
+        self.owner = saved.owner;
+        self.in_meta = saved.in_meta;
+        self.meta = saved.meta;
+        self.flags = saved.flags;
+        self.landmark = saved.landmark;
+        self.next_check = saved.next_check;
+        self.few_paragraphs = if wraps { saved.few_paragraphs } else { node };
+        self.in_few = saved.in_few;
+        self.last_wraps = (node, wraps);
+        let flag = if class && !wraps {
+            flag | IN_CHROME_CLASS as i8
+        } else {
+            flag
+        };
+        self.enter(node, seen, flag, parent, in_link, depth)
     }
 
     /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
@@ -763,26 +932,33 @@ impl Walk<'_, '_> {
             while !child.is_null() {
                 match (*child).typ {
                     ELEMENT => {
+                        if !self.guess.is_null() && is_paragraph(child) {
+                            self.met_paragraphs(1)?;
+                        }
                         let mut seen = Seen {
                             bits: self.tag_bits(child)?,
                             attrs: NO_ATTRS,
                             class: None,
                         };
-                        let flag = self.chrome(child, &mut seen)?;
-                        if flag == 0 || (flag > 0 && self.flags & flag as u8 == flag as u8) {
-                            self.walk(child, Some(seen), idx32, in_link, depth + 1)?;
-                        } else if flag > 0 {
-                            // Entering chrome: its text never shares a block with text outside it.
-                            if self.started {
-                                self.flush();
+                        let (flag, class) = self.chrome(child, &mut seen)?;
+                        if flag < 0 {
+                            if !self.guess.is_null() {
+                                // skipped with its content, which the guess counts all the same
+                                let wanted = self.walker.wrapper_paragraphs.max(1);
+                                self.met_paragraphs(count_paragraphs(child, wanted - self.found))?;
                             }
-                            let outer = self.flags;
-                            self.flags = outer | flag as u8;
-                            self.walk(child, Some(seen), idx32, in_link, depth + 1)?;
-                            if self.started {
-                                self.flush();
-                            }
-                            self.flags = outer;
+                        } else if self.guess.is_null()
+                            && (class || self.meta_asks(&mut seen))
+                            && self.known_wraps(child).is_none()
+                        {
+                            self.walk_guessing(child, seen, flag, class, idx32, in_link, depth + 1)?;
+                        } else {
+                            let flag = if class && !self.wraps_paragraphs(child) {
+                                flag | IN_CHROME_CLASS as i8
+                            } else {
+                                flag
+                            };
+                            self.enter(child, seen, flag, idx32, in_link, depth + 1)?;
                         }
                     }
                     COMMENT | PI => {}
@@ -801,6 +977,10 @@ impl Walk<'_, '_> {
             }
         } else {
             // absurdly deep markup: flatten the rest (" ".join(el.itertext()))
+            if !self.guess.is_null() {
+                let wanted = self.walker.wrapper_paragraphs.max(1);
+                self.met_paragraphs(count_paragraphs(node, wanted - self.found))?;
+            }
             let mut items = Vec::new();
             itertext(node, &mut items)?;
             let joined = items.join(" ");
@@ -1399,11 +1579,15 @@ impl HtmlWalker {
             last_wraps: (std::ptr::null_mut(), false),
             names: Names::new(),
             key: String::new(),
+            guess: std::ptr::null_mut(),
+            found: 0,
         };
         match unsafe { w.walk(node, None, 0, false, 0) } {
             Ok(()) => {}
             Err(Stop::Large) => return PyTuple::new(py, ["large"]),
             Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
+            // (caught by `walk_guessing`, which sets the guess)
+            Err(Stop::Wraps) => return PyTuple::new(py, ["unsupported", "a paragraph count out of place"]),
             Err(Stop::Unsupported(why)) => return PyTuple::new(py, ["unsupported", why]),
             Err(Stop::Py(e)) => return Err(e),
         }

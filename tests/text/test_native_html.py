@@ -281,10 +281,50 @@ _FOUR = "".join(f"<p>Line {i}.</p>" for i in range(4))
         "<html><body>"
         + "".join(f"<x-{i} class=nav{i % 3} k{i}=v role=x{i}><p>t {i}</p></x-{i}>" for i in range(400))
         + "<div role=main>main</div></body></html>",
+        # wrappers walked on the guess that they hold fewer than five <p>/<br>, some wrongly: the
+        # paragraphs in hidden, invisible and flattened subtrees count, and the walk goes back to the
+        # text, blocks, flags, metadata and landmark it had before the wrapper
+        "<html><body><div class=sidebar><div hidden><p>1</p><p>2</p><p>3</p></div><p>4</p>"
+        + "<script>x</script><style>p{}</style><p>5</p>tail</div><p>after</p></body></html>",
+        "<html><body><div class=sidebar><div style='display: none'><p>1</p><p>2</p><p>3</p><p>4</p>"
+        + "</div>text</div><p>after</p></body></html>",
+        "<html><body><div class=menu>top" + "<span>x " * 210 + "<p>a</p>" * 5 + "</div><p>after</p></body></html>",
+        "<html><body><div class=menu>top" + "<span>x " * 210 + "<p>a</p>" * 4 + "</div><p>after</p></body></html>",
+        f"<html><body><div>before text <div class=sidebar><main>m</main>{_PARAS}</div> after</div></body></html>",
+        "<html><body><div>before text <span class=byline>by <b>x</b><br><br><br><br><br></span> after</div></body></html>",
+        "<html><body><div>before <span class=byline>by <b>x</b><br><br><br><br></span> after</div></body></html>",
+        "<html><body><div>before text <a href=x>link <time>2024<br><br><br><br><br>x</time></a> after</div></body></html>",
+        f"<html><body><p>lead <div class='nav meta' role=main><div class=comments>{_FOUR}</div>{_FOUR}</div></p></body></html>",
     ],
 )
 def test_nested_wrappers_and_tag_names_identical(page: str) -> None:
     assert_same(page)
+
+
+@pytest.mark.parametrize("max_blocks, step", [(0, 1), (2, 3), (8, 1), (12, 5), (16, 1), (16, 5), (20, 7)])
+def test_block_cap_inside_guessed_wrappers_like_the_python_walk(
+    max_blocks: int, step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The element and block caps stop the walk at the same element when they are reached inside a
+    wrapper walked on a guess, right or wrong."""
+    from scrapy_simhash.text import blocks
+
+    for module in (blocks, nat):
+        monkeypatch.setattr(module, "MAX_BLOCKS", max_blocks)
+        monkeypatch.setattr(module, "_BUDGET_STEP", step)
+    page = (
+        f"<html><body><p>one</p><div class=sidebar><h2>a</h2><p>b</p>{_PARAS}</div>"
+        f"<div class=sidebar><h2>c</h2><p>d</p><p>e</p></div><p>two</p><span class=meta>x<br>y</span>"
+        f"<div>t <span class=byline><b>by</b><br><br><br><br><br></span> u</div><p>three</p></body></html>"
+    )
+
+    def walked(native: bool) -> object:
+        try:
+            return _walked(ex._parse(page), native)
+        except blocks._Budget as stop:
+            return ("stopped", str(stop))
+
+    assert walked(True) == walked(False)
 
 
 def test_trees_built_by_hand_identical() -> None:
