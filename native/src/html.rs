@@ -454,8 +454,8 @@ struct Seen {
 struct Walk<'a, 'py> {
     walker: &'a HtmlWalker,
     display_none: &'a Bound<'py, PyAny>,
-    /// (text, links, owner, meta, flags)
-    blocks: Vec<(String, usize, u32, usize, u8)>,
+    /// (text, links, owner, meta, flags, characters)
+    blocks: Vec<(String, usize, u32, usize, u8, usize)>,
     parent: Vec<u32>,
     end: Vec<u32>,
     /// The pieces of the current block, joined; `started`: `bool(self.pieces)`.
@@ -650,24 +650,48 @@ impl Walk<'_, '_> {
         }
         self.started = false;
         let mut text = String::with_capacity(self.pieces.len());
-        for word in self
-            .pieces
-            .split(|c| self.walker.space.contains(c))
-            .filter(|w| !w.is_empty())
-        {
-            if !text.is_empty() {
-                text.push(' ');
+        let size = if self.pieces.is_ascii() {
+            // byte by byte: an ASCII byte is its character
+            let space = self.walker.ascii_space;
+            for word in self
+                .pieces
+                .as_bytes()
+                .split(|&b| space >> b & 1 != 0)
+                .filter(|w| !w.is_empty())
+            {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                // SAFETY: ASCII bytes
+                text.push_str(unsafe { std::str::from_utf8_unchecked(word) });
             }
-            text.push_str(word);
-        }
-        self.pieces.clear();
-        if !text.is_empty() {
+            text.len()
+        } else {
+            for word in self
+                .pieces
+                .split(|c| self.walker.space.contains(c))
+                .filter(|w| !w.is_empty())
+            {
+                if !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(word);
+            }
             if !text.is_ascii() && text.contains(' ') {
                 text = drop_cjk_spaces(&text);
             }
-            let size = text.chars().count();
-            self.blocks
-                .push((text, self.links.min(size), self.owner, self.meta.min(size), self.flags));
+            text.chars().count()
+        };
+        self.pieces.clear();
+        if !text.is_empty() {
+            self.blocks.push((
+                text,
+                self.links.min(size),
+                self.owner,
+                self.meta.min(size),
+                self.flags,
+                size,
+            ));
         }
         self.links = 0;
         self.meta = 0;
@@ -1026,6 +1050,66 @@ unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
     Ok(())
 }
 
+/// A few characters: the ASCII ones a bit each, the others listed.
+struct CharTable {
+    ascii: u128,
+    other: Vec<char>,
+}
+
+impl CharTable {
+    fn new(chars: impl IntoIterator<Item = char>) -> Self {
+        let mut table = CharTable {
+            ascii: 0,
+            other: Vec::new(),
+        };
+        for c in chars {
+            if c.is_ascii() {
+                table.ascii |= 1 << c as u32;
+            } else if !table.other.contains(&c) {
+                table.other.push(c);
+            }
+        }
+        table
+    }
+
+    #[inline]
+    fn contains(&self, c: char) -> bool {
+        if c.is_ascii() {
+            self.ascii >> c as u32 & 1 != 0
+        } else {
+            self.other.contains(&c)
+        }
+    }
+
+    /// How many characters of `text` are in the table.
+    fn count(&self, text: &str) -> usize {
+        if text.is_ascii() {
+            text.bytes().filter(|&b| self.ascii >> b & 1 != 0).count()
+        } else {
+            text.chars().filter(|&c| self.contains(c)).count()
+        }
+    }
+}
+
+/// `text.to_ascii_lowercase()`, made once when first asked, in a buffer kept between blocks.
+struct Lower<'a> {
+    text: &'a str,
+    buf: &'a mut String,
+    done: bool,
+}
+
+impl Lower<'_> {
+    fn get(&mut self) -> &str {
+        if !self.done {
+            self.buf.clear();
+            self.buf.push_str(self.text);
+            self.buf.make_ascii_lowercase();
+            self.done = true;
+        }
+        self.buf
+    }
+}
+
 /// `extract._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
 /// letter case-insensitively or whose `str.lower()` holds one.
 #[inline]
@@ -1136,8 +1220,10 @@ pub struct HtmlWalker {
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
     /// `_is_meta_text`), called only where the answer is not decided here.
-    punct: FxHashSet<char>,
-    sentence_end: FxHashSet<char>,
+    punct: CharTable,
+    sentence_end: CharTable,
+    /// `space`'s ASCII characters, a bit each.
+    ascii_space: u128,
     /// `\d`, `_META_KEYWORDS_SORTED`, `_META_HAN_KEYWORD_RE`'s words: `_meta_says`.
     digit: CharSet,
     meta_keywords: Vec<String>,
@@ -1423,20 +1509,36 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
 /// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
     /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
-    fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
-        let size = text.chars().count() as f64;
+    /// `size`: its characters; `low`: a buffer for its lower case.
+    #[allow(clippy::too_many_arguments)]
+    fn classify(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        size: usize,
+        weight: usize,
+        links: usize,
+        meta: usize,
+        low: &mut String,
+    ) -> PyResult<(i8, bool)> {
+        let size = size as f64;
         let density = links as f64 / size;
-        let punct = text.chars().filter(|c| self.punct.contains(c)).count();
+        let punct = self.punct.count(text);
         let (first, last) = (
             text.chars().next().unwrap_or(' '),
             text.chars().next_back().unwrap_or(' '),
         );
-        let sentence = self.sentence_end.contains(&last);
+        let sentence = self.sentence_end.contains(last);
+        let mut low = Lower {
+            text,
+            buf: low,
+            done: false,
+        };
         if density > 0.6 || (density > 0.33 && (punct < 2 || (weight < LINKED_SENTENCE_WEIGHT && !sentence))) {
             return Ok((LINKS, false));
         }
         if weight < 1000
-            && (self.boilerplate_any(py, text)?
+            && (self.boilerplate_any(py, text, &mut low)?
                 || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((LINKS, false));
@@ -1446,7 +1548,7 @@ impl HtmlWalker {
         }
         if weight < META_MAX_WEIGHT
             && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
-                || (self.may_say_meta(text) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
+                || (self.may_say_meta(text, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((META, false));
         }
@@ -1458,7 +1560,7 @@ impl HtmlWalker {
     /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
     /// metadata word, no metadata keyword (ASCII case folding is enough without the four
     /// look-alike characters, which go to Python).
-    fn may_say_meta(&self, text: &str) -> bool {
+    fn may_say_meta(&self, text: &str, low: &mut Lower<'_>) -> bool {
         if text.chars().any(|c| self.digit.contains(c)) {
             return true;
         }
@@ -1467,17 +1569,17 @@ impl HtmlWalker {
         {
             return true;
         }
-        let low = text.to_ascii_lowercase();
+        let low = low.get();
         self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
     }
 
     /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
-    fn boilerplate_any(&self, py: Python<'_>, text: &str) -> PyResult<bool> {
+    fn boilerplate_any(&self, py: Python<'_>, text: &str, low: &mut Lower<'_>) -> PyResult<bool> {
         let lookalike = !text.is_ascii() && text.chars().any(is_lookalike);
         let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
-            let low = text.to_ascii_lowercase();
+            let low = low.get();
             low.contains("all rights reserved") || low.contains("cookie")
         };
         if !candidate {
@@ -1511,9 +1613,13 @@ impl HtmlWalker {
         boilerplate_start: Py<PyAny>,
         meta_text: Py<PyAny>,
     ) -> PyResult<Self> {
+        let space = CharSet::from_ranges(&space_ranges)?;
         Ok(HtmlWalker {
             element_type,
-            space: CharSet::from_ranges(&space_ranges)?,
+            ascii_space: (0..128u8)
+                .filter(|&b| space.contains(b as char))
+                .fold(0, |m, b| m | 1 << b),
+            space,
             block: tag_set(block),
             invisible: tag_set(invisible),
             chrome_tags: tag_set(chrome_tags),
@@ -1523,8 +1629,8 @@ impl HtmlWalker {
             display_none,
             class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),
-            punct: punct.chars().collect(),
-            sentence_end: sentence_end.chars().collect(),
+            punct: CharTable::new(punct.chars()),
+            sentence_end: CharTable::new(sentence_end.chars()),
             ellipses,
             digit: CharSet::from_ranges(&digit_ranges)?,
             meta_keywords,
@@ -1593,12 +1699,13 @@ impl HtmlWalker {
         }
         w.flush();
         let blocks = PyList::empty(py);
-        for (text, links, owner, meta, flags) in &w.blocks {
+        let mut low = String::new();
+        for (text, links, owner, meta, flags, size) in &w.blocks {
             let (wt, base, teaser) = match weight(text) {
                 // Content blocks; the Python side classifies chrome blocks if it needs them.
                 Some(wt) if *flags != 0 => (wt as i64, UNCLASSIFIED, false),
                 Some(wt) => {
-                    let (base, teaser) = self.classify(py, text, wt, *links, *meta)?;
+                    let (base, teaser) = self.classify(py, text, *size, wt, *links, *meta, &mut low)?;
                     (wt as i64, base, teaser)
                 }
                 None => (-1, UNCLASSIFIED, false),
