@@ -652,11 +652,11 @@ impl Walk<'_, '_> {
         let mut text = String::with_capacity(self.pieces.len());
         let size = if self.pieces.is_ascii() {
             // byte by byte: an ASCII byte is its character
-            let space = self.walker.ascii_space;
+            let space = &self.walker.ascii_space;
             for word in self
                 .pieces
                 .as_bytes()
-                .split(|&b| space >> b & 1 != 0)
+                .split(|&b| space[b as usize & 127])
                 .filter(|w| !w.is_empty())
             {
                 if !text.is_empty() {
@@ -1222,8 +1222,8 @@ pub struct HtmlWalker {
     /// `_is_meta_text`), called only where the answer is not decided here.
     punct: CharTable,
     sentence_end: CharTable,
-    /// `space`'s ASCII characters, a bit each.
-    ascii_space: u128,
+    /// Whether each ASCII character is in `space`.
+    ascii_space: [bool; 128],
     /// `\d`, `_META_KEYWORDS_SORTED`, `_META_HAN_KEYWORD_RE`'s words: `_meta_says`.
     digit: CharSet,
     meta_keywords: Vec<String>,
@@ -1616,9 +1616,7 @@ impl HtmlWalker {
         let space = CharSet::from_ranges(&space_ranges)?;
         Ok(HtmlWalker {
             element_type,
-            ascii_space: (0..128u8)
-                .filter(|&b| space.contains(b as char))
-                .fold(0, |m, b| m | 1 << b),
+            ascii_space: std::array::from_fn(|b| space.contains(b as u8 as char)),
             space,
             block: tag_set(block),
             invisible: tag_set(invisible),
