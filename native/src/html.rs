@@ -667,20 +667,7 @@ impl Walk<'_, '_> {
             }
             text.len()
         } else {
-            for word in self
-                .pieces
-                .split(|c| self.walker.space.contains(c))
-                .filter(|w| !w.is_empty())
-            {
-                if !text.is_empty() {
-                    text.push(' ');
-                }
-                text.push_str(word);
-            }
-            if !text.is_ascii() && text.contains(' ') {
-                text = drop_cjk_spaces(&text);
-            }
-            text.chars().count()
+            join_words(&self.pieces, &self.walker.space, &mut text)
         };
         self.pieces.clear();
         if !text.is_empty() {
@@ -1147,21 +1134,30 @@ fn space_punct(c: char) -> bool {
     any_punct(c) || ('\u{3000}'..='\u{303f}').contains(&c)
 }
 
-/// `extract._CJK_SPACE_RE.sub("", text)` on text whose spaces are single U+0020 between
-/// non-space characters.
-fn drop_cjk_spaces(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' && i > 0 && i + 1 < chars.len() {
-            let (p, n) = (chars[i - 1], chars[i + 1]);
-            if (han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)) {
-                continue;
+/// Whether `extract._CJK_SPACE_RE` takes out a single space between `p` and `n`.
+#[inline]
+fn cjk_space_goes(p: char, n: char) -> bool {
+    (han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n))
+}
+
+/// `extract._CJK_SPACE_RE.sub("", " ".join(pieces.split()))` (`split` at the characters of
+/// `space`) written to `text`; returns its characters. A space goes where the regular expression
+/// takes it out: between the last character of a word and the first of the next.
+fn join_words(pieces: &str, space: &CharSet, text: &mut String) -> usize {
+    let mut size = 0;
+    let mut last = None; // the last character so far
+    for word in pieces.split(|c| space.contains(c)).filter(|w| !w.is_empty()) {
+        if let (Some(p), Some(n)) = (last, word.chars().next()) {
+            if !cjk_space_goes(p, n) {
+                text.push(' ');
+                size += 1;
             }
         }
-        out.push(c);
+        text.push_str(word);
+        size += word.chars().count();
+        last = word.chars().next_back();
     }
-    out
+    size
 }
 
 // `extract._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
@@ -1759,8 +1755,8 @@ impl HtmlWalker {
 
 /// The pure text functions of the walk against the Python reference: the expected values were
 /// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
-/// text) and `extract._CJK_SPACE_RE.sub("", text)` and pasted here. The walk itself reads lxml's
-/// tree: `tests/test_native_html.py` compares it with the Python walk.
+/// text) and `extract._CJK_SPACE_RE.sub("", " ".join(text.split()))` and pasted here. The walk
+/// itself reads lxml's tree: `tests/test_native_html.py` compares it with the Python walk.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1787,10 +1783,16 @@ mod tests {
             ("中文 测试，好", "中文测试，好"),
             ("中 文 ， 好", "中文，好"),
             ("a — b 中 文", "a — b 中文"),
-            (" 中 ", " 中 "), // at either end: kept
+            (" 中 ", "中"), // white space at either end: none
+            ("中\u{3000} ,\t文", "中,文"),
+            ("a  b\n", "a b"),
+            ("x，\u{3000} y 中", "x， y 中"),
         ];
+        let space = CharSet::from_ranges(&[(9, 14), (32, 33), (0x3000, 0x3001)]).unwrap();
         for (text, expected) in cases {
-            assert_eq!(drop_cjk_spaces(text), expected, "{text:?}");
+            let mut out = String::new();
+            assert_eq!(join_words(text, &space, &mut out), expected.chars().count(), "{text:?}");
+            assert_eq!(out, expected, "{text:?}");
         }
     }
 }
