@@ -1039,21 +1039,25 @@ unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
 
 /// A few characters: the ASCII ones a bit each, the others listed.
 struct CharTable {
-    ascii: u128,
+    ascii: [bool; 128],
+    /// The others, and a bit for each of their code points modulo 64 (most characters out at once).
     other: Vec<char>,
+    other_bits: u64,
 }
 
 impl CharTable {
     fn new(chars: impl IntoIterator<Item = char>) -> Self {
         let mut table = CharTable {
-            ascii: 0,
+            ascii: [false; 128],
             other: Vec::new(),
+            other_bits: 0,
         };
         for c in chars {
             if c.is_ascii() {
-                table.ascii |= 1 << c as u32;
+                table.ascii[c as usize] = true;
             } else if !table.other.contains(&c) {
                 table.other.push(c);
+                table.other_bits |= 1 << (c as u32 & 63);
             }
         }
         table
@@ -1062,20 +1066,61 @@ impl CharTable {
     #[inline]
     fn contains(&self, c: char) -> bool {
         if c.is_ascii() {
-            self.ascii >> c as u32 & 1 != 0
+            self.ascii[c as usize]
         } else {
-            self.other.contains(&c)
+            self.other_bits >> (c as u32 & 63) & 1 != 0 && self.other.contains(&c)
         }
     }
+}
 
-    /// How many characters of `text` are in the table.
-    fn count(&self, text: &str) -> usize {
-        if text.is_ascii() {
-            text.bytes().filter(|&b| self.ascii >> b & 1 != 0).count()
-        } else {
-            text.chars().filter(|&c| self.contains(c)).count()
-        }
+/// What the classification of a block reads of its characters, in one pass (`text_facts`).
+struct Facts {
+    /// `weight(text)`
+    weight: Option<usize>,
+    /// Its characters in `punct`.
+    punct: usize,
+    /// Whether it has a character of `digit`, one of the four `is_lookalike`.
+    digit: bool,
+    lookalike: bool,
+}
+
+/// `Facts` of `text` (the others than `weight` only where `weight` is not `None`).
+fn text_facts(text: &str, punct: &CharTable, digit: &CharSet) -> Facts {
+    if text.is_ascii() {
+        let bytes = text.as_bytes();
+        return Facts {
+            weight: Some(bytes.len()),
+            punct: bytes.iter().filter(|&&b| punct.ascii[b as usize]).count(),
+            digit: bytes.iter().any(|&b| digit.contains(b as char)),
+            lookalike: false,
+        };
     }
+    let mut facts = Facts {
+        weight: None,
+        punct: 0,
+        digit: false,
+        lookalike: false,
+    };
+    // `weight`'s loop
+    let mut size = 0;
+    let mut light = 0;
+    let mut dense_script = false;
+    for c in text.chars() {
+        if full_width_alnum(c) {
+            return facts;
+        }
+        size += 1;
+        if cjk_char(c) {
+            dense_script = true;
+        } else if !any_punct(c) {
+            light += 1;
+        }
+        facts.punct += usize::from(punct.contains(c));
+        facts.digit |= digit.contains(c);
+        facts.lookalike |= is_lookalike(c);
+    }
+    facts.weight = Some(if dense_script { 3 * size - 2 * light } else { size });
+    facts
 }
 
 /// `text.to_ascii_lowercase()`, made once when first asked, in a buffer kept between blocks.
@@ -1166,6 +1211,12 @@ fn cjk_char(c: char) -> bool {
     matches!(c, '\u{2e80}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{ac00}'..='\u{d7af}')
 }
 
+/// Full-width letters and digits (`_fold` normalises a text with one).
+#[inline]
+fn full_width_alnum(c: char) -> bool {
+    matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}')
+}
+
 /// `extract._weight(extract._fold(text))`, or `None` when `_fold` would normalise (full-width
 /// letters or digits: NFKC is Python's, by its Unicode tables).
 fn weight(text: &str) -> Option<usize> {
@@ -1176,7 +1227,7 @@ fn weight(text: &str) -> Option<usize> {
     let mut light = 0; // characters that are not dense
     let mut dense_script = false;
     for c in text.chars() {
-        if matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}') {
+        if full_width_alnum(c) {
             return None;
         }
         size += 1;
@@ -1505,13 +1556,15 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
 /// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
     /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
-    /// `size`: its characters; `low`: a buffer for its lower case.
+    /// `size`: its characters; `facts`: its `text_facts`, `weight` their weight; `low`: a buffer
+    /// for its lower case.
     #[allow(clippy::too_many_arguments)]
     fn classify(
         &self,
         py: Python<'_>,
         text: &str,
         size: usize,
+        facts: &Facts,
         weight: usize,
         links: usize,
         meta: usize,
@@ -1519,7 +1572,7 @@ impl HtmlWalker {
     ) -> PyResult<(i8, bool)> {
         let size = size as f64;
         let density = links as f64 / size;
-        let punct = self.punct.count(text);
+        let punct = facts.punct;
         let (first, last) = (
             text.chars().next().unwrap_or(' '),
             text.chars().next_back().unwrap_or(' '),
@@ -1534,7 +1587,7 @@ impl HtmlWalker {
             return Ok((LINKS, false));
         }
         if weight < 1000
-            && (self.boilerplate_any(py, text, &mut low)?
+            && (self.boilerplate_any(py, text, facts, &mut low)?
                 || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((LINKS, false));
@@ -1544,7 +1597,7 @@ impl HtmlWalker {
         }
         if weight < META_MAX_WEIGHT
             && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
-                || (self.may_say_meta(text, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
+                || (self.may_say_meta(text, facts, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((META, false));
         }
@@ -1556,13 +1609,11 @@ impl HtmlWalker {
     /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
     /// metadata word, no metadata keyword (ASCII case folding is enough without the four
     /// look-alike characters, which go to Python).
-    fn may_say_meta(&self, text: &str, low: &mut Lower<'_>) -> bool {
-        if text.chars().any(|c| self.digit.contains(c)) {
+    fn may_say_meta(&self, text: &str, facts: &Facts, low: &mut Lower<'_>) -> bool {
+        if facts.digit {
             return true;
         }
-        if !text.is_ascii()
-            && (text.chars().any(is_lookalike) || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str())))
-        {
+        if !text.is_ascii() && (facts.lookalike || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str()))) {
             return true;
         }
         let low = low.get();
@@ -1572,8 +1623,8 @@ impl HtmlWalker {
     /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
-    fn boilerplate_any(&self, py: Python<'_>, text: &str, low: &mut Lower<'_>) -> PyResult<bool> {
-        let lookalike = !text.is_ascii() && text.chars().any(is_lookalike);
+    fn boilerplate_any(&self, py: Python<'_>, text: &str, facts: &Facts, low: &mut Lower<'_>) -> PyResult<bool> {
+        let lookalike = facts.lookalike; // (none in ASCII text)
         let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
             let low = low.get();
             low.contains("all rights reserved") || low.contains("cookie")
@@ -1695,14 +1746,18 @@ impl HtmlWalker {
         let blocks = PyList::empty(py);
         let mut low = String::new();
         for (text, links, owner, meta, flags, size) in &w.blocks {
-            let (wt, base, teaser) = match weight(text) {
-                // Content blocks; the Python side classifies chrome blocks if it needs them.
-                Some(wt) if *flags != 0 => (wt as i64, UNCLASSIFIED, false),
-                Some(wt) => {
-                    let (base, teaser) = self.classify(py, text, *size, wt, *links, *meta, &mut low)?;
-                    (wt as i64, base, teaser)
+            let (wt, base, teaser) = if *flags != 0 {
+                // Chrome blocks: the Python side classifies them if it needs them.
+                (weight(text).map_or(-1, |wt| wt as i64), UNCLASSIFIED, false)
+            } else {
+                let facts = text_facts(text, &self.punct, &self.digit);
+                match facts.weight {
+                    Some(wt) => {
+                        let (base, teaser) = self.classify(py, text, *size, &facts, wt, *links, *meta, &mut low)?;
+                        (wt as i64, base, teaser)
+                    }
+                    None => (-1, UNCLASSIFIED, false),
                 }
-                None => (-1, UNCLASSIFIED, false),
             };
             blocks.append((PyString::new(py, text), *links, *owner, *meta, *flags, wt, base, teaser))?;
         }
@@ -1774,6 +1829,34 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(weight(text), expected, "{text:?}");
         }
+    }
+
+    #[test]
+    fn text_facts_are_the_separate_reads() {
+        let punct = CharTable::new(".,;:!?，。；：！？、．".chars());
+        let digit = CharSet::from_ranges(&[(48, 58), (0x660, 0x66a), (0xff10, 0xff1a)]).unwrap();
+        for text in [
+            "hello, world.",
+            "中文 测试，好。",
+            "a — b 中 文 2024",
+            "\u{ff21}1",
+            "Kelvin \u{212a}, \u{0663}!",
+            "",
+            "ı and ſ",
+        ] {
+            let facts = text_facts(text, &punct, &digit);
+            assert_eq!(facts.weight, weight(text), "{text:?}");
+            if facts.weight.is_some() {
+                assert_eq!(
+                    facts.punct,
+                    text.chars().filter(|&c| punct.contains(c)).count(),
+                    "{text:?}"
+                );
+                assert_eq!(facts.digit, text.chars().any(|c| digit.contains(c)), "{text:?}");
+                assert_eq!(facts.lookalike, text.chars().any(is_lookalike), "{text:?}");
+            }
+        }
+        assert!(punct.contains('，') && punct.contains('.') && !punct.contains('中') && !punct.contains('a'));
     }
 
     #[test]
