@@ -623,13 +623,38 @@ impl Walk<'_, '_> {
 
     /// `len(text.strip())`
     fn strip_len(&self, text: &str) -> usize {
+        if text.is_ascii() {
+            let space = &self.walker.ascii_space;
+            let bytes = text.as_bytes();
+            return match bytes.iter().position(|&b| !space[b as usize]) {
+                Some(start) => bytes
+                    .iter()
+                    .rposition(|&b| !space[b as usize])
+                    .map_or(0, |end| end + 1 - start),
+                None => 0,
+            };
+        }
         let t = text.trim_matches(|c| self.is_space(c));
         t.chars().count()
     }
 
+    /// Whether all of `text` is white space (ASCII bytes by the table, as long as they last).
+    fn all_space(&self, text: &str) -> bool {
+        let space = &self.walker.ascii_space;
+        for (i, &b) in text.as_bytes().iter().enumerate() {
+            if b >= 128 {
+                return text[i..].chars().all(|c| self.is_space(c));
+            }
+            if !space[b as usize] {
+                return false;
+            }
+        }
+        true
+    }
+
     fn add(&mut self, text: &str, idx: u32, in_link: bool) {
         if !self.started {
-            if !text.is_empty() && text.chars().all(|c| self.is_space(c)) {
+            if !text.is_empty() && self.all_space(text) {
                 return;
             }
             self.owner = idx;
@@ -1182,7 +1207,9 @@ fn space_punct(c: char) -> bool {
 /// Whether `extract._CJK_SPACE_RE` takes out a single space between `p` and `n`.
 #[inline]
 fn cjk_space_goes(p: char, n: char) -> bool {
-    (han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n))
+    // (each alternative needs a Han or kana character: none between ASCII characters)
+    !(p.is_ascii() && n.is_ascii())
+        && ((han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)))
 }
 
 /// `extract._CJK_SPACE_RE.sub("", " ".join(pieces.split()))` (`split` at the characters of
