@@ -343,39 +343,61 @@ impl ClassWords {
         })
     }
 
-    /// Whether `text`, lower-cased as Python's `str.lower` does, holds a word or a token.
-    fn matches(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
-        let lower = if text.is_ascii() {
-            text.to_ascii_lowercase()
-        } else {
-            text.to_lowercase()
-        };
-        self.matches_lower(&lower, space, digit)
-    }
-
-    fn matches_lower(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
-        let bytes = text.as_bytes();
-        let mut after_boundary = true; // at the start, or after white space, '_' or '-'
-        for (i, c) in text.char_indices() {
-            if c.is_ascii() {
-                let rest = &bytes[i..];
-                if self.words.at(c, rest).next().is_some() {
-                    return true;
-                }
-                if after_boundary {
-                    for token in self.tokens.at(c, rest) {
-                        match text[i + token.len()..].chars().next() {
-                            None => return true,
-                            Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
-                            Some(_) => {}
-                        }
-                    }
+    /// Whether one of the words starts at byte `i` (character `c`, ASCII) of the lower-cased
+    /// `text`, or one of the tokens (`after_boundary`: at the start, or after white space, '_' or
+    /// '-').
+    #[inline]
+    fn at(&self, text: &str, i: usize, c: char, after_boundary: bool, space: &CharSet, digit: &CharSet) -> bool {
+        let rest = &text.as_bytes()[i..];
+        if self.words.at(c, rest).next().is_some() {
+            return true;
+        }
+        if after_boundary {
+            for token in self.tokens.at(c, rest) {
+                match text[i + token.len()..].chars().next() {
+                    None => return true,
+                    Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
+                    Some(_) => {}
                 }
             }
-            after_boundary = c == '_' || c == '-' || space.contains(c);
         }
         false
     }
+}
+
+/// `NEGATIVE_CLASS` if `text`, lower-cased as Python's `str.lower` does, holds a word or a token
+/// of `negative`, `META_CLASS` if of `meta`: one pass over the lower case (made in `lower`).
+fn class_words_of(
+    negative: &ClassWords,
+    meta: &ClassWords,
+    text: &str,
+    space: &CharSet,
+    digit: &CharSet,
+    lower: &mut String,
+) -> u8 {
+    let unicode;
+    let low: &str = if text.is_ascii() {
+        lower.clear();
+        lower.push_str(text);
+        lower.make_ascii_lowercase();
+        lower
+    } else {
+        unicode = text.to_lowercase();
+        &unicode
+    };
+    let (mut is_negative, mut is_meta) = (false, false);
+    let mut after_boundary = true;
+    for (i, c) in low.char_indices() {
+        if c.is_ascii() {
+            is_negative = is_negative || negative.at(low, i, c, after_boundary, space, digit);
+            is_meta = is_meta || meta.at(low, i, c, after_boundary, space, digit);
+            if is_negative && is_meta {
+                break;
+            }
+        }
+        after_boundary = c == '_' || c == '-' || space.contains(c);
+    }
+    (if is_negative { NEGATIVE_CLASS } else { 0 }) | (if is_meta { META_CLASS } else { 0 })
 }
 
 // What the walk asks of an element's or an attribute's name, read once from its bytes
@@ -479,8 +501,9 @@ struct Walk<'a, 'py> {
     /// metadata test both ask).
     last_wraps: (*mut XmlNode, bool),
     names: Names,
-    /// The class/id string being looked up (one buffer for the walk).
+    /// The class/id string being looked up, and its lower case (buffers for the walk).
     key: String,
+    lower: String,
     /// The element walked on the guess that it holds fewer than `wrapper_paragraphs` <p>/<br>
     /// (`walk_guessing`; null: none), and the <p>/<br> met below it so far.
     guess: *mut XmlNode,
@@ -600,18 +623,16 @@ impl Walk<'_, '_> {
         key.push(' ');
         key.push_str(id.as_deref().unwrap_or(""));
         let w = self.walker;
+        let lower = &mut self.lower;
         let answers = remembered(&w.class_memo, &key, || {
-            let negative = if w.negative.matches(&key, &w.space, &w.digit) {
-                NEGATIVE_CLASS
-            } else {
-                0
-            };
-            let meta = if w.meta_class.matches(&key, &w.space, &w.digit) {
-                META_CLASS
-            } else {
-                0
-            };
-            Ok(negative | meta)
+            Ok(class_words_of(
+                &w.negative,
+                &w.meta_class,
+                &key,
+                &w.space,
+                &w.digit,
+                lower,
+            ))
         });
         self.key = key;
         Ok(Some(answers?))
@@ -1757,6 +1778,7 @@ impl HtmlWalker {
             last_wraps: (std::ptr::null_mut(), false),
             names: Names::new(),
             key: String::new(),
+            lower: String::new(),
             guess: std::ptr::null_mut(),
             found: 0,
         };
@@ -1802,10 +1824,15 @@ impl HtmlWalker {
     /// ``(negative, meta)``: whether ``text`` (a class and id, space-separated) matches
     /// ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
     fn class_words(&self, text: &str) -> (bool, bool) {
-        (
-            self.negative.matches(text, &self.space, &self.digit),
-            self.meta_class.matches(text, &self.space, &self.digit),
-        )
+        let answers = class_words_of(
+            &self.negative,
+            &self.meta_class,
+            text,
+            &self.space,
+            &self.digit,
+            &mut String::new(),
+        );
+        (answers & NEGATIVE_CLASS != 0, answers & META_CLASS != 0)
     }
 
     /// Whether a comment or processing instruction below ``root`` may split a text run as
