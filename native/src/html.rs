@@ -306,29 +306,43 @@ struct ClassWords {
     tokens: WordTable,
 }
 
-/// ASCII words, and for each first byte the words that start with it.
+/// ASCII words, and for each first byte the words that start with it and the second bytes they
+/// may go on with (a bit each; all of them where a word is that one byte).
 struct WordTable {
     words: Vec<Box<[u8]>>,
     starts: Vec<Vec<u16>>,
+    seconds: Vec<[u64; 4]>,
 }
 
 impl WordTable {
     fn new(list: Vec<String>) -> PyResult<Self> {
         let mut starts = vec![Vec::new(); 256];
+        let mut seconds = vec![[0u64; 4]; 256];
         let mut words = Vec::with_capacity(list.len());
         for (i, w) in list.into_iter().enumerate() {
             if w.is_empty() || !w.is_ascii() || i > u16::MAX as usize {
                 return Err(PyValueError::new_err(format!("not a class word: {w:?}")));
             }
-            starts[w.as_bytes()[0] as usize].push(i as u16);
+            let bytes = w.as_bytes();
+            starts[bytes[0] as usize].push(i as u16);
+            match bytes.get(1) {
+                Some(&b) => seconds[bytes[0] as usize][b as usize >> 6] |= 1 << (b & 63),
+                None => seconds[bytes[0] as usize] = [u64::MAX; 4],
+            }
             words.push(w.into_bytes().into_boxed_slice());
         }
-        Ok(WordTable { words, starts })
+        Ok(WordTable { words, starts, seconds })
     }
 
     /// The words that `rest` starts with (`first`: its first byte, an ASCII character).
+    #[inline]
     fn at<'a>(&'a self, first: char, rest: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
-        self.starts[first as usize]
+        // (a word of one byte matches whatever comes next, or nothing: all bits set)
+        let second = rest
+            .get(1)
+            .is_none_or(|&b| self.seconds[first as usize][b as usize >> 6] >> (b & 63) & 1 != 0);
+        let candidates: &[u16] = if second { &self.starts[first as usize] } else { &[] };
+        candidates
             .iter()
             .map(|&w| &*self.words[w as usize])
             .filter(move |w| rest.starts_with(w))
