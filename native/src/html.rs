@@ -1769,10 +1769,11 @@ impl HtmlWalker {
         let mut w = Walk {
             walker: self,
             display_none,
-            blocks: Vec::new(),
-            parent: Vec::new(),
-            end: Vec::new(),
-            pieces: String::new(),
+            // (about a median page's: fewer reallocations as they grow)
+            blocks: Vec::with_capacity(128),
+            parent: Vec::with_capacity(1024),
+            end: Vec::with_capacity(1024),
+            pieces: String::with_capacity(256),
             started: false,
             links: 0,
             owner: 0,
