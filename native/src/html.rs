@@ -490,8 +490,9 @@ struct Seen {
 struct Walk<'a, 'py> {
     walker: &'a HtmlWalker,
     display_none: &'a Bound<'py, PyAny>,
-    /// (text, links, owner, meta, flags, characters)
-    blocks: Vec<(String, usize, u32, usize, u8, usize)>,
+    /// (text, links, owner, meta, flags, characters), the text where it lies in `texts`
+    blocks: Vec<(std::ops::Range<usize>, usize, u32, usize, u8, usize)>,
+    texts: String,
     parent: Vec<u32>,
     end: Vec<u32>,
     /// The pieces of the current block, joined; `started`: `bool(self.pieces)`.
@@ -527,6 +528,7 @@ struct Walk<'a, 'py> {
 /// The state of a walk that `walk_guessing` puts back when its guess was wrong.
 struct Saved {
     blocks: usize,
+    texts: usize,
     elements: usize,
     pieces: String,
     started: bool,
@@ -709,7 +711,9 @@ impl Walk<'_, '_> {
             return;
         }
         self.started = false;
-        let mut text = String::with_capacity(self.pieces.len());
+        // the block's text goes at the end of `texts`
+        let start = self.texts.len();
+        let text = &mut self.texts;
         let size = if self.pieces.is_ascii() {
             // byte by byte: an ASCII byte is its character
             let space = &self.walker.ascii_space;
@@ -719,20 +723,20 @@ impl Walk<'_, '_> {
                 .split(|&b| space[b as usize & 127])
                 .filter(|w| !w.is_empty())
             {
-                if !text.is_empty() {
+                if text.len() > start {
                     text.push(' ');
                 }
                 // SAFETY: ASCII bytes
                 text.push_str(unsafe { std::str::from_utf8_unchecked(word) });
             }
-            text.len()
+            text.len() - start
         } else {
-            join_words(&self.pieces, &self.walker.space, &mut text)
+            join_words(&self.pieces, &self.walker.space, text)
         };
         self.pieces.clear();
-        if !text.is_empty() {
+        if self.texts.len() > start {
             self.blocks.push((
-                text,
+                start..self.texts.len(),
                 self.links.min(size),
                 self.owner,
                 self.meta.min(size),
@@ -896,6 +900,7 @@ impl Walk<'_, '_> {
     ) -> Res<()> {
         let saved = Saved {
             blocks: self.blocks.len(),
+            texts: self.texts.len(),
             elements: self.parent.len(),
             pieces: self.pieces.clone(),
             started: self.started,
@@ -925,6 +930,7 @@ impl Walk<'_, '_> {
             _ => wraps_paragraphs(node, self.walker.wrapper_paragraphs),
         };
         self.blocks.truncate(saved.blocks);
+        self.texts.truncate(saved.texts);
         self.parent.truncate(saved.elements);
         self.end.truncate(saved.elements);
         self.pieces = saved.pieces;
@@ -1771,6 +1777,7 @@ impl HtmlWalker {
             display_none,
             // (about a median page's: fewer reallocations as they grow)
             blocks: Vec::with_capacity(128),
+            texts: String::with_capacity(16 << 10),
             parent: Vec::with_capacity(1024),
             end: Vec::with_capacity(1024),
             pieces: String::with_capacity(256),
@@ -1809,7 +1816,8 @@ impl HtmlWalker {
         w.flush();
         let blocks = PyList::empty(py);
         let mut low = String::new();
-        for (text, links, owner, meta, flags, size) in &w.blocks {
+        for (range, links, owner, meta, flags, size) in &w.blocks {
+            let text = &w.texts[range.clone()];
             let (wt, base, teaser) = if *flags != 0 {
                 // Chrome blocks: the Python side classifies them if it needs them.
                 (weight(text).map_or(-1, |wt| wt as i64), UNCLASSIFIED, false)
