@@ -107,9 +107,6 @@ fn tag_set(tags: Vec<String>) -> TagSet {
 enum Stop {
     Large,
     Budget,
-    /// The element walked on the guess that it holds fewer than `wrapper_paragraphs` <p>/<br>
-    /// holds that many (`Walk::walk_guessing`).
-    Wraps,
     Unsupported(&'static str),
     Py(PyErr),
 }
@@ -265,11 +262,6 @@ unsafe fn is_paragraph(node: *mut XmlNode) -> bool {
 /// when `wanted` is 0, as Python's loop).
 unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
     let wanted = wanted.max(1);
-    count_paragraphs(node, wanted) >= wanted
-}
-
-/// The <p>/<br> below the element, counted up to `wanted`.
-unsafe fn count_paragraphs(node: *mut XmlNode, wanted: usize) -> usize {
     let mut count = 0;
     let mut stack = Vec::new();
     let mut cur = (*node).children;
@@ -279,7 +271,7 @@ unsafe fn count_paragraphs(node: *mut XmlNode, wanted: usize) -> usize {
                 if is_paragraph(cur) {
                     count += 1;
                     if count >= wanted {
-                        return count;
+                        return true;
                     }
                 }
                 if !(*cur).children.is_null() {
@@ -292,7 +284,7 @@ unsafe fn count_paragraphs(node: *mut XmlNode, wanted: usize) -> usize {
         }
         match stack.pop() {
             Some(next) => cur = next,
-            None => return count,
+            None => return false,
         }
     }
 }
@@ -519,28 +511,6 @@ struct Walk<'a, 'py> {
     /// The class/id string being looked up, and its lower case (buffers for the walk).
     key: String,
     lower: String,
-    /// The element walked on the guess that it holds fewer than `wrapper_paragraphs` <p>/<br>
-    /// (`walk_guessing`; null: none), and the <p>/<br> met below it so far.
-    guess: *mut XmlNode,
-    found: usize,
-}
-
-/// The state of a walk that `walk_guessing` puts back when its guess was wrong.
-struct Saved {
-    blocks: usize,
-    texts: usize,
-    elements: usize,
-    pieces: String,
-    started: bool,
-    links: usize,
-    owner: u32,
-    in_meta: u32,
-    meta: usize,
-    flags: u8,
-    landmark: i64,
-    next_check: usize,
-    few_paragraphs: *mut XmlNode,
-    in_few: u32,
 }
 
 impl Walk<'_, '_> {
@@ -842,117 +812,6 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
-    /// `wraps_paragraphs(node)` where it is known without reading the subtree.
-    fn known_wraps(&self, node: *mut XmlNode) -> Option<bool> {
-        if self.in_few > 0 || node == self.few_paragraphs {
-            Some(false)
-        } else if node == self.last_wraps.0 {
-            Some(self.last_wraps.1)
-        } else {
-            None
-        }
-    }
-
-    /// Whether `is_meta_element` of the element asks `wraps_paragraphs` (false where its
-    /// class/id cannot be read: the element's walk then stops where the Python walk does).
-    unsafe fn meta_asks(&mut self, seen: &mut Seen) -> bool {
-        if seen.bits & N_TIME != 0 {
-            return true;
-        }
-        if seen.bits & (N_PAGE | N_A) != 0 {
-            return false;
-        }
-        if seen.class.is_none() {
-            match self.class_answers(&seen.attrs) {
-                Ok(answers) => seen.class = Some(answers),
-                Err(_) => return false,
-            }
-        }
-        seen.class.is_some_and(|a| a.is_some_and(|a| a & META_CLASS != 0))
-    }
-
-    /// `n` more <p>/<br> below the guessed element: `Stop::Wraps` once they reach
-    /// `wrapper_paragraphs`.
-    fn met_paragraphs(&mut self, n: usize) -> Res<()> {
-        self.found += n;
-        if self.found >= self.walker.wrapper_paragraphs.max(1) {
-            return Err(Stop::Wraps);
-        }
-        Ok(())
-    }
-
-    /// The walk of an element whose chrome or metadata test asks `wraps_paragraphs`, without
-    /// reading its subtree first: walked on the guess that it holds fewer <p>/<br> (most such
-    /// elements do: menus, footers, bylines), counting those it meets (and those of the subtrees
-    /// skipped or flattened below it). When they reach `wrapper_paragraphs`, or the walk stops,
-    /// the walk puts back the state it had before the element and walks it again with the answer
-    /// read from the subtree: the same blocks, numbering and stops either way.
-    #[allow(clippy::too_many_arguments)]
-    unsafe fn walk_guessing(
-        &mut self,
-        node: *mut XmlNode,
-        seen: Seen,
-        flag: i8,
-        class: bool,
-        parent: u32,
-        in_link: bool,
-        depth: u32,
-    ) -> Res<()> {
-        let saved = Saved {
-            blocks: self.blocks.len(),
-            texts: self.texts.len(),
-            elements: self.parent.len(),
-            pieces: self.pieces.clone(),
-            started: self.started,
-            links: self.links,
-            owner: self.owner,
-            in_meta: self.in_meta,
-            meta: self.meta,
-            flags: self.flags,
-            landmark: self.landmark,
-            next_check: self.next_check,
-            few_paragraphs: self.few_paragraphs,
-            in_few: self.in_few,
-        };
-        self.few_paragraphs = node;
-        self.last_wraps = (node, false);
-        self.guess = node;
-        self.found = 0;
-        let guessed = if class { flag | IN_CHROME_CLASS as i8 } else { flag };
-        let outcome = self.enter(node, seen, guessed, parent, in_link, depth);
-        self.guess = std::ptr::null_mut();
-        let stop = match outcome {
-            Ok(()) => return Ok(()),
-            Err(stop) => stop,
-        };
-        let wraps = match stop {
-            Stop::Wraps => true,
-            _ => wraps_paragraphs(node, self.walker.wrapper_paragraphs),
-        };
-        self.blocks.truncate(saved.blocks);
-        self.texts.truncate(saved.texts);
-        self.parent.truncate(saved.elements);
-        self.end.truncate(saved.elements);
-        self.pieces = saved.pieces;
-        self.started = saved.started;
-        self.links = saved.links;
-        self.owner = saved.owner;
-        self.in_meta = saved.in_meta;
-        self.meta = saved.meta;
-        self.flags = saved.flags;
-        self.landmark = saved.landmark;
-        self.next_check = saved.next_check;
-        self.few_paragraphs = if wraps { saved.few_paragraphs } else { node };
-        self.in_few = saved.in_few;
-        self.last_wraps = (node, wraps);
-        let flag = if class && !wraps {
-            flag | IN_CHROME_CLASS as i8
-        } else {
-            flag
-        };
-        self.enter(node, seen, flag, parent, in_link, depth)
-    }
-
     /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
     unsafe fn walk(
         &mut self,
@@ -1009,27 +868,13 @@ impl Walk<'_, '_> {
             while !child.is_null() {
                 match (*child).typ {
                     ELEMENT => {
-                        if !self.guess.is_null() && is_paragraph(child) {
-                            self.met_paragraphs(1)?;
-                        }
                         let mut seen = Seen {
                             bits: self.tag_bits(child)?,
                             attrs: NO_ATTRS,
                             class: None,
                         };
                         let (flag, class) = self.chrome(child, &mut seen)?;
-                        if flag < 0 {
-                            if !self.guess.is_null() {
-                                // skipped with its content, which the guess counts all the same
-                                let wanted = self.walker.wrapper_paragraphs.max(1);
-                                self.met_paragraphs(count_paragraphs(child, wanted - self.found))?;
-                            }
-                        } else if self.guess.is_null()
-                            && (class || self.meta_asks(&mut seen))
-                            && self.known_wraps(child).is_none()
-                        {
-                            self.walk_guessing(child, seen, flag, class, idx32, in_link, depth + 1)?;
-                        } else {
+                        if flag >= 0 {
                             let flag = if class && !self.wraps_paragraphs(child) {
                                 flag | IN_CHROME_CLASS as i8
                             } else {
@@ -1054,10 +899,6 @@ impl Walk<'_, '_> {
             }
         } else {
             // absurdly deep markup: flatten the rest (" ".join(el.itertext()))
-            if !self.guess.is_null() {
-                let wanted = self.walker.wrapper_paragraphs.max(1);
-                self.met_paragraphs(count_paragraphs(node, wanted - self.found))?;
-            }
             let mut items = Vec::new();
             itertext(node, &mut items)?;
             let joined = items.join(" ");
@@ -1801,15 +1642,11 @@ impl HtmlWalker {
             names: Names::new(),
             key: String::new(),
             lower: String::new(),
-            guess: std::ptr::null_mut(),
-            found: 0,
         };
         match unsafe { w.walk(node, None, 0, false, 0) } {
             Ok(()) => {}
             Err(Stop::Large) => return PyTuple::new(py, ["large"]),
             Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
-            // (caught by `walk_guessing`, which sets the guess)
-            Err(Stop::Wraps) => return PyTuple::new(py, ["unsupported", "a paragraph count out of place"]),
             Err(Stop::Unsupported(why)) => return PyTuple::new(py, ["unsupported", why]),
             Err(Stop::Py(e)) => return Err(e),
         }

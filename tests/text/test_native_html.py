@@ -281,9 +281,8 @@ _FOUR = "".join(f"<p>Line {i}.</p>" for i in range(4))
         "<html><body>"
         + "".join(f"<x-{i} class=nav{i % 3} k{i}=v role=x{i}><p>t {i}</p></x-{i}>" for i in range(400))
         + "<div role=main>main</div></body></html>",
-        # wrappers walked on the guess that they hold fewer than five <p>/<br>, some wrongly: the
-        # paragraphs in hidden, invisible and flattened subtrees count, and the walk goes back to the
-        # text, blocks, flags, metadata and landmark it had before the wrapper
+        # wrappers whose five <p>/<br> are partly in hidden, invisible and flattened subtrees (they
+        # count), after text of the same block, around a landmark
         "<html><body><div class=sidebar><div hidden><p>1</p><p>2</p><p>3</p></div><p>4</p>"
         + "<script>x</script><style>p{}</style><p>5</p>tail</div><p>after</p></body></html>",
         "<html><body><div class=sidebar><div style='display: none'><p>1</p><p>2</p><p>3</p><p>4</p>"
@@ -302,11 +301,11 @@ def test_nested_wrappers_and_tag_names_identical(page: str) -> None:
 
 
 @pytest.mark.parametrize("max_blocks, step", [(0, 1), (2, 3), (8, 1), (12, 5), (16, 1), (16, 5), (20, 7)])
-def test_block_cap_inside_guessed_wrappers_like_the_python_walk(
+def test_block_cap_inside_wrappers_like_the_python_walk(
     max_blocks: int, step: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The element and block caps stop the walk at the same element when they are reached inside a
-    wrapper walked on a guess, right or wrong."""
+    chrome or metadata wrapper, with and without five paragraphs."""
     from scrapy_simhash.text import blocks
 
     for module in (blocks, nat):
