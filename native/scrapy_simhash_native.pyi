@@ -78,7 +78,7 @@ class HtmlWalker:
         wrapper_paragraphs: int,
         negative: tuple[Sequence[str], Sequence[str]],
         meta_class: tuple[Sequence[str], Sequence[str]],
-        display_none: Callable[[str], bool],
+        display_none: Callable[[str], object],
         punct: str,
         sentence_end: str,
         ellipses: Sequence[str],
@@ -86,7 +86,7 @@ class HtmlWalker:
         meta_keywords: Sequence[str],
         meta_han_keywords: Sequence[str],
         boilerplate_any: Callable[[str], bool],
-        boilerplate_start: Callable[[str], bool],
+        boilerplate_start: Callable[[str], object],
         meta_text: Callable[[str], bool],
     ) -> HtmlWalker: ...
     def walk(

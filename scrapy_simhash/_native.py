@@ -183,19 +183,20 @@ def html_walker(
     wrapper_paragraphs: int,
     negative_class: tuple[Sequence[str], Sequence[str]],
     meta_class: tuple[Sequence[str], Sequence[str]],
-    display_none: Callable[[str], bool],
+    display_none: Callable[[str], object],
     punctuation: str,
     sentence_end: Iterable[str],
     ellipses: Iterable[str],
     meta_keywords: Iterable[str],
     meta_han_keywords: Sequence[str],
     boilerplate_any: Callable[[str], bool],
-    boilerplate: Callable[[str], bool],
+    boilerplate: Callable[[str], object],
     meta_text: Callable[[str], bool],
 ) -> Any:
     """A ``HtmlWalker`` over ``element_type`` (lxml's ``_Element``, or a subclass such as
     ``lxml.html.HtmlElement``, whose instances start with the same struct; the walker reads that
-    exact class only) with ``text.extract``'s tables and predicates; ``None`` when the core is not
+    exact class only) with ``text.extract``'s tables and predicates (whose answers are read as
+    truth values: a pattern's ``search`` or ``match`` will do); ``None`` when the core is not
     used."""
     mod = module()
     if mod is None:

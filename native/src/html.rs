@@ -18,7 +18,6 @@
 //! `Unsupported`, and the caller runs the Python walk.
 
 use std::borrow::Cow;
-use std::cell::Cell;
 use std::ffi::{c_int, c_void, CStr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -120,13 +119,13 @@ impl From<PyErr> for Stop {
 
 type Res<T> = Result<T, Stop>;
 
-/// Answers of a Python predicate over strings, kept per distinct string (bounded).
-struct Memo {
-    answers: FxHashMap<String, bool>,
+/// Answers of a predicate over strings, kept per distinct string (bounded).
+struct Memo<V = bool> {
+    answers: FxHashMap<String, V>,
     chars: usize,
 }
 
-impl Memo {
+impl<V> Memo<V> {
     fn new() -> Self {
         Memo {
             answers: FxHashMap::default(),
@@ -140,7 +139,7 @@ fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<
 }
 
 /// The answer for `key` kept in `memo`, else `answer()`'s, kept.
-fn remembered(memo: &Mutex<Memo>, key: &str, answer: impl FnOnce() -> PyResult<bool>) -> PyResult<bool> {
+fn remembered<V: Copy>(memo: &Mutex<Memo<V>>, key: &str, answer: impl FnOnce() -> PyResult<V>) -> PyResult<V> {
     if let Some(&found) = memo.lock().unwrap().answers.get(key) {
         return Ok(found);
     }
@@ -202,10 +201,6 @@ unsafe fn collect_text<'a>(node: *mut XmlNode) -> Res<Option<Cow<'a, str>>> {
 }
 
 /// The attributes of an element as lxml's `get(name)` and `keys()` see them (no namespace).
-unsafe fn has_attr(node: *mut XmlNode, name: &[u8]) -> bool {
-    !find_attr(node, name).is_null()
-}
-
 unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
     let mut a = (*node).properties;
     while !a.is_null() {
@@ -220,7 +215,11 @@ unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
 /// `el.get(name)` (libxml2's `xmlGetNsProp(node, name, NULL)`): `None` when absent, `""` for an
 /// attribute without value.
 unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, str>>> {
-    let a = find_attr(node, name);
+    attr_value(find_attr(node, name))
+}
+
+/// The value of attribute `a` as `get_attr` gives it; `None` for a null `a`.
+unsafe fn attr_value<'a>(a: *mut XmlAttr) -> Res<Option<Cow<'a, str>>> {
     if a.is_null() {
         return Ok(None);
     }
@@ -244,23 +243,32 @@ unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, st
         .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
-/// The element's tag as lxml names it (only elements without namespace are handled).
-unsafe fn tag_of<'a>(node: *mut XmlNode) -> Res<&'a [u8]> {
-    if !(*node).ns.is_null() {
-        return Err(Stop::Unsupported("a namespaced element"));
+/// Whether the element is a <p> or <br> (`iterdescendants("p", "br")`): its name read in place,
+/// without measuring it.
+#[inline]
+unsafe fn is_paragraph(node: *mut XmlNode) -> bool {
+    let p = (*node).name as *const u8;
+    if p.is_null() || !(*node).ns.is_null() {
+        return false;
     }
-    Ok(cstr((*node).name))
+    match *p {
+        b'p' => *p.add(1) == 0,
+        b'b' => *p.add(1) == b'r' && *p.add(2) == 0,
+        _ => false,
+    }
 }
 
-/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element.
+/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element (at least one
+/// when `wanted` is 0, as Python's loop).
 unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
+    let wanted = wanted.max(1);
     let mut count = 0;
-    let mut stack = vec![(*node).children];
-    while let Some(mut cur) = stack.pop() {
+    let mut stack = Vec::new();
+    let mut cur = (*node).children;
+    loop {
         while !cur.is_null() {
             if (*cur).typ == ELEMENT {
-                let name = cstr((*cur).name);
-                if (*cur).ns.is_null() && (name == b"p" || name == b"br") {
+                if is_paragraph(cur) {
                     count += 1;
                     if count >= wanted {
                         return true;
@@ -274,8 +282,11 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
             }
             cur = (*cur).next;
         }
+        match stack.pop() {
+            Some(next) => cur = next,
+            None => return false,
+        }
     }
-    false
 }
 
 /// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
@@ -287,29 +298,43 @@ struct ClassWords {
     tokens: WordTable,
 }
 
-/// ASCII words, and for each first byte the words that start with it.
+/// ASCII words, and for each first byte the words that start with it and the second bytes they
+/// may go on with (a bit each; all of them where a word is that one byte).
 struct WordTable {
     words: Vec<Box<[u8]>>,
     starts: Vec<Vec<u16>>,
+    seconds: Vec<[u64; 4]>,
 }
 
 impl WordTable {
     fn new(list: Vec<String>) -> PyResult<Self> {
         let mut starts = vec![Vec::new(); 256];
+        let mut seconds = vec![[0u64; 4]; 256];
         let mut words = Vec::with_capacity(list.len());
         for (i, w) in list.into_iter().enumerate() {
             if w.is_empty() || !w.is_ascii() || i > u16::MAX as usize {
                 return Err(PyValueError::new_err(format!("not a class word: {w:?}")));
             }
-            starts[w.as_bytes()[0] as usize].push(i as u16);
+            let bytes = w.as_bytes();
+            starts[bytes[0] as usize].push(i as u16);
+            match bytes.get(1) {
+                Some(&b) => seconds[bytes[0] as usize][b as usize >> 6] |= 1 << (b & 63),
+                None => seconds[bytes[0] as usize] = [u64::MAX; 4],
+            }
             words.push(w.into_bytes().into_boxed_slice());
         }
-        Ok(WordTable { words, starts })
+        Ok(WordTable { words, starts, seconds })
     }
 
     /// The words that `rest` starts with (`first`: its first byte, an ASCII character).
+    #[inline]
     fn at<'a>(&'a self, first: char, rest: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
-        self.starts[first as usize]
+        // (a word of one byte matches whatever comes next, or nothing: all bits set)
+        let second = rest
+            .get(1)
+            .is_none_or(|&b| self.seconds[first as usize][b as usize >> 6] >> (b & 63) & 1 != 0);
+        let candidates: &[u16] = if second { &self.starts[first as usize] } else { &[] };
+        candidates
             .iter()
             .map(|&w| &*self.words[w as usize])
             .filter(move |w| rest.starts_with(w))
@@ -324,46 +349,142 @@ impl ClassWords {
         })
     }
 
-    /// Whether `text`, lower-cased as Python's `str.lower` does, holds a word or a token.
-    fn matches(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
-        let lower = if text.is_ascii() {
-            text.to_ascii_lowercase()
-        } else {
-            text.to_lowercase()
-        };
-        self.matches_lower(&lower, space, digit)
-    }
-
-    fn matches_lower(&self, text: &str, space: &CharSet, digit: &CharSet) -> bool {
-        let bytes = text.as_bytes();
-        let mut after_boundary = true; // at the start, or after white space, '_' or '-'
-        for (i, c) in text.char_indices() {
-            if c.is_ascii() {
-                let rest = &bytes[i..];
-                if self.words.at(c, rest).next().is_some() {
-                    return true;
-                }
-                if after_boundary {
-                    for token in self.tokens.at(c, rest) {
-                        match text[i + token.len()..].chars().next() {
-                            None => return true,
-                            Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
-                            Some(_) => {}
-                        }
-                    }
+    /// Whether one of the words starts at byte `i` (character `c`, ASCII) of the lower-cased
+    /// `text`, or one of the tokens (`after_boundary`: at the start, or after white space, '_' or
+    /// '-').
+    #[inline]
+    fn at(&self, text: &str, i: usize, c: char, after_boundary: bool, space: &CharSet, digit: &CharSet) -> bool {
+        let rest = &text.as_bytes()[i..];
+        if self.words.at(c, rest).next().is_some() {
+            return true;
+        }
+        if after_boundary {
+            for token in self.tokens.at(c, rest) {
+                match text[i + token.len()..].chars().next() {
+                    None => return true,
+                    Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
+                    Some(_) => {}
                 }
             }
-            after_boundary = c == '_' || c == '-' || space.contains(c);
         }
         false
     }
 }
 
+/// `NEGATIVE_CLASS` if `text`, lower-cased as Python's `str.lower` does, holds a word or a token
+/// of `negative`, `META_CLASS` if of `meta`: one pass over the lower case (made in `lower`).
+fn class_words_of(
+    negative: &ClassWords,
+    meta: &ClassWords,
+    text: &str,
+    space: &CharSet,
+    digit: &CharSet,
+    lower: &mut String,
+) -> u8 {
+    let unicode;
+    let low: &str = if text.is_ascii() {
+        lower.clear();
+        lower.push_str(text);
+        lower.make_ascii_lowercase();
+        lower
+    } else {
+        unicode = text.to_lowercase();
+        &unicode
+    };
+    let (mut is_negative, mut is_meta) = (false, false);
+    let mut after_boundary = true;
+    for (i, c) in low.char_indices() {
+        if c.is_ascii() {
+            is_negative = is_negative || negative.at(low, i, c, after_boundary, space, digit);
+            is_meta = is_meta || meta.at(low, i, c, after_boundary, space, digit);
+            if is_negative && is_meta {
+                break;
+            }
+        }
+        after_boundary = c == '_' || c == '-' || space.contains(c);
+    }
+    (if is_negative { NEGATIVE_CLASS } else { 0 }) | (if is_meta { META_CLASS } else { 0 })
+}
+
+// What the walk asks of an element's or an attribute's name, read once from its bytes
+// (`HtmlWalker::name_bits`) and kept per name pointer (`Names`).
+const N_BLOCK: u16 = 1 << 0;
+const N_INVISIBLE: u16 = 1 << 1;
+const N_CHROME_TAG: u16 = 1 << 2;
+/// A block other than <body>, <html> and <br>: its class/id may make it chrome.
+const N_CLASS_CHROME: u16 = 1 << 3;
+const N_MAIN: u16 = 1 << 4;
+const N_A: u16 = 1 << 5;
+const N_TIME: u16 = 1 << 6;
+/// <body>, <html>
+const N_PAGE: u16 = 1 << 7;
+const N_CLASS: u16 = 1 << 8;
+const N_ID: u16 = 1 << 9;
+const N_STYLE: u16 = 1 << 10;
+const N_HIDDEN: u16 = 1 << 11;
+const N_ROLE: u16 = 1 << 12;
+
+/// The bits of the class/id answers kept in `HtmlWalker::class_memo`.
+const NEGATIVE_CLASS: u8 = 1;
+const META_CLASS: u8 = 2;
+
+const NAME_SLOTS: usize = 256;
+const NAME_FILL: usize = 192;
+
+/// The `name_bits` of the names met in one walk, by the name's address: libxml2's HTML parser
+/// keeps one copy of each name in the document's dictionary, so a walk meets few addresses. The
+/// tree does not change during the walk (the GIL is held), so the string at an address does not
+/// either: the bits kept for it are its bits. Past `NAME_FILL` names, the rest are read each time.
+struct Names {
+    keys: [usize; NAME_SLOTS],
+    bits: [u16; NAME_SLOTS],
+    len: usize,
+}
+
+impl Names {
+    fn new() -> Self {
+        Names {
+            keys: [0; NAME_SLOTS],
+            bits: [0; NAME_SLOTS],
+            len: 0,
+        }
+    }
+}
+
+/// An element's attributes that the walk reads (the first of each name without namespace, as
+/// `find_attr`); null where absent.
+#[derive(Clone, Copy)]
+struct Attrs {
+    class: *mut XmlAttr,
+    id: *mut XmlAttr,
+    style: *mut XmlAttr,
+    hidden: *mut XmlAttr,
+    role: *mut XmlAttr,
+}
+
+const NO_ATTRS: Attrs = Attrs {
+    class: std::ptr::null_mut(),
+    id: std::ptr::null_mut(),
+    style: std::ptr::null_mut(),
+    hidden: std::ptr::null_mut(),
+    role: std::ptr::null_mut(),
+};
+
+/// What `chrome` found out about an element, for its walk: its name's bits, its attributes, and
+/// its class/id answers once read (`None`: not yet; `Some(None)`: neither class nor id).
+#[derive(Clone, Copy)]
+struct Seen {
+    bits: u16,
+    attrs: Attrs,
+    class: Option<Option<u8>>,
+}
+
 struct Walk<'a, 'py> {
     walker: &'a HtmlWalker,
     display_none: &'a Bound<'py, PyAny>,
-    /// (text, links, owner, meta, flags)
-    blocks: Vec<(String, usize, u32, usize, u8)>,
+    /// (text, links, owner, meta, flags, characters), the text where it lies in `texts`
+    blocks: Vec<(std::ops::Range<usize>, usize, u32, usize, u8, usize)>,
+    texts: String,
     parent: Vec<u32>,
     end: Vec<u32>,
     /// The pieces of the current block, joined; `started`: `bool(self.pieces)`.
@@ -381,26 +502,126 @@ struct Walk<'a, 'py> {
     step: usize,
     /// The last element found to hold fewer than `wrapper_paragraphs` <p>/<br>, and how many
     /// such elements the walk is inside: an element inside one holds fewer too.
-    few_paragraphs: Cell<*mut XmlNode>,
+    few_paragraphs: *mut XmlNode,
     in_few: u32,
+    /// The last element whose `wraps_paragraphs` was read, and the answer (its chrome and its
+    /// metadata test both ask).
+    last_wraps: (*mut XmlNode, bool),
+    names: Names,
+    /// The class/id string being looked up, and its lower case (buffers for the walk).
+    key: String,
+    lower: String,
 }
 
 impl Walk<'_, '_> {
     /// `wraps_paragraphs` of `node`, without reading the subtree of an element inside one
     /// that holds fewer.
-    unsafe fn wraps_paragraphs(&self, node: *mut XmlNode) -> bool {
-        if self.in_few > 0 {
+    unsafe fn wraps_paragraphs(&mut self, node: *mut XmlNode) -> bool {
+        if self.in_few > 0 || node == self.few_paragraphs {
             return false;
+        }
+        if self.last_wraps.0 == node {
+            return self.last_wraps.1;
         }
         let wraps = wraps_paragraphs(node, self.walker.wrapper_paragraphs);
         if !wraps {
-            self.few_paragraphs.set(node);
+            self.few_paragraphs = node;
         }
+        self.last_wraps = (node, wraps);
         wraps
     }
 
-    fn is_block(&self, tag: &[u8]) -> bool {
-        self.walker.block.contains(tag)
+    /// `HtmlWalker::name_bits` of the name at `name`, kept by its address.
+    #[inline]
+    unsafe fn name(&mut self, name: *const std::ffi::c_char) -> u16 {
+        let key = name as usize;
+        if key == 0 {
+            return self.walker.name_bits(b"");
+        }
+        let names = &mut self.names;
+        let mut i = ((key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize;
+        loop {
+            let k = names.keys[i];
+            if k == key {
+                return names.bits[i];
+            }
+            if k == 0 {
+                break;
+            }
+            i = (i + 1) % NAME_SLOTS;
+        }
+        let bits = self.walker.name_bits(cstr(name));
+        if names.len < NAME_FILL {
+            names.keys[i] = key;
+            names.bits[i] = bits;
+            names.len += 1;
+        }
+        bits
+    }
+
+    /// The element's name bits (only elements without namespace are handled).
+    #[inline]
+    unsafe fn tag_bits(&mut self, node: *mut XmlNode) -> Res<u16> {
+        if !(*node).ns.is_null() {
+            return Err(Stop::Unsupported("a namespaced element"));
+        }
+        Ok(self.name((*node).name))
+    }
+
+    /// The attributes the walk reads, in one pass over the element's attributes.
+    unsafe fn attrs(&mut self, node: *mut XmlNode) -> Attrs {
+        let mut out = NO_ATTRS;
+        let mut a = (*node).properties;
+        while !a.is_null() {
+            if (*a).typ == ATTRIBUTE && (*a).ns.is_null() {
+                let bits = self.name((*a).name);
+                let slot = match bits & (N_CLASS | N_ID | N_STYLE | N_HIDDEN | N_ROLE) {
+                    N_CLASS => &mut out.class,
+                    N_ID => &mut out.id,
+                    N_STYLE => &mut out.style,
+                    N_HIDDEN => &mut out.hidden,
+                    N_ROLE => &mut out.role,
+                    _ => {
+                        a = (*a).next;
+                        continue;
+                    }
+                };
+                if slot.is_null() {
+                    *slot = a;
+                }
+            }
+            a = (*a).next;
+        }
+        out
+    }
+
+    /// The class/id answers of an element (`NEGATIVE_CLASS`, `META_CLASS`) of
+    /// `f"{el.get('class') or ''} {el.get('id') or ''}"`; `None` when it has neither.
+    unsafe fn class_answers(&mut self, attrs: &Attrs) -> Res<Option<u8>> {
+        let class = attr_value(attrs.class)?;
+        let id = attr_value(attrs.id)?;
+        if class.is_none() && id.is_none() {
+            return Ok(None);
+        }
+        let mut key = std::mem::take(&mut self.key);
+        key.clear();
+        key.push_str(class.as_deref().unwrap_or(""));
+        key.push(' ');
+        key.push_str(id.as_deref().unwrap_or(""));
+        let w = self.walker;
+        let lower = &mut self.lower;
+        let answers = remembered(&w.class_memo, &key, || {
+            Ok(class_words_of(
+                &w.negative,
+                &w.meta_class,
+                &key,
+                &w.space,
+                &w.digit,
+                lower,
+            ))
+        });
+        self.key = key;
+        Ok(Some(answers?))
     }
 
     fn is_space(&self, c: char) -> bool {
@@ -409,13 +630,38 @@ impl Walk<'_, '_> {
 
     /// `len(text.strip())`
     fn strip_len(&self, text: &str) -> usize {
+        if text.is_ascii() {
+            let space = &self.walker.ascii_space;
+            let bytes = text.as_bytes();
+            return match bytes.iter().position(|&b| !space[b as usize]) {
+                Some(start) => bytes
+                    .iter()
+                    .rposition(|&b| !space[b as usize])
+                    .map_or(0, |end| end + 1 - start),
+                None => 0,
+            };
+        }
         let t = text.trim_matches(|c| self.is_space(c));
         t.chars().count()
     }
 
+    /// Whether all of `text` is white space (ASCII bytes by the table, as long as they last).
+    fn all_space(&self, text: &str) -> bool {
+        let space = &self.walker.ascii_space;
+        for (i, &b) in text.as_bytes().iter().enumerate() {
+            if b >= 128 {
+                return text[i..].chars().all(|c| self.is_space(c));
+            }
+            if !space[b as usize] {
+                return false;
+            }
+        }
+        true
+    }
+
     fn add(&mut self, text: &str, idx: u32, in_link: bool) {
         if !self.started {
-            if !text.is_empty() && text.chars().all(|c| self.is_space(c)) {
+            if !text.is_empty() && self.all_space(text) {
                 return;
             }
             self.owner = idx;
@@ -435,25 +681,38 @@ impl Walk<'_, '_> {
             return;
         }
         self.started = false;
-        let mut text = String::with_capacity(self.pieces.len());
-        for word in self
-            .pieces
-            .split(|c| self.walker.space.contains(c))
-            .filter(|w| !w.is_empty())
-        {
-            if !text.is_empty() {
-                text.push(' ');
+        // the block's text goes at the end of `texts`
+        let start = self.texts.len();
+        let text = &mut self.texts;
+        let size = if self.pieces.is_ascii() {
+            // byte by byte: an ASCII byte is its character
+            let space = &self.walker.ascii_space;
+            for word in self
+                .pieces
+                .as_bytes()
+                .split(|&b| space[b as usize & 127])
+                .filter(|w| !w.is_empty())
+            {
+                if text.len() > start {
+                    text.push(' ');
+                }
+                // SAFETY: ASCII bytes
+                text.push_str(unsafe { std::str::from_utf8_unchecked(word) });
             }
-            text.push_str(word);
-        }
+            text.len() - start
+        } else {
+            join_words(&self.pieces, &self.walker.space, text)
+        };
         self.pieces.clear();
-        if !text.is_empty() {
-            if !text.is_ascii() && text.contains(' ') {
-                text = drop_cjk_spaces(&text);
-            }
-            let size = text.chars().count();
-            self.blocks
-                .push((text, self.links.min(size), self.owner, self.meta.min(size), self.flags));
+        if self.texts.len() > start {
+            self.blocks.push((
+                start..self.texts.len(),
+                self.links.min(size),
+                self.owner,
+                self.meta.min(size),
+                self.flags,
+                size,
+            ));
         }
         self.links = 0;
         self.meta = 0;
@@ -470,66 +729,98 @@ impl Walk<'_, '_> {
         Ok(())
     }
 
-    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one.
-    unsafe fn chrome(&self, node: *mut XmlNode, tag: &[u8]) -> Res<i8> {
-        if self.walker.invisible.contains(tag) {
-            return Ok(-1);
+    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one. What it read
+    /// of the element is kept in `seen` for the element's walk. The class flag is left to the
+    /// caller: `true` when the class/id says chrome, then the flag is `IN_CHROME_CLASS` unless the
+    /// element wraps paragraphs.
+    unsafe fn chrome(&mut self, node: *mut XmlNode, seen: &mut Seen) -> Res<(i8, bool)> {
+        let bits = seen.bits;
+        if bits & N_INVISIBLE != 0 {
+            return Ok((-1, false));
         }
-        let mut flag = if self.walker.chrome_tags.contains(tag) {
+        let flag = if bits & N_CHROME_TAG != 0 {
             IN_CHROME_TAG as i8
         } else {
             0
         };
         if (*node).properties.is_null() {
-            return Ok(flag);
+            seen.class = Some(None);
+            return Ok((flag, false));
         }
-        if has_attr(node, b"hidden") {
-            return Ok(-1);
+        let attrs = self.attrs(node);
+        seen.attrs = attrs;
+        if !attrs.hidden.is_null() {
+            return Ok((-1, false));
         }
-        if let Some(style) = get_attr(node, b"style")? {
+        if let Some(style) = attr_value(attrs.style)? {
             if style.contains("none") && ask(&self.walker.style_memo, self.display_none, &style)? {
-                return Ok(-1);
+                return Ok((-1, false));
             }
         }
-        if tag != b"body" && tag != b"html" && tag != b"br" && self.is_block(tag) {
-            let class = get_attr(node, b"class")?;
-            let id = get_attr(node, b"id")?;
-            if class.is_some() || id.is_some() {
-                let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-                let w = self.walker;
-                if remembered(&w.negative_memo, &attrs, || {
-                    Ok(w.negative.matches(&attrs, &w.space, &w.digit))
-                })? && !self.wraps_paragraphs(node)
-                {
-                    flag |= IN_CHROME_CLASS as i8;
-                }
-            }
+        let mut class = false;
+        if bits & N_CLASS_CHROME != 0 {
+            let answers = self.class_answers(&attrs)?;
+            seen.class = Some(answers);
+            class = answers.is_some_and(|a| a & NEGATIVE_CLASS != 0);
         }
-        Ok(flag)
+        Ok((flag, class))
     }
 
     /// `extract._is_meta_element`
-    unsafe fn is_meta_element(&self, node: *mut XmlNode, tag: &[u8]) -> Res<bool> {
-        let meta = if tag == b"time" {
+    unsafe fn is_meta_element(&mut self, node: *mut XmlNode, seen: &Seen) -> Res<bool> {
+        let meta = if seen.bits & N_TIME != 0 {
             true
-        } else if tag == b"body" || tag == b"html" || tag == b"a" {
+        } else if seen.bits & (N_PAGE | N_A) != 0 {
             return Ok(false);
         } else {
-            let class = get_attr(node, b"class")?;
-            let id = get_attr(node, b"id")?;
-            if class.is_none() && id.is_none() {
-                return Ok(false);
+            let answers = match seen.class {
+                Some(answers) => answers,
+                None => self.class_answers(&seen.attrs)?,
+            };
+            match answers {
+                None => return Ok(false),
+                Some(a) => a & META_CLASS != 0,
             }
-            let attrs = format!("{} {}", class.as_deref().unwrap_or(""), id.as_deref().unwrap_or(""));
-            let w = self.walker;
-            remembered(&w.meta_memo, &attrs, || {
-                Ok(w.meta_class.matches(&attrs, &w.space, &w.digit))
-            })?
         };
         Ok(meta && !self.wraps_paragraphs(node))
     }
 
-    unsafe fn walk(&mut self, node: *mut XmlNode, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
+    /// The walk of an element whose chrome flag is `flag` (> 0: chrome, 0: none).
+    unsafe fn enter(
+        &mut self,
+        node: *mut XmlNode,
+        seen: Seen,
+        flag: i8,
+        parent: u32,
+        in_link: bool,
+        depth: u32,
+    ) -> Res<()> {
+        if flag == 0 || self.flags & flag as u8 == flag as u8 {
+            return self.walk(node, Some(seen), parent, in_link, depth);
+        }
+        // Entering chrome: its text never shares a block with text outside it.
+        if self.started {
+            self.flush();
+        }
+        let outer = self.flags;
+        self.flags = outer | flag as u8;
+        self.walk(node, Some(seen), parent, in_link, depth)?;
+        if self.started {
+            self.flush();
+        }
+        self.flags = outer;
+        Ok(())
+    }
+
+    /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
+    unsafe fn walk(
+        &mut self,
+        node: *mut XmlNode,
+        seen: Option<Seen>,
+        parent: u32,
+        mut in_link: bool,
+        depth: u32,
+    ) -> Res<()> {
         let idx = self.parent.len();
         if idx >= self.next_check {
             self.check_budget()?;
@@ -537,23 +828,33 @@ impl Walk<'_, '_> {
         let idx32 = idx as u32;
         self.parent.push(parent);
         self.end.push(0);
-        let tag = tag_of(node)?;
-        let block = self.is_block(tag);
+        let seen = match seen {
+            Some(seen) => seen,
+            None => {
+                let bits = self.tag_bits(node)?;
+                Seen {
+                    bits,
+                    attrs: self.attrs(node),
+                    class: None,
+                }
+            }
+        };
+        let block = seen.bits & N_BLOCK != 0;
         if block && self.started {
             self.flush();
         }
-        if self.landmark < 0 && (tag == b"main" || get_attr(node, b"role")?.as_deref() == Some("main")) {
+        if self.landmark < 0 && (seen.bits & N_MAIN != 0 || attr_value(seen.attrs.role)?.as_deref() == Some("main")) {
             self.landmark = idx as i64;
         }
-        if tag == b"a" {
+        if seen.bits & N_A != 0 {
             in_link = true;
         }
-        let meta = self.is_meta_element(node, tag)?;
+        let meta = self.is_meta_element(node, &seen)?;
         if meta {
             self.in_meta += 1;
         }
         // (after both of this element's own tests, which may have read its subtree)
-        let few = self.in_few == 0 && self.few_paragraphs.get() == node;
+        let few = self.in_few == 0 && self.few_paragraphs == node;
         if few {
             self.in_few += 1;
         }
@@ -567,22 +868,19 @@ impl Walk<'_, '_> {
             while !child.is_null() {
                 match (*child).typ {
                     ELEMENT => {
-                        let ctag = tag_of(child)?;
-                        let flag = self.chrome(child, ctag)?;
-                        if flag == 0 || (flag > 0 && self.flags & flag as u8 == flag as u8) {
-                            self.walk(child, idx32, in_link, depth + 1)?;
-                        } else if flag > 0 {
-                            // Entering chrome: its text never shares a block with text outside it.
-                            if self.started {
-                                self.flush();
-                            }
-                            let outer = self.flags;
-                            self.flags = outer | flag as u8;
-                            self.walk(child, idx32, in_link, depth + 1)?;
-                            if self.started {
-                                self.flush();
-                            }
-                            self.flags = outer;
+                        let mut seen = Seen {
+                            bits: self.tag_bits(child)?,
+                            attrs: NO_ATTRS,
+                            class: None,
+                        };
+                        let (flag, class) = self.chrome(child, &mut seen)?;
+                        if flag >= 0 {
+                            let flag = if class && !self.wraps_paragraphs(child) {
+                                flag | IN_CHROME_CLASS as i8
+                            } else {
+                                flag
+                            };
+                            self.enter(child, seen, flag, idx32, in_link, depth + 1)?;
                         }
                     }
                     COMMENT | PI => {}
@@ -646,6 +944,111 @@ unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
     Ok(())
 }
 
+/// A few characters: the ASCII ones a bit each, the others listed.
+struct CharTable {
+    ascii: [bool; 128],
+    /// The others, and a bit for each of their code points modulo 64 (most characters out at once).
+    other: Vec<char>,
+    other_bits: u64,
+}
+
+impl CharTable {
+    fn new(chars: impl IntoIterator<Item = char>) -> Self {
+        let mut table = CharTable {
+            ascii: [false; 128],
+            other: Vec::new(),
+            other_bits: 0,
+        };
+        for c in chars {
+            if c.is_ascii() {
+                table.ascii[c as usize] = true;
+            } else if !table.other.contains(&c) {
+                table.other.push(c);
+                table.other_bits |= 1 << (c as u32 & 63);
+            }
+        }
+        table
+    }
+
+    #[inline]
+    fn contains(&self, c: char) -> bool {
+        if c.is_ascii() {
+            self.ascii[c as usize]
+        } else {
+            self.other_bits >> (c as u32 & 63) & 1 != 0 && self.other.contains(&c)
+        }
+    }
+}
+
+/// What the classification of a block reads of its characters, in one pass (`text_facts`).
+struct Facts {
+    /// `weight(text)`
+    weight: Option<usize>,
+    /// Its characters in `punct`.
+    punct: usize,
+    /// Whether it has a character of `digit`, one of the four `is_lookalike`.
+    digit: bool,
+    lookalike: bool,
+}
+
+/// `Facts` of `text` (the others than `weight` only where `weight` is not `None`).
+fn text_facts(text: &str, punct: &CharTable, digit: &CharSet) -> Facts {
+    if text.is_ascii() {
+        let bytes = text.as_bytes();
+        return Facts {
+            weight: Some(bytes.len()),
+            punct: bytes.iter().filter(|&&b| punct.ascii[b as usize]).count(),
+            digit: bytes.iter().any(|&b| digit.contains(b as char)),
+            lookalike: false,
+        };
+    }
+    let mut facts = Facts {
+        weight: None,
+        punct: 0,
+        digit: false,
+        lookalike: false,
+    };
+    // `weight`'s loop
+    let mut size = 0;
+    let mut light = 0;
+    let mut dense_script = false;
+    for c in text.chars() {
+        if full_width_alnum(c) {
+            return facts;
+        }
+        size += 1;
+        if cjk_char(c) {
+            dense_script = true;
+        } else if !any_punct(c) {
+            light += 1;
+        }
+        facts.punct += usize::from(punct.contains(c));
+        facts.digit |= digit.contains(c);
+        facts.lookalike |= is_lookalike(c);
+    }
+    facts.weight = Some(if dense_script { 3 * size - 2 * light } else { size });
+    facts
+}
+
+/// `text.to_ascii_lowercase()`, made once when first asked, in a buffer kept between blocks.
+struct Lower<'a> {
+    text: &'a str,
+    buf: &'a mut String,
+    done: bool,
+}
+
+impl Lower<'_> {
+    fn get(&mut self) -> &str {
+        if !self.done {
+            self.buf.clear();
+            self.buf.push_str(self.text);
+            self.buf.make_ascii_lowercase();
+            self.done = true;
+        }
+        self.buf
+    }
+}
+
 /// `extract._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
 /// letter case-insensitively or whose `str.lower()` holds one.
 #[inline]
@@ -683,27 +1086,44 @@ fn space_punct(c: char) -> bool {
     any_punct(c) || ('\u{3000}'..='\u{303f}').contains(&c)
 }
 
-/// `extract._CJK_SPACE_RE.sub("", text)` on text whose spaces are single U+0020 between
-/// non-space characters.
-fn drop_cjk_spaces(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    for (i, &c) in chars.iter().enumerate() {
-        if c == ' ' && i > 0 && i + 1 < chars.len() {
-            let (p, n) = (chars[i - 1], chars[i + 1]);
-            if (han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)) {
-                continue;
+/// Whether `extract._CJK_SPACE_RE` takes out a single space between `p` and `n`.
+#[inline]
+fn cjk_space_goes(p: char, n: char) -> bool {
+    // (each alternative needs a Han or kana character: none between ASCII characters)
+    !(p.is_ascii() && n.is_ascii())
+        && ((han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)))
+}
+
+/// `extract._CJK_SPACE_RE.sub("", " ".join(pieces.split()))` (`split` at the characters of
+/// `space`) written to `text`; returns its characters. A space goes where the regular expression
+/// takes it out: between the last character of a word and the first of the next.
+fn join_words(pieces: &str, space: &CharSet, text: &mut String) -> usize {
+    let mut size = 0;
+    let mut last = None; // the last character so far
+    for word in pieces.split(|c| space.contains(c)).filter(|w| !w.is_empty()) {
+        if let (Some(p), Some(n)) = (last, word.chars().next()) {
+            if !cjk_space_goes(p, n) {
+                text.push(' ');
+                size += 1;
             }
         }
-        out.push(c);
+        text.push_str(word);
+        size += word.chars().count();
+        last = word.chars().next_back();
     }
-    out
+    size
 }
 
 // `extract._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
 #[inline]
 fn cjk_char(c: char) -> bool {
     matches!(c, '\u{2e80}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{ac00}'..='\u{d7af}')
+}
+
+/// Full-width letters and digits (`_fold` normalises a text with one).
+#[inline]
+fn full_width_alnum(c: char) -> bool {
+    matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}')
 }
 
 /// `extract._weight(extract._fold(text))`, or `None` when `_fold` would normalise (full-width
@@ -716,7 +1136,7 @@ fn weight(text: &str) -> Option<usize> {
     let mut light = 0; // characters that are not dense
     let mut dense_script = false;
     for c in text.chars() {
-        if matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}') {
+        if full_width_alnum(c) {
             return None;
         }
         size += 1;
@@ -750,14 +1170,16 @@ pub struct HtmlWalker {
     negative: ClassWords,
     meta_class: ClassWords,
     display_none: Py<PyAny>,
-    negative_memo: Mutex<Memo>,
-    meta_memo: Mutex<Memo>,
+    /// class/id string -> `NEGATIVE_CLASS` | `META_CLASS`
+    class_memo: Mutex<Memo<u8>>,
     style_memo: Mutex<Memo>,
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
     /// `_is_meta_text`), called only where the answer is not decided here.
-    punct: FxHashSet<char>,
-    sentence_end: FxHashSet<char>,
+    punct: CharTable,
+    sentence_end: CharTable,
+    /// Whether each ASCII character is in `space`.
+    ascii_space: [bool; 128],
     /// `\d`, `_META_KEYWORDS_SORTED`, `_META_HAN_KEYWORD_RE`'s words: `_meta_says`.
     digit: CharSet,
     meta_keywords: Vec<String>,
@@ -769,6 +1191,39 @@ pub struct HtmlWalker {
 }
 
 impl HtmlWalker {
+    /// What the walk asks of an element or attribute name (the `N_` bits).
+    fn name_bits(&self, name: &[u8]) -> u16 {
+        let mut bits = 0;
+        let block = self.block.contains(name);
+        if block {
+            bits |= N_BLOCK;
+            if !matches!(name, b"body" | b"html" | b"br") {
+                bits |= N_CLASS_CHROME;
+            }
+        }
+        if self.invisible.contains(name) {
+            bits |= N_INVISIBLE;
+        }
+        if self.chrome_tags.contains(name) {
+            bits |= N_CHROME_TAG;
+        }
+        bits |= match name {
+            b"main" => N_MAIN,
+            b"a" => N_A,
+            b"time" => N_TIME,
+            b"body" | b"html" => N_PAGE,
+            _ => 0,
+        };
+        bits | match name {
+            b"class" => N_CLASS,
+            b"id" => N_ID,
+            b"style" => N_STYLE,
+            b"hidden" => N_HIDDEN,
+            b"role" => N_ROLE,
+            _ => 0,
+        }
+    }
+
     /// The libxml2 node of ``root``, an ``lxml.etree._Element``.
     fn root_node(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<*mut XmlNode> {
         if !root.get_type().is(self.element_type.bind(py)) {
@@ -1010,20 +1465,38 @@ unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts
 /// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
     /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
-    fn classify(&self, py: Python<'_>, text: &str, weight: usize, links: usize, meta: usize) -> PyResult<(i8, bool)> {
-        let size = text.chars().count() as f64;
+    /// `size`: its characters; `facts`: its `text_facts`, `weight` their weight; `low`: a buffer
+    /// for its lower case.
+    #[allow(clippy::too_many_arguments)]
+    fn classify(
+        &self,
+        py: Python<'_>,
+        text: &str,
+        size: usize,
+        facts: &Facts,
+        weight: usize,
+        links: usize,
+        meta: usize,
+        low: &mut String,
+    ) -> PyResult<(i8, bool)> {
+        let size = size as f64;
         let density = links as f64 / size;
-        let punct = text.chars().filter(|c| self.punct.contains(c)).count();
+        let punct = facts.punct;
         let (first, last) = (
             text.chars().next().unwrap_or(' '),
             text.chars().next_back().unwrap_or(' '),
         );
-        let sentence = self.sentence_end.contains(&last);
+        let sentence = self.sentence_end.contains(last);
+        let mut low = Lower {
+            text,
+            buf: low,
+            done: false,
+        };
         if density > 0.6 || (density > 0.33 && (punct < 2 || (weight < LINKED_SENTENCE_WEIGHT && !sentence))) {
             return Ok((LINKS, false));
         }
         if weight < 1000
-            && (self.boilerplate_any(py, text)?
+            && (self.boilerplate_any(py, text, facts, &mut low)?
                 || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((LINKS, false));
@@ -1033,7 +1506,7 @@ impl HtmlWalker {
         }
         if weight < META_MAX_WEIGHT
             && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
-                || (self.may_say_meta(text) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
+                || (self.may_say_meta(text, facts, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((META, false));
         }
@@ -1045,26 +1518,24 @@ impl HtmlWalker {
     /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
     /// metadata word, no metadata keyword (ASCII case folding is enough without the four
     /// look-alike characters, which go to Python).
-    fn may_say_meta(&self, text: &str) -> bool {
-        if text.chars().any(|c| self.digit.contains(c)) {
+    fn may_say_meta(&self, text: &str, facts: &Facts, low: &mut Lower<'_>) -> bool {
+        if facts.digit {
             return true;
         }
-        if !text.is_ascii()
-            && (text.chars().any(is_lookalike) || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str())))
-        {
+        if !text.is_ascii() && (facts.lookalike || self.meta_han_keywords.iter().any(|k| text.contains(k.as_str()))) {
             return true;
         }
-        let low = text.to_ascii_lowercase();
+        let low = low.get();
         self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
     }
 
     /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
-    fn boilerplate_any(&self, py: Python<'_>, text: &str) -> PyResult<bool> {
-        let lookalike = !text.is_ascii() && text.chars().any(is_lookalike);
+    fn boilerplate_any(&self, py: Python<'_>, text: &str, facts: &Facts, low: &mut Lower<'_>) -> PyResult<bool> {
+        let lookalike = facts.lookalike; // (none in ASCII text)
         let candidate = lookalike || text.contains('©') || text.contains("版权所有") || {
-            let low = text.to_ascii_lowercase();
+            let low = low.get();
             low.contains("all rights reserved") || low.contains("cookie")
         };
         if !candidate {
@@ -1098,9 +1569,11 @@ impl HtmlWalker {
         boilerplate_start: Py<PyAny>,
         meta_text: Py<PyAny>,
     ) -> PyResult<Self> {
+        let space = CharSet::from_ranges(&space_ranges)?;
         Ok(HtmlWalker {
             element_type,
-            space: CharSet::from_ranges(&space_ranges)?,
+            ascii_space: std::array::from_fn(|b| space.contains(b as u8 as char)),
+            space,
             block: tag_set(block),
             invisible: tag_set(invisible),
             chrome_tags: tag_set(chrome_tags),
@@ -1108,11 +1581,10 @@ impl HtmlWalker {
             negative: ClassWords::new(negative.0, negative.1)?,
             meta_class: ClassWords::new(meta_class.0, meta_class.1)?,
             display_none,
-            negative_memo: Mutex::new(Memo::new()),
-            meta_memo: Mutex::new(Memo::new()),
+            class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),
-            punct: punct.chars().collect(),
-            sentence_end: sentence_end.chars().collect(),
+            punct: CharTable::new(punct.chars()),
+            sentence_end: CharTable::new(sentence_end.chars()),
             ellipses,
             digit: CharSet::from_ranges(&digit_ranges)?,
             meta_keywords,
@@ -1144,10 +1616,12 @@ impl HtmlWalker {
         let mut w = Walk {
             walker: self,
             display_none,
-            blocks: Vec::new(),
-            parent: Vec::new(),
-            end: Vec::new(),
-            pieces: String::new(),
+            // (about a median page's: fewer reallocations as they grow)
+            blocks: Vec::with_capacity(128),
+            texts: String::with_capacity(16 << 10),
+            parent: Vec::with_capacity(1024),
+            end: Vec::with_capacity(1024),
+            pieces: String::with_capacity(256),
             started: false,
             links: 0,
             owner: 0,
@@ -1162,10 +1636,14 @@ impl HtmlWalker {
             next_check: step,
             max_blocks,
             step,
-            few_paragraphs: Cell::new(std::ptr::null_mut()),
+            few_paragraphs: std::ptr::null_mut(),
             in_few: 0,
+            last_wraps: (std::ptr::null_mut(), false),
+            names: Names::new(),
+            key: String::new(),
+            lower: String::new(),
         };
-        match unsafe { w.walk(node, 0, false, 0) } {
+        match unsafe { w.walk(node, None, 0, false, 0) } {
             Ok(()) => {}
             Err(Stop::Large) => return PyTuple::new(py, ["large"]),
             Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
@@ -1174,15 +1652,21 @@ impl HtmlWalker {
         }
         w.flush();
         let blocks = PyList::empty(py);
-        for (text, links, owner, meta, flags) in &w.blocks {
-            let (wt, base, teaser) = match weight(text) {
-                // Content blocks; the Python side classifies chrome blocks if it needs them.
-                Some(wt) if *flags != 0 => (wt as i64, UNCLASSIFIED, false),
-                Some(wt) => {
-                    let (base, teaser) = self.classify(py, text, wt, *links, *meta)?;
-                    (wt as i64, base, teaser)
+        let mut low = String::new();
+        for (range, links, owner, meta, flags, size) in &w.blocks {
+            let text = &w.texts[range.clone()];
+            let (wt, base, teaser) = if *flags != 0 {
+                // Chrome blocks: the Python side classifies them if it needs them.
+                (weight(text).map_or(-1, |wt| wt as i64), UNCLASSIFIED, false)
+            } else {
+                let facts = text_facts(text, &self.punct, &self.digit);
+                match facts.weight {
+                    Some(wt) => {
+                        let (base, teaser) = self.classify(py, text, *size, &facts, wt, *links, *meta, &mut low)?;
+                        (wt as i64, base, teaser)
+                    }
+                    None => (-1, UNCLASSIFIED, false),
                 }
-                None => (-1, UNCLASSIFIED, false),
             };
             blocks.append((PyString::new(py, text), *links, *owner, *meta, *flags, wt, base, teaser))?;
         }
@@ -1200,10 +1684,15 @@ impl HtmlWalker {
     /// ``(negative, meta)``: whether ``text`` (a class and id, space-separated) matches
     /// ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
     fn class_words(&self, text: &str) -> (bool, bool) {
-        (
-            self.negative.matches(text, &self.space, &self.digit),
-            self.meta_class.matches(text, &self.space, &self.digit),
-        )
+        let answers = class_words_of(
+            &self.negative,
+            &self.meta_class,
+            text,
+            &self.space,
+            &self.digit,
+            &mut String::new(),
+        );
+        (answers & NEGATIVE_CLASS != 0, answers & META_CLASS != 0)
     }
 
     /// Whether a comment or processing instruction below ``root`` may split a text run as
@@ -1235,8 +1724,8 @@ impl HtmlWalker {
 
 /// The pure text functions of the walk against the Python reference: the expected values were
 /// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
-/// text) and `extract._CJK_SPACE_RE.sub("", text)` and pasted here. The walk itself reads lxml's
-/// tree: `tests/test_native_html.py` compares it with the Python walk.
+/// text) and `extract._CJK_SPACE_RE.sub("", " ".join(text.split()))` and pasted here. The walk
+/// itself reads lxml's tree: `tests/test_native_html.py` compares it with the Python walk.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1257,16 +1746,50 @@ mod tests {
     }
 
     #[test]
+    fn text_facts_are_the_separate_reads() {
+        let punct = CharTable::new(".,;:!?，。；：！？、．".chars());
+        let digit = CharSet::from_ranges(&[(48, 58), (0x660, 0x66a), (0xff10, 0xff1a)]).unwrap();
+        for text in [
+            "hello, world.",
+            "中文 测试，好。",
+            "a — b 中 文 2024",
+            "\u{ff21}1",
+            "Kelvin \u{212a}, \u{0663}!",
+            "",
+            "ı and ſ",
+        ] {
+            let facts = text_facts(text, &punct, &digit);
+            assert_eq!(facts.weight, weight(text), "{text:?}");
+            if facts.weight.is_some() {
+                assert_eq!(
+                    facts.punct,
+                    text.chars().filter(|&c| punct.contains(c)).count(),
+                    "{text:?}"
+                );
+                assert_eq!(facts.digit, text.chars().any(|c| digit.contains(c)), "{text:?}");
+                assert_eq!(facts.lookalike, text.chars().any(is_lookalike), "{text:?}");
+            }
+        }
+        assert!(punct.contains('，') && punct.contains('.') && !punct.contains('中') && !punct.contains('a'));
+    }
+
+    #[test]
     fn spaces_between_cjk_characters_go() {
         let cases = [
             ("hello", "hello"),
             ("中文 测试，好", "中文测试，好"),
             ("中 文 ， 好", "中文，好"),
             ("a — b 中 文", "a — b 中文"),
-            (" 中 ", " 中 "), // at either end: kept
+            (" 中 ", "中"), // white space at either end: none
+            ("中\u{3000} ,\t文", "中,文"),
+            ("a  b\n", "a b"),
+            ("x，\u{3000} y 中", "x， y 中"),
         ];
+        let space = CharSet::from_ranges(&[(9, 14), (32, 33), (0x3000, 0x3001)]).unwrap();
         for (text, expected) in cases {
-            assert_eq!(drop_cjk_spaces(text), expected, "{text:?}");
+            let mut out = String::new();
+            assert_eq!(join_words(text, &space, &mut out), expected.chars().count(), "{text:?}");
+            assert_eq!(out, expected, "{text:?}");
         }
     }
 }

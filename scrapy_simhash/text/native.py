@@ -82,14 +82,6 @@ def _lxml_versions() -> tuple[tuple[int, ...], tuple[int, ...]]:
     return tuple(etree.LXML_VERSION), tuple(etree.LIBXML_VERSION)
 
 
-def _display_none(style: str) -> bool:
-    return _DISPLAY_NONE_RE.search(style) is not None
-
-
-def _boilerplate(text: str) -> bool:
-    return _BOILERPLATE_RE.match(text) is not None
-
-
 def html_walker(element_type: type = etree._Element) -> Any:
     """The shared native ``HtmlWalker`` of ``element_type`` (one of :data:`ELEMENT_TYPES`), or
     ``None`` (see :func:`html_walk_status`)."""
@@ -116,14 +108,16 @@ def html_walker(element_type: type = etree._Element) -> Any:
                         wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
                         negative_class=(_NEGATIVE_WORDS, _NEGATIVE_TOKENS),
                         meta_class=(_META_CLASS_WORDS, _META_CLASS_TOKENS),
-                        display_none=_display_none,
+                        # the patterns' own methods: the walk takes a match for true and None for
+                        # false, the answers of `... is not None`, without a Python call around each
+                        display_none=_DISPLAY_NONE_RE.search,
                         punctuation=_PUNCT_RE.pattern,
                         sentence_end=_SENTENCE_END,
                         ellipses=_ELLIPSES,
                         meta_keywords=_META_KEYWORDS_SORTED,
                         meta_han_keywords=_native.literal_words(_META_HAN_KEYWORD_RE.pattern),
                         boilerplate_any=_boilerplate_any,
-                        boilerplate=_boilerplate,
+                        boilerplate=_BOILERPLATE_RE.match,
                         meta_text=_is_meta_text,
                     )
     return walker

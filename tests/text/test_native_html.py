@@ -245,3 +245,111 @@ def test_class_words_match_as_the_regular_expressions() -> None:
             for el in etree.fromstring(body, etree.HTMLParser()).iter():
                 text = f"{el.get('class') or ''} {el.get('id') or ''}"
                 assert walker.class_words(text) == expected(text), repr(text)
+
+
+def _walked(root: etree._Element, native: bool) -> tuple[object, ...]:
+    """The blocks (every field, their class and teaser flag), element numbering and landmark of
+    the walk of ``root``, native or Python."""
+    walker = ex._Walker()
+    if native:
+        assert nat.walk_native(walker, root), nat.HTML_WALKS
+    else:
+        walker.walk(root, 0, False, 0)
+    walker.flush()
+    for b in walker.blocks:
+        ex._kind(b, False)
+    blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks]
+    return blocks, walker.parent, walker.end, walker.landmark
+
+
+_PARAS = "".join(f"<p>Paragraph {i} of the story, with a sentence.</p>" for i in range(6))
+_FOUR = "".join(f"<p>Line {i}.</p>" for i in range(4))
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        # nested chrome and metadata wrappers, with and without five <p>/<br> below each
+        f"<html><body><div class=sidebar><div class=sidebar-inner>{_PARAS}</div><p>x</p></div></body></html>",
+        f"<html><body><div class=sidebar><div class=menu>{_FOUR}</div><div class=nav>{_PARAS}</div></div></body></html>",
+        f"<html><body><div class=post-meta><div class=byline>{_FOUR}<br></div><time>2024</time>{_FOUR}</div></body></html>",
+        f"<html><body><div class=meta><div class=meta><div class=meta>{_FOUR}</div><p>a</p></div>{_FOUR}</div></body></html>",
+        f"<html><body><div id=footer class=info><div class=comments>{_PARAS}</div></div><time>{_PARAS}</time></body></html>",
+        f"<html><body><div class=nav><div class=x><div class=nav>{_PARAS}</div></div>{_PARAS}</div></body></html>",
+        # upper case in the source (libxml2 lowers it), and one name per element past the name cache
+        f"<HTML><BODY><DIV CLASS=Sidebar ID=Nav><P>a<BR>b</P>{_FOUR}</DIV><Main><P>c</P></Main></BODY></HTML>",
+        "<html><body>"
+        + "".join(f"<x-{i} class=nav{i % 3} k{i}=v role=x{i}><p>t {i}</p></x-{i}>" for i in range(400))
+        + "<div role=main>main</div></body></html>",
+        # wrappers whose five <p>/<br> are partly in hidden, invisible and flattened subtrees (they
+        # count), after text of the same block, around a landmark
+        "<html><body><div class=sidebar><div hidden><p>1</p><p>2</p><p>3</p></div><p>4</p>"
+        + "<script>x</script><style>p{}</style><p>5</p>tail</div><p>after</p></body></html>",
+        "<html><body><div class=sidebar><div style='display: none'><p>1</p><p>2</p><p>3</p><p>4</p>"
+        + "</div>text</div><p>after</p></body></html>",
+        "<html><body><div class=menu>top" + "<span>x " * 210 + "<p>a</p>" * 5 + "</div><p>after</p></body></html>",
+        "<html><body><div class=menu>top" + "<span>x " * 210 + "<p>a</p>" * 4 + "</div><p>after</p></body></html>",
+        f"<html><body><div>before text <div class=sidebar><main>m</main>{_PARAS}</div> after</div></body></html>",
+        "<html><body><div>before text <span class=byline>by <b>x</b><br><br><br><br><br></span> after</div></body></html>",
+        "<html><body><div>before <span class=byline>by <b>x</b><br><br><br><br></span> after</div></body></html>",
+        "<html><body><div>before text <a href=x>link <time>2024<br><br><br><br><br>x</time></a> after</div></body></html>",
+        f"<html><body><p>lead <div class='nav meta' role=main><div class=comments>{_FOUR}</div>{_FOUR}</div></p></body></html>",
+    ],
+)
+def test_nested_wrappers_and_tag_names_identical(page: str) -> None:
+    assert_same(page)
+
+
+@pytest.mark.parametrize("max_blocks, step", [(0, 1), (2, 3), (8, 1), (12, 5), (16, 1), (16, 5), (20, 7)])
+def test_block_cap_inside_wrappers_like_the_python_walk(
+    max_blocks: int, step: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The element and block caps stop the walk at the same element when they are reached inside a
+    chrome or metadata wrapper, with and without five paragraphs."""
+    from scrapy_simhash.text import blocks
+
+    for module in (blocks, nat):
+        monkeypatch.setattr(module, "MAX_BLOCKS", max_blocks)
+        monkeypatch.setattr(module, "_BUDGET_STEP", step)
+    page = (
+        f"<html><body><p>one</p><div class=sidebar><h2>a</h2><p>b</p>{_PARAS}</div>"
+        f"<div class=sidebar><h2>c</h2><p>d</p><p>e</p></div><p>two</p><span class=meta>x<br>y</span>"
+        f"<div>t <span class=byline><b>by</b><br><br><br><br><br></span> u</div><p>three</p></body></html>"
+    )
+
+    def walked(native: bool) -> object:
+        try:
+            return _walked(ex._parse(page), native)
+        except blocks._Budget as stop:
+            return ("stopped", str(stop))
+
+    assert walked(True) == walked(False)
+
+
+def test_trees_built_by_hand_identical() -> None:
+    """Trees the HTML parser never makes, read by the native walk's name cache (which keeps each
+    name by its address): upper-case and mixed-case tag and attribute names (``<P>``, ``<BR>``,
+    ``CLASS``), renamed elements, elements moved in from a document of another parser, the same
+    names at other addresses."""
+    root = ex._parse(f"<html><body><div class=sidebar>{_FOUR}</div><p>one</p></body></html>")
+    body = root.find("body")
+    for tag in ("P", "p", "BR", "br", "Div", "div", "MAIN", "time", "TIME", "nav", "A", "a"):
+        el = etree.SubElement(body, tag)
+        el.text = f"text of {tag}"
+        el.tail = "tail "
+    wrapper = etree.SubElement(body, "div", {"class": "comments"})
+    for tag in ("P", "p", "p", "BR", "p", "br"):
+        etree.SubElement(wrapper, tag).text = "para."
+    shouty = etree.SubElement(body, "div", {"CLASS": "sidebar", "Id": "menu", "HIDDEN": "", "ROLE": "main"})
+    shouty.text = "shouting attributes"
+    renamed = etree.SubElement(body, "span")
+    renamed.text = "renamed"
+    renamed.tag = "p"
+    other = etree.fromstring(
+        f"<html><body><div class=meta>{_FOUR}<time>2024</time></div><p>moved</p></body></html>",
+        etree.HTMLParser(remove_comments=True),
+    )
+    for el in list(other.find("body")):
+        body.append(el)
+    etree.SubElement(body, "div", {"class": "nav"}).extend(etree.SubElement(body, "p") for _ in range(5))
+    assert _walked(root, True) == _walked(root, False)
