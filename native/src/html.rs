@@ -1127,7 +1127,9 @@ fn full_width_alnum(c: char) -> bool {
 }
 
 /// `extract._weight(extract._fold(text))`, or `None` when `_fold` would normalise (full-width
-/// letters or digits: NFKC is Python's, by its Unicode tables).
+/// letters or digits: NFKC is Python's, by its Unicode tables): the reference that the tests hold
+/// `text_facts`'s weight to (the walk reads it there, with the block's other facts, in one pass).
+#[cfg(test)]
 fn weight(text: &str) -> Option<usize> {
     if text.is_ascii() {
         return Some(text.len());
@@ -1657,7 +1659,8 @@ impl HtmlWalker {
             let text = &w.texts[range.clone()];
             let (wt, base, teaser) = if *flags != 0 {
                 // Chrome blocks: the Python side classifies them if it needs them.
-                (weight(text).map_or(-1, |wt| wt as i64), UNCLASSIFIED, false)
+                let facts = text_facts(text, &self.punct, &self.digit);
+                (facts.weight.map_or(-1, |wt| wt as i64), UNCLASSIFIED, false)
             } else {
                 let facts = text_facts(text, &self.punct, &self.digit);
                 match facts.weight {

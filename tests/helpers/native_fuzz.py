@@ -9,6 +9,7 @@ import importlib
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 from scrapy_simhash.text.extract import extract
 
@@ -107,34 +108,36 @@ def _root(page: str | bytes):
         return ex._parse(ex._flatten(ex._prepare(html)))
 
 
+def walked(root: Any, native: bool) -> tuple[object, ...]:
+    """What the native walk or the Python walk makes of the tree ``root``: the blocks (every field,
+    their class and teaser flag), element numbering and landmark; ``("stopped", why)`` past the
+    caps. ``AssertionError`` when the native walk does not run."""
+    walker = ex._Walker()
+    try:
+        if native:
+            assert nat.walk_native(walker, root), nat.HTML_WALKS
+        else:
+            walker.walk(root, 0, False, 0)
+        walker.flush()
+        for b in walker.blocks:
+            ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
+    except ex._Budget as stop:  # past MAX_BLOCKS: both stop
+        return ("stopped", str(stop))
+    blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks]
+    return blocks, walker.parent, walker.end, walker.landmark
+
+
 def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
     """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
-    the blocks (every field, their class and teaser flag), element numbering and landmark, and
-    the documents of main content and all visible text (title, text, visible, rest, method,
-    coverage). ``AssertionError`` when the native walk does not run."""
-    walked: tuple[object, ...] = ()
+    :func:`walked` of its tree, and the documents of main content and all visible text (title,
+    text, visible, rest, method, coverage). ``AssertionError`` when the native walk does not run."""
     root = _root(page)
-    if root is not None:
-        walker = ex._Walker()
-        try:
-            if native:
-                assert nat.walk_native(walker, root), nat.HTML_WALKS
-            else:
-                walker.walk(root, 0, False, 0)
-            walker.flush()
-            for b in walker.blocks:
-                ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
-            blocks = [
-                (b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks
-            ]
-            walked = (blocks, walker.parent, walker.end, walker.landmark)
-        except ex._Budget as stop:  # past MAX_BLOCKS: both stop
-            walked = ("stopped", str(stop))
+    walk: tuple[object, ...] = () if root is None else walked(root, native)
     docs = []
     for main_content in (True, False):
         doc = extract(page, main_content=main_content, native=native)
         docs.append((doc.title, doc.text, doc.visible, doc.rest, doc.method, doc.coverage, doc.encoding))
-    return walked, docs
+    return walk, docs
 
 
 # Hostile input of the regular-expression fallback (extract._flat_text, _TITLE_RE, _unescape): tag

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from helpers.ci import native_required
 from helpers.data import load_pages
-from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes
+from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, walked
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -247,21 +247,6 @@ def test_class_words_match_as_the_regular_expressions() -> None:
                 assert walker.class_words(text) == expected(text), repr(text)
 
 
-def _walked(root: etree._Element, native: bool) -> tuple[object, ...]:
-    """The blocks (every field, their class and teaser flag), element numbering and landmark of
-    the walk of ``root``, native or Python."""
-    walker = ex._Walker()
-    if native:
-        assert nat.walk_native(walker, root), nat.HTML_WALKS
-    else:
-        walker.walk(root, 0, False, 0)
-    walker.flush()
-    for b in walker.blocks:
-        ex._kind(b, False)
-    blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks]
-    return blocks, walker.parent, walker.end, walker.landmark
-
-
 _PARAS = "".join(f"<p>Paragraph {i} of the story, with a sentence.</p>" for i in range(6))
 _FOUR = "".join(f"<p>Line {i}.</p>" for i in range(4))
 
@@ -317,13 +302,8 @@ def test_block_cap_inside_wrappers_like_the_python_walk(
         f"<div>t <span class=byline><b>by</b><br><br><br><br><br></span> u</div><p>three</p></body></html>"
     )
 
-    def walked(native: bool) -> object:
-        try:
-            return _walked(ex._parse(page), native)
-        except blocks._Budget as stop:
-            return ("stopped", str(stop))
-
-    assert walked(True) == walked(False)
+    root = ex._parse(page)
+    assert walked(root, True) == walked(root, False)
 
 
 def test_trees_built_by_hand_identical() -> None:
@@ -352,4 +332,4 @@ def test_trees_built_by_hand_identical() -> None:
     for el in list(other.find("body")):
         body.append(el)
     etree.SubElement(body, "div", {"class": "nav"}).extend(etree.SubElement(body, "p") for _ in range(5))
-    assert _walked(root, True) == _walked(root, False)
+    assert walked(root, True) == walked(root, False)
