@@ -24,7 +24,7 @@ from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
-from scrapy_simhash.scrapy.tree import shared_tree
+from scrapy_simhash.scrapy.tree import release_tree, shared_tree
 from scrapy_simhash.text.extract import decode_html
 from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
@@ -236,7 +236,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 if obj is not None:
                     yield obj
         finally:
-            _release_tree(response, outcome)
+            if outcome.verdict is not None:  # fingerprinted: its tree was ours to share
+                release_tree(response)
 
     async def process_spider_output_async(
         self, response: Response, result: AsyncIterator[Any], spider: Spider | None = None
@@ -249,7 +250,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 if obj is not None:
                     yield obj
         finally:
-            _release_tree(response, outcome)
+            if outcome.verdict is not None:
+                release_tree(response)
 
     # -- output filtering --------------------------------------------------------------------
 
@@ -382,13 +384,13 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def _timed(self, elapsed: float) -> None:
         self._time_total += elapsed
-        if self.stats is None:
-            self._time_max = max(self._time_max, elapsed)
-            return
-        self.stats.set_value("simhash/time_ms_total", round(self._time_total * 1000, 3))
-        if elapsed > self._time_max:  # the stat follows: one call per new maximum, not per page
+        longest = elapsed > self._time_max
+        if longest:
             self._time_max = elapsed
-            self.stats.max_value("simhash/time_ms_max", round(elapsed * 1000, 3))
+        if self.stats is not None:
+            self.stats.set_value("simhash/time_ms_total", round(self._time_total * 1000, 3))
+            if longest:  # one call per new maximum, not per page
+                self.stats.max_value("simhash/time_ms_max", round(elapsed * 1000, 3))
 
     def _let_through(self, response: Response, what: str, error: BaseException) -> _Outcome:
         self._log_error(
@@ -497,17 +499,6 @@ def validators(response: Response | None) -> tuple[str | None, str | None]:
 
 def _validator(value: bytes | None) -> str | None:
     return value.decode("latin-1").strip() or None if value else None
-
-
-def _release_tree(response: Response, outcome: _Outcome) -> None:
-    """Once the spider's output for a fingerprinted page has passed, the response lets go of its
-    selector (Scrapy's cache of ``response.selector``, with the page's lxml tree). The selector
-    holds the response (``selector.response``), so the two would be freed only by a cyclic
-    collection: a crawl of large pages then holds many dead trees at once, as many as the
-    collector's timing lets wait. A later ``response.css`` (a response the spider kept) parses the
-    page again."""
-    if outcome.verdict is not None and getattr(response, "_cached_selector", None) is not None:
-        response._cached_selector = None  # type: ignore[attr-defined]
 
 
 def _meta(response: Response) -> dict[str, Any]:

@@ -9,6 +9,8 @@ that the spider's selectors reuse that tree. The text layer walks it only where 
 of its own parse (``scrapy_simhash.text.extract.extract``'s ``tree``), else parses the page again.
 A tree the spider changed before the middleware ran (a callback that returns a list after
 ``SelectorList.drop()``) is read as it is then: what the spider removed is not fingerprinted.
+Once the spider's output for the page has passed, :func:`release_tree` frees the tree with the
+response.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from lxml import etree
-from scrapy.http import HtmlResponse, TextResponse
+from scrapy.http import HtmlResponse, Response, TextResponse
 
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
 
@@ -52,6 +54,16 @@ def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
     if getattr(selector, "type", None) != "html" or not isinstance(root, etree._Element):
         return None, "selector"
     return root, None
+
+
+def release_tree(response: Response) -> None:
+    """The response lets go of its selector (Scrapy's cache of ``response.selector``, with the
+    page's lxml tree), once the spider's output for the page has passed. The selector holds the
+    response (``selector.response``), so the two would be freed only by a cyclic collection: a
+    crawl of large pages then holds many dead trees at once, as many as the collector's timing
+    lets wait. A later ``response.css`` (on a response the spider kept) parses the page again."""
+    if getattr(response, "_cached_selector", None) is not None:
+        response._cached_selector = None  # type: ignore[attr-defined]
 
 
 def _decodes_alike(response: TextResponse, text: str) -> bool:
