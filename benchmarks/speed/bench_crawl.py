@@ -15,6 +15,7 @@ against the crawl without the middleware measured in the same run.
     .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real]
     .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --memory --pages 100000 --repeats 1 --spiders selectors --configs native
 
 Spiders: ``selectors`` parses as real spiders do (``response.css`` for the title and the links, and
 follows the links); ``noparse`` never parses: it requests every page of a fixed list and yields one
@@ -69,6 +70,12 @@ settings (the native core where it is installed), on responses built from the si
 (``--site real``: the real pages and their copies), with a CPU clock (this thread's: other
 processes' load shows less than in wall time) around each stage: where its time per page goes (CPU
 ms/page, medians of ``--repeats`` runs, stages nested as indented).
+
+``--memory``: what the crawler's peak resident memory is made of. A thread samples the process's
+``/proc/self/status`` every 0.2 s: the peaks of its anonymous memory (``RssAnon``: the Python heap,
+lxml's trees, the native core) and of the file pages it has mapped (``RssFile``: the libraries, and
+the LMDB store's file, which LMDB reads through a memory map), and the store's size on disk after
+the crawl. Linux only.
 
 pages/s counts the responses between the first and the last response of the crawl (start-up, jieba's
 dictionary load included, is printed separately as "first response after").
@@ -354,6 +361,9 @@ def _child(config: dict[str, Any]) -> None:
         **config["settings"],
     }
     process = CrawlerProcess(settings)
+    peaks: dict[str, int] = {}
+    if config.get("memory"):
+        _sample_memory(peaks)
     logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)
     crawler = process.create_crawler(BenchSpider)
     started = time.perf_counter()
@@ -381,8 +391,28 @@ def _child(config: dict[str, Any]) -> None:
         "time_ms_total": stats.get("simhash/time_ms_total", 0),
         "items": stats.get("item_scraped_count", 0),
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
+        "peak_anon_mb": peaks.get("RssAnon", 0) / 1024,
+        "peak_file_mb": peaks.get("RssFile", 0) / 1024,
+        "store_mb": sum(p.stat().st_size for p in Path(config["index_dir"]).rglob("*") if p.is_file()) / 2**20,
     }
     print("RESULT " + json.dumps(result), flush=True)
+
+
+def _sample_memory(peaks: dict[str, int]) -> None:
+    """Keeps in ``peaks`` the highest ``RssAnon`` and ``RssFile`` (KiB) of this process, sampled by a
+    daemon thread every 0.2 s."""
+    import threading
+
+    def sample() -> None:
+        while True:
+            with open("/proc/self/status", encoding="ascii") as status:
+                for line in status:
+                    name, _, value = line.partition(":")
+                    if name in ("RssAnon", "RssFile"):
+                        peaks[name] = max(peaks.get(name, 0), int(value.split()[0]))
+            time.sleep(0.2)
+
+    threading.Thread(target=sample, daemon=True).start()
 
 
 def _start(process: Any, profile: str | None) -> None:
@@ -609,6 +639,11 @@ def main() -> int:
         "--sampler", metavar="PY_SPY", help="with --profile: sample with this py-spy executable instead of cProfile"
     )
     parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
+    parser.add_argument(
+        "--memory",
+        action="store_true",
+        help="the peaks of the crawler's anonymous memory and mapped file pages, and the store's size (Linux)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -741,7 +776,13 @@ def main() -> int:
                 for spider in spiders:
                     for name, settings in order:
                         r = _run(
-                            name, settings, Path(tmp) / f"index-{name}", spider=spider, stages=args.stages, **common
+                            name,
+                            settings,
+                            Path(tmp) / f"index-{name}",
+                            spider=spider,
+                            stages=args.stages,
+                            memory=args.memory,
+                            **common,
                         )
                         r["pages_s"] = (r["responses"] - 1) / r["crawl_s"]
                         r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
@@ -754,6 +795,12 @@ def main() -> int:
                             f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
                             flush=True,
                         )
+                        if args.memory:
+                            print(
+                                f"    peak anonymous memory {r['peak_anon_mb']:.0f} MB, peak mapped file pages "
+                                f"{r['peak_file_mb']:.0f} MB; the store's files {r['store_mb']:.0f} MB",
+                                flush=True,
+                            )
         finally:
             server.terminate()
             server.wait(timeout=10)
