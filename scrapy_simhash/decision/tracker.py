@@ -61,9 +61,9 @@ class Verdict(NamedTuple):
     that page's (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
     to the page it duplicates (``None``: not measured). ``reason``: why this verdict
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
-    or whether a change was seen by the fingerprint or by the change sketch alone); ``kept``: why a
-    page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``), else
-    ``None``."""
+    or whether a change was seen by the fingerprint, by the change sketch or by what the page
+    adds); ``kept``: why a page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``,
+    ``Reason.KEPT_ADDS``), else ``None``."""
 
     verdict: VerdictKind
     fp: int
@@ -163,7 +163,9 @@ class ChangeTracker:
         (:mod:`scrapy_simhash.fingerprint.novelty`, against the novelty sketch in the kept page's record) and
         to every other indexed page within ``max_distance`` of it (``Verdict.adds``). A kept page
         whose record has no novelty sketch (written before it was kept) cannot be judged: the
-        resemblance decides, as before.
+        resemblance decides, as before. A refetched page whose own text adds at least this many
+        characters to its last fetch's (its record's novelty sketch; a near-duplicate's: the page it
+        duplicates') is ``changed``, whatever the distance (``Reason.CHANGED_ADDS``).
     """
 
     def __init__(
@@ -288,8 +290,13 @@ class ChangeTracker:
                 # Changed: the fingerprint moved, or the body did though the fingerprint did not
                 # (an edit outside the fingerprinted part, or spread thin over a long page).
                 changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
+                # Or its own text adds what a drop would lose, however alike the two fetches look.
+                by_adds = not changed and self._adds_to_last(record, own)
+                changed = changed or by_adds
                 if not may_match:
-                    verdict, reason = (CHANGED, self._change_reason(change)) if changed else (UNCHANGED, Reason.UNCHANGED)
+                    verdict, reason = (
+                        (CHANGED, self._change_reason(change, by_adds)) if changed else (UNCHANGED, Reason.UNCHANGED)
+                    )
                     duplicate_of = None if changed else record.duplicate_of
                     index.remove(key)  # its earlier content must not keep matching other pages
                 elif not changed:
@@ -298,7 +305,7 @@ class ChangeTracker:
                     if duplicate_of is None and index.get(key) != fp:
                         index.add(key, fp)  # keep the canonical page's newest fingerprint
                 else:
-                    verdict, reason = CHANGED, self._change_reason(change)
+                    verdict, reason = CHANGED, self._change_reason(change, by_adds)
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
@@ -360,10 +367,29 @@ class ChangeTracker:
         assert found.reason is not None
         return found.reason if match is found.match else Reason.NEAR
 
-    def _change_reason(self, change: int) -> Reason:
-        """A change seen by the fingerprint (it moved more than ``change_threshold``), or by the
-        change sketch alone."""
+    def _change_reason(self, change: int, by_adds: bool = False) -> Reason:
+        """A change seen by the fingerprint (it moved more than ``change_threshold``), by the
+        change sketch alone, or by what the page's own text adds alone (``by_adds``)."""
+        if by_adds:
+            return Reason.CHANGED_ADDS
         return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
+
+    def _adds_to_last(self, record: PageRecord, own: OwnText | None) -> bool:
+        """Whether a refetched page's own text adds at least ``keep_adds`` characters to what its
+        URL showed at the last fetch (its record's novelty sketch), or, for a near-duplicate (its
+        record holds none), to the page it duplicates; ``False`` when there is no sketch to judge by."""
+        if not self.keep_adds or own is None or not own.has_text:
+            return False
+        novelty = record.novelty
+        if novelty is None and record.duplicate_of is not None:
+            kept = PageRecord.parse(self.index.get_record(record.duplicate_of))
+            novelty = None if kept is None else kept.novelty
+        if novelty is None:
+            return False
+        try:
+            return own.added(novelty) >= self.keep_adds
+        except ValueError:  # an unreadable sketch: the fingerprint and the change sketch decide
+            return False
 
     def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
         """A page of nothing but its site's template (never indexed) is only a copy: of an indexed

@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from helpers.demo import demo
-from helpers.pages import EN_ARTICLES, html_page
+from helpers.pages import EN_ARTICLES, guide_page, html_page
 from scrapy.settings import Settings
 from w3lib.url import canonicalize_url
 
@@ -427,3 +427,60 @@ def test_a_crawl_whose_start_page_answers_304_still_fetches_the_due_urls(tmp_pat
     # all of them fetched, each once, the start page among them; "added" is linked from the start page only
     assert sorted(runs.site.fetched(2)) == sorted(due)
     assert _plain_stats(runs.stats[2])["due"] == len(due)
+
+
+# -- a known page with one paragraph rewritten ----------------------------------------------------
+
+
+class GuideSite(demo.SiteServer):
+    """An index page and a long guide page whose second paragraph is rewritten from run 2 on
+    (``guide_page``: its fingerprint moves 3 bits, its change sketch stays 0.92 alike)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run = 1
+        self.start()
+
+    def _handle(self, req: BaseHTTPRequestHandler) -> None:
+        if req.path == "/index.html":
+            status, body = 200, _page("Index of the guide", _text("index"), sidebar='<a href="/guide.html">guide</a>')
+        elif req.path == "/guide.html":
+            status, body = 200, guide_page(self.run, date=f"2024-03-{self.run:02d}")
+        else:
+            status, body = 404, "<html><body>Not found</body></html>"
+        data = body.encode()
+        req.send_response(status)
+        req.send_header("Content-Type", "text/html; charset=utf-8")
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+
+@pytest.mark.parametrize("keep_adds", [100, 0])
+def test_a_known_page_with_a_paragraph_rewritten_is_exported_again_as_changed(tmp_path: Path, keep_adds: int) -> None:
+    site = GuideSite()
+    settings = {"SIMHASH_DIR": str(tmp_path / "simhash"), **CRAWL_SETTINGS, "SIMHASH_KEEP_ADDS": keep_adds}
+    items, stats = {}, {}
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            for run, now in enumerate(RUN_TIMES[:2], start=1):
+                site.run = run
+                monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
+                stats[run] = demo.run_crawl(
+                    site.url("/index.html"),
+                    items_path=tmp_path / f"items{run}.jsonl",
+                    stats_path=tmp_path / f"stats{run}.json",
+                    settings=settings,
+                    timeout=120,
+                )
+                items[run] = {item["url"]: item for item in demo.read_jsonl(tmp_path / f"items{run}.jsonl")}
+    finally:
+        site.stop()
+    guide = site.url("/guide.html")
+    assert items[1][guide]["simhash"]["verdict"] == "new"
+    if not keep_adds:  # the rule off: "unchanged" by resemblance, its item held back, the new paragraph lost
+        assert guide not in items[2] and _stats(stats[2])["unchanged"] == 2
+        return
+    assert items[2][guide]["simhash"]["verdict"] == "changed"
+    assert items[2][guide]["simhash"]["distance"] <= 3  # the fingerprint alone would not have seen it
+    assert _stats(stats[2])["changed"] == 1 and int(stats[2]["simhash/changed/adds"]) == 1

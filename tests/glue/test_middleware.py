@@ -129,12 +129,15 @@ def test_changed_page(make_mw):
     assert other.meta["simhash_verdict"] == "new"
 
 
-def test_change_threshold_decides_changed(make_mw):
-    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64, SIMHASH_CHANGE_SIMILARITY=0)
+@pytest.mark.parametrize("keep_adds", [0, 100])
+def test_change_threshold_decides_changed(make_mw, keep_adds):
+    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64, SIMHASH_CHANGE_SIMILARITY=0, SIMHASH_KEEP_ADDS=keep_adds)
     run(mw, make_response(URL_A, article_html("harbour")))
     response = make_response(URL_A, article_html("telescope"))
     run(mw, response)
-    assert response.meta["simhash_verdict"] == "unchanged"
+    # Another article adds all its text: changed by what it adds, whatever the threshold.
+    assert response.meta["simhash_verdict"] == ("changed" if keep_adds else "unchanged")
+    assert stat(mw, "simhash/changed/adds") == (1 if keep_adds else None)
 
 
 def test_changed_page_that_now_copies_another_url_is_near_duplicate(make_mw):
