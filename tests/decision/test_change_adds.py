@@ -1,10 +1,11 @@
 """A refetched page is ``changed`` when its own text adds ``SIMHASH_KEEP_ADDS`` characters to its
 last fetch's, however alike the fingerprints and change sketches are (``Reason.CHANGED_ADDS``).
 
-On a real LMDB store in a tmp dir, with the real fingerprinter: a long guide page with one
-paragraph rewritten moves its fingerprint 3 bits (the threshold) and leaves its change sketch over
-``SIMHASH_CHANGE_SIMILARITY`` alike (asserted); each decision test also runs with the rule off
-(``keep_adds=0``) and asserts that the page is then ``unchanged``, so that each fails without it.
+On a real LMDB store in a tmp dir (and a real redis-server), with the real fingerprinter: a long
+guide page with one paragraph rewritten moves its fingerprint 3 bits (the threshold) and leaves its
+change sketch over ``SIMHASH_CHANGE_SIMILARITY`` alike (asserted); each decision test also runs
+with the rule off (``keep_adds=0``) and asserts that the page is then ``unchanged``, so that each
+fails without it.
 """
 
 from __future__ import annotations
@@ -40,6 +41,20 @@ def lmdb(tmp_path: Path) -> Iterator[SimhashIndex]:
     index.close()
 
 
+@pytest.fixture(params=["lmdb", "redis"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SimhashIndex]:
+    """An index on a real LMDB file in a tmp dir, or on a real redis-server (a prefix of its own)."""
+    if request.param == "lmdb":
+        index = SimhashIndex(LmdbStore(tmp_path / "pages", map_size=1 << 24))
+    else:
+        from scrapy_simhash.store.redisstore import RedisStore
+
+        server = request.getfixturevalue("redis_server")
+        index = SimhashIndex(RedisStore(server.url, prefix=f"{tmp_path}-change"))
+    yield index
+    index.close()
+
+
 def test_the_rewrite_is_one_the_fingerprint_and_the_sketch_both_miss() -> None:
     assert (V1.fp ^ V2.fp).bit_count() <= defaults.SIMHASH_CHANGE_THRESHOLD
     assert V1.sketch is not None and V2.sketch is not None
@@ -49,9 +64,9 @@ def test_the_rewrite_is_one_the_fingerprint_and_the_sketch_both_miss() -> None:
 
 
 @pytest.mark.parametrize("keep_adds", [defaults.SIMHASH_KEEP_ADDS, 0])
-def test_a_known_page_with_a_paragraph_rewritten_is_changed(lmdb: SimhashIndex, keep_adds: int) -> None:
+def test_a_known_page_with_a_paragraph_rewritten_is_changed(store: SimhashIndex, keep_adds: int) -> None:
     policy = FreshnessPolicy()
-    tracker = ChangeTracker(lmdb, keep_adds=keep_adds, policy=policy)
+    tracker = ChangeTracker(store, keep_adds=keep_adds, policy=policy)
     first = tracker.observe(URL, V1, now=0.0)
     assert first.verdict == NEW and first.record is not None
     second = tracker.observe(URL, V2, now=DAY)
@@ -60,10 +75,10 @@ def test_a_known_page_with_a_paragraph_rewritten_is_changed(lmdb: SimhashIndex, 
         return
     assert (second.verdict, second.reason, second.kept) == (CHANGED, Reason.CHANGED_ADDS, None)
     assert Reason.CHANGED_ADDS.stat == "simhash/changed/adds"
-    record = PageRecord.parse(lmdb.get_record(URL))
+    record = PageRecord.parse(store.get_record(URL))
     assert record is not None and record == second.record
     assert record.change_count == 1 and record.last_changed == DAY and record.history[0] == (V2.fp, 3)
-    assert lmdb.get(URL) == V2.fp  # the index holds the new content
+    assert store.get(URL) == V2.fp  # the index holds the new content
     assert V2.own is not None and record.novelty == V2.own.sketch()  # what the next fetch is measured against
     # The change's size is the sketches' (at least one just past the threshold), as for any change.
     weight = max(change_size(V1.sketch, V2.sketch, 3), defaults.SIMHASH_CHANGE_THRESHOLD + 1)
@@ -98,22 +113,22 @@ def test_an_edit_that_adds_nothing_stays_unchanged(lmdb: SimhashIndex) -> None:
 
 
 @pytest.mark.parametrize("keep_adds", [defaults.SIMHASH_KEEP_ADDS, 0])
-def test_a_near_duplicate_is_judged_against_the_page_it_duplicates(lmdb: SimhashIndex, keep_adds: int) -> None:
+def test_a_near_duplicate_is_judged_against_the_page_it_duplicates(store: SimhashIndex, keep_adds: int) -> None:
     # b's record holds no novelty sketch (a dropped page is nobody's candidate): the page it
     # duplicates holds what a reader has; b's new version adds to it, so b is changed and kept.
-    tracker = ChangeTracker(lmdb, keep_adds=keep_adds)
+    tracker = ChangeTracker(store, keep_adds=keep_adds)
     copy = "https://mirror.example/guide/harbour"
     assert tracker.observe(URL, V1, now=0.0).verdict == NEW
     dup = tracker.observe(copy, FP.fingerprint_page(guide_page(1, date="2024-03-02")), now=1.0)
     assert (dup.verdict, dup.duplicate_of) == (NEAR_DUPLICATE, URL)
-    assert PageRecord.parse(lmdb.get_record(copy)).novelty is None  # type: ignore[union-attr]
+    assert PageRecord.parse(store.get_record(copy)).novelty is None  # type: ignore[union-attr]
     again = tracker.observe(copy, V2, now=DAY)
     if not keep_adds:
         assert (again.verdict, again.duplicate_of) == (UNCHANGED, URL)  # held back: its paragraph lost
         return
     assert (again.verdict, again.reason, again.kept) == (CHANGED, Reason.CHANGED_ADDS, Reason.KEPT_ADDS)
     assert again.adds_to == URL and again.adds is not None and again.adds >= 250
-    assert again.duplicate_of is None and lmdb.get(copy) == V2.fp
+    assert again.duplicate_of is None and store.get(copy) == V2.fp
     # The page it duplicated is unchanged, and a copy of b's new version is b's near-duplicate.
     assert tracker.observe(URL, V1, now=DAY + 1).verdict == UNCHANGED
     third = tracker.observe("https://print.example/guide", FP.fingerprint_page(guide_page(2)), now=DAY + 2)
