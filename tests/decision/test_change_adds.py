@@ -135,6 +135,19 @@ def test_a_near_duplicate_is_judged_against_the_page_it_duplicates(store: Simhas
     assert (third.verdict, third.duplicate_of) == (NEAR_DUPLICATE, copy)
 
 
+def test_a_copy_of_a_page_that_lost_its_text_is_kept_when_refetched(lmdb: SimhashIndex) -> None:
+    # The kept page's paragraph is rewritten; its untouched copy now holds the only version of
+    # the old paragraph in the index: its refetch is changed and kept, so that nothing is lost.
+    tracker = ChangeTracker(lmdb)
+    copy = "https://mirror.example/guide/harbour"
+    tracker.observe(URL, V1, now=0.0)
+    assert tracker.observe(copy, V1, now=1.0).duplicate_of == URL
+    assert tracker.observe(URL, V2, now=DAY).reason == Reason.CHANGED_ADDS
+    again = tracker.observe(copy, V1, now=DAY + 1)
+    assert (again.verdict, again.reason, again.kept) == (CHANGED, Reason.CHANGED_ADDS, Reason.KEPT_ADDS)
+    assert again.adds_to == URL
+
+
 def test_a_near_duplicate_of_the_same_text_stays_unchanged(lmdb: SimhashIndex) -> None:
     tracker = ChangeTracker(lmdb)
     copy = "https://mirror.example/guide/harbour"
