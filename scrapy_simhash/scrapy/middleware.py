@@ -22,7 +22,7 @@ from scrapy.http import Response, TextResponse
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
-from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
+from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.scrapy.tree import release_tree, shared_tree
 from scrapy_simhash.text.extract import decode_html
@@ -118,7 +118,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     _unit = "page"
     _open_error = "Could not open the simhash index: deduplication is off for this crawl"
     _opt_out_message = "scrapy-simhash is off for spider %(spider)s (simhash_enabled = False)"
-    _reset_message = "Deleting the simhash page index in %(path)s (reset)"
+    _reset_message = "Deleted the simhash page index in %(path)s (reset)"
 
     def _setup(self) -> None:
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
@@ -143,6 +143,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 # foreign directory stops the crawl with its message instead of being logged by a
                 # signal handler while deduplication silently stays off.
                 mw.open(crawler.spider)
+                check_at_start(mw)
         return mw
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -121,6 +121,8 @@ class SimhashRecrawlMiddleware:
         selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
         if selection is None:
             return None
+        if selection.failed:
+            return "the index could not be read to select them (the store error above)"
         if selection.rows:
             return f"{len(selection.rows)} were selected and none was fetched (the crawl ended before them)"
         if selection.next_due is None:

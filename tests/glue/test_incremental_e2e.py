@@ -21,8 +21,11 @@ due URLs.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
+import subprocess
+import sys
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
@@ -32,6 +35,9 @@ from helpers.demo import demo
 from helpers.pages import EN_ARTICLES, html_page
 from scrapy.settings import Settings
 from w3lib.url import canonicalize_url
+
+from scrapy_simhash.errors import NotAnIndexError
+from scrapy_simhash.store.index import SimhashIndex
 
 pytestmark = [pytest.mark.e2e, pytest.mark.glue]  # glue: on the oldest supported Scrapy too (./dev test-min)
 
@@ -427,3 +433,64 @@ def test_a_crawl_whose_start_page_answers_304_still_fetches_the_due_urls(tmp_pat
     # all of them fetched, each once, the start page among them; "added" is linked from the start page only
     assert sorted(runs.site.fetched(2)) == sorted(due)
     assert _plain_stats(runs.stats[2])["due"] == len(due)
+
+
+# -- a damaged index --------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scrapy_crawl(site: Any, index_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy crawl site`` of the demo project, as a user runs it (SIMHASH_DIR = ``index_dir``)."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={site.url('/index.html')}"]
+    command += ["-s", f"SIMHASH_DIR={index_dir}", "-s", "LOG_LEVEL=INFO", *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this checkout
+    return subprocess.run(
+        command, cwd=ROOT / "example_project", env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+def _damage_a_page_in_the_middle(pages: Path) -> None:
+    """Overwrite with random bytes (seeded) the page nearest the middle of ``data.mdb`` whose damage
+    the index's open does not see, and the command line does (LMDB reads a page when it uses it)."""
+    from scrapy_simhash.commands.cli import main
+
+    data, size = pages / "data.mdb", 4096
+    original = data.read_bytes()
+    count = len(original) // size
+    rng = random.Random(34)
+    for page in sorted(range(2, count), key=lambda p: (abs(p - count // 2), p)):  # pages 0, 1: the meta pages
+        data.write_bytes(original[: page * size] + rng.randbytes(size) + original[(page + 1) * size :])
+        try:
+            SimhashIndex.open(pages, readonly=True).close()
+        except NotAnIndexError:
+            continue
+        if main([str(pages), "info"]) == 1:
+            return
+    pytest.fail("no page of data.mdb whose damage the open does not see")
+
+
+def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_status_1(tmp_path: Path) -> None:
+    # Damage in the middle of data.mdb, after a real crawl, that the open does not see: the command
+    # line reports it; the incremental crawl must too (it once treated the damaged records as new
+    # or found nothing due, "the index held no known URL", and exited 0).
+    from scrapy_simhash.commands.cli import main
+
+    index_dir = tmp_path / "simhash"
+    pages = index_dir / "site" / "pages"
+    with demo.SiteServer() as site:
+        first = _scrapy_crawl(site, index_dir)
+        assert first.returncode == 0, first.stderr[-3000:]
+        _damage_a_page_in_the_middle(pages)
+        assert main([str(pages), "info"]) == 1  # the command line reports it
+        damaged = (pages / "data.mdb").read_bytes()
+        served = site.served
+        result = _scrapy_crawl(site, index_dir, "-s", "SIMHASH_INCREMENTAL=True")
+        assert site.served == served, result.stderr[-4000:]  # nothing fetched
+    assert result.returncode == 1, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, result.stderr[-3000:]
+    assert f"scrapy-simhash cannot start: Could not read the index at {pages} (corrupt: " in errors[0]
+    assert "restore the index from a copy, or delete it (SIMHASH_RESET = True)" in errors[0]
+    assert "no known URL" not in result.stderr
+    assert (pages / "data.mdb").read_bytes() == damaged  # left as it was, for the user to restore

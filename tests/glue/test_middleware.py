@@ -465,7 +465,7 @@ def test_opt_out_and_reset_are_logged(make_mw, caplog):
         first.spider_closed(first.crawler.spider, "finished")
         second = make_mw(SIMHASH_RESET=True)
     assert "scrapy-simhash is off for spider test (simhash_enabled = False)" in caplog.text
-    assert f"Deleting the simhash page index in {second.path} (reset)" in caplog.text
+    assert f"Deleted the simhash page index in {second.path} (reset)" in caplog.text
 
 
 class _BrokenFingerprinter:
