@@ -266,7 +266,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
             self._inc("simhash/items_dropped")
             logger.debug(
                 "Held back an item of %(verdict)s page %(url)s",
-                {"verdict": outcome.verdict, "url": response.url},
+                {"verdict": outcome.verdict or "unchanged (by its bytes)", "url": response.url},
                 extra={"spider": self._spider},
             )
             return None
@@ -312,23 +312,29 @@ class SimhashSpiderMiddleware(_IndexComponent):
         if response.status >= 300:
             return self._skip(response, "http_status")
         if self.config.max_body_size and len(response.body) > self.config.max_body_size:
-            return self._skip(response, "too_large")
+            return self._skip(response, "too_large", record=True)
         if not response.body:
             return self._skip(response, "empty", record=True)
         return str(meta.get("simhash_key") or canonical_key(response.url))
 
     def _skip(self, response: Response, reason: str, *, record: bool = False) -> _Outcome:
         """Not fingerprinted (``simhash/skipped/<reason>``). ``record``: a response that is no
-        page (non-text, empty) still gets a record from its body hash, so that incremental crawls
-        schedule it like a page (``simhash/body_hash/<verdict>``; never a near-duplicate)."""
+        page (non-text, empty) or too large to fingerprint still gets a record from its body hash,
+        so that incremental crawls schedule it like a page (``simhash/body_hash/<verdict>``; never
+        a near-duplicate), and its items are held back when its bytes did not change
+        (`SIMHASH_DROP_UNCHANGED`)."""
         self._inc(f"simhash/skipped/{reason}")
-        self._outcomes[response] = _PASS
+        outcome = _PASS
         if record and self.tracker is not None:
-            self._record_body(response)
-        return _PASS
+            unchanged = self._record_body(response) == UNCHANGED
+            if unchanged and self.config.drop_unchanged:
+                outcome = _Outcome(hold_items=True)
+        self._outcomes[response] = outcome
+        return outcome
 
-    def _record_body(self, response: Response) -> None:
-        """:meth:`ChangeTracker.observe_body` of ``response`` (a store error: counted, let through)."""
+    def _record_body(self, response: Response) -> str | None:
+        """:meth:`ChangeTracker.observe_body` of ``response``: its verdict (a store error: ``None``,
+        counted, let through)."""
         assert self.tracker is not None
         key = str(_meta(response).get("simhash_key") or canonical_key(response.url))
         digest = int.from_bytes(hashlib.blake2b(response.body, digest_size=8).digest(), "big")
@@ -336,8 +342,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
             verdict = self.tracker.observe_body(key, digest, validators=validators(response))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
-            return
+            return None
         self._inc(f"simhash/body_hash/{verdict.verdict}")
+        return verdict.verdict.value
 
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
         """The page's fingerprint and its evidence (the one call into the fingerprinting code),
