@@ -398,7 +398,7 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
         "dropped": lambda index: print_rows(reports.dropped(index, ns.of), out, ns.json),
         "near": lambda index: _near(target, ns, index, out),
         "due": lambda index: _due(target, ns, index, out),
-        "export": lambda index: print_rows(reports.export(index), out, True),
+        "export": lambda index: print_rows(reports.export(index, threshold), out, True),
         "prune": lambda index: print_data(reports.prune(index, reports.parse_duration(ns.older_than)), out, ns.json),
         "remove": lambda index: print_data(reports.remove(index, ns.url), out, ns.json),
         "report": lambda index: _report(target, ns, index, out),

@@ -40,6 +40,7 @@ __all__ = [
     "index_info",
     "iso",
     "iter_page_records",
+    "LAST_VERDICTS",
     "last_verdict",
     "near",
     "near_url",
@@ -81,8 +82,18 @@ def iter_page_records(index: SimhashIndex) -> Iterator[tuple[str, PageRecord]]:
             yield key, record
 
 
+#: What :func:`last_verdict` says: a verdict, or what the recrawl middleware found instead of a
+#: page (``gone``: a 404 or 410; ``moved``: a redirect, the record an alias of its target).
+LAST_VERDICTS = (*VERDICTS, "gone", "moved")
+
+
 def last_verdict(record: PageRecord, change_threshold: int) -> str:
-    """The verdict of the record's last fetch, as far as the record tells it."""
+    """The verdict of the record's last fetch, as far as the record tells it (one of
+    :data:`LAST_VERDICTS`)."""
+    if record.gone:
+        return "gone"
+    if record.moved_to is not None:
+        return "moved"
     if record.duplicate_of is not None:
         return NEAR_DUPLICATE
     if record.fetch_count <= 1 or len(record.history) < 1 or record.history[0][1] is None:
@@ -112,7 +123,7 @@ def index_info(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
     out["fingerprint_settings"] = index.fingerprint_settings
     verdicts = Counter(last_verdict(record, change_threshold) for _, record in iter_page_records(index))
     out["records"] = sum(verdicts.values())
-    out["last_verdicts"] = {verdict: verdicts[verdict] for verdict in VERDICTS}
+    out["last_verdicts"] = {verdict: verdicts[verdict] for verdict in LAST_VERDICTS}
     out["bucket_sizes"] = _bucket_histogram(index)
     return out
 
@@ -135,7 +146,7 @@ def _duplicate_distance(index: SimhashIndex, record: PageRecord) -> int | None:
 
 
 #: The times in a record's ``schedule`` (Unix seconds), shown as ISO 8601 like the record's own.
-_SCHEDULE_TIMES = ("last_fetch", "last_change", "next_due")
+_SCHEDULE_TIMES = ("last_fetch", "last_change")
 
 
 def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, Any]:
@@ -160,7 +171,9 @@ def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, An
         history=[{"fp": _hex(h, index.bits), "change_distance": d} for h, d in record.history],
     )
     if record.schedule is not None:
-        schedule = dict(record.schedule)
+        # Its own next_due is the policy's, as of the last page fetched: the record's (above) is
+        # the one crawls use, which a 404 or a budget may have moved since.
+        schedule = {name: value for name, value in record.schedule.items() if name != "next_due"}
         for name in _SCHEDULE_TIMES:
             if isinstance(schedule.get(name), (int, float)):
                 schedule[name] = iso(schedule[name])
@@ -282,9 +295,9 @@ def nothing_due(index: SimhashIndex, now: float) -> str:
     return f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key})\n"
 
 
-def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:
-    """Every key with a record (near-duplicates included: ``"fp": null``), then every key with a
-    fingerprint and no record (the item index); times as Unix seconds."""
+def export(index: SimhashIndex, change_threshold: int) -> Iterator[dict[str, Any]]:
+    """Every key with a record (near-duplicates included: ``"fp": null``) and its last verdict,
+    then every key with a fingerprint and no record (the item index); times as Unix seconds."""
     bits = index.bits
     for page in _pages(index.iter_records()):
         fps = index.get_many([key for key, _ in page])
@@ -293,6 +306,7 @@ def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:
             record = PageRecord.parse(raw)
             if record is not None:
                 row.update(
+                    last_verdict=last_verdict(record, change_threshold),
                     first_seen=record.first_seen,
                     last_fetched=record.last_fetched,
                     last_changed=record.last_changed,

@@ -68,7 +68,7 @@ def pages_dir(settings: dict) -> Path:
 def test_info_counts_verdicts_and_buckets(crawled, capsys):
     info = json.loads(out_of(capsys, crawled, "test", "info", "--json"))
     assert info["keys"] == 2 and info["bits"] == 64 and info["max_distance"] == 3
-    assert info["last_verdicts"] == {"new": 1, "near_duplicate": 1, "unchanged": 0, "changed": 1}
+    assert info["last_verdicts"] == {"new": 1, "near_duplicate": 1, "unchanged": 0, "changed": 1, "gone": 0, "moved": 0}
     # every distinct fingerprint is filed once per table
     assert sum(info["bucket_sizes"].values()) >= info["tables"] and info["bucket_sizes"]["1"] >= 1
     assert info["file_size"] > 0 and info["fingerprint_settings"]["bits"] == 64
