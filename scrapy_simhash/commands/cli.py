@@ -250,8 +250,10 @@ def print_rows(rows: Iterable[dict[str, Any]], out: TextIO, as_json: bool) -> No
 
 
 def print_data(data: dict[str, Any], out: TextIO, as_json: bool) -> None:
+    """``data`` as one line of JSON (one document per line, as ``export`` and the lists print), or
+    as indented ``name: value`` lines."""
     if as_json:
-        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         print_mapping(data, out)
 

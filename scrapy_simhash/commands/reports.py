@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = [
+    "LAST_VERDICTS",
     "CommandError",
     "dropped",
     "due",
@@ -40,7 +41,6 @@ __all__ = [
     "index_info",
     "iso",
     "iter_page_records",
-    "LAST_VERDICTS",
     "last_verdict",
     "near",
     "near_url",
@@ -412,7 +412,9 @@ def explain(
     its fallback; for two pages also their distance, their change sketches' similarity, the
     heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
     settings decides on the second page after the first (:func:`pair_verdict`), and ``adds``, the
-    runs of its own text that the first page lacks, when it is kept for them."""
+    runs of its own text that the first page lacks, when it is kept for them (``adds_characters``:
+    their count, also when it let a drop through). ``site_template`` says that no learned site
+    template was used (:data:`NO_TEMPLATE`)."""
     from scrapy_simhash.fingerprint.simhash import EmptyTextError
 
     pages, evidence = [], []
@@ -436,7 +438,7 @@ def explain(
                 "_weights": weights,
             }
         )
-    out: dict[str, Any] = {"pages": pages}
+    out: dict[str, Any] = {"pages": pages, "site_template": NO_TEMPLATE}
     if len(pages) == 2:
         a, b = (p.pop("_weights") for p in pages)
         distance = hamming(evidence[0].fp, evidence[1].fp)
@@ -457,17 +459,25 @@ def explain(
     return out
 
 
+#: What ``explain`` says of the site template a crawl learns (``text/templates.py``), which it has not.
+NO_TEMPLATE = (
+    "not used: explain has no index, so it knows no learned site template; a crawl leaves out of a page's "
+    "text the lines its index learned to be its site's template, and may decide otherwise on such a site"
+)
+
+
 def _url_of(source: str) -> str | None:
     return source if source.startswith(("http://", "https://")) else None
 
 
 def pair_verdict(
     sources: list[str], pages: list[PageFingerprint], bits: int, config: SimhashConfig | None = None
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """``{"verdict", "why"}``: the verdict a crawl gives the second page after the first, by the
     product's own decision (a :class:`ChangeTracker` with ``config``'s settings over an index in
     memory): within ``SIMHASH_MAX_DISTANCE``, the change sketches' agreement, the wide tier, a
-    short page's copy."""
+    short page's copy; with ``adds_characters``, what the second page's own text adds to the
+    first's where it was counted (``SIMHASH_KEEP_ADDS``), and ``adds``, its runs, when kept for them."""
     from scrapy_simhash import defaults
     from scrapy_simhash.store.index import SimhashIndex
 
@@ -489,16 +499,24 @@ def pair_verdict(
                 f"the wide tier: distance <= SIMHASH_WIDE_DISTANCE ({tracker.wide_distance}), change sketches "
                 f">= SIMHASH_WIDE_SIMILARITY ({tracker.wide_similarity}) alike"
             )
+        if verdict.adds is not None:  # the count that let the drop through
+            why += (
+                f"; its own text adds about {verdict.adds:.0f} characters to the first page's, under "
+                f"SIMHASH_KEEP_ADDS ({tracker.keep_adds})"
+            )
+            return {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds)}
     elif verdict.adds_to is not None:
         why = (
             f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
             f"(SIMHASH_KEEP_ADDS: {tracker.keep_adds})"
         )
+        out: dict[str, Any] = {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds or 0)}
         first, second = pages
         if first.own is not None and second.own is not None:
             runs = second.own.added_runs(first.own.sketch())
             if runs is not None:
-                return {"verdict": verdict.verdict, "why": why, "adds": "\n".join(runs)}
+                out["adds"] = "\n".join(runs)
+        return out
     elif verdict.unlike is not None:
         why = f"within SIMHASH_MAX_DISTANCE ({k}), but the change sketches are under SIMHASH_NEAR_SIMILARITY ({near}) alike"
     elif keys[0] == keys[1]:

@@ -163,8 +163,15 @@ def test_explain_a_url_and_a_file(base_settings, capsys, tmp_path, site):
     assert out["distance"] == hamming(int(first["fp"], 16), int(second["fp"], 16))
     weights = dict(first["top_features"])
     assert all(w > 0 for w in weights.values())
-    # the same article under another template: what a crawl would drop, and why
-    assert (out["verdict"], out["why"]) == ("near_duplicate", "within SIMHASH_MAX_DISTANCE (3) of the first page")
+    # the same article under another template: what a crawl would drop, and why (the count of what
+    # it adds that let the drop through: it once printed "adds: None")
+    assert out["verdict"] == "near_duplicate" and isinstance(out["adds_characters"], int)
+    assert out["why"] == (
+        f"within SIMHASH_MAX_DISTANCE (3) of the first page; its own text adds about {out['adds_characters']} "
+        "characters to the first page's, under SIMHASH_KEEP_ADDS (100)"
+    )
+    assert out["adds_characters"] < 100 and "adds" not in out
+    assert out["site_template"].startswith("not used: explain has no index")  # it says so
     assert out["sketch_similarity"] >= 0.9 and first["fallback"] is None
     out = json.loads(out_of(capsys, base_settings, "explain", f"{site}/harbour", f"{site}/orchard", "--json"))
     assert out["distance"] > 3 and out["only_in_first"] and out["only_in_second"]
@@ -194,8 +201,11 @@ def test_explain_decides_as_the_crawl_does(base_settings, capsys, tmp_path):
     assert out["distance"] == 0 and out["sketch_similarity"] < 0.6
     assert out["verdict"] == "new" and "SIMHASH_NEAR_SIMILARITY (0.6)" in out["why"]
     off = {**base_settings, "SIMHASH_NEAR_SIMILARITY": 0}
-    out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
+    printed = out_of(capsys, off, "explain", str(a), str(b), "--json")
+    assert printed.count("\n") == 1  # one JSON document, on one line
+    out = json.loads(printed)
     assert out["verdict"] == "new" and "adds about" in out["why"]  # the other command's options are its own
+    assert out["adds_characters"] >= 100 and f"about {out['adds_characters']} characters" in out["why"]
     off["SIMHASH_KEEP_ADDS"] = 0  # resemblance alone
     out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
     assert (out["verdict"], out["distance"]) == ("near_duplicate", 0)
