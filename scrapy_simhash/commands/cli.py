@@ -159,7 +159,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("sources", nargs="+", metavar="URL|FILE", help="one or two pages: http(s) URLs or HTML files")
     p.add_argument("--top", type=int, default=15, help="features to list (default 15)")
     p = cmd("near", "entries near a text, a file or a URL, with distance and similarity")
-    p.add_argument("text", nargs="?", help="a text to fingerprint")
+    p.add_argument("text", nargs="?", help="a text to fingerprint, or an http(s) URL (as --url)")
     p.add_argument("--file", help="an HTML file to fingerprint")
     p.add_argument("--url", help="a URL: its fingerprint in the index (with the copies dropped as its duplicates)")
     p.add_argument("-k", "--max-distance", type=int, default=None, help="largest distance (default: the index's)")
@@ -283,6 +283,8 @@ def _reset(target: Target, yes: bool, out: TextIO) -> None:
 
 
 def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextIO) -> None:
+    if ns.text is not None and ns.text.startswith(("http://", "https://")):  # a URL, as show takes it
+        ns.url, ns.text = (ns.text, None) if ns.url is None else (ns.url, ns.text)
     given = [name for name in ("text", "file", "url") if getattr(ns, name) is not None]
     if len(given) != 1:
         raise CommandError("near takes one of: a TEXT, --file FILE or --url URL", EXIT_USAGE)

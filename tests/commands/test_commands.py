@@ -105,6 +105,9 @@ def test_near_by_url_lists_the_dropped_copies_of_the_original(crawled, capsys):
     assert [(r["key"], r["copy_of"]) for r in rows] == [(MIRROR, A)]
     rows = [json.loads(x) for x in out_of(capsys, crawled, "test", "near", "--url", MIRROR, "--json").splitlines()]
     assert rows[0]["key"] == A and rows[0]["similarity"] == round(100 * (1 - rows[0]["distance"] / 64), 1)
+    # a URL where show, dropped --of and explain take one is a URL here too (it was fingerprinted as text)
+    assert out_of(capsys, crawled, "test", "near", A) == out_of(capsys, crawled, "test", "near", "--url", A) != ""
+    assert invoke(crawled, "test", "near", A, "--url", B) == 2 and "one of" in capsys.readouterr().err
 
 
 def test_near_by_text_and_by_file(crawled, capsys, tmp_path):
