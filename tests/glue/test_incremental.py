@@ -373,7 +373,8 @@ def test_conditional_request_and_304_is_not_modified(crawl, clock):
     assert request.headers[b"If-None-Match"] == b'"abc"'
     assert request.headers[b"If-Modified-Since"] == b"Tue, 01 Oct 2024 10:00:00 GMT"
     response = HtmlResponse("https://a.example/e", status=304, request=request)
-    assert gate.process_response(request, response) is response
+    with pytest.raises(IgnoreRequest, match="not modified"):  # ends here: counted, not logged per page
+        gate.process_response(request, response)
     assert _stat(mw, "not_modified") == 1 and _stat(mw, "fingerprinted") == 1
     assert response.meta["simhash_verdict"] == UNCHANGED
     record = PageRecord.from_bytes(mw.index.get_record("https://a.example/e") or b"")
@@ -384,6 +385,29 @@ def test_conditional_request_and_304_is_not_modified(crawl, clock):
     assert own.headers[b"If-None-Match"] == b'"mine"'
     gate.process_response(own, HtmlResponse("https://a.example/e", status=304, request=own))
     assert _stat(mw, "not_modified") == 1
+
+
+@pytest.mark.parametrize(
+    ("meta", "spider_list", "settings"),
+    [
+        ({"handle_httpstatus_list": [304]}, None, {}),
+        ({"handle_httpstatus_all": True}, None, {}),
+        ({}, [304], {}),
+        ({}, None, {"HTTPERROR_ALLOWED_CODES": [304]}),
+        ({}, None, {"HTTPERROR_ALLOW_ALL": True}),
+    ],
+)
+def test_a_304_reaches_a_spider_that_handles_304s(crawl, clock, meta, spider_list, settings):
+    mw, gate = crawl(**settings)
+    if spider_list is not None:
+        mw.crawler.spider.handle_httpstatus_list = spider_list
+    _fetch(mw, "https://a.example/e", "harbour", ETag='"abc"')
+    clock.now = T0 + 5 * DAY
+    request = Request("https://a.example/e", meta=meta)
+    gate.process_request(request)
+    response = HtmlResponse("https://a.example/e", status=304, request=request)
+    assert gate.process_response(request, response) is response  # as HttpErrorMiddleware lets it through
+    assert _stat(mw, "not_modified") == 1 and response.meta["simhash_verdict"] == UNCHANGED
 
 
 def test_conditional_requests_can_be_switched_off(crawl, clock):

@@ -494,3 +494,25 @@ def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_statu
     assert "restore the index from a copy, or delete it (SIMHASH_RESET = True)" in errors[0]
     assert "no known URL" not in result.stderr
     assert (pages / "data.mdb").read_bytes() == damaged  # left as it was, for the user to restore
+
+
+def test_a_304_to_a_conditional_request_is_counted_and_not_logged_per_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scrapy's HttpErrorMiddleware logged "Ignoring response <304 ...>" at INFO for each such page
+    # (690 lines in one incremental run of a real site): the recrawl middleware ends it, counted.
+    site = ChangingSite()
+    try:
+        for run, now in enumerate(RUN_TIMES[:2], start=1):
+            site.run = run
+            monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
+            result = _scrapy_crawl(site, tmp_path / "simhash", "-s", "SIMHASH_INCREMENTAL=True")
+            assert result.returncode == 0, result.stderr[-3000:]
+    finally:
+        site.stop()
+    assert [(path, status) for run, path, _, status in site.log if run == 2 and path == "/etag.html"] == [
+        ("/etag.html", 304)
+    ]
+    assert "'simhash/not_modified': 1," in result.stderr and "'downloader/response_status_count/304': 1" in result.stderr
+    assert "Ignoring response <304" not in result.stderr and "response_ignored_status_count/304" not in result.stderr
+    assert " ERROR: " not in result.stderr
