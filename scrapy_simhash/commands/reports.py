@@ -287,12 +287,17 @@ def due(
 
 
 def nothing_due(index: SimhashIndex, now: float) -> str:
-    """What ``due`` says when no URL is due at ``now``: when the next one is."""
+    """What ``due`` (without a budget) says when no URL is due at ``now``: when the next one is,
+    and that a crawl with a budget fetches known URLs all the same."""
     first = index.records_due(math.inf, limit=1)
     if not first:
         return "nothing is due: no URL in this index has a due time yet (crawl it first)\n"
     key, when = first[0]
-    return f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key})\n"
+    return (
+        f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key}); a crawl with "
+        "SIMHASH_RECRAWL_BUDGET fetches that many known URLs at every run, due or not (-s SIMHASH_RECRAWL_BUDGET=N "
+        "lists them)\n"
+    )
 
 
 def export(index: SimhashIndex, change_threshold: int) -> Iterator[dict[str, Any]]:

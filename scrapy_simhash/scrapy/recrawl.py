@@ -83,6 +83,7 @@ class SimhashRecrawlMiddleware:
         self.config = get_config(crawler)
         self.stats = crawler.stats
         self._passed: set[str] = set()  # keys let through in this crawl
+        self._due_now = 0  # of those counted simhash/due, the ones whose due time had come
         self._warned = False
         self._ignore_in_signal = _ignore_in_signal()
 
@@ -102,11 +103,11 @@ class SimhashRecrawlMiddleware:
         if self.stats is None:
             return
         counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
-        logger.info(
-            "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
-            counts,
-            extra={"spider": spider},
-        )
+        labels = {name: f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY}
+        if self.config.recrawl_budget:  # the budget's selection holds URLs not due yet: not "due"
+            counts["due_now"] = self._due_now
+            labels["due"] = "%(due)d selected by SIMHASH_RECRAWL_BUDGET (%(due_now)d of them due)"
+        logger.info("simhash recrawl: " + ", ".join(labels.values()), counts, extra={"spider": spider})
         if self.config.incremental and not counts["due"]:
             why = self._why_nothing_known()
             if why:
@@ -183,6 +184,7 @@ class SimhashRecrawlMiddleware:
             self._passed.add(key)
         if status == PLAN_DUE:
             self._inc("due")
+            self._due_now += plan.status == PLAN_DUE
             request.priority += min(round(PRIORITY_SCALE * priority), _MAX_PRIORITY)
         elif status == PLAN_NEW:
             request.priority += self.config.new_priority

@@ -274,7 +274,8 @@ def test_due_with_nothing_due_says_so_with_the_next_due_time(base_settings, caps
     assert first > now
     text = out_of(capsys, base_settings, "test", "due")
     assert text.startswith("nothing is due at ") and text.count("\n") == 1
-    assert f"the next URL is due at {reports.iso(first)} (https://x.example/harbour)" in text
+    assert f"the next URL is due at {reports.iso(first)} (https://x.example/harbour); " in text
+    assert "a crawl with SIMHASH_RECRAWL_BUDGET fetches that many known URLs at every run, due or not" in text
     assert out_of(capsys, base_settings, "test", "due", "--json") == ""  # JSON: an empty list of rows
     # with a budget (pages per run) the crawl's selection is listed, due or not
     rows = out_of(capsys, {**base_settings, "SIMHASH_RECRAWL_BUDGET": 1}, "test", "due", "--json").splitlines()

@@ -364,6 +364,21 @@ def test_budget_keeps_the_most_valuable_due_urls(crawl, clock):
     assert _stat(mw, "over_budget") == 1 and hot.meta["simhash_plan"][0] == "due"
 
 
+def test_with_a_budget_the_summary_says_selected_not_due(crawl, clock, caplog):
+    # A budget selects known URLs whose due time has not come: the log called them "due" while
+    # the due command said that nothing was due.
+    mw, gate = crawl(SIMHASH_RECRAWL_BUDGET=1)
+    _fetch(mw, "https://a.example/hot", "harbour")
+    clock.now = T0 + 60  # a minute later: nothing is due, the budget selects one all the same
+    gate._passed.clear()
+    request = Request("https://a.example/hot")
+    schedule(gate, request)
+    assert request.meta["simhash_plan"][0] == "due" and _stat(mw, "due") == 1
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+        gate.spider_closed(mw.crawler.spider)
+    assert "simhash recrawl: 1 selected by SIMHASH_RECRAWL_BUDGET (0 of them due), 0 not due, " in caplog.text
+
+
 def test_conditional_request_and_304_is_not_modified(crawl, clock):
     mw, gate = crawl()
     _fetch(mw, "https://a.example/e", "harbour", ETag='"abc"', **{"Last-Modified": "Tue, 01 Oct 2024 10:00:00 GMT"})
