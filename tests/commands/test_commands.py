@@ -366,3 +366,24 @@ def test_help_of_a_subcommand_in_both_doors(crawled, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["dedup", "-h"])
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("usage: scrapy-simhash dedup [-h] --field")
+
+
+def test_scrapy_help_keeps_the_options_help_whole_at_every_width(monkeypatch):
+    # Scrapy's help formatter takes a help line ending with ":" for a heading: at some widths the
+    # --dir help came out as "The Spider'S Index Directory (Default" underlined with "=".
+    from scrapy.commands import ScrapyHelpFormatter
+
+    mangled = []
+    for width in range(40, 161, 3):
+        monkeypatch.setenv("COLUMNS", str(width))
+        parser = argparse.ArgumentParser(formatter_class=ScrapyHelpFormatter, conflict_handler="resolve")
+        command = Command()
+        command.settings = Settings()
+        command.add_options(parser)
+        printed = parser.format_help()
+        ours = printed[printed.index("Options\n=======\n") + 16 : printed.index("Global Options")].splitlines()
+        mangled += [width] * any(line and set(line) <= {"="} for line in ours)  # a heading made of them
+        text = "".join("".join(ours).split())  # argparse may wrap after the "/"
+        assert "--dirPATHthespider'sindexdirectory(bydefaultSIMHASH_DIR/<spider>)" in text, width
+        assert "thishelp(COMMAND-hgivesasubcommand's)" in text, width
+    assert mangled == []
