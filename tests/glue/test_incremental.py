@@ -794,3 +794,23 @@ def test_with_a_budget_the_default_interval_follows_from_it_and_the_time_between
     _history(t, clock)
     t.selection(budget=0, run_period=6 * HOUR)
     assert t.policy is not None and t.policy.default_interval == DAY
+
+
+def test_a_selection_the_index_could_not_make_is_not_called_an_empty_index(crawl, clock, caplog, monkeypatch):
+    # A damaged index once gave an empty selection and the line "the index held no known URL".
+    from scrapy_simhash.errors import StoreError
+
+    mw, gate = crawl()
+    _fetch(mw, "https://a.example/1")
+
+    def damaged(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError(str(mw.index.path), "corrupt", "MDB_CORRUPTED: Located page was wrong type", "read")
+
+    monkeypatch.setattr(mw.tracker.index, "records_due", damaged)
+    with caplog.at_level(logging.INFO):
+        assert due_requests(mw.crawler.spider) == []
+        gate.spider_closed(mw.crawler.spider)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "(recrawl selection)" in errors[0].getMessage()  # a damaged index: ERROR
+    assert "the index could not be read to select them (the store error above)" in caplog.text
+    assert "the index held no known URL" not in caplog.text
