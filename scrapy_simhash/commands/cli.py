@@ -2,7 +2,7 @@
 
 ``scrapy-simhash TARGET COMMAND ...`` (console script: :func:`main`; TARGET is an index directory)
 and ``scrapy simhash SPIDER COMMAND ...`` (``commands/simhash.py``: the spider's index, the
-project's settings). ``dedup`` and ``explain`` take no TARGET. The report functions are in
+project's settings). ``dedup`` takes no TARGET; ``explain`` takes one for its learned site templates. The report functions are in
 ``reports.py``, ``dedup.py`` and ``htmlreport.py``; this module only opens, calls and prints.
 
 Exit status: 0 success; 1 an error of the input (not an index, a URL not in it, a file or URL
@@ -387,7 +387,11 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     if command == "explain":
         if len(ns.sources) > 2:
             raise CommandError("explain takes one or two pages", EXIT_USAGE)
-        print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
+        if not getattr(ns, "index_given", False):
+            print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
+            return
+        with target.open() as index:  # its learned site templates, as the crawl uses them
+            print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config, index), out, ns.json)
         return
     if command == "dedup":
         _dedup(target, ns, out)
@@ -462,9 +466,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
         epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages), a spider's directory, or a "
         "Redis store as redis://host:port/db#simhash:<spider> (SIMHASH_REDIS_PREFIX). "
-        "dedup and explain take no TARGET. Exit status: 0 ok, 1 error, 2 bad arguments.",
+        "dedup takes no TARGET; explain takes one for its learned site templates. Exit status: 0 ok, 1 error, 2 bad arguments.",
         usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
-        "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ...",
+        "       scrapy-simhash [-s NAME=VALUE] [TARGET] explain ...\n"
+        "       scrapy-simhash [-s NAME=VALUE] dedup ...",
     )
     parser.add_argument("-h", "--help", action="store_true", help="this help; COMMAND -h: a subcommand's")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a SIMHASH_* setting")
@@ -481,8 +486,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = sub.parse_args(rest)
     if ns.command in INDEX_COMMANDS and target_arg is None:
         parser.error(f"{ns.command} needs a TARGET: scrapy-simhash TARGET {ns.command} ...")
-    if ns.command in FREE_COMMANDS and target_arg is not None:
+    if ns.command == "dedup" and target_arg is not None:
         parser.error(f"{ns.command} takes no TARGET: scrapy-simhash {ns.command} ...")
+    ns.index_given = target_arg is not None  # explain: with the index's learned site templates
 
     def go() -> None:
         config = _console_config(options.set)

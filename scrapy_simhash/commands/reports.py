@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.text.templates import SiteTemplates
 
 __all__ = [
     "LAST_VERDICTS",
@@ -369,15 +370,20 @@ def parse_duration(text: str) -> float:
 
 
 def fingerprint_page(
-    fingerprinter: Fingerprinter, html: str | bytes, content_type: str | None, url: str | None = None
+    fingerprinter: Fingerprinter,
+    html: str | bytes,
+    content_type: str | None,
+    url: str | None = None,
+    templates: SiteTemplates | None = None,
 ) -> dict[str, Any]:
     """What the crawl fingerprints on a page: the title and text (``extract.extract``), the
     weighted features, and the fingerprint with its evidence (``Fingerprinter.fingerprint_page``,
-    as the middleware calls it: a short page's exact hash covers its whole visible text). The one
-    place that calls the fingerprinting API for ``explain``."""
+    as the middleware calls it: a short page's exact hash covers its whole visible text, and
+    ``templates``, an index's learned site templates, leave out the lines they hold). The one place
+    that calls the fingerprinting API for ``explain``."""
     from scrapy_simhash.text.extract import extract
 
-    page = fingerprinter.fingerprint_page(html, url, content_type=content_type)
+    page = fingerprinter.fingerprint_page(html, url, content_type=content_type, templates=templates)
     doc = extract(html, url=url, content_type=content_type, main_content=fingerprinter.main_content)
     text = doc.text[: fingerprinter.max_chars] if fingerprinter.max_chars else doc.text
     weights = fingerprinter._extractor.extract(text, doc.title).weights
@@ -411,22 +417,29 @@ def _top(weights: dict[str, float], keys: Any, n: int) -> list[list[Any]]:
 
 
 def explain(
-    fingerprinter: Fingerprinter, sources: list[str], top: int = 20, config: SimhashConfig | None = None
+    fingerprinter: Fingerprinter,
+    sources: list[str],
+    top: int = 20,
+    config: SimhashConfig | None = None,
+    index: SimhashIndex | None = None,
 ) -> dict[str, Any]:
     """For each page: the title and text fingerprinted, the heaviest features, the fingerprint and
     its fallback; for two pages also their distance, their change sketches' similarity, the
     heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
     settings decides on the second page after the first (:func:`pair_verdict`), and ``adds``, the
     runs of its own text that the first page lacks, when it is kept for them (``adds_characters``:
-    their count, also when it let a drop through). ``site_template`` says that no learned site
-    template was used (:data:`NO_TEMPLATE`)."""
+    their count, also when it let a drop through). With ``index``, a URL's fingerprint leaves out
+    the lines of its site's template learned in that index, as the crawl does; ``site_template``
+    says whether one was used (:data:`NO_TEMPLATE`: none)."""
     from scrapy_simhash.fingerprint.simhash import EmptyTextError
+    from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
+    templates = None if index is None else SiteTemplates(IndexTemplateStore(index))
     pages, evidence = [], []
     for source in sources:
         body, content_type = _load(source)
         try:
-            page = fingerprint_page(fingerprinter, body, content_type, _url_of(source))
+            page = fingerprint_page(fingerprinter, body, content_type, _url_of(source), templates)
         except EmptyTextError:
             raise CommandError(f"{source} has no text to fingerprint") from None
         weights = page["weights"]
@@ -443,7 +456,7 @@ def explain(
                 "_weights": weights,
             }
         )
-    out: dict[str, Any] = {"pages": pages, "site_template": NO_TEMPLATE}
+    out: dict[str, Any] = {"pages": pages, "site_template": NO_TEMPLATE if index is None else INDEX_TEMPLATE}
     if len(pages) == 2:
         a, b = (p.pop("_weights") for p in pages)
         distance = hamming(evidence[0].fp, evidence[1].fp)
@@ -464,10 +477,15 @@ def explain(
     return out
 
 
-#: What ``explain`` says of the site template a crawl learns (``text/templates.py``), which it has not.
+#: What ``explain`` says of the site template a crawl learns (``text/templates.py``) without an index.
 NO_TEMPLATE = (
-    "not used: explain has no index, so it knows no learned site template; a crawl leaves out of a page's "
-    "text the lines its index learned to be its site's template, and may decide otherwise on such a site"
+    "not used: explain was given no index (TARGET), so it knows no learned site template; a crawl leaves out "
+    "of a page's text the lines its index learned to be its site's template, and may decide otherwise"
+)
+#: ... and with one.
+INDEX_TEMPLATE = (
+    "the index's: a URL's fingerprint leaves out the lines its index learned to be its site's template, as "
+    "the crawl's does (not the text and features shown)"
 )
 
 

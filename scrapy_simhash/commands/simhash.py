@@ -108,6 +108,7 @@ class Command(ScrapyCommand):
         parser = argparse.ArgumentParser(prog="scrapy simhash" + (f" {spider}" if spider else ""))
         add_subcommands(parser)
         ns = parser.parse_args(rest)
+        ns.index_given = spider is not None  # explain: with the spider's learned site templates
         if ns.command in INDEX_COMMANDS and spider is None:
             raise UsageError(f"{ns.command} needs a spider: scrapy simhash <spider> {ns.command} ...")
         assert self.settings is not None

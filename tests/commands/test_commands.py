@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
+import random
 import re
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.pages import article_html, make_response, run
+from helpers.pages import EN_ARTICLES, article_html, html_page, make_response, run
 from scrapy.settings import Settings
 
 from scrapy_simhash import Fingerprinter, SimhashIndex, hamming
@@ -174,7 +175,7 @@ def test_explain_a_url_and_a_file(base_settings, capsys, tmp_path, site):
         "characters to the first page's, under SIMHASH_KEEP_ADDS (100)"
     )
     assert out["adds_characters"] < 100 and "adds" not in out
-    assert out["site_template"].startswith("not used: explain has no index")  # it says so
+    assert out["site_template"].startswith("not used: explain was given no index")  # it says so
     assert out["sketch_similarity"] >= 0.9 and first["fallback"] is None
     out = json.loads(out_of(capsys, base_settings, "explain", f"{site}/harbour", f"{site}/orchard", "--json"))
     assert out["distance"] > 3 and out["only_in_first"] and out["only_in_second"]
@@ -387,3 +388,46 @@ def test_scrapy_help_keeps_the_options_help_whole_at_every_width(monkeypatch):
         assert "--dirPATHthespider'sindexdirectory(bydefaultSIMHASH_DIR/<spider>)" in text, width
         assert "thishelp(COMMAND-hgivesasubcommand's)" in text, width
     assert mangled == []
+
+
+_WORDS = sorted({w.strip(".,;:").lower() for _, ps in EN_ARTICLES.values() for p in ps for w in p.split()})
+#: Lines on every page of one site, inside the article: its learned template.
+_BOILER = [
+    "Every story here is written by volunteers of the harbour society and checked by its editors.",
+    "Subscribe to the weekly letter of the society to hear about new stories first.",
+    "Send us your photographs of the harbour for the gallery.",
+]
+
+
+def _story(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(_WORDS) for _ in range(70)).capitalize() + "." for _ in range(6)]
+
+
+def test_explain_with_an_index_uses_its_learned_site_template_and_agrees_with_the_crawl(make_mw, base_settings, capsys):
+    # A story, and the same story with the site's template lines: a copy to the crawl, which learned
+    # those lines; explain once judged without them (the copy "adds about 148 characters": kept).
+    from helpers.demo import Pages
+
+    pages = {f"p{i}.html": html_page(f"Story number {i}", _story(i) + _BOILER) for i in range(10)}
+    pages["kept.html"] = html_page("Story number 3", _story(3))
+    pages["copy.html"] = html_page("Story number 3", _story(3) + _BOILER)
+    site = Pages(pages)
+    try:
+        mw = make_mw()
+        verdicts = {}
+        for name in [*(f"p{i}.html" for i in range(10)), "kept.html", "copy.html"]:
+            response = make_response(site.url(f"/{name}"), pages[name])
+            run(mw, response)
+            verdicts[name] = response.meta["simhash_verdict"]
+        mw.spider_closed(mw.crawler.spider, "finished")
+        kept, copy = site.url("/kept.html"), site.url("/copy.html")
+        without = json.loads(out_of(capsys, base_settings, "explain", kept, copy, "--json"))
+        with_index = json.loads(out_of(capsys, base_settings, "test", "explain", kept, copy, "--json"))
+    finally:
+        site.stop()
+    assert verdicts["copy.html"] == "near_duplicate"  # the crawl's verdict
+    assert with_index["verdict"] == "near_duplicate" and with_index["adds_characters"] < 100
+    assert with_index["site_template"].startswith("the index's")
+    assert without["verdict"] == "new" and without["adds_characters"] >= 100  # what it said before
+    assert without["site_template"].startswith("not used: explain was given no index")
