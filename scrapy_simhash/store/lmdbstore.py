@@ -170,7 +170,8 @@ def _kind(exc: BaseException) -> str:
         return "disk_full"
     if isinstance(exc, (lmdb.ReadonlyError, PermissionError)):
         return "permission"
-    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)):
+    corrupt = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)
+    if isinstance(exc, (*corrupt, lmdb.BadTxnError)):  # a transaction goes bad after such an error in it
         return "corrupt"
     text = str(exc).lower()
     if "no space" in text or "disk full" in text:
@@ -1145,14 +1146,17 @@ class LmdbStore(FingerprintStore):
         except OSError:  # pragma: no cover
             pass
         psize = shared.psize
-        with shared.lock, env.begin() as txn:
-            for name, db in shared.dbs.items():
-                if db is None:
-                    continue
-                st = txn.stat(db)
-                pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
-                label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
-                out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        try:
+            with shared.lock, env.begin() as txn:
+                for name, db in shared.dbs.items():
+                    if db is None:
+                        continue
+                    st = txn.stat(db)
+                    pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
+                    label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
+                    out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        except lmdb.Error as exc:
+            raise StoreError(self.path, _kind(exc), str(exc), "read") from exc
         return out
 
 

@@ -36,9 +36,6 @@ from helpers.pages import EN_ARTICLES, html_page
 from scrapy.settings import Settings
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash.errors import NotAnIndexError
-from scrapy_simhash.store.index import SimhashIndex
-
 pytestmark = [pytest.mark.e2e, pytest.mark.glue]  # glue: on the oldest supported Scrapy too (./dev test-min)
 
 DAY = 86400.0
@@ -450,24 +447,42 @@ def _scrapy_crawl(site: Any, index_dir: Path, *args: str) -> subprocess.Complete
     )
 
 
+#: In a child (LMDB aborts the process on some damaged pages): what the command line's ``info`` and
+#: the crawl's start-up check (``SimhashIndex.check``) say of the index at ``sys.argv[2]``.
+_PROBE = """
+import contextlib, io, sys
+sys.path.insert(0, sys.argv[1])
+from scrapy_simhash.commands.cli import main
+from scrapy_simhash.errors import StoreError
+from scrapy_simhash.store.index import SimhashIndex
+with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+    info = main([sys.argv[2], "info"])
+try:
+    with SimhashIndex.open(sys.argv[2], readonly=True) as index:
+        index.check()
+    check = "ok"
+except StoreError as exc:
+    check = exc.kind
+print(info, check)
+"""
+
+
 def _damage_a_page_in_the_middle(pages: Path) -> None:
     """Overwrite with random bytes (seeded) the page nearest the middle of ``data.mdb`` whose damage
-    the index's open does not see, and the command line does (LMDB reads a page when it uses it)."""
-    from scrapy_simhash.commands.cli import main
-
+    the index's open does not see, the command line reports (``info``: exit status 1) and the
+    start-up check finds (LMDB reads a page when it uses it)."""
     data, size = pages / "data.mdb", 4096
     original = data.read_bytes()
     count = len(original) // size
     rng = random.Random(34)
     for page in sorted(range(2, count), key=lambda p: (abs(p - count // 2), p)):  # pages 0, 1: the meta pages
         data.write_bytes(original[: page * size] + rng.randbytes(size) + original[(page + 1) * size :])
-        try:
-            SimhashIndex.open(pages, readonly=True).close()
-        except NotAnIndexError:
-            continue
-        if main([str(pages), "info"]) == 1:
+        probe = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(ROOT), str(pages)], capture_output=True, text=True, check=False
+        )
+        if probe.returncode == 0 and probe.stdout.split() == ["1", "corrupt"]:
             return
-    pytest.fail("no page of data.mdb whose damage the open does not see")
+    pytest.fail("no page of data.mdb whose damage the command line and the check both report")
 
 
 def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_status_1(tmp_path: Path) -> None:
