@@ -2,8 +2,9 @@
 
 ``scrapy-simhash TARGET COMMAND ...`` (console script: :func:`main`; TARGET is an index directory)
 and ``scrapy simhash SPIDER COMMAND ...`` (``commands/simhash.py``: the spider's index, the
-project's settings). ``dedup`` takes no TARGET; ``explain`` takes one for its learned site templates. The report functions are in
-``reports.py``, ``dedup.py`` and ``htmlreport.py``; this module only opens, calls and prints.
+project's settings). ``dedup`` takes no TARGET; ``explain`` takes one for its learned site
+templates. The report functions are in ``reports.py``, ``dedup.py`` and ``htmlreport.py``; this
+module only opens, calls and prints.
 
 Exit status: 0 success; 1 an error of the input (not an index, a URL not in it, a file or URL
 that cannot be read, a store error); 2 bad arguments; 130 interrupted. A closed pipe
@@ -391,7 +392,8 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
             return
         with target.open() as index:  # its learned site templates, as the crawl uses them
-            print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config, index), out, ns.json)
+            explained = reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config, index)
+        print_data(explained, out, ns.json)
         return
     if command == "dedup":
         _dedup(target, ns, out)
@@ -466,7 +468,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
         epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages), a spider's directory, or a "
         "Redis store as redis://host:port/db#simhash:<spider> (SIMHASH_REDIS_PREFIX). "
-        "dedup takes no TARGET; explain takes one for its learned site templates. Exit status: 0 ok, 1 error, 2 bad arguments.",
+        "dedup takes no TARGET; explain takes one for its learned site templates. "
+        "Exit status: 0 ok, 1 error, 2 bad arguments.",
         usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
         "       scrapy-simhash [-s NAME=VALUE] [TARGET] explain ...\n"
         "       scrapy-simhash [-s NAME=VALUE] dedup ...",

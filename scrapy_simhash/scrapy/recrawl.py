@@ -73,8 +73,9 @@ class SimhashRecrawlMiddleware:
     priority (``simhash/due``), a new one `SIMHASH_NEW_PRIORITY`. ``dont_filter=True`` or
     ``meta["simhash_force"]`` forces a fetch. Always: the stored ETag / Last-Modified are sent
     back (`SIMHASH_CONDITIONAL_REQUESTS`) and a 304 is an unchanged fetch
-    (``simhash/not_modified``; it ends there, unlogged, unless the spider handles 304s); a known URL that answers 404/410 is gone (``simhash/gone``,
-    `SIMHASH_GONE`); a redirected URL becomes an alias of its target (``simhash/moved``).
+    (``simhash/not_modified``; it ends there, unlogged, unless the spider handles 304s); a known
+    URL that answers 404/410 is gone (``simhash/gone``, `SIMHASH_GONE`); a redirected URL
+    becomes an alias of its target (``simhash/moved``).
     Store errors fail open (the request passes, ``simhash/store_error``).
     """
 

@@ -528,6 +528,7 @@ def test_a_304_to_a_conditional_request_is_counted_and_not_logged_per_page(
     assert [(path, status) for run, path, _, status in site.log if run == 2 and path == "/etag.html"] == [
         ("/etag.html", 304)
     ]
-    assert "'simhash/not_modified': 1," in result.stderr and "'downloader/response_status_count/304': 1" in result.stderr
+    assert "'simhash/not_modified': 1," in result.stderr
+    assert "'downloader/response_status_count/304': 1" in result.stderr
     assert "Ignoring response <304" not in result.stderr and "response_ignored_status_count/304" not in result.stderr
     assert " ERROR: " not in result.stderr
