@@ -384,6 +384,11 @@ class FingerprintStore(ABC):
         """Backend figures for benchmarks and the ``info`` command (sizes in bytes)."""
         return {}
 
+    def check(self) -> None:
+        """Read everything stored once; :class:`~scrapy_simhash.errors.StoreError` (kind
+        ``corrupt``) if part of it cannot be read. A store with nothing to damage (memory, a
+        server that checks its own data) need not override this."""
+
 
 #: The latest due time a store keeps (Unix seconds; about 292 million years from 1970).
 MAX_DUE = (2**63 - 1) // 1000

@@ -699,6 +699,11 @@ class SimhashIndex:
 
     # -- life cycle -------------------------------------------------------------------------
 
+    def check(self) -> None:
+        """Read the whole store once; :class:`~scrapy_simhash.errors.StoreError` (kind ``corrupt``)
+        names the damage and the fix."""
+        self._read(self._store.check)
+
     def info(self) -> dict[str, Any]:
         """Layout, size and store figures (for logs, benchmarks and the ``info`` command)."""
         with self._lock:

@@ -156,12 +156,22 @@ def _not_an_index(path: str, reason: str) -> NotAnIndexError:
     )
 
 
+def _damaged(path: str, reason: str) -> NotAnIndexError:
+    """An LMDB file that cannot be read whole (truncated, damaged pages): perhaps an index, unreadable."""
+    return NotAnIndexError(
+        f"{path} holds a damaged LMDB database that cannot be read as a scrapy-simhash index ({reason}). "
+        f"It was left untouched: restore the index from a copy, or delete the directory yourself to start "
+        f"a new index there."
+    )
+
+
 def _kind(exc: BaseException) -> str:
     if isinstance(exc, lmdb.DiskError):
         return "disk_full"
     if isinstance(exc, (lmdb.ReadonlyError, PermissionError)):
         return "permission"
-    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)):
+    corrupt = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)
+    if isinstance(exc, (*corrupt, lmdb.BadTxnError)):  # a transaction goes bad after such an error in it
         return "corrupt"
     text = str(exc).lower()
     if "no space" in text or "disk full" in text:
@@ -188,7 +198,7 @@ def _check_data_file(path: str, data: str) -> bool:
         if len(head) < 48:
             if os.path.exists(os.path.join(path, "lock.mdb")):
                 return False
-            raise _not_an_index(path, f"data.mdb is too short to be an LMDB database ({size} bytes)")
+            raise _damaged(path, f"data.mdb is too short to be an LMDB database ({size} bytes)")
         magic, version = struct.unpack_from("<II", head, 16)
         (psize,) = struct.unpack_from("<I", head, 40)
         if magic != _LMDB_MAGIC or version != _LMDB_VERSION or psize < 512 or psize & (psize - 1):
@@ -196,7 +206,7 @@ def _check_data_file(path: str, data: str) -> bool:
         if size < 2 * psize:
             if os.path.exists(os.path.join(path, "lock.mdb")):
                 return False
-            raise _not_an_index(path, f"data.mdb is truncated ({size} bytes, shorter than its meta pages)")
+            raise _damaged(path, f"data.mdb is truncated ({size} bytes, shorter than its meta pages)")
         f.seek(psize)
         second = f.read(160)
     metas = []
@@ -206,11 +216,11 @@ def _check_data_file(path: str, data: str) -> bool:
             last_pg, txnid = struct.unpack_from("<QQ", page, 136)
             metas.append((txnid, last_pg))
     if not metas:
-        raise _not_an_index(path, "data.mdb has no valid LMDB meta page")
+        raise _damaged(path, "data.mdb has no valid LMDB meta page")
     _, last_pg = max(metas)
     need = (last_pg + 1) * psize
     if os.path.getsize(data) < need:  # a file only grows: re-read the size after the meta pages
-        raise _not_an_index(path, f"data.mdb is truncated ({size} bytes; its meta page counts {need})")
+        raise _damaged(path, f"data.mdb is truncated ({size} bytes; its meta page counts {need})")
     return True
 
 
@@ -242,7 +252,7 @@ def inspect_dir(path: str) -> tuple[str, bytes | None]:
     try:
         while not _check_data_file(path, data):
             if time.monotonic() > deadline:
-                raise _not_an_index(path, f"data.mdb is incomplete ({os.path.getsize(data)} bytes)")
+                raise _damaged(path, f"data.mdb is incomplete ({os.path.getsize(data)} bytes)")
             time.sleep(0.02)
     except PermissionError as exc:
         raise StoreError(path, "permission", str(exc), "open") from exc
@@ -278,7 +288,7 @@ def _read_meta_unlocked(path: str, data: str) -> tuple[str, bytes | None]:
         # The file passed the meta-page checks: the system could not read it, which is no sign
         # that it is not an index (deleting it would be the wrong advice).
         raise StoreError(path, kind, str(error), "open")
-    raise _not_an_index(path, f"data.mdb cannot be read: {error}")
+    raise _damaged(path, f"data.mdb cannot be read: {error}")
 
 
 def _is_our_db_name(name: bytes) -> bool:
@@ -304,7 +314,7 @@ def _read_meta_txn(env: lmdb.Environment, txn: Any, path: str) -> bytes | None:
     except ValueError:
         ok = False
     if not ok:
-        raise _not_an_index(path, "its metadata record is corrupt")
+        raise _damaged(path, "its metadata record is corrupt")
     return bytes(value)
 
 
@@ -1111,6 +1121,20 @@ class LmdbStore(FingerprintStore):
 
         self._write(write)
 
+    def check(self) -> None:
+        """Walk every table of the file, keys and values, in one read transaction (about 0.15 s
+        per 100,000 pages): LMDB reports a damaged page as it meets it."""
+
+        env = self._env
+        assert env is not None
+
+        def walk(txn: Any) -> None:
+            for name in [bytes(name) for name, _ in txn.cursor() if _is_our_db_name(bytes(name))]:
+                for _key, _value in txn.cursor(env.open_db(name, txn=txn, create=False)):
+                    pass
+
+        self._read(walk)
+
     def stats(self) -> dict[str, Any]:
         env = self._env
         shared = self._shared
@@ -1122,14 +1146,17 @@ class LmdbStore(FingerprintStore):
         except OSError:  # pragma: no cover
             pass
         psize = shared.psize
-        with shared.lock, env.begin() as txn:
-            for name, db in shared.dbs.items():
-                if db is None:
-                    continue
-                st = txn.stat(db)
-                pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
-                label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
-                out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        try:
+            with shared.lock, env.begin() as txn:
+                for name, db in shared.dbs.items():
+                    if db is None:
+                        continue
+                    st = txn.stat(db)
+                    pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
+                    label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
+                    out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        except lmdb.Error as exc:
+            raise StoreError(self.path, _kind(exc), str(exc), "read") from exc
         return out
 
 

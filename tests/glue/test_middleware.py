@@ -468,7 +468,7 @@ def test_opt_out_and_reset_are_logged(make_mw, caplog):
         first.spider_closed(first.crawler.spider, "finished")
         second = make_mw(SIMHASH_RESET=True)
     assert "scrapy-simhash is off for spider test (simhash_enabled = False)" in caplog.text
-    assert f"Deleting the simhash page index in {second.path} (reset)" in caplog.text
+    assert f"Deleted the simhash page index in {second.path} (reset)" in caplog.text
 
 
 class _BrokenFingerprinter:
@@ -623,14 +623,25 @@ def test_http_error_page_is_skipped(make_mw):
     assert stat(mw, "simhash/skipped/http_status") == 1
 
 
-def test_large_page_is_skipped(make_mw):
+def test_large_page_is_skipped_and_recorded_by_its_bytes(make_mw):
+    # Not fingerprinted, but recorded like a PDF (a hash of its bytes), so that a recrawl knows it:
+    # it once got no record, was new at every crawl and its items were exported every time.
     mw = make_mw()
     paragraph = "<p>" + " ".join(EN_ARTICLES["harbour"][1]) + "</p>\n"
     body = ("<html><body>" + paragraph * (10 * 1024 * 1024 // len(paragraph) + 1) + "</body></html>").encode()
     assert len(body) > 10 * 1024 * 1024
     item = {"a": 1}
-    assert run(mw, make_response(URL_A, body), [item]) == [item]
-    assert stat(mw, "simhash/skipped/too_large") == 1
+    response = make_response(URL_A, body)
+    assert run(mw, response, [item]) == [item]
+    assert stat(mw, "simhash/skipped/too_large") == 1 and stat(mw, "simhash/body_hash/new") == 1
+    assert "simhash_verdict" not in response.meta and not stat(mw, "simhash/fingerprinted")
+    record = PageRecord.parse(mw.index.get_record(URL_A))
+    assert record is not None and record.next_due is not None and record.fetch_count == 1
+    assert mw.index.get(URL_A) is None  # never in the near-duplicate index
+    assert run(mw, make_response(URL_A, body), [item]) == []  # the same bytes again: unchanged, held back
+    assert stat(mw, "simhash/body_hash/unchanged") == 1 and stat(mw, "simhash/items_dropped") == 1
+    assert run(mw, make_response(URL_A, body + b"<!-- -->"), [item]) == [item]  # other bytes: changed
+    assert stat(mw, "simhash/body_hash/changed") == 1
 
 
 def test_max_body_size_zero_means_no_limit(make_mw):

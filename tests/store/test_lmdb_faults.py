@@ -310,6 +310,9 @@ def test_damaged_data_file_is_refused_untouched(tmp_path: Path, damage: str) -> 
         assert done.returncode == 0, (done.returncode, done.stderr[-2000:])  # no SIGBUS
         assert done.stdout.startswith("refused:") and str(path) in done.stdout, done.stdout
         assert "untouched" in done.stdout
+        # damaged, not foreign: the fix is a copy, not another directory
+        assert "holds a damaged LMDB database" in done.stdout and "restore the index from a copy" in done.stdout
+        assert "is not a scrapy-simhash index" not in done.stdout
     assert _checksums(path) == before
     with pytest.raises(NotAnIndexError, match="data.mdb"):
         SimhashIndex.destroy(path)  # not deleted either
