@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.middleware")
+logger = logging.getLogger(__name__)
 
 
 #: ``response.meta`` keys written for every fingerprinted response.

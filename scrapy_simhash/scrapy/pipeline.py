@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.pipeline")
+logger = logging.getLogger(__name__)
 
 _TITLE_FIELD = "title"
 

@@ -56,8 +56,9 @@ __all__ = [
     "StoreError",
 ]
 
-#: Version of the on-disk layout; an index with a newer one is refused.
-SCHEMA_VERSION = 1
+#: Version of the stored layout and record format; an index with another one is refused (one
+#: written by an earlier version is rebuilt, never converted).
+SCHEMA_VERSION = 2
 #: Candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`).
 DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 #: More tables than this is a layout nobody wants (and LMDB sub-database names have 2 digits).
@@ -277,6 +278,14 @@ class SimhashIndex:
     def _check_meta(self, meta: dict[str, Any], blocks: int | None) -> int:
         """Compare stored metadata with the requested settings; return the block count."""
         schema = meta.get("schema")
+        if isinstance(schema, int) and schema < SCHEMA_VERSION:
+            raise SimhashIndexError(
+                f"The simhash index {self._where()} was written by an earlier version of scrapy-simhash "
+                f"(schema version {schema}; this version reads and writes version {SCHEMA_VERSION}, with "
+                "another record format). Rebuild it: delete it (`scrapy simhash <spider> reset`, "
+                "SimhashIndex.destroy(path) or SIMHASH_RESET = True) and crawl again, or use another "
+                "directory; it was left untouched."
+            )
         if not isinstance(schema, int) or schema > SCHEMA_VERSION:
             raise SimhashIndexError(
                 f"The simhash index {self._where()} has schema version {schema!r}; this version of "
