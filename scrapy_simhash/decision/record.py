@@ -1,7 +1,8 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
-change and novelty sketches and recrawl schedule, and its one byte format: what the index's
-records hold, byte for byte, whatever the store. (Just over 600 lines: one record, its format and
-its schedule's packing, bytes in and out, in one place.)
+change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
+for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
+(Just over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
+place.)
 """
 
 from __future__ import annotations
@@ -35,8 +36,8 @@ FORMAT = 5
 _HEAD = struct.Struct("<BHBHdddqq")
 _GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
 #: The change sketch (``SKETCH_BYTES``); a schedule of another form than ``ScheduleState``'s (JSON);
-#: the novelty sketch (``uint32`` length and bytes).
-_SKETCH, _SCHEDULE_MAP, _NOVELTY = 1 << 8, 1 << 9, 1 << 10
+#: the page has novelty evidence, stored apart (no bytes here).
+_SKETCH, _SCHEDULE_MAP, _EVIDENCE = 1 << 8, 1 << 9, 1 << 10
 _FLAGS = (1 << 11) - 1
 _TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
 _LEN = struct.Struct("<I")
@@ -78,10 +79,11 @@ class PageRecord:
     ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`), or ``None``
     (a page without one). ``visible_key``: :func:`visible_key` of the last fetch's whole visible
     text (``None``: none), what finds an exact copy of the page whatever was learned about its site
-    since. ``novelty``: the novelty sketch of the last fetch's own text
-    (:meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`), what a page that resembles this
-    one is compared with before it is dropped (``None``: a page without own text, or a
-    near-duplicate). Times are Unix seconds.
+    since. ``evidence``: the last fetch's novelty evidence (the novelty sketch of what it shows,
+    :meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`, what a page that resembles this one
+    is compared with before it is dropped) was kept, apart from the record (the store's evidence:
+    :func:`frame_evidence`); ``False``: a page without own text, a near-duplicate, or
+    ``SIMHASH_KEEP_ADDS = 0``. Times are Unix seconds.
     """
 
     first_seen: float
@@ -99,7 +101,7 @@ class PageRecord:
     moved_to: str | None = None
     sketch: bytes | None = None
     visible_key: int | None = None
-    novelty: bytes | None = None
+    evidence: bool = False
 
     @property
     def last_fp(self) -> int | None:
@@ -150,7 +152,7 @@ class PageRecord:
             self.moved_to,
             self.sketch,
             self.visible_key if fp == self.last_fp else None,  # never a key of other content
-            self.novelty if fp == self.last_fp else None,
+            self.evidence and fp == self.last_fp,
         )
 
     def to_bytes(self) -> bytes:
@@ -159,7 +161,7 @@ class PageRecord:
         flag is set: ``next_due`` (``float64``); the texts (``uint32`` length + UTF-8) in the order
         duplicate_of, etag, last_modified, moved_to; the schedule (``_SCHEDULE_HEAD``, then
         ``recent`` as ``float64`` pairs; a schedule of another form: ``uint32`` length + JSON); the
-        visible key (``uint64``); the change sketch; the novelty sketch (``uint32`` length + bytes).
+        visible key (``uint64``); the change sketch.
         Times are kept to the millisecond. :class:`ValueError` for a record the format cannot
         hold (a count or distance out of range, a fingerprint over 128 bits)."""
         history = self.history
@@ -195,7 +197,6 @@ class PageRecord:
             tail.append(packed)
         visible = self.visible_key
         sketch = self.sketch
-        novelty = self.novelty
         try:
             if visible is not None:
                 flags |= _VISIBLE_KEY
@@ -205,9 +206,8 @@ class PageRecord:
                     raise ValueError(f"a change sketch has {SKETCH_BYTES} bytes, not {len(sketch)}")
                 flags |= _SKETCH
                 tail.append(sketch)
-            if novelty is not None:
-                flags |= _NOVELTY
-                tail += (_LEN.pack(len(novelty)), novelty)
+            if self.evidence:
+                flags |= _EVIDENCE
             wide = n and max(fps) >= 1 << 64
             head = _HEAD.pack(
                 FORMAT,
@@ -295,14 +295,6 @@ class PageRecord:
             at += SKETCH_BYTES
             if at > end:
                 raise ValueError("change sketch cut short")
-        novelty = None
-        if flags & _NOVELTY:
-            (size,) = _LEN.unpack_from(raw, at)
-            at += 4
-            novelty = raw[at : at + size]
-            at += size
-            if at > end:
-                raise ValueError("novelty sketch cut short")
         if at != end:
             raise ValueError(f"{end - at} bytes after the record")
         duplicate_of, etag, last_modified, moved_to = texts
@@ -323,7 +315,7 @@ class PageRecord:
             moved_to,
             sketch,
             visible,
-            novelty,
+            bool(flags & _EVIDENCE),
         )
 
     @classmethod
@@ -347,6 +339,20 @@ def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
     record = object.__new__(cls)
     record.__dict__.update(zip(_FIELDS, values))
     return record
+
+
+def frame_evidence(fp: int, sketch: bytes) -> bytes:
+    """A kept page's novelty evidence as the store keeps it: the fingerprint of the content it was
+    made of (16 bytes, big-endian), then its novelty sketch."""
+    return fp.to_bytes(16, "big") + sketch
+
+
+def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
+    """The novelty sketch in ``framed`` (:func:`frame_evidence`) when it is of the content whose
+    fingerprint is ``fp``; ``None``: no evidence, or another content's."""
+    if framed is None or len(framed) <= 16 or int.from_bytes(framed[:16], "big") != fp:
+        return None
+    return framed[16:]
 
 
 def visible_key(visible: str) -> int | None:

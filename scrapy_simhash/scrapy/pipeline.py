@@ -172,10 +172,13 @@ class SimhashDedupPipeline(_IndexComponent):
             self._store_error(key, exc)
             verdict = Verdict(NEW, fp)
         self._inc("simhash/items/fingerprinted")
+        if verdict.evidence_missing:
+            self._inc("simhash/evidence_missing")
         if verdict.duplicate_of is None or verdict.distance is None:
             self._inc("simhash/items/new")
             if verdict.adds_to is not None:
                 self._inc("simhash/items/kept/adds")  # resembles a kept item, but says more than it
+            if verdict.adds_to is not None and verdict.adds is not None:
                 logger.debug(
                     "Kept item %(key)s: it resembles %(of)s, but its own text adds about %(adds)d characters "
                     "to it (SIMHASH_KEEP_ADDS: %(least)d)",

@@ -638,10 +638,22 @@ class SimhashIndex:
         """The record of each key, or ``None`` (one store operation)."""
         return list(self._read(self._store.get_records, [self._key(k) for k in keys]))
 
-    def put_record(self, key: str, value: bytes, *, due: float | None = None) -> None:
+    def put_record(self, key: str, value: bytes, *, due: float | None = None, evidence: bytes | None = None) -> None:
         """Store ``value`` as ``key``'s record (records are separate from fingerprints), due for
-        a recrawl at ``due`` (Unix seconds; ``None``: never, see :meth:`records_due`)."""
-        self._call(self._store.put_records, [self._record_item(key, value, due)])
+        a recrawl at ``due`` (Unix seconds; ``None``: never, see :meth:`records_due`), and with it,
+        in the same operation, ``key``'s ``evidence`` (kept apart from the record, read by
+        :meth:`get_evidence`): ``b""`` deletes it, ``None`` leaves it as it is."""
+        item = self._record_item(key, value, due)
+        if evidence is None:
+            self._call(self._store.put_records, [item])
+        else:
+            if not isinstance(evidence, (bytes, bytearray, memoryview)):
+                raise TypeError(f"evidence must be bytes, got {type(evidence).__name__}")
+            self._call(self._store.put_records, [item], {item[0]: bytes(evidence) or None})
+
+    def get_evidence(self, key: str) -> bytes | None:
+        """``key``'s evidence (see :meth:`put_record`), or ``None``."""
+        return self._read(self._store.get_evidence, [self._key(key)])[0]  # type: ignore[no-any-return]
 
     def put_records(self, items: Iterable[tuple[str, bytes, float | None]]) -> None:
         """Store many ``(key, record, due)``, all or none (one store operation)."""

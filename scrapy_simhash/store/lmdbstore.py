@@ -26,6 +26,11 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale ones to
     their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns exactly the
     records due.
+``evidence``
+    ``key_id -> evidence``: a kept page's novelty evidence (most of a kept page's bytes), apart
+    from its record so that the records' pages hold only records (a decision reads its URL's
+    record and its candidates'; the evidence only when a page resembles a kept one); written in
+    the transaction that writes the record.
 ``aliases``
     hashed ``key_id -> key``: a key longer than LMDB's 511-byte limit is filed under ``0xFF`` + its
     BLAKE2b-256 digest (``0xFF`` never occurs in UTF-8).
@@ -95,7 +100,8 @@ _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
-_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
+#: (``dues``: a table of an earlier version's index, which only ``destroy`` meets.)
+_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"evidence", b"aux"})
 #: Sub-databases: the most tables (index.MAX_TABLES) plus ours.
 _MAX_DBS = 100 + len(_OUR_DBS)
 INDEX_FORMAT = "scrapy-simhash-index"
@@ -466,6 +472,7 @@ class LmdbStore(FingerprintStore):
             self._keys = self._db(b"keys")
             self._records = self._db(b"records")
             self._due_index = self._db(b"due_index")
+            self._evidence = self._db(b"evidence")
             self._aliases = self._db(b"aliases")
             self._aux = self._db(b"aux")
         except BaseException:
@@ -912,7 +919,9 @@ class LmdbStore(FingerprintStore):
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._record_values, keys)  # type: ignore[no-any-return]
 
-    def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
+    def _put_records(
+        self, txn: Any, items: list[tuple[bytes, bytes, bytes]], evidence: Mapping[bytes, bytes | None]
+    ) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
         heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
         for key, value, due in items:
@@ -933,13 +942,28 @@ class LmdbStore(FingerprintStore):
                 indexed = due
             put(kid, indexed + due + value, db=records)
             heads[kid] = indexed
+        for key, framed in evidence.items():
+            kid = _key_id(key)
+            if framed is None:
+                txn.delete(kid, db=self._evidence)
+            else:
+                put(kid, framed, db=self._evidence)  # looked up, never listed: no alias needed
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         checked = [
             (key, value, _NO_DUE if due is None else due_ms(due).to_bytes(8, "big")) for key, value, due in items
         ]
-        if checked:
-            self._write(self._put_records, checked)
+        if checked or evidence:
+            self._write(self._put_records, checked, evidence or {})
+
+    def _evidence_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
+        get, db = txn.get, self._evidence
+        return [None if (v := get(_key_id(key), db=db)) is None else bytes(v) for key in keys]
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._read(self._evidence_values, keys)  # type: ignore[no-any-return]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
@@ -947,6 +971,7 @@ class LmdbStore(FingerprintStore):
             for key in keys:
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
+                txn.delete(kid, db=self._evidence)
                 if txn is self._txn:
                     self._heads[kid] = _NO_DUE
                 if old is not None:

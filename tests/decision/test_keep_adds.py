@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
@@ -245,16 +245,22 @@ def test_sketch_is_the_same_in_another_process() -> None:
     assert out.stdout == OwnText(text.splitlines()).sketch().hex()
 
 
-def test_record_keeps_the_novelty_sketch() -> None:
-    own = OwnText(["A kept page with enough words to make a sketch of its own text."])
-    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), novelty=own.sketch())
+def test_the_record_says_it_has_evidence_and_keeps_that_for_its_own_content_only() -> None:
+    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), evidence=True)
     raw = record.to_bytes()
     assert PageRecord.from_bytes(raw) == record
     plain = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),))
-    assert len(raw) == len(plain.to_bytes()) + 4 + len(record.novelty or b"")  # its length, then it
-    assert PageRecord.parse(raw[:-2]) is None  # cut short: unreadable, never misread
-    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).novelty == record.novelty
-    assert record.updated(6, 9, True, now=3.0).novelty is None  # never another content's
+    assert len(raw) == len(plain.to_bytes()) and raw != plain.to_bytes()  # a flag: no bytes of it here
+    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).evidence
+    assert not record.updated(6, 9, True, now=3.0).evidence  # never another content's
+
+
+def test_framed_evidence_is_read_only_for_the_content_it_was_made_of() -> None:
+    sketch = OwnText(["A kept page with enough words to make a sketch of its own text."]).sketch()
+    framed = frame_evidence(0xABC, sketch)
+    assert evidence_sketch(framed, 0xABC) == sketch
+    assert evidence_sketch(framed, 0xABD) is None  # another content's (a write left by a record not written)
+    assert evidence_sketch(None, 0xABC) is None and evidence_sketch(framed[:16], 0xABC) is None
 
 
 # -- the decision ---------------------------------------------------------------------------------
@@ -360,6 +366,66 @@ def test_subset_then_superset_and_the_reverse(make_index: Callable[[], SimhashIn
     tracker = ChangeTracker(make_index(), keep_adds=0)
     observe(tracker, "http://db.example/3.1.0", small)
     assert observe(tracker, "http://db.example/3.1.2", big).verdict == NEAR_DUPLICATE
+
+
+def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], SimhashIndex]) -> None:
+    """A kept page's record says it has evidence; the evidence (its novelty sketch, framed with
+    its fingerprint) is the store's, apart: the record stays small."""
+    index = make_index()
+    tracker = ChangeTracker(index)
+    kept = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    raw = index.get_record("http://db.example/3.1.2")
+    assert kept.record.evidence and raw is not None and len(raw) < 400
+    page = FP.fingerprint_page(release_page(2), url="http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, page.own.sketch())
+    dropped = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert dropped.verdict == NEAR_DUPLICATE and not dropped.evidence_missing
+    assert index.get_evidence("http://db.example/3.1.0") is None  # a dropped page keeps none
+    assert not PageRecord.from_bytes(index.get_record("http://db.example/3.1.0") or b"").evidence
+    index.delete_record("http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") is None  # gone with its record
+
+
+@pytest.mark.parametrize("how", ["deleted", "other content", "over the bound"])
+def test_a_page_whose_look_alike_lost_its_evidence_is_kept_and_counted(
+    make_index: Callable[[], SimhashIndex], how: str
+) -> None:
+    """No drop without evidence: the subset of a kept page (it adds nothing, and is dropped while
+    the evidence is there) is kept when that page's evidence is gone, and says so."""
+    index = make_index()
+    tracker = ChangeTracker(index, evidence_max_bytes=64 if how == "over the bound" else 65536)
+    first = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    assert first.record.evidence
+    key = "http://db.example/3.1.2"
+    if how == "over the bound":
+        assert index.get_evidence(key) is None
+    elif how == "deleted":
+        index.put_record(key, index.get_record(key) or b"", evidence=b"")
+    else:
+        framed = index.get_evidence(key) or b""
+        index.put_record(key, index.get_record(key) or b"", evidence=frame_evidence(first.fp ^ 1, framed[16:]))
+    kept = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert (kept.verdict, kept.adds_to, kept.adds, kept.evidence_missing) == (NEW, key, None, True)
+    # with the evidence in place, the same page is dropped
+    whole = ChangeTracker(make_index())
+    observe(whole, key, release_page(2))
+    assert observe(whole, "http://db.example/3.1.0", release_page(0)).verdict == NEAR_DUPLICATE
+
+
+def test_keep_adds_off_makes_and_stores_no_evidence(make_index: Callable[[], SimhashIndex]) -> None:
+    index = make_index()
+    tracker = ChangeTracker(index, keep_adds=0)
+    assert not observe(tracker, "http://db.example/3.1.0", release_page(0)).record.evidence
+    assert index.get_evidence("http://db.example/3.1.0") is None
+    assert observe(tracker, "http://db.example/3.1.2", release_page(2)).verdict == NEAR_DUPLICATE
+
+
+def test_middleware_counts_a_look_alike_kept_for_want_of_evidence(make_mw: Callable[..., Any]) -> None:
+    mw = make_mw(SIMHASH_EVIDENCE_MAX_BYTES=64)
+    run(mw, make_response("http://db.example/3.1.3", release_page(3)))
+    assert run(mw, make_response("http://db.example/3.1.1", release_page(1)), [{"t": 1}]) == [{"t": 1}]
+    assert mw.stats.get_value("simhash/evidence_missing") == 1
+    assert mw.stats.get_value("simhash/kept/adds") == 1
 
 
 def test_release_series_in_random_orders_loses_nothing() -> None:
