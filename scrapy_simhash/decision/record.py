@@ -224,7 +224,7 @@ class PageRecord:
                 body = b"".join(fp.to_bytes(16, "big") for fp in fps)
             else:
                 body = _words(n).pack(*fps)
-            if n and min(distances) < -1 or -1 in [d for _, d in history]:
+            if any(d is not None and d < 0 for _, d in history):
                 raise ValueError("a change distance is None or >= 0")
             body += _ints(n).pack(*distances)
         except (struct.error, OverflowError, TypeError, ValueError) as exc:
