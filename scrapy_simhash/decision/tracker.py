@@ -26,6 +26,8 @@ from scrapy_simhash.decision.record import (
     _schedule_of,
     _state,
     change_size,
+    evidence_sketch,
+    frame_evidence,
     visible_key,
 )
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
@@ -63,7 +65,9 @@ class Verdict(NamedTuple):
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
     or whether a change was seen by the fingerprint, by the change sketch or by what the page
     adds); ``kept``: why a page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``,
-    ``Reason.KEPT_ADDS``), else ``None``."""
+    ``Reason.KEPT_ADDS``), else ``None``. ``evidence_missing``: a page it resembles had kept novelty
+    evidence that is gone (over ``evidence_max_bytes``, or lost): it was not measured against that
+    page, never dropped for it."""
 
     verdict: VerdictKind
     fp: int
@@ -76,6 +80,7 @@ class Verdict(NamedTuple):
     adds: float | None = None
     reason: Reason | None = None
     kept: Reason | None = None
+    evidence_missing: bool = False
 
 
 class _Found(NamedTuple):
@@ -160,12 +165,17 @@ class ChangeTracker:
     :param keep_adds: no drop may lose content (`SIMHASH_KEEP_ADDS`; 0: off, resemblance alone
         decides): a page that resembles a kept page by any of the rules above is kept when its own
         text (``observe``'s ``own``) adds at least this many characters to that page's
-        (:mod:`scrapy_simhash.fingerprint.novelty`, against the novelty sketch in the kept page's record) and
-        to every other indexed page within ``max_distance`` of it (``Verdict.adds``). A kept page
-        whose record has no novelty sketch (written before it was kept) cannot be judged: the
-        resemblance decides, as before. A refetched page whose own text adds at least this many
-        characters to its last fetch's (its record's novelty sketch; a near-duplicate's: the page it
-        duplicates') is ``changed``, whatever the distance (``Reason.CHANGED_ADDS``).
+        (:mod:`scrapy_simhash.fingerprint.novelty`) and
+        to every other indexed page within ``max_distance`` of it (``Verdict.adds``), against the
+        novelty evidence of the kept page (stored apart from its record, read only then). A kept
+        page without evidence (no own text) cannot be judged: the resemblance decides; one whose
+        evidence is gone is no evidence for a drop: the page is kept (``Verdict.evidence_missing``).
+        0: no evidence is made or stored. A refetched page whose own text adds at least this many
+        characters to its last fetch's (its evidence; a near-duplicate's: the page it duplicates')
+        is ``changed``, whatever the distance (``Reason.CHANGED_ADDS``).
+    :param evidence_max_bytes: the most bytes of a kept page's novelty evidence
+        (`SIMHASH_EVIDENCE_MAX_BYTES`): its text compressed, else a sample of it, when that fits,
+        else none (the pages that resemble it are then kept); 0: no bound.
     """
 
     def __init__(
@@ -181,6 +191,7 @@ class ChangeTracker:
         wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY,
         near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY,
         keep_adds: int = defaults.SIMHASH_KEEP_ADDS,
+        evidence_max_bytes: int = defaults.SIMHASH_EVIDENCE_MAX_BYTES,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
@@ -194,7 +205,12 @@ class ChangeTracker:
             raise ValueError(f"near_similarity ({near_similarity!r}) is invalid: it must be between 0 (off) and 1")
         if isinstance(keep_adds, bool) or not isinstance(keep_adds, int) or keep_adds < 0:
             raise ValueError(f"keep_adds ({keep_adds!r}) is invalid: it must be an int >= 0 (0: off)")
+        if isinstance(evidence_max_bytes, bool) or not isinstance(evidence_max_bytes, int) or evidence_max_bytes < 0:
+            raise ValueError(
+                f"evidence_max_bytes ({evidence_max_bytes!r}) is invalid: it must be an int >= 0 (0: no bound)"
+            )
         self.keep_adds = keep_adds
+        self.evidence_max_bytes = evidence_max_bytes
         self.index = index
         self.wide_distance = wide_distance
         self.wide_similarity = wide_similarity
@@ -211,19 +227,38 @@ class ChangeTracker:
         (check-and-add), in one batch. With ``own`` (the item's own text) and ``keep_adds``, the
         containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
         duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
-        record holds its novelty sketch, what later keys are measured against."""
+        novelty evidence is stored, what later keys are measured against."""
+        missing = False
         with self.index.batch(key):
             match = self.index.check_and_add(key, fp)
             adds_to = adds = None
             if match is not None:
-                match, adds_to, adds = self._adds(key, fp, match, own, True)
+                match, adds_to, adds, missing = self._adds(key, fp, match, own, True)
             if match is not None:
-                return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds, reason=Reason.NEAR)
+                return Verdict(
+                    NEAR_DUPLICATE,
+                    fp,
+                    match.distance,
+                    match.key,
+                    adds=adds,
+                    reason=Reason.NEAR,
+                    evidence_missing=missing,
+                )
             if own is not None and self.keep_adds:
-                record = replace(PageRecord.first(fp), novelty=own.sketch() if own.has_text else None)
-                self.index.put_record(key, record.to_bytes())
+                evidence = self._evidence(fp, own)
+                record = replace(PageRecord.first(fp), evidence=evidence is not None)
+                self.index.put_record(key, record.to_bytes(), evidence=evidence or b"")
         kept = None if adds_to is None else Reason.KEPT_ADDS
-        return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept)
+        return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept, evidence_missing=missing)
+
+    def _evidence(self, fp: int, own: OwnText) -> bytes | None:
+        """The novelty evidence of a page kept with fingerprint ``fp`` (framed for the store:
+        ``b""`` when it is over ``evidence_max_bytes``), ``None`` for a page without own text."""
+        if not own.has_text:
+            return None
+        limit = self.evidence_max_bytes
+        sketch = own.sketch(limit or _NO_BOUND)
+        return b"" if limit and len(sketch) > limit else frame_evidence(fp, sketch)
 
     def observe(
         self,
@@ -253,13 +288,15 @@ class ChangeTracker:
         before its site's template was learned), and nothing else. The record keeps
         :func:`visible_key` of ``visible``. ``own`` (``PageFingerprint.own``): the page's own
         text; whatever the page resembles, it is dropped only when that adds fewer than
-        ``keep_adds`` characters (see ``keep_adds``), and its record keeps its novelty sketch."""
+        ``keep_adds`` characters (see ``keep_adds``), and a kept page's novelty evidence is stored
+        with its record."""
         fp, may_match, sketch, fallback = page.fp, page.may_match, page.sketch, page.fallback
         content_key, visible, own = page.content_key, page.visible, page.own
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
         distance = duplicate_of = adds_to = adds = None
+        missing = False
         found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
@@ -273,7 +310,7 @@ class ChangeTracker:
                     found = self._template_copy(key, fp, content_key, visible, vkey)
                 match = found.match
                 if match is not None:
-                    match, adds_to, adds = self._adds(key, fp, match, own, may_match)
+                    match, adds_to, adds, missing = self._adds(key, fp, match, own, may_match)
                 if match is None:
                     verdict, reason = NEW, Reason.NEW
                 else:
@@ -291,7 +328,7 @@ class ChangeTracker:
                 # (an edit outside the fingerprinted part, or spread thin over a long page).
                 changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
                 # Or its own text adds what a drop would lose, however alike the two fetches look.
-                by_adds = not changed and self._adds_to_last(record, own)
+                by_adds = not changed and self._adds_to_last(record, own, key)
                 changed = changed or by_adds
                 if not may_match:
                     verdict, reason = (
@@ -311,7 +348,7 @@ class ChangeTracker:
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     match = found.match
                     if match is not None:
-                        match, adds_to, adds = self._adds(key, fp, match, own, may_match)
+                        match, adds_to, adds, missing = self._adds(key, fp, match, own, may_match)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                         reason = self._duplicate_reason(found, match, fallback)
@@ -326,8 +363,11 @@ class ChangeTracker:
                 size = change_size(record.sketch if record is not None else None, sketch, change)
                 weight = max(size, self.change_threshold + 1) if changed else 0
                 next_due, schedule = self._schedule(record, now, changed, weight)
-            # What a page that resembles this one is compared with; a dropped page is no candidate.
-            novelty = None if own is None or not own.has_text or verdict == NEAR_DUPLICATE else own.sketch()
+            # What a page that resembles this one is compared with (stored apart from the record, in
+            # the same transaction); a dropped page is no candidate; with keep_adds off, none.
+            evidence = None
+            if own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
+                evidence = self._evidence(fp, own)
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
                 PageRecord,
@@ -346,15 +386,26 @@ class ChangeTracker:
                 None,
                 sketch,
                 vkey,
-                novelty,
+                evidence is not None,
             )
             if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
                 shortcopy.remember(index, found.evidence)
-            index.put_record(key, new_record.to_bytes(), due=next_due)
+            index.put_record(key, new_record.to_bytes(), due=next_due, evidence=evidence or b"")
         replaced = record is None and raw is not None
         kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
         return Verdict(
-            verdict, fp, distance, duplicate_of, new_record, replaced, found.unlike, adds_to, adds, reason, kept
+            verdict,
+            fp,
+            distance,
+            duplicate_of,
+            new_record,
+            replaced,
+            found.unlike,
+            adds_to,
+            adds,
+            reason,
+            kept,
+            missing,
         )
 
     @staticmethod
@@ -374,21 +425,26 @@ class ChangeTracker:
             return Reason.CHANGED_ADDS
         return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
 
-    def _adds_to_last(self, record: PageRecord, own: OwnText | None) -> bool:
+    def _adds_to_last(self, record: PageRecord, own: OwnText | None, key: str) -> bool:
         """Whether a refetched page's own text adds at least ``keep_adds`` characters to what its
-        URL showed at the last fetch (its record's novelty sketch), or, for a near-duplicate (its
-        record holds none), to the page it duplicates; ``False`` when there is no sketch to judge by."""
+        URL showed at the last fetch (its evidence), or, for a near-duplicate (it has none), to the
+        page it duplicates; ``False`` when there is no evidence to judge by."""
         if not self.keep_adds or own is None or not own.has_text:
             return False
-        novelty = record.novelty
-        if novelty is None and record.duplicate_of is not None:
-            kept = PageRecord.parse(self.index.get_record(record.duplicate_of))
-            novelty = None if kept is None else kept.novelty
-        if novelty is None:
+        if record.duplicate_of is not None and not record.evidence:
+            key = record.duplicate_of
+            kept = PageRecord.parse(self.index.get_record(key))
+            if kept is None:
+                return False
+            record = kept
+        if not record.evidence or record.last_fp is None:
+            return False
+        sketch = evidence_sketch(self.index.get_evidence(key), record.last_fp)
+        if sketch is None:
             return False
         try:
-            return own.added(novelty) >= self.keep_adds
-        except ValueError:  # an unreadable sketch: the fingerprint and the change sketch decide
+            return own.added(sketch) >= self.keep_adds
+        except ValueError:  # unreadable evidence: the fingerprint and the change sketch decide
             return False
 
     def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
@@ -403,38 +459,46 @@ class ChangeTracker:
 
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
-    ) -> tuple[Match | None, str | None, float | None]:
-        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds)`` when
-        ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or to
-        another indexed page's within ``max_distance`` (then that one is the match), or cannot be
-        judged (``adds`` ``None``); else ``(None, match.key, adds)``: the page is kept (and indexed,
-        when it ``may_match``: the check-and-add that found the match did not store it)."""
+    ) -> tuple[Match | None, str | None, float | None, bool]:
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, missing)``
+        when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or
+        to another indexed page's within ``max_distance`` (then that one is the match), or cannot be
+        judged (the match has no evidence: ``adds`` ``None``); else ``(None, match.key, adds,
+        missing)``: the page is kept (and indexed, when it ``may_match``: the check-and-add that
+        found the match did not store it). ``missing``: a candidate's evidence was gone (no
+        evidence for a drop: it counts as adding everything)."""
         threshold = self.keep_adds
         if not threshold or own is None:
-            return match, None, None
-        first = self._added(own, [match])
-        if first is None or first < threshold:
-            return match, None, first  # nothing new, or no sketch of the match's content to judge by
+            return match, None, None, False
+        first, missing = self._added(own, match)
+        if not missing and (first is None or first < threshold):
+            return match, None, first, False  # nothing new, or no evidence of the match's content to judge by
         others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
         for candidate, record in self._indexed_records(others):
-            added = self._added(own, [candidate], record)
+            added, gone = self._added(own, candidate, record)
+            missing |= gone
             if added is not None and added < threshold:
-                return candidate, None, added  # another kept page holds it all
+                return candidate, None, added, missing  # another kept page holds it all
         if may_match:
             self.index.add(key, fp)
-        return None, match.key, first
+        return None, match.key, first, missing
 
-    def _added(self, own: OwnText, candidates: list[Match], record: PageRecord | None = None) -> float | None:
-        """What ``own`` adds to the first candidate's content (``record``: its record, else read),
-        ``None`` when its record is not of its indexed content or holds no novelty sketch."""
+    def _added(self, own: OwnText, candidate: Match, record: PageRecord | None = None) -> tuple[float | None, bool]:
+        """What ``own`` adds to ``candidate``'s content (``record``: its record, else read) and
+        whether its evidence is gone: ``(None, False)`` when its record is not of its indexed
+        content or says it has no evidence; ``(None, True)`` when the record says it has evidence
+        but the evidence is missing, of other content or unreadable (the only read of it)."""
         if record is None:
-            record = next((r for _, r in self._indexed_records(candidates)), None)
-        if record is None or record.novelty is None:
-            return None
+            record = next((r for _, r in self._indexed_records([candidate])), None)
+        if record is None or not record.evidence:
+            return None, False
+        sketch = evidence_sketch(self.index.get_evidence(candidate.key), candidate.fp)
+        if sketch is None:
+            return None, True
         try:
-            return own.added(record.novelty)
-        except ValueError:  # an unreadable sketch: resemblance decides
-            return None
+            return own.added(sketch), False
+        except ValueError:  # unreadable: gone
+            return None, True
 
     def _check_and_add(
         self,
@@ -600,7 +664,7 @@ class ChangeTracker:
             if self.policy is not None:
                 next_due, schedule = self._schedule(record, now, changed, None)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
-            index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+            index.put_record(key, new_record.to_bytes(), due=new_record.next_due, evidence=b"")
         reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
         return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
 
@@ -620,8 +684,10 @@ class ChangeTracker:
             else:
                 longest = self.policy.max_interval if self.policy is not None else None
                 next_due = None if longest is None else now + longest
-                record = replace(record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due)
-                index.put_record(key, record.to_bytes(), due=next_due)
+                record = replace(
+                    record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due, evidence=False
+                )
+                index.put_record(key, record.to_bytes(), due=next_due, evidence=b"")
         return True
 
     def moved(self, key: str, target: str, now: float | None = None) -> bool:
@@ -643,7 +709,7 @@ class ChangeTracker:
                 last_changed=now,
                 moved_to=target,
             )
-            index.put_record(key, alias.to_bytes(), due=None)
+            index.put_record(key, alias.to_bytes(), due=None, evidence=b"")
         return True
 
     def plan(self, key: str, now: float | None = None) -> Plan:
@@ -725,3 +791,5 @@ class ChangeTracker:
 
 _ALL = 2**62
 _CHUNK = 1000
+#: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).
+_NO_BOUND = 2**62

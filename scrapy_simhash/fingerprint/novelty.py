@@ -54,11 +54,12 @@ from __future__ import annotations
 
 import re
 import struct
+import threading
 import unicodedata
-import zlib
 from typing import TYPE_CHECKING
 
 import numpy as np
+import zstandard
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -72,14 +73,14 @@ GRAM = 12
 WINDOW = 16
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
-#: Sketch kinds: a sample; a normalised text of one line (the first version's); a normalised text
-#: with its line breaks; the text as the page has it (normalised when it is compared).
-_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT = 2, 3, 4, 5
-_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT))
+#: Sketch kinds: a sample; the text as the page has it (normalised when it is compared).
+_SAMPLED, _RAW_TEXT = 2, 5
+_SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
 TEXT_BYTES = 1 << 16
-#: zlib's level for a text sketch: 1 is twice level 6's speed, 6% larger.
-ZLIB_LEVEL = 1
+#: zstd's level for a text sketch (``benchmarks/scale/evidence_codecs.py``: on real pages up to 10%
+#: smaller than zlib's level 1, mostly faster; level 19 is 10-20% smaller at 10-60 ms a page).
+ZSTD_LEVEL = 3
 #: The longest own text read back (characters).
 MAX_TEXT = 1 << 20
 _SPACE = 1 << 32
@@ -168,8 +169,8 @@ class OwnText:
 
     @classmethod
     def normalised(cls, text: str) -> OwnText:
-        """The own text whose normalised form (:func:`normalize`) is ``text``; its sketch is
-        that text (kind 4)."""
+        """The own text whose normalised form (:func:`normalize`) is ``text``; its sketch holds
+        that text."""
         own = object.__new__(cls)
         own._lines = own._rest = None
         own._text = text
@@ -218,21 +219,20 @@ class OwnText:
             self._h8, self._h16 = h8, h16
         return h8, h16
 
-    def sketch(self) -> bytes:
+    def sketch(self, text_bytes: int | None = None) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
-        the rest), compressed, when that takes at most :data:`TEXT_BYTES` (4 and the normalised
-        text for an own text made by :meth:`normalised`); else 2, the largest gram hash it covers
+        the rest; the normalised text for an own text made by :meth:`normalised`), compressed
+        (zstd), when that takes at most ``text_bytes`` (default :data:`TEXT_BYTES`); else 2, the largest gram hash it covers
         (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
         byte, in ascending order of the codes."""
-        if self._lines is None:
-            kind, raw = _TEXT_BYTE, self.text
-        else:
-            kind, raw = _RAW_BYTE, "\n".join(self._lines + self._rest if self._rest else self._lines)
-        packed = zlib.compress(raw.encode("utf-8", "surrogatepass"), ZLIB_LEVEL)
-        if len(packed) <= TEXT_BYTES:
-            return kind + packed
-        shown = self if kind == _TEXT_BYTE else OwnText.normalised(normalize(raw))
+        lines = self._lines
+        normalised = lines is None
+        raw = self.text if lines is None else "\n".join(lines + self._rest if self._rest else lines)
+        packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
+        if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
+            return _RAW_BYTE + packed
+        shown = self if normalised else OwnText.normalised(normalize(raw))
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
@@ -252,8 +252,8 @@ class OwnText:
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
         kind = kept[:1]
-        if kind in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
-            if kind == _RAW_BYTE and self._lines is not None:
+        if kind == _RAW_BYTE:
+            if self._lines is not None:
                 raw = _inflate(kept, normalised=False)
                 if "\n".join(self._lines) in raw:
                     return 0.0  # a copy, or a part, as the pages have it: neither text normalised
@@ -281,7 +281,7 @@ class OwnText:
         the page whose sketch is ``kept`` covers (each distinct line once), each run once, in the
         order of the text: what it adds, to show a person; ``None`` when ``kept`` is a sample (its
         text is not known)."""
-        if kept[:1] not in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
+        if kept[:1] != _RAW_BYTE:
             return None
         return list(dict.fromkeys(self._uncovered(_inflate(kept), least)))
 
@@ -373,16 +373,22 @@ def _inflate(sketch: bytes, normalised: bool = True) -> str:
     """The text a sketch of a text holds (at most :data:`MAX_TEXT` characters: a corrupt value is
     no bomb), normalised (:func:`normalize`) unless ``normalised`` is false."""
     try:
-        inflater = zlib.decompressobj()
-        raw = inflater.decompress(sketch[1:], 4 * MAX_TEXT)
-        if inflater.unconsumed_tail or not inflater.eof:
+        size = zstandard.frame_content_size(sketch[1:])
+        if not 0 <= size <= 4 * MAX_TEXT:
             raise ValueError("the own text is cut short or too long")
-        text = raw.decode("utf-8", "surrogatepass")
-    except (zlib.error, UnicodeDecodeError) as exc:
+        text = zstandard.ZstdDecompressor().decompress(sketch[1:]).decode("utf-8", "surrogatepass")
+    except (zstandard.ZstdError, UnicodeDecodeError) as exc:
         raise ValueError(f"not a novelty sketch ({exc})") from exc
-    kind = sketch[:1]
-    if kind == _RAW_BYTE:
-        return normalize(text) if normalised else text
-    if kind == _ONE_LINE_BYTE and not text.isascii():  # kept with spaces next to Han characters
-        return _CJK_SPACE_RE.sub("", text)
-    return text
+    return normalize(text) if normalised else text
+
+
+_CODECS = threading.local()
+
+
+def _codec() -> zstandard.ZstdCompressor:
+    """This thread's compressor (one is not safe to share between threads); its frames carry a
+    checksum, so that a damaged sketch is refused, never misread."""
+    codec: zstandard.ZstdCompressor | None = getattr(_CODECS, "codec", None)
+    if codec is None:
+        codec = _CODECS.codec = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
+    return codec

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.middleware")
+logger = logging.getLogger(__name__)
 
 
 #: ``response.meta`` keys written for every fingerprinted response.
@@ -437,11 +437,20 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 stat = None if reason is None else reason.stat
                 if stat is not None:
                     self._inc(stat)
+            if verdict.evidence_missing:
+                self._inc("simhash/evidence_missing")
             if verdict.kept is Reason.KEPT_UNLIKE:  # within max_distance of a page its sketch disagrees with
                 logger.debug(
                     "Kept %(key)s: within SIMHASH_MAX_DISTANCE of %(unlike)s, but their change sketches "
                     "are under SIMHASH_NEAR_SIMILARITY alike",
                     {"key": key, "unlike": verdict.unlike},
+                    extra={"spider": self._spider},
+                )
+            elif verdict.kept is Reason.KEPT_ADDS and verdict.adds is None:  # no evidence to drop it by
+                logger.debug(
+                    "Kept %(key)s: it resembles %(of)s, whose novelty evidence is gone "
+                    "(SIMHASH_EVIDENCE_MAX_BYTES, or lost): no drop without evidence",
+                    {"key": key, "of": verdict.adds_to},
                     extra={"spider": self._spider},
                 )
             elif verdict.kept is Reason.KEPT_ADDS:  # resembles a kept page, but says more than it

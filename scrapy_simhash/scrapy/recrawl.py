@@ -33,7 +33,6 @@ from scrapy_simhash.scrapy.selection import _SELECTIONS, crawl_selection
 from scrapy_simhash.scrapy.settings import get_config
 
 if TYPE_CHECKING:
-
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["SimhashRecrawlMiddleware"]
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.incremental")
+logger = logging.getLogger(__name__)
 
 #: ``request.meta`` key that forces a fetch in incremental mode (like ``dont_filter``).
 FORCE_META = "simhash_force"
@@ -306,6 +305,3 @@ def _spider_handles(request: Request, status: int, crawler: Crawler) -> bool:
 
 def _key(request: Request, url: str | None = None) -> str:
     return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
-
-
-

@@ -29,6 +29,11 @@ Vocabulary:
 ``records``
     ``key -> bytes``, independent of fingerprints (a key may have either or both), each with an
     optional due time (Unix seconds) kept in a secondary index (:meth:`records_due`).
+``evidence``
+    ``key -> bytes``: a kept page's novelty evidence, the record's cold part (most of a kept
+    page's bytes), read only when a page resembles that one; written and deleted with the key's
+    record (:meth:`FingerprintStore.put_records`) and kept apart from it, so that the records stay
+    small. Not listed by :meth:`scan_records`.
 ``aux``
     ``name -> bytes`` blobs for the package's own use (per-host site templates), not listed by
     :meth:`scan` or :meth:`scan_records`.
@@ -351,13 +356,21 @@ class FingerprintStore(ABC):
         """The record of each key, or ``None``."""
 
     @abstractmethod
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         """Store each ``(key, record, due)`` (replacing the key's record and due time; ``due``:
-        Unix seconds >= 0, or ``None`` for a record that is never due), all or none."""
+        Unix seconds >= 0, or ``None`` for a record that is never due), and each key's
+        ``evidence`` (``None``: delete it; a key not in it keeps its own), all or none."""
+
+    @abstractmethod
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The evidence of each key, or ``None``."""
 
     @abstractmethod
     def delete_records(self, keys: Sequence[bytes]) -> int:
-        """Delete the records (and due times) of ``keys``; return how many there were."""
+        """Delete the records (and due times and evidence) of ``keys``; return how many records
+        there were."""
 
     @abstractmethod
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:

@@ -25,9 +25,12 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at 1e6);
     :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale ones to
     their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns exactly the
-    records due. An index written before this layout (``records`` ``key_id -> record``, ``dues``
-    ``key_id -> due`` and exact entries) is converted in one write transaction when it is first
-    opened for writing, and read as it is when opened read-only.
+    records due.
+``evidence``
+    ``key_id -> evidence``: a kept page's novelty evidence (most of a kept page's bytes), apart
+    from its record so that the records' pages hold only records (a decision reads its URL's
+    record and its candidates'; the evidence only when a page resembles a kept one); written in
+    the transaction that writes the record.
 ``aliases``
     hashed ``key_id -> key``: a key longer than LMDB's 511-byte limit is filed under ``0xFF`` + its
     BLAKE2b-256 digest (``0xFF`` never occurs in UTF-8).
@@ -92,16 +95,13 @@ _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 _LMDB_MAGIC = 0xBEEFC0DE
 _LMDB_VERSION = 1
 _META_KEY = b"index"
-#: In ``meta``: the records' layout (``_RECORDS_LAYOUT``: due-prefixed records, lower-bound due
-#: index); an index without it was written before, with ``dues`` and exact index entries.
-_LAYOUT_KEY = b"records_layout"
-_RECORDS_LAYOUT = b"2"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
-_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
+#: (``dues``: a table of an earlier version's index, which only ``destroy`` meets.)
+_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"evidence", b"aux"})
 #: Sub-databases: the most tables (index.MAX_TABLES) plus ours.
 _MAX_DBS = 100 + len(_OUR_DBS)
 INDEX_FORMAT = "scrapy-simhash-index"
@@ -382,8 +382,6 @@ class LmdbStore(FingerprintStore):
         #: of each record read or written in its transaction, so that writing it back reads nothing.
         self._heads: dict[bytes, bytes] = {}
         self._holding = False  # this object holds the environment lock for a group
-        #: Records in the current layout (due-prefixed); ``False``: an older index opened read-only.
-        self._prefixed = True
         self.grows = 0
 
     @classmethod
@@ -484,57 +482,12 @@ class LmdbStore(FingerprintStore):
             self._keys = self._db(b"keys")
             self._records = self._db(b"records")
             self._due_index = self._db(b"due_index")
+            self._evidence = self._db(b"evidence")
             self._aliases = self._db(b"aliases")
             self._aux = self._db(b"aux")
-            if self.readonly:
-                self._prefixed = self._read(self._layout_of) != "old"
-            elif self._read(self._layout_of) == "old":
-                self._write(self._upgrade)
         except BaseException:
             self.close()
             raise
-
-    def _layout_of(self, txn: Any) -> str:
-        """``"new"`` (no index yet: :meth:`create_meta` marks it), ``"current"`` or ``"old"``."""
-        if txn.get(_LAYOUT_KEY, db=self._meta_db) == _RECORDS_LAYOUT:
-            return "current"
-        return "new" if txn.get(_META_KEY, db=self._meta_db) is None else "old"
-
-    def _upgrade(self, txn: Any) -> None:
-        """Convert an index written before due-prefixed records, in this one transaction: every
-        record gets its due time (from ``dues``, whose exact index entries stay valid lower
-        bounds) twice in front; ``dues`` is dropped. Logged once."""
-        if self._layout_of(txn) != "old":
-            return  # another process converted it meanwhile
-        shared = self._shared
-        assert shared is not None
-        dues = shared.env.open_db(b"dues", txn=txn, create=False) if txn.get(b"dues") is not None else None
-        records = self._records
-        after: bytes | None = None
-        n = 0
-        while True:
-            cur = txn.cursor(records)
-            ok = cur.first() if after is None else cur.set_range(after)
-            if ok and after is not None and cur.key() == after:
-                ok = cur.next()
-            chunk: list[tuple[bytes, bytes]] = []
-            while ok and len(chunk) < 10_000:
-                chunk.append((bytes(cur.key()), bytes(cur.value())))
-                ok = cur.next()
-            cur.close()
-            if not chunk:
-                break
-            for kid, value in chunk:
-                due = None if dues is None else txn.get(kid, db=dues)
-                due = _NO_DUE if due is None else bytes(due)
-                txn.put(kid, due + due + value, db=records)
-            n += len(chunk)
-            after = chunk[-1][0]
-        if dues is not None:
-            txn.drop(dues, delete=True)
-        shared.dbs.pop(b"dues", None)
-        txn.put(_LAYOUT_KEY, _RECORDS_LAYOUT, db=self._meta_db)
-        logger.info("scrapy-simhash: converted the %d records of the index at %s to the current layout", n, self.path)
 
     def destroy(self) -> bool:
         assert self.path is not None
@@ -720,7 +673,6 @@ class LmdbStore(FingerprintStore):
             if stored is not None:
                 return bytes(stored)
             txn.put(_META_KEY, value, db=self._meta_db)
-            txn.put(_LAYOUT_KEY, _RECORDS_LAYOUT, db=self._meta_db)
             return value
 
         return self._write(create)  # type: ignore[no-any-return]
@@ -958,8 +910,6 @@ class LmdbStore(FingerprintStore):
     # -- records ---------------------------------------------------------------------------
 
     def _record_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
-        if not self._prefixed:
-            return self._values(txn, self._records, keys)
         get, db = txn.get, self._records
         limit = MAX_KEY_ID_SIZE
         if txn is not self._txn:
@@ -979,7 +929,9 @@ class LmdbStore(FingerprintStore):
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._record_values, keys)  # type: ignore[no-any-return]
 
-    def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
+    def _put_records(
+        self, txn: Any, items: list[tuple[bytes, bytes, bytes]], evidence: Mapping[bytes, bytes | None]
+    ) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
         heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
         for key, value, due in items:
@@ -1000,13 +952,28 @@ class LmdbStore(FingerprintStore):
                 indexed = due
             put(kid, indexed + due + value, db=records)
             heads[kid] = indexed
+        for key, framed in evidence.items():
+            kid = _key_id(key)
+            if framed is None:
+                txn.delete(kid, db=self._evidence)
+            else:
+                put(kid, framed, db=self._evidence)  # looked up, never listed: no alias needed
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         checked = [
             (key, value, _NO_DUE if due is None else due_ms(due).to_bytes(8, "big")) for key, value, due in items
         ]
-        if checked:
-            self._write(self._put_records, checked)
+        if checked or evidence:
+            self._write(self._put_records, checked, evidence or {})
+
+    def _evidence_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
+        get, db = txn.get, self._evidence
+        return [None if (v := get(_key_id(key), db=db)) is None else bytes(v) for key in keys]
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._read(self._evidence_values, keys)  # type: ignore[no-any-return]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
@@ -1014,6 +981,7 @@ class LmdbStore(FingerprintStore):
             for key in keys:
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
+                txn.delete(kid, db=self._evidence)
                 if txn is self._txn:
                     self._heads[kid] = _NO_DUE
                 if old is not None:
@@ -1028,15 +996,13 @@ class LmdbStore(FingerprintStore):
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         return self._read(  # type: ignore[no-any-return]
-            self._scan, self._records, after, limit, _DUE_HEAD if self._prefixed else 0
+            self._scan, self._records, after, limit, _DUE_HEAD
         )
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         end = due_ms(min(max(before, 0.0), MAX_DUE))
         if limit <= 0 or self._due_index is None:
             return []
-        if not self._prefixed:  # an older index, read-only: its entries are exact
-            return self._read(self._exact_due, end, limit)  # type: ignore[no-any-return]
         # Stale entries (the record's due time moved later) are checked against their record and
         # moved in batches, each in a write transaction of its own; the scan then starts again
         # (the batch moved only entries not yet returned). Read-only or in a group: no moves.
@@ -1047,15 +1013,6 @@ class LmdbStore(FingerprintStore):
                 self._write(self._rekey, stale)
             if complete:
                 return found
-
-    def _exact_due(self, txn: Any, end: int, limit: int) -> list[tuple[bytes, float]]:
-        out: list[tuple[bytes, float]] = []
-        for k in txn.cursor(self._due_index).iternext(keys=True, values=False):
-            due = int.from_bytes(k[:8], "big")
-            if due > end or len(out) >= limit:
-                break
-            out.append((self._raw(txn, bytes(k[8:])), due / 1000))
-        return out
 
     def _due_scan(
         self, txn: Any, end: int, limit: int, batch: int

@@ -38,6 +38,7 @@ class MemoryStore(FingerprintStore):
         self._keys: dict[bytes, bytes] = {}  # key -> fp
         self._records: dict[bytes, tuple[bytes, int | None]] = {}
         self._due: list[tuple[int, bytes]] = []  # sorted (due_ms, key)
+        self._evidence: dict[bytes, bytes] = {}
         self._aux: dict[str, bytes] = {}
         self._undo: list[Callable[[], Any]] | None = None
         self._lock = threading.RLock()
@@ -226,19 +227,31 @@ class MemoryStore(FingerprintStore):
             bisect.insort(due, (new, key))
             self._log(lambda: due.remove((new, key)))
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         with self._lock:
             checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
             for key, value, due in checked:
                 old = self._records.get(key)
                 self._set_due(key, None if old is None else old[1], due)
                 self._set(self._records, key, (value, due))
+            for key, framed in (evidence or {}).items():
+                if framed is None:
+                    self._del(self._evidence, key)
+                else:
+                    self._set(self._evidence, key, bytes(framed))
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        with self._lock:
+            return [self._evidence.get(key) for key in keys]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         with self._lock:
             n = 0
             for key in keys:
                 old = self._records.get(key)
+                self._del(self._evidence, key)
                 if old is not None:
                     self._set_due(key, old[1], None)
                     n += self._del(self._records, key)
@@ -268,4 +281,9 @@ class MemoryStore(FingerprintStore):
                     self._set(self._aux, name, bytes(value))
 
     def stats(self) -> dict[str, Any]:
-        return {"keys": len(self._keys), "fps": len(self._fps), "records": len(self._records)}
+        return {
+            "keys": len(self._keys),
+            "fps": len(self._fps),
+            "records": len(self._records),
+            "evidence": len(self._evidence),
+        }

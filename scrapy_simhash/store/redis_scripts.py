@@ -106,6 +106,7 @@ local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local SEP = '\255'
+local EV = {}  -- rput's evidence: {key, value or ''} (filled before the op runs)
 
 -- Before the first write: every key a write may touch holds its type or nothing (a script that
 -- fails half-way is not rolled back), so that a foreign key fails the call before it writes.
@@ -133,7 +134,9 @@ local function writing()  -- checks what a writing op may write (false: the op o
   elseif op == 'put' then need_fps(3 + T)
   elseif op == 'remove' then need_fps(2)
   elseif op == 'undo_fp' then need_fps(4)
-  elseif op == 'rput' then need_records(4)
+  elseif op == 'rput' then
+    need_records(4)
+    for _, e in ipairs(EV) do need(e[1], 'string') end
   elseif op == 'rdel' then need_records(2)
   elseif op == 'undo_rec' then need_records(5)
   elseif op == 'aput' then need(AUX, 'hash')
@@ -393,11 +396,14 @@ local function run()
     local out = {}
     for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
     return out
-  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each; then the evidence
     local out = {}
     for i = 3, #ARGV, 4 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
       set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+    end
+    for _, e in ipairs(EV) do  -- keys of their own, outside P: a server, not a cluster (one slot)
+      if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
     end
     return out
   elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
@@ -456,6 +462,11 @@ local function run()
     return out
   end
   return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+end
+
+-- rput: ARGV[3] = m, then m (evidence key, value or '') before the records: taken out here.
+if op == 'rput' then
+  for i = 1, tonumber(table.remove(ARGV, 3)) do EV[i] = {table.remove(ARGV, 3), table.remove(ARGV, 3)} end
 end
 
 local writes_op = writing()

@@ -11,14 +11,20 @@ fails without it.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from helpers.pages import guide_page
 
 from scrapy_simhash import defaults
-from scrapy_simhash.decision.record import PageRecord, _schedule_of, _state, change_size
+from scrapy_simhash.decision.record import (
+    PageRecord,
+    _schedule_of,
+    _state,
+    change_size,
+    evidence_sketch,
+    frame_evidence,
+)
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
@@ -79,7 +85,8 @@ def test_a_known_page_with_a_paragraph_rewritten_is_changed(store: SimhashIndex,
     assert record is not None and record == second.record
     assert record.change_count == 1 and record.last_changed == DAY and record.history[0] == (V2.fp, 3)
     assert store.get(URL) == V2.fp  # the index holds the new content
-    assert V2.own is not None and record.novelty == V2.own.sketch()  # what the next fetch is measured against
+    evidence = evidence_sketch(store.get_evidence(URL), V2.fp)
+    assert V2.own is not None and evidence == V2.own.sketch()  # what the next fetch is measured against
     # The change's size is the sketches' (at least one just past the threshold), as for any change.
     weight = max(change_size(V1.sketch, V2.sketch, 3), defaults.SIMHASH_CHANGE_THRESHOLD + 1)
     next_due, schedule = _schedule_of(policy.observe(_state(first.record), DAY, True, weight))
@@ -121,7 +128,7 @@ def test_a_near_duplicate_is_judged_against_the_page_it_duplicates(store: Simhas
     assert tracker.observe(URL, V1, now=0.0).verdict == NEW
     dup = tracker.observe(copy, FP.fingerprint_page(guide_page(1, date="2024-03-02")), now=1.0)
     assert (dup.verdict, dup.duplicate_of) == (NEAR_DUPLICATE, URL)
-    assert PageRecord.parse(store.get_record(copy)).novelty is None  # type: ignore[union-attr]
+    assert not PageRecord.parse(store.get_record(copy)).evidence  # type: ignore[union-attr]
     again = tracker.observe(copy, V2, now=DAY)
     if not keep_adds:
         assert (again.verdict, again.duplicate_of) == (UNCHANGED, URL)  # held back: its paragraph lost
@@ -157,11 +164,11 @@ def test_a_near_duplicate_of_the_same_text_stays_unchanged(lmdb: SimhashIndex) -
     assert (tracker.observe(copy, edited, now=DAY).verdict, lmdb.get(copy)) == (UNCHANGED, None)
 
 
-def test_a_record_without_a_novelty_sketch_is_judged_as_before(lmdb: SimhashIndex) -> None:
+def test_a_record_whose_evidence_is_gone_is_judged_as_before(lmdb: SimhashIndex) -> None:
     tracker = ChangeTracker(lmdb)
     first = tracker.observe(URL, V1, now=0.0).record
-    assert first is not None and first.novelty is not None
-    lmdb.put_record(URL, replace(first, novelty=None).to_bytes())  # written by an older version
+    assert first is not None and first.evidence
+    lmdb.put_record(URL, first.to_bytes(), evidence=b"")  # its evidence gone (over the bound, lost)
     assert tracker.observe(URL, V2, now=DAY).verdict == UNCHANGED  # the fingerprint and the sketch decide
-    lmdb.put_record(URL, replace(first, novelty=b"\x05garbage").to_bytes())  # unreadable: the same
+    lmdb.put_record(URL, first.to_bytes(), evidence=frame_evidence(V1.fp, b"\x05garbage"))  # unreadable: the same
     assert tracker.observe(URL, V2, now=2 * DAY).verdict == UNCHANGED

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
@@ -98,27 +98,36 @@ def test_added_is_exact_on_small_texts(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_every_kind_of_text_sketch_gives_the_same_count(seed: int) -> None:
-    """A record keeps the text as the page has it (kind 5, normalised when compared); records of
-    earlier versions keep it normalised (kind 4) or normalised in one line (kind 3): a page
-    measured against any of them adds the same, Chinese lines (no space next to a Han character)
-    and numbers included."""
-    import zlib
-
+def test_a_text_sketch_gives_the_same_count_whichever_side_is_normalised(seed: int) -> None:
+    """A record keeps the text as the page has it (normalised when compared); an own text made of
+    a normalised text (``dedup``'s) keeps that: a page measured against either adds the same,
+    Chinese lines (no space next to a Han character) and numbers included."""
     rng = random.Random(seed)
-    zh = ["数据库在检查点期间 写入日志", "两个写入者同时提交时 可能造成索引损坏", "命令行工具 拒绝打开新版本创建的数据库"]
+    zh = [
+        "数据库在检查点期间 写入日志",
+        "两个写入者同时提交时 可能造成索引损坏",
+        "命令行工具 拒绝打开新版本创建的数据库",
+    ]
     kept = [sentence(rng) + f" Build {rng.randrange(10**6)}." for _ in range(4)] + zh[:2]
     new = [*kept[:2], sentence(rng, 18), *kept[2:], zh[2]]
     raw = OwnText(kept).sketch()
     assert raw[0] == 5 and OwnText(kept).has_text and not OwnText([" ", "\t "]).has_text
     normalised = OwnText.normalised(normalize("\n".join(kept))).sketch()
-    assert normalised[0] == 4
-    one_line = b"\x03" + zlib.compress(normalize("\n".join(kept)).replace("\n", " ").encode())
-    counts = {OwnText(new).added(sketch) for sketch in (raw, normalised, one_line)}
+    assert normalised[0] == 5
+    counts = {OwnText(new).added(sketch) for sketch in (raw, normalised)}
     assert counts == {brute_added("\n".join(kept), "\n".join(new))}
     assert counts != {0.0}
     assert OwnText(kept).added(raw) == OwnText(kept[1:]).added(raw) == 0  # a copy, a part
     assert OwnText.normalised(normalize("\n".join(new))).added(raw) == counts.pop()
+
+
+@pytest.mark.parametrize("kind", [3, 4])
+def test_a_text_sketch_of_an_earlier_kind_is_no_sketch(kind: int) -> None:
+    import zlib
+
+    earlier = bytes((kind,)) + zlib.compress(b"an earlier kind of text sketch")
+    with pytest.raises(ValueError, match="not a novelty sketch"):
+        OwnText(["a line of its own"]).added(earlier)
 
 
 def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
@@ -158,6 +167,7 @@ def test_digits_of_names_are_text() -> None:
     assert (
         normalize("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
     )
+
 
 def _normalize_by_the_rules(text: str) -> str:
     """``normalize`` as its docstring states it, one regular expression a rule (the sketches of
@@ -235,17 +245,22 @@ def test_sketch_is_the_same_in_another_process() -> None:
     assert out.stdout == OwnText(text.splitlines()).sketch().hex()
 
 
-def test_record_keeps_the_novelty_sketch() -> None:
-    own = OwnText(["A kept page with enough words to make a sketch of its own text."])
-    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), novelty=own.sketch())
+def test_the_record_says_it_has_evidence_and_keeps_that_for_its_own_content_only() -> None:
+    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), evidence=True)
     raw = record.to_bytes()
-    assert raw[0] == 4
     assert PageRecord.from_bytes(raw) == record
     plain = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),))
-    assert raw[1 : len(plain.to_bytes()) + 1] == plain.to_bytes()  # the record without it, framed
-    assert PageRecord.parse(raw[:-2]) is None  # cut short: unreadable, never misread
-    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).novelty == record.novelty
-    assert record.updated(6, 9, True, now=3.0).novelty is None  # never another content's
+    assert len(raw) == len(plain.to_bytes()) and raw != plain.to_bytes()  # a flag: no bytes of it here
+    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).evidence
+    assert not record.updated(6, 9, True, now=3.0).evidence  # never another content's
+
+
+def test_framed_evidence_is_read_only_for_the_content_it_was_made_of() -> None:
+    sketch = OwnText(["A kept page with enough words to make a sketch of its own text."]).sketch()
+    framed = frame_evidence(0xABC, sketch)
+    assert evidence_sketch(framed, 0xABC) == sketch
+    assert evidence_sketch(framed, 0xABD) is None  # another content's (a write left by a record not written)
+    assert evidence_sketch(None, 0xABC) is None and evidence_sketch(framed[:16], 0xABC) is None
 
 
 # -- the decision ---------------------------------------------------------------------------------
@@ -315,11 +330,15 @@ def test_a_new_line_repeated_counts_once(make_index: Callable[[], SimhashIndex])
     ``js src/chat.js``, ten times) adds one short line, not ten: the page is still dropped (counted
     ten times it would pass ``SIMHASH_KEEP_ADDS``), while a line new only once counts whole."""
     rng = random.Random(7)
-    examples = [(sentence(rng, 20), f"export function step{i}(room) {{ return connect(room, {i}); }}") for i in range(10)]
+    examples = [
+        (sentence(rng, 20), f"export function step{i}(room) {{ return connect(room, {i}); }}") for i in range(10)
+    ]
 
     def page(caption: str, extra: str = "") -> str:
         body = "".join(f"<p>{text}</p><p>{caption}<br>{code}</p>" for text, code in examples)
-        return f"<html><head><title>Effects</title></head><body><main><h1>Effects</h1>{body}{extra}</main></body></html>"
+        return (
+            f"<html><head><title>Effects</title></head><body><main><h1>Effects</h1>{body}{extra}</main></body></html>"
+        )
 
     kept, new = page("```js chat.js"), page("```js src/chat.js")
     runs = FP.fingerprint_page(new).own.added_runs(FP.fingerprint_page(kept).own.sketch())
@@ -347,6 +366,66 @@ def test_subset_then_superset_and_the_reverse(make_index: Callable[[], SimhashIn
     tracker = ChangeTracker(make_index(), keep_adds=0)
     observe(tracker, "http://db.example/3.1.0", small)
     assert observe(tracker, "http://db.example/3.1.2", big).verdict == NEAR_DUPLICATE
+
+
+def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], SimhashIndex]) -> None:
+    """A kept page's record says it has evidence; the evidence (its novelty sketch, framed with
+    its fingerprint) is the store's, apart: the record stays small."""
+    index = make_index()
+    tracker = ChangeTracker(index)
+    kept = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    raw = index.get_record("http://db.example/3.1.2")
+    assert kept.record.evidence and raw is not None and len(raw) < 400
+    page = FP.fingerprint_page(release_page(2), url="http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, page.own.sketch())
+    dropped = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert dropped.verdict == NEAR_DUPLICATE and not dropped.evidence_missing
+    assert index.get_evidence("http://db.example/3.1.0") is None  # a dropped page keeps none
+    assert not PageRecord.from_bytes(index.get_record("http://db.example/3.1.0") or b"").evidence
+    index.delete_record("http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") is None  # gone with its record
+
+
+@pytest.mark.parametrize("how", ["deleted", "other content", "over the bound"])
+def test_a_page_whose_look_alike_lost_its_evidence_is_kept_and_counted(
+    make_index: Callable[[], SimhashIndex], how: str
+) -> None:
+    """No drop without evidence: the subset of a kept page (it adds nothing, and is dropped while
+    the evidence is there) is kept when that page's evidence is gone, and says so."""
+    index = make_index()
+    tracker = ChangeTracker(index, evidence_max_bytes=64 if how == "over the bound" else 65536)
+    first = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    assert first.record.evidence
+    key = "http://db.example/3.1.2"
+    if how == "over the bound":
+        assert index.get_evidence(key) is None
+    elif how == "deleted":
+        index.put_record(key, index.get_record(key) or b"", evidence=b"")
+    else:
+        framed = index.get_evidence(key) or b""
+        index.put_record(key, index.get_record(key) or b"", evidence=frame_evidence(first.fp ^ 1, framed[16:]))
+    kept = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert (kept.verdict, kept.adds_to, kept.adds, kept.evidence_missing) == (NEW, key, None, True)
+    # with the evidence in place, the same page is dropped
+    whole = ChangeTracker(make_index())
+    observe(whole, key, release_page(2))
+    assert observe(whole, "http://db.example/3.1.0", release_page(0)).verdict == NEAR_DUPLICATE
+
+
+def test_keep_adds_off_makes_and_stores_no_evidence(make_index: Callable[[], SimhashIndex]) -> None:
+    index = make_index()
+    tracker = ChangeTracker(index, keep_adds=0)
+    assert not observe(tracker, "http://db.example/3.1.0", release_page(0)).record.evidence
+    assert index.get_evidence("http://db.example/3.1.0") is None
+    assert observe(tracker, "http://db.example/3.1.2", release_page(2)).verdict == NEAR_DUPLICATE
+
+
+def test_middleware_counts_a_look_alike_kept_for_want_of_evidence(make_mw: Callable[..., Any]) -> None:
+    mw = make_mw(SIMHASH_EVIDENCE_MAX_BYTES=64)
+    run(mw, make_response("http://db.example/3.1.3", release_page(3)))
+    assert run(mw, make_response("http://db.example/3.1.1", release_page(1)), [{"t": 1}]) == [{"t": 1}]
+    assert mw.stats.get_value("simhash/evidence_missing") == 1
+    assert mw.stats.get_value("simhash/kept/adds") == 1
 
 
 def test_release_series_in_random_orders_loses_nothing() -> None:
@@ -433,8 +512,12 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     are the same): the lines are link-heavy, so the content region leaves them out, but they lie
     inside it (``Document.inner``) and count: the second class's page is kept. Counted without
     them, it would add only its heading and go."""
-    kept = javadoc_page("StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"])
-    new = javadoc_page("ReadWriteLockVisitor", "ReadWriteLock", ["lockInterruptibly", "acquireSharedNanos", "downgradeToRead"])
+    kept = javadoc_page(
+        "StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"]
+    )
+    new = javadoc_page(
+        "ReadWriteLockVisitor", "ReadWriteLock", ["lockInterruptibly", "acquireSharedNanos", "downgradeToRead"]
+    )
     first, second = FP.fingerprint_page(kept), FP.fingerprint_page(new)
     off = ChangeTracker(make_index(), keep_adds=0)  # resemblance alone drops it
     observe(off, "http://lang.example/StampedLockVisitor", kept)

@@ -146,7 +146,9 @@ def test_schedule_weighs_a_change_by_its_change_distance_even_when_it_is_now_a_d
     t.observe("https://a.example/", PageFingerprint.of(FAR[0]))
     t.observe("https://b.example/", PageFingerprint.of(FAR[1]))
     clock.now = T0 + 2 * DAY
-    verdict = t.observe("https://a.example/", PageFingerprint.of(FAR[1] ^ 1))  # rewritten as a copy of b (1 bit from it)
+    verdict = t.observe(
+        "https://a.example/", PageFingerprint.of(FAR[1] ^ 1)
+    )  # rewritten as a copy of b (1 bit from it)
     assert verdict.verdict == "near_duplicate" and verdict.distance == 1
     assert verdict.record is not None and verdict.record.schedule is not None
     assert verdict.record.schedule["size"] == (FAR[0] ^ FAR[1] ^ 1).bit_count()  # the change, not the 1 bit
@@ -442,7 +444,7 @@ def test_404_and_410_mark_known_urls_gone(crawl, clock, setting, kept, caplog):
         request = Request(url)
         gate.process_response(request, HtmlResponse(url, status=status, request=request))
     assert _stat(mw, "gone") == 2  # /x was never known
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     assert "simhash recrawl: 0 due, 0 not due, 0 over budget, 0 forced, 0 not modified, 2 gone, 0 moved" in caplog.text
     assert mw.index.get("https://a.example/g") is None and mw.index.get("https://a.example/h") is None
@@ -580,7 +582,7 @@ def test_addon_inserts_the_recrawl_middleware_in_incremental_mode():
         settings = Settings({"SIMHASH_INCREMENTAL": incremental})
         Addon().update_settings(settings)
         middlewares = dict(settings["DOWNLOADER_MIDDLEWARES"])
-        assert middlewares.get("scrapy_simhash.incremental.SimhashRecrawlMiddleware") == (580 if incremental else None)
+        assert middlewares.get("scrapy_simhash.SimhashRecrawlMiddleware") == (580 if incremental else None)
 
 
 # -- the crawl's selection, any spider, non-text responses ------------------------------------------
@@ -726,14 +728,14 @@ def test_outside_incremental_mode_no_request_is_added(crawl, clock):
 def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
     mw, gate = crawl()
     assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     assert "no known URL was due in this crawl: the index held no known URL (every URL was new)" in caplog.text
     _history(mw.tracker, clock)
     _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     first_due = min(when for _, when in mw.tracker.index.records_due(math.inf, limit=10))
     assert first_due > clock.now

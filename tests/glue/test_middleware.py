@@ -72,7 +72,7 @@ def test_near_duplicate_holds_back_items_and_follows_requests(make_mw, caplog):
     response = make_response(URL_B, mirror)
     item = {"title": "copy"}
     request = Request("https://mirror.example.org/other")
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         out = run(mw, response, [item, request])
     assert out == [request]
     meta = response.meta
@@ -252,7 +252,7 @@ def test_item_field_receives_fingerprint_info(make_mw):
 def test_item_field_missing_on_item_class_is_counted_not_raised(make_mw, caplog):
     mw = make_mw(SIMHASH_ITEM_FIELD="simhash")
     item = BareItem(title="x")
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         out = run(mw, make_response(URL_A, article_html("harbour")), [item])
     assert out == [item]
     assert stat(mw, "simhash/item_field_error") == 1
@@ -332,7 +332,7 @@ def test_stats_add_up_and_summary_line(make_mw, caplog):
     assert stat(mw, "simhash/candidates_max") is not None
     distances = {k: v for k, v in mw.crawler.stats.get_stats().items() if k.startswith("simhash/distance/")}
     assert sum(distances.values()) == 4  # every verdict but "new" has a distance
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw.spider_closed(mw.crawler.spider, "finished")
     summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("simhash: ")]
     assert len(summary) == 1
@@ -346,7 +346,7 @@ def _near_duplicate_logs(caplog: Any) -> list[logging.LogRecord]:
 
 def test_first_duplicate_at_info_then_debug(make_mw, caplog):
     mw = make_mw()
-    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
         for i in range(3):
             run(mw, make_response(f"{URL_A}-copy{i}", article_html("harbour")))
@@ -357,7 +357,7 @@ def test_first_duplicate_at_info_then_debug(make_mw, caplog):
 
 def test_simhash_debug_logs_every_duplicate_at_info(make_mw, caplog):
     mw = make_mw(SIMHASH_DEBUG=True)
-    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
         for i in range(3):
             run(mw, make_response(f"{URL_A}-copy{i}", article_html("harbour")))
@@ -366,7 +366,7 @@ def test_simhash_debug_logs_every_duplicate_at_info(make_mw, caplog):
 
 def test_open_logs_the_store_path_and_layout(make_crawler, caplog):
     crawler = make_crawler()
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
         assert "Using LMDB simhash store in" in caplog.text
@@ -394,7 +394,7 @@ def test_store_error_fails_open(make_mw, caplog):
     mw.index.close()  # every later store call fails
     item = {"a": 1}
     response = make_response(URL_B, article_html("harbour"))
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         assert run(mw, response, [item]) == [item]
     assert response.meta["simhash_verdict"] == "new"
     assert stat(mw, "simhash/store_error") == 1
@@ -406,7 +406,7 @@ def test_store_error_fails_open(make_mw, caplog):
 def test_store_error_log_names_the_page(make_mw, caplog):
     mw = make_mw()
     mw.index.close()
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
     assert f"simhash store error for {URL_A}; the page is treated as new" in caplog.text
     mw.index = None  # already closed
@@ -416,7 +416,7 @@ def test_unreadable_record_is_a_store_error_and_replaced(make_mw, caplog):
     mw = make_mw()
     mw.index.put_record(URL_A, b"not json")
     response = make_response(URL_A, article_html("harbour"))
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, response)
     assert response.meta["simhash_verdict"] == "new"
     assert stat(mw, "simhash/store_error") == 1
@@ -433,7 +433,7 @@ def test_index_that_cannot_open_turns_deduplication_off(make_crawler, tmp_path, 
     config = get_config(crawler)
     mw = SimhashSpiderMiddleware(config, build_fingerprinter(config), crawler.stats, crawler)
     item = {"a": 1}
-    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.scrapy.middleware"):
         for _ in range(2):
             assert run(mw, make_response(URL_A, article_html("harbour")), [item]) == [item]
     assert crawler.stats.get_value("simhash/store_error") == 1
@@ -452,7 +452,7 @@ def test_close_error_is_logged_not_raised(make_mw, caplog):
     mw = make_mw()
     mw.index.close()
     mw.index = _Unclosable()
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         mw.spider_closed(mw.crawler.spider, "finished")
     assert f"Could not close the simhash index in {mw.path}" in caplog.text
     assert mw.index is None
@@ -462,7 +462,7 @@ def test_opt_out_and_reset_are_logged(make_mw, caplog):
     class QuietSpider(SimhashTestSpider):
         simhash_enabled = False
 
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         make_mw(QuietSpider)
         first = make_mw()
         first.spider_closed(first.crawler.spider, "finished")
@@ -493,7 +493,7 @@ def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     mw.open(crawler.spider)
     try:
         item = {"a": 1}
-        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
             for i in range(3):
                 assert run(mw, make_response(f"{URL_A}/{i}", article_html("harbour")), [item]) == [item]
         assert crawler.stats.get_value("simhash/skipped/error") == 3

@@ -506,7 +506,7 @@ def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path
         run(mw, make_response("https://news.example.com/first", article_html("harbour")))
         _fill(fs / "filler")
         names = ["orchard", "telescope", "metro", "tea"]
-        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
             for i in range(40):
                 item = {"i": i}
                 response = make_response(f"https://news.example.com/{i}", article_html(names[i % 4]) + "x" * i * 50)
