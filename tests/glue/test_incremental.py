@@ -376,7 +376,7 @@ def test_with_a_budget_the_summary_says_selected_not_due(crawl, clock, caplog):
     request = Request("https://a.example/hot")
     schedule(gate, request)
     assert request.meta["simhash_plan"][0] == "due" and _stat(mw, "due") == 1
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     assert "simhash recrawl: 1 selected by SIMHASH_RECRAWL_BUDGET (0 of them due), 0 not due, " in caplog.text
 
