@@ -108,6 +108,11 @@ _ADDRESS_RE = re.compile(
     r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|(?<![a-z0-9.-])www\.)[!#-;=?-~]*[0-9a-z#$%&*+/=@_~-]"
     r"|(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
 )
+#: Where an address may be (:func:`_mask_addresses`): what it holds, the characters before that
+#: (a scheme's, a mailbox's), those after it (printable ASCII but spaces, quotes, angle brackets).
+_ADDRESS_HIT_RE = re.compile(r"://|www\.|@")
+_ADDRESS_HEAD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-_%")
+_ADDRESS_TAIL_RE = re.compile(r"[!#-;=?-~]*")
 #: Dense scripts (see :data:`DENSE_WEIGHT`): hangul jamo, CJK radicals to unified ideographs (kana,
 #: CJK punctuation, hangul compatibility jamo), hangul syllables, compatibility ideographs and forms,
 #: half- and full-width forms, the supplementary ideographs.
@@ -167,10 +172,24 @@ def _weights(cps: np.ndarray) -> np.ndarray:
 
 
 def _mask_addresses(text: str) -> str:
-    """``text`` (lower case) with every URL and e-mail address as ``0``."""
-    if "://" in text or "www." in text or "@" in text:
-        return _ADDRESS_RE.sub("0", text)
-    return text
+    """``text`` (lower case) with every URL and e-mail address as ``0`` (:data:`_ADDRESS_RE`, run
+    only where one may be: around each "://", "www." and "@", from the run of characters a scheme
+    or a mailbox may have before it to the end of the printable ASCII after it)."""
+    if "://" not in text and "www." not in text and "@" not in text:
+        return text
+    parts: list[str] = []
+    done = 0
+    for hit in _ADDRESS_HIT_RE.finditer(text):
+        if hit.start() < done:
+            continue  # in the part just masked
+        start = hit.start()
+        while start > done and text[start - 1] in _ADDRESS_HEAD:
+            start -= 1
+        end = _ADDRESS_TAIL_RE.match(text, hit.end()).end()  # type: ignore[union-attr]
+        parts += (text[done:start], _ADDRESS_RE.sub("0", text[start:end]))
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def normalize(text: str) -> str:
@@ -398,7 +417,7 @@ def _windows(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     that weigh :data:`WINDOW` units or more, :func:`weight`), where each starts and where it ends."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     at = np.arange(len(cps))
-    if text.isascii():
+    if text.isascii() or _DENSE_RE.search(text) is None:
         ends = at + WINDOW
     else:
         units = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(_weights(cps))])

@@ -696,3 +696,21 @@ def test_explain_says_what_a_kept_page_adds(tmp_path: Path) -> None:
     assert "corruption that two writers could cause" in out["adds"]
     assert "journal is now written" not in out["adds"]  # a base note: in both pages
     assert "adds" not in reports.explain(Fingerprinter(), [str(b), str(a)], top=0)  # the subset adds nothing
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
+    """``scrapy-simhash dedup`` measures a line without compressing its kept line's text (and,
+    for ASCII lines, without hashing): the same count as :meth:`OwnText.added`, Chinese lines,
+    links and numbers included."""
+    from scrapy_simhash.commands.dedup import _Text
+
+    rng = random.Random(seed)
+    english = [sentence(rng) + f" See https://docs.example/{rng.randrange(999)}/page.html." for _ in range(5)]
+    chinese = ZH_SENTENCES[seed : seed + 5]
+    for lines in (english, chinese, english[:2] + chinese[:3]):
+        kept = "\n".join(lines)
+        new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
+        counted = _Text(new).added_at_most(_Text(kept))
+        assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
+        assert counted == brute_added(kept, new)
