@@ -12,26 +12,33 @@ content-like block: what the change sketch covers, and the other lines inside it
 the content, are not in it; ``fingerprint._own_text`` leaves out the other blocks' lines that its
 site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces
 as one (none next to a Han character or kana: Chinese and Japanese put none between words), one
-line break between lines, every hexadecimal run of 7 or more characters with a digit in it (a
-commit, a build id) as ``#`` and every number as ``0`` (digits right after a Latin letter are part
-of a name: ``u64``, ``h1``).
-So a changed date, counter or hash adds nothing.
+line break between lines, every URL and e-mail address as ``0``, every hexadecimal run of 7 or
+more characters with a digit in it (a commit, a build id) as ``#`` and every number as ``0`` (digits
+right after a Latin letter are part of a name: ``u64``, ``h1``).
+So a changed date, counter, hash or link (a print view's "Printed from https://...") adds nothing.
 
 **What it is measured against**: all that the kept page shows (``OwnText(shown=...)``: its own
 text first, then the rest of its visible text: a table, an embedded post, a caption that the
 content region left out), its lines taken as one text, so that two pages that break their lines or
 table cells differently still match.
 
-**What a page adds**, in characters: the characters of its own text that no :data:`WINDOW`-character
-window within their line shares with the kept page, counted in runs of :data:`WINDOW` or more, each
-distinct line once. A sentence or a line added counts its length; a deletion nothing; a word or a
+**What a page adds**, in characters by weight (:func:`weight`: a Han, kana or hangul character
+counts :data:`DENSE_WEIGHT`, about what a short Latin word does, any other character 1, so that
+``SIMHASH_KEEP_ADDS`` is one short sentence in any script): the characters of its own text that no
+window of :data:`WINDOW` units within their line (16 Latin characters, 6 Han characters) shares with
+the kept page, counted in runs of :data:`WINDOW` characters or more, each distinct line once. A
+sentence or a line added counts its length; a deletion nothing; a word or a
 name changed inside a long line nothing (the windows on either side of it are on the kept page: a
 typo fixed in ten places adds nothing); a short line that differs in a name
 (``assert_eq!(u64::MAX, ..)`` on one type's page, ``u32`` on its sibling's) counts whole, as a
 reader would: sibling API pages are both kept; the same new line ten times (a code block's caption
-renamed in every example) counts once. Windows of 16 characters, as the benchmarks' content-loss
-judges count (with 12, a patch note whose phrases recur in the earlier notes counted under 100
-characters where the judge counts over 100).
+renamed in every example) counts once. Windows of 16 characters in Latin text, as the benchmarks'
+content-loss judges count (with 12, a patch note whose phrases recur in the earlier notes counted
+under 100 characters where the judge counts over 100). In Chinese the windows are 6 Han characters
+and the runs still 16 characters: of the real Chinese revisions at Jaccard >= 0.95 that add under
+100 characters, 0.96 count under 100 so; with windows of 16 Han characters (the pieces between
+scattered small edits are then the kept page's no more) 0.90; with runs of 16 units too (each small
+edit counts) 0.93 (``benchmarks/quality/count_windows.py``).
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
@@ -44,7 +51,7 @@ compared at its positions whose gram hash falls in the same range: ``new - 11/12
 (an inserted run of ``n`` characters has ``n + 11`` new grams and ``n + 23`` new double grams, a
 deletion 11 and 23), scaled by the share of the hash space that the range covers: an estimate
 whose error grows with the number of edits and the length of the page (on 40,000-character texts,
-within about half of the truth).
+within about half of the truth); each position counts its first character's weight.
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
 arithmetic (numpy, wrapping), no ``hash()``.
@@ -64,13 +71,20 @@ import zstandard
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW", "OwnText", "normalize", "one_line"]
+__all__ = [
+    "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
+    "OwnText", "added_to", "normalize", "one_line", "uncovered", "weight",
+]
 
 #: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
 GRAM = 12
 #: Characters per window of the exact comparison: a character is in the kept page when a window of
 #: this many around it, within its line, is; runs of fewer uncovered characters add nothing.
 WINDOW = 16
+#: What a Han, kana or hangul character (CJK punctuation included) counts in what a page adds: the
+#: Chinese translation of a 100-chapter English book is as long as the original with its Han
+#: characters counted 3.2 (``benchmarks/quality/char_weight.py``); the extraction weighs them 3 too.
+DENSE_WEIGHT = 3
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
 #: Sketch kinds: a sample; the text as the page has it (normalised when it is compared).
@@ -89,6 +103,25 @@ _SPACE = 1 << 32
 #: the next open with a character class, the look-behind after it, so that the regular expression
 #: engine skips ahead to a character that may start a match (1.5x and 2x as fast on a page's text).
 _HEX_RE = re.compile(r"[0-9a-f](?<![0-9a-z].)(?:(?<=[0-9])|(?=[a-f]*[0-9]))[0-9a-f]{6,}(?![0-9a-z])")
+#: A URL (a scheme and "://", or "www.", then printable ASCII but spaces, quotes and angle brackets,
+#: not ending in punctuation) or an e-mail address: a link says nothing new, like a number.
+_ADDRESS_RE = re.compile(
+    r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|(?<![a-z0-9.-])www\.)[!#-;=?-~]*[0-9a-z#$%&*+/=@_~-]"
+    r"|(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
+)
+#: Where an address may be (:func:`_mask_addresses`): what it holds, the characters before that
+#: (a scheme's, a mailbox's), those after it (printable ASCII but spaces, quotes, angle brackets).
+_ADDRESS_HIT_RE = re.compile(r"://|www\.|@")
+_ADDRESS_HEAD = frozenset("abcdefghijklmnopqrstuvwxyz0123456789+.-_%")
+_ADDRESS_TAIL_RE = re.compile(r"[!#-;=?-~]*")
+#: Dense scripts (see :data:`DENSE_WEIGHT`): hangul jamo, CJK radicals to unified ideographs (kana,
+#: CJK punctuation, hangul compatibility jamo), hangul syllables, compatibility ideographs and forms,
+#: half- and full-width forms, the supplementary ideographs.
+_DENSE_RE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]"
+)
+_DENSE_RANGES = [(0x1100, 0x11FF), (0x2E80, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF), (0xF900, 0xFAFF),
+                 (0xFE30, 0xFE4F), (0xFF00, 0xFFEF), (0x20000, 0x3FFFF)]
 #: A number: digits not right after a Latin letter or "_" (``u64``, ``h1``, ``x86_64`` are names).
 _DIGITS_RE = re.compile(r"\d(?<![a-z_0-9].)\d*")
 #: White space next to a Han character or kana: Chinese and Japanese put no space between words, so
@@ -123,13 +156,50 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
+def weight(text: str) -> int:
+    """What ``text`` counts in what a page adds: :data:`DENSE_WEIGHT` a Han, kana or hangul
+    character (CJK punctuation included), 1 any other."""
+    if text.isascii():
+        return len(text)
+    return len(text) + (DENSE_WEIGHT - 1) * len(_DENSE_RE.findall(text))
+
+
+def _weights(cps: np.ndarray) -> np.ndarray:
+    """:func:`weight` of each code point of ``cps`` (``uint32``)."""
+    dense = np.zeros(len(cps), dtype=bool)
+    for low, high in _DENSE_RANGES:
+        dense |= (cps >= low) & (cps <= high)
+    return np.where(dense, DENSE_WEIGHT, 1)
+
+
+def _mask_addresses(text: str) -> str:
+    """``text`` (lower case) with every URL and e-mail address as ``0`` (:data:`_ADDRESS_RE`, run
+    only where one may be: around each "://", "www." and "@", from the run of characters a scheme
+    or a mailbox may have before it to the end of the printable ASCII after it)."""
+    if "://" not in text and "www." not in text and "@" not in text:
+        return text
+    parts: list[str] = []
+    done = 0
+    for hit in _ADDRESS_HIT_RE.finditer(text):
+        if hit.start() < done:
+            continue  # in the part just masked
+        start = hit.start()
+        while start > done and text[start - 1] in _ADDRESS_HEAD:
+            start -= 1
+        end = _ADDRESS_TAIL_RE.match(text, hit.end()).end()  # type: ignore[union-attr]
+        parts += (text[done:start], _ADDRESS_RE.sub("0", text[start:end]))
+        done = end
+    parts.append(text[done:])
+    return "".join(parts)
+
+
 def normalize(text: str) -> str:
-    """``text`` as its grams see it: NFKC, lower case, hexadecimal runs as ``#``, numbers as
-    ``0``, every run of white space in a line as one space (none next to a Han character or
-    kana), one line break between lines, no empty line."""
+    """``text`` as its grams see it: NFKC, lower case, URLs and e-mail addresses as ``0``,
+    hexadecimal runs as ``#``, numbers as ``0``, every run of white space in a line as one space
+    (none next to a Han character or kana), one line break between lines, no empty line."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", text.lower()))
+    text = _DIGITS_RE.sub("0", _HEX_RE.sub("#", _mask_addresses(text.lower())))
     # White space but line breaks (``str.split``'s: Unicode's, the separators included) as one
     # space, none at a line's ends; no empty line: two passes of str methods, not of regexes.
     text = "\n".join(filter(None, [" ".join(line.split()) for line in text.split("\n")]))
@@ -247,7 +317,7 @@ class OwnText:
         )
 
     def added(self, kept: bytes) -> float:
-        """Characters of this text in runs that the page whose sketch is ``kept`` lacks: exact
+        """Characters (by :func:`weight`) of this text in runs that the page whose sketch is ``kept`` lacks: exact
         when ``kept`` holds that page's text, else estimated from the positions in its anchors'
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
@@ -260,9 +330,7 @@ class OwnText:
                 text = normalize(raw)
             else:
                 text = _inflate(kept)
-            if self.text in text:
-                return 0.0  # a copy, or a part: nothing new (most copies, without hashing)
-            return float(sum(map(len, self._uncovered(text, WINDOW))))
+            return added_to(self.text, text)  # a copy, or a part: 0 without hashing
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
@@ -274,7 +342,9 @@ class OwnText:
         inside = mine <= top
         mine, mine16 = mine[inside], h16[inside]
         scale = _SPACE / (top + 1)
-        return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes)
+        at = self.text.encode("utf-32-le", "surrogatepass")[: 4 * len(h8)]
+        weights = None if self.text.isascii() else _weights(np.frombuffer(at, dtype=np.uint32))[inside]
+        return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes, weights)
 
     def added_runs(self, kept: bytes, least: int = WINDOW) -> list[str] | None:
         """The runs of this (normalised) text, of ``least`` characters or more, that no window of
@@ -286,33 +356,41 @@ class OwnText:
         return list(dict.fromkeys(self._uncovered(_inflate(kept), least)))
 
     def _uncovered(self, kept: str, least: int) -> list[str]:
-        """The runs of this text, of ``least`` characters or more, that no :data:`WINDOW`-character
-        window of ``kept`` covers (windows within lines: a line shorter than that is never a run)."""
-        # A line the kept page has as it is is covered whole: only the others are looked at.
-        # Each line once: a line repeated (a caption renamed in every example) adds once.
-        kept_lines = set(kept.split("\n"))
-        lines = dict.fromkeys(line for line in self.text.split("\n") if len(line) >= least and line not in kept_lines)
-        text = "\n".join(lines)
-        if not text:
-            return []
-        mine, own_ok = _windows(text)
-        theirs, _ = _windows(one_line(kept))  # however the kept page breaks its lines
-        order = np.argsort(mine)  # a binary search is faster over sorted values
-        matched = np.empty(len(mine), dtype=bool)
-        matched[order] = _member(mine[order], theirs)
-        matched &= own_ok
-        # A character is covered when one of the windows that hold it (those starting up to
-        # WINDOW - 1 characters before it) is matched.
-        ends = np.concatenate([[0], np.cumsum(matched)])
-        at = np.arange(len(text))
-        last = np.minimum(at, len(matched) - 1) + 1
-        first = np.maximum(at - WINDOW + 1, 0)
-        covered = (ends[np.maximum(last, first)] - ends[first]) > 0
-        cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-        bare = ~covered & (cps != _NEWLINE)
-        edges = np.diff(bare.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
-        starts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
-        return [text[a:b] for a, b in zip(starts, stops) if b - a >= least]
+        """:func:`uncovered` runs of this text in ``kept``."""
+        return uncovered(self.text, kept, least)
+
+
+def added_to(text: str, kept: str) -> float:
+    """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`weight`)
+    of its :func:`uncovered` runs (:meth:`OwnText.added` against a text sketch)."""
+    return 0.0 if text in kept else float(sum(map(weight, uncovered(text, kept, WINDOW))))
+
+
+def uncovered(text: str, kept: str, least: int = WINDOW) -> list[str]:
+    """The runs of the normalised ``text``, of ``least`` characters or more, that no window of
+    :data:`WINDOW` units (:func:`weight`: 16 Latin characters, 6 Han characters) of the normalised
+    ``kept`` covers (windows within lines: a line shorter than ``least`` is never a run)."""
+    # A line the kept page has as it is is covered whole: only the others are looked at.
+    # Each line once: a line repeated (a caption renamed in every example) adds once.
+    kept_lines = set(kept.split("\n"))
+    lines = dict.fromkeys(line for line in text.split("\n") if len(line) >= least and line not in kept_lines)
+    text = "\n".join(lines)
+    if not text:
+        return []
+    mine, mine_at, mine_ends = _windows(text)
+    theirs, _, _ = _windows(one_line(kept))  # however the kept page breaks its lines
+    order = np.argsort(mine)  # a binary search is faster over sorted values
+    matched = np.empty(len(mine), dtype=bool)
+    matched[order] = _member(mine[order], theirs)
+    # A character is covered when a matched window holds it: +1 where one starts, -1 where it ends.
+    n = len(text)
+    starts = np.bincount(mine_at[matched], minlength=n + 1)
+    depth = np.cumsum(starts - np.bincount(mine_ends[matched], minlength=n + 1))
+    cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bare = (depth[:n] == 0) & (cps != _NEWLINE)
+    edges = np.diff(bare.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
+    firsts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
+    return [text[a:b] for a, b in zip(firsts, stops) if b - a >= least]
 
 
 def one_line(text: str) -> str:
@@ -334,27 +412,44 @@ def _powers(n: int) -> tuple[np.ndarray, np.ndarray]:
     return _POWERS[0], _POWERS[1]
 
 
-def _windows(text: str) -> tuple[np.ndarray, np.ndarray]:
-    """The hash of the :data:`WINDOW`-character window at each position of ``text`` (that has one),
-    and whether it lies within a line."""
+def _windows(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The hash of each window of ``text`` within a line (the fewest characters from a position
+    that weigh :data:`WINDOW` units or more, :func:`weight`), where each starts and where it ends."""
     cps = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    n = len(cps) - WINDOW + 1
-    if n < 1:
-        return np.empty(0, dtype=np.uint64), np.empty(0, dtype=bool)
+    at = np.arange(len(cps))
+    if text.isascii() or _DENSE_RE.search(text) is None:
+        ends = at + WINDOW
+    else:
+        units = np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(_weights(cps))])
+        ends = np.searchsorted(units, units[:-1] + WINDOW)
+    breaks = np.concatenate([[0], np.cumsum(cps == _NEWLINE)])
+    whole = ends <= len(cps)
+    at, ends = at[whole], ends[whole]
+    inside = breaks[ends] == breaks[at]
+    at, ends = at[inside], ends[inside]
+    if not len(at):
+        return np.empty(0, dtype=np.uint64), at, ends
     # sum of cps[i + t] * _C1 ** -t over the window at i: prefix sums of cps[j] * _C1 ** -j, and the
-    # window's difference times _C1 ** i (wrapping 64-bit arithmetic; _C1 is odd, so invertible).
+    # window's difference times _C1 ** i (wrapping 64-bit arithmetic; _C1 is odd, so invertible),
+    # with its length (a window of another length is another window).
     up, down = _powers(len(cps))
     prefix = np.concatenate([np.zeros(1, dtype=np.uint64), np.cumsum(cps * down[: len(cps)])])
-    poly = (prefix[WINDOW:] - prefix[:n]) * up[:n]
-    breaks = np.concatenate([[0], np.cumsum(cps == _NEWLINE)])
-    return _mix(poly), breaks[WINDOW:] == breaks[:n]
+    poly = (prefix[ends] - prefix[at]) * up[at] + (ends - at).astype(np.uint64) * _C2
+    return _mix(poly), at, ends
 
 
-def _seams_out(new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray) -> float:
+def _seams_out(
+    new8: np.ndarray, old8: np.ndarray, new16: np.ndarray, old16: np.ndarray, weights: np.ndarray | None = None
+) -> float:
     """``n - 11/12 (n2 - n)``: of the positions ``new8`` / ``new16`` (their grams and double grams),
-    ``n`` have a gram not in ``old8``, ``n2`` a double gram not in ``old16`` (at least 0)."""
-    n8 = len(new8) - np.count_nonzero(_member(np.sort(new8), old8))
-    n16 = len(new16) - np.count_nonzero(_member(np.sort(new16), old16))
+    ``n`` have a gram not in ``old8``, ``n2`` a double gram not in ``old16`` (at least 0), each
+    position counted by its ``weights`` (1 without)."""
+    if weights is None:
+        n8 = len(new8) - np.count_nonzero(_member(np.sort(new8), old8))
+        n16 = len(new16) - np.count_nonzero(_member(np.sort(new16), old16))
+    else:
+        n8 = int(weights[~_member(new8, old8)].sum())
+        n16 = int(weights[~_member(new16, old16)].sum())
     return max(0.0, float(n8 - (GRAM - 1) / GRAM * (n16 - n8)))
 
 

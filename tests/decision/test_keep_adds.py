@@ -26,7 +26,7 @@ from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_ev
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
-from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
+from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
@@ -47,21 +47,46 @@ def sentence(rng: random.Random, words: int = 14) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
+#: Han, kana, hangul and CJK punctuation: each weighs ``DENSE_WEIGHT`` units, any other character 1.
+_DENSE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]"
+)
+
+
+def units(text: str) -> int:
+    return sum(DENSE_WEIGHT if _DENSE.match(c) else 1 for c in text)
+
+
+def brute_windows(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each window of ``text``: the fewest characters from a position, within
+    a line, that weigh ``WINDOW`` units or more."""
+    out = []
+    for i in range(len(text)):
+        for e in range(i + 1, len(text) + 1):
+            if text[e - 1] == "\n":
+                break
+            if units(text[i:e]) >= WINDOW:
+                out.append((i, e))
+                break
+    return out
+
+
 def brute_added(kept: str, new: str) -> float:
-    """``OwnText.added``'s quantity (exact comparison) by brute force: the characters of ``new``'s
-    normalised text in runs of ``WINDOW`` or more that no ``WINDOW``-character window within its
-    line shares with ``kept``'s normalised text (lines joined: spaces, none next to a Han character),
-    each distinct line of ``new`` once."""
+    """``OwnText.added``'s quantity (exact comparison) by brute force: the weight (``units``) of the
+    characters of ``new``'s normalised text in runs of ``WINDOW`` characters or more that no window
+    of ``WINDOW`` units within its line (16 Latin characters, 6 Han characters) shares with
+    ``kept``'s normalised text (lines joined: spaces, none next to a Han character), each distinct
+    line of ``new`` once."""
     a, b = normalize(kept), "\n".join(dict.fromkeys(normalize(new).split("\n")))
     a = re.sub(r" (?=[\u2e80-\u9fff])|(?<=[\u2e80-\u9fff]) ", "", a.replace("\n", " "))
-    have = {a[i : i + WINDOW] for i in range(len(a) - WINDOW + 1)}
+    have = {a[i:e] for i, e in brute_windows(a)}
     covered = [False] * len(b)
-    for i in range(len(b) - WINDOW + 1):
-        window = b[i : i + WINDOW]
-        if "\n" not in window and window in have:
-            covered[i : i + WINDOW] = [True] * WINDOW
-    runs = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b)).split()
-    return float(sum(len(run) for run in runs if len(run) >= WINDOW))
+    for i, e in brute_windows(b):
+        if b[i:e] in have:
+            covered[i:e] = [True] * (e - i)
+    flags = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b))
+    runs = [b[m.start() : m.end()] for m in re.finditer("x+", flags) if m.end() - m.start() >= WINDOW]
+    return float(sum(map(units, runs)))
 
 
 def brute_seams(kept: str, new: str) -> float:
@@ -176,7 +201,11 @@ def _normalize_by_the_rules(text: str) -> str:
 
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text.lower())
+    text = text.lower()
+    url = r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|(?<![a-z0-9.-])www\.)[!#-;=?-~]*[0-9a-z#$%&*+/=@_~-]"
+    mail = r"(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
+    text = re.sub(f"{url}|{mail}", "0", text)  # a URL (not its last punctuation) or an e-mail address
+    text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text)
     text = re.sub(r"(?<![a-z_0-9])\d+", "0", text)
     text = re.sub(r" ?\n\s*", "\n", re.sub(r"[^\S\n]+", " ", text)).strip()
     return (
@@ -192,8 +221,10 @@ def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
     random strings of those characters, and the visible text of the real pages where present."""
     rng = random.Random(25)
     alphabet = list("abcdefgxyz_0123456789#.- \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u2028\u2029\u3000中文٣４Ａ")
+    alphabet += ["http://", "www.", "@", ":", "/", ")", "+", "Ｗ"]
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(20000)]
     texts += ["deadbeef1 cafe1234567 abcdefa 1234567x x1234567 0x7f3a9c2 ab12cd34ef \n \n\t a\u00a0b ٣٤ 12中 文 x"]
+    texts += ["See (https://a.example/x?y=1), www.b.example. Mail Ann.Lee+x@c.example.cn; 见https://d.example/路径。"]
     from helpers.data import DATA, load_pages
 
     if DATA.exists():
@@ -533,6 +564,114 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     assert (found.verdict, found.adds_to) == (NEW, "http://lang.example/StampedLockVisitor")
 
 
+ARTICLE_URL = "https://www.example.test/2024/05/some-article-slug.html"
+
+
+def test_links_and_addresses_add_nothing() -> None:
+    """A URL or an e-mail address counts as a number does (``0``): a print view's footer naming
+    the article's URL, its footnoted links and a contact address add nothing; words around them do."""
+    assert normalize(f"Printed from {ARTICLE_URL}.") == "printed from 0."
+    assert normalize("Write to news.desk+tips@example.test (www.example.test/contact).") == "write to 0 (0)."
+    assert normalize("见https://example.test/a?b=1获取。") == "见0获取。"
+    rng = random.Random(11)
+    kept = [sentence(rng, 16) for _ in range(6)]
+    links = [f"[{i}] https://www.example.test/2024/0{i}/the-story-that-came-before-number-{i}.html" for i in range(1, 4)]
+    new = [*kept, f"Printed from {ARTICLE_URL}", *links, "Contact: the-editors@example.test"]
+    assert OwnText(new).added(OwnText(kept).sketch()) == 0
+    assert OwnText([*new, sentence(rng, 16)]).added(OwnText(kept).sketch()) >= 100
+
+
+def print_view(body: str, footer: str) -> str:
+    return (
+        "<html><head><title>Harbour works begin - print</title></head><body><main><h1>Harbour works begin</h1>"
+        f"{body}<p>{footer}</p></main></body></html>"
+    )
+
+
+def test_a_print_view_whose_footer_names_its_url_is_dropped(make_index: Callable[[], SimhashIndex]) -> None:
+    """A print view is the article with a footer that names the article's URL (and its links as
+    footnotes): a copy, dropped as the article's; counted by code points, the URLs alone added
+    over ``SIMHASH_KEEP_ADDS`` and every print view was kept, its article exported twice."""
+    rng = random.Random(12)
+    body = "".join(f"<p>{sentence(rng, 18)}</p>" for _ in range(8))
+    article = (
+        "<html><head><title>Harbour works begin</title></head><body><nav><a href='/'>Home</a></nav><main>"
+        f"<h1>Harbour works begin</h1>{body}</main><footer>Example News</footer></body></html>"
+    )
+    footer = (
+        f"Printed from {ARTICLE_URL} [1] https://www.example.test/2024/04/harbour-plans-approved-by-council.html "
+        "[2] https://www.example.test/topics/harbour-and-port-development/index.html"
+    )
+    printed = print_view(body, footer)
+    pages = [FP.fingerprint_page(html, url=u) for html, u in ((article, ARTICLE_URL), (printed, f"{ARTICLE_URL}?print=1"))]
+    assert pages[1].own.added(pages[0].own.sketch()) < 100
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, ARTICLE_URL, article).verdict == NEW
+    copy = observe(tracker, f"{ARTICLE_URL}?print=1", printed)
+    assert (copy.verdict, copy.duplicate_of) == (NEAR_DUPLICATE, ARTICLE_URL)
+    # A print view with a sentence of its own (an editor's note) adds it.
+    noted = FP.fingerprint_page(print_view(body, f"{sentence(rng, 18)} {footer}"), url=f"{ARTICLE_URL}?print=2")
+    assert noted.own.added(pages[0].own.sketch()) >= 100
+
+
+#: A Chinese article (ten sentences), and one more sentence of 44 characters.
+ZH_SENTENCES = [
+    "今年春天，市图书馆在老城区开设了第一家二十四小时自助分馆，市民刷身份证就可以借书还书。",
+    "分馆面积不大，但藏书超过一万册，还设有儿童阅读区、自习区和一间可以预约的小型会议室。",
+    "开馆一个月以来，每天的借阅量都在三百册以上，夜间十点以后仍有不少附近的上班族前来看书。",
+    "图书馆负责人介绍，自助分馆采用无线射频识别技术，每一本书都贴有电子标签，出入口能自动登记。",
+    "为了保证安全，馆内安装了十二个摄像头，并与派出所联网，遇到紧急情况可以一键报警求助。",
+    "不少老人一开始不会使用自助借书机，志愿者每天下午都会在馆内值守，手把手地教他们操作。",
+    "市民王女士说，以前带孩子去总馆要坐四十分钟的公交车，现在走路五分钟就能到，周末常来。",
+    "根据计划，明年全市还将新建八家自助分馆，优先安排在学校、社区服务中心和地铁站的附近。",
+    "专家认为，公共文化设施应当离群众更近一些，让读书成为像买菜散步一样自然的日常生活。",
+    "图书馆也提醒读者爱护图书，按时归还，逾期未还的图书将暂停借阅权限，直到归还为止。",
+]
+ZH_ADDED = "分馆每月还会举办两场亲子阅读会和一场作者见面会，报名方式会提前一周在图书馆的公众号上公布。"
+
+
+def zh_page(sentences: list[str]) -> str:
+    body = "".join(f"<p>{a}{b}</p>" for a, b in zip(sentences[::2], sentences[1::2]))
+    if len(sentences) % 2:
+        body += f"<p>{sentences[-1]}</p>"
+    return (
+        "<html lang='zh'><head><meta charset='utf-8'><title>二十四小时自助图书馆开馆</title></head><body>"
+        "<nav><a href='/'>首页</a> <a href='/news'>新闻</a></nav><main><h1>二十四小时自助图书馆开馆</h1>"
+        f"{body}</main><footer>本站版权所有</footer></body></html>"
+    )
+
+
+def test_a_han_character_weighs_three_and_a_window_is_sixteen_units() -> None:
+    """What a page adds is counted by weight: a Han, kana or hangul character 3 (a short Latin
+    word's worth), any other 1; a window is 16 units (16 Latin characters, 6 Han characters)."""
+    assert novelty.weight("abc, d") == 6 and novelty.weight("图书馆。") == 12 and novelty.weight("カナ한글") == 12
+    assert novelty.weight("分馆 open") == 11
+    sentence_zh = normalize(ZH_ADDED)
+    kept = OwnText(ZH_SENTENCES).sketch()
+    assert OwnText([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]]).added(kept) == units(sentence_zh)
+    # A line of the kept page with two clauses rewritten: the pieces it keeps (6 to 13 Han characters)
+    # are windows of the kept page, the new pieces are under 16 characters: it adds nothing (with
+    # windows of 16 characters nothing of it would be the kept page's, and it would add 29 characters).
+    assert OwnText(["专家认为，公共文化设施应当更加贴近群众，让读书成为日常生活。"]).added(kept) == 0
+
+
+def test_a_chinese_page_that_adds_one_sentence_is_kept(make_index: Callable[[], SimhashIndex]) -> None:
+    """One Chinese sentence of 44 characters is as much as an English sentence of about 130: the
+    page that adds it is kept (counted by code points it added 44, under ``SIMHASH_KEEP_ADDS``,
+    and was dropped); the page without it, fetched after it, adds nothing and is dropped."""
+    small, big = zh_page(ZH_SENTENCES), zh_page([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]])
+    off = ChangeTracker(make_index(), keep_adds=0)
+    observe(off, "http://lib.example/a", small)
+    assert observe(off, "http://lib.example/b", big).verdict == NEAR_DUPLICATE  # resemblance alone drops it
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://lib.example/a", small).verdict == NEW
+    kept = observe(tracker, "http://lib.example/b", big)
+    assert (kept.verdict, kept.adds_to) == (NEW, "http://lib.example/a")
+    assert kept.adds == units(normalize(ZH_ADDED)) == 133  # 44 Han characters and a comma
+    again = observe(tracker, "http://mirror.example/a", small)
+    assert again.verdict == NEAR_DUPLICATE
+
+
 def test_a_copy_with_a_counter_and_a_date_changed_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
     rng = random.Random(3)
     body = "".join(f"<p>{sentence(rng, 18)}</p>" for _ in range(8))
@@ -640,3 +779,21 @@ def test_explain_says_what_a_kept_page_adds(tmp_path: Path) -> None:
     assert "corruption that two writers could cause" in out["adds"]
     assert "journal is now written" not in out["adds"]  # a base note: in both pages
     assert "adds" not in reports.explain(Fingerprinter(), [str(b), str(a)], top=0)  # the subset adds nothing
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
+    """``scrapy-simhash dedup`` measures a line without compressing its kept line's text (and,
+    for ASCII lines, without hashing): the same count as :meth:`OwnText.added`, Chinese lines,
+    links and numbers included."""
+    from scrapy_simhash.commands.dedup import _Text
+
+    rng = random.Random(seed)
+    english = [sentence(rng) + f" See https://docs.example/{rng.randrange(999)}/page.html." for _ in range(5)]
+    chinese = ZH_SENTENCES[seed : seed + 5]
+    for lines in (english, chinese, english[:2] + chinese[:3]):
+        kept = "\n".join(lines)
+        new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
+        counted = _Text(new).added_at_most(_Text(kept))
+        assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
+        assert counted == brute_added(kept, new)
