@@ -52,6 +52,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -76,6 +77,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
+from scrapy_simhash.store.hot import HOT, hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -99,6 +101,8 @@ _RECORDS_LAYOUT = b"2"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
+HOT_SIZE = HOT.itemsize
+
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
 _OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
@@ -985,9 +989,9 @@ class LmdbStore(FingerprintStore):
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
                     txn.delete(indexed + kid, db=due_index)
-                if due != _NO_DUE:
-                    put(due + kid, b"", db=due_index)
                 indexed = due
+            if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
+                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
             put(kid, indexed + due + value, db=records)
             heads[kid] = indexed
 
@@ -1091,10 +1095,46 @@ class LmdbStore(FingerprintStore):
                 continue
             due = value[8:16]
             if due != value[:8]:
-                txn.delete(entry, db=self._due_index)
+                hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
-                    txn.put(due + kid, b"", db=self._due_index)
+                    txn.put(due + kid, hot or b"", db=self._due_index)
                 txn.put(kid, due + value[8:], db=self._records)
+
+    def due_states(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+        return self._read(self._due_states, after, limit)  # type: ignore[no-any-return]
+
+    def _due_states(self, txn: Any, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+        """The due index's entries after ``after``, their values the hot states; an entry of no
+        current record (stale: its record moved later or is gone) is passed over, and one without
+        a hot state (written before them, or an older layout) gets it from its record."""
+        cursor = txn.cursor(self._due_index) if self._due_index is not None and limit > 0 else None
+        if cursor is None or not (cursor.set_range(after) if after is not None else cursor.first()):
+            return None, [], b""
+        if after is not None and cursor.key() == after and not cursor.next():
+            return None, [], b""
+        page = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
+        last = page[-1][0] if page else None
+        hots = b"".join([hot for _, hot in page])
+        if len(hots) != HOT_SIZE * len(page) or not self._prefixed:
+            page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
+            hots = b"".join([hot for _, hot in page])
+        hashed = _HASHED
+        keys = [self._raw(txn, entry[8:]) if entry[8:9] == hashed else entry[8:] for entry, _ in page]
+        return last, keys, hots
+
+    def _hot(self, txn: Any, entry: bytes, hot: bytes) -> bytes | None:
+        """The hot state of a due-index entry (its value, or made from its record; ``None``: the
+        entry is no current record's)."""
+        if len(hot) == HOT_SIZE and self._prefixed:
+            return hot
+        value = txn.get(entry[8:], db=self._records)
+        if value is None:
+            return None
+        if not self._prefixed:
+            return hot_of(value, int.from_bytes(entry[:8], "big"))
+        if value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+            return None
+        return hot_of(value[_DUE_HEAD:], int.from_bytes(value[8:16], "big"))
 
     # -- aux -------------------------------------------------------------------------------
 
