@@ -34,10 +34,11 @@ T0 = 1_700_000_000.0
 BATCH = 2000
 
 
-def build(index, urls: int, budget: int = 10_000, seed: int = 1) -> float:
+def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed: int = 1) -> float:
     """``urls`` records written through ``index.put_records``; returns the selection's ``now``, at
     which about 5% of them are due (a budgeted crawl's steady state: each URL refetched about
-    every ``urls / budget`` runs, a run a day)."""
+    every ``urls / budget`` runs, a run a day). ``first_only``: every URL fetched once (no
+    history), as after a first crawl (issue 38's measure: real pages observed once)."""
     from scrapy_simhash.decision.record import PageRecord, _schedule_of
     from scrapy_simhash.schedule import FreshnessPolicy
 
@@ -47,7 +48,7 @@ def build(index, urls: int, budget: int = 10_000, seed: int = 1) -> float:
     templates = []
     for _ in range(64):
         state, t = None, 0.0
-        for _ in range(rng.choice((1, 2, 4, 8, 24))):
+        for _ in range(1 if first_only else rng.choice((1, 2, 4, 8, 24))):
             changed = None if state is None else rng.random() < 0.3
             state = policy.observe(state, t, changed, rng.choice((2.0, 6.0, 15.0)) if changed else None)
             t += rng.uniform(0.5, 1.5) * interval
@@ -78,7 +79,7 @@ def build(index, urls: int, budget: int = 10_000, seed: int = 1) -> float:
     return now
 
 
-def measure(index, now: float, budget: int) -> dict[str, float]:
+def measure(index, now: float, budget: int, heap: bool = True) -> dict[str, float]:
     """One selection at ``now`` timed (CPU, wall, peak RSS), then another under tracemalloc (its
     peak Python heap); with a digest of the selected keys in order (the same before and after)."""
     from scrapy_simhash.decision.tracker import ChangeTracker
@@ -90,12 +91,13 @@ def measure(index, now: float, budget: int) -> dict[str, float]:
     rows = tracker.selection(now, budget, DAY)
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    del rows[budget:]
-    tracemalloc.start()
-    again = ChangeTracker(index, policy=FreshnessPolicy(), clock=lambda: now).selection(now, budget, DAY)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    assert again == rows
+    peak = float("nan")
+    if heap:
+        tracemalloc.start()
+        again = ChangeTracker(index, policy=FreshnessPolicy(), clock=lambda: now).selection(now, budget, DAY)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert again == rows
     digest = hashlib.sha256("\n".join(f"{r.key} {r.priority!r}" for r in rows).encode()).hexdigest()[:16]
     due = sum(r.due <= now for r in rows)
     return {
@@ -115,7 +117,7 @@ def _run_child(args: argparse.Namespace) -> None:
 
     meta = json.loads(Path(args.path + ".json").read_text())
     index = SimhashIndex.open(args.path, readonly=False)
-    out = measure(index, meta["now"] + args.later * DAY, args.budget)
+    out = measure(index, meta["now"] + args.later * DAY, args.budget, not args.no_heap)
     out["urls"] = meta["urls"]
     out["cpu_us_per_url"] = round(out["cpu_s"] / meta["urls"] * 1e6, 2)
     print(json.dumps(out))
@@ -127,6 +129,8 @@ def main() -> None:
     parser.add_argument("path", nargs="?")
     parser.add_argument("--urls", type=int, default=200_000)
     parser.add_argument("--budget", type=int, default=10_000)
+    parser.add_argument("--first-only", action="store_true", help="build: every URL fetched once (no history)")
+    parser.add_argument("--no-heap", action="store_true", help="skip the second selection, under tracemalloc")
     parser.add_argument("--later", type=float, default=0.0, help="select this many days later (0: ~5%% due)")
     parser.add_argument("--package", help="run the selection with the package of this checkout")
     args = parser.parse_args()
@@ -137,7 +141,7 @@ def main() -> None:
 
         index = SimhashIndex.open(args.path, durable=False, map_size=64 << 30)
         t = time.perf_counter()
-        now = build(index, args.urls, args.budget)
+        now = build(index, args.urls, args.budget, args.first_only)
         index.close()
         Path(args.path + ".json").write_text(json.dumps({"now": now, "urls": args.urls}))
         print(f"built {args.urls} URLs in {time.perf_counter() - t:.0f} s", file=sys.stderr)
@@ -147,6 +151,7 @@ def main() -> None:
         env = dict(os.environ)
         env["PYTHONPATH"] = args.package or str(Path(__file__).resolve().parents[2])
         cmd = [sys.executable, __file__, "child", args.path, "--budget", str(args.budget), "--later", str(args.later)]
+        cmd += ["--no-heap"] if args.no_heap else []
         print(subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.strip())
     else:
         _redis(args)
@@ -169,9 +174,9 @@ def _redis(args: argparse.Namespace) -> None:
         try:
             index = SimhashIndex(RedisStore(server.url, prefix="sel"))
             t = time.perf_counter()
-            now = build(index, args.urls, args.budget)
+            now = build(index, args.urls, args.budget, args.first_only)
             print(f"built {args.urls} URLs in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-            out = measure(index, now, args.budget)
+            out = measure(index, now, args.budget, not args.no_heap)
             out["urls"] = args.urls
             out["cpu_us_per_url"] = round(out["cpu_s"] / args.urls * 1e6, 2)
             print(json.dumps(out))

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 #: Hot states per store read.
 PAGE = 4096
 
+#: Bounded rows ranked (their records read) per batch.
+_STEP = 512
+
 
 class DueRow(NamedTuple):
     """One row of a selection: a key due for a recrawl, its due time and priority."""
@@ -47,7 +50,7 @@ def select_known(
     scale = 1.0
     if policy is not None:
         count, sizes = 0, []
-        for _, hot in _pages(index):
+        for _, hot in _pages(index, keys=False):
             listed = hot["due"] <= end
             known = listed & (hot["flags"] & STATE).astype(bool)
             count += int(np.count_nonzero(known | (listed & (hot["due"] / 1000 <= now))))
@@ -71,34 +74,36 @@ def select_known(
             history = (hot["flags"][rows] & HISTORY).astype(bool)
             priorities[rows], exact[rows] = policy.hot_priorities(columns, now, history)
         priorities[due] = np.maximum(priorities[due], 1.0)
-        enter = np.flatnonzero(candidate & (priorities >= best.threshold))
-        best.add([(float(priorities[i]), int(hot["due"][i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
-        # The bounded rows from the highest bound down, a batch at a time: each raises the threshold.
+        ms = hot["due"]
+        enter = np.flatnonzero(candidate & best.admits(priorities, ms))
+        best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
+        # The bounded rows from the highest bound down (the earliest due first), a batch at a time:
+        # each batch may raise the threshold that the next must reach.
         bounded = enter[~exact[enter]]
-        bounded = bounded[np.argsort(-priorities[bounded], kind="stable")]
-        step = max(budget, 256) if budget > 0 else max(len(bounded), 1)
+        bounded = bounded[np.lexsort((ms[bounded], -priorities[bounded]))]
+        step = _STEP if budget > 0 else max(len(bounded), 1)
         for start in range(0, len(bounded), step):
             batch = bounded[start : start + step]
-            batch = batch[priorities[batch] >= best.threshold]
+            batch = batch[best.admits(priorities[batch], ms[batch])]
             if not len(batch):
-                break
+                continue
             assert policy is not None
             _rank(index, policy, now, scale, [keys[i].decode("utf-8") for i in batch], batch, due, priorities)
-            kept = priorities[batch]
-            batch = batch[(kept >= best.threshold) & (kept > -math.inf)]
-            best.add([(float(priorities[i]), int(hot["due"][i]), keys[i].decode("utf-8")) for i in batch])
+            batch = batch[best.admits(priorities[batch], ms[batch])]
+            best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in batch])
     return [DueRow(key, ms / 1000, priority) for priority, ms, key in best.rows()], policy
 
 
-def _pages(index: SimhashIndex) -> Iterator[tuple[list[bytes], np.ndarray]]:
-    """The store's hot states, a page at a time: the keys and their states (a :data:`HOT` array)."""
+def _pages(index: SimhashIndex, keys: bool = True) -> Iterator[tuple[list[bytes], np.ndarray]]:
+    """The store's hot states, a page at a time: the keys (``keys`` false: maybe none) and their
+    states (a :data:`HOT` array)."""
     after = None
     while True:
-        after, keys, hots = index.due_states(after, PAGE)
+        after, page, hots = index.due_states(after, PAGE, keys)
         if after is None:
             return
-        if keys:
-            yield keys, np.frombuffer(hots, dtype=HOT)
+        if hots:
+            yield page, np.frombuffer(hots, dtype=HOT)
 
 
 def _columns(hot: np.ndarray, scale: float) -> ScheduleColumns:
@@ -139,22 +144,31 @@ def _rank(
 
 class _Best:
     """The best ``budget`` rows ``(priority, due ms, key)`` added so far (every row without a
-    budget): highest priority first, then earliest due time, then key; ``threshold``, the lowest
-    priority that may still enter."""
+    budget): highest priority first, then earliest due time, then key; ``threshold`` and
+    ``worst_due``, the priority and due time of the last of them at the latest cut, which a row
+    must beat to enter."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.threshold = -math.inf
+        self.worst_due = -1
         self._rows: list[tuple[float, int, str]] = []
 
+    def admits(self, priorities: np.ndarray, dues: np.ndarray) -> np.ndarray:
+        """Which rows of ``priorities`` (exact, or upper bounds) and due times (ms) may enter: a
+        higher priority than the threshold, or the same one and a due time no later (the key
+        decides then); never a priority of -inf."""
+        return (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due))
+
     def add(self, rows: list[tuple[float, int, str]]) -> None:
-        """Add ``rows``, then keep the best ``budget`` (and raise the threshold to the lowest)."""
+        """Add ``rows``, then keep the best ``budget`` when they are over it by a quarter (or for a
+        first threshold), the threshold raised to the last of them."""
         self._rows += rows
-        n = len(self._rows)  # cut at twice the budget, or at once for a first threshold (any is a lower bound)
-        if rows and self.budget > 0 and n > self.budget and (self.threshold == -math.inf or n >= 2 * self.budget):
+        n, budget = len(self._rows), self.budget
+        if rows and budget > 0 and n > budget and (self.threshold == -math.inf or n >= budget + max(budget // 4, 256)):
             self._rows.sort(key=_order)
-            del self._rows[self.budget :]
-            self.threshold = self._rows[-1][0]
+            del self._rows[budget:]
+            self.threshold, self.worst_due, _ = self._rows[-1]
 
     def rows(self) -> list[tuple[float, int, str]]:
         self._rows.sort(key=_order)

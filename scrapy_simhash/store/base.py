@@ -371,12 +371,12 @@ class FingerprintStore(ABC):
         due time, however the store indexes them (LMDB keeps a lower bound per record and checks
         it here, moving stale entries: a call may write)."""
 
-    def due_states(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         """Up to ``limit`` records with a due time, following the cursor ``after`` (``None``: from
         the start) in the store's own stable order: ``(cursor, keys, hots)``, ``cursor`` that of
         the last row (``None``: no row) and ``hots`` the records'
         :func:`~scrapy_simhash.store.hot.hot_of` one after the other (what a recrawl selection
-        reads). This default reads every due time and the page's records on each call; a store
+        reads; ``keys`` false: the keys may be left out). This default reads every due time and the page's records on each call; a store
         that keeps hot states with its records answers from them alone."""
         from scrapy_simhash.store.hot import hot_of
 

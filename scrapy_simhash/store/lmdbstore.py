@@ -1100,10 +1100,12 @@ class LmdbStore(FingerprintStore):
                     txn.put(due + kid, hot or b"", db=self._due_index)
                 txn.put(kid, due + value[8:], db=self._records)
 
-    def due_states(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
-        return self._read(self._due_states, after, limit)  # type: ignore[no-any-return]
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        return self._read(self._due_states, after, limit, keys)  # type: ignore[no-any-return]
 
-    def _due_states(self, txn: Any, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+    def _due_states(
+        self, txn: Any, after: bytes | None, limit: int, keys: bool
+    ) -> tuple[bytes | None, list[bytes], bytes]:
         """The due index's entries after ``after``, their values the hot states; an entry of no
         current record (stale: its record moved later or is gone) is passed over, and one without
         a hot state (written before them, or an older layout) gets it from its record."""
@@ -1113,14 +1115,21 @@ class LmdbStore(FingerprintStore):
         if after is not None and cursor.key() == after and not cursor.next():
             return None, [], b""
         page = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
-        last = page[-1][0] if page else None
-        hots = b"".join([hot for _, hot in page])
+        if not page:
+            return None, [], b""
+        last = page[-1][0]
+        entries, values = zip(*page)
+        hots = b"".join(values)
         if len(hots) != HOT_SIZE * len(page) or not self._prefixed:
             page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
+            entries = tuple(entry for entry, _ in page)
             hots = b"".join([hot for _, hot in page])
-        hashed = _HASHED
-        keys = [self._raw(txn, entry[8:]) if entry[8:9] == hashed else entry[8:] for entry, _ in page]
-        return last, keys, hots
+        if not keys:
+            return last, [], hots
+        kids = [entry[8:] for entry in entries]
+        if _HASHED in b"".join(kids):  # only a hashed key id holds 0xFF (never in UTF-8)
+            kids = [self._raw(txn, kid) for kid in kids]
+        return last, kids, hots
 
     def _hot(self, txn: Any, entry: bytes, hot: bytes) -> bytes | None:
         """The hot state of a due-index entry (its value, or made from its record; ``None``: the

@@ -254,7 +254,7 @@ class MemoryStore(FingerprintStore):
             end = bisect.bisect_left(self._due, (due_ms(min(max(before, 0.0), MAX_DUE)) + 1,))
             return [(key, ms / 1000) for ms, key in self._due[: min(end, max(limit, 0))]]
 
-    def due_states(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         with self._lock:
             start = (
                 0 if after is None else bisect.bisect_right(self._due, (int.from_bytes(after[:8], "big"), after[8:]))

@@ -417,6 +417,25 @@ local function run()
       end
     end
     return 1
+  elseif op == 'hot' then  -- first shard, limit: as scan of 'h', each shard's keys joined by SEP and states concatenated
+    local s, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+    local out, n, first = {}, 0, s
+    while s < %(shards)d and (s == first or n < limit) do
+      local all = redis.call('HGETALL', P .. 'h' .. s)
+      if #all > 0 then
+        local keys, hots = {}, {}
+        for j = 1, #all, 2 do
+          keys[#keys + 1] = all[j]
+          hots[#hots + 1] = all[j + 1]
+        end
+        out[#out + 1] = s
+        out[#out + 1] = table.concat(keys, SEP)
+        out[#out + 1] = table.concat(hots)
+        n = n + #keys
+      end
+      s = s + 1
+    end
+    return out
   elseif op == 'hcount' then  -- the records with a due time, and the hot states
     local n = 0
     for s = 0, %(shards)d - 1 do n = n + redis.call('HLEN', P .. 'h' .. s) end

@@ -630,7 +630,7 @@ class RedisStore(FingerprintStore):
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         return self._scan(b"r", after, limit)
 
-    def due_states(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         # The hot-state shards (``P h<shard>``: key -> hot state), whole ones from the one after ``after``.
         if after is None:
             dues, hots_kept = self._call("hcount", action="read")
@@ -641,21 +641,18 @@ class RedisStore(FingerprintStore):
         first = 0 if after is None else int(after) + 1
         if limit <= 0 or first >= SHARDS:
             return None, [], b""
-        res = self._call("scan", b"h", first, limit, action="read")
+        res = self._call("hot", first, limit, action="read")
         if not res:
             return None, [], b""
-        keys: list[bytes] = []
-        hots: list[bytes] = []
-        for i in range(0, len(res), 2):
-            flat = res[i + 1]
-            keys += flat[0::2]
-            hots += flat[1::2]
-        return str(int(res[-2])).encode(), keys, b"".join(hots)
+        found: list[bytes] = []
+        for joined in res[1::3] if keys else ():
+            found += bytes(joined).split(b"\xff")  # 0xFF never occurs in UTF-8
+        return str(int(res[-3])).encode(), found, b"".join(res[2::3])
 
     def _from_records(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
         """:meth:`FingerprintStore.due_states` from the records (their cursors marked ``r``)."""
-        cursor, keys, hots = super().due_states(after, limit)
-        return (None if cursor is None else b"r" + cursor), keys, hots
+        cursor, found, hots = super().due_states(after, limit)
+        return (None if cursor is None else b"r" + cursor), found, hots
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         if limit <= 0:
