@@ -271,9 +271,7 @@ class ChangeTracker:
                 # (an edit outside the fingerprinted part, or spread thin over a long page).
                 changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
                 if not may_match:
-                    verdict, reason = (
-                        (CHANGED, self._change_reason(change)) if changed else (UNCHANGED, Reason.UNCHANGED)
-                    )
+                    verdict, reason = (CHANGED, self._change_reason(change)) if changed else (UNCHANGED, Reason.UNCHANGED)
                     duplicate_of = None if changed else record.duplicate_of
                     index.remove(key)  # its earlier content must not keep matching other pages
                 elif not changed:

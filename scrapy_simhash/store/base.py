@@ -375,9 +375,10 @@ class FingerprintStore(ABC):
         """Up to ``limit`` records with a due time, following the cursor ``after`` (``None``: from
         the start) in the store's own stable order: ``(cursor, keys, hots)``, ``cursor`` that of
         the last row (``None``: no row) and ``hots`` the records'
-        :func:`~scrapy_simhash.store.hot.hot_of` one after the other (what a recrawl selection
-        reads; ``keys`` false: the keys may be left out). This default reads every due time and the page's records on each call; a store
-        that keeps hot states with its records answers from them alone."""
+        :func:`~scrapy_simhash.store.hot.hot_of` one after the other, what a recrawl selection
+        reads (``keys`` false: the keys may be left out). This default reads every due time and
+        the page's records on each call; a store that keeps hot states beside its records answers
+        from them alone."""
         from scrapy_simhash.store.hot import hot_of
 
         listed = [(due_ms(due).to_bytes(8, "big") + key, key, due) for key, due in self.records_due(MAX_DUE, 2**62)]
@@ -385,7 +386,9 @@ class FingerprintStore(ABC):
         page = listed[start : start + max(limit, 0)]
         records = self.get_records([key for _, key, _ in page])
         rows = [
-            (cursor, key, hot_of(record, due_ms(due))) for (cursor, key, due), record in zip(page, records) if record
+            (cursor, key, hot_of(record, due_ms(due)))
+            for (cursor, key, due), record in zip(page, records)
+            if record is not None
         ]
         return (page[-1][0] if page else None), [key for _, key, _ in rows], b"".join(hot for _, _, hot in rows)
 
