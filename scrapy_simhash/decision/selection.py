@@ -48,17 +48,21 @@ def select_known(
     (all the due rows without a budget); ties go by due time, then key."""
     end = due_ms(min(max(now if budget <= 0 else math.inf, 0.0), MAX_DUE))
     scale = 1.0
+    best = _Best(budget)
     if policy is not None:
-        count, sizes = 0, []
+        count, due_count, sizes = 0, 0, []
         for _, hot in _pages(index, keys=False):
             listed = hot["due"] <= end
             known = listed & (hot["flags"] & STATE).astype(bool)
-            count += int(np.count_nonzero(known | (listed & (hot["due"] / 1000 <= now))))
+            due = listed & (hot["due"] / 1000 <= now)
+            count += int(np.count_nonzero(known | due))
+            due_count += int(np.count_nonzero(due))
             sizes.append(hot["size"][known & (hot["size"] > 0)])
         if budget > 0 and run_period and count:
             policy = policy.with_default_interval(budget_interval(count, budget, run_period))
         scale = size_scale(policy, np.concatenate(sizes) if sizes else np.zeros(0))
-    best = _Best(budget)
+        if 0 < budget <= due_count:  # a due row's priority is at least 1: the budget's cut too
+            best.threshold, best.worst_due = 1.0, MAX_DUE * 1000
     for keys, hot in _pages(index):
         when = hot["due"] / 1000
         due = when <= now
