@@ -1115,12 +1115,12 @@ class LmdbStore(FingerprintStore):
         if after is not None and cursor.key() == after and not cursor.next():
             return None, [], b""
         if not keys and self._prefixed:  # the values alone, and the last one's key as the cursor
-            values = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-            hots = b"".join(values)
-            if len(hots) == HOT_SIZE * len(values):
-                if len(values) < limit:
+            alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
+            hots = b"".join(alone)
+            if len(hots) == HOT_SIZE * len(alone):
+                if len(alone) < limit:
                     cursor.last()
-                return (bytes(cursor.key()) if values else None), [], hots
+                return (bytes(cursor.key()) if alone else None), [], hots
             cursor.set_range(after) if after is not None else cursor.first()
             if after is not None and cursor.key() == after:
                 cursor.next()
