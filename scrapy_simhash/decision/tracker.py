@@ -10,13 +10,10 @@ a method of its own; split, the rules would share its state through arguments.)
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
-
-import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.decision import shortcopy
@@ -30,16 +27,9 @@ from scrapy_simhash.decision.record import (
     frame_evidence,
     visible_key,
 )
+from scrapy_simhash.decision.selection import DueRow, select_known
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, filled, similarity
-from scrapy_simhash.schedule import (
-    ScheduleColumns,
-    ScheduleState,
-    budget_interval,
-    plan_run,
-    run_priorities,
-    size_scale,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -110,14 +100,6 @@ class Plan(NamedTuple):
     priority: float
     due: float | None
     key: str
-
-
-class DueRow(NamedTuple):
-    """One row of :meth:`ChangeTracker.due`: a key due for a recrawl, its due time and priority."""
-
-    key: str
-    due: float
-    priority: float
 
 
 PLAN_NEW, PLAN_DUE, PLAN_NOT_DUE = "new", "due", "not_due"
@@ -737,7 +719,8 @@ class ChangeTracker:
 
     def selection(self, now: float | None = None, budget: int = 0, run_period: float | None = None) -> list[DueRow]:
         """The known URLs a crawl at ``now`` fetches, in the order it fetches them
-        (:func:`~scrapy_simhash.schedule.plan_run` over every record with a due time): with
+        (:func:`~scrapy_simhash.decision.selection.select_known` over the hot states of every
+        record with a due time, :func:`~scrapy_simhash.schedule.plan_run`'s order): with
         ``budget`` (pages per run) the ``budget`` most valuable, due or not; without, every due
         one. The change sizes are ranked unit-free (:func:`~scrapy_simhash.schedule.size_scale`).
         A gone URL, or a record without a readable schedule, is a candidate only once due, at
@@ -749,36 +732,8 @@ class ChangeTracker:
         candidates), for the ranking and, as this tracker's policy from then on, for the due times
         and probes of the fetches that follow."""
         now = self.clock() if now is None else now
-        listed = sorted(
-            self.index.records_due(now if budget <= 0 else math.inf, limit=_ALL), key=lambda r: (r[1], r[0])
-        )
-        keys: list[str] = []
-        dues: list[float] = []
-        states: list[ScheduleState | None] = []
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start : start + _CHUNK]
-            for (key, when), raw in zip(chunk, self.index.get_records([key for key, _ in chunk])):
-                record = PageRecord.parse(raw)
-                state = None if record is None or record.gone or self.policy is None else _state(record)
-                if state is None and when > now:
-                    continue
-                keys.append(key)
-                dues.append(when)
-                states.append(state)
-        if budget > 0 and run_period and keys and self.policy is not None:
-            self.policy = self.policy.with_default_interval(budget_interval(len(keys), budget, run_period))
-        priorities = np.ones(len(keys))
-        known = [i for i, state in enumerate(states) if state is not None]
-        if known and self.policy is not None:
-            scale = size_scale(self.policy, np.array([states[i].size for i in known]))  # type: ignore[union-attr]
-            for start in range(0, len(known), _CHUNK):
-                rows = known[start : start + _CHUNK]
-                columns = ScheduleColumns.of([states[i] for i in rows])  # type: ignore[misc]
-                priorities[rows] = run_priorities(self.policy, columns, now, scale)
-        due = np.array(dues) <= now
-        priorities[due] = np.maximum(priorities[due], 1.0)
-        order = plan_run(priorities, due, budget)
-        return [DueRow(keys[i], dues[i], float(priorities[i])) for i in order.tolist()]
+        rows, self.policy = select_known(self.index, self.policy, now, budget, run_period)
+        return rows
 
     def _schedule(
         self, old: PageRecord | None, now: float, changed: bool | None, distance: float | None
@@ -789,7 +744,5 @@ class ChangeTracker:
         return _schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
 
 
-_ALL = 2**62
-_CHUNK = 1000
 #: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).
 _NO_BOUND = 2**62

@@ -51,6 +51,7 @@ class), which reads the store's own settings.
 
 from __future__ import annotations
 
+import bisect
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -382,6 +383,27 @@ class FingerprintStore(ABC):
         (ties by key). Due times are kept to the millisecond. Exact: each record's last written
         due time, however the store indexes them (LMDB keeps a lower bound per record and checks
         it here, moving stale entries: a call may write)."""
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        """Up to ``limit`` records with a due time, following the cursor ``after`` (``None``: from
+        the start) in the store's own stable order: ``(cursor, keys, hots)``, ``cursor`` that of
+        the last row (``None``: no row) and ``hots`` the records'
+        :func:`~scrapy_simhash.store.hot.hot_of` one after the other, what a recrawl selection
+        reads (``keys`` false: the keys may be left out). This default reads every due time and
+        the page's records on each call; a store that keeps hot states beside its records answers
+        from them alone."""
+        from scrapy_simhash.store.hot import hot_of
+
+        listed = [(due_ms(due).to_bytes(8, "big") + key, key, due) for key, due in self.records_due(MAX_DUE, 2**62)]
+        start = 0 if after is None else bisect.bisect_right([row[0] for row in listed], after)
+        page = listed[start : start + max(limit, 0)]
+        records = self.get_records([key for _, key, _ in page])
+        rows = [
+            (cursor, key, hot_of(record, due_ms(due)))
+            for (cursor, key, due), record in zip(page, records)
+            if record is not None
+        ]
+        return (page[-1][0] if page else None), [key for _, key, _ in rows], b"".join(hot for _, _, hot in rows)
 
     # -- aux blobs --------------------------------------------------------------------------
 

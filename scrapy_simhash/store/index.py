@@ -687,6 +687,15 @@ class SimhashIndex:
         due = self._read(self._store.records_due, float(before), int(limit))
         return [(key.decode("utf-8"), when) for key, when in due]
 
+    def due_states(
+        self, after: bytes | None = None, limit: int = 1000, keys: bool = True
+    ) -> tuple[bytes | None, list[bytes], bytes]:
+        """Up to ``limit`` records with a due time after the cursor ``after``, in the store's
+        order: ``(cursor, keys, hots)`` (keys as UTF-8 bytes; ``hots`` their hot states one after
+        the other, :mod:`scrapy_simhash.store.hot`), what a recrawl selection reads; ``keys`` false:
+        the keys may be left out."""
+        return self._read(self._store.due_states, after, int(limit), keys)  # type: ignore[no-any-return]
+
     # -- aux blobs --------------------------------------------------------------------------
 
     def get_aux(self, name: str) -> bytes | None:

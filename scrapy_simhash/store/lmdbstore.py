@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -79,6 +80,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
+from scrapy_simhash.store.hot import HOT, hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -98,6 +100,8 @@ _META_KEY = b"index"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
+HOT_SIZE = HOT.itemsize
+
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
 #: (``dues``: a table of an earlier version's index, which only ``destroy`` meets.)
@@ -947,9 +951,9 @@ class LmdbStore(FingerprintStore):
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
                     txn.delete(indexed + kid, db=due_index)
-                if due != _NO_DUE:
-                    put(due + kid, b"", db=due_index)
                 indexed = due
+            if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
+                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
             put(kid, indexed + due + value, db=records)
             heads[kid] = indexed
         for key, framed in evidence.items():
@@ -1058,10 +1062,63 @@ class LmdbStore(FingerprintStore):
                 continue
             due = value[8:16]
             if due != value[:8]:
-                txn.delete(entry, db=self._due_index)
+                hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
-                    txn.put(due + kid, b"", db=self._due_index)
+                    txn.put(due + kid, hot or b"", db=self._due_index)
                 txn.put(kid, due + value[8:], db=self._records)
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        return self._read(self._due_states, after, limit, keys)  # type: ignore[no-any-return]
+
+    def _due_states(
+        self, txn: Any, after: bytes | None, limit: int, keys: bool
+    ) -> tuple[bytes | None, list[bytes], bytes]:
+        """The due index's entries after ``after``, their values the hot states; an entry of no
+        current record (stale: its record moved later or is gone) is passed over, and one without
+        a hot state (written before them, or an older layout) gets it from its record."""
+        cursor = txn.cursor(self._due_index) if self._due_index is not None and limit > 0 else None
+        if cursor is None or not (cursor.set_range(after) if after is not None else cursor.first()):
+            return None, [], b""
+        if after is not None and cursor.key() == after and not cursor.next():
+            return None, [], b""
+        if not keys:  # the values alone, and the last one's key as the cursor
+            alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
+            hots = b"".join(alone)
+            if len(hots) == HOT_SIZE * len(alone):
+                if len(alone) < limit:
+                    cursor.last()
+                return (bytes(cursor.key()) if alone else None), [], hots
+            cursor.set_range(after) if after is not None else cursor.first()
+            if after is not None and cursor.key() == after:
+                cursor.next()
+        page = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
+        if not page:
+            return None, [], b""
+        last = page[-1][0]
+        entries, values = zip(*page)
+        hots = b"".join(values)
+        if len(hots) != HOT_SIZE * len(page):
+            page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
+            entries = tuple(entry for entry, _ in page)
+            hots = b"".join([hot for _, hot in page])
+        if not keys:
+            return last, [], hots
+        kids = [entry[8:] for entry in entries]
+        if _HASHED in b"".join(kids):  # only a hashed key id holds 0xFF (never in UTF-8)
+            kids = [self._raw(txn, kid) for kid in kids]
+        return last, kids, hots
+
+    def _hot(self, txn: Any, entry: bytes, hot: bytes) -> bytes | None:
+        """The hot state of a due-index entry (its value, or made from its record; ``None``: the
+        entry is no current record's)."""
+        if len(hot) == HOT_SIZE:
+            return hot
+        value = txn.get(entry[8:], db=self._records)
+        if value is None:
+            return None
+        if value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+            return None
+        return hot_of(value[_DUE_HEAD:], int.from_bytes(value[8:16], "big"))
 
     # -- aux -------------------------------------------------------------------------------
 

@@ -17,6 +17,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
+from scrapy_simhash.store.hot import hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -265,6 +266,15 @@ class MemoryStore(FingerprintStore):
         with self._lock:
             end = bisect.bisect_left(self._due, (due_ms(min(max(before, 0.0), MAX_DUE)) + 1,))
             return [(key, ms / 1000) for ms, key in self._due[: min(end, max(limit, 0))]]
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        with self._lock:
+            start = (
+                0 if after is None else bisect.bisect_right(self._due, (int.from_bytes(after[:8], "big"), after[8:]))
+            )
+            rows = self._due[start : start + max(limit, 0)]
+            last = rows[-1][0].to_bytes(8, "big") + rows[-1][1] if rows else None
+            return last, [key for _, key in rows], b"".join(hot_of(self._records[key][0], ms) for ms, key in rows)
 
     # -- aux -------------------------------------------------------------------------------
 

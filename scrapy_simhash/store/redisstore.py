@@ -82,6 +82,7 @@ from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import MAX_DUE, FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+from scrapy_simhash.store.hot import hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
 if TYPE_CHECKING:
@@ -619,15 +620,18 @@ class RedisStore(FingerprintStore):
         return self._keyed("rget", keys)
 
     def _log_records(self, keys: Sequence[bytes], written: Sequence[bytes], olds: list[Any]) -> None:
+        if self._undo is None:
+            return
         undo: list[bytes] = []
         for key, now, (value, due) in zip(reversed(keys), reversed(written), reversed(olds)):
-            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b"")]
+            hot = hot_of(value, int(float(due))) if value and due else b""
+            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b""), hot]
         self._log("undo_rec", undo)
 
     def put_records(
         self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
     ) -> None:
-        checked = [(key, bytes(value), b"" if due is None else str(due_ms(due)).encode()) for key, value, due in items]
+        checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
         framed = [
             (self.evidence_prefix + key, b"" if value is None else bytes(value))
             for key, value in (evidence or {}).items()
@@ -641,7 +645,8 @@ class RedisStore(FingerprintStore):
         for name, value in framed:
             args += [name, value]
         for key, value, due in checked:
-            args += [key, shard_of(key), value, due]
+            hot = b"" if due is None else hot_of(value, due)  # the hot state, what a selection reads
+            args += [key, shard_of(key), value, b"" if due is None else str(due).encode(), hot]
         olds = self._call("rput", *args, action="write to", records=[c[0] for c in checked])
         self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
 
@@ -681,6 +686,30 @@ class RedisStore(FingerprintStore):
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         return self._scan(b"r", after, limit)
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        # The hot-state shards (``P h<shard>``: key -> hot state), whole ones from the one after ``after``.
+        if after is None:
+            dues, hots_kept = self._call("hcount", action="read")
+            if int(dues) != int(hots_kept):  # records written before hot states: read from the records
+                return self._from_records(None, limit)
+        elif after[:1] == b"r":
+            return self._from_records(after[1:], limit)
+        first = 0 if after is None else int(after) + 1
+        if limit <= 0 or first >= SHARDS:
+            return None, [], b""
+        res = self._call("hot", first, limit, action="read")
+        if not res:
+            return None, [], b""
+        found: list[bytes] = []
+        for joined in res[1::3] if keys else ():
+            found += bytes(joined).split(b"\xff")  # 0xFF never occurs in UTF-8
+        return str(int(res[-3])).encode(), found, b"".join(res[2::3])
+
+    def _from_records(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+        """:meth:`FingerprintStore.due_states` from the records (their cursors marked ``r``)."""
+        cursor, found, hots = super().due_states(after, limit)
+        return (None if cursor is None else b"r" + cursor), found, hots
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         if limit <= 0:
