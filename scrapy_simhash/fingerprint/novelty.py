@@ -73,7 +73,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
-    "OwnText", "added_to", "normalize", "one_line", "uncovered", "weight",
+    "OwnText", "added_to", "normalize", "one_line", "run_weight", "uncovered", "weight",
 ]
 
 #: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
@@ -154,6 +154,10 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     keep[:1] = True
     np.not_equal(values[1:], values[:-1], out=keep[1:])
     return values[keep]
+
+
+#: What makes a run of dense text prose (see :func:`run_weight`): a sentence's end (NFKC: ！？； are !?;).
+_SENTENCE_MARK_RE = re.compile("[\u3002!?;]")
 
 
 def weight(text: str) -> int:
@@ -361,9 +365,15 @@ class OwnText:
 
 
 def added_to(text: str, kept: str) -> float:
-    """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`weight`)
+    """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`run_weight`)
     of its :func:`uncovered` runs (:meth:`OwnText.added` against a text sketch)."""
-    return 0.0 if text in kept else float(sum(map(weight, uncovered(text, kept, WINDOW))))
+    return 0.0 if text in kept else float(sum(map(run_weight, uncovered(text, kept, WINDOW))))
+
+
+def run_weight(run: str) -> int:
+    """What an added run counts: its :func:`weight` when it holds a sentence's end (prose), else
+    its characters (a menu, a byline, a label in Chinese is no sentence)."""
+    return weight(run) if run.isascii() or _SENTENCE_MARK_RE.search(run) else len(run)
 
 
 def uncovered(text: str, kept: str, least: int = WINDOW) -> list[str]:

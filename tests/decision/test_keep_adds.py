@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
+from scrapy_simhash import defaults
 from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
@@ -57,6 +58,11 @@ def units(text: str) -> int:
     return sum(DENSE_WEIGHT if _DENSE.match(c) else 1 for c in text)
 
 
+def run_units(run: str) -> int:
+    """A run's count: its ``units`` when it holds a sentence's end (。 ! ? ;), else its characters."""
+    return units(run) if any(c in "\u3002!?;" for c in run) or run.isascii() else len(run)
+
+
 def brute_windows(text: str) -> list[tuple[int, int]]:
     """``(start, end)`` of each window of ``text``: the fewest characters from a position, within
     a line, that weigh ``WINDOW`` units or more."""
@@ -72,7 +78,7 @@ def brute_windows(text: str) -> list[tuple[int, int]]:
 
 
 def brute_added(kept: str, new: str) -> float:
-    """``OwnText.added``'s quantity (exact comparison) by brute force: the weight (``units``) of the
+    """``OwnText.added``'s quantity (exact comparison) by brute force: the weight (``run_units``) of the
     characters of ``new``'s normalised text in runs of ``WINDOW`` characters or more that no window
     of ``WINDOW`` units within its line (16 Latin characters, 6 Han characters) shares with
     ``kept``'s normalised text (lines joined: spaces, none next to a Han character), each distinct
@@ -86,7 +92,7 @@ def brute_added(kept: str, new: str) -> float:
             covered[i:e] = [True] * (e - i)
     flags = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b))
     runs = [b[m.start() : m.end()] for m in re.finditer("x+", flags) if m.end() - m.start() >= WINDOW]
-    return float(sum(map(units, runs)))
+    return float(sum(map(run_units, runs)))
 
 
 def brute_seams(kept: str, new: str) -> float:
@@ -797,3 +803,16 @@ def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
         counted = _Text(new).added_at_most(_Text(kept))
         assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
         assert counted == brute_added(kept, new)
+
+
+def test_chinese_chrome_lines_count_their_characters_and_sentences_weigh_more() -> None:
+    """A syndicated copy's portal menu, byline and editor's note are no sentences: each character
+    counts 1 (the demo's portal copy of an article counted 233 by weight and was exported twice);
+    a Chinese sentence added counts by weight."""
+    article = ["社区长者食堂今天正式开张，附近六十岁以上的老人可以凭卡用餐。", "食堂每天供应午餐和晚餐，菜单每周更换一次。"]
+    chrome = ["江城门户|新闻|社会|财经|房产|汽车|论坛|设为首页|加入收藏", "转载自:晨光网作者:记者林晓雨【字号大中小】", "(本文转自晨光网,如有侵权请联系删除)【责任编辑:赵磊】"]
+    kept = OwnText(article).sketch()
+    copy = OwnText([chrome[0], chrome[1], *article, chrome[2]]).added(kept)
+    assert copy == sum(len(normalize(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
+    added = "街道还为行动不便的老人提供送餐上门服务，每份只收十元，志愿者每天中午把饭菜送到老人家中。"
+    assert OwnText([*article, added]).added(kept) == units(normalize(added)) >= defaults.SIMHASH_KEEP_ADDS
