@@ -29,9 +29,10 @@ name changed inside a long line nothing (the windows on either side of it are on
 typo fixed in ten places adds nothing); a short line that differs in a name
 (``assert_eq!(u64::MAX, ..)`` on one type's page, ``u32`` on its sibling's) counts whole, as a
 reader would: sibling API pages are both kept; the same new line ten times (a code block's caption
-renamed in every example) counts once. Windows of 16 characters, as the benchmarks' content-loss
-judges count (with 12, a patch note whose phrases recur in the earlier notes counted under 100
-characters where the judge counts over 100).
+renamed in every example) counts once; a table's row of short cells counts as one line
+(``Document.rows``: a cell alone is shorter than a window). Windows of 16 characters, as the
+benchmarks' content-loss judges count (with 12, a patch note whose phrases recur in the earlier
+notes counted under 100 characters where the judge counts over 100).
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
@@ -142,13 +143,16 @@ class OwnText:
     page shows (its title and whole visible text, chrome and template included), what its sketch
     holds: a later page is measured against all that this one shows, since dropping it loses
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
-    region left out); ``None``: its own text."""
+    region left out); ``None``: its own text. ``rows``: more lines that count as its own text but
+    are no part of what it shows (its table rows, each a line of cells that its lines hold one by
+    one: ``Document.rows``)."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text")
+    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_rows", "_text")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
     _rest: list[str] | None
+    _rows: list[str]
     _text: str | None
 
     def __init__(
@@ -156,9 +160,11 @@ class OwnText:
         lines: Iterable[str],
         template: set[str] | frozenset[str] = frozenset(),
         shown: Iterable[str] | None = None,
+        rows: Iterable[str] = (),
     ) -> None:
         # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
         self._lines = [line for line in lines if line and line not in template]
+        self._rows = [line for line in rows if line and line not in template]
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
@@ -172,6 +178,7 @@ class OwnText:
         that text (kind 4)."""
         own = object.__new__(cls)
         own._lines = own._rest = None
+        own._rows = []
         own._text = text
         own._h8 = own._h16 = None
         return own
@@ -291,7 +298,10 @@ class OwnText:
         # A line the kept page has as it is is covered whole: only the others are looked at.
         # Each line once: a line repeated (a caption renamed in every example) adds once.
         kept_lines = set(kept.split("\n"))
-        lines = dict.fromkeys(line for line in self.text.split("\n") if len(line) >= least and line not in kept_lines)
+        own = self.text.split("\n")
+        if self._rows:  # (the exact comparison only: a sampled sketch has its cells' grams, not its rows')
+            own += normalize("\n".join(self._rows)).split("\n")
+        lines = dict.fromkeys(line for line in own if len(line) >= least and line not in kept_lines)
         text = "\n".join(lines)
         if not text:
             return []
