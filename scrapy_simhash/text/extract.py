@@ -91,13 +91,13 @@ from scrapy_simhash.text.native import native_comment_runs, native_flat_text, wa
 from scrapy_simhash.text.region import (
     _GOOD,
     _SHORT,
-    _beside,
     _chars,
     _is_link_list,
     _kind,
     _main_blocks,
     _rows,
     _with_heading,
+    _without_sidebar,
 )
 from scrapy_simhash.text.title import _clean_title, _title_and_heading
 
@@ -565,11 +565,11 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     # A column of links beside the element that holds all of the page's content-like text (a
     # glossary's sidebar of every entry) is navigation, never the page's content: judged without it.
     weight, total = _weight_of(main), _weight_of(content)
-    beside = _beside(walker, content, _MIN_MAIN_CHARS) if total > 2 * weight else set()  # (read below only then)
-    near_content = [b for b in content if b not in beside] if beside else content
-    links: list[_Block] = []
+    near_content, links = content, []
+    if total > 2 * weight:  # (the two rules below read them only then)
+        links = [b for b in content if _is_link_list(b)]
+        near_content, links = _without_sidebar(walker, content, links, _MIN_MAIN_CHARS, heading)
     if weight < _LIST_SHARE * _weight_of(near_content):
-        links = [b for b in near_content if _is_link_list(b)]
         listing = [b for b in near_content if _kind(b, False) >= _SHORT or _is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
         if _weight_of(listing) > weight and 2 * _weight_of(links) > _weight_of(listing):
@@ -580,7 +580,7 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # out of the fingerprint (the introduction is its key), but the change sketch covers the
         # lists that share the introduction's container (a sidebar's "most read" list does not):
         # a chapter that lost half its sections has changed.
-        near = _container_links(walker, main, links or [b for b in near_content if _is_link_list(b)])
+        near = _container_links(walker, main, links)
         if _weight_of(near) > weight:
             taken = set(near)
             content_like = [b for b in content if b in taken or _kind(b, False) >= _SHORT]

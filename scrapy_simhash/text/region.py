@@ -2,7 +2,7 @@
 :mod:`scrapy_simhash.text.extract`): each block classed good / short / link list / metadata /
 boilerplate (:func:`_classify_base`, :func:`_kind`), the content region (:func:`_main_blocks`:
 scores with decay to the ancestors, widened and trimmed), the sidebar of links beside a page's
-body (:func:`_beside`) and the rows of short cells (:func:`_rows`)."""
+body (:func:`_without_sidebar`) and the rows of short cells (:func:`_rows`)."""
 
 from __future__ import annotations
 
@@ -463,13 +463,18 @@ def _chars(blocks: list[_Block]) -> int:
     return sum(map(len, map(_TEXT, blocks))) + len(blocks) - 1 if blocks else 0
 
 
-def _beside(walker: _Walker, content: list[_Block], least: int) -> set[_Block]:
-    """The link lists of ``content`` outside its body's column, the smallest element that holds
-    all of its content-like blocks (at least ``least`` characters of them), when that is an
-    element inside ``<body>``: a sidebar of links beside the page's body."""
-    like = [b for b in content if _kind(b, False) >= _SHORT]
-    if _chars(like) < least:
-        return set()
+def _without_sidebar(
+    walker: _Walker, content: list[_Block], links: list[_Block], least: int, heading: str
+) -> tuple[list[_Block], list[_Block]]:
+    """``content`` and its link lists (``links``) without those outside the page's body column,
+    the smallest element that holds all of its content-like blocks (at least ``least`` characters
+    of them) and its main heading (``heading``, as :func:`_with_heading` reads it), when that is an
+    element inside ``<body>`` that holds two blocks or more: a sidebar of links beside the body."""
+    if not links:
+        return content, links
+    like = [b for b in content if _kind(b, False) >= _SHORT or (heading and _own_heading(b, heading))]
+    if len(like) < 2 or _chars(like) < least:
+        return content, links
     parent = walker.parent
     held: dict[int, int] = {}
     for block in like:
@@ -487,9 +492,17 @@ def _beside(walker: _Walker, content: list[_Block], least: int) -> set[_Block]:
     need = _weight_of(like)
     column = max(i for i, w in held.items() if w == need)  # they nest: the deepest comes last
     if _depth(walker, column) < 2:
-        return set()
+        return content, links
     end = walker.end[column]
-    return {b for b in content if not column <= b.owner < end and _is_link_list(b)}
+    beside = {b for b in links if not column <= b.owner < end}
+    if not beside:
+        return content, links
+    return [b for b in content if b not in beside], [b for b in links if b not in beside]
+
+
+def _own_heading(block: _Block, heading: str) -> bool:
+    """Whether ``block`` is the page's heading ``heading`` itself, not a link to it (a sidebar's)."""
+    return _is_heading(block, heading) and not _is_link_list(block)
 
 
 #: A line shorter than this is a cell that :func:`_rows` joins with the other cells of its row
