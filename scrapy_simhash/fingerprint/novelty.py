@@ -32,7 +32,8 @@ name changed inside a long line nothing (the windows on either side of it are on
 typo fixed in ten places adds nothing); a short line that differs in a name
 (``assert_eq!(u64::MAX, ..)`` on one type's page, ``u32`` on its sibling's) counts whole, as a
 reader would: sibling API pages are both kept; the same new line ten times (a code block's caption
-renamed in every example) counts once. Windows of 16 characters in Latin text, as the benchmarks'
+renamed in every example) counts once; a table's row of short cells counts as one line
+(``Document.rows``: a cell alone is shorter than a window). Windows of 16 characters in Latin text, as the benchmarks'
 content-loss judges count (with 12, a patch note whose phrases recur in the earlier notes counted
 under 100 characters where the judge counts over 100). In Chinese the windows are 6 Han characters
 and the runs still 16 characters: of the real Chinese revisions at Jaccard >= 0.95 that add under
@@ -217,13 +218,16 @@ class OwnText:
     page shows (its title and whole visible text, chrome and template included), what its sketch
     holds: a later page is measured against all that this one shows, since dropping it loses
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
-    region left out); ``None``: its own text."""
+    region left out); ``None``: its own text. ``rows``: more lines that count as its own text but
+    are no part of what it shows (its table rows, each a line of cells that its lines hold one by
+    one: ``Document.rows``)."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text")
+    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_rows", "_text")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
     _rest: list[str] | None
+    _rows: list[str]
     _text: str | None
 
     def __init__(
@@ -231,9 +235,11 @@ class OwnText:
         lines: Iterable[str],
         template: set[str] | frozenset[str] = frozenset(),
         shown: Iterable[str] | None = None,
+        rows: Iterable[str] = (),
     ) -> None:
         # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
         self._lines = [line for line in lines if line and line not in template]
+        self._rows = [line for line in rows if line and line not in template]
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
@@ -247,6 +253,7 @@ class OwnText:
         that text."""
         own = object.__new__(cls)
         own._lines = own._rest = None
+        own._rows = []
         own._text = text
         own._h8 = own._h16 = None
         return own
@@ -334,7 +341,7 @@ class OwnText:
                 text = normalize(raw)
             else:
                 text = _inflate(kept)
-            return added_to(self.text, text)  # a copy, or a part: 0 without hashing
+            return added_to(self._compared(), text)  # a copy, or a part: 0 without hashing
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
@@ -361,7 +368,14 @@ class OwnText:
 
     def _uncovered(self, kept: str, least: int) -> list[str]:
         """:func:`uncovered` runs of this text in ``kept``."""
-        return uncovered(self.text, kept, least)
+        return uncovered(self._compared(), kept, least)
+
+    def _compared(self) -> str:
+        """This text as it is compared with a kept page's: its lines, then its table rows, each a
+        line (the exact comparison only: a sampled sketch has its cells' grams, not its rows')."""
+        if not self._rows:
+            return self.text
+        return self.text + "\n" + normalize("\n".join(self._rows))
 
 
 def added_to(text: str, kept: str) -> float:

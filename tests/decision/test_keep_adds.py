@@ -32,6 +32,7 @@ from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.text.extract import extract
+from scrapy_simhash.text.region import _ROW_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -676,6 +677,35 @@ def test_a_chinese_page_that_adds_one_sentence_is_kept(make_index: Callable[[], 
     assert kept.adds == units(normalize(ZH_ADDED)) == 133  # 44 Han characters and a comma
     again = observe(tracker, "http://mirror.example/a", small)
     assert again.verdict == NEAR_DUPLICATE
+
+
+def test_a_table_of_short_cells_counts_by_its_rows(make_index: Callable[[], SimhashIndex]) -> None:
+    """A page that adds a table of short cells to a kept page (a glossary's pitch names in five
+    languages): each cell is shorter than the window that counts, but each row of cells is one
+    line of its own text (``Document.rows``): the page is kept. Counted cell by cell, it would add
+    nothing and go."""
+    rng = random.Random(11)
+    prose = "".join(f"<p>{sentence(rng, 18)}</p>" for _ in range(10))
+    cells = [[word[:7] for word in rng.sample(WORDS, 5)] for _ in range(12)]
+    table = "<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in cells) + "</table>"
+
+    def page(extra: str = "") -> str:
+        body = f"<main><h1>Pitch names</h1>{prose}{extra}</main>"
+        return f"<html><head><title>Pitch names</title></head><body>{body}</body></html>"
+
+    kept, new = page(), page(table)
+    off = ChangeTracker(make_index(), keep_adds=0)  # resemblance alone drops it
+    observe(off, "http://glossary.example/pitch", kept)
+    assert observe(off, "http://glossary.example/pitch-names", new).verdict == NEAR_DUPLICATE
+    doc = extract(new)
+    assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == _ROW_CHARS
+    without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")])
+    sketch = FP.fingerprint_page(kept).own.sketch()
+    assert without.added(sketch) < 100 <= FP.fingerprint_page(new).own.added(sketch)
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://glossary.example/pitch", kept).verdict == NEW
+    found = observe(tracker, "http://glossary.example/pitch-names", new)
+    assert (found.verdict, found.adds_to) == (NEW, "http://glossary.example/pitch")
 
 
 def test_a_copy_with_a_counter_and_a_date_changed_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
