@@ -347,8 +347,17 @@ class ChangeTracker:
                 next_due, schedule = self._schedule(record, now, changed, weight)
             # What a page that resembles this one is compared with (stored apart from the record, in
             # the same transaction); a dropped page is no candidate; with keep_adds off, none.
+            # A refetch that shows the same text as the last fetch keeps its stored evidence: no write.
+            keep = (
+                verdict == UNCHANGED
+                and record is not None
+                and record.evidence
+                and fp == last_fp
+                and vkey is not None
+                and vkey == record.visible_key
+            )
             evidence = None
-            if own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
+            if not keep and own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
                 evidence = self._evidence(fp, own)
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
@@ -368,11 +377,11 @@ class ChangeTracker:
                 None,
                 sketch,
                 vkey,
-                evidence is not None,
+                keep or evidence is not None,
             )
             if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
                 shortcopy.remember(index, found.evidence)
-            index.put_record(key, new_record.to_bytes(), due=next_due, evidence=evidence or b"")
+            index.put_record(key, new_record.to_bytes(), due=next_due, evidence=None if keep else evidence or b"")
         replaced = record is None and raw is not None
         kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
         return Verdict(

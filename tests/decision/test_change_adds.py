@@ -172,3 +172,22 @@ def test_a_record_whose_evidence_is_gone_is_judged_as_before(lmdb: SimhashIndex)
     assert tracker.observe(URL, V2, now=DAY).verdict == UNCHANGED  # the fingerprint and the sketch decide
     lmdb.put_record(URL, first.to_bytes(), evidence=frame_evidence(V1.fp, b"\x05garbage"))  # unreadable: the same
     assert tracker.observe(URL, V2, now=2 * DAY).verdict == UNCHANGED
+
+
+def test_a_refetch_showing_the_same_text_keeps_its_evidence_unwritten(
+    lmdb: SimhashIndex, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An unchanged refetch whose whole visible text is the last fetch's writes no evidence (the
+    stored one is the same); one whose text moved (a date) writes its own."""
+    tracker = ChangeTracker(lmdb)
+    tracker.observe(URL, V1, now=0.0)
+    stored = lmdb.get_evidence(URL)
+    written: list[bytes | None] = []
+    put = lmdb.put_record
+    monkeypatch.setattr(lmdb, "put_record", lambda *a, **kw: (written.append(kw.get("evidence")), put(*a, **kw)))
+    again = tracker.observe(URL, V1, now=DAY)
+    assert again.verdict == UNCHANGED and again.record is not None and again.record.evidence
+    assert written == [None] and lmdb.get_evidence(URL) == stored
+    dated = FP.fingerprint_page(guide_page(1, date="2025-01-31"))
+    assert tracker.observe(URL, dated, now=2 * DAY).verdict == UNCHANGED
+    assert written[1] and evidence_sketch(written[1], dated.fp) is not None
