@@ -64,7 +64,14 @@ STORE_ERROR_FIXES: dict[str, str] = {
     ),
     "eviction": (
         "set the Redis server's maxmemory-policy to noeviction (in redis.conf, or CONFIG SET maxmemory-policy "
-        "noeviction): an evicting policy deletes fingerprints and records without telling anyone"
+        "noeviction): an evicting policy deletes fingerprints and records without telling anyone; the index "
+        "checks at its next open whether it lost keys"
+    ),
+    "lost_keys": (
+        "keys of the Redis index were evicted (a maxmemory-policy other than noeviction) or deleted (DEL, FLUSHDB, "
+        "another program): pages it decided would be kept and exported again, and its recrawl schedule is "
+        "incomplete; delete it (SIMHASH_RESET = True) and crawl again with maxmemory-policy noeviction, or "
+        "restore it from a copy"
     ),
     "foreign_key": (
         "another program wrote the named key under the index's prefix: give the index a prefix of its own "
@@ -82,8 +89,8 @@ class StoreError(SimhashIndexError):
 
     ``path`` names the store's location, ``kind`` the cause (a key of :data:`STORE_ERROR_FIXES`:
     ``disk_full``, ``permission``, ``lock_file``, ``corrupt``, ``io``; Redis:
-    ``connection``, ``memory_full``, ``lost``, ``rolled_back``, ``eviction``, ``foreign_key``,
-    ``busy``), ``cause`` the underlying
+    ``connection``, ``memory_full``, ``lost``, ``rolled_back``, ``eviction``, ``lost_keys``,
+    ``foreign_key``, ``busy``), ``cause`` the underlying
     error's text. The operation that raised it changed nothing.
     """
 

@@ -95,21 +95,40 @@ def redis_server(redis_binary: str, tmp_path_factory: pytest.TempPathFactory) ->
 
 @pytest.fixture(scope="session")
 def redis_cluster(redis_binary: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[RedisServer]:
-    """A Redis Cluster of three masters on loopback (slots split in three); yields its first node."""
+    """A Redis Cluster of three masters on loopback, made by ``redis-cli --cluster create`` (slots
+    split in three; where redis-cli is missing, by ``CLUSTER ADDSLOTSRANGE`` and ``MEET``); yields
+    its first node. A redis-server that cannot run in cluster mode skips the test (fails in CI)."""
+    import os
+    import shutil
+    import subprocess
     import time
 
     import redis
 
     nodes = [RedisServer(redis_binary, tmp_path_factory.mktemp("cluster"), cluster=True) for _ in range(3)]
     try:
-        for node in nodes:
-            node.start()
+        try:
+            for node in nodes:
+                node.start()
+        except RuntimeError as exc:
+            if os.environ.get("CI"):
+                raise
+            pytest.skip(f"redis-server cannot run a cluster node: {exc}")
         clients = [redis.Redis(port=node.port) for node in nodes]
-        bounds = [0, 5461, 10923, 16384]
-        for i, client in enumerate(clients):
-            client.execute_command("CLUSTER", "ADDSLOTSRANGE", bounds[i], bounds[i + 1] - 1)
-        for node in nodes[1:]:
-            clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
+        cli = shutil.which("redis-cli", path=os.path.dirname(redis_binary)) or shutil.which("redis-cli")
+        if cli is not None:
+            subprocess.run(
+                [cli, "--cluster", "create", *(f"127.0.0.1:{node.port}" for node in nodes), "--cluster-yes"],
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
+        else:
+            bounds = [0, 5461, 10923, 16384]
+            for i, client in enumerate(clients):
+                client.execute_command("CLUSTER", "ADDSLOTSRANGE", bounds[i], bounds[i + 1] - 1)
+            for node in nodes[1:]:
+                clients[0].execute_command("CLUSTER", "MEET", "127.0.0.1", node.port)
         deadline = time.monotonic() + 30
         while not all(b"cluster_state:ok" in c.execute_command("CLUSTER", "INFO") for c in clients):
             if time.monotonic() > deadline:

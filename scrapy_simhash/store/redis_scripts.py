@@ -22,12 +22,65 @@ BUCKET_BITS = 16
 _ADMIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
+
+local function tables_of(meta)  -- comb(blocks, k): the tables of the layout in the metadata
+  local blocks, k = tonumber(meta['blocks']) or 0, tonumber(meta['max_distance']) or 0
+  local tables = 1
+  for i = 1, k do tables = tables * (blocks - k + i) / i end
+  return math.min(tables, 100)
+end
+
+-- What an index's keys lack of what its own counts say (evicted or deleted keys): {what, ...}.
+-- Whole keys vanish (a shard, a table, a counter), so the sums of the shards' lengths and the
+-- existence of the single keys tell it.
+local function audit(meta, shards)
+  local ok, m = pcall(cjson.decode, meta)
+  if not ok or type(m) ~= 'table' or m['format'] ~= 'scrapy-simhash-index' then return {} end
+  local lost = {}
+  local function sum(kind)
+    local n = 0
+    for s = 0, shards - 1 do n = n + redis.call('HLEN', P .. kind .. s) end
+    return n
+  end
+  local function counted(name, what, holds, where)  -- the counter P name against what the shards hold
+    local c = redis.call('GET', P .. name)
+    if not c then
+      if holds > 0 then lost[#lost + 1] = 'its count of ' .. what .. ' (' .. P .. name .. ')' end
+    elseif tonumber(c) > holds then
+      lost[#lost + 1] = (tonumber(c) - holds) .. ' of its ' .. c .. ' ' .. what .. ' (' .. where .. ')'
+    elseif tonumber(c) < holds then
+      lost[#lost + 1] = 'its count of ' .. what .. ' (' .. P .. name .. ': ' .. c .. ', its shards hold ' .. holds .. ')'
+    end
+  end
+  local keys, records, hots = sum('k'), sum('r'), sum('h')
+  if not redis.call('GET', P .. 'id') then lost[#lost + 1] = 'its token (' .. P .. 'id)' end
+  if keys + records > 0 and not redis.call('GET', P .. 'w') then lost[#lost + 1] = 'its write count (' .. P .. 'w)' end
+  counted('n', "URLs' fingerprints", keys, P .. 'k0..' .. (shards - 1))
+  counted('nr', 'records', records, P .. 'r0..' .. (shards - 1))
+  if keys > 0 then
+    if redis.call('HLEN', P .. 'fps') == 0 then lost[#lost + 1] = 'its fingerprints (' .. P .. 'fps)' end
+    for t = 0, tables_of(m) - 1 do
+      local name = P .. string.format('t%02d', t)
+      if redis.call('EXISTS', name) == 0 then lost[#lost + 1] = 'its table ' .. name end
+    end
+  end
+  local dues = redis.call('ZCARD', P .. 'due')
+  if hots > dues then
+    lost[#lost + 1] = 'the due times of ' .. (hots - dues) .. ' of its ' .. hots .. ' scheduled records (' .. P .. 'due)'
+  elseif dues > hots then
+    lost[#lost + 1] = 'the hot states of ' .. (dues - hots) .. ' of its ' .. dues .. ' scheduled records (' .. P .. 'h*)'
+  end
+  return lost
+end
+
 if op == 'open' then
   local t = redis.call('TYPE', P .. 'meta')['ok']
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
   local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
-  return {t, meta, others}
+  local lost = {}
+  if meta and ARGV[2] == 'audit' then lost = audit(meta, tonumber(ARGV[3])) end
+  return {t, meta, others, lost}
 elseif op == 'cmeta' then
   redis.call('SET', P .. 'meta', ARGV[2], 'NX')
   redis.call('SET', P .. 'id', ARGV[3], 'NX')
@@ -40,11 +93,9 @@ elseif op == 'destroy' then  -- only the keys an index owns: its names, each of 
   if redis.call('TYPE', P .. 'meta')['ok'] ~= 'string' then return 0 end
   local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
   if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
-  local names = {meta = 'string', id = 'string', n = 'string', w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}
-  local blocks, k = tonumber(meta['blocks']) or 0, tonumber(meta['max_distance']) or 0
-  local tables = 1  -- comb(blocks, k): the tables of its layout
-  for i = 1, k do tables = tables * (blocks - k + i) / i end
-  for t = 0, math.min(tables, 100) - 1 do names[string.format('t%02d', t)] = 'hash' end
+  local names = {meta = 'string', id = 'string', n = 'string', nr = 'string', w = 'string', fps = 'hash', due = 'zset',
+                 aux = 'hash'}
+  for t = 0, tables_of(meta) - 1 do names[string.format('t%02d', t)] = 'hash' end
   for s = 0, tonumber(ARGV[2]) - 1 do
     names['k' .. s] = 'hash'
     names['r' .. s] = 'hash'
@@ -60,8 +111,10 @@ return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
 """
 
 
-# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<the index's token>``
-# (seen: the highest write count this client was answered), ARGV[3] = ``<expiry ms>:<lock
+# Everything else. KEYS[1] = P meta; ARGV[1] = the op, ARGV[2] = ``<seen>:<evicted>:<the index's
+# token>`` (seen: the highest write count this client was answered; evicted: '' or the server's
+# ``evicted_keys`` when the client opened the index: then the call first checks that the server
+# evicted nothing since and still has ``maxmemory-policy noeviction``), ARGV[3] = ``<expiry ms>:<lock
 # token>:<n>:<m>`` followed by n keys to lock before the op runs and m keys whose locks the token
 # must hold, released after the op (the op writes their records), or '' (all taken out of ARGV
 # here), then the op's arguments. Replies ``{write count, the op's reply}``, or ``{write count, 0,
@@ -73,7 +126,16 @@ local op = ARGV[1]
 local byte, sub, find = string.byte, string.sub, string.find
 local lockspec, locks, frees = table.remove(ARGV, 3), {}, {}
 local colon = find(ARGV[2], ':', 1, true)
-if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon + 1) then return redis.error_reply('SIMHASH_LOST') end
+local colon2 = find(ARGV[2], ':', colon + 1, true)
+local evicted = sub(ARGV[2], colon + 1, colon2 - 1)
+if evicted ~= '' then  -- before anything else: a key this call needs may be one of those evicted
+  local n = tonumber(string.match(redis.call('INFO', 'stats'), 'evicted_keys:(%%d+)') or '0')
+  local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%%w%%-]+)') or 'noeviction'
+  if n ~= tonumber(evicted) or policy ~= 'noeviction' then
+    return redis.error_reply('SIMHASH_EVICTED ' .. n .. ' ' .. policy)
+  end
+end
+if redis.call('GET', P .. 'id') ~= sub(ARGV[2], colon2 + 1) then return redis.error_reply('SIMHASH_LOST') end
 local W = P .. 'w'
 local writes = tonumber(redis.call('GET', W) or '0')
 if writes < tonumber(sub(ARGV[2], 1, colon - 1)) then
@@ -129,7 +191,9 @@ local function need_fps(step)
   if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
   need_shards('k', step)
 end
-local function need_records(step) need(DUE, 'zset'); need_shards('r', step); need_shards('h', step) end
+local function need_records(step)
+  need(DUE, 'zset'); need(P .. 'nr', 'string'); need_shards('r', step); need_shards('h', step)
+end
 local function writing()  -- checks what a writing op may write (false: the op only reads)
   if op == 'cadd' then need_fps(#ARGV)
   elseif op == 'put' then need_fps(3 + T)
@@ -324,7 +388,11 @@ end
 
 local function set_record(key, shard, value, due, hot)  -- value, due, hot: false to delete
   local rh = P .. 'r' .. shard
-  if value then redis.call('HSET', rh, key, value) else redis.call('HDEL', rh, key) end
+  if value then  -- P nr: the number of records (what open() checks the shards against)
+    if redis.call('HSET', rh, key, value) == 1 then redis.call('INCR', P .. 'nr') end
+  elseif redis.call('HDEL', rh, key) == 1 then
+    redis.call('DECR', P .. 'nr')
+  end
   if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
   if value and due and hot then redis.call('HSET', P .. 'h' .. shard, key, hot) else redis.call('HDEL', P .. 'h' .. shard, key) end
 end

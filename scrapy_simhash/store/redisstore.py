@@ -1,6 +1,6 @@
 """Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
 
-(Just over 600 lines: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
+(About 830 lines: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
 its server side, the Lua scripts, is :mod:`scrapy_simhash.store.redis_scripts`.)
 
 Every operation is one Lua script call (EVALSHA; redis-py loads the script again after a
@@ -25,7 +25,8 @@ in one Redis Cluster slot (every script's keys are on one node):
     Hashes: key -> fingerprint, split by ``crc32(key) % 1024`` so that :meth:`scan` reads one
     bounded piece at a time (the store's order: shard, then key bytes). ``P n``: number of keys.
 ``P r0`` .. ``P r1023``
-    Hashes: key -> record, split as the keys. ``P due``: sorted set key -> due time (ms).
+    Hashes: key -> record, split as the keys. ``P nr``: number of records. ``P due``: sorted set
+    key -> due time (ms).
 ``P aux``
     Hash: name -> blob.
 ``E <key>``
@@ -49,7 +50,11 @@ in one Redis Cluster slot (every script's keys are on one node):
 Every write checks, before its first write, that each key it may write holds its type or
 nothing (a Lua script that fails half-way is not rolled back): a foreign key fails the call
 (``foreign_key``) with nothing written. :meth:`open` refuses a server whose ``maxmemory-policy``
-evicts keys (``eviction``).
+evicts keys (``eviction``), and an index whose shards hold fewer keys or records than ``P n`` and
+``P nr`` count, or that lacks a table, its token or its write count (``lost_keys``: evicted or
+deleted). Every :data:`EVICTION_CHECK_CALLS`-th call of a process checks in its script that the
+server evicted nothing since the process opened the index (``INFO stats``) and still has
+``noeviction``; after an eviction every later call fails (``eviction``).
 
 Groups (:meth:`begin`): each call stays atomic on its own and visible to other processes at once;
 the store keeps what each call replaced, and :meth:`abort` puts it back in one call (only where
@@ -109,6 +114,10 @@ PROBE_INTERVAL_S = 0.25
 LOCK_TTL_S = 10.0
 #: The eviction policy an index needs: any other deletes its keys when memory runs out.
 NO_EVICTION = "noeviction"
+#: Every this many calls of a process, the call's script first checks that the server evicted no
+#: key since the index was opened and still has ``noeviction`` (``INFO``: some microseconds, no
+#: round trip of its own); every call while the policy is found evicting.
+EVICTION_CHECK_CALLS = 8
 #: Connection defaults when neither the URL nor REDIS_PARAMS set them (seconds): a crawl waits
 #: at most this long for a server that does not answer.
 _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
@@ -132,15 +141,13 @@ def _with_shards(keys: Sequence[bytes]) -> list[Any]:
     return [x for key in keys for x in (key, shard_of(key))]
 
 
-def _eviction_policy(client: Any, key: bytes) -> str | None:
-    """The ``maxmemory-policy`` of the server (of a cluster: of the node that holds ``key``), from
-    ``INFO memory`` (allowed where ``CONFIG`` is disabled, as on managed services)."""
+def _server_info(client: Any, key: bytes) -> dict[str, Any]:
+    """``INFO`` of the server (of a cluster: of the node that holds ``key``): its
+    ``maxmemory_policy`` and ``evicted_keys`` (allowed where ``CONFIG`` is disabled, as on managed
+    services)."""
     if hasattr(client, "get_node_from_key"):  # RedisCluster
-        info = client.info("memory", target_nodes=client.get_node_from_key(key))
-    else:
-        info = client.info("memory")
-    policy = info.get("maxmemory_policy")
-    return None if policy is None else str(policy)
+        return dict(client.info(target_nodes=client.get_node_from_key(key)))
+    return dict(client.info())
 
 
 def _text(value: bytes) -> str:
@@ -217,6 +224,11 @@ class RedisStore(FingerprintStore):
         self._undo: list[tuple[str, list[bytes]]] | None = None
         self._seen = 0  # the highest write count of the index this process was answered
         self._rolled_back = False
+        self._evicted_base: int | None = None  # the server's evicted_keys at open (None: INFO refused)
+        self._evicted: str | None = None  # why every call fails: the server evicted keys while open
+        self._policy_bad = False  # the last check found an evicting policy: check every call
+        self._recount = False  # the server's evicted_keys went back (a restart): counted from there
+        self._calls = 0
         self._held: list[bytes] = []  # the keys whose records the group holds (hold())
         self._pending: list[bytes] = []  # the keys the group's next call locks
         self._lock_token = os.urandom(16).hex().encode()
@@ -261,6 +273,11 @@ class RedisStore(FingerprintStore):
 
     def _error(self, exc: BaseException, action: str) -> StoreError:
         text = str(exc)
+        if "SIMHASH_EVICTED" in text:
+            return self._evicted_error(text.split("SIMHASH_EVICTED", 1)[1].split(), action)
+        if ("SIMHASH_LOST" in text or "SIMHASH_ROLLBACK" in text) and (evicted := self._evicted_since()) is not None:
+            self._evicted = evicted  # its token or its write count went with the evicted keys
+            return StoreError(self.path, "eviction", evicted, action)
         if "SIMHASH_LOST" in text:
             return StoreError(
                 self.path, "lost", "its keys were deleted while it was open (a restart without persistence?)", action
@@ -291,6 +308,41 @@ class RedisStore(FingerprintStore):
         else:
             kind = "io"
         return StoreError(self.path, kind, f"{type(exc).__name__}: {text}", action)
+
+    def _evicted_error(self, words: list[str], action: str) -> StoreError:
+        """The error of a script's eviction check (``<evicted_keys> <policy>``)."""
+        count, policy = int(words[0]), words[1].split("<")[0].strip().rstrip(".")
+        base = self._evicted_base or 0
+        if count < base and policy == NO_EVICTION:  # a restart (or CONFIG RESETSTAT): nothing evicted
+            self._evicted_base, self._recount = count, True
+            return StoreError(self.path, "eviction", "the server's count of evicted keys went back", action)
+        if count != base:
+            self._evicted = (
+                f"the server evicted {count - base:,} keys while the index was open (maxmemory-policy {policy}): "
+                "fingerprints and records of the index may be among them"
+            )
+            return StoreError(self.path, "eviction", self._evicted, action)
+        self._policy_bad = True
+        return StoreError(
+            self.path, "eviction", f"the server's maxmemory-policy became {policy} while the index was open", action
+        )
+
+    def _evicted_since(self) -> str | None:
+        """Why the index's keys may be gone, where the server evicted keys since the index was
+        opened (``None``: it did not, or it cannot be told)."""
+        if self._evicted_base is None or self._client is None:
+            return None
+        try:
+            info = _server_info(self._client, self._meta_key)
+        except redis.RedisError:
+            return None
+        count = int(info.get("evicted_keys", 0))
+        if count <= self._evicted_base:
+            return None
+        return (
+            f"the server evicted {count - self._evicted_base:,} keys while the index was open "
+            f"(maxmemory-policy {info.get('maxmemory_policy')}): its own keys among them"
+        )
 
     def _run(self, script: Any, args: Sequence[Any], action: str = "access") -> Any:
         """One script call, retried when the connection fails, errors raised as
@@ -346,17 +398,27 @@ class RedisStore(FingerprintStore):
             raise SimhashIndexError(f"The index at {self.path} is not open (open() and configure() first)")
         if self._rolled_back:
             raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
+        if self._evicted is not None:
+            raise StoreError(self.path, "eviction", self._evicted, action)
         frees = [key for key in dict.fromkeys(records) if key in self._held or key in self._pending]
         deadline, pause = time.monotonic() + LOCK_TTL_S + 1.0, 0.001
         while True:
-            head = b"%d:%s" % (self._seen, self._token or b"")
+            self._calls += 1
+            base = self._evicted_base
+            check = base is not None and (self._policy_bad or self._calls % EVICTION_CHECK_CALLS == 0)
+            evicted = b"%d" % base if base is not None and check else b""
+            head = b"%d:%s:%s" % (self._seen, evicted, self._token or b"")
             try:
                 res = self._run(self._main, [op, head, *self._lock_args(frees), *args], action)
             except StoreError:
+                if self._recount:  # the script ran nothing: again, against the new count
+                    self._recount = False
+                    continue
                 self._held += self._pending  # it may have taken them: the group's end releases them
                 self._pending = []
                 raise
             self._seen = max(self._seen, int(res[0]))
+            self._policy_bad = self._policy_bad and not check
             if len(res) == 2:
                 break
             if time.monotonic() > deadline:  # another process held a pending key all along
@@ -378,27 +440,46 @@ class RedisStore(FingerprintStore):
     # -- life cycle ------------------------------------------------------------------------
 
     def open(self) -> bytes | None:
+        """The index's metadata (``None``: no index); :class:`StoreError` (``lost_keys``) where the
+        index lacks keys that its own counts say it has (evicted, or deleted by another program)."""
+        return self._open(audit=True)
+
+    def _open(self, audit: bool) -> bytes | None:
         if self._admin is None:
             client = self._connect()
             self._check_eviction(client)
             self._admin = client.register_script(_ADMIN_LUA)
-        kind, meta, others = self._run(self._admin, ["open"], "open")
+        kind, meta, others, lost = self._run(self._admin, ["open", b"audit" if audit else b"", SHARDS], "open")
         kind = kind.decode() if isinstance(kind, bytes) else str(kind)
         if kind == "none":
             if others:
-                raise self._not_an_index("it has index keys but no metadata")
+                raise self._not_an_index("it has index keys but no metadata" + self._evicted_note(";"))
             return None
         if meta is None or meta is False:
             raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
+        if lost:
+            what = ", ".join(_text(bytes(part)) for part in lost)
+            raise StoreError(self.path, "lost_keys", f"it lacks {what}{self._evicted_note(';')}", "open")
         return bytes(meta)
+
+    def _evicted_note(self, sep: str) -> str:
+        """Where the server evicted keys since it started: ``<sep> <how many, the policy>: its own
+        among them?``; else ``''``."""
+        if not self._evicted_base:
+            return ""
+        return (
+            f"{sep} the server has evicted {self._evicted_base:,} keys since it started (under an evicting "
+            "maxmemory-policy): its own among them?"
+        )
 
     def _check_eviction(self, client: Any) -> None:
         """Refuse a server whose ``maxmemory-policy`` evicts keys (fingerprints and records would
         vanish unnoticed, and with them the metadata); where the server refuses ``INFO``, warn
-        that it could not be checked."""
+        that it could not be checked. Keeps the server's ``evicted_keys``, what later calls
+        check against."""
         try:
-            policy = _eviction_policy(client, self._meta_key)
+            info = _server_info(client, self._meta_key)
         except redis.ResponseError as exc:
             logger.warning(
                 "scrapy-simhash: could not read the maxmemory-policy of the Redis server of the index at %s "
@@ -411,8 +492,11 @@ class RedisStore(FingerprintStore):
             return
         except redis.RedisError as exc:
             raise self._error(exc, "open") from exc
+        policy = info.get("maxmemory_policy")
         if policy is not None and policy != NO_EVICTION:
             raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {policy}", "open")
+        if policy is not None and "evicted_keys" in info:
+            self._evicted_base = int(info["evicted_keys"])
 
     def _not_an_index(self, reason: str) -> NotAnIndexError:
         return NotAnIndexError(
@@ -445,7 +529,7 @@ class RedisStore(FingerprintStore):
         self._run(self._admin, ["wmeta", value, self._token or b""], "write to")
 
     def destroy(self) -> bool:
-        if self.open() is None:  # refuses keys that are not an index's
+        if self._open(audit=False) is None:  # refuses keys that are not an index's (one that lost keys: deleted)
             return False  # no index: the keys under its names, if any, are someone else's
         deleted = bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
         pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in self.evidence_prefix.decode()) + "*"

@@ -264,3 +264,14 @@ def guide_page(version: int = 1, seed: int = 37, *, date: str = "2024-03-01", wo
     return html_page("A user's guide to the harbour", paragraphs).replace(
         "<head>", '<head><meta name="page-type" content="article">'
     )
+
+
+def own_text_page(rng: random.Random, i: int, fp: int | None = None) -> Any:
+    """A ``PageFingerprint`` with 6 KB of own text (its novelty evidence: random words, page ``i``)
+    under fingerprint ``fp`` (random where ``None``)."""
+    from scrapy_simhash.fingerprint import PageFingerprint
+    from scrapy_simhash.fingerprint.novelty import OwnText
+
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    lines = [f"Page {i}: " + " ".join("".join(rng.choices(letters, k=6)) for _ in range(12)) for _ in range(70)]
+    return PageFingerprint.of(rng.getrandbits(64) if fp is None else fp, own=OwnText(lines, shown=lines))

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -361,6 +362,57 @@ def test_the_evidence_spreads_over_a_clusters_nodes(redis_cluster, tmp_path) -> 
         index.delete_record("https://a.example/7")
         assert index.get_evidence("https://a.example/7") is None
         client.close()
+
+
+def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster, tmp_path) -> None:
+    """Pages through the real decision (``ChangeTracker.observe``) on a real three-node cluster:
+    the index's keys (tables, fingerprints, keys, records, hot states, due times) are all in its
+    slot, on one node; the evidence (most of the bytes) is on all three; a near-duplicate of a
+    kept page is measured against evidence read from another node."""
+    from helpers.pages import own_text_page
+    from redis.cluster import RedisCluster
+
+    from scrapy_simhash.decision.tracker import ChangeTracker
+
+    store = RedisStore(redis_cluster.url, prefix=str(tmp_path))
+    rng = random.Random(3)
+    verdicts: dict[str, int] = {}
+    with SimhashIndex(store) as index:
+        tracker = ChangeTracker(index)
+        kept = []
+        for i in range(120):
+            if i % 4 == 3:  # a near-duplicate of a kept page: its text, one bit off
+                fp, page = kept[rng.randrange(len(kept))]
+                page = replace(page, fp=fp ^ 1)
+            else:
+                page = own_text_page(rng, i)
+                kept.append((page.fp, page))
+            verdict = tracker.observe(f"https://s{i % 7}.example/{i}", page, now=1.7e9 + i).verdict
+            verdicts[verdict] = verdicts.get(verdict, 0) + 1
+    assert verdicts == {"new": 90, "near_duplicate": 30}
+    client = RedisCluster.from_url(redis_cluster.url)
+    home = client.get_node_from_key(store.prefix + "meta")
+    slot = client.keyslot(store.prefix + "meta")
+    index_bytes: dict[int, int] = {}
+    evidence_bytes: dict[int, int] = {}
+    for node in client.get_primaries():
+        direct = redis.Redis(host=node.host, port=node.port)
+        for name in direct.scan_iter(count=1000):
+            size = direct.memory_usage(name, samples=0) or 0
+            if name.startswith(store.prefix.encode()):
+                assert node.port == home.port and client.keyslot(name) == slot
+                index_bytes[node.port] = index_bytes.get(node.port, 0) + size
+            elif name.startswith(store.evidence_prefix):  # (the session's cluster holds other tests' keys)
+                evidence_bytes[node.port] = evidence_bytes.get(node.port, 0) + size
+        direct.close()
+    # The records (and, with a recrawl schedule, the hot states and due times): in the index's slot.
+    mine = store.prefix.replace("{", "\\{").replace("}", "\\}") + "*"
+    kinds = {bytes(name)[len(store.prefix) :].rstrip(b"0123456789") for name in client.scan_iter(match=mine)}
+    assert {b"r", b"k", b"fps", b"t", b"meta", b"id", b"w", b"n", b"nr"} <= kinds
+    assert set(evidence_bytes) == {node.port for node in client.get_primaries()}  # on every node
+    assert sum(evidence_bytes.values()) > 4 * sum(index_bytes.values())  # most of the bytes
+    assert min(evidence_bytes.values()) > sum(evidence_bytes.values()) / 6  # about a third each
+    client.close()
 
 
 def test_a_foreign_key_where_the_evidence_goes_fails_the_write_before_it_writes(redis_server, tmp_path) -> None:

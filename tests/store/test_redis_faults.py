@@ -8,19 +8,21 @@ restart), else uses the session's server with a prefix of its own.
 from __future__ import annotations
 
 import logging
+import random
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 import redis
+from helpers.pages import own_text_page
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.store.redisstore import RedisStore, shard_of
+from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS, RedisStore, shard_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -247,3 +249,161 @@ def test_a_foreign_key_fails_a_write_before_it_writes_anything(redis_server: Any
     assert info.value.kind == "foreign_key" and f"{prefix}t01" in str(info.value)
     index.close()
     client.close()
+
+
+# -- 8: a policy switched to evicting mid-crawl, and an index that lost keys -------------------------------
+
+
+def _shard_lengths(client: redis.Redis, prefix: str, kind: str) -> int:
+    pipe = client.pipeline(transaction=False)
+    for s in range(1024):
+        pipe.hlen(f"{prefix}{kind}{s}")
+    return sum(pipe.execute())
+
+
+def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_within_8_calls(
+    redis_factory: Callable[..., Any],
+) -> None:
+    """The issue's scenario: a 5 MB server (full by page 1,000: writes refused, ``memory_full``)
+    switched to ``allkeys-lru`` before page 1,000. The eviction is reported (kind ``eviction``)
+    within :data:`EVICTION_CHECK_CALLS` store calls of the server's first eviction, so at most 3
+    pages are answered after it; every later page fails; the index's next open says what it lost."""
+    server = redis_factory()
+    admin = redis.Redis.from_url(server.url)
+    admin.config_set("maxmemory", "5mb")
+    store = RedisStore(server.url, "crawl")
+    tracker = ChangeTracker(SimhashIndex(store))
+    rng = random.Random(5)
+    kinds: list[str | None] = []
+    first_eviction = None
+    for i in range(1200):
+        if i == 1000:
+            assert "memory_full" in kinds and "eviction" not in kinds  # full, not evicting: refused
+            admin.config_set("maxmemory-policy", "allkeys-lru")
+        try:
+            tracker.observe(f"https://a.example/{i}", own_text_page(rng, i), now=1.7e9 + i)
+            kinds.append(None)
+        except StoreError as exc:
+            kinds.append(exc.kind)
+            if exc.kind == "eviction":
+                assert "allkeys-lru" in str(exc) and "maxmemory-policy noeviction" in str(exc)
+        if first_eviction is None and int(admin.info("stats")["evicted_keys"]) > 0:
+            first_eviction = i
+    assert first_eviction is not None and first_eviction >= 1000  # the server did evict
+    answered = kinds[first_eviction:].index("eviction")
+    assert answered <= 3  # pages answered after the first eviction
+    assert set(kinds[first_eviction + answered :]) == {"eviction"}  # every later page fails
+    tracker.index.close()
+    # The policy set back: the index says at open what it lost, as the shards and its counts show it.
+    admin.config_set("maxmemory-policy", "noeviction")
+    prefix = store.prefix
+    keys, records = _shard_lengths(admin, prefix, "k"), _shard_lengths(admin, prefix, "r")
+    n, nr = int(admin.get(prefix + "n") or 0), int(admin.get(prefix + "nr") or 0)
+    hots, dues = _shard_lengths(admin, prefix, "h"), admin.zcard(prefix + "due")
+    if (n, nr, hots) == (keys, records, dues):
+        SimhashIndex(RedisStore(server.url, "crawl")).close()  # only evidence was evicted: nothing lost
+    else:
+        with pytest.raises(StoreError) as info:
+            SimhashIndex(RedisStore(server.url, "crawl"))
+        message = str(info.value)
+        assert info.value.kind == "lost_keys" and "evicted" in message and "SIMHASH_RESET" in message
+        if n > keys:
+            assert f"{n - keys} of its {n} URLs' fingerprints" in message
+        if nr > records:
+            assert f"{nr - records} of its {nr} records" in message
+        # A reset deletes it, and a new crawl starts a new index.
+        assert RedisStore(server.url, "crawl").destroy()
+        SimhashIndex(RedisStore(server.url, "crawl")).close()
+    admin.close()
+
+
+def test_a_policy_switched_before_the_server_is_full_is_reported_before_anything_is_evicted(
+    redis_factory: Callable[..., Any],
+) -> None:
+    server = redis_factory()
+    admin = redis.Redis.from_url(server.url)
+    index = _index(server.url, "crawl")
+    tracker = ChangeTracker(index)
+    for i in range(20):
+        tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i)))
+    admin.config_set("maxmemory-policy", "volatile-lru")
+    calls = 0
+    with pytest.raises(StoreError) as info:
+        for calls in range(1, EVICTION_CHECK_CALLS + 1):
+            index.get_record(f"https://a.example/{calls}")
+    assert calls <= EVICTION_CHECK_CALLS and info.value.kind == "eviction"
+    assert "maxmemory-policy became volatile-lru" in str(info.value)
+    with pytest.raises(StoreError):  # checked on every call from then on
+        index.get_record("https://a.example/1")
+    assert admin.info("stats")["evicted_keys"] == 0
+    admin.config_set("maxmemory-policy", "noeviction")  # nothing evicted: the crawl goes on
+    for i in range(20, 20 + 2 * EVICTION_CHECK_CALLS):
+        assert tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i))).verdict == "new"
+    index.close()
+    _index(server.url, "crawl").close()
+    admin.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("k{key}", "1 of its 40 URLs' fingerprints"),
+        ("r{key}", "1 of its 40 records"),
+        ("h{key}", "the hot states of 1 of its 40 scheduled records"),
+        ("due", "the due times of 40 of its 40 scheduled records"),
+        ("fps", "its fingerprints ({p}fps)"),
+        ("t02", "its table {p}t02"),
+        ("n", "its count of URLs' fingerprints ({p}n)"),
+        ("nr", "its count of records ({p}nr)"),
+        ("w", "its write count ({p}w)"),
+        ("id", "its token ({p}id)"),
+    ],
+)
+def test_an_index_that_lost_keys_says_so_at_open_and_a_reset_deletes_it(
+    redis_server: Any, tmp_path: Path, name: str, said: str
+) -> None:
+    client = redis.Redis.from_url(redis_server.url)
+    index = _index(redis_server.url, str(tmp_path))
+    tracker = ChangeTracker(index)
+    urls = [f"https://a.example/{i}" for i in range(40)]
+    for i, url in enumerate(urls):
+        tracker.observe(url, PageFingerprint.of(_fp(i)), now=1.7e9)
+        index.put_record(url, index.get_record(url), due=1.8e9 + i)  # scheduled: a due time, a hot state
+    index.close()
+    prefix = RedisStore(prefix=str(tmp_path)).prefix
+    _index(redis_server.url, str(tmp_path)).close()  # intact: opens
+    # A shard that holds one URL alone (so that the count is exact), as a flush or an eviction would.
+    shards = [shard_of(u.encode()) for u in urls]
+    lone = next(s for s in shards if shards.count(s) == 1)
+    assert client.delete(prefix + name.format(key=lone)) == 1
+    with pytest.raises(StoreError) as info:
+        _index(redis_server.url, str(tmp_path))
+    assert info.value.kind == "lost_keys" and said.format(p=prefix) in str(info.value)
+    assert "evicted" in str(info.value) and "deleted" in str(info.value) and "SIMHASH_RESET" in str(info.value)
+    assert RedisStore(redis_server.url, str(tmp_path)).destroy()
+    assert not client.keys(prefix.replace("{", "\\{") + "*")
+    client.close()
+
+
+def test_a_restart_that_resets_the_count_of_evicted_keys_is_no_eviction(redis_factory: Callable[..., Any]) -> None:
+    server = redis_factory(persist=True)
+    admin = redis.Redis.from_url(server.url)
+    admin.config_set("maxmemory-policy", "allkeys-lru")  # before the index: the server evicts a key of its own
+    admin.config_set("maxmemory", admin.info("memory")["used_memory"] + 200_000)
+    for i in range(1000):
+        admin.set(f"another-program:{i}", b"x" * 1000)
+    admin.config_set("maxmemory", "0")
+    admin.config_set("maxmemory-policy", "noeviction")
+    assert admin.info("stats")["evicted_keys"] > 0
+    admin.close()
+    index = _index(server.url, "crawl")
+    tracker = ChangeTracker(index)
+    for i in range(EVICTION_CHECK_CALLS):
+        tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i)))
+    server.kill()
+    server.start()  # the append-only file: the index is whole, the server's count of evictions is 0
+    _when_back(lambda: index.get_record("https://a.example/0"))
+    for i in range(EVICTION_CHECK_CALLS, 3 * EVICTION_CHECK_CALLS):
+        assert tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i))).verdict == "new"
+    index.close()
+    _index(server.url, "crawl").close()
