@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
 import struct
@@ -420,12 +421,12 @@ def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
 
 def _pack_schedule(schedule: Mapping[str, Any], refs: tuple[int, int, int, int, int]) -> bytes | None:
     """A schedule of ``ScheduleState.to_dict`` form as numbers (``None``: another form, or an int
-    where that form has a float: JSON keeps each number's type): :func:`_put_number` each of
-    ``last_fetch``, ``last_change``, ``interval``, ``next_due``, ``rate``, ``size``, then
-    ``fetches`` and ``changes`` (:func:`_put_int`), ``old``'s three, ``probe``, the number of
-    ``recent``'s pairs (varint) and their numbers. ``refs``: the record's last fetch, last change
-    and due time (ms), fetch and change counts, which the schedule's repeat (stored as differences
-    to them: nearly always 0, one byte)."""
+    where that form has a float: JSON keeps each number's type): ``fetches`` and ``changes``
+    (:func:`_put_int`), the number of ``recent``'s pairs (varint), then :func:`_put_number` each of
+    ``last_fetch``, ``last_change``, ``interval``, ``next_due``, ``rate``, ``size``, ``old``'s
+    three, ``probe`` and ``recent``'s numbers. ``refs``: the record's last fetch, last change and
+    due time (ms), fetch and change counts, which the schedule's repeat (stored as differences to
+    them: nearly always 0, one byte)."""
     if type(schedule) is _Schedule:
         last_fetch, last_change, interval, next_due, rate, size, fetches, changes, *old, probe, flat = schedule.numbers
     else:
@@ -435,22 +436,25 @@ def _pack_schedule(schedule: Mapping[str, Any], refs: tuple[int, int, int, int, 
         last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     out = bytearray()
-    put = _put_number
     try:
-        put(out, last_fetch, fetched_ms)
-        put(out, last_change, changed_ms)
-        put(out, interval, 0)
-        put(out, next_due, due_ms)
-        put(out, rate, 0)
-        put(out, size, 0)
         _put_int(out, fetches, fetch_count)
         _put_int(out, changes, change_count)
-        for x in old:
-            put(out, x, 0)
-        put(out, probe, 0)
         _put_uint(out, len(flat) // 2)
-        for x in flat:
-            put(out, x, 0)
+        numbers = (last_fetch, last_change, interval, next_due, rate, size, *old, probe, *flat)
+        append = out.append
+        for x, ref in zip(numbers, itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS)):
+            # _put_number's whole-milliseconds case, inline: nearly every number (a third of the time)
+            if -1e12 < x < 1e12:
+                ms = round(x * 1000.0)
+                if ms / 1000 == x and (ms or math.copysign(1.0, x) > 0):
+                    delta = ms - ref
+                    tag = delta << 3 if delta >= 0 else (((-delta) << 1) - 1) << 2
+                    if tag < 0x80:
+                        append(tag)
+                    else:
+                        _put_uint(out, tag)
+                    continue
+            _put_number(out, x, ref)
     except (struct.error, OverflowError, TypeError, ValueError):
         return None
     return bytes(out)
@@ -519,26 +523,31 @@ def _words(n: int) -> struct.Struct:
 def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[_Schedule, int]:
     """The schedule :func:`_pack_schedule` wrote at ``at`` with ``refs``, and where it ends."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
-    get = _get_number
-    last_fetch, _, at = get(raw, at, fetched_ms)
-    last_change, _, at = get(raw, at, changed_ms)
-    interval, _, at = get(raw, at, 0)
-    next_due, _, at = get(raw, at, due_ms)
-    rate, _, at = get(raw, at, 0)
-    size, _, at = get(raw, at, 0)
     fetches, at = _get_int(raw, at, fetch_count)
     changes, at = _get_int(raw, at, change_count)
-    numbers: list[Any] = [last_fetch, last_change, interval, next_due, rate, size, fetches, changes]
-    for _ in range(4):  # old's three, probe
-        x, _, at = get(raw, at, 0)
-        numbers.append(x)
-    n, at = _get_uint(raw, at)
-    flat = []
-    for _ in range(2 * n):
-        x, _, at = get(raw, at, 0)
-        flat.append(x)
-    numbers.append(tuple(flat))
-    return _Schedule(tuple(numbers)), at
+    pairs, at = _get_uint(raw, at)
+    if at + 10 + 2 * pairs > len(raw):
+        raise ValueError("schedule cut short")
+    numbers: list[float] = []
+    append = numbers.append
+    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), 10 + 2 * pairs):
+        tag = raw[at]
+        if tag < 0x80 and not tag & 3:  # one byte of whole milliseconds (_get_number, inline)
+            zigzag = tag >> 2
+            append((ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1)) / 1000)
+            at += 1
+        else:
+            x, _, at = _get_number(raw, at, ref)
+            append(x)
+    last_fetch, last_change, interval, next_due, rate, size, old0, old1, old2, probe = numbers[:10]
+    flat = tuple(numbers[10:])
+    return _Schedule(
+        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, old0, old1, old2, probe, flat)
+    ), at
+
+
+#: The references of the numbers after the schedule's first four: 0.
+_ZEROS = itertools.repeat(0)
 
 
 def _put_uint(out: bytearray, value: int) -> None:
