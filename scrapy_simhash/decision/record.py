@@ -1,7 +1,7 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
 change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
 for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
-(Just over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
+(Over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
 place.)
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import math
 import struct
@@ -30,21 +31,23 @@ if TYPE_CHECKING:
 
 #: The record format: its first byte (the formats of earlier versions are not read: an index that
 #: holds them is refused at open, ``SimhashIndex``'s schema version).
-FORMAT = 5
-#: The head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen, last
-#: fetched, last changed, fetch count, change count.
-_HEAD = struct.Struct("<BHBHdddqq")
+FORMAT = 6
+#: The head: format, flags (``uint16``); then varints (:func:`_put_number`, :func:`_put_int`).
+_HEAD = struct.Struct("<BH")
 _GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
 #: The change sketch (``SKETCH_BYTES``); a schedule of another form than ``ScheduleState``'s (JSON);
-#: the page has novelty evidence, stored apart (no bytes here).
-_SKETCH, _SCHEDULE_MAP, _EVIDENCE = 1 << 8, 1 << 9, 1 << 10
-_FLAGS = (1 << 11) - 1
+#: the page has novelty evidence, stored apart (no bytes here); 128-bit fingerprints (else 64).
+_SKETCH, _SCHEDULE_MAP, _EVIDENCE, _WIDE = 1 << 8, 1 << 9, 1 << 10, 1 << 11
+_FLAGS = (1 << 12) - 1
 _TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
-_LEN = struct.Struct("<I")
 _NO_TEXTS = (None, None, None, None)
 _ANY_TEXT = _DUPLICATE_OF | _ETAG | _LAST_MODIFIED | _MOVED_TO
-_DUE = struct.Struct("<d")
 _KEY = struct.Struct("<Q")
+_F32 = struct.Struct("<f")
+_F64 = struct.Struct("<d")
+#: A number's kinds (its varint's low 2 bits): whole milliseconds (the rest of the varint: the
+#: zigzag difference to a reference, in ms); a float32 read back to 6 significant digits; a float64.
+_MS, _SIG6, _DOUBLE = 0, 1, 2
 #: The schedule mapping that is packed as numbers (``ScheduleState.to_dict``); any other is JSON.
 _SCHEDULE_KEYS = (
     "last_fetch",
@@ -59,8 +62,7 @@ _SCHEDULE_KEYS = (
     "old",
     "probe",
 )
-#: Its numbers: last_fetch .. size, fetches, changes, old (3), probe, then the length of recent.
-_SCHEDULE_HEAD = struct.Struct("<6dqq3ddH")
+_INT64 = 1 << 63
 
 
 @dataclass(frozen=True)
@@ -156,80 +158,78 @@ class PageRecord:
         )
 
     def to_bytes(self) -> bytes:
-        """The stored form (little-endian): ``_HEAD``; the history's fingerprints (big-endian,
-        ``width`` bytes each) and change distances (``int32``, -1 for none); then, each where its
-        flag is set: ``next_due`` (``float64``); the texts (``uint32`` length + UTF-8) in the order
-        duplicate_of, etag, last_modified, moved_to; the schedule (``_SCHEDULE_HEAD``, then
-        ``recent`` as ``float64`` pairs; a schedule of another form: ``uint32`` length + JSON); the
-        visible key (``uint64``); the change sketch.
+        """The stored form: ``_HEAD`` (format, flags); then varints (numbers: :func:`_put_number`,
+        each time in milliseconds as its difference to the one before it where that is known):
+        first seen, last fetched, last changed, fetch count, change count, the history's length;
+        the history's fingerprints (big-endian, 8 bytes each, 16 with ``_WIDE``) and change
+        distances (varint, distance + 1, 0 for none); then, each where its flag is set:
+        ``next_due``; the texts (varint length + UTF-8) in the order duplicate_of, etag,
+        last_modified, moved_to; the schedule (:func:`_pack_schedule`; a schedule of another form:
+        varint length + JSON); the visible key (``uint64``); the change sketch.
         Times are kept to the millisecond. :class:`ValueError` for a record the format cannot
         hold (a count or distance out of range, a fingerprint over 128 bits)."""
         history = self.history
-        n = len(history)
-        fps: tuple[Any, ...] = ()
-        distances: tuple[Any, ...] = ()
-        if n:
-            fps, distances = zip(*history)
-            if None in distances:
-                distances = tuple(-1 if d is None else d for d in distances)
         flags = _GONE if self.gone else 0
-        tail: list[bytes] = []
-        next_due = self.next_due
-        if next_due is not None:
-            flags |= _NEXT_DUE
-            tail.append(_DUE.pack(round(next_due, 3)))
-        texts = (self.duplicate_of, self.etag, self.last_modified, self.moved_to)
-        if texts != _NO_TEXTS:
-            for (flag, _), text in zip(_TEXTS, texts):
-                if text is not None:
-                    flags |= flag
-                    data = text.encode("utf-8")
-                    tail += (_LEN.pack(len(data)), data)
-        schedule = self.schedule
-        if schedule is not None:
-            packed = _pack_schedule(schedule)
-            if packed is None:
-                flags |= _SCHEDULE_MAP
-                packed = json.dumps(dict(schedule), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-                packed = _LEN.pack(len(packed)) + packed
-            else:
-                flags |= _SCHEDULE
-            tail.append(packed)
-        visible = self.visible_key
-        sketch = self.sketch
+        out = bytearray()
         try:
+            first_ms = _put_number(out, round(float(self.first_seen), 3), 0)
+            fetched_ms = _put_number(out, round(float(self.last_fetched), 3), first_ms)
+            changed_ms = _put_number(out, round(float(self.last_changed), 3), first_ms)
+            fetch_count, change_count = self.fetch_count, self.change_count
+            _put_int(out, fetch_count, 0)
+            _put_int(out, change_count, 0)
+            _put_int(out, len(history), 0)
+            wide = history and max(fp for fp, _ in history) >= 1 << 64
+            if wide:
+                flags |= _WIDE
+                out += b"".join(fp.to_bytes(16, "big") for fp, _ in history)
+            elif history:
+                out += _words(len(history)).pack(*(fp for fp, _ in history))
+            for _, distance in history:
+                if distance is None:
+                    out.append(0)
+                elif distance < 0 or distance >= 1 << 31:
+                    raise ValueError("a change distance is None or >= 0")
+                else:
+                    _put_uint(out, distance + 1)
+            next_due = self.next_due
+            due_ms = 0
+            if next_due is not None:
+                flags |= _NEXT_DUE
+                due_ms = _put_number(out, round(float(next_due), 3), fetched_ms)
+            texts = (self.duplicate_of, self.etag, self.last_modified, self.moved_to)
+            if texts != _NO_TEXTS:
+                for (flag, _), text in zip(_TEXTS, texts):
+                    if text is not None:
+                        flags |= flag
+                        data = text.encode("utf-8")
+                        _put_uint(out, len(data))
+                        out += data
+            schedule = self.schedule
+            if schedule is not None:
+                packed = _pack_schedule(schedule, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
+                if packed is None:
+                    flags |= _SCHEDULE_MAP
+                    packed = json.dumps(dict(schedule), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                    _put_uint(out, len(packed))
+                else:
+                    flags |= _SCHEDULE
+                out += packed
+            visible = self.visible_key
             if visible is not None:
                 flags |= _VISIBLE_KEY
-                tail.append(_KEY.pack(visible))
+                out += _KEY.pack(visible)
+            sketch = self.sketch
             if sketch is not None:
                 if len(sketch) != SKETCH_BYTES:
                     raise ValueError(f"a change sketch has {SKETCH_BYTES} bytes, not {len(sketch)}")
                 flags |= _SKETCH
-                tail.append(sketch)
+                out += sketch
             if self.evidence:
                 flags |= _EVIDENCE
-            wide = n and max(fps) >= 1 << 64
-            head = _HEAD.pack(
-                FORMAT,
-                flags,
-                16 if wide else 8,
-                n,
-                round(self.first_seen, 3),
-                round(self.last_fetched, 3),
-                round(self.last_changed, 3),
-                self.fetch_count,
-                self.change_count,
-            )
-            if wide:
-                body = b"".join(fp.to_bytes(16, "big") for fp in fps)
-            else:
-                body = _words(n).pack(*fps)
-            if any(d is not None and d < 0 for _, d in history):
-                raise ValueError("a change distance is None or >= 0")
-            body += _ints(n).pack(*distances)
         except (struct.error, OverflowError, TypeError, ValueError) as exc:
             raise ValueError(f"this record cannot be stored ({exc}): {self!r:.200}") from exc
-        return b"".join((head, body, *tail))
+        return _HEAD.pack(FORMAT, flags) + out
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> PageRecord:
@@ -243,42 +243,52 @@ class PageRecord:
 
     @classmethod
     def _unpack(cls, raw: bytes) -> PageRecord:
-        _, flags, width, n, first_seen, last_fetched, last_changed, fetch_count, change_count = _HEAD.unpack_from(raw)
-        if width not in (8, 16) or flags & ~_FLAGS:
-            raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
+        _, flags = _HEAD.unpack_from(raw)
+        if flags & ~_FLAGS:
+            raise ValueError(f"flags {flags:#x} unknown")
         end = len(raw)
-        at = _HEAD.size
-        if width == 8:
-            fps: Any = _words(n).unpack_from(raw, at)
-        else:
-            fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
-            if len(fps) != n or at + n * width > end:
+        first_seen, first_ms, at = _get_number(raw, _HEAD.size, 0)
+        last_fetched, fetched_ms, at = _get_number(raw, at, first_ms)
+        last_changed, changed_ms, at = _get_number(raw, at, first_ms)
+        fetch_count, at = _get_int(raw, at, 0)
+        change_count, at = _get_int(raw, at, 0)
+        n, at = _get_int(raw, at, 0)
+        if n < 0 or at + 8 * n > end:
+            raise ValueError("history cut short")
+        if flags & _WIDE:
+            fps: Any = [int.from_bytes(raw[i : i + 16], "big") for i in range(at, at + 16 * n, 16)]
+            at += 16 * n
+            if at > end:
                 raise ValueError("history cut short")
-        at += n * width
-        distances = _ints(n).unpack_from(raw, at)
-        at += 4 * n
-        if -1 in distances:
-            distances = tuple(None if d == -1 else d for d in distances)
+        else:
+            fps = _words(n).unpack_from(raw, at)
+            at += 8 * n
+        distances: list[int | None] = []
+        for _ in range(n):
+            d = raw[at]
+            if d < 0x80:
+                at += 1
+            else:
+                d, at = _get_uint(raw, at)
+            distances.append(d - 1 if d else None)
         next_due = None
+        due_ms = 0
         if flags & _NEXT_DUE:
-            (next_due,) = _DUE.unpack_from(raw, at)
-            at += 8
+            next_due, due_ms, at = _get_number(raw, at, fetched_ms)
         texts: list[str | None] = [None, None, None, None]
         if flags & _ANY_TEXT:
             for i, (flag, name) in enumerate(_TEXTS):
                 if flags & flag:
-                    (size,) = _LEN.unpack_from(raw, at)
-                    at += 4
+                    size, at = _get_uint(raw, at)
                     if at + size > end:
                         raise ValueError(f"{name} cut short")
                     texts[i] = raw[at : at + size].decode("utf-8")
                     at += size
         schedule: Mapping[str, Any] | None = None
         if flags & _SCHEDULE:
-            schedule, at = _unpack_schedule(raw, at)
+            schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
         elif flags & _SCHEDULE_MAP:
-            (size,) = _LEN.unpack_from(raw, at)
-            at += 4
+            size, at = _get_uint(raw, at)
             if at + size > end:
                 raise ValueError("schedule cut short")
             schedule = json.loads(raw[at : at + size].decode("utf-8"))
@@ -409,21 +419,45 @@ def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
     return last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat
 
 
-def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
+def _pack_schedule(schedule: Mapping[str, Any], refs: tuple[int, int, int, int, int]) -> bytes | None:
     """A schedule of ``ScheduleState.to_dict`` form as numbers (``None``: another form, or an int
-    where that form has a float: JSON keeps each number's type)."""
+    where that form has a float: JSON keeps each number's type): ``fetches`` and ``changes``
+    (:func:`_put_int`), the number of ``recent``'s pairs (varint), then :func:`_put_number` each of
+    ``last_fetch``, ``last_change``, ``interval``, ``next_due``, ``rate``, ``size``, ``old``'s
+    three, ``probe`` and ``recent``'s numbers. ``refs``: the record's last fetch, last change and
+    due time (ms), fetch and change counts, which the schedule's repeat (stored as differences to
+    them: nearly always 0, one byte)."""
     if type(schedule) is _Schedule:
-        *head, flat = schedule.numbers
+        last_fetch, last_change, interval, next_due, rate, size, fetches, changes, *old, probe, flat = schedule.numbers
     else:
         parts = _exact_schedule(schedule)
         if parts is None:
             return None
-        *floats, probe, fetches, changes, old, flat = parts
-        head = [*floats, fetches, changes, *old, probe]
+        last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
+    fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
+    out = bytearray()
     try:
-        return _SCHEDULE_HEAD.pack(*head, len(flat) // 2) + _floats(len(flat)).pack(*flat)
-    except struct.error:
+        _put_int(out, fetches, fetch_count)
+        _put_int(out, changes, change_count)
+        _put_uint(out, len(flat) // 2)
+        numbers = (last_fetch, last_change, interval, next_due, rate, size, *old, probe, *flat)
+        append = out.append
+        for x, ref in zip(numbers, itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS)):
+            # _put_number's whole-milliseconds case, inline: nearly every number (a third of the time)
+            if -1e12 < x < 1e12:
+                ms = round(x * 1000.0)
+                if ms / 1000 == x and (ms or math.copysign(1.0, x) > 0):
+                    delta = ms - ref
+                    tag = delta << 3 if delta >= 0 else (((-delta) << 1) - 1) << 2
+                    if tag < 0x80:
+                        append(tag)
+                    else:
+                        _put_uint(out, tag)
+                    continue
+            _put_number(out, x, ref)
+    except (struct.error, OverflowError, TypeError, ValueError):
         return None
+    return bytes(out)
 
 
 class _Schedule(Mapping[str, Any]):
@@ -486,22 +520,123 @@ def _words(n: int) -> struct.Struct:
     return struct.Struct(f">{n}Q")
 
 
-@functools.lru_cache(maxsize=64)
-def _ints(n: int) -> struct.Struct:
-    """``n`` little-endian ``int32`` change distances."""
-    return struct.Struct(f"<{n}i")
+def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[_Schedule, int]:
+    """The schedule :func:`_pack_schedule` wrote at ``at`` with ``refs``, and where it ends."""
+    fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
+    fetches, at = _get_int(raw, at, fetch_count)
+    changes, at = _get_int(raw, at, change_count)
+    pairs, at = _get_uint(raw, at)
+    if at + 10 + 2 * pairs > len(raw):
+        raise ValueError("schedule cut short")
+    numbers: list[float] = []
+    append = numbers.append
+    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), 10 + 2 * pairs):
+        tag = raw[at]
+        if tag < 0x80 and not tag & 3:  # one byte of whole milliseconds (_get_number, inline)
+            zigzag = tag >> 2
+            append((ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1)) / 1000)
+            at += 1
+        else:
+            x, _, at = _get_number(raw, at, ref)
+            append(x)
+    last_fetch, last_change, interval, next_due, rate, size, old0, old1, old2, probe = numbers[:10]
+    flat = tuple(numbers[10:])
+    return _Schedule(
+        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, old0, old1, old2, probe, flat)
+    ), at
 
 
-@functools.lru_cache(maxsize=64)
-def _floats(n: int) -> struct.Struct:
-    """``n`` little-endian ``float64``."""
-    return struct.Struct(f"<{n}d")
+#: The references of the numbers after the schedule's first four: 0.
+_ZEROS = itertools.repeat(0)
 
 
-def _unpack_schedule(raw: bytes, at: int) -> tuple[_Schedule, int]:
-    *numbers, n = _SCHEDULE_HEAD.unpack_from(raw, at)
-    at += _SCHEDULE_HEAD.size
-    return _Schedule((*numbers, _floats(2 * n).unpack_from(raw, at))), at + 16 * n
+def _put_uint(out: bytearray, value: int) -> None:
+    """Append ``value`` (>= 0) as a varint (7 bits a byte, least significant first)."""
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+
+
+def _get_uint(raw: bytes, at: int) -> tuple[int, int]:
+    """The varint at ``at``, and where it ends."""
+    byte = raw[at]
+    at += 1
+    if byte < 0x80:
+        return byte, at
+    value, shift = byte & 0x7F, 7
+    while True:
+        byte = raw[at]
+        at += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, at
+        shift += 7
+        if shift > 140:
+            raise ValueError("a varint runs too long")
+
+
+def _put_int(out: bytearray, value: int, ref: int) -> None:
+    """Append the ``int64`` ``value`` as the zigzag varint of its difference to ``ref``."""
+    if type(value) is not int and not isinstance(value, int):
+        raise TypeError(f"an int is needed, not {type(value).__name__}")
+    if not -_INT64 <= value < _INT64:
+        raise OverflowError(f"{value} is out of the int64 range")
+    delta = value - ref
+    _put_uint(out, delta << 1 if delta >= 0 else ((-delta) << 1) - 1)
+
+
+def _get_int(raw: bytes, at: int, ref: int) -> tuple[int, int]:
+    """The int :func:`_put_int` wrote at ``at`` with ``ref``, and where it ends."""
+    zigzag, at = _get_uint(raw, at)
+    return ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1), at
+
+
+def _put_number(out: bytearray, x: float, ref: int) -> int:
+    """Append the float ``x``, kept exactly: a whole number of milliseconds (under 1e12 s) as the
+    zigzag difference to ``ref`` (ms), shifted left 2 bits, in one varint; else the kind
+    :data:`_SIG6` and a ``float32`` when it reads back to ``x`` at 6 significant digits (a rate); else
+    :data:`_DOUBLE` and the ``float64``. Returns ``x`` in ms (0 when it is not whole ms), the
+    reference of a later number."""
+    if -1e12 < x < 1e12:
+        ms = round(x * 1000.0)
+        if ms / 1000 == x and (ms or math.copysign(1.0, x) > 0):
+            delta = ms - ref
+            _put_uint(out, (delta << 3 if delta >= 0 else (((-delta) << 1) - 1) << 2))
+            return ms
+        try:
+            single = _F32.pack(x)
+        except OverflowError:
+            single = b""
+        if single and float(f"{_F32.unpack(single)[0]:.6g}") == x:
+            out.append(_SIG6)
+            out += single
+            return 0
+    out.append(_DOUBLE)
+    out += _F64.pack(x)
+    return 0
+
+
+def _get_number(raw: bytes, at: int, ref: int) -> tuple[float, int, int]:
+    """The number :func:`_put_number` wrote at ``at`` with ``ref``: it, it in ms (0 when it is not
+    whole ms), and where it ends."""
+    tag = raw[at]
+    if tag < 0x80:
+        at += 1
+    else:
+        tag, at = _get_uint(raw, at)
+    kind = tag & 3
+    if kind == _MS:
+        zigzag = tag >> 2
+        ms = ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1)
+        return ms / 1000, ms, at
+    if kind == _SIG6:
+        (single,) = _F32.unpack_from(raw, at)
+        return float(f"{single:.6g}"), 0, at + 4
+    if kind == _DOUBLE:
+        (double,) = _F64.unpack_from(raw, at)
+        return double, 0, at + 8
+    raise ValueError(f"number kind {kind} unknown")
 
 
 def _state(record: PageRecord) -> ScheduleState | None:

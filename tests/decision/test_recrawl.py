@@ -119,12 +119,9 @@ _GOLDEN = [
             last_modified="Mon",
         ),
         (
-            "055e000803003bdf0740fc54d941cdcc34c4ff54d9413bdf0740fc54d941040000000000000002000000000000000123"
-            "456789abcdef0123456789abcde80123456789abcdee0000000003000000ffffffff6abc34245455d941200000006874"
-            "7470733a2f2fe4be8be5ad902e6578616d706c652e636e2fe696b0e997bb05000000572f227822030000004d6f6e6abc"
-            "34c4ff54d9413bdf0740fc54d941000000000018f5406abc34245455d94180417f160ce4e93e0000000000001c400400"
-            "0000000000000200000000000000666666666666ee3f000000000021ac40000000000000000000000000000000000200"
-            "fed478e96621ac400000000000000000666666666621ac400000000000001c40"
+            "065e00d887adf9e78b03f093de0d000804060123456789abcdef0123456789abcde80123456789abcdee010400f8bfcb"
+            "c9022068747470733a2f2fe4be8be5ad902e6578616d706c652e636e2fe696b0e997bb05572f227822034d6f6e000002"
+            "040080c0cbc902000161204f37c0b503b03ba087de0d0000e893de0d00e093de0dc0b503"
         ),
     ),
     (
@@ -136,17 +133,11 @@ _GOLDEN = [
             history=((FP128, 64), (FP1, None)),
             gone=True,
         ),
-        (
-            "050100100200000000000000f03f0000000000000040000000000000f03f020000000000000000000000000000008000"
-            "000000000000000000000000303900000000000000000123456789abcdef40000000ffffffff"
-        ),
+        "060108c03ec03e000400048000000000000000000000000000303900000000000000000123456789abcdef4100",
     ),
     (
         PageRecord(first_seen=5.0, last_fetched=5.0, last_changed=5.0, moved_to="https://b.example.com/"),
-        (
-            "052000080000000000000000144000000000000014400000000000001440010000000000000000000000000000001600"
-            "000068747470733a2f2f622e6578616d706c652e636f6d2f"
-        ),
+        "062000c0b80200000200001668747470733a2f2f622e6578616d706c652e636f6d2f",
     ),
 ]
 
@@ -182,11 +173,48 @@ def test_a_record_the_format_cannot_hold_is_a_value_error(changes):
         replace(_full_record(), **changes).to_bytes()
 
 
-@pytest.mark.parametrize("first", [b"\x01", b"\x02", b"\x03", b"\x04", b"{"])
+@pytest.mark.parametrize("first", [b"\x01", b"\x02", b"\x03", b"\x04", b"\x05", b"{"])
 def test_a_record_of_an_earlier_format_is_not_read(first):
     raw = first + PageRecord.first(FP1, now=1.0).to_bytes()[1:]
     with pytest.raises(ValueError, match=f"not a page record of format {FORMAT}"):
         PageRecord.from_bytes(raw)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [0.1234567, 1 / 3, float("nan"), float("inf"), -0.0, 1e300, 5e-324, 999999999999.999, 2e12, -7.25, 1.23457e-05],
+)
+def test_every_float_of_a_schedule_reads_back_as_it_was(value):
+    """Whole milliseconds, 6 significant digits or neither: each number reads back bit for bit."""
+    base = _full_record().schedule
+    for name in ("last_fetch", "interval", "rate", "probe"):
+        schedule = {**base, name: value, "recent": [[value, 0.0]], "old": [value, 0.0, 1.0]}
+        back = PageRecord.from_bytes(replace(_full_record(), schedule=schedule).to_bytes()).schedule
+        assert type(back).__name__ == "_Schedule"  # packed as numbers, not JSON
+        for key in (name, "recent", "old"):
+            assert repr(back[key]) == repr(schedule[key]), (name, key)
+
+
+def test_a_record_costs_its_sketch_and_a_few_bytes_more():
+    """The record of a page fetched once with a schedule, a validator, a visible key and a change
+    sketch: the sketch (128 bytes), the fingerprint (8) and the visible key (8), then under 50."""
+    from scrapy_simhash.decision.record import _schedule_of
+    from scrapy_simhash.schedule import ScheduleState
+
+    state = ScheduleState(last_fetch=1.7e9 + 0.5, last_change=1.7e9 + 0.5, interval=86400.0, next_due=1.7e9 + 86400.5)
+    due, schedule = _schedule_of(state)
+    record = replace(
+        PageRecord.first(FP1, now=1.7e9 + 0.5),
+        schedule=schedule,
+        next_due=due,
+        etag='W/"abc"',
+        visible_key=1 << 63,
+        sketch=bytes(range(128)),
+        evidence=True,
+    )
+    raw = record.to_bytes()
+    assert len(raw) <= 128 + 8 + 8 + 50, len(raw)
+    assert PageRecord.from_bytes(raw) == record
 
 
 def test_a_cut_or_padded_record_is_a_value_error():
