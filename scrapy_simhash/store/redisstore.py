@@ -1,6 +1,6 @@
 """Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
 
-(About 830 lines: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
+(Over 600 lines, about 830: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
 its server side, the Lua scripts, is :mod:`scrapy_simhash.store.redis_scripts`.)
 
 Every operation is one Lua script call (EVALSHA; redis-py loads the script again after a
