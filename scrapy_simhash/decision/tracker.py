@@ -58,12 +58,12 @@ class Verdict(NamedTuple):
     page within the index's ``max_distance`` that this one was kept beside because their change
     sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
     that this one resembles and was kept beside because its own text adds ``adds`` characters to
-    that page's (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
+    that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
     to the page it duplicates (``None``: not measured). ``reason``: why this verdict
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
     or whether a change was seen by the fingerprint or by the change sketch alone); ``kept``: why a
-    page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``), else
-    ``None``."""
+    page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``,
+    ``Reason.KEPT_HEADING``), else ``None``."""
 
     verdict: VerdictKind
     fp: int
@@ -161,9 +161,12 @@ class ChangeTracker:
         decides): a page that resembles a kept page by any of the rules above is kept when its own
         text (``observe``'s ``own``) adds at least this many characters to that page's
         (:mod:`scrapy_simhash.fingerprint.novelty`, against the novelty sketch in the kept page's record) and
-        to every other indexed page within ``max_distance`` of it (``Verdict.adds``). A kept page
-        whose record has no novelty sketch (written before it was kept) cannot be judged: the
-        resemblance decides, as before.
+        to every other indexed page within ``max_distance`` of it (``Verdict.adds``), or when its
+        own heading (its cleaned title, numbers and versions out, a key in the novelty sketch)
+        names something else than theirs: a page about another function, class or entry is no
+        copy however little text it adds (``Reason.KEPT_HEADING``); a copy keeps its heading. A
+        kept page whose record has no novelty sketch (written before it was kept) cannot be
+        judged: the resemblance decides, as before.
     """
 
     def __init__(
@@ -212,15 +215,14 @@ class ChangeTracker:
         record holds its novelty sketch, what later keys are measured against."""
         with self.index.batch(key):
             match = self.index.check_and_add(key, fp)
-            adds_to = adds = None
+            adds_to = adds = kept = None
             if match is not None:
-                match, adds_to, adds = self._adds(key, fp, match, own, True)
+                match, adds_to, adds, kept = self._adds(key, fp, match, own, True)
             if match is not None:
                 return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds, reason=Reason.NEAR)
             if own is not None and self.keep_adds:
                 record = replace(PageRecord.first(fp), novelty=own.sketch() if own.has_text else None)
                 self.index.put_record(key, record.to_bytes())
-        kept = None if adds_to is None else Reason.KEPT_ADDS
         return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept)
 
     def observe(
@@ -257,7 +259,7 @@ class ChangeTracker:
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
-        distance = duplicate_of = adds_to = adds = None
+        distance = duplicate_of = adds_to = adds = kept = None
         found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
@@ -271,7 +273,7 @@ class ChangeTracker:
                     found = self._template_copy(key, fp, content_key, visible, vkey)
                 match = found.match
                 if match is not None:
-                    match, adds_to, adds = self._adds(key, fp, match, own, may_match)
+                    match, adds_to, adds, kept = self._adds(key, fp, match, own, may_match)
                 if match is None:
                     verdict, reason = NEW, Reason.NEW
                 else:
@@ -304,7 +306,7 @@ class ChangeTracker:
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     match = found.match
                     if match is not None:
-                        match, adds_to, adds = self._adds(key, fp, match, own, may_match)
+                        match, adds_to, adds, kept = self._adds(key, fp, match, own, may_match)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                         reason = self._duplicate_reason(found, match, fallback)
@@ -345,7 +347,8 @@ class ChangeTracker:
                 shortcopy.remember(index, found.evidence)
             index.put_record(key, new_record.to_bytes(), due=next_due)
         replaced = record is None and raw is not None
-        kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
+        if found.unlike is not None:
+            kept = Reason.KEPT_UNLIKE
         return Verdict(
             verdict, fp, distance, duplicate_of, new_record, replaced, found.unlike, adds_to, adds, reason, kept
         )
@@ -377,38 +380,46 @@ class ChangeTracker:
 
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
-    ) -> tuple[Match | None, str | None, float | None]:
-        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds)`` when
-        ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or to
-        another indexed page's within ``max_distance`` (then that one is the match), or cannot be
-        judged (``adds`` ``None``); else ``(None, match.key, adds)``: the page is kept (and indexed,
-        when it ``may_match``: the check-and-add that found the match did not store it)."""
+    ) -> tuple[Match | None, str | None, float | None, Reason | None]:
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, None)``
+        when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or
+        to another indexed page's within ``max_distance`` (then that one is the match), or cannot
+        be judged (``adds`` ``None``), and its own heading names the same thing as that page's (or
+        either has none); else ``(None, match.key, adds, why)``: the page is kept (and indexed,
+        when it ``may_match``: the check-and-add that found the match did not store it), ``why``
+        ``Reason.KEPT_ADDS``, or ``Reason.KEPT_HEADING`` when it adds too little but names
+        something else."""
         threshold = self.keep_adds
         if not threshold or own is None:
-            return match, None, None
-        first = self._added(own, [match])
-        if first is None or first < threshold:
-            return match, None, first  # nothing new, or no sketch of the match's content to judge by
+            return match, None, None, None
+        first, named = self._added(own, [match])
+        if not named and (first is None or first < threshold):
+            return match, None, first, None  # nothing new, or no sketch of the match's content to judge by
         others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
         for candidate, record in self._indexed_records(others):
-            added = self._added(own, [candidate], record)
-            if added is not None and added < threshold:
-                return candidate, None, added  # another kept page holds it all
+            added, other = self._added(own, [candidate], record)
+            if not other and added is not None and added < threshold:
+                return candidate, None, added, None  # another kept page of the same name holds it all
         if may_match:
             self.index.add(key, fp)
-        return None, match.key, first
+        adds_enough = first is not None and first >= threshold
+        return None, match.key, first, Reason.KEPT_ADDS if adds_enough else Reason.KEPT_HEADING
 
-    def _added(self, own: OwnText, candidates: list[Match], record: PageRecord | None = None) -> float | None:
+    def _added(
+        self, own: OwnText, candidates: list[Match], record: PageRecord | None = None
+    ) -> tuple[float | None, bool]:
         """What ``own`` adds to the first candidate's content (``record``: its record, else read),
-        ``None`` when its record is not of its indexed content or holds no novelty sketch."""
+        ``None`` when its record is not of its indexed content or holds no novelty sketch; and
+        whether ``own``'s heading names something else than that content's
+        (:meth:`~scrapy_simhash.fingerprint.novelty.OwnText.names_other`)."""
         if record is None:
             record = next((r for _, r in self._indexed_records(candidates)), None)
         if record is None or record.novelty is None:
-            return None
+            return None, False
         try:
-            return own.added(record.novelty)
+            return own.added(record.novelty), own.names_other(record.novelty)
         except ValueError:  # an unreadable sketch: resemblance decides
-            return None
+            return None, False
 
     def _check_and_add(
         self,

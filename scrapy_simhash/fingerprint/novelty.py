@@ -52,6 +52,7 @@ arithmetic (numpy, wrapping), no ``hash()``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 import unicodedata
@@ -63,7 +64,7 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW", "OwnText", "normalize", "one_line"]
+__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW", "OwnText", "heading_key", "normalize", "one_line"]
 
 #: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
 GRAM = 12
@@ -73,9 +74,12 @@ WINDOW = 16
 #: Distinct anchors a sketch keeps at most (3 bytes each).
 SKETCH_ANCHORS = 1600
 #: Sketch kinds: a sample; a normalised text of one line (the first version's); a normalised text
-#: with its line breaks; the text as the page has it (normalised when it is compared).
-_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT = 2, 3, 4, 5
-_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT))
+#: with its line breaks; the text as the page has it (normalised when it is compared); a heading
+#: key (``uint32``) before a sketch of another kind.
+_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT, _HEADED = 2, 3, 4, 5, 6
+_SAMPLED_BYTE, _ONE_LINE_BYTE, _TEXT_BYTE, _RAW_BYTE, _HEADED_BYTE = (
+    bytes((k,)) for k in (_SAMPLED, _ONE_LINE_TEXT, _TEXT, _RAW_TEXT, _HEADED)
+)
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes.
 TEXT_BYTES = 1 << 16
 #: zlib's level for a text sketch: 1 is twice level 6's speed, 6% larger.
@@ -104,6 +108,10 @@ _S30, _S27, _S31, _S32, _S8 = (np.uint64(s) for s in (30, 27, 31, 32, 8))
 _BYTE = np.uint64(0xFF)
 _LOW16 = np.uint64(0xFFFF)
 _HEAD = struct.Struct("<BI")
+#: What a heading key leaves out: a number or a version (``3.12.0``, ``v2``, ``2026-11-30``; not the
+#: digits right after a letter or "_": ``u64``, ``x86_64``, ``sqlite3`` are names), and every
+#: character that is no letter or digit.
+_NOT_NAME_RE = re.compile(r"(?<!\w)v?\d+|[\W_]+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -135,6 +143,33 @@ def normalize(text: str) -> str:
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 
+def heading_key(heading: str) -> int | None:
+    """The key of a page's own heading (its title as :mod:`~scrapy_simhash.text.title` cleans it: the
+    name of the function, class, module or entry it documents) as its copies keep it: NFKC, case
+    folded, numbers and versions out, only letters and the digits of names; 32 bits of its BLAKE2b
+    hash, ``None`` when nothing is left (no evidence)."""
+    name = _NOT_NAME_RE.sub("", unicodedata.normalize("NFKC", heading).casefold())
+    if not name:
+        return None
+    return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).digest(), "little")
+
+
+def kept_heading(kept: bytes) -> int | None:
+    """The heading key that a kept page's sketch holds (``None``: none, or a sketch of a page kept
+    before its heading was)."""
+    if kept[:1] != _HEADED_BYTE or len(kept) < 5:
+        return None
+    return int(_KEY.unpack_from(kept, 1)[0])
+
+
+def _unheaded(kept: bytes) -> bytes:
+    """The sketch of the text in ``kept`` (without its heading key)."""
+    return kept[5:] if kept[:1] == _HEADED_BYTE else kept
+
+
+_KEY = struct.Struct("<I")
+
+
 class OwnText:
     """A page's own text, ready to be compared with kept pages' sketches and to give its own.
 
@@ -142,26 +177,31 @@ class OwnText:
     page shows (its title and whole visible text, chrome and template included), what its sketch
     holds: a later page is measured against all that this one shows, since dropping it loses
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
-    region left out); ``None``: its own text."""
+    region left out); ``None``: its own text. ``heading``: the page's own heading (its cleaned
+    title), kept in its sketch: :attr:`heading`."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text")
+    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text", "heading")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
     _rest: list[str] | None
     _text: str | None
+    #: The key of the page's own heading (:func:`heading_key`; ``None``: none).
+    heading: int | None
 
     def __init__(
         self,
         lines: Iterable[str],
         template: set[str] | frozenset[str] = frozenset(),
         shown: Iterable[str] | None = None,
+        heading: str = "",
     ) -> None:
         # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
         self._lines = [line for line in lines if line and line not in template]
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
+        self.heading = heading_key(heading) if heading else None
         if shown is not None:
             mine = set(self._lines)
             self._rest = [line for line in shown if line and line not in mine]
@@ -173,7 +213,7 @@ class OwnText:
         own = object.__new__(cls)
         own._lines = own._rest = None
         own._text = text
-        own._h8 = own._h16 = None
+        own._h8 = own._h16 = own.heading = None
         return own
 
     @property
@@ -224,7 +264,18 @@ class OwnText:
         the rest), compressed, when that takes at most :data:`TEXT_BYTES` (4 and the normalised
         text for an own text made by :meth:`normalised`); else 2, the largest gram hash it covers
         (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
-        byte, in ascending order of the codes."""
+        byte, in ascending order of the codes. With a heading: 6 and its key (``uint32``) before it."""
+        inner = self._sketch()
+        return inner if self.heading is None else _HEADED_BYTE + _KEY.pack(self.heading) + inner
+
+    def names_other(self, kept: bytes) -> bool:
+        """Whether this page's own heading names something else than the heading in the sketch
+        ``kept`` (both known, their keys differ): a page about another named thing."""
+        theirs = kept_heading(kept)
+        return self.heading is not None and theirs is not None and theirs != self.heading
+
+    def _sketch(self) -> bytes:
+        """:meth:`sketch` without the heading key."""
         if self._lines is None:
             kind, raw = _TEXT_BYTE, self.text
         else:
@@ -251,6 +302,7 @@ class OwnText:
         when ``kept`` holds that page's text, else estimated from the positions in its anchors'
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
         ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
+        kept = _unheaded(kept)
         kind = kept[:1]
         if kind in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             if kind == _RAW_BYTE and self._lines is not None:
@@ -281,6 +333,7 @@ class OwnText:
         the page whose sketch is ``kept`` covers (each distinct line once), each run once, in the
         order of the text: what it adds, to show a person; ``None`` when ``kept`` is a sample (its
         text is not known)."""
+        kept = _unheaded(kept)
         if kept[:1] not in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
             return None
         return list(dict.fromkeys(self._uncovered(_inflate(kept), least)))

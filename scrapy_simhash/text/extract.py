@@ -88,7 +88,16 @@ from scrapy_simhash.text.blocks import (
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
 from scrapy_simhash.text.native import native_comment_runs, native_flat_text, walk_native
-from scrapy_simhash.text.region import _GOOD, _LINKS, _SHORT, _boilerplate_any, _kind, _main_blocks, _with_heading
+from scrapy_simhash.text.region import (
+    _GOOD,
+    _LINKS,
+    _SHORT,
+    _boilerplate_any,
+    _kind,
+    _main_blocks,
+    _with_entries,
+    _with_heading,
+)
 from scrapy_simhash.text.title import _clean_title, _title_and_heading
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
@@ -539,6 +548,9 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     # takes for a link list).
     whole = found == "page"
     main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
+    # An API reference page's own entries: its member signatures, which the rules above leave out
+    # as link lists (their type names link to the types' pages).
+    main = _with_entries(blocks, main)
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
