@@ -64,7 +64,17 @@ import numpy as np
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-__all__ = ["GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW", "OwnText", "heading_key", "normalize", "one_line"]
+__all__ = [
+    "GRAM",
+    "SKETCH_ANCHORS",
+    "TEXT_BYTES",
+    "WINDOW",
+    "OwnText",
+    "heading_key",
+    "heading_name",
+    "normalize",
+    "one_line",
+]
 
 #: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
 GRAM = 12
@@ -108,10 +118,11 @@ _S30, _S27, _S31, _S32, _S8 = (np.uint64(s) for s in (30, 27, 31, 32, 8))
 _BYTE = np.uint64(0xFF)
 _LOW16 = np.uint64(0xFFFF)
 _HEAD = struct.Struct("<BI")
-#: What a heading key leaves out: a number or a version (``3.12.0``, ``v2``, ``2026-11-30``; not the
-#: digits right after a letter or "_": ``u64``, ``x86_64``, ``sqlite3`` are names), and every
-#: character that is no letter or digit.
-_NOT_NAME_RE = re.compile(r"(?<!\w)v?\d+|[\W_]+")
+#: What a heading's name leaves out: a number or a version (``3.12.0``, ``v2``, ``2026-11-30``; not the
+#: digits right after a letter or "_": ``u64``, ``x86_64``, ``sqlite3`` are names) ...
+_VERSION_RE = re.compile(r"(?<!\w)v?\d+")
+#: ... and every character that is no letter or digit (a word's separator).
+_NOT_NAME_RE = re.compile(r"[\W_]+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -143,12 +154,18 @@ def normalize(text: str) -> str:
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 
+def heading_name(heading: str) -> str:
+    """A page's own heading (its title as :mod:`~scrapy_simhash.text.title` cleans it: the name of
+    the function, class, module or entry it documents) as its copies keep it, or a text to look
+    for it in: NFKC, case folded, numbers and versions out, its words (letters and the digits of
+    names) one space apart (none next to a Han character or kana)."""
+    words = " ".join(_NOT_NAME_RE.sub(" ", _VERSION_RE.sub(" ", unicodedata.normalize("NFKC", heading).casefold())).split())
+    return words if words.isascii() else _CJK_SPACE_RE.sub("", words)
+
+
 def heading_key(heading: str) -> int | None:
-    """The key of a page's own heading (its title as :mod:`~scrapy_simhash.text.title` cleans it: the
-    name of the function, class, module or entry it documents) as its copies keep it: NFKC, case
-    folded, numbers and versions out, only letters and the digits of names; 32 bits of its BLAKE2b
-    hash, ``None`` when nothing is left (no evidence)."""
-    name = _NOT_NAME_RE.sub("", unicodedata.normalize("NFKC", heading).casefold())
+    """32 bits of the BLAKE2b hash of :func:`heading_name`, ``None`` when it is empty (no evidence)."""
+    name = heading_name(heading)
     if not name:
         return None
     return int.from_bytes(hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).digest(), "little")
@@ -180,7 +197,7 @@ class OwnText:
     region left out); ``None``: its own text. ``heading``: the page's own heading (its cleaned
     title), kept in its sketch: :attr:`heading`."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_text", "heading")
+    __slots__ = ("_h8", "_h16", "_lines", "_name", "_rest", "_text", "heading")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
@@ -201,7 +218,8 @@ class OwnText:
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
-        self.heading = heading_key(heading) if heading else None
+        self._name = heading_name(heading) if heading else ""
+        self.heading = heading_key(heading) if self._name else None
         if shown is not None:
             mine = set(self._lines)
             self._rest = [line for line in shown if line and line not in mine]
@@ -214,6 +232,7 @@ class OwnText:
         own._lines = own._rest = None
         own._text = text
         own._h8 = own._h16 = own.heading = None
+        own._name = ""
         return own
 
     @property
@@ -269,10 +288,20 @@ class OwnText:
         return inner if self.heading is None else _HEADED_BYTE + _KEY.pack(self.heading) + inner
 
     def names_other(self, kept: bytes) -> bool:
-        """Whether this page's own heading names something else than the heading in the sketch
-        ``kept`` (both known, their keys differ): a page about another named thing."""
+        """Whether this page's own heading names something else than the page whose sketch is
+        ``kept``: both have one, their keys differ, and that page shows nothing of this heading
+        (:func:`heading_name` of its text, from a word's start: a syndicated copy under another section
+        title shows the headline; a sibling's page does not name its sibling). ``False`` when
+        ``kept`` is a sample (its text is not known)."""
         theirs = kept_heading(kept)
-        return self.heading is not None and theirs is not None and theirs != self.heading
+        if self.heading is None or theirs is None or theirs == self.heading:
+            return False
+        inner = _unheaded(kept)
+        if inner[:1] not in (_RAW_BYTE, _TEXT_BYTE, _ONE_LINE_BYTE):
+            return False
+        shown = heading_name(_inflate(inner))
+        # From a word's start: a title cut short ("... announcing wif") is still the headline.
+        return (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}"
 
     def _sketch(self) -> bytes:
         """:meth:`sketch` without the heading key."""

@@ -51,7 +51,8 @@ decision for decision:
    then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
    with), when it comes before what was found, brings the page's declaration and description
    (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
-   inherited member docs); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
+   inherited member docs), and its member signatures, lines of links that are code, join it
+   (:func:`~scrapy_simhash.text.region._with_entries`); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
    lists make up most of them, those blocks with the link lists (an index page); (g) under 50
    characters: all visible text.
 

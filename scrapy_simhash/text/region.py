@@ -380,14 +380,14 @@ def _with_heading(
     return sorted([blocks[top], *own, *main], key=at.__getitem__) if whole else [blocks[top], *own, *main]
 
 
-#: A member's declaration among a page's lines: a type ("::"), an arrow ("->", "=>"), braces, a
-#: semicolon, an assignment, a generic ("List<E>"), a call with a parameter ("add(long operand)",
-#: not a counter: "Comments(12)"), or a line that opens with a declaration's keyword ("data Maybe
-#: a", "class Monoid a", "public static long") or a constructor's bar ("| Just a").
+#: A member's declaration among a page's lines of ASCII: a type ("::"), an arrow ("->", "=>"), a
+#: generic ("List<E>"), a call with a parameter ("add(long operand)", not a counter: "Comments(12)"),
+#: or a line that opens with a declaration's keyword ("data Maybe a", "class Monoid a", "public
+#: static long") or a constructor's bar or equals sign ("| Just a", "= Nothing").
 _ENTRY_RE = re.compile(
-    r"::|[-=]>|[{};=]|\w<\w|\w\([^()]*[^\W\d][^()]*\)|^(?:\| |(?:data|newtype|type|class|instance|pattern"
-    r"|family|module|struct|enum|union|trait|impl|fn|def|function|interface|public|protected|private|static"
-    r"|final|abstract|const|typedef|template|val|var|let)\s)"
+    r"::|[-=]>|[A-Za-z_]<[A-Za-z_]|[A-Za-z_]\([^()]*[A-Za-z][^()]*\)|^(?:[|=] |(?:data|newtype|type|class|instance"
+    r"|pattern|family|module|struct|enum|union|trait|impl|fn|def|function|interface|public|protected|private"
+    r"|static|final|abstract|const|typedef|template|val|var|let)\s)"
 )
 
 #: A page's lines of links that are declarations are its entries when it has this many at least (a
@@ -415,9 +415,10 @@ def _with_entries(blocks: list[_Block], main: list[_Block]) -> list[_Block]:
 
 
 def _is_entry(text: str) -> bool:
-    """Whether a line of links is a declaration (:data:`_ENTRY_RE`), not boilerplate or markup."""
+    """Whether a line of links is a declaration (ASCII, :data:`_ENTRY_RE`), not boilerplate or markup."""
     return (
-        _ENTRY_RE.search(text) is not None
+        text.isascii()
+        and _ENTRY_RE.search(text) is not None
         and not (text[0] == "<" and text[-1] == ">")
         and not _boilerplate_any(text)
         and not _BOILERPLATE_RE.match(text)

@@ -173,3 +173,35 @@ def test_middleware_counts_the_kept_sibling(make_mw: Callable[..., Any]) -> None
     assert mw.stats.get_value("simhash/kept/adds") is None
     run(mw, make_response("http://docs.example/print/pkg.where", print_view(api_page("where", "True"))), [{"n": 2}])
     assert mw.stats.get_value("simhash/near_duplicate") == 1
+
+
+def test_a_syndicated_copy_under_another_title_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
+    """A copy whose cleaned title is another part of the original's (its section, "Opinion"), or
+    the headline cut mid-word, names nothing the kept page does not show: still dropped. A page
+    whose heading the kept page never shows is kept beside it (the rule's other side)."""
+    rng = random.Random(8)
+    body = "".join(f"<p>{sentence(rng, 22)}</p>" for _ in range(10))
+    headline = "Republicans Are Following the Council to Nowhere"
+    original = (
+        f"<html><head><title>{headline} - The Daily</title></head><body><nav><a href='/'>Home</a> "
+        f"<a href='/opinion'>Opinion</a></nav><main><h1>{headline}</h1>{body}</main></body></html>"
+    )
+
+    def syndicated(title: str) -> str:
+        return (
+            f"<html><head><title>{title} - Feed Site</title></head><body><div class='menu'><a href='/'>Feed</a></div>"
+            f"<h1>{title}</h1><div>{body}</div></body></html>"
+        )
+
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://daily.example/a", original).verdict == NEW
+    for url, title in (
+        ("http://feed.example/1", f"Opinion | {headline}"),
+        ("http://feed.example/2", headline[:42]),  # "... to No"
+    ):
+        page = FP.fingerprint_page(syndicated(title), url=url)
+        assert page.own is not None and page.own.heading != heading_key(headline)  # another heading
+        verdict = tracker.observe(url, page, now=1.0)
+        assert (verdict.verdict, verdict.duplicate_of) == (NEAR_DUPLICATE, "http://daily.example/a"), title
+    other = observe(tracker, "http://feed.example/3", syndicated("Democrats Lead the Senate Again"))
+    assert (other.verdict, other.kept) == (NEW, Reason.KEPT_HEADING)
