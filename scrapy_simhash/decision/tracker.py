@@ -58,8 +58,8 @@ class Verdict(NamedTuple):
     page within the index's ``max_distance`` that this one was kept beside because their change
     sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
     that this one resembles and was kept beside because its own text adds ``adds`` characters to
-    that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
-    to the page it duplicates (``None``: not measured). ``reason``: why this verdict
+    that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for
+    a near-duplicate, ``adds`` is what it adds to the page it duplicates (``None``: not measured). ``reason``: why this verdict
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
     or whether a change was seen by the fingerprint or by the change sketch alone); ``kept``: why a
     page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``,
@@ -164,7 +164,8 @@ class ChangeTracker:
         to every other indexed page within ``max_distance`` of it (``Verdict.adds``), or when its
         own heading (its cleaned title, numbers and versions out, a key in the novelty sketch)
         names something else than theirs: a page about another function, class or entry is no
-        copy however little text it adds (``Reason.KEPT_HEADING``); a copy keeps its heading. A
+        copy however little text it adds (``Reason.KEPT_HEADING``; ``OwnText.names_other``); a
+        copy keeps its heading, or one the kept page shows. A
         kept page whose record has no novelty sketch (written before it was kept) cannot be
         judged: the resemblance decides, as before.
     """

@@ -33,6 +33,11 @@ renamed in every example) counts once. Windows of 16 characters, as the benchmar
 judges count (with 12, a patch note whose phrases recur in the earlier notes counted under 100
 characters where the judge counts over 100).
 
+**A page about another named thing** (:meth:`OwnText.names_other`): a page whose own heading (its
+cleaned title, numbers and versions out: :func:`heading_name`) has another key than the kept
+page's, and which the kept page shows nowhere, is no copy of it however little it adds: a sibling
+method's page. The key rides in the sketch (kind 6, before the text's sketch).
+
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
 when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of English), and
