@@ -1,8 +1,8 @@
-"""The scrapy-simhash demo: serve the bundled site on 127.0.0.1 and crawl it twice (the second run is incremental).
+"""The scrapy-simhash demo: serve the bundled site on 127.0.0.1 and crawl it twice (the second crawl exports only what changed).
 
 Usage (from the repository root; ``./dev demo`` does this)::
 
-    .venv/bin/python example_project/demo.py [--reset] [--runs N] [--port P] [--verbose]
+    .venv/bin/python example_project/demo.py [--reset] [--runs N] [--port P] [--verbose] [--incremental [--days D]]
     .venv/bin/python example_project/demo.py --serve [--port P]   # only serve the site
 
 Each run is a real Scrapy crawl (``CrawlerProcess`` in a child process, with the project settings of
@@ -10,6 +10,8 @@ Each run is a real Scrapy crawl (``CrawlerProcess`` in a child process, with the
 items of run N go to ``example_project/output/items-run<N>.jsonl``. From the second run on, the site is
 served in its "edition 2", in which one page (the weekly roundup) was rewritten: it shows up as
 ``changed`` and its item is exported again, while every other page is ``unchanged`` and exports nothing.
+Each run fetches every page again; with ``--incremental`` the runs are incremental crawls
+(``SIMHASH_INCREMENTAL``) ``--days`` apart, which fetch only the known URLs that are due.
 
 The functions ``SiteServer`` and ``crawl_process`` are also used by ``tests/glue/test_e2e.py``.
 """
@@ -404,8 +406,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"({time.perf_counter() - started:.1f} s)")
     verdicts = Counter(p.get("verdict") or "skipped" for p in read_jsonl(OUTPUT_DIR / f"pages-run{args.runs}.jsonl"))
     print(
-        f"\nLast run: {dict(verdicts)}. Run the demo again to crawl incrementally once more, "
-        "or with --reset to start from an empty index."
+        f"\nLast run: {dict(verdicts)}. Run the demo again to crawl once more on the same index "
+        "(--incremental: an incremental crawl), or with --reset to start from an empty index."
     )
     return 0
 

@@ -42,6 +42,12 @@ SIMHASH_NEAR_SIMILARITY = 0.6
 #: aggressive deduplication, e.g. for training-data corpora).
 SIMHASH_KEEP_ADDS = 100
 
+#: The most bytes of a kept page's novelty evidence (what SIMHASH_KEEP_ADDS measures a page that
+#: resembles it against; stored apart from its record): its text compressed, else a sample of it,
+#: when that fits, else none: the pages that resemble it are then kept
+#: (``simhash/evidence_missing``). 0: no bound.
+SIMHASH_EVIDENCE_MAX_BYTES = 65536
+
 #: Index layout: the fingerprint is split into this many blocks (> SIMHASH_MAX_DISTANCE).
 #: ``None``: the index's default layout for SIMHASH_MAX_DISTANCE.
 SIMHASH_BLOCKS = None

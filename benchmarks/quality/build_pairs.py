@@ -24,7 +24,13 @@ Groups and categories (``Pair.group`` / ``Pair.category``):
   - ``short_pages``: different short pages under one template.
 * ``keep`` (label 0: an update that adds content, which a drop would lose; the second page must be kept)
   - ``adds_paragraph``: an article, then the same article (same template and noise) with one paragraph
-    of another article added (``meta["added"]``: its characters, at least ``ADDED_PARAGRAPH``).
+    of another article added (``meta["added"]``: its characters, at least ``ADDED_PARAGRAPH``);
+  - ``adds_sentences``: an article, then the same article with three or four whole sentences of another
+    article added as a paragraph, of ``ADDED_PARAGRAPH`` bytes of UTF-8 at least (40 Han characters;
+    Chinese: news and web articles of ``zh-text``'s CLUECorpusSmall sample, :func:`load_clue_articles`;
+    English: other articles than ``adds_paragraph``'s);
+  - ``rewritten``: the same articles with 30, 40 or 50 % of their sentences replaced by another
+    article's (``meta["frac"]``), same template and noise.
 * ``change`` (recrawl verdict: label 1 = real edit, 0 = noise only)
   - ``rewrite_10`` .. ``rewrite_50``: 10-50 % of the text replaced by text of another article (and noise);
   - ``noise_only``: the same page with only dynamic noise changed.
@@ -164,6 +170,24 @@ def load_en_articles(data: Path = DATA) -> list[Article]:
         title = _title_from_html(raw.decode("utf-8", "replace")) or paras[0][:60]
         arts.append(Article(key, "en", title, paras))
     return arts
+
+
+def load_clue_articles(data: Path = DATA, n: int = 60) -> list[Article]:
+    """Chinese articles of 500 to 3,000 characters (news, reviews, web posts) from the CLUECorpusSmall
+    sample, mostly Han, their sentences three to a paragraph; ``n`` of them, seeded."""
+    path = data / "zh-text" / "cluecorpussmall-sample" / "CLUECorpusSmall_sampled.txt.gz"
+    out = []
+    for i, line in enumerate(gzip.decompress(path.read_bytes()).decode("utf-8").splitlines()):
+        line = line.strip()
+        if not 500 <= len(line) <= 3000 or sum("\u4e00" <= c <= "\u9fff" for c in line) < 0.6 * len(line):
+            continue
+        sents = [line[s:e] for _, s, e in _sentences([line], "zh")]
+        if len(sents) < 8:
+            continue
+        paras = ["".join(sents[j : j + 3]) for j in range(0, len(sents), 3)]
+        out.append(Article(f"clue{i}", "zh", re.split(r"[，。！？ ]", line)[0][:24], paras))
+    random.Random(SEED + 17).shuffle(out)
+    return out[:n]
 
 
 def _real_page(data: Path, art: Article) -> bytes:
@@ -580,6 +604,28 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
             paras, added = add_paragraph(art.paras, rng3, donor)
             a, b = page(site, art, noise), page(site, art, noise, paras)
             ps.add("keep", "adds_paragraph", 0, a, b, lang=lang, art=art.key, added=added)
+
+    # updates a drop would lose: three or four sentences of another article added, 30-50 % rewritten
+    rng4 = random.Random(seed + 17)  # its own stream again
+    n_new = 12 if quick else 60
+    pools = {"zh": load_clue_articles(data, n_new), "en": arts["en"][::-1][:n_new]}
+    for lang, pool in pools.items():
+        site = _SITES[lang][1]
+        for k, art in enumerate(pool):
+            donor = pool[(k + 5) % len(pool)]
+            noise = _noise(rng4, lang, titles[lang])
+            base = page(site, art, noise)
+            sents = [donor.paras[i][s:e].strip() for i, s, e in _sentences(donor.paras, lang)]
+            size, sep = 3 + k % 2, "" if lang == "zh" else " "
+            runs = [sep.join(sents[i : i + size]) for i in range(max(1, len(sents) - size + 1))]
+            fits = [run for run in runs if len(run.encode()) >= ADDED_PARAGRAPH]  # UTF-8: a Han character 3
+            new = rng4.choice(fits) if fits else max(runs, key=len)
+            at = rng4.randint(1, len(art.paras))
+            paras = art.paras[:at] + [new] + art.paras[at:]
+            ps.add("keep", "adds_sentences", 0, base, page(site, art, noise, paras), lang=lang, art=art.key, added=len(new))
+            frac = (0.3, 0.4, 0.5)[k % 3]
+            paras = rewrite(art.paras, rng4, lang, donor, frac)
+            ps.add("keep", "rewritten", 0, base, page(site, art, noise, paras), lang=lang, art=art.key, frac=frac)
 
     # the real pair
     yan = data / "zh-text" / "yanyiwu-news-pair"

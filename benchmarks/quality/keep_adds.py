@@ -15,8 +15,12 @@ agree, and a rule added to the tracker shows here as disagreements until ``wide_
 Printed (``build_pairs.py`` builds the pairs; ``added``: the characters the second page adds,
 :func:`build_pairs.added_chars`):
 
-* ``adds_paragraph``: the second page adds a paragraph: dropped (should be none); in the reverse
-  order (the article after the article with the paragraph: it adds nothing): dropped (should be all);
+* ``adds_paragraph``: the second page adds a paragraph: dropped (should be none), in Chinese and in
+  English; in the reverse order (the article after the article with the paragraph: it adds
+  nothing): dropped (should be all);
+* ``adds_sentences`` (three or four sentences of another article added as a paragraph) and
+  ``rewritten`` (30-50 % of the sentences replaced), in Chinese and in English: dropped (should be
+  none); and the change pairs ``rewrite_30`` .. ``rewrite_50`` (dates and counters changed too);
 * revisions whose second version adds ``MUST_KEEP`` (300) characters or more ("must keep"):
   dropped, all and at a Jaccard of 0.8 or more;
 * revisions at Jaccard >= 0.95 that add under 100 characters: dropped (recall);
@@ -165,11 +169,22 @@ def main(argv: list[str] | None = None) -> int:
     rev = by_cat.get("revisions", [])
     adds = by_cat["adds_paragraph"]
     must = [p for p in rev if p.meta["added"] >= bp.MUST_KEEP]
+    rewrites = [p for c in ("rewrite_30", "rewrite_40", "rewrite_50") for p in by_cat[c]]
 
     print("| pairs | n | dropped by the product (share) | bar | meets | wide_tier.product_duplicate | disagree |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
-    rows = [
-        measure(decider, "adds_paragraph: the second page adds a paragraph", adds, "<= 0.05", lambda s: s <= 0.05),
+    keeps = [
+        (name, lang, [p for p in pairs if p.meta["lang"] == lang])
+        for name, pairs in (
+            ("adds_paragraph: the second page adds a paragraph", adds),
+            ("adds_sentences: adds three or four sentences of another article", by_cat["adds_sentences"]),
+            ("rewritten: 30-50% of the sentences replaced", by_cat["rewritten"]),
+            ("rewrite_30..50: the change pairs (dates, counters changed too)", rewrites),
+        )
+        for lang in ("zh", "en")
+    ]
+    rows = [measure(decider, f"{name}, {lang}", pairs, "<= 0.01", lambda s: s <= 0.01) for name, lang, pairs in keeps]
+    rows += [
         measure(
             decider,
             "adds_paragraph reversed: the article after itself with a paragraph (adds nothing)",
@@ -202,7 +217,7 @@ def main(argv: list[str] | None = None) -> int:
         ),
     ]
     if args.synthetic:
-        rows += synthetic_rows(decider, ps, by_cat, adds_dropped=rows[0]["dropped"])
+        rows += synthetic_rows(decider, ps, by_cat, adds_dropped=rows[0]["dropped"] + rows[1]["dropped"])
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1))
     print(f"\n{time.perf_counter() - t0:.0f} s in all", file=sys.stderr)

@@ -202,6 +202,19 @@ SITES = [
         r"^releaselog/",
         max_pages=240,
     ),
+    # LilyPond's web site in Chinese with its English pages and the English Music Glossary that it
+    # links to (Texinfo via texi2html, LilyPond's own templates): glossary entries of a few lines or
+    # a table beside a sidebar of all 360 entries, which outweighs them.
+    Site(
+        "lilypond-zh",
+        "lilypond-doc-html-zh",
+        "/usr/share/doc/lilypond/html/Documentation",
+        "web/manuals.zh.html",
+        "texi2html (LilyPond)",
+        "zh",
+        r"^(web/[^/.]+(\.zh)?\.html|music-glossary/[^/]+\.html)$",
+        max_pages=300,
+    ),
     # Added for issue 34: Haskell's libraries (Haddock), from the unix package's contents, whose
     # modules come in pairs (System.Posix.Files and its ByteString twin: the same docs, other
     # signatures); module pages and package contents, not the hyperlinked sources.

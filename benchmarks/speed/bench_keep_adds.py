@@ -12,9 +12,13 @@ made before the clock runs):
   ``FreshnessPolicy``) of each page under a new URL (``new``) and of its copy under another URL
   (``copy``: the check reads the kept page's record and finds the same text) and of an edited
   copy under a third URL (``edited copy``: a word inserted mid-text, so the check compares the
-  texts' grams), with the page's own text
-  (``own``, what the crawl passes) and without it (``resemblance only``: the decision before the
-  check), in alternating rounds on indexes of their own; CPU time of this thread.
+  texts' grams), then of each page refetched under its own URL (``refetch``: unchanged; the
+  change rule finds its own text in its record's) and refetched with the word inserted
+  (``edited refetch``: ``unchanged``, after comparing the texts), with the page's own text
+  (``own``, what the crawl passes), without it (``resemblance only``: the decision before the
+  check) and with it but ``keep_adds=0`` (``own, keep_adds 0``: the same records written, neither
+  the check nor the change rule run), in alternating rounds on indexes of their own; CPU time of
+  this thread.
 
 Prints medians in ms per page, the ratio of the decision with the check to without, and the bytes
 the check adds to a record (median, 90th percentile, largest). ``--zlib-level 0`` stores the text
@@ -84,9 +88,9 @@ def main() -> None:
         times.setdefault("own text", []).append(per_page(docs, lambda d: _own_text(d, None, None)))
         owns = [p.own for p in pages]
         times.setdefault("sketch", []).append(per_page(owns, lambda o: o.sketch()))
-        for label, with_own in (("own", True), ("resemblance only", False)):
+        for label, with_own in (("own", True), ("resemblance only", False), ("own, keep_adds 0", True)):
             index = SimhashIndex.open(tmp / f"{label}-{r}", durable=False)
-            tracker = ChangeTracker(index, policy=FreshnessPolicy())
+            tracker = ChangeTracker(index, policy=FreshnessPolicy(), keep_adds=0 if "0" in label else 100)
 
             def observe(item, *, prefix: str, tracker=tracker, with_own=with_own, edit=False) -> None:  # type: ignore[no-untyped-def]
                 i, page = item
@@ -103,13 +107,20 @@ def main() -> None:
             times.setdefault(f"decision, edited copy ({label})", []).append(
                 per_page(work, lambda x: observe(x, prefix="edited", edit=True))
             )
+            times.setdefault(f"decision, refetch ({label})", []).append(per_page(work, lambda x: observe(x, prefix="site")))
+            times.setdefault(f"decision, edited refetch ({label})", []).append(
+                per_page(work, lambda x: observe(x, prefix="site", edit=True))
+            )
             index.close()
     print(f"{len(pages)} real news pages, {args.rounds} rounds, ms of CPU per page (median of the rounds):")
     for name, values in times.items():
         print(f"  {name}: {median(values):.3f}")
-    for kind in ("new", "copy", "edited copy"):
+    for kind in ("new", "copy", "edited copy", "refetch", "edited refetch"):
         ratio = median(times[f"decision, {kind} (own)"]) / median(times[f"decision, {kind} (resemblance only)"])
         print(f"  decision with the check / without, {kind}: {ratio:.2f}")
+    for kind in ("refetch", "edited refetch"):  # the same records written: the change rule's cost alone
+        ratio = median(times[f"decision, {kind} (own)"]) / median(times[f"decision, {kind} (own, keep_adds 0)"])
+        print(f"  decision with the change rule / without (SIMHASH_KEEP_ADDS 0), {kind}: {ratio:.2f}")
     sizes = sorted(len(p.own.sketch()) for p in pages if p.own is not None)
     print(
         f"  bytes the check adds to a record: median {median(sizes):.0f}, 90th percentile "

@@ -2,8 +2,9 @@
 
 ``scrapy-simhash TARGET COMMAND ...`` (console script: :func:`main`; TARGET is an index directory)
 and ``scrapy simhash SPIDER COMMAND ...`` (``commands/simhash.py``: the spider's index, the
-project's settings). ``dedup`` and ``explain`` take no TARGET. The report functions are in
-``reports.py``, ``dedup.py`` and ``htmlreport.py``; this module only opens, calls and prints.
+project's settings). ``dedup`` takes no TARGET; ``explain`` takes one for its learned site
+templates. The report functions are in ``reports.py``, ``dedup.py`` and ``htmlreport.py``; this
+module only opens, calls and prints.
 
 Exit status: 0 success; 1 an error of the input (not an index, a URL not in it, a file or URL
 that cannot be read, a store error); 2 bad arguments; 130 interrupted. A closed pipe
@@ -159,7 +160,7 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     p.add_argument("sources", nargs="+", metavar="URL|FILE", help="one or two pages: http(s) URLs or HTML files")
     p.add_argument("--top", type=int, default=15, help="features to list (default 15)")
     p = cmd("near", "entries near a text, a file or a URL, with distance and similarity")
-    p.add_argument("text", nargs="?", help="a text to fingerprint")
+    p.add_argument("text", nargs="?", help="a text to fingerprint, or an http(s) URL (as --url)")
     p.add_argument("--file", help="an HTML file to fingerprint")
     p.add_argument("--url", help="a URL: its fingerprint in the index (with the copies dropped as its duplicates)")
     p.add_argument("-k", "--max-distance", type=int, default=None, help="largest distance (default: the index's)")
@@ -250,8 +251,10 @@ def print_rows(rows: Iterable[dict[str, Any]], out: TextIO, as_json: bool) -> No
 
 
 def print_data(data: dict[str, Any], out: TextIO, as_json: bool) -> None:
+    """``data`` as one line of JSON (one document per line, as ``export`` and the lists print), or
+    as indented ``name: value`` lines."""
     if as_json:
-        out.write(json.dumps(data, ensure_ascii=False, indent=2) + "\n")
+        out.write(json.dumps(data, ensure_ascii=False) + "\n")
     else:
         print_mapping(data, out)
 
@@ -281,6 +284,8 @@ def _reset(target: Target, yes: bool, out: TextIO) -> None:
 
 
 def _near(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextIO) -> None:
+    if ns.text is not None and ns.text.startswith(("http://", "https://")):  # a URL, as show takes it
+        ns.url, ns.text = (ns.text, None) if ns.url is None else (ns.url, ns.text)
     given = [name for name in ("text", "file", "url") if getattr(ns, name) is not None]
     if len(given) != 1:
         raise CommandError("near takes one of: a TEXT, --file FILE or --url URL", EXIT_USAGE)
@@ -383,7 +388,12 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     if command == "explain":
         if len(ns.sources) > 2:
             raise CommandError("explain takes one or two pages", EXIT_USAGE)
-        print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
+        if not getattr(ns, "index_given", False):
+            print_data(reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config), out, ns.json)
+            return
+        with target.open() as index:  # its learned site templates, as the crawl uses them
+            explained = reports.explain(target.fingerprinter(), ns.sources, ns.top, target.config, index)
+        print_data(explained, out, ns.json)
         return
     if command == "dedup":
         _dedup(target, ns, out)
@@ -398,7 +408,7 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
         "dropped": lambda index: print_rows(reports.dropped(index, ns.of), out, ns.json),
         "near": lambda index: _near(target, ns, index, out),
         "due": lambda index: _due(target, ns, index, out),
-        "export": lambda index: print_rows(reports.export(index), out, True),
+        "export": lambda index: print_rows(reports.export(index, threshold), out, True),
         "prune": lambda index: print_data(reports.prune(index, reports.parse_duration(ns.older_than)), out, ns.json),
         "remove": lambda index: print_data(reports.remove(index, ns.url), out, ns.json),
         "report": lambda index: _report(target, ns, index, out),
@@ -458,9 +468,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Inspect a scrapy-simhash index, explain fingerprints, deduplicate JSON lines.",
         epilog="TARGET: an index directory (.scrapy/simhash/<spider>/pages), a spider's directory, or a "
         "Redis store as redis://host:port/db#simhash:<spider> (SIMHASH_REDIS_PREFIX). "
-        "dedup and explain take no TARGET. Exit status: 0 ok, 1 error, 2 bad arguments.",
+        "dedup takes no TARGET; explain takes one for its learned site templates. "
+        "Exit status: 0 ok, 1 error, 2 bad arguments.",
         usage=f"scrapy-simhash [-s NAME=VALUE] [--items] TARGET {{{','.join(INDEX_COMMANDS)}}} ...\n"
-        "       scrapy-simhash [-s NAME=VALUE] {dedup,explain} ...",
+        "       scrapy-simhash [-s NAME=VALUE] [TARGET] explain ...\n"
+        "       scrapy-simhash [-s NAME=VALUE] dedup ...",
     )
     parser.add_argument("-h", "--help", action="store_true", help="this help; COMMAND -h: a subcommand's")
     parser.add_argument("-s", "--set", action="append", default=[], metavar="NAME=VALUE", help="a SIMHASH_* setting")
@@ -477,8 +489,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ns = sub.parse_args(rest)
     if ns.command in INDEX_COMMANDS and target_arg is None:
         parser.error(f"{ns.command} needs a TARGET: scrapy-simhash TARGET {ns.command} ...")
-    if ns.command in FREE_COMMANDS and target_arg is not None:
+    if ns.command == "dedup" and target_arg is not None:
         parser.error(f"{ns.command} takes no TARGET: scrapy-simhash {ns.command} ...")
+    ns.index_given = target_arg is not None  # explain: with the index's learned site templates
 
     def go() -> None:
         config = _console_config(options.set)

@@ -293,10 +293,10 @@ class _Text:
         return self._norm
 
     def added_at_most(self, kept: _Text) -> int | None:
-        """``self.own.added(kept.sketch)`` without hashing, when ``kept``'s sketch is surely its text
-        (the characters of this text in runs of :data:`WINDOW` or more that no window of ``kept``'s
-        covers, each distinct line once); ``None``: ``kept`` may be too long for that (its sketch
-        may be sampled)."""
+        """``self.own.added(kept.sketch)`` without compressing, when ``kept``'s sketch is surely its
+        text (the characters of this text in runs of :data:`WINDOW` or more that no window of
+        ``kept``'s covers, each distinct line once; for ASCII texts, without hashing); ``None``:
+        ``kept`` may be too long for that (its sketch may be sampled)."""
         mine, theirs = self.norm, kept.norm
         if "\n" in mine:  # each distinct line once
             mine = "\n".join(dict.fromkeys(mine.split("\n")))
@@ -304,6 +304,8 @@ class _Text:
             return 0  # no own text: nothing added
         if 4 * len(theirs) + 64 > novelty.TEXT_BYTES:  # UTF-8, compressed or not, fits below that
             return None
+        if not (mine.isascii() and theirs.isascii()):  # windows and characters by weight
+            return int(novelty.added_to(mine, theirs))
         if kept._grams is None:
             flat = one_line(theirs)
             kept._grams = {flat[i : i + WINDOW] for i in range(len(flat) - WINDOW + 1)}

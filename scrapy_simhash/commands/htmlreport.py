@@ -15,9 +15,8 @@ from collections import Counter, defaultdict
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from scrapy_simhash.commands.reports import CommandError, iso, iter_page_records, last_verdict
+from scrapy_simhash.commands.reports import LAST_VERDICTS, CommandError, iso, iter_page_records, last_verdict
 from scrapy_simhash.decision.record import PageRecord
-from scrapy_simhash.decision.verdicts import VERDICTS
 from scrapy_simhash.fingerprint.simhash import hamming
 
 if TYPE_CHECKING:
@@ -107,7 +106,7 @@ def verdict_figure(data: dict[str, Any]) -> Any:
         width = max((hi - lo) / nbins, 1.0)
         edges = [lo + i * width for i in range(nbins + 1)]
         bottom = [0] * nbins
-        for verdict in VERDICTS:
+        for verdict in LAST_VERDICTS:
             counts = [0] * nbins
             for t, v in fetches:
                 if v == verdict:
@@ -194,7 +193,7 @@ def render(data: dict[str, Any], title: str) -> str:
     plots = _plots(data)
     esc = html.escape
     counts = Counter(v for _, v in data["fetches"])
-    summary = "".join(f"<tr><td>{esc(v)}</td><td>{counts[v]}</td></tr>" for v in VERDICTS)
+    summary = "".join(f"<tr><td>{esc(v)}</td><td>{counts[v]}</td></tr>" for v in LAST_VERDICTS)
     clusters = "".join(
         f"<tr><td>{len(copies) + 1}</td><td>{esc(original)}</td><td>"
         + "<br>".join(esc(c) for c in sorted(copies)[:10])

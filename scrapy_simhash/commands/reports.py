@@ -29,8 +29,10 @@ if TYPE_CHECKING:
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.text.templates import SiteTemplates
 
 __all__ = [
+    "LAST_VERDICTS",
     "CommandError",
     "dropped",
     "due",
@@ -81,8 +83,18 @@ def iter_page_records(index: SimhashIndex) -> Iterator[tuple[str, PageRecord]]:
             yield key, record
 
 
+#: What :func:`last_verdict` says: a verdict, or what the recrawl middleware found instead of a
+#: page (``gone``: a 404 or 410; ``moved``: a redirect, the record an alias of its target).
+LAST_VERDICTS = (*VERDICTS, "gone", "moved")
+
+
 def last_verdict(record: PageRecord, change_threshold: int) -> str:
-    """The verdict of the record's last fetch, as far as the record tells it."""
+    """The verdict of the record's last fetch, as far as the record tells it (one of
+    :data:`LAST_VERDICTS`)."""
+    if record.gone:
+        return "gone"
+    if record.moved_to is not None:
+        return "moved"
     if record.duplicate_of is not None:
         return NEAR_DUPLICATE
     if record.fetch_count <= 1 or len(record.history) < 1 or record.history[0][1] is None:
@@ -112,7 +124,7 @@ def index_info(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
     out["fingerprint_settings"] = index.fingerprint_settings
     verdicts = Counter(last_verdict(record, change_threshold) for _, record in iter_page_records(index))
     out["records"] = sum(verdicts.values())
-    out["last_verdicts"] = {verdict: verdicts[verdict] for verdict in VERDICTS}
+    out["last_verdicts"] = {verdict: verdicts[verdict] for verdict in LAST_VERDICTS}
     out["bucket_sizes"] = _bucket_histogram(index)
     return out
 
@@ -135,7 +147,7 @@ def _duplicate_distance(index: SimhashIndex, record: PageRecord) -> int | None:
 
 
 #: The times in a record's ``schedule`` (Unix seconds), shown as ISO 8601 like the record's own.
-_SCHEDULE_TIMES = ("last_fetch", "last_change", "next_due")
+_SCHEDULE_TIMES = ("last_fetch", "last_change")
 
 
 def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, Any]:
@@ -160,7 +172,9 @@ def show(index: SimhashIndex, value: str, change_threshold: int) -> dict[str, An
         history=[{"fp": _hex(h, index.bits), "change_distance": d} for h, d in record.history],
     )
     if record.schedule is not None:
-        schedule = dict(record.schedule)
+        # Its own next_due is the policy's, as of the last page fetched: the record's (above) is
+        # the one crawls use, which a 404 or a budget may have moved since.
+        schedule = {name: value for name, value in record.schedule.items() if name != "next_due"}
         for name in _SCHEDULE_TIMES:
             if isinstance(schedule.get(name), (int, float)):
                 schedule[name] = iso(schedule[name])
@@ -274,17 +288,22 @@ def due(
 
 
 def nothing_due(index: SimhashIndex, now: float) -> str:
-    """What ``due`` says when no URL is due at ``now``: when the next one is."""
+    """What ``due`` (without a budget) says when no URL is due at ``now``: when the next one is,
+    and that a crawl with a budget fetches known URLs all the same."""
     first = index.records_due(math.inf, limit=1)
     if not first:
         return "nothing is due: no URL in this index has a due time yet (crawl it first)\n"
     key, when = first[0]
-    return f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key})\n"
+    return (
+        f"nothing is due at {iso(now)}; the next URL is due at {iso(when)} ({key}); a crawl with "
+        "SIMHASH_RECRAWL_BUDGET fetches that many known URLs at every run, due or not (-s SIMHASH_RECRAWL_BUDGET=N "
+        "lists them)\n"
+    )
 
 
-def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:
-    """Every key with a record (near-duplicates included: ``"fp": null``), then every key with a
-    fingerprint and no record (the item index); times as Unix seconds."""
+def export(index: SimhashIndex, change_threshold: int) -> Iterator[dict[str, Any]]:
+    """Every key with a record (near-duplicates included: ``"fp": null``) and its last verdict,
+    then every key with a fingerprint and no record (the item index); times as Unix seconds."""
     bits = index.bits
     for page in _pages(index.iter_records()):
         fps = index.get_many([key for key, _ in page])
@@ -293,6 +312,7 @@ def export(index: SimhashIndex) -> Iterator[dict[str, Any]]:
             record = PageRecord.parse(raw)
             if record is not None:
                 row.update(
+                    last_verdict=last_verdict(record, change_threshold),
                     first_seen=record.first_seen,
                     last_fetched=record.last_fetched,
                     last_changed=record.last_changed,
@@ -350,15 +370,20 @@ def parse_duration(text: str) -> float:
 
 
 def fingerprint_page(
-    fingerprinter: Fingerprinter, html: str | bytes, content_type: str | None, url: str | None = None
+    fingerprinter: Fingerprinter,
+    html: str | bytes,
+    content_type: str | None,
+    url: str | None = None,
+    templates: SiteTemplates | None = None,
 ) -> dict[str, Any]:
     """What the crawl fingerprints on a page: the title and text (``extract.extract``), the
     weighted features, and the fingerprint with its evidence (``Fingerprinter.fingerprint_page``,
-    as the middleware calls it: a short page's exact hash covers its whole visible text). The one
-    place that calls the fingerprinting API for ``explain``."""
+    as the middleware calls it: a short page's exact hash covers its whole visible text, and
+    ``templates``, an index's learned site templates, leave out the lines they hold). The one place
+    that calls the fingerprinting API for ``explain``."""
     from scrapy_simhash.text.extract import extract
 
-    page = fingerprinter.fingerprint_page(html, url, content_type=content_type)
+    page = fingerprinter.fingerprint_page(html, url, content_type=content_type, templates=templates)
     doc = extract(html, url=url, content_type=content_type, main_content=fingerprinter.main_content)
     text = doc.text[: fingerprinter.max_chars] if fingerprinter.max_chars else doc.text
     weights = fingerprinter._extractor.extract(text, doc.title).weights
@@ -392,20 +417,29 @@ def _top(weights: dict[str, float], keys: Any, n: int) -> list[list[Any]]:
 
 
 def explain(
-    fingerprinter: Fingerprinter, sources: list[str], top: int = 20, config: SimhashConfig | None = None
+    fingerprinter: Fingerprinter,
+    sources: list[str],
+    top: int = 20,
+    config: SimhashConfig | None = None,
+    index: SimhashIndex | None = None,
 ) -> dict[str, Any]:
     """For each page: the title and text fingerprinted, the heaviest features, the fingerprint and
     its fallback; for two pages also their distance, their change sketches' similarity, the
     heaviest features only one of them has, and ``verdict``/``why``: what a crawl with ``config``'s
     settings decides on the second page after the first (:func:`pair_verdict`), and ``adds``, the
-    runs of its own text that the first page lacks, when it is kept for them."""
+    runs of its own text that the first page lacks, when it is kept for them (``adds_characters``:
+    their count, also when it let a drop through). With ``index``, a URL's fingerprint leaves out
+    the lines of its site's template learned in that index, as the crawl does; ``site_template``
+    says whether one was used (:data:`NO_TEMPLATE`: none)."""
     from scrapy_simhash.fingerprint.simhash import EmptyTextError
+    from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
+    templates = None if index is None else SiteTemplates(IndexTemplateStore(index))
     pages, evidence = [], []
     for source in sources:
         body, content_type = _load(source)
         try:
-            page = fingerprint_page(fingerprinter, body, content_type, _url_of(source))
+            page = fingerprint_page(fingerprinter, body, content_type, _url_of(source), templates)
         except EmptyTextError:
             raise CommandError(f"{source} has no text to fingerprint") from None
         weights = page["weights"]
@@ -422,7 +456,7 @@ def explain(
                 "_weights": weights,
             }
         )
-    out: dict[str, Any] = {"pages": pages}
+    out: dict[str, Any] = {"pages": pages, "site_template": NO_TEMPLATE if index is None else INDEX_TEMPLATE}
     if len(pages) == 2:
         a, b = (p.pop("_weights") for p in pages)
         distance = hamming(evidence[0].fp, evidence[1].fp)
@@ -443,17 +477,30 @@ def explain(
     return out
 
 
+#: What ``explain`` says of the site template a crawl learns (``text/templates.py``) without an index.
+NO_TEMPLATE = (
+    "not used: explain was given no index (TARGET), so it knows no learned site template; a crawl leaves out "
+    "of a page's text the lines its index learned to be its site's template, and may decide otherwise"
+)
+#: ... and with one.
+INDEX_TEMPLATE = (
+    "the index's: a URL's fingerprint leaves out the lines its index learned to be its site's template, as "
+    "the crawl's does (not the text and features shown)"
+)
+
+
 def _url_of(source: str) -> str | None:
     return source if source.startswith(("http://", "https://")) else None
 
 
 def pair_verdict(
     sources: list[str], pages: list[PageFingerprint], bits: int, config: SimhashConfig | None = None
-) -> dict[str, str]:
+) -> dict[str, Any]:
     """``{"verdict", "why"}``: the verdict a crawl gives the second page after the first, by the
     product's own decision (a :class:`ChangeTracker` with ``config``'s settings over an index in
     memory): within ``SIMHASH_MAX_DISTANCE``, the change sketches' agreement, the wide tier, a
-    short page's copy."""
+    short page's copy; with ``adds_characters``, what the second page's own text adds to the
+    first's where it was counted (``SIMHASH_KEEP_ADDS``), and ``adds``, its runs, when kept for them."""
     from scrapy_simhash import defaults
     from scrapy_simhash.store.index import SimhashIndex
 
@@ -475,6 +522,12 @@ def pair_verdict(
                 f"the wide tier: distance <= SIMHASH_WIDE_DISTANCE ({tracker.wide_distance}), change sketches "
                 f">= SIMHASH_WIDE_SIMILARITY ({tracker.wide_similarity}) alike"
             )
+        if verdict.adds is not None:  # the count that let the drop through
+            why += (
+                f"; its own text adds about {verdict.adds:.0f} characters to the first page's, under "
+                f"SIMHASH_KEEP_ADDS ({tracker.keep_adds})"
+            )
+            return {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds)}
     elif verdict.adds_to is not None:
         why = (
             "it resembles the first page, but its own heading names something else"
@@ -482,11 +535,13 @@ def pair_verdict(
             else f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
             f"(SIMHASH_KEEP_ADDS: {tracker.keep_adds})"
         )
+        out: dict[str, Any] = {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds or 0)}
         first, second = pages
         if first.own is not None and second.own is not None:
             runs = second.own.added_runs(first.own.sketch())
             if runs is not None:
-                return {"verdict": verdict.verdict, "why": why, "adds": "\n".join(runs)}
+                out["adds"] = "\n".join(runs)
+        return out
     elif verdict.unlike is not None:
         why = f"within SIMHASH_MAX_DISTANCE ({k}), but the change sketches are under SIMHASH_NEAR_SIMILARITY ({near}) alike"
     elif keys[0] == keys[1]:

@@ -85,11 +85,12 @@ class Command(ScrapyCommand):
 
     def add_options(self, parser: argparse.ArgumentParser) -> None:
         super().add_options(parser)
+        # No colon in these: Scrapy's help formatter takes a help line that ends with one for a heading.
         parser.add_argument("--items", action="store_true", help="use the pipeline's item index, not the page index")
         parser.add_argument(
-            "--dir", metavar="PATH", help="the spider's index directory (default: SIMHASH_DIR/<spider>)"
+            "--dir", metavar="PATH", help="the spider's index directory (by default SIMHASH_DIR/<spider>)"
         )
-        parser.add_argument("-h", "--help", action="store_true", help="this help; COMMAND -h: a subcommand's")
+        parser.add_argument("-h", "--help", action="store_true", help="this help (COMMAND -h gives a subcommand's)")
         self._help = parser.format_help
 
     def run(self, args: list[str], opts: argparse.Namespace) -> None:
@@ -107,6 +108,7 @@ class Command(ScrapyCommand):
         parser = argparse.ArgumentParser(prog="scrapy simhash" + (f" {spider}" if spider else ""))
         add_subcommands(parser)
         ns = parser.parse_args(rest)
+        ns.index_given = spider is not None  # explain: with the spider's learned site templates
         if ns.command in INDEX_COMMANDS and spider is None:
             raise UsageError(f"{ns.command} needs a spider: scrapy simhash <spider> {ns.command} ...")
         assert self.settings is not None

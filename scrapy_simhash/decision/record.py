@@ -1,8 +1,8 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
-change and novelty sketches and recrawl schedule, and its byte formats (a compact binary record,
-format 3 with a change sketch, 4 with a novelty sketch, else 2; format 1, compact JSON, is still
-read): what the index's records hold, byte for byte, whatever the store. (Just over 600 lines:
-one record, its formats and its schedule's packing, bytes in and out, in one place.)
+change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
+for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
+(Just over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
+place.)
 """
 
 from __future__ import annotations
@@ -28,25 +28,24 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
 
-_SCHEMA = 1
-#: Format 2, binary: this byte first (a format 1 record, JSON, starts with ``{``).
-_V2 = 2
-#: Format 3: format 2 with this byte first, then the change sketch (``sketch.SKETCH_BYTES``) last.
-_V3 = 3
-#: Format 4: this byte, then a record of another format, then the novelty sketch and its length.
-_V4 = 4
-_V2_BYTE, _V3_BYTE, _V4_BYTE = bytes((_V2,)), bytes((_V3,)), bytes((_V4,))
-#: Format 2's head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen,
-#: last fetched, last changed, fetch count, change count.
-_HEAD = struct.Struct("<BBBHdddqq")
+#: The record format: its first byte (the formats of earlier versions are not read: an index that
+#: holds them is refused at open, ``SimhashIndex``'s schema version).
+FORMAT = 5
+#: The head: format, flags, fingerprint width (8 or 16 bytes), history length, first seen, last
+#: fetched, last changed, fetch count, change count.
+_HEAD = struct.Struct("<BHBHdddqq")
 _GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
+#: The change sketch (``SKETCH_BYTES``); a schedule of another form than ``ScheduleState``'s (JSON);
+#: the page has novelty evidence, stored apart (no bytes here).
+_SKETCH, _SCHEDULE_MAP, _EVIDENCE = 1 << 8, 1 << 9, 1 << 10
+_FLAGS = (1 << 11) - 1
 _TEXTS = ((_DUPLICATE_OF, "duplicate_of"), (_ETAG, "etag"), (_LAST_MODIFIED, "last_modified"), (_MOVED_TO, "moved_to"))
 _LEN = struct.Struct("<I")
 _NO_TEXTS = (None, None, None, None)
 _ANY_TEXT = _DUPLICATE_OF | _ETAG | _LAST_MODIFIED | _MOVED_TO
 _DUE = struct.Struct("<d")
 _KEY = struct.Struct("<Q")
-#: The schedule mapping that format 2 packs (``ScheduleState.to_dict``); any other goes as JSON.
+#: The schedule mapping that is packed as numbers (``ScheduleState.to_dict``); any other is JSON.
 _SCHEDULE_KEYS = (
     "last_fetch",
     "last_change",
@@ -78,12 +77,13 @@ class PageRecord:
     ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
     fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
     ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`), or ``None``
-    (a page without one, a record written before format 3). ``visible_key``: :func:`visible_key` of
-    the last fetch's whole visible text (``None``: a record written before it was kept), what
-    finds an exact copy of the page whatever was learned about its site since. ``novelty``: the
-    novelty sketch of the last fetch's own text (:meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`),
-    what a page that resembles this one is compared with before it is dropped (``None``: a page
-    without own text, or a record written before it was kept). Times are Unix seconds.
+    (a page without one). ``visible_key``: :func:`visible_key` of the last fetch's whole visible
+    text (``None``: none), what finds an exact copy of the page whatever was learned about its site
+    since. ``evidence``: the last fetch's novelty evidence (the novelty sketch of what it shows,
+    :meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`, what a page that resembles this one
+    is compared with before it is dropped) was kept, apart from the record (the store's evidence:
+    :func:`frame_evidence`); ``False``: a page without own text, a near-duplicate, or
+    ``SIMHASH_KEEP_ADDS = 0``. Times are Unix seconds.
     """
 
     first_seen: float
@@ -101,7 +101,7 @@ class PageRecord:
     moved_to: str | None = None
     sketch: bytes | None = None
     visible_key: int | None = None
-    novelty: bytes | None = None
+    evidence: bool = False
 
     @property
     def last_fp(self) -> int | None:
@@ -152,50 +152,24 @@ class PageRecord:
             self.moved_to,
             self.sketch,
             self.visible_key if fp == self.last_fp else None,  # never a key of other content
-            self.novelty if fp == self.last_fp else None,
+            self.evidence and fp == self.last_fp,
         )
 
     def to_bytes(self) -> bytes:
-        """The stored form: format 2 (binary, little-endian), or format 1 (compact JSON) for a
-        record that format 2 cannot hold (a schedule not of :class:`ScheduleState` form, a count
-        or distance out of range). Both keep times to the millisecond and read back as equal
-        records.
-
-        Format 2: ``_HEAD``; the history's fingerprints (big-endian, ``width`` bytes each) and change
-        distances (``int32``, -1 for none); ``next_due`` (``float64``) if flagged; the flagged texts
-        (``uint32`` length + UTF-8) in the order duplicate_of, etag, last_modified, moved_to; the
-        schedule if flagged (``_SCHEDULE_HEAD``, then ``recent`` as ``float64`` pairs); the visible key
-        (``uint64``) if flagged. Fingerprints in
-        binary and no field names: about twice as fast to write and read as JSON (a record with a
-        full schedule: 503 bytes instead of 845), which a recrawl schedule had made a large part of
-        the per-page decision's cost. Format 3, for a record with a change sketch: format 2 with 3
-        as its first byte and the sketch's bytes appended. Format 4, for a record with a novelty
-        sketch: 4, then the record without it in any other format, then the novelty sketch and its
-        length (``uint32``)."""
-        novelty = self.novelty
-        if novelty is not None:
-            return b"".join((_V4_BYTE, self._without_novelty(), novelty, _LEN.pack(len(novelty))))
-        return self._without_novelty()
-
-    def _without_novelty(self) -> bytes:
-        """The record's bytes as if it had no novelty sketch (format 3, 2 or 1), without making
-        that record (``dataclasses.replace`` of a frozen record: a cost on every page)."""
-        packed = self._pack()
-        if packed is None:
-            return self._to_json()
-        if self.sketch is not None and len(self.sketch) == SKETCH_BYTES:
-            return _V3_BYTE + packed[1:] + self.sketch
-        return packed
-
-    def _pack(self) -> bytes | None:
+        """The stored form (little-endian): ``_HEAD``; the history's fingerprints (big-endian,
+        ``width`` bytes each) and change distances (``int32``, -1 for none); then, each where its
+        flag is set: ``next_due`` (``float64``); the texts (``uint32`` length + UTF-8) in the order
+        duplicate_of, etag, last_modified, moved_to; the schedule (``_SCHEDULE_HEAD``, then
+        ``recent`` as ``float64`` pairs; a schedule of another form: ``uint32`` length + JSON); the
+        visible key (``uint64``); the change sketch.
+        Times are kept to the millisecond. :class:`ValueError` for a record the format cannot
+        hold (a count or distance out of range, a fingerprint over 128 bits)."""
         history = self.history
         n = len(history)
         fps: tuple[Any, ...] = ()
         distances: tuple[Any, ...] = ()
         if n:
             fps, distances = zip(*history)
-            if -1 in distances:
-                return None  # format 2 writes "none" as -1: format 1 keeps a real -1
             if None in distances:
                 distances = tuple(-1 if d is None else d for d in distances)
         flags = _GONE if self.gone else 0
@@ -215,20 +189,28 @@ class PageRecord:
         if schedule is not None:
             packed = _pack_schedule(schedule)
             if packed is None:
-                return None
-            flags |= _SCHEDULE
+                flags |= _SCHEDULE_MAP
+                packed = json.dumps(dict(schedule), separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+                packed = _LEN.pack(len(packed)) + packed
+            else:
+                flags |= _SCHEDULE
             tail.append(packed)
         visible = self.visible_key
-        if visible is not None:
-            flags |= _VISIBLE_KEY
-            try:
-                tail.append(_KEY.pack(visible))
-            except struct.error:
-                return None
+        sketch = self.sketch
         try:
+            if visible is not None:
+                flags |= _VISIBLE_KEY
+                tail.append(_KEY.pack(visible))
+            if sketch is not None:
+                if len(sketch) != SKETCH_BYTES:
+                    raise ValueError(f"a change sketch has {SKETCH_BYTES} bytes, not {len(sketch)}")
+                flags |= _SKETCH
+                tail.append(sketch)
+            if self.evidence:
+                flags |= _EVIDENCE
             wide = n and max(fps) >= 1 << 64
             head = _HEAD.pack(
-                _V2,
+                FORMAT,
                 flags,
                 16 if wide else 8,
                 n,
@@ -242,102 +224,35 @@ class PageRecord:
                 body = b"".join(fp.to_bytes(16, "big") for fp in fps)
             else:
                 body = _words(n).pack(*fps)
+            if any(d is not None and d < 0 for _, d in history):
+                raise ValueError("a change distance is None or >= 0")
             body += _ints(n).pack(*distances)
-        except (struct.error, OverflowError, TypeError):
-            return None  # out of format 2's range (or not a number): format 1 holds it
-        if n and min(distances) < -1:
-            return None
+        except (struct.error, OverflowError, TypeError, ValueError) as exc:
+            raise ValueError(f"this record cannot be stored ({exc}): {self!r:.200}") from exc
         return b"".join((head, body, *tail))
-
-    def _to_json(self) -> bytes:
-        """Format 1: compact JSON (UTF-8); fingerprints as hexadecimal strings. A novelty sketch is
-        not in it: format 4 holds it around the record (``from_bytes`` still reads one here)."""
-        data: dict[str, Any] = {
-            "v": _SCHEMA,
-            "first_seen": round(self.first_seen, 3),
-            "last_fetched": round(self.last_fetched, 3),
-            "last_changed": round(self.last_changed, 3),
-            "fetch_count": self.fetch_count,
-            "change_count": self.change_count,
-            "history": [[format(fp, "x"), distance] for fp, distance in self.history],
-        }
-        if self.duplicate_of is not None:
-            data["duplicate_of"] = self.duplicate_of
-        if self.next_due is not None:
-            data["next_due"] = round(self.next_due, 3)
-        if self.schedule is not None:
-            data["schedule"] = dict(self.schedule)
-        for name in ("etag", "last_modified", "moved_to"):
-            if getattr(self, name) is not None:
-                data[name] = getattr(self, name)
-        if self.gone:
-            data["gone"] = True
-        if self.sketch is not None:
-            data["sketch"] = self.sketch.hex()
-        if self.visible_key is not None:
-            data["visible_key"] = format(self.visible_key, "x")
-        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> PageRecord:
-        """Parse :meth:`to_bytes` output (any format); :class:`ValueError` if ``raw`` is not a record."""
-        if raw[:1] == _V4_BYTE:
-            try:
-                (size,) = _LEN.unpack_from(raw, len(raw) - _LEN.size)
-            except struct.error as exc:
-                raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
-            end = len(raw) - _LEN.size - size
-            if end < 2 or raw[1:2] == _V4_BYTE:
-                raise ValueError(f"not a page record: {raw[:80]!r} (novelty sketch of {size} bytes)")
-            record = cls.from_bytes(raw[1:end])
-            record.__dict__["novelty"] = raw[end : len(raw) - _LEN.size]
-            return record
-        if raw[:1] in (_V2_BYTE, _V3_BYTE):
-            try:
-                if raw[:1] == _V2_BYTE:
-                    return cls._unpack(raw, len(raw), None)
-                end = len(raw) - SKETCH_BYTES  # format 3: format 2's fields, then the sketch
-                if end <= 0:
-                    raise ValueError("no room for the sketch")
-                return cls._unpack(raw, end, raw[end:])
-            except (struct.error, UnicodeDecodeError, ValueError, IndexError) as exc:
-                raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
+        """Parse :meth:`to_bytes` output; :class:`ValueError` if ``raw`` is not a record of this format."""
+        if raw[:1] != _FORMAT_BYTE:
+            raise ValueError(f"not a page record of format {FORMAT}: {raw[:80]!r}")
         try:
-            data = json.loads(raw.decode("utf-8"))
-            history = tuple((int(fp, 16), None if d is None else int(d)) for fp, d in data["history"])
-            return cls(
-                first_seen=float(data["first_seen"]),
-                last_fetched=float(data["last_fetched"]),
-                last_changed=float(data["last_changed"]),
-                fetch_count=int(data["fetch_count"]),
-                change_count=int(data["change_count"]),
-                history=history,
-                duplicate_of=data.get("duplicate_of"),
-                next_due=None if data.get("next_due") is None else float(data["next_due"]),
-                schedule=_mapping(data.get("schedule")),
-                etag=_text(data.get("etag")),
-                last_modified=_text(data.get("last_modified")),
-                gone=bool(data.get("gone", False)),
-                moved_to=_text(data.get("moved_to")),
-                sketch=None if data.get("sketch") is None else bytes.fromhex(data["sketch"]),
-                visible_key=None if data.get("visible_key") is None else int(data["visible_key"], 16),
-                novelty=None if data.get("novelty") is None else bytes.fromhex(data["novelty"]),
-            )
-        except (UnicodeDecodeError, json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+            return cls._unpack(raw)
+        except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError) as exc:
             raise ValueError(f"not a page record: {raw[:80]!r} ({exc})") from exc
 
     @classmethod
-    def _unpack(cls, raw: bytes, end: int, sketch: bytes | None) -> PageRecord:
-        """Format 2's fields in ``raw[:end]`` (the first byte, the format, is not read)."""
+    def _unpack(cls, raw: bytes) -> PageRecord:
         _, flags, width, n, first_seen, last_fetched, last_changed, fetch_count, change_count = _HEAD.unpack_from(raw)
-        if width not in (8, 16) or flags >> 8:
+        if width not in (8, 16) or flags & ~_FLAGS:
             raise ValueError(f"fingerprint width {width} or flags {flags:#x} unknown")
+        end = len(raw)
         at = _HEAD.size
         if width == 8:
             fps: Any = _words(n).unpack_from(raw, at)
         else:
             fps = [int.from_bytes(raw[i : i + width], "big") for i in range(at, at + n * width, width)]
-            if len(fps) != n:
+            if len(fps) != n or at + n * width > end:
                 raise ValueError("history cut short")
         at += n * width
         distances = _ints(n).unpack_from(raw, at)
@@ -358,13 +273,28 @@ class PageRecord:
                         raise ValueError(f"{name} cut short")
                     texts[i] = raw[at : at + size].decode("utf-8")
                     at += size
-        schedule = None
+        schedule: Mapping[str, Any] | None = None
         if flags & _SCHEDULE:
             schedule, at = _unpack_schedule(raw, at)
+        elif flags & _SCHEDULE_MAP:
+            (size,) = _LEN.unpack_from(raw, at)
+            at += 4
+            if at + size > end:
+                raise ValueError("schedule cut short")
+            schedule = json.loads(raw[at : at + size].decode("utf-8"))
+            if not isinstance(schedule, dict):
+                raise ValueError(f"schedule must be a JSON object, got {schedule!r:.80}")
+            at += size
         visible = None
         if flags & _VISIBLE_KEY:
             (visible,) = _KEY.unpack_from(raw, at)
             at += _KEY.size
+        sketch = None
+        if flags & _SKETCH:
+            sketch = raw[at : at + SKETCH_BYTES]
+            at += SKETCH_BYTES
+            if at > end:
+                raise ValueError("change sketch cut short")
         if at != end:
             raise ValueError(f"{end - at} bytes after the record")
         duplicate_of, etag, last_modified, moved_to = texts
@@ -385,6 +315,7 @@ class PageRecord:
             moved_to,
             sketch,
             visible,
+            bool(flags & _EVIDENCE),
         )
 
     @classmethod
@@ -399,6 +330,7 @@ class PageRecord:
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
+_FORMAT_BYTE = bytes((FORMAT,))
 
 
 def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
@@ -407,6 +339,33 @@ def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
     record = object.__new__(cls)
     record.__dict__.update(zip(_FIELDS, values))
     return record
+
+
+def frame_evidence(fp: int, sketch: bytes, heading: int | None = None) -> bytes:
+    """A kept page's novelty evidence as the store keeps it: the fingerprint of the content it was
+    made of (16 bytes, big-endian), the key of its own heading
+    (:func:`~scrapy_simhash.fingerprint.novelty.heading_key`; 4 bytes, little-endian, 0: none),
+    then its novelty sketch."""
+    return fp.to_bytes(16, "big") + (heading or 0).to_bytes(4, "little") + sketch
+
+
+def read_evidence(framed: bytes | None, fp: int) -> tuple[bytes, int | None] | None:
+    """The novelty sketch in ``framed`` (:func:`frame_evidence`) and its heading key (``None``:
+    none) when it is of the content whose fingerprint is ``fp``; ``None``: no evidence, or another
+    content's."""
+    if framed is None or len(framed) <= _EVIDENCE_HEAD or int.from_bytes(framed[:16], "big") != fp:
+        return None
+    return framed[_EVIDENCE_HEAD:], int.from_bytes(framed[16:_EVIDENCE_HEAD], "little") or None
+
+
+def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
+    """The novelty sketch in ``framed`` (:func:`read_evidence`'s, without the heading key)."""
+    evidence = read_evidence(framed, fp)
+    return None if evidence is None else evidence[0]
+
+
+#: The bytes before an evidence's sketch: its content's fingerprint and its heading key.
+_EVIDENCE_HEAD = 20
 
 
 def visible_key(visible: str) -> int | None:
@@ -464,8 +423,8 @@ def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
 
 
 def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
-    """A schedule of ``ScheduleState.to_dict`` form in format 2 (``None``: another form, or an
-    int where that form has a float: format 1 keeps each number's type)."""
+    """A schedule of ``ScheduleState.to_dict`` form as numbers (``None``: another form, or an int
+    where that form has a float: JSON keeps each number's type)."""
     if type(schedule) is _Schedule:
         *head, flat = schedule.numbers
     else:
@@ -481,11 +440,11 @@ def _pack_schedule(schedule: Mapping[str, Any]) -> bytes | None:
 
 
 class _Schedule(Mapping[str, Any]):
-    """A record's schedule as format 2 holds it: ``numbers`` are ``(last_fetch, last_change,
+    """A record's schedule as the record packs it: ``numbers`` are ``(last_fetch, last_change,
     interval, next_due, rate, size, fetches, changes, old_changes, old_changed_secs,
     old_unchanged_secs, probe, recent)`` (``recent``'s pairs one after the other), each of the
     type ``ScheduleState.to_dict`` gives it; read as that mapping (built on first use). A record
-    read from format 2, or written by :class:`ChangeTracker`, carries one: the schedule goes from
+    read from its bytes, or written by :class:`ChangeTracker`, carries one: the schedule goes from
     bytes to :class:`ScheduleState` and back without a mapping."""
 
     __slots__ = ("_mapping", "numbers")
@@ -515,7 +474,7 @@ class _Schedule(Mapping[str, Any]):
 
 def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
-    numbers), as a :class:`_Schedule` where format 2 holds them, else that mapping."""
+    numbers), as a :class:`_Schedule` where the record packs them, else that mapping."""
     if set(map(len, state.recent)) <= _PAIR:
         numbers = state.numbers()
         flat = numbers[12]
@@ -558,20 +517,6 @@ def _unpack_schedule(raw: bytes, at: int) -> tuple[_Schedule, int]:
     return _Schedule((*numbers, _floats(2 * n).unpack_from(raw, at))), at + 16 * n
 
 
-def _mapping(value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    if not isinstance(value, dict):
-        raise TypeError(f"schedule must be a JSON object, got {value!r}")
-    return value
-
-
-def _text(value: Any) -> str | None:
-    if value is None or isinstance(value, str):
-        return value
-    raise TypeError(f"expected a string, got {value!r}")
-
-
 def _state(record: PageRecord) -> ScheduleState | None:
     """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
     schedule = record.schedule
@@ -590,7 +535,7 @@ def _state(record: PageRecord) -> ScheduleState | None:
         except ValueError:
             return None
     # ScheduleState.from_dict of a schedule whose numbers have their types already (every record
-    # read from format 2): the same state and the same checks, without a conversion per number.
+    # read from its bytes): the same state and the same checks, without a conversion per number.
     last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
     pairs = iter(flat)
     if not (

@@ -10,13 +10,10 @@ a method of its own; split, the rules would share its state through arguments.)
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
-
-import numpy as np
 
 from scrapy_simhash import defaults
 from scrapy_simhash.decision import shortcopy
@@ -26,18 +23,14 @@ from scrapy_simhash.decision.record import (
     _schedule_of,
     _state,
     change_size,
+    evidence_sketch,
+    frame_evidence,
+    read_evidence,
     visible_key,
 )
+from scrapy_simhash.decision.selection import DueRow, select_known
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, filled, similarity
-from scrapy_simhash.schedule import (
-    ScheduleColumns,
-    ScheduleState,
-    budget_interval,
-    plan_run,
-    run_priorities,
-    size_scale,
-)
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -61,9 +54,11 @@ class Verdict(NamedTuple):
     that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for
     a near-duplicate, ``adds`` is what it adds to the page it duplicates (``None``: not measured). ``reason``: why this verdict
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
-    or whether a change was seen by the fingerprint or by the change sketch alone); ``kept``: why a
-    page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``, ``Reason.KEPT_ADDS``,
-    ``Reason.KEPT_HEADING``), else ``None``."""
+    or whether a change was seen by the fingerprint, by the change sketch or by what the page
+    adds); ``kept``: why a page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``,
+    ``Reason.KEPT_ADDS``, ``Reason.KEPT_HEADING``), else ``None``. ``evidence_missing``: a page it resembles had kept novelty
+    evidence that is gone (over ``evidence_max_bytes``, or lost): it was not measured against that
+    page, never dropped for it."""
 
     verdict: VerdictKind
     fp: int
@@ -76,6 +71,7 @@ class Verdict(NamedTuple):
     adds: float | None = None
     reason: Reason | None = None
     kept: Reason | None = None
+    evidence_missing: bool = False
 
 
 class _Found(NamedTuple):
@@ -105,14 +101,6 @@ class Plan(NamedTuple):
     priority: float
     due: float | None
     key: str
-
-
-class DueRow(NamedTuple):
-    """One row of :meth:`ChangeTracker.due`: a key due for a recrawl, its due time and priority."""
-
-    key: str
-    due: float
-    priority: float
 
 
 PLAN_NEW, PLAN_DUE, PLAN_NOT_DUE = "new", "due", "not_due"
@@ -160,14 +148,21 @@ class ChangeTracker:
     :param keep_adds: no drop may lose content (`SIMHASH_KEEP_ADDS`; 0: off, resemblance alone
         decides): a page that resembles a kept page by any of the rules above is kept when its own
         text (``observe``'s ``own``) adds at least this many characters to that page's
-        (:mod:`scrapy_simhash.fingerprint.novelty`, against the novelty sketch in the kept page's record) and
-        to every other indexed page within ``max_distance`` of it (``Verdict.adds``), or when its
-        own heading (its cleaned title, numbers and versions out, a key in the novelty sketch)
-        names something else than theirs: a page about another function, class or entry is no
-        copy however little text it adds (``Reason.KEPT_HEADING``; ``OwnText.names_other``); a
-        copy keeps its heading, or one the kept page shows. A
-        kept page whose record has no novelty sketch (written before it was kept) cannot be
-        judged: the resemblance decides, as before.
+        (:mod:`scrapy_simhash.fingerprint.novelty`) and
+        to every other indexed page within ``max_distance`` of it (``Verdict.adds``), against the
+        novelty evidence of the kept page (stored apart from its record, read only then), or when
+        its own heading (its cleaned title, numbers and versions out; its key is stored in the
+        evidence) names something else than that page's, which shows nothing of it: a page about
+        another function, class or entry is no copy however little text it adds
+        (``Reason.KEPT_HEADING``; ``OwnText.names_other``). A kept
+        page without evidence (no own text) cannot be judged: the resemblance decides; one whose
+        evidence is gone is no evidence for a drop: the page is kept (``Verdict.evidence_missing``).
+        0: no evidence is made or stored. A refetched page whose own text adds at least this many
+        characters to its last fetch's (its evidence; a near-duplicate's: the page it duplicates')
+        is ``changed``, whatever the distance (``Reason.CHANGED_ADDS``).
+    :param evidence_max_bytes: the most bytes of a kept page's novelty evidence
+        (`SIMHASH_EVIDENCE_MAX_BYTES`): its text compressed, else a sample of it, when that fits,
+        else none (the pages that resemble it are then kept); 0: no bound.
     """
 
     def __init__(
@@ -183,6 +178,7 @@ class ChangeTracker:
         wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY,
         near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY,
         keep_adds: int = defaults.SIMHASH_KEEP_ADDS,
+        evidence_max_bytes: int = defaults.SIMHASH_EVIDENCE_MAX_BYTES,
     ) -> None:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
@@ -196,7 +192,12 @@ class ChangeTracker:
             raise ValueError(f"near_similarity ({near_similarity!r}) is invalid: it must be between 0 (off) and 1")
         if isinstance(keep_adds, bool) or not isinstance(keep_adds, int) or keep_adds < 0:
             raise ValueError(f"keep_adds ({keep_adds!r}) is invalid: it must be an int >= 0 (0: off)")
+        if isinstance(evidence_max_bytes, bool) or not isinstance(evidence_max_bytes, int) or evidence_max_bytes < 0:
+            raise ValueError(
+                f"evidence_max_bytes ({evidence_max_bytes!r}) is invalid: it must be an int >= 0 (0: no bound)"
+            )
         self.keep_adds = keep_adds
+        self.evidence_max_bytes = evidence_max_bytes
         self.index = index
         self.wide_distance = wide_distance
         self.wide_similarity = wide_similarity
@@ -213,18 +214,37 @@ class ChangeTracker:
         (check-and-add), in one batch. With ``own`` (the item's own text) and ``keep_adds``, the
         containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
         duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
-        record holds its novelty sketch, what later keys are measured against."""
+        novelty evidence is stored, what later keys are measured against."""
+        missing = False
         with self.index.batch(key):
             match = self.index.check_and_add(key, fp)
             adds_to = adds = kept = None
             if match is not None:
-                match, adds_to, adds, kept = self._adds(key, fp, match, own, True)
+                match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, True)
             if match is not None:
-                return Verdict(NEAR_DUPLICATE, fp, match.distance, match.key, adds=adds, reason=Reason.NEAR)
+                return Verdict(
+                    NEAR_DUPLICATE,
+                    fp,
+                    match.distance,
+                    match.key,
+                    adds=adds,
+                    reason=Reason.NEAR,
+                    evidence_missing=missing,
+                )
             if own is not None and self.keep_adds:
-                record = replace(PageRecord.first(fp), novelty=own.sketch() if own.has_text else None)
-                self.index.put_record(key, record.to_bytes())
-        return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept)
+                evidence = self._evidence(fp, own)
+                record = replace(PageRecord.first(fp), evidence=evidence is not None)
+                self.index.put_record(key, record.to_bytes(), evidence=evidence or b"")
+        return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept, evidence_missing=missing)
+
+    def _evidence(self, fp: int, own: OwnText) -> bytes | None:
+        """The novelty evidence of a page kept with fingerprint ``fp`` (framed for the store:
+        ``b""`` when it is over ``evidence_max_bytes``), ``None`` for a page without own text."""
+        if not own.has_text:
+            return None
+        limit = self.evidence_max_bytes
+        sketch = own.sketch(limit or _NO_BOUND)
+        return b"" if limit and len(sketch) > limit else frame_evidence(fp, sketch, own.heading)
 
     def observe(
         self,
@@ -254,13 +274,15 @@ class ChangeTracker:
         before its site's template was learned), and nothing else. The record keeps
         :func:`visible_key` of ``visible``. ``own`` (``PageFingerprint.own``): the page's own
         text; whatever the page resembles, it is dropped only when that adds fewer than
-        ``keep_adds`` characters (see ``keep_adds``), and its record keeps its novelty sketch."""
+        ``keep_adds`` characters (see ``keep_adds``), and a kept page's novelty evidence is stored
+        with its record."""
         fp, may_match, sketch, fallback = page.fp, page.may_match, page.sketch, page.fallback
         content_key, visible, own = page.content_key, page.visible, page.own
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
         distance = duplicate_of = adds_to = adds = kept = None
+        missing = False
         found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
         with index.batch(key):
@@ -274,7 +296,7 @@ class ChangeTracker:
                     found = self._template_copy(key, fp, content_key, visible, vkey)
                 match = found.match
                 if match is not None:
-                    match, adds_to, adds, kept = self._adds(key, fp, match, own, may_match)
+                    match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
                 if match is None:
                     verdict, reason = NEW, Reason.NEW
                 else:
@@ -291,8 +313,13 @@ class ChangeTracker:
                 # Changed: the fingerprint moved, or the body did though the fingerprint did not
                 # (an edit outside the fingerprinted part, or spread thin over a long page).
                 changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
+                # Or its own text adds what a drop would lose, however alike the two fetches look.
+                by_adds = not changed and self._adds_to_last(record, own, key)
+                changed = changed or by_adds
                 if not may_match:
-                    verdict, reason = (CHANGED, self._change_reason(change)) if changed else (UNCHANGED, Reason.UNCHANGED)
+                    verdict, reason = (
+                        (CHANGED, self._change_reason(change, by_adds)) if changed else (UNCHANGED, Reason.UNCHANGED)
+                    )
                     duplicate_of = None if changed else record.duplicate_of
                     index.remove(key)  # its earlier content must not keep matching other pages
                 elif not changed:
@@ -301,13 +328,13 @@ class ChangeTracker:
                     if duplicate_of is None and index.get(key) != fp:
                         index.add(key, fp)  # keep the canonical page's newest fingerprint
                 else:
-                    verdict, reason = CHANGED, self._change_reason(change)
+                    verdict, reason = CHANGED, self._change_reason(change, by_adds)
                     # check_and_add forgets the URL's old fingerprint when its new content is a
                     # near-duplicate: old content must not keep matching future pages.
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     match = found.match
                     if match is not None:
-                        match, adds_to, adds, kept = self._adds(key, fp, match, own, may_match)
+                        match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                         reason = self._duplicate_reason(found, match, fallback)
@@ -322,8 +349,20 @@ class ChangeTracker:
                 size = change_size(record.sketch if record is not None else None, sketch, change)
                 weight = max(size, self.change_threshold + 1) if changed else 0
                 next_due, schedule = self._schedule(record, now, changed, weight)
-            # What a page that resembles this one is compared with; a dropped page is no candidate.
-            novelty = None if own is None or not own.has_text or verdict == NEAR_DUPLICATE else own.sketch()
+            # What a page that resembles this one is compared with (stored apart from the record, in
+            # the same transaction); a dropped page is no candidate; with keep_adds off, none.
+            # A refetch that shows the same text as the last fetch keeps its stored evidence: no write.
+            keep = (
+                verdict == UNCHANGED
+                and record is not None
+                and record.evidence
+                and fp == last_fp
+                and vkey is not None
+                and vkey == record.visible_key
+            )
+            evidence = None
+            if not keep and own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
+                evidence = self._evidence(fp, own)
             # The fields in order, without dataclasses.replace or the frozen __init__: every page.
             new_record = _record(
                 PageRecord,
@@ -342,16 +381,27 @@ class ChangeTracker:
                 None,
                 sketch,
                 vkey,
-                novelty,
+                keep or evidence is not None,
             )
             if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
                 shortcopy.remember(index, found.evidence)
-            index.put_record(key, new_record.to_bytes(), due=next_due)
+            index.put_record(key, new_record.to_bytes(), due=next_due, evidence=None if keep else evidence or b"")
         replaced = record is None and raw is not None
         if found.unlike is not None:
             kept = Reason.KEPT_UNLIKE
         return Verdict(
-            verdict, fp, distance, duplicate_of, new_record, replaced, found.unlike, adds_to, adds, reason, kept
+            verdict,
+            fp,
+            distance,
+            duplicate_of,
+            new_record,
+            replaced,
+            found.unlike,
+            adds_to,
+            adds,
+            reason,
+            kept,
+            missing,
         )
 
     @staticmethod
@@ -364,10 +414,34 @@ class ChangeTracker:
         assert found.reason is not None
         return found.reason if match is found.match else Reason.NEAR
 
-    def _change_reason(self, change: int) -> Reason:
-        """A change seen by the fingerprint (it moved more than ``change_threshold``), or by the
-        change sketch alone."""
+    def _change_reason(self, change: int, by_adds: bool = False) -> Reason:
+        """A change seen by the fingerprint (it moved more than ``change_threshold``), by the
+        change sketch alone, or by what the page's own text adds alone (``by_adds``)."""
+        if by_adds:
+            return Reason.CHANGED_ADDS
         return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
+
+    def _adds_to_last(self, record: PageRecord, own: OwnText | None, key: str) -> bool:
+        """Whether a refetched page's own text adds at least ``keep_adds`` characters to what its
+        URL showed at the last fetch (its evidence), or, for a near-duplicate (it has none), to the
+        page it duplicates; ``False`` when there is no evidence to judge by."""
+        if not self.keep_adds or own is None or not own.has_text:
+            return False
+        if record.duplicate_of is not None and not record.evidence:
+            key = record.duplicate_of
+            kept = PageRecord.parse(self.index.get_record(key))
+            if kept is None:
+                return False
+            record = kept
+        if not record.evidence or record.last_fp is None:
+            return False
+        sketch = evidence_sketch(self.index.get_evidence(key), record.last_fp)
+        if sketch is None:
+            return False
+        try:
+            return own.added(sketch) >= self.keep_adds
+        except ValueError:  # unreadable evidence: the fingerprint and the change sketch decide
+            return False
 
     def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
         """A page of nothing but its site's template (never indexed) is only a copy: of an indexed
@@ -381,46 +455,54 @@ class ChangeTracker:
 
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
-    ) -> tuple[Match | None, str | None, float | None, Reason | None]:
-        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, None)``
-        when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or
-        to another indexed page's within ``max_distance`` (then that one is the match), or cannot
-        be judged (``adds`` ``None``), and its own heading names the same thing as that page's (or
-        either has none); else ``(None, match.key, adds, why)``: the page is kept (and indexed,
-        when it ``may_match``: the check-and-add that found the match did not store it), ``why``
-        ``Reason.KEPT_ADDS``, or ``Reason.KEPT_HEADING`` when it adds too little but names
-        something else."""
+    ) -> tuple[Match | None, str | None, float | None, Reason | None, bool]:
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, None,
+        missing)`` when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched
+        page's, or to another indexed page's within ``max_distance`` (then that one is the match),
+        or cannot be judged (the match has no evidence: ``adds`` ``None``), and its own heading
+        does not name something else than that page's; else ``(None, match.key, adds, why,
+        missing)``: the page is kept (and indexed, when it ``may_match``: the check-and-add that
+        found the match did not store it), ``why`` ``Reason.KEPT_HEADING`` when it adds too little
+        but names something else, else ``Reason.KEPT_ADDS``. ``missing``: a candidate's evidence
+        was gone (no evidence for a drop: it counts as adding everything)."""
         threshold = self.keep_adds
         if not threshold or own is None:
-            return match, None, None, None
-        first, named = self._added(own, [match])
-        if not named and (first is None or first < threshold):
-            return match, None, first, None  # nothing new, or no sketch of the match's content to judge by
+            return match, None, None, None, False
+        first, named, missing = self._added(own, match)
+        if not missing and not named and (first is None or first < threshold):
+            return match, None, first, None, False  # nothing new, or no evidence of the match's content to judge by
         others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
         for candidate, record in self._indexed_records(others):
-            added, other = self._added(own, [candidate], record)
+            added, other, gone = self._added(own, candidate, record)
+            missing |= gone
             if not other and added is not None and added < threshold:
-                return candidate, None, added, None  # another kept page of the same name holds it all
+                return candidate, None, added, None, missing  # another kept page of the same name holds it all
         if may_match:
             self.index.add(key, fp)
-        adds_enough = first is not None and first >= threshold
-        return None, match.key, first, Reason.KEPT_ADDS if adds_enough else Reason.KEPT_HEADING
+        by_name = named and (first is None or first < threshold)
+        return None, match.key, first, Reason.KEPT_HEADING if by_name else Reason.KEPT_ADDS, missing
 
     def _added(
-        self, own: OwnText, candidates: list[Match], record: PageRecord | None = None
-    ) -> tuple[float | None, bool]:
-        """What ``own`` adds to the first candidate's content (``record``: its record, else read),
-        ``None`` when its record is not of its indexed content or holds no novelty sketch; and
-        whether ``own``'s heading names something else than that content's
-        (:meth:`~scrapy_simhash.fingerprint.novelty.OwnText.names_other`)."""
+        self, own: OwnText, candidate: Match, record: PageRecord | None = None
+    ) -> tuple[float | None, bool, bool]:
+        """What ``own`` adds to ``candidate``'s content (``record``: its record, else read), whether
+        ``own``'s heading names something else than that content's
+        (:meth:`~scrapy_simhash.fingerprint.novelty.OwnText.names_other`) and whether its evidence
+        is gone: ``(None, False, False)`` when its record is not of its indexed content or says it
+        has no evidence; ``(None, False, True)`` when the record says it has evidence but the
+        evidence is missing, of other content or unreadable (the only read of it)."""
         if record is None:
-            record = next((r for _, r in self._indexed_records(candidates)), None)
-        if record is None or record.novelty is None:
-            return None, False
+            record = next((r for _, r in self._indexed_records([candidate])), None)
+        if record is None or not record.evidence:
+            return None, False, False
+        evidence = read_evidence(self.index.get_evidence(candidate.key), candidate.fp)
+        if evidence is None:
+            return None, False, True
+        sketch, heading = evidence
         try:
-            return own.added(record.novelty), own.names_other(record.novelty)
-        except ValueError:  # an unreadable sketch: resemblance decides
-            return None, False
+            return own.added(sketch), own.names_other(sketch, heading), False
+        except ValueError:  # unreadable: gone
+            return None, False, True
 
     def _check_and_add(
         self,
@@ -586,7 +668,7 @@ class ChangeTracker:
             if self.policy is not None:
                 next_due, schedule = self._schedule(record, now, changed, None)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
-            index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+            index.put_record(key, new_record.to_bytes(), due=new_record.next_due, evidence=b"")
         reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
         return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
 
@@ -606,8 +688,10 @@ class ChangeTracker:
             else:
                 longest = self.policy.max_interval if self.policy is not None else None
                 next_due = None if longest is None else now + longest
-                record = replace(record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due)
-                index.put_record(key, record.to_bytes(), due=next_due)
+                record = replace(
+                    record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due, evidence=False
+                )
+                index.put_record(key, record.to_bytes(), due=next_due, evidence=b"")
         return True
 
     def moved(self, key: str, target: str, now: float | None = None) -> bool:
@@ -629,7 +713,7 @@ class ChangeTracker:
                 last_changed=now,
                 moved_to=target,
             )
-            index.put_record(key, alias.to_bytes(), due=None)
+            index.put_record(key, alias.to_bytes(), due=None, evidence=b"")
         return True
 
     def plan(self, key: str, now: float | None = None) -> Plan:
@@ -657,7 +741,8 @@ class ChangeTracker:
 
     def selection(self, now: float | None = None, budget: int = 0, run_period: float | None = None) -> list[DueRow]:
         """The known URLs a crawl at ``now`` fetches, in the order it fetches them
-        (:func:`~scrapy_simhash.schedule.plan_run` over every record with a due time): with
+        (:func:`~scrapy_simhash.decision.selection.select_known` over the hot states of every
+        record with a due time, :func:`~scrapy_simhash.schedule.plan_run`'s order): with
         ``budget`` (pages per run) the ``budget`` most valuable, due or not; without, every due
         one. The change sizes are ranked unit-free (:func:`~scrapy_simhash.schedule.size_scale`).
         A gone URL, or a record without a readable schedule, is a candidate only once due, at
@@ -669,36 +754,8 @@ class ChangeTracker:
         candidates), for the ranking and, as this tracker's policy from then on, for the due times
         and probes of the fetches that follow."""
         now = self.clock() if now is None else now
-        listed = sorted(
-            self.index.records_due(now if budget <= 0 else math.inf, limit=_ALL), key=lambda r: (r[1], r[0])
-        )
-        keys: list[str] = []
-        dues: list[float] = []
-        states: list[ScheduleState | None] = []
-        for start in range(0, len(listed), _CHUNK):
-            chunk = listed[start : start + _CHUNK]
-            for (key, when), raw in zip(chunk, self.index.get_records([key for key, _ in chunk])):
-                record = PageRecord.parse(raw)
-                state = None if record is None or record.gone or self.policy is None else _state(record)
-                if state is None and when > now:
-                    continue
-                keys.append(key)
-                dues.append(when)
-                states.append(state)
-        if budget > 0 and run_period and keys and self.policy is not None:
-            self.policy = self.policy.with_default_interval(budget_interval(len(keys), budget, run_period))
-        priorities = np.ones(len(keys))
-        known = [i for i, state in enumerate(states) if state is not None]
-        if known and self.policy is not None:
-            scale = size_scale(self.policy, np.array([states[i].size for i in known]))  # type: ignore[union-attr]
-            for start in range(0, len(known), _CHUNK):
-                rows = known[start : start + _CHUNK]
-                columns = ScheduleColumns.of([states[i] for i in rows])  # type: ignore[misc]
-                priorities[rows] = run_priorities(self.policy, columns, now, scale)
-        due = np.array(dues) <= now
-        priorities[due] = np.maximum(priorities[due], 1.0)
-        order = plan_run(priorities, due, budget)
-        return [DueRow(keys[i], dues[i], float(priorities[i])) for i in order.tolist()]
+        rows, self.policy = select_known(self.index, self.policy, now, budget, run_period)
+        return rows
 
     def _schedule(
         self, old: PageRecord | None, now: float, changed: bool | None, distance: float | None
@@ -709,5 +766,5 @@ class ChangeTracker:
         return _schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
 
 
-_ALL = 2**62
-_CHUNK = 1000
+#: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).
+_NO_BOUND = 2**62

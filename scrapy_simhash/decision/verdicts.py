@@ -47,12 +47,16 @@ class Reason(_Text):
 
     #: No kept page is like it.
     NEW = "new"
-    #: Refetched, and neither its fingerprint nor its change sketch moved.
+    #: Refetched, neither its fingerprint nor its change sketch moved, and its own text adds fewer
+    #: than ``keep_adds`` characters to the last fetch's.
     UNCHANGED = "unchanged"
     #: Refetched, and its fingerprint moved more than the change threshold.
     CHANGED = "changed"
     #: Refetched, and its body changed (the change sketches) though its fingerprint did not.
     CHANGED_SKETCH = "changed/sketch"
+    #: Refetched, and its own text adds at least ``keep_adds`` characters to the last fetch's,
+    #: though neither its fingerprint nor its change sketch moved.
+    CHANGED_ADDS = "changed/adds"
     #: A near-duplicate within ``max_distance`` of a kept page (the index's k tier).
     NEAR = "duplicate/near"
     #: A near-duplicate by the wide tier (beyond ``max_distance``, the change sketches alike).
@@ -77,6 +81,7 @@ class Reason(_Text):
 
 _STATS = {
     Reason.CHANGED_SKETCH: "simhash/changed/sketch",
+    Reason.CHANGED_ADDS: "simhash/changed/adds",
     Reason.WIDE: "simhash/duplicate/wide",
     Reason.SHORT_COPY: "simhash/duplicate/short_copy",
     Reason.TEMPLATE_COPY: "simhash/duplicate/template_copy",

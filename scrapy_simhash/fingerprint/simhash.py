@@ -710,7 +710,8 @@ _ALL_SHORT = 1 << 62
 def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
     """The page's own text: its title, its fingerprinted text, its other content-like lines
     (``doc.rest``) and the other lines inside its content (``doc.inner``: an API page's member
-    signatures, whose type names are links) less those that are its site's learned template; what
+    signatures, whose type names are links) less those that are its site's learned template, and
+    its table rows (``doc.rows``: each row's short cells as one line, counted, not sketched); what
     it shows (its sketch's text, what later pages are measured against): its title and whole
     visible text. The fingerprinted text keeps its recurring lines: on generated pages (sibling API
     pages, a page's translations and copies) they hold what tells the pages apart, and the template
@@ -722,7 +723,7 @@ def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -
         template = templates.template_lines(url, rest) if templates is not None else set()
         lines += [line for line in rest if line not in template]
     shown = [doc.title, *doc.visible.split("\n")] if doc.visible else None
-    return OwnText(lines, shown=shown, heading=doc.title)
+    return OwnText(lines, shown=shown, rows=doc.rows.split("\n") if doc.rows else (), heading=doc.title)
 
 
 class _Lines(NamedTuple):

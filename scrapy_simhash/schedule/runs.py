@@ -2,7 +2,6 @@
 (:class:`ScheduleColumns`), the policy's priorities of them, the budget's cut (:func:`plan_run`),
 and the time between runs (:func:`run_period`)."""
 
-
 from __future__ import annotations
 
 import itertools
@@ -19,7 +18,6 @@ from scrapy_simhash.schedule.state import ScheduleState
 if TYPE_CHECKING:
     from scrapy_simhash.schedule.policies import SchedulePolicy
     from scrapy_simhash.store.index import SimhashIndex
-
 
 
 class ScheduleColumns:
@@ -132,8 +130,9 @@ def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.nda
     ``budget`` 0: every due URL, highest priority first (the due times decide)."""
     candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
     if budget > 0 and budget < len(candidates):
-        top = np.argpartition(-priorities, budget - 1)[:budget]
-        candidates = np.sort(top)  # index order for ties, as without a budget
+        cut = np.partition(priorities, len(priorities) - budget)[len(priorities) - budget]  # the budget-th highest
+        above = np.flatnonzero(priorities > cut)
+        candidates = np.union1d(above, np.flatnonzero(priorities == cut)[: budget - len(above)])  # ties: index order
     return candidates[np.argsort(-priorities[candidates], kind="stable")]
 
 

@@ -21,15 +21,15 @@ PIPELINE_PRIORITY = 700
 #: before HttpCacheMiddleware (900), which answers the 304s of the pages it has cached.
 RECRAWL_MIDDLEWARE_PRIORITY = 580
 
-_MIDDLEWARE = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
-_RECRAWL = "scrapy_simhash.incremental.SimhashRecrawlMiddleware"
-_PIPELINE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
-# The paths users write in settings (the old module paths, kept as aliases), and where the classes
-# live (their ``__module__``: a class object listed in a setting is recognised by it).
+_MIDDLEWARE = "scrapy_simhash.SimhashSpiderMiddleware"
+_RECRAWL = "scrapy_simhash.SimhashRecrawlMiddleware"
+_PIPELINE = "scrapy_simhash.SimhashDedupPipeline"
+# Where the classes live (their ``__module__``): a component listed by that path, or as a class
+# object, is recognised by it.
 _ALIASES = {
-    _MIDDLEWARE: ("scrapy_simhash.SimhashSpiderMiddleware", "scrapy_simhash.scrapy.middleware.SimhashSpiderMiddleware"),
-    _PIPELINE: ("scrapy_simhash.SimhashDedupPipeline", "scrapy_simhash.scrapy.pipeline.SimhashDedupPipeline"),
-    _RECRAWL: ("scrapy_simhash.SimhashRecrawlMiddleware", "scrapy_simhash.scrapy.recrawl.SimhashRecrawlMiddleware"),
+    _MIDDLEWARE: ("scrapy_simhash.scrapy.middleware.SimhashSpiderMiddleware",),
+    _PIPELINE: ("scrapy_simhash.scrapy.pipeline.SimhashDedupPipeline",),
+    _RECRAWL: ("scrapy_simhash.scrapy.recrawl.SimhashRecrawlMiddleware",),
 }
 
 

@@ -53,7 +53,7 @@ class _IndexComponent:
     _unit: ClassVar[str]  # "page" or "item": in "<label> store error ...; the <unit> is treated as new"
     _open_error: ClassVar[str]  # logged when a lazy open fails
     _opt_out_message: ClassVar[str | None] = None  # INFO when the spider opts out (%(spider)s: its name)
-    _reset_message: ClassVar[str | None] = None  # INFO before a reset deletes the index (%(path)s)
+    _reset_message: ClassVar[str | None] = None  # INFO when a reset deleted the index (%(path)s)
 
     def __init__(
         self,
@@ -105,8 +105,7 @@ class _IndexComponent:
         path = self.config.spider_dir(spider) / self._index_dir
         store = self.config.store_cls.from_crawler(self.crawler, path)
         if spider_wants_reset(self.config, spider):
-            self._log_reset(store, path, spider)
-            store.destroy()  # only deletes what is an index of this store type
+            self._reset(store, spider)
         self.index = SimhashIndex(store, fingerprint_settings=self.fingerprinter.settings, **self.config.index_kwargs())
         self.path = path
         self.location = "memory" if self.index.path is None else str(self.index.path)
@@ -116,13 +115,18 @@ class _IndexComponent:
     def _log_opened(self, spider: Spider, index: SimhashIndex) -> None:
         raise NotImplementedError
 
-    def _log_reset(self, store: FingerprintStore, path: Path, spider: Spider) -> None:
-        """Log ``_reset_message`` with the store's location: a directory store's when the
-        directory exists, another store's (Redis: URL and key prefix) always."""
-        where = store.path
-        if self._reset_message is None or where is None or (where == str(path) and not path.exists()):
-            return
-        self._logger.info(self._reset_message, {"path": where}, extra={"spider": spider})
+    def _reset(self, store: FingerprintStore, spider: Spider) -> None:
+        """Delete the index for a reset and log ``_reset_message`` if there was one. Only what
+        the store can read as its index is deleted: anything else raises, saying so."""
+        from scrapy_simhash.errors import NotAnIndexError
+
+        try:
+            deleted = store.destroy()
+        except NotAnIndexError as exc:
+            reset = "A reset (SIMHASH_RESET, -a simhash_reset) deletes only an index it can read."
+            raise NotAnIndexError(f"{exc} {reset}") from None
+        if deleted and self._reset_message is not None and store.path is not None:
+            self._logger.info(self._reset_message, {"path": store.path}, extra={"spider": spider})
 
     def _store_name(self) -> str:
         """The store, for the start-up line: ``LMDB simhash store in <path>``, ``MemoryStore simhash store``."""
@@ -181,8 +185,8 @@ class _IndexComponent:
 
     def _store_error(self, key: str, exc: BaseException) -> None:
         """Count a failed index read or write for ``key`` (the caller treats it as new) under
-        ``store_error`` and ``store_error/<kind>``; log the first of each kind at WARNING (a
-        traceback only for an unexpected error), the rest at DEBUG."""
+        ``store_error`` and ``store_error/<kind>``; log the first of each kind at WARNING (a damaged
+        index at ERROR; a traceback only for an unexpected error), the rest at DEBUG."""
         from scrapy_simhash.errors import StoreError
 
         kind = exc.kind if isinstance(exc, StoreError) else "unexpected"
@@ -191,7 +195,7 @@ class _IndexComponent:
         first = kind not in self._error_kinds
         self._error_kinds.add(kind)
         self._logger.log(
-            logging.WARNING if first else logging.DEBUG,
+            (logging.ERROR if kind == "corrupt" else logging.WARNING) if first else logging.DEBUG,
             f"{self._label} store error for %(key)s; the {self._unit} is treated as new: %(error)s"
             + (" (further store errors of this kind are logged at DEBUG)" if first else ""),
             {"key": key, "error": exc},

@@ -22,7 +22,7 @@ from scrapy.http import Response, TextResponse
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
-from scrapy_simhash.scrapy.selection import start_with_due, start_with_due_async
+from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.scrapy.tree import release_tree, shared_tree
 from scrapy_simhash.text.extract import decode_html
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.middleware")
+logger = logging.getLogger(__name__)
 
 
 #: ``response.meta`` keys written for every fingerprinted response.
@@ -118,7 +118,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     _unit = "page"
     _open_error = "Could not open the simhash index: deduplication is off for this crawl"
     _opt_out_message = "scrapy-simhash is off for spider %(spider)s (simhash_enabled = False)"
-    _reset_message = "Deleting the simhash page index in %(path)s (reset)"
+    _reset_message = "Deleted the simhash page index in %(path)s (reset)"
 
     def _setup(self) -> None:
         self._outcomes: weakref.WeakKeyDictionary[Response, _Outcome] = weakref.WeakKeyDictionary()
@@ -143,6 +143,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 # foreign directory stops the crawl with its message instead of being logged by a
                 # signal handler while deduplication silently stays off.
                 mw.open(crawler.spider)
+                check_at_start(mw)
         return mw
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -265,7 +266,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
             self._inc("simhash/items_dropped")
             logger.debug(
                 "Held back an item of %(verdict)s page %(url)s",
-                {"verdict": outcome.verdict, "url": response.url},
+                {"verdict": outcome.verdict or "unchanged (by its bytes)", "url": response.url},
                 extra={"spider": self._spider},
             )
             return None
@@ -311,23 +312,29 @@ class SimhashSpiderMiddleware(_IndexComponent):
         if response.status >= 300:
             return self._skip(response, "http_status")
         if self.config.max_body_size and len(response.body) > self.config.max_body_size:
-            return self._skip(response, "too_large")
+            return self._skip(response, "too_large", record=True)
         if not response.body:
             return self._skip(response, "empty", record=True)
         return str(meta.get("simhash_key") or canonical_key(response.url))
 
     def _skip(self, response: Response, reason: str, *, record: bool = False) -> _Outcome:
         """Not fingerprinted (``simhash/skipped/<reason>``). ``record``: a response that is no
-        page (non-text, empty) still gets a record from its body hash, so that incremental crawls
-        schedule it like a page (``simhash/body_hash/<verdict>``; never a near-duplicate)."""
+        page (non-text, empty) or too large to fingerprint still gets a record from its body hash,
+        so that incremental crawls schedule it like a page (``simhash/body_hash/<verdict>``; never
+        a near-duplicate), and its items are held back when its bytes did not change
+        (`SIMHASH_DROP_UNCHANGED`)."""
         self._inc(f"simhash/skipped/{reason}")
-        self._outcomes[response] = _PASS
+        outcome = _PASS
         if record and self.tracker is not None:
-            self._record_body(response)
-        return _PASS
+            unchanged = self._record_body(response) == UNCHANGED
+            if unchanged and self.config.drop_unchanged:
+                outcome = _Outcome(hold_items=True)
+        self._outcomes[response] = outcome
+        return outcome
 
-    def _record_body(self, response: Response) -> None:
-        """:meth:`ChangeTracker.observe_body` of ``response`` (a store error: counted, let through)."""
+    def _record_body(self, response: Response) -> str | None:
+        """:meth:`ChangeTracker.observe_body` of ``response``: its verdict (a store error: ``None``,
+        counted, let through)."""
         assert self.tracker is not None
         key = str(_meta(response).get("simhash_key") or canonical_key(response.url))
         digest = int.from_bytes(hashlib.blake2b(response.body, digest_size=8).digest(), "big")
@@ -335,8 +342,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
             verdict = self.tracker.observe_body(key, digest, validators=validators(response))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
-            return
+            return None
         self._inc(f"simhash/body_hash/{verdict.verdict}")
+        return verdict.verdict.value
 
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
         """The page's fingerprint and its evidence (the one call into the fingerprinting code),
@@ -429,11 +437,20 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 stat = None if reason is None else reason.stat
                 if stat is not None:
                     self._inc(stat)
+            if verdict.evidence_missing:
+                self._inc("simhash/evidence_missing")
             if verdict.kept is Reason.KEPT_UNLIKE:  # within max_distance of a page its sketch disagrees with
                 logger.debug(
                     "Kept %(key)s: within SIMHASH_MAX_DISTANCE of %(unlike)s, but their change sketches "
                     "are under SIMHASH_NEAR_SIMILARITY alike",
                     {"key": key, "unlike": verdict.unlike},
+                    extra={"spider": self._spider},
+                )
+            elif verdict.kept is Reason.KEPT_ADDS and verdict.adds is None:  # no evidence to drop it by
+                logger.debug(
+                    "Kept %(key)s: it resembles %(of)s, whose novelty evidence is gone "
+                    "(SIMHASH_EVIDENCE_MAX_BYTES, or lost): no drop without evidence",
+                    {"key": key, "of": verdict.adds_to},
                     extra={"spider": self._spider},
                 )
             elif verdict.kept is Reason.KEPT_ADDS:  # resembles a kept page, but says more than it

@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.pipeline")
+logger = logging.getLogger(__name__)
 
 _TITLE_FIELD = "title"
 
@@ -172,10 +172,13 @@ class SimhashDedupPipeline(_IndexComponent):
             self._store_error(key, exc)
             verdict = Verdict(NEW, fp)
         self._inc("simhash/items/fingerprinted")
+        if verdict.evidence_missing:
+            self._inc("simhash/evidence_missing")
         if verdict.duplicate_of is None or verdict.distance is None:
             self._inc("simhash/items/new")
             if verdict.adds_to is not None:
                 self._inc("simhash/items/kept/adds")  # resembles a kept item, but says more than it
+            if verdict.adds_to is not None and verdict.adds is not None:
                 logger.debug(
                     "Kept item %(key)s: it resembles %(of)s, but its own text adds about %(adds)d characters "
                     "to it (SIMHASH_KEEP_ADDS: %(least)d)",

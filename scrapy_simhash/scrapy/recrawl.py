@@ -33,7 +33,6 @@ from scrapy_simhash.scrapy.selection import _SELECTIONS, crawl_selection
 from scrapy_simhash.scrapy.settings import get_config
 
 if TYPE_CHECKING:
-
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -44,7 +43,7 @@ if TYPE_CHECKING:
 __all__ = ["SimhashRecrawlMiddleware"]
 
 # The logger keeps the module's former name: it is in every log line users filter on.
-logger = logging.getLogger("scrapy_simhash.incremental")
+logger = logging.getLogger(__name__)
 
 #: ``request.meta`` key that forces a fetch in incremental mode (like ``dont_filter``).
 FORCE_META = "simhash_force"
@@ -73,8 +72,9 @@ class SimhashRecrawlMiddleware:
     priority (``simhash/due``), a new one `SIMHASH_NEW_PRIORITY`. ``dont_filter=True`` or
     ``meta["simhash_force"]`` forces a fetch. Always: the stored ETag / Last-Modified are sent
     back (`SIMHASH_CONDITIONAL_REQUESTS`) and a 304 is an unchanged fetch
-    (``simhash/not_modified``); a known URL that answers 404/410 is gone (``simhash/gone``,
-    `SIMHASH_GONE`); a redirected URL becomes an alias of its target (``simhash/moved``).
+    (``simhash/not_modified``; it ends there, unlogged, unless the spider handles 304s); a known
+    URL that answers 404/410 is gone (``simhash/gone``, `SIMHASH_GONE`); a redirected URL
+    becomes an alias of its target (``simhash/moved``).
     Store errors fail open (the request passes, ``simhash/store_error``).
     """
 
@@ -83,6 +83,7 @@ class SimhashRecrawlMiddleware:
         self.config = get_config(crawler)
         self.stats = crawler.stats
         self._passed: set[str] = set()  # keys let through in this crawl
+        self._due_now = 0  # of those counted simhash/due, the ones whose due time had come
         self._warned = False
         self._ignore_in_signal = _ignore_in_signal()
 
@@ -102,11 +103,11 @@ class SimhashRecrawlMiddleware:
         if self.stats is None:
             return
         counts = {name: self.stats.get_value(f"simhash/{name}", 0) for name in _SUMMARY}
-        logger.info(
-            "simhash recrawl: " + ", ".join(f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY),
-            counts,
-            extra={"spider": spider},
-        )
+        labels = {name: f"%({name})d {name.replace('_', ' ')}" for name in _SUMMARY}
+        if self.config.recrawl_budget:  # the budget's selection holds URLs not due yet: not "due"
+            counts["due_now"] = self._due_now
+            labels["due"] = "%(due)d selected by SIMHASH_RECRAWL_BUDGET (%(due_now)d of them due)"
+        logger.info("simhash recrawl: " + ", ".join(labels.values()), counts, extra={"spider": spider})
         if self.config.incremental and not counts["due"]:
             why = self._why_nothing_known()
             if why:
@@ -121,6 +122,8 @@ class SimhashRecrawlMiddleware:
         selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
         if selection is None:
             return None
+        if selection.failed:
+            return "the index could not be read to select them (the store error above)"
         if selection.rows:
             return f"{len(selection.rows)} were selected and none was fetched (the crawl ended before them)"
         if selection.next_due is None:
@@ -181,6 +184,7 @@ class SimhashRecrawlMiddleware:
             self._passed.add(key)
         if status == PLAN_DUE:
             self._inc("due")
+            self._due_now += plan.status == PLAN_DUE
             request.priority += min(round(PRIORITY_SCALE * priority), _MAX_PRIORITY)
         elif status == PLAN_NEW:
             request.priority += self.config.new_priority
@@ -256,6 +260,7 @@ class SimhashRecrawlMiddleware:
         tracker = mw.tracker
         assert tracker is not None
         key = _key(request, response.url)
+        answered = False  # a 304 to our own conditional request, recorded as an unchanged fetch
         try:
             for url in request.meta.get("redirect_urls") or ():
                 if tracker.moved(canonical_key(url), key):
@@ -263,6 +268,7 @@ class SimhashRecrawlMiddleware:
             if status == 304 and request.meta.get("simhash_conditional"):
                 verdict = tracker.not_modified(key, validators=validators(response))
                 if verdict is not None:
+                    answered = True
                     self._inc("not_modified")
                     request.meta.update(  # response.meta once the response is tied to the request
                         simhash_fp=verdict.fp,
@@ -274,11 +280,28 @@ class SimhashRecrawlMiddleware:
                 self._inc("gone")
         except Exception as exc:  # noqa: BLE001 - fail open: the response passes
             mw._store_error(key, exc)
+        if answered and not _spider_handles(request, 304, self.crawler):
+            # Scrapy's HttpErrorMiddleware would drop it with one INFO line per page; it is counted
+            # (simhash/not_modified) and ends here, unlogged (an IgnoreRequest reaches only an errback).
+            raise IgnoreRequest(f"simhash: {request.url} is not modified (304)")
         return response
+
+
+def _spider_handles(request: Request, status: int, crawler: Crawler) -> bool:
+    """Whether the spider is given responses of ``status`` (HttpErrorMiddleware's rule: the
+    request's ``handle_httpstatus_all`` / ``handle_httpstatus_list`` meta, else
+    ``HTTPERROR_ALLOW_ALL``, else the spider's ``handle_httpstatus_list`` or ``HTTPERROR_ALLOWED_CODES``)."""
+    meta = request.meta
+    if meta.get("handle_httpstatus_all", False):
+        return True
+    if "handle_httpstatus_list" in meta:
+        return status in meta["handle_httpstatus_list"]
+    settings = crawler.settings
+    if settings.getbool("HTTPERROR_ALLOW_ALL"):
+        return True
+    allowed = getattr(crawler.spider, "handle_httpstatus_list", None)
+    return status in (settings.getlist("HTTPERROR_ALLOWED_CODES") if allowed is None else allowed)
 
 
 def _key(request: Request, url: str | None = None) -> str:
     return str(request.meta.get("simhash_key") or canonical_key(url or request.url))
-
-
-

@@ -33,11 +33,13 @@ class _Selection:
     asked for them (:func:`due_requests`), and, when it is empty, the earliest due time in the
     index then (``None``: none)."""
 
-    def __init__(self, rows: list[DueRow], next_due: float | None = None) -> None:
+    def __init__(self, rows: list[DueRow], next_due: float | None = None, failed: bool = False) -> None:
         self.rows = rows
         self.priorities = {row.key: row.priority for row in rows}
         self.seeded = False
         self.next_due = next_due
+        #: The index could not be read to make it (a store error, logged): it is empty.
+        self.failed = failed
 
 
 #: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
@@ -46,13 +48,14 @@ _SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.Weak
 
 def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
     """The crawl's :class:`_Selection`, made on first use: :meth:`ChangeTracker.selection` at the
-    crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted)."""
+    crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted, marked failed)."""
     tracker = mw.tracker
     assert tracker is not None
     selection = _SELECTIONS.get(tracker)
     if selection is None:
         rows: list[DueRow] = []
         next_due = None
+        failed = False
         try:
             now = tracker.clock()
             period = run_period(tracker.index, now, record=True)
@@ -62,8 +65,17 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
                 next_due = first[0][1] if first else None
         except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
             mw._store_error("(recrawl selection)", exc)
-        selection = _SELECTIONS[tracker] = _Selection(rows, next_due)
+            failed = True
+        selection = _SELECTIONS[tracker] = _Selection(rows, next_due, failed)
     return selection
+
+
+def check_at_start(mw: SimhashSpiderMiddleware) -> None:
+    """At the start of an incremental crawl, read the whole index once (:meth:`SimhashIndex.check`):
+    a damaged one raises its store error and stops the crawl, which would otherwise select
+    nothing, or treat the known URLs it cannot read as new."""
+    if mw.config.incremental and mw.tracker is not None:
+        mw.tracker.index.check()
 
 
 def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:

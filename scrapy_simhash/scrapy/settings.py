@@ -79,6 +79,7 @@ class SimhashConfig:
     wide_similarity: float = defaults.SIMHASH_WIDE_SIMILARITY
     near_similarity: float = defaults.SIMHASH_NEAR_SIMILARITY
     keep_adds: int = defaults.SIMHASH_KEEP_ADDS
+    evidence_max_bytes: int = defaults.SIMHASH_EVIDENCE_MAX_BYTES
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
@@ -103,6 +104,7 @@ class SimhashConfig:
             "wide_similarity": self.wide_similarity,
             "near_similarity": self.near_similarity,
             "keep_adds": self.keep_adds,
+            "evidence_max_bytes": self.evidence_max_bytes,
             "history_size": self.history_size,
             "policy": self.policy,
             "clock": self.clock,
@@ -220,6 +222,7 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         ),
         near_similarity=_get_share(settings, "SIMHASH_NEAR_SIMILARITY"),
         keep_adds=_get_int(settings, "SIMHASH_KEEP_ADDS", 0),
+        evidence_max_bytes=_get_int(settings, "SIMHASH_EVIDENCE_MAX_BYTES", 0),
     )
 
 

@@ -29,6 +29,11 @@ Vocabulary:
 ``records``
     ``key -> bytes``, independent of fingerprints (a key may have either or both), each with an
     optional due time (Unix seconds) kept in a secondary index (:meth:`records_due`).
+``evidence``
+    ``key -> bytes``: a kept page's novelty evidence, the record's cold part (most of a kept
+    page's bytes), read only when a page resembles that one; written and deleted with the key's
+    record (:meth:`FingerprintStore.put_records`) and kept apart from it, so that the records stay
+    small. Not listed by :meth:`scan_records`.
 ``aux``
     ``name -> bytes`` blobs for the package's own use (per-host site templates), not listed by
     :meth:`scan` or :meth:`scan_records`.
@@ -46,6 +51,7 @@ class), which reads the store's own settings.
 
 from __future__ import annotations
 
+import bisect
 import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -351,13 +357,21 @@ class FingerprintStore(ABC):
         """The record of each key, or ``None``."""
 
     @abstractmethod
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         """Store each ``(key, record, due)`` (replacing the key's record and due time; ``due``:
-        Unix seconds >= 0, or ``None`` for a record that is never due), all or none."""
+        Unix seconds >= 0, or ``None`` for a record that is never due), and each key's
+        ``evidence`` (``None``: delete it; a key not in it keeps its own), all or none."""
+
+    @abstractmethod
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The evidence of each key, or ``None``."""
 
     @abstractmethod
     def delete_records(self, keys: Sequence[bytes]) -> int:
-        """Delete the records (and due times) of ``keys``; return how many there were."""
+        """Delete the records (and due times and evidence) of ``keys``; return how many records
+        there were."""
 
     @abstractmethod
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
@@ -369,6 +383,27 @@ class FingerprintStore(ABC):
         (ties by key). Due times are kept to the millisecond. Exact: each record's last written
         due time, however the store indexes them (LMDB keeps a lower bound per record and checks
         it here, moving stale entries: a call may write)."""
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        """Up to ``limit`` records with a due time, following the cursor ``after`` (``None``: from
+        the start) in the store's own stable order: ``(cursor, keys, hots)``, ``cursor`` that of
+        the last row (``None``: no row) and ``hots`` the records'
+        :func:`~scrapy_simhash.store.hot.hot_of` one after the other, what a recrawl selection
+        reads (``keys`` false: the keys may be left out). This default reads every due time and
+        the page's records on each call; a store that keeps hot states beside its records answers
+        from them alone."""
+        from scrapy_simhash.store.hot import hot_of
+
+        listed = [(due_ms(due).to_bytes(8, "big") + key, key, due) for key, due in self.records_due(MAX_DUE, 2**62)]
+        start = 0 if after is None else bisect.bisect_right([row[0] for row in listed], after)
+        page = listed[start : start + max(limit, 0)]
+        records = self.get_records([key for _, key, _ in page])
+        rows = [
+            (cursor, key, hot_of(record, due_ms(due)))
+            for (cursor, key, due), record in zip(page, records)
+            if record is not None
+        ]
+        return (page[-1][0] if page else None), [key for _, key, _ in rows], b"".join(hot for _, _, hot in rows)
 
     # -- aux blobs --------------------------------------------------------------------------
 
@@ -383,6 +418,11 @@ class FingerprintStore(ABC):
     def stats(self) -> dict[str, Any]:
         """Backend figures for benchmarks and the ``info`` command (sizes in bytes)."""
         return {}
+
+    def check(self) -> None:
+        """Read everything stored once; :class:`~scrapy_simhash.errors.StoreError` (kind
+        ``corrupt``) if part of it cannot be read. A store with nothing to damage (memory, a
+        server that checks its own data) need not override this."""
 
 
 #: The latest due time a store keeps (Unix seconds; about 292 million years from 1970).

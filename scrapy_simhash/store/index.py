@@ -56,8 +56,9 @@ __all__ = [
     "StoreError",
 ]
 
-#: Version of the on-disk layout; an index with a newer one is refused.
-SCHEMA_VERSION = 1
+#: Version of the stored layout and record format; an index with another one is refused (one
+#: written by an earlier version is rebuilt, never converted).
+SCHEMA_VERSION = 2
 #: Candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`).
 DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 #: More tables than this is a layout nobody wants (and LMDB sub-database names have 2 digits).
@@ -277,6 +278,14 @@ class SimhashIndex:
     def _check_meta(self, meta: dict[str, Any], blocks: int | None) -> int:
         """Compare stored metadata with the requested settings; return the block count."""
         schema = meta.get("schema")
+        if isinstance(schema, int) and schema < SCHEMA_VERSION:
+            raise SimhashIndexError(
+                f"The simhash index {self._where()} was written by an earlier version of scrapy-simhash "
+                f"(schema version {schema}; this version reads and writes version {SCHEMA_VERSION}, with "
+                "another record format). Rebuild it: delete it (`scrapy simhash <spider> reset`, "
+                "SimhashIndex.destroy(path) or SIMHASH_RESET = True) and crawl again, or use another "
+                "directory; it was left untouched."
+            )
         if not isinstance(schema, int) or schema > SCHEMA_VERSION:
             raise SimhashIndexError(
                 f"The simhash index {self._where()} has schema version {schema!r}; this version of "
@@ -629,10 +638,22 @@ class SimhashIndex:
         """The record of each key, or ``None`` (one store operation)."""
         return list(self._read(self._store.get_records, [self._key(k) for k in keys]))
 
-    def put_record(self, key: str, value: bytes, *, due: float | None = None) -> None:
+    def put_record(self, key: str, value: bytes, *, due: float | None = None, evidence: bytes | None = None) -> None:
         """Store ``value`` as ``key``'s record (records are separate from fingerprints), due for
-        a recrawl at ``due`` (Unix seconds; ``None``: never, see :meth:`records_due`)."""
-        self._call(self._store.put_records, [self._record_item(key, value, due)])
+        a recrawl at ``due`` (Unix seconds; ``None``: never, see :meth:`records_due`), and with it,
+        in the same operation, ``key``'s ``evidence`` (kept apart from the record, read by
+        :meth:`get_evidence`): ``b""`` deletes it, ``None`` leaves it as it is."""
+        item = self._record_item(key, value, due)
+        if evidence is None:
+            self._call(self._store.put_records, [item])
+        else:
+            if not isinstance(evidence, (bytes, bytearray, memoryview)):
+                raise TypeError(f"evidence must be bytes, got {type(evidence).__name__}")
+            self._call(self._store.put_records, [item], {item[0]: bytes(evidence) or None})
+
+    def get_evidence(self, key: str) -> bytes | None:
+        """``key``'s evidence (see :meth:`put_record`), or ``None``."""
+        return self._read(self._store.get_evidence, [self._key(key)])[0]  # type: ignore[no-any-return]
 
     def put_records(self, items: Iterable[tuple[str, bytes, float | None]]) -> None:
         """Store many ``(key, record, due)``, all or none (one store operation)."""
@@ -666,6 +687,15 @@ class SimhashIndex:
         due = self._read(self._store.records_due, float(before), int(limit))
         return [(key.decode("utf-8"), when) for key, when in due]
 
+    def due_states(
+        self, after: bytes | None = None, limit: int = 1000, keys: bool = True
+    ) -> tuple[bytes | None, list[bytes], bytes]:
+        """Up to ``limit`` records with a due time after the cursor ``after``, in the store's
+        order: ``(cursor, keys, hots)`` (keys as UTF-8 bytes; ``hots`` their hot states one after
+        the other, :mod:`scrapy_simhash.store.hot`), what a recrawl selection reads; ``keys`` false:
+        the keys may be left out."""
+        return self._read(self._store.due_states, after, int(limit), keys)  # type: ignore[no-any-return]
+
     # -- aux blobs --------------------------------------------------------------------------
 
     def get_aux(self, name: str) -> bytes | None:
@@ -698,6 +728,11 @@ class SimhashIndex:
         return name
 
     # -- life cycle -------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Read the whole store once; :class:`~scrapy_simhash.errors.StoreError` (kind ``corrupt``)
+        names the damage and the fix."""
+        self._read(self._store.check)
 
     def info(self) -> dict[str, Any]:
         """Layout, size and store figures (for logs, benchmarks and the ``info`` command)."""

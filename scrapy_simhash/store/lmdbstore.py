@@ -25,9 +25,12 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at 1e6);
     :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale ones to
     their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns exactly the
-    records due. An index written before this layout (``records`` ``key_id -> record``, ``dues``
-    ``key_id -> due`` and exact entries) is converted in one write transaction when it is first
-    opened for writing, and read as it is when opened read-only.
+    records due.
+``evidence``
+    ``key_id -> evidence``: a kept page's novelty evidence (most of a kept page's bytes), apart
+    from its record so that the records' pages hold only records (a decision reads its URL's
+    record and its candidates'; the evidence only when a page resembles a kept one); written in
+    the transaction that writes the record.
 ``aliases``
     hashed ``key_id -> key``: a key longer than LMDB's 511-byte limit is filed under ``0xFF`` + its
     BLAKE2b-256 digest (``0xFF`` never occurs in UTF-8).
@@ -52,6 +55,7 @@ from __future__ import annotations
 
 import bisect
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -76,6 +80,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
+from scrapy_simhash.store.hot import HOT, hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -92,16 +97,15 @@ _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 _LMDB_MAGIC = 0xBEEFC0DE
 _LMDB_VERSION = 1
 _META_KEY = b"index"
-#: In ``meta``: the records' layout (``_RECORDS_LAYOUT``: due-prefixed records, lower-bound due
-#: index); an index without it was written before, with ``dues`` and exact index entries.
-_LAYOUT_KEY = b"records_layout"
-_RECORDS_LAYOUT = b"2"
 #: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
 _DUE_HEAD = 16
+HOT_SIZE = HOT.itemsize
+
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
-_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"aux"})
+#: (``dues``: a table of an earlier version's index, which only ``destroy`` meets.)
+_OUR_DBS = frozenset({b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"evidence", b"aux"})
 #: Sub-databases: the most tables (index.MAX_TABLES) plus ours.
 _MAX_DBS = 100 + len(_OUR_DBS)
 INDEX_FORMAT = "scrapy-simhash-index"
@@ -156,12 +160,22 @@ def _not_an_index(path: str, reason: str) -> NotAnIndexError:
     )
 
 
+def _damaged(path: str, reason: str) -> NotAnIndexError:
+    """An LMDB file that cannot be read whole (truncated, damaged pages): perhaps an index, unreadable."""
+    return NotAnIndexError(
+        f"{path} holds a damaged LMDB database that cannot be read as a scrapy-simhash index ({reason}). "
+        f"It was left untouched: restore the index from a copy, or delete the directory yourself to start "
+        f"a new index there."
+    )
+
+
 def _kind(exc: BaseException) -> str:
     if isinstance(exc, lmdb.DiskError):
         return "disk_full"
     if isinstance(exc, (lmdb.ReadonlyError, PermissionError)):
         return "permission"
-    if isinstance(exc, (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)):
+    corrupt = (lmdb.CorruptedError, lmdb.PageNotFoundError, lmdb.InvalidError, lmdb.VersionMismatchError)
+    if isinstance(exc, (*corrupt, lmdb.BadTxnError)):  # a transaction goes bad after such an error in it
         return "corrupt"
     text = str(exc).lower()
     if "no space" in text or "disk full" in text:
@@ -188,7 +202,7 @@ def _check_data_file(path: str, data: str) -> bool:
         if len(head) < 48:
             if os.path.exists(os.path.join(path, "lock.mdb")):
                 return False
-            raise _not_an_index(path, f"data.mdb is too short to be an LMDB database ({size} bytes)")
+            raise _damaged(path, f"data.mdb is too short to be an LMDB database ({size} bytes)")
         magic, version = struct.unpack_from("<II", head, 16)
         (psize,) = struct.unpack_from("<I", head, 40)
         if magic != _LMDB_MAGIC or version != _LMDB_VERSION or psize < 512 or psize & (psize - 1):
@@ -196,7 +210,7 @@ def _check_data_file(path: str, data: str) -> bool:
         if size < 2 * psize:
             if os.path.exists(os.path.join(path, "lock.mdb")):
                 return False
-            raise _not_an_index(path, f"data.mdb is truncated ({size} bytes, shorter than its meta pages)")
+            raise _damaged(path, f"data.mdb is truncated ({size} bytes, shorter than its meta pages)")
         f.seek(psize)
         second = f.read(160)
     metas = []
@@ -206,11 +220,11 @@ def _check_data_file(path: str, data: str) -> bool:
             last_pg, txnid = struct.unpack_from("<QQ", page, 136)
             metas.append((txnid, last_pg))
     if not metas:
-        raise _not_an_index(path, "data.mdb has no valid LMDB meta page")
+        raise _damaged(path, "data.mdb has no valid LMDB meta page")
     _, last_pg = max(metas)
     need = (last_pg + 1) * psize
     if os.path.getsize(data) < need:  # a file only grows: re-read the size after the meta pages
-        raise _not_an_index(path, f"data.mdb is truncated ({size} bytes; its meta page counts {need})")
+        raise _damaged(path, f"data.mdb is truncated ({size} bytes; its meta page counts {need})")
     return True
 
 
@@ -242,7 +256,7 @@ def inspect_dir(path: str) -> tuple[str, bytes | None]:
     try:
         while not _check_data_file(path, data):
             if time.monotonic() > deadline:
-                raise _not_an_index(path, f"data.mdb is incomplete ({os.path.getsize(data)} bytes)")
+                raise _damaged(path, f"data.mdb is incomplete ({os.path.getsize(data)} bytes)")
             time.sleep(0.02)
     except PermissionError as exc:
         raise StoreError(path, "permission", str(exc), "open") from exc
@@ -278,7 +292,7 @@ def _read_meta_unlocked(path: str, data: str) -> tuple[str, bytes | None]:
         # The file passed the meta-page checks: the system could not read it, which is no sign
         # that it is not an index (deleting it would be the wrong advice).
         raise StoreError(path, kind, str(error), "open")
-    raise _not_an_index(path, f"data.mdb cannot be read: {error}")
+    raise _damaged(path, f"data.mdb cannot be read: {error}")
 
 
 def _is_our_db_name(name: bytes) -> bool:
@@ -304,7 +318,7 @@ def _read_meta_txn(env: lmdb.Environment, txn: Any, path: str) -> bytes | None:
     except ValueError:
         ok = False
     if not ok:
-        raise _not_an_index(path, "its metadata record is corrupt")
+        raise _damaged(path, "its metadata record is corrupt")
     return bytes(value)
 
 
@@ -372,8 +386,6 @@ class LmdbStore(FingerprintStore):
         #: of each record read or written in its transaction, so that writing it back reads nothing.
         self._heads: dict[bytes, bytes] = {}
         self._holding = False  # this object holds the environment lock for a group
-        #: Records in the current layout (due-prefixed); ``False``: an older index opened read-only.
-        self._prefixed = True
         self.grows = 0
 
     @classmethod
@@ -474,57 +486,12 @@ class LmdbStore(FingerprintStore):
             self._keys = self._db(b"keys")
             self._records = self._db(b"records")
             self._due_index = self._db(b"due_index")
+            self._evidence = self._db(b"evidence")
             self._aliases = self._db(b"aliases")
             self._aux = self._db(b"aux")
-            if self.readonly:
-                self._prefixed = self._read(self._layout_of) != "old"
-            elif self._read(self._layout_of) == "old":
-                self._write(self._upgrade)
         except BaseException:
             self.close()
             raise
-
-    def _layout_of(self, txn: Any) -> str:
-        """``"new"`` (no index yet: :meth:`create_meta` marks it), ``"current"`` or ``"old"``."""
-        if txn.get(_LAYOUT_KEY, db=self._meta_db) == _RECORDS_LAYOUT:
-            return "current"
-        return "new" if txn.get(_META_KEY, db=self._meta_db) is None else "old"
-
-    def _upgrade(self, txn: Any) -> None:
-        """Convert an index written before due-prefixed records, in this one transaction: every
-        record gets its due time (from ``dues``, whose exact index entries stay valid lower
-        bounds) twice in front; ``dues`` is dropped. Logged once."""
-        if self._layout_of(txn) != "old":
-            return  # another process converted it meanwhile
-        shared = self._shared
-        assert shared is not None
-        dues = shared.env.open_db(b"dues", txn=txn, create=False) if txn.get(b"dues") is not None else None
-        records = self._records
-        after: bytes | None = None
-        n = 0
-        while True:
-            cur = txn.cursor(records)
-            ok = cur.first() if after is None else cur.set_range(after)
-            if ok and after is not None and cur.key() == after:
-                ok = cur.next()
-            chunk: list[tuple[bytes, bytes]] = []
-            while ok and len(chunk) < 10_000:
-                chunk.append((bytes(cur.key()), bytes(cur.value())))
-                ok = cur.next()
-            cur.close()
-            if not chunk:
-                break
-            for kid, value in chunk:
-                due = None if dues is None else txn.get(kid, db=dues)
-                due = _NO_DUE if due is None else bytes(due)
-                txn.put(kid, due + due + value, db=records)
-            n += len(chunk)
-            after = chunk[-1][0]
-        if dues is not None:
-            txn.drop(dues, delete=True)
-        shared.dbs.pop(b"dues", None)
-        txn.put(_LAYOUT_KEY, _RECORDS_LAYOUT, db=self._meta_db)
-        logger.info("scrapy-simhash: converted the %d records of the index at %s to the current layout", n, self.path)
 
     def destroy(self) -> bool:
         assert self.path is not None
@@ -710,7 +677,6 @@ class LmdbStore(FingerprintStore):
             if stored is not None:
                 return bytes(stored)
             txn.put(_META_KEY, value, db=self._meta_db)
-            txn.put(_LAYOUT_KEY, _RECORDS_LAYOUT, db=self._meta_db)
             return value
 
         return self._write(create)  # type: ignore[no-any-return]
@@ -948,8 +914,6 @@ class LmdbStore(FingerprintStore):
     # -- records ---------------------------------------------------------------------------
 
     def _record_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
-        if not self._prefixed:
-            return self._values(txn, self._records, keys)
         get, db = txn.get, self._records
         limit = MAX_KEY_ID_SIZE
         if txn is not self._txn:
@@ -969,7 +933,9 @@ class LmdbStore(FingerprintStore):
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._record_values, keys)  # type: ignore[no-any-return]
 
-    def _put_records(self, txn: Any, items: list[tuple[bytes, bytes, bytes]]) -> None:
+    def _put_records(
+        self, txn: Any, items: list[tuple[bytes, bytes, bytes]], evidence: Mapping[bytes, bytes | None]
+    ) -> None:
         get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
         heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
         for key, value, due in items:
@@ -985,18 +951,33 @@ class LmdbStore(FingerprintStore):
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
                     txn.delete(indexed + kid, db=due_index)
-                if due != _NO_DUE:
-                    put(due + kid, b"", db=due_index)
                 indexed = due
+            if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
+                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
             put(kid, indexed + due + value, db=records)
             heads[kid] = indexed
+        for key, framed in evidence.items():
+            kid = _key_id(key)
+            if framed is None:
+                txn.delete(kid, db=self._evidence)
+            else:
+                put(kid, framed, db=self._evidence)  # looked up, never listed: no alias needed
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         checked = [
             (key, value, _NO_DUE if due is None else due_ms(due).to_bytes(8, "big")) for key, value, due in items
         ]
-        if checked:
-            self._write(self._put_records, checked)
+        if checked or evidence:
+            self._write(self._put_records, checked, evidence or {})
+
+    def _evidence_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
+        get, db = txn.get, self._evidence
+        return [None if (v := get(_key_id(key), db=db)) is None else bytes(v) for key in keys]
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._read(self._evidence_values, keys)  # type: ignore[no-any-return]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
@@ -1004,6 +985,7 @@ class LmdbStore(FingerprintStore):
             for key in keys:
                 kid = _key_id(key)
                 old = txn.pop(kid, db=self._records)
+                txn.delete(kid, db=self._evidence)
                 if txn is self._txn:
                     self._heads[kid] = _NO_DUE
                 if old is not None:
@@ -1018,15 +1000,13 @@ class LmdbStore(FingerprintStore):
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         return self._read(  # type: ignore[no-any-return]
-            self._scan, self._records, after, limit, _DUE_HEAD if self._prefixed else 0
+            self._scan, self._records, after, limit, _DUE_HEAD
         )
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         end = due_ms(min(max(before, 0.0), MAX_DUE))
         if limit <= 0 or self._due_index is None:
             return []
-        if not self._prefixed:  # an older index, read-only: its entries are exact
-            return self._read(self._exact_due, end, limit)  # type: ignore[no-any-return]
         # Stale entries (the record's due time moved later) are checked against their record and
         # moved in batches, each in a write transaction of its own; the scan then starts again
         # (the batch moved only entries not yet returned). Read-only or in a group: no moves.
@@ -1037,15 +1017,6 @@ class LmdbStore(FingerprintStore):
                 self._write(self._rekey, stale)
             if complete:
                 return found
-
-    def _exact_due(self, txn: Any, end: int, limit: int) -> list[tuple[bytes, float]]:
-        out: list[tuple[bytes, float]] = []
-        for k in txn.cursor(self._due_index).iternext(keys=True, values=False):
-            due = int.from_bytes(k[:8], "big")
-            if due > end or len(out) >= limit:
-                break
-            out.append((self._raw(txn, bytes(k[8:])), due / 1000))
-        return out
 
     def _due_scan(
         self, txn: Any, end: int, limit: int, batch: int
@@ -1091,10 +1062,63 @@ class LmdbStore(FingerprintStore):
                 continue
             due = value[8:16]
             if due != value[:8]:
-                txn.delete(entry, db=self._due_index)
+                hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
-                    txn.put(due + kid, b"", db=self._due_index)
+                    txn.put(due + kid, hot or b"", db=self._due_index)
                 txn.put(kid, due + value[8:], db=self._records)
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        return self._read(self._due_states, after, limit, keys)  # type: ignore[no-any-return]
+
+    def _due_states(
+        self, txn: Any, after: bytes | None, limit: int, keys: bool
+    ) -> tuple[bytes | None, list[bytes], bytes]:
+        """The due index's entries after ``after``, their values the hot states; an entry of no
+        current record (stale: its record moved later or is gone) is passed over, and one without
+        a hot state (written before them, or an older layout) gets it from its record."""
+        cursor = txn.cursor(self._due_index) if self._due_index is not None and limit > 0 else None
+        if cursor is None or not (cursor.set_range(after) if after is not None else cursor.first()):
+            return None, [], b""
+        if after is not None and cursor.key() == after and not cursor.next():
+            return None, [], b""
+        if not keys:  # the values alone, and the last one's key as the cursor
+            alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
+            hots = b"".join(alone)
+            if len(hots) == HOT_SIZE * len(alone):
+                if len(alone) < limit:
+                    cursor.last()
+                return (bytes(cursor.key()) if alone else None), [], hots
+            cursor.set_range(after) if after is not None else cursor.first()
+            if after is not None and cursor.key() == after:
+                cursor.next()
+        page = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
+        if not page:
+            return None, [], b""
+        last = page[-1][0]
+        entries, values = zip(*page)
+        hots = b"".join(values)
+        if len(hots) != HOT_SIZE * len(page):
+            page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
+            entries = tuple(entry for entry, _ in page)
+            hots = b"".join([hot for _, hot in page])
+        if not keys:
+            return last, [], hots
+        kids = [entry[8:] for entry in entries]
+        if _HASHED in b"".join(kids):  # only a hashed key id holds 0xFF (never in UTF-8)
+            kids = [self._raw(txn, kid) for kid in kids]
+        return last, kids, hots
+
+    def _hot(self, txn: Any, entry: bytes, hot: bytes) -> bytes | None:
+        """The hot state of a due-index entry (its value, or made from its record; ``None``: the
+        entry is no current record's)."""
+        if len(hot) == HOT_SIZE:
+            return hot
+        value = txn.get(entry[8:], db=self._records)
+        if value is None:
+            return None
+        if value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+            return None
+        return hot_of(value[_DUE_HEAD:], int.from_bytes(value[8:16], "big"))
 
     # -- aux -------------------------------------------------------------------------------
 
@@ -1111,6 +1135,20 @@ class LmdbStore(FingerprintStore):
 
         self._write(write)
 
+    def check(self) -> None:
+        """Walk every table of the file, keys and values, in one read transaction (about 0.15 s
+        per 100,000 pages): LMDB reports a damaged page as it meets it."""
+
+        env = self._env
+        assert env is not None
+
+        def walk(txn: Any) -> None:
+            for name in [bytes(name) for name, _ in txn.cursor() if _is_our_db_name(bytes(name))]:
+                for _key, _value in txn.cursor(env.open_db(name, txn=txn, create=False)):
+                    pass
+
+        self._read(walk)
+
     def stats(self) -> dict[str, Any]:
         env = self._env
         shared = self._shared
@@ -1122,14 +1160,17 @@ class LmdbStore(FingerprintStore):
         except OSError:  # pragma: no cover
             pass
         psize = shared.psize
-        with shared.lock, env.begin() as txn:
-            for name, db in shared.dbs.items():
-                if db is None:
-                    continue
-                st = txn.stat(db)
-                pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
-                label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
-                out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        try:
+            with shared.lock, env.begin() as txn:
+                for name, db in shared.dbs.items():
+                    if db is None:
+                        continue
+                    st = txn.stat(db)
+                    pages = st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"]
+                    label = "tables" if name[:1] == b"t" and name[1:].isdigit() else name.decode()
+                    out[f"{label}_bytes"] = out.get(f"{label}_bytes", 0) + pages * psize
+        except lmdb.Error as exc:
+            raise StoreError(self.path, _kind(exc), str(exc), "read") from exc
         return out
 
 

@@ -17,6 +17,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
+from scrapy_simhash.store.hot import hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -38,6 +39,7 @@ class MemoryStore(FingerprintStore):
         self._keys: dict[bytes, bytes] = {}  # key -> fp
         self._records: dict[bytes, tuple[bytes, int | None]] = {}
         self._due: list[tuple[int, bytes]] = []  # sorted (due_ms, key)
+        self._evidence: dict[bytes, bytes] = {}
         self._aux: dict[str, bytes] = {}
         self._undo: list[Callable[[], Any]] | None = None
         self._lock = threading.RLock()
@@ -226,19 +228,31 @@ class MemoryStore(FingerprintStore):
             bisect.insort(due, (new, key))
             self._log(lambda: due.remove((new, key)))
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
         with self._lock:
             checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
             for key, value, due in checked:
                 old = self._records.get(key)
                 self._set_due(key, None if old is None else old[1], due)
                 self._set(self._records, key, (value, due))
+            for key, framed in (evidence or {}).items():
+                if framed is None:
+                    self._del(self._evidence, key)
+                else:
+                    self._set(self._evidence, key, bytes(framed))
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        with self._lock:
+            return [self._evidence.get(key) for key in keys]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         with self._lock:
             n = 0
             for key in keys:
                 old = self._records.get(key)
+                self._del(self._evidence, key)
                 if old is not None:
                     self._set_due(key, old[1], None)
                     n += self._del(self._records, key)
@@ -252,6 +266,15 @@ class MemoryStore(FingerprintStore):
         with self._lock:
             end = bisect.bisect_left(self._due, (due_ms(min(max(before, 0.0), MAX_DUE)) + 1,))
             return [(key, ms / 1000) for ms, key in self._due[: min(end, max(limit, 0))]]
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        with self._lock:
+            start = (
+                0 if after is None else bisect.bisect_right(self._due, (int.from_bytes(after[:8], "big"), after[8:]))
+            )
+            rows = self._due[start : start + max(limit, 0)]
+            last = rows[-1][0].to_bytes(8, "big") + rows[-1][1] if rows else None
+            return last, [key for _, key in rows], b"".join(hot_of(self._records[key][0], ms) for ms, key in rows)
 
     # -- aux -------------------------------------------------------------------------------
 
@@ -268,4 +291,9 @@ class MemoryStore(FingerprintStore):
                     self._set(self._aux, name, bytes(value))
 
     def stats(self) -> dict[str, Any]:
-        return {"keys": len(self._keys), "fps": len(self._fps), "records": len(self._records)}
+        return {
+            "keys": len(self._keys),
+            "fps": len(self._fps),
+            "records": len(self._records),
+            "evidence": len(self._evidence),
+        }

@@ -48,6 +48,7 @@ elseif op == 'destroy' then  -- only the keys an index owns: its names, each of 
   for s = 0, tonumber(ARGV[2]) - 1 do
     names['k' .. s] = 'hash'
     names['r' .. s] = 'hash'
+    names['h' .. s] = 'hash'
   end
   local n = 0
   for name, want in pairs(names) do
@@ -106,6 +107,7 @@ local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local SEP = '\255'
+local EV = {}  -- rput's evidence: {key, value or ''} (filled before the op runs)
 
 -- Before the first write: every key a write may touch holds its type or nothing (a script that
 -- fails half-way is not rolled back), so that a foreign key fails the call before it writes.
@@ -127,15 +129,17 @@ local function need_fps(step)
   if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
   need_shards('k', step)
 end
-local function need_records(step) need(DUE, 'zset'); need_shards('r', step) end
+local function need_records(step) need(DUE, 'zset'); need_shards('r', step); need_shards('h', step) end
 local function writing()  -- checks what a writing op may write (false: the op only reads)
   if op == 'cadd' then need_fps(#ARGV)
   elseif op == 'put' then need_fps(3 + T)
   elseif op == 'remove' then need_fps(2)
   elseif op == 'undo_fp' then need_fps(4)
-  elseif op == 'rput' then need_records(4)
+  elseif op == 'rput' then
+    need_records(5)
+    for _, e in ipairs(EV) do need(e[1], 'string') end
   elseif op == 'rdel' then need_records(2)
-  elseif op == 'undo_rec' then need_records(5)
+  elseif op == 'undo_rec' then need_records(6)
   elseif op == 'aput' then need(AUX, 'hash')
   else return false end
   return true
@@ -318,10 +322,11 @@ local function remove(key, shard)  -- returns the key's old fp (or false)
   return old
 end
 
-local function set_record(key, shard, value, due)  -- value, due: false to delete
+local function set_record(key, shard, value, due, hot)  -- value, due, hot: false to delete
   local rh = P .. 'r' .. shard
   if value then redis.call('HSET', rh, key, value) else redis.call('HDEL', rh, key) end
   if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
+  if value and due and hot then redis.call('HSET', P .. 'h' .. shard, key, hot) else redis.call('HDEL', P .. 'h' .. shard, key) end
 end
 
 local function get_record(key, shard)  -- {value or false, due or false}
@@ -375,7 +380,7 @@ local function run()
     return out
   elseif op == 'count' then
     return tonumber(redis.call('GET', NKEY) or '0')
-  elseif op == 'scan' then  -- kind ('k' or 'r'), first shard, limit: whole shards, limit entries past the first
+  elseif op == 'scan' then  -- kind ('k', 'r' or 'h'), first shard, limit: whole shards, limit entries past the first
     local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
     local out, n = {}, 0
     local first = s
@@ -393,28 +398,54 @@ local function run()
     local out = {}
     for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
     return out
-  elseif op == 'rput' then  -- (key, shard, value, due)*: old {value, due} of each
+  elseif op == 'rput' then  -- (key, shard, value, due, hot)*: old {value, due} of each; then the evidence
     local out = {}
-    for i = 3, #ARGV, 4 do
+    for i = 3, #ARGV, 5 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-      set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]))
+      set_record(ARGV[i], ARGV[i + 1], ARGV[i + 2], arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+    end
+    for _, e in ipairs(EV) do  -- keys of their own, outside P: a server, not a cluster (one slot)
+      if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
     end
     return out
   elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
     local out = {}
     for i = 3, #ARGV, 2 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
-      set_record(ARGV[i], ARGV[i + 1], false, false)
+      set_record(ARGV[i], ARGV[i + 1], false, false, false)
     end
     return out
-  elseif op == 'undo_rec' then  -- (key, shard, now, value, due)*: put value back where `now` still is
-    for i = 3, #ARGV, 5 do
+  elseif op == 'undo_rec' then  -- (key, shard, now, value, due, hot)*: put value back where `now` still is
+    for i = 3, #ARGV, 6 do
       local key, shard = ARGV[i], ARGV[i + 1]
       if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
-        set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]))
+        set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]), arg(ARGV[i + 5]))
       end
     end
     return 1
+  elseif op == 'hot' then  -- first shard, limit: as scan of 'h', each shard's keys joined by SEP and states concatenated
+    local s, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
+    local out, n, first = {}, 0, s
+    while s < %(shards)d and (s == first or n < limit) do
+      local all = redis.call('HGETALL', P .. 'h' .. s)
+      if #all > 0 then
+        local keys, hots = {}, {}
+        for j = 1, #all, 2 do
+          keys[#keys + 1] = all[j]
+          hots[#hots + 1] = all[j + 1]
+        end
+        out[#out + 1] = s
+        out[#out + 1] = table.concat(keys, SEP)
+        out[#out + 1] = table.concat(hots)
+        n = n + #keys
+      end
+      s = s + 1
+    end
+    return out
+  elseif op == 'hcount' then  -- the records with a due time, and the hot states
+    local n = 0
+    for s = 0, %(shards)d - 1 do n = n + redis.call('HLEN', P .. 'h' .. s) end
+    return {redis.call('ZCARD', DUE), n}
   elseif op == 'due' then  -- before (ms), limit
     return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
   elseif op == 'aget' then
@@ -456,6 +487,11 @@ local function run()
     return out
   end
   return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+end
+
+-- rput: ARGV[3] = m, then m (evidence key, value or '') before the records: taken out here.
+if op == 'rput' then
+  for i = 1, tonumber(table.remove(ARGV, 3)) do EV[i] = {table.remove(ARGV, 3), table.remove(ARGV, 3)} end
 end
 
 local writes_op = writing()

@@ -28,6 +28,15 @@ in one Redis Cluster slot (every script's keys are on one node):
     Hashes: key -> record, split as the keys. ``P due``: sorted set key -> due time (ms).
 ``P aux``
     Hash: name -> blob.
+``E <key>``
+    A kept page's novelty evidence (a string), where ``E`` is the prefix without its hash tag
+    (``"<prefix>:e:"``): keys of their own, spread over a cluster's slots (the evidence is most of
+    a kept page's bytes; the index's slot keeps the rest). On a server, a record's evidence is
+    written (or deleted) by the script that writes its record; on a cluster (another slot), and
+    when the record is deleted, by a call of its own. Either way the evidence carries the fingerprint of the content it was made
+    of, so evidence left by a record that was not written (a crash between the two, a group
+    undone) is never taken for another content's: it reads as missing (the page that resembles it
+    is kept). Read with ``MGET``, only when a page resembles a kept one.
 ``P w``
     The number of writes. Every call sends the highest count this client was answered and fails
     (``StoreError``, kind ``rolled_back``, for good in this process) where the server has fewer:
@@ -73,6 +82,7 @@ from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import MAX_DUE, FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+from scrapy_simhash.store.hot import hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
 if TYPE_CHECKING:
@@ -190,6 +200,7 @@ class RedisStore(FingerprintStore):
             )
         tag = prefix if "{" in prefix and "}" in prefix.split("{", 1)[1] else "{" + prefix + "}"
         self.prefix = tag + ":"
+        self.evidence_prefix = (tag.replace("{", "").replace("}", "") + ":e:").encode()
         self.url = url
         self.path = f"{_public_url(url)} (keys {self.prefix}*)"
         self._params = dict(params or {})
@@ -436,7 +447,16 @@ class RedisStore(FingerprintStore):
     def destroy(self) -> bool:
         if self.open() is None:  # refuses keys that are not an index's
             return False  # no index: the keys under its names, if any, are someone else's
-        return bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
+        deleted = bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
+        pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in self.evidence_prefix.decode()) + "*"
+
+        def delete_evidence(client: Any) -> None:
+            for name in client.scan_iter(match=pattern, count=1000):
+                if client.type(name) in (b"string", "string"):
+                    client.delete(name)
+
+        self._evidence_call(delete_evidence, "delete")
+        return deleted
 
     def close(self) -> None:
         client = self._client
@@ -600,30 +620,96 @@ class RedisStore(FingerprintStore):
         return self._keyed("rget", keys)
 
     def _log_records(self, keys: Sequence[bytes], written: Sequence[bytes], olds: list[Any]) -> None:
+        if self._undo is None:
+            return
         undo: list[bytes] = []
         for key, now, (value, due) in zip(reversed(keys), reversed(written), reversed(olds)):
-            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b"")]
+            hot = hot_of(value, int(float(due))) if value and due else b""
+            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b""), hot]
         self._log("undo_rec", undo)
 
-    def put_records(self, items: Sequence[tuple[bytes, bytes, float | None]]) -> None:
-        checked = [(key, bytes(value), b"" if due is None else str(due_ms(due)).encode()) for key, value, due in items]
+    def put_records(
+        self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None
+    ) -> None:
+        checked = [(key, bytes(value), None if due is None else due_ms(due)) for key, value, due in items]
+        framed = [
+            (self.evidence_prefix + key, b"" if value is None else bytes(value))
+            for key, value in (evidence or {}).items()
+        ]
+        if framed and (not checked or self._is_cluster()):  # a cluster: another slot than the record's
+            self._evidence_call(lambda c: [c.set(k, v) if v else c.delete(k) for k, v in framed], "write to")
+            framed = []
         if not checked:
             return
-        args: list[Any] = []
+        args: list[Any] = [len(framed)]
+        for name, value in framed:
+            args += [name, value]
         for key, value, due in checked:
-            args += [key, shard_of(key), value, due]
+            hot = b"" if due is None else hot_of(value, due)  # the hot state, what a selection reads
+            args += [key, shard_of(key), value, b"" if due is None else str(due).encode(), hot]
         olds = self._call("rput", *args, action="write to", records=[c[0] for c in checked])
         self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
+
+    def _is_cluster(self) -> bool:
+        return hasattr(self._connect(), "get_node_from_key")
+
+    def _evidence_call(self, fn: Any, action: str) -> Any:
+        """``fn(client)``: plain commands on evidence keys (outside the index's slot), errors as
+        :class:`StoreError`."""
+        if self._down:
+            raise StoreError(
+                self.path, "connection", "the server stopped answering; waiting for it to come back", action
+            )
+        try:
+            return fn(self._connect())
+        except redis.RedisError as exc:
+            raise self._error(exc, action) from exc
+
+    def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        if not keys:
+            return []
+        names = [self.evidence_prefix + key for key in keys]
+        if self._is_cluster():
+            values = self._evidence_call(lambda c: c.mget_nonatomic(names), "read")
+        else:
+            values = self._evidence_call(lambda c: c.mget(names), "read")
+        return [None if v is None else bytes(v) for v in values]
 
     def delete_records(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
         olds = self._call("rdel", *_with_shards(keys), action="write to", records=keys)
         self._log_records(keys, [b""] * len(keys), olds)
+        names = [self.evidence_prefix + key for key in keys]
+        self._evidence_call(lambda c: [c.delete(name) for name in names], "write to")
         return sum(1 for value, _ in olds if value)
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         return self._scan(b"r", after, limit)
+
+    def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
+        # The hot-state shards (``P h<shard>``: key -> hot state), whole ones from the one after ``after``.
+        if after is None:
+            dues, hots_kept = self._call("hcount", action="read")
+            if int(dues) != int(hots_kept):  # records written before hot states: read from the records
+                return self._from_records(None, limit)
+        elif after[:1] == b"r":
+            return self._from_records(after[1:], limit)
+        first = 0 if after is None else int(after) + 1
+        if limit <= 0 or first >= SHARDS:
+            return None, [], b""
+        res = self._call("hot", first, limit, action="read")
+        if not res:
+            return None, [], b""
+        found: list[bytes] = []
+        for joined in res[1::3] if keys else ():
+            found += bytes(joined).split(b"\xff")  # 0xFF never occurs in UTF-8
+        return str(int(res[-3])).encode(), found, b"".join(res[2::3])
+
+    def _from_records(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
+        """:meth:`FingerprintStore.due_states` from the records (their cursors marked ``r``)."""
+        cursor, found, hots = super().due_states(after, limit)
+        return (None if cursor is None else b"r" + cursor), found, hots
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         if limit <= 0:

@@ -51,10 +51,10 @@ decision for decision:
    then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
    with), when it comes before what was found, brings the page's declaration and description
    (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
-   inherited member docs), and its member signatures, lines of links that are code, join it
-   (:func:`~scrapy_simhash.text.region._with_entries`); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
-   lists make up most of them, those blocks with the link lists (an index page); (g) under 50
-   characters: all visible text.
+   inherited member docs), and its member signatures join it (``region._with_entries``); (f)
+   "list": when what was found weighs under a fifth of all blocks outside chrome and link lists make
+   up most of them, those blocks with the link lists (an index page), never those beside the
+   element holding all content-like blocks (a sidebar); (g) under 50 characters: all visible text.
 
 Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and styles are removed; a
 page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
@@ -91,13 +91,15 @@ from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _une
 from scrapy_simhash.text.native import native_comment_runs, native_flat_text, walk_native
 from scrapy_simhash.text.region import (
     _GOOD,
-    _LINKS,
     _SHORT,
-    _boilerplate_any,
+    _chars,
+    _is_link_list,
     _kind,
     _main_blocks,
+    _rows,
     _with_entries,
     _with_heading,
+    _without_sidebar,
 )
 from scrapy_simhash.text.title import _clean_title, _title_and_heading
 
@@ -184,6 +186,11 @@ class Document:
     #: lists, labels: an API page's member signatures, whose type names are links), one block per
     #: line: what a page adds is counted on them too (``fingerprint._own_text``).
     inner: str = ""
+    #: Each run of two or more short content-like lines (under 16 characters, a window) that
+    #: are the cells of one table row (or the items of one list of short lines) in ``text``,
+    #: ``rest`` or ``inner``, as one line (the cells joined by spaces): what a page adds is counted
+    #: on them too, since a cell alone is shorter than the window that counts it.
+    rows: str = ""
     #: Whose parse the text comes from: "own" (this function parsed the page), "shared" (the tree
     #: it was given: see ``extract``'s ``tree``), or "own/<why>" when that tree could not give
     #: the text of our own parse (:func:`_tree_differs`) and the page was parsed again.
@@ -465,6 +472,8 @@ def _walked(
         return _flat_document(html, used, str(exc), native)
     total = _weight_of(blocks)
     taken = set(chosen)  # blocks compare by identity
+    inner = _inner(blocks, chosen, taken.union(content_like))
+    own = taken.union(content_like, inner)
     return Document(
         title=title,
         text=_text_of(chosen),
@@ -473,7 +482,8 @@ def _walked(
         coverage=_weight_of(chosen) / total if total else 0.0,
         visible=visible,
         rest=_text_of([b for b in content_like if b not in taken]),
-        inner=_text_of(_inner(blocks, chosen, taken.union(content_like))),
+        inner=_text_of(inner),
+        rows="\n".join(_rows(walker, [b for b in blocks if b in own])),
         parse=parse,
     )
 
@@ -521,9 +531,11 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # text that is neither links, boilerplate nor metadata, if it holds what was found
         # (else it is another part of the page: a list beside a short article).
         walker.check_budget()
-        relaxed = _main_blocks(walker, content, relaxed=True)
+        # (from the blocks the region was found among: a footer line found with the class/id
+        # rules off is then held by the relaxed region of its element, an entry of short lines)
+        relaxed = _main_blocks(walker, pool, relaxed=True)
         if _chars(relaxed) >= _RELAXED_GAIN * _chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
-            main, found, pool = relaxed, "relaxed", content
+            main, found = relaxed, "relaxed"
     # The region holds too little of the page's content-like text (a documentation page whose
     # sections, definition lists and code the scoring splits; an index page): hashing that part
     # alone would let the rest of the page change, or differ, unseen. Take all of it instead.
@@ -544,22 +556,22 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # of the landmark's content-like text, is a part the scoring split off, not the page's
         # content (a short article beside a longer list of short lines keeps its own text).
         main, found = content_like, "page"
-    # An API reference page's own heading, declaration and description around a region of
-    # member docs (or, on a page taken whole, its heading and the declaration the page rule
-    # takes for a link list).
+    # An API reference page's own heading, declaration and description around a region of member docs
+    # (on a page taken whole, its heading and the declaration taken for a link list), and its signatures.
     whole = found == "page"
-    main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
-    # An API reference page's own entries: its member signatures, which the rules above leave out
-    # as link lists (their type names link to the types' pages).
-    main = _with_entries(blocks, main)
+    main = _with_entries(blocks, _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole))
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
+    # A column of links beside the element that holds all of the page's content-like text (a
+    # glossary's sidebar of every entry) is navigation, never the page's content: judged without it.
     weight, total = _weight_of(main), _weight_of(content)
-    links: list[_Block] = []
-    if weight < _LIST_SHARE * total:
+    near_content, links = content, []
+    if total > 2 * weight:  # (the two rules below read them only then)
         links = [b for b in content if _is_link_list(b)]
-        listing = [b for b in content if _kind(b, False) >= _SHORT or _is_link_list(b)]
+        near_content, links = _without_sidebar(walker, content, links, _MIN_MAIN_CHARS, heading)
+    if weight < _LIST_SHARE * _weight_of(near_content):
+        listing = [b for b in near_content if _kind(b, False) >= _SHORT or _is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
         if _weight_of(listing) > weight and 2 * _weight_of(links) > _weight_of(listing):
             main, found = listing, "list"
@@ -569,7 +581,7 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # out of the fingerprint (the introduction is its key), but the change sketch covers the
         # lists that share the introduction's container (a sidebar's "most read" list does not):
         # a chapter that lost half its sections has changed.
-        near = _container_links(walker, main, links or [b for b in content if _is_link_list(b)])
+        near = _container_links(walker, main, links)
         if _weight_of(near) > weight:
             taken = set(near)
             content_like = [b for b in content if b in taken or _kind(b, False) >= _SHORT]
@@ -586,13 +598,3 @@ def _container_links(walker: _Walker, main: list[_Block], links: list[_Block]) -
         top = walker.parent[top]
     top = walker.parent[top] if top else top
     return [b for b in links if top <= b.owner < walker.end[top]]
-
-
-def _is_link_list(block: _Block) -> bool:
-    """A block classed _LINKS for its links (not for boilerplate or markup shown as text)."""
-    return block.base == _LINKS and block.links > 0.33 * len(block.text) and not _boilerplate_any(block.norm)
-
-
-def _chars(blocks: list[_Block]) -> int:
-    """Characters of the blocks' text joined with newlines (``len(_text_of(blocks))``)."""
-    return sum(map(len, map(_TEXT, blocks))) + len(blocks) - 1 if blocks else 0

@@ -1,13 +1,14 @@
 """The decisions over the block sequence that never look at the tree again (stage 2 of
 :mod:`scrapy_simhash.text.extract`): each block classed good / short / link list / metadata /
-boilerplate (:func:`_classify_base`, :func:`_kind`), and the content region (:func:`_main_blocks`:
-scores with decay to the ancestors, widened and trimmed)."""
+boilerplate (:func:`_classify_base`, :func:`_kind`), the content region (:func:`_main_blocks`:
+scores with decay to the ancestors, widened and trimmed), the sidebar of links beside a page's
+body (:func:`_without_sidebar`) and the rows of short cells (:func:`_rows`)."""
 
 from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _Block, _heading, _Walker, _weight_of
+from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _TEXT, _Block, _heading, _Walker, _weight_of
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 
@@ -495,3 +496,98 @@ def _is_heading(block: _Block, heading: str) -> bool:
     reads a heading: case-folded, without permalink signs)."""
     # (case folding never shortens a text: a block longer than the heading and its marks is not it)
     return len(block.text) <= len(heading) + 8 and _heading(block.text) == heading
+
+
+def _is_link_list(block: _Block) -> bool:
+    """A block classed _LINKS for its links (not for boilerplate or markup shown as text)."""
+    return block.base == _LINKS and block.links > 0.33 * len(block.text) and not _boilerplate_any(block.norm)
+
+
+def _chars(blocks: list[_Block]) -> int:
+    """Characters of the blocks' text joined with newlines."""
+    return sum(map(len, map(_TEXT, blocks))) + len(blocks) - 1 if blocks else 0
+
+
+def _without_sidebar(
+    walker: _Walker, content: list[_Block], links: list[_Block], least: int, heading: str
+) -> tuple[list[_Block], list[_Block]]:
+    """``content`` and its link lists (``links``) without those outside the page's body column,
+    the smallest element that holds all of its content-like blocks (at least ``least`` characters
+    of them) and its main heading (``heading``, as :func:`_with_heading` reads it), when that is an
+    element inside ``<body>`` that holds two blocks or more: a sidebar of links beside the body."""
+    if not links:
+        return content, links
+    like = [b for b in content if _kind(b, False) >= _SHORT or (heading and _own_heading(b, heading))]
+    if len(like) < 2 or _chars(like) < least:
+        return content, links
+    parent = walker.parent
+    held: dict[int, int] = {}
+    for block in like:
+        held[block.owner] = held.get(block.owner, 0) + block.weight
+    above: set[int] = set()
+    for i in list(held):
+        while i not in above:
+            above.add(i)
+            if not i:
+                break
+            i = parent[i]
+    for i in sorted(above, reverse=True):  # children come after their parent in document order
+        if i:
+            held[parent[i]] = held.get(parent[i], 0) + held.get(i, 0)
+    need = _weight_of(like)
+    column = max(i for i, w in held.items() if w == need)  # they nest: the deepest comes last
+    if _depth(walker, column) < 2:
+        return content, links
+    end = walker.end[column]
+    beside = {b for b in links if not column <= b.owner < end}
+    if not beside:
+        return content, links
+    return [b for b in content if b not in beside], [b for b in links if b not in beside]
+
+
+def _own_heading(block: _Block, heading: str) -> bool:
+    """Whether ``block`` is the page's heading ``heading`` itself, not a link to it (a sidebar's)."""
+    return _is_heading(block, heading) and not _is_link_list(block)
+
+
+#: A line shorter than this is a cell that :func:`_rows` joins with the other cells of its row
+#: (``novelty.WINDOW``: a shorter line alone never counts as added).
+_ROW_CHARS = 16
+
+
+def _rows(walker: _Walker, blocks: list[_Block]) -> list[str]:
+    """The rows of ``blocks`` (in page order): each run of two or more blocks under
+    :data:`_ROW_CHARS` characters that share their row, the smallest element that holds a block
+    and one of its neighbours (a ``<tr>`` for a table's cells, the list for its items), joined by
+    spaces."""
+    parent, end = walker.parent, walker.end
+
+    def common(a: int, b: int) -> int:  # the smallest element holding elements a and b
+        a, b = min(a, b), max(a, b)
+        while a and end[a] <= b:
+            a = parent[a]
+        return a
+
+    short = [len(b.text) < _ROW_CHARS for b in blocks] + [False]
+    rows: list[str] = []
+    run: list[str] = []
+    row = -1
+    for i, block in enumerate(blocks):
+        # Of the elements it shares with its short neighbours, the smaller (the later one: both
+        # hold it) is its row; -1: none (a long block, or no short neighbour).
+        mine = -1
+        if short[i]:
+            if i and short[i - 1]:
+                mine = common(blocks[i - 1].owner, block.owner)
+            if short[i + 1]:
+                mine = max(mine, common(block.owner, blocks[i + 1].owner))
+        if mine != row or mine < 0:
+            if len(run) > 1:
+                rows.append(" ".join(run))
+            run = []
+        row = mine
+        if mine >= 0:
+            run.append(block.text)
+    if len(run) > 1:
+        rows.append(" ".join(run))
+    return rows

@@ -15,7 +15,7 @@ from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
-from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.schedule import FreshnessPolicy, iso
 
 URL = "https://a.example/harbour"
 ETAG, LAST_MODIFIED = '"v2-harbour"', "Wed, 21 Oct 2026 07:28:00 GMT"
@@ -45,12 +45,34 @@ def test_show_prints_every_time_as_iso_and_the_validators(scheduled, capsys):
     schedule = text[text.index("schedule:\n") :]
     for name, when in [("last_fetch", "2026-11-30T00:53:20Z"), ("last_change", "2026-11-30T00:53:20Z")]:
         assert f"  {name}: {when}\n" in schedule
-    assert re.search(r"\n  next_due: 2026-\d\d-\d\dT\d\d:\d\d:\d\dZ\n", schedule), schedule
+    assert re.search(r"\nnext_due: 2026-\d\d-\d\dT\d\d:\d\d:\d\dZ\n", text), text
+    assert text.count("next_due: ") == 1  # one due time: the record's, which the crawls use
     assert main([str(scheduled), "show", URL, "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
     assert (shown["etag"], shown["last_modified"]) == (ETAG, LAST_MODIFIED)
-    assert shown["schedule"]["next_due"] == shown["next_due"]
+    assert "next_due" not in shown["schedule"] and shown["next_due"].startswith("2026-")
     assert isinstance(shown["schedule"]["interval"], float)  # durations stay seconds
+
+
+def test_a_gone_url_is_gone_in_show_export_info_and_the_report(scheduled, capsys, tmp_path):
+    # A 404 (counted simhash/gone by the crawl) once left the commands saying "new" or "unchanged",
+    # and show printed the record's new due time beside the schedule's old one.
+    with SimhashIndex.open(scheduled) as index:
+        assert ChangeTracker(index, policy=FreshnessPolicy()).gone(URL, now=1_796_200_000.0)
+    assert main([str(scheduled), "show", URL, "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    assert shown["last_verdict"] == "gone" and "next_due" not in shown["schedule"]
+    assert shown["next_due"] == iso(1_796_200_000.0 + FreshnessPolicy().max_interval)  # its longest, after the 404
+    assert main([str(scheduled), "export"]) == 0
+    (row,) = map(json.loads, capsys.readouterr().out.splitlines())
+    assert row["last_verdict"] == "gone" and row["fp"] is None
+    assert main([str(scheduled), "info", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["last_verdicts"]["gone"] == 1 and sum(info["last_verdicts"].values()) == 1
+    report = tmp_path / "report.html"
+    assert main([str(scheduled), "report", "-o", str(report)]) == 0
+    page = report.read_text()
+    assert "<tr><td>gone</td><td>1</td></tr>" in page and "<tr><td>unchanged</td><td>0</td></tr>" in page
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import http.server
 import json
+import random
 import re
 import threading
 import time
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.pages import article_html, make_response, run
+from helpers.pages import EN_ARTICLES, article_html, html_page, make_response, run
 from scrapy.settings import Settings
 
 from scrapy_simhash import Fingerprinter, SimhashIndex, hamming
@@ -68,7 +69,7 @@ def pages_dir(settings: dict) -> Path:
 def test_info_counts_verdicts_and_buckets(crawled, capsys):
     info = json.loads(out_of(capsys, crawled, "test", "info", "--json"))
     assert info["keys"] == 2 and info["bits"] == 64 and info["max_distance"] == 3
-    assert info["last_verdicts"] == {"new": 1, "near_duplicate": 1, "unchanged": 0, "changed": 1}
+    assert info["last_verdicts"] == {"new": 1, "near_duplicate": 1, "unchanged": 0, "changed": 1, "gone": 0, "moved": 0}
     # every distinct fingerprint is filed once per table
     assert sum(info["bucket_sizes"].values()) >= info["tables"] and info["bucket_sizes"]["1"] >= 1
     assert info["file_size"] > 0 and info["fingerprint_settings"]["bits"] == 64
@@ -105,6 +106,9 @@ def test_near_by_url_lists_the_dropped_copies_of_the_original(crawled, capsys):
     assert [(r["key"], r["copy_of"]) for r in rows] == [(MIRROR, A)]
     rows = [json.loads(x) for x in out_of(capsys, crawled, "test", "near", "--url", MIRROR, "--json").splitlines()]
     assert rows[0]["key"] == A and rows[0]["similarity"] == round(100 * (1 - rows[0]["distance"] / 64), 1)
+    # a URL where show, dropped --of and explain take one is a URL here too (it was fingerprinted as text)
+    assert out_of(capsys, crawled, "test", "near", A) == out_of(capsys, crawled, "test", "near", "--url", A) != ""
+    assert invoke(crawled, "test", "near", A, "--url", B) == 2 and "one of" in capsys.readouterr().err
 
 
 def test_near_by_text_and_by_file(crawled, capsys, tmp_path):
@@ -163,8 +167,15 @@ def test_explain_a_url_and_a_file(base_settings, capsys, tmp_path, site):
     assert out["distance"] == hamming(int(first["fp"], 16), int(second["fp"], 16))
     weights = dict(first["top_features"])
     assert all(w > 0 for w in weights.values())
-    # the same article under another template: what a crawl would drop, and why
-    assert (out["verdict"], out["why"]) == ("near_duplicate", "within SIMHASH_MAX_DISTANCE (3) of the first page")
+    # the same article under another template: what a crawl would drop, and why (the count of what
+    # it adds that let the drop through: it once printed "adds: None")
+    assert out["verdict"] == "near_duplicate" and isinstance(out["adds_characters"], int)
+    assert out["why"] == (
+        f"within SIMHASH_MAX_DISTANCE (3) of the first page; its own text adds about {out['adds_characters']} "
+        "characters to the first page's, under SIMHASH_KEEP_ADDS (100)"
+    )
+    assert out["adds_characters"] < 100 and "adds" not in out
+    assert out["site_template"].startswith("not used: explain was given no index")  # it says so
     assert out["sketch_similarity"] >= 0.9 and first["fallback"] is None
     out = json.loads(out_of(capsys, base_settings, "explain", f"{site}/harbour", f"{site}/orchard", "--json"))
     assert out["distance"] > 3 and out["only_in_first"] and out["only_in_second"]
@@ -194,8 +205,11 @@ def test_explain_decides_as_the_crawl_does(base_settings, capsys, tmp_path):
     assert out["distance"] == 0 and out["sketch_similarity"] < 0.6
     assert out["verdict"] == "new" and "SIMHASH_NEAR_SIMILARITY (0.6)" in out["why"]
     off = {**base_settings, "SIMHASH_NEAR_SIMILARITY": 0}
-    out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
+    printed = out_of(capsys, off, "explain", str(a), str(b), "--json")
+    assert printed.count("\n") == 1  # one JSON document, on one line
+    out = json.loads(printed)
     assert out["verdict"] == "new" and "adds about" in out["why"]  # the other command's options are its own
+    assert out["adds_characters"] >= 100 and f"about {out['adds_characters']} characters" in out["why"]
     off["SIMHASH_KEEP_ADDS"] = 0  # resemblance alone
     out = json.loads(out_of(capsys, off, "explain", str(a), str(b), "--json"))
     assert (out["verdict"], out["distance"]) == ("near_duplicate", 0)
@@ -261,7 +275,8 @@ def test_due_with_nothing_due_says_so_with_the_next_due_time(base_settings, caps
     assert first > now
     text = out_of(capsys, base_settings, "test", "due")
     assert text.startswith("nothing is due at ") and text.count("\n") == 1
-    assert f"the next URL is due at {reports.iso(first)} (https://x.example/harbour)" in text
+    assert f"the next URL is due at {reports.iso(first)} (https://x.example/harbour); " in text
+    assert "a crawl with SIMHASH_RECRAWL_BUDGET fetches that many known URLs at every run, due or not" in text
     assert out_of(capsys, base_settings, "test", "due", "--json") == ""  # JSON: an empty list of rows
     # with a budget (pages per run) the crawl's selection is listed, due or not
     rows = out_of(capsys, {**base_settings, "SIMHASH_RECRAWL_BUDGET": 1}, "test", "due", "--json").splitlines()
@@ -352,3 +367,67 @@ def test_help_of_a_subcommand_in_both_doors(crawled, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["dedup", "-h"])
     assert exc.value.code == 0 and capsys.readouterr().out.startswith("usage: scrapy-simhash dedup [-h] --field")
+
+
+def test_scrapy_help_keeps_the_options_help_whole_at_every_width(monkeypatch):
+    # Scrapy's help formatter takes a help line ending with ":" for a heading: at some widths the
+    # --dir help came out as "The Spider'S Index Directory (Default" underlined with "=".
+    from scrapy.commands import ScrapyHelpFormatter
+
+    mangled = []
+    for width in range(40, 161, 3):
+        monkeypatch.setenv("COLUMNS", str(width))
+        parser = argparse.ArgumentParser(formatter_class=ScrapyHelpFormatter, conflict_handler="resolve")
+        command = Command()
+        command.settings = Settings()
+        command.add_options(parser)
+        printed = parser.format_help()
+        ours = printed[printed.index("Options\n=======\n") + 16 : printed.index("Global Options")].splitlines()
+        mangled += [width] * any(line and set(line) <= {"="} for line in ours)  # a heading made of them
+        text = "".join("".join(ours).split())  # argparse may wrap after the "/"
+        assert "--dirPATHthespider'sindexdirectory(bydefaultSIMHASH_DIR/<spider>)" in text, width
+        assert "thishelp(COMMAND-hgivesasubcommand's)" in text, width
+    assert mangled == []
+
+
+_WORDS = sorted({w.strip(".,;:").lower() for _, ps in EN_ARTICLES.values() for p in ps for w in p.split()})
+#: Lines on every page of one site, inside the article: its learned template.
+_BOILER = [
+    "Every story here is written by volunteers of the harbour society and checked by its editors.",
+    "Subscribe to the weekly letter of the society to hear about new stories first.",
+    "Send us your photographs of the harbour for the gallery.",
+]
+
+
+def _story(seed: int) -> list[str]:
+    rng = random.Random(seed)
+    return [" ".join(rng.choice(_WORDS) for _ in range(70)).capitalize() + "." for _ in range(6)]
+
+
+def test_explain_with_an_index_uses_its_learned_site_template_and_agrees_with_the_crawl(make_mw, base_settings, capsys):
+    # A story, and the same story with the site's template lines: a copy to the crawl, which learned
+    # those lines; explain once judged without them (the copy "adds about 148 characters": kept).
+    from helpers.demo import Pages
+
+    pages = {f"p{i}.html": html_page(f"Story number {i}", _story(i) + _BOILER) for i in range(10)}
+    pages["kept.html"] = html_page("Story number 3", _story(3))
+    pages["copy.html"] = html_page("Story number 3", _story(3) + _BOILER)
+    site = Pages(pages)
+    try:
+        mw = make_mw()
+        verdicts = {}
+        for name in [*(f"p{i}.html" for i in range(10)), "kept.html", "copy.html"]:
+            response = make_response(site.url(f"/{name}"), pages[name])
+            run(mw, response)
+            verdicts[name] = response.meta["simhash_verdict"]
+        mw.spider_closed(mw.crawler.spider, "finished")
+        kept, copy = site.url("/kept.html"), site.url("/copy.html")
+        without = json.loads(out_of(capsys, base_settings, "explain", kept, copy, "--json"))
+        with_index = json.loads(out_of(capsys, base_settings, "test", "explain", kept, copy, "--json"))
+    finally:
+        site.stop()
+    assert verdicts["copy.html"] == "near_duplicate"  # the crawl's verdict
+    assert with_index["verdict"] == "near_duplicate" and with_index["adds_characters"] < 100
+    assert with_index["site_template"].startswith("the index's")
+    assert without["verdict"] == "new" and without["adds_characters"] >= 100  # what it said before
+    assert without["site_template"].startswith("not used: explain was given no index")

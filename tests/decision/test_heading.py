@@ -9,17 +9,16 @@ the test fails without it."""
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.record import evidence_sketch, frame_evidence, read_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, Reason
-from scrapy_simhash.fingerprint.novelty import OwnText, heading_key, kept_heading
+from scrapy_simhash.fingerprint.novelty import OwnText, heading_key
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
@@ -94,18 +93,29 @@ def test_heading_key_leaves_out_numbers_and_versions_not_names() -> None:
     assert heading_key("3.12") is None and heading_key("") is None  # no letters: no evidence
 
 
-def test_the_sketch_keeps_the_heading_and_counts_as_before() -> None:
-    """The heading key rides in the novelty sketch (the record's format is unchanged): what a page
-    adds is the same with and without it, and a sketch kept before it (no key) names nothing."""
+def test_the_evidence_keeps_the_heading_and_counts_as_before() -> None:
+    """The heading key is stored in the page's evidence beside its sketch (the sketch is the same
+    bytes with and without a heading): what a page adds is the same, and evidence without a key
+    names nothing."""
     lines = [sentence(random.Random(i)) for i in range(6)]
     plain, headed = OwnText(lines), OwnText(lines, heading="pkg.where")
     new = OwnText([*lines[:4], sentence(random.Random(99))], heading="pkg.where_not")
-    assert kept_heading(headed.sketch()) == heading_key("pkg.where") and kept_heading(plain.sketch()) is None
-    assert new.added(headed.sketch()) == new.added(plain.sketch()) > 0
-    assert new.added_runs(headed.sketch()) == new.added_runs(plain.sketch())
-    assert new.names_other(headed.sketch()) and not new.names_other(plain.sketch())
-    record = PageRecord.parse(replace(PageRecord.first(1), novelty=headed.sketch()).to_bytes())
-    assert record is not None and record.novelty == headed.sketch()
+    assert headed.sketch() == plain.sketch() and headed.heading == heading_key("pkg.where")
+    framed = frame_evidence(0xABC, headed.sketch(), headed.heading)
+    assert read_evidence(framed, 0xABC) == (headed.sketch(), heading_key("pkg.where"))
+    assert read_evidence(frame_evidence(0xABC, plain.sketch(), plain.heading), 0xABC) == (plain.sketch(), None)
+    assert evidence_sketch(framed, 0xABC) == headed.sketch() and read_evidence(framed, 0xABD) is None
+    assert new.names_other(headed.sketch(), headed.heading) and not new.names_other(plain.sketch(), None)
+    assert not new.names_other(headed.sketch(), new.heading)  # the same key: the same thing
+
+
+def test_the_tracker_stores_the_heading_in_the_evidence(make_index: Callable[[], SimhashIndex]) -> None:
+    index = make_index()
+    page = FP.fingerprint_page(api_page("where", "True"), url="http://docs.example/pkg.where")
+    ChangeTracker(index).observe("http://docs.example/pkg.where", page, now=1.0)
+    assert page.own is not None and page.own.heading is not None
+    stored = read_evidence(index.get_evidence("http://docs.example/pkg.where"), page.fp)
+    assert stored == (page.own.sketch(), page.own.heading)
 
 
 def test_a_sibling_api_page_with_another_heading_is_kept(
@@ -120,7 +130,7 @@ def test_a_sibling_api_page_with_another_heading_is_kept(
     assert (found.verdict, found.kept, found.adds_to) == (NEW, Reason.KEPT_HEADING, "http://docs.example/pkg.where")
     assert found.adds is not None and found.adds < tracker.keep_adds  # the count alone would drop it
     # Without the rule, the same pages: the sibling goes as a copy of the kept page.
-    monkeypatch.setattr(OwnText, "names_other", lambda self, kept: False)
+    monkeypatch.setattr(OwnText, "names_other", lambda self, kept, heading: False)
     without = ChangeTracker(make_index())
     observe(without, "http://docs.example/pkg.where", kept)
     dropped = observe(without, "http://docs.example/pkg.where_not", sibling)

@@ -22,15 +22,17 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash import defaults
+from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
-from scrapy_simhash.fingerprint.novelty import GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
+from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.text.extract import extract
+from scrapy_simhash.text.region import _ROW_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -47,21 +49,51 @@ def sentence(rng: random.Random, words: int = 14) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
 
 
+#: Han, kana, hangul and CJK punctuation: each weighs ``DENSE_WEIGHT`` units, any other character 1.
+_DENSE = re.compile(
+    "[\u1100-\u11ff\u2e80-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]"
+)
+
+
+def units(text: str) -> int:
+    return sum(DENSE_WEIGHT if _DENSE.match(c) else 1 for c in text)
+
+
+def run_units(run: str) -> int:
+    """A run's count: its ``units`` when it holds a sentence's end (。 ! ? ;), else its characters."""
+    return units(run) if any(c in "\u3002!?;" for c in run) or run.isascii() else len(run)
+
+
+def brute_windows(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each window of ``text``: the fewest characters from a position, within
+    a line, that weigh ``WINDOW`` units or more."""
+    out = []
+    for i in range(len(text)):
+        for e in range(i + 1, len(text) + 1):
+            if text[e - 1] == "\n":
+                break
+            if units(text[i:e]) >= WINDOW:
+                out.append((i, e))
+                break
+    return out
+
+
 def brute_added(kept: str, new: str) -> float:
-    """``OwnText.added``'s quantity (exact comparison) by brute force: the characters of ``new``'s
-    normalised text in runs of ``WINDOW`` or more that no ``WINDOW``-character window within its
-    line shares with ``kept``'s normalised text (lines joined: spaces, none next to a Han character),
-    each distinct line of ``new`` once."""
+    """``OwnText.added``'s quantity (exact comparison) by brute force: the weight (``run_units``) of the
+    characters of ``new``'s normalised text in runs of ``WINDOW`` characters or more that no window
+    of ``WINDOW`` units within its line (16 Latin characters, 6 Han characters) shares with
+    ``kept``'s normalised text (lines joined: spaces, none next to a Han character), each distinct
+    line of ``new`` once."""
     a, b = normalize(kept), "\n".join(dict.fromkeys(normalize(new).split("\n")))
     a = re.sub(r" (?=[\u2e80-\u9fff])|(?<=[\u2e80-\u9fff]) ", "", a.replace("\n", " "))
-    have = {a[i : i + WINDOW] for i in range(len(a) - WINDOW + 1)}
+    have = {a[i:e] for i, e in brute_windows(a)}
     covered = [False] * len(b)
-    for i in range(len(b) - WINDOW + 1):
-        window = b[i : i + WINDOW]
-        if "\n" not in window and window in have:
-            covered[i : i + WINDOW] = [True] * WINDOW
-    runs = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b)).split()
-    return float(sum(len(run) for run in runs if len(run) >= WINDOW))
+    for i, e in brute_windows(b):
+        if b[i:e] in have:
+            covered[i:e] = [True] * (e - i)
+    flags = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b))
+    runs = [b[m.start() : m.end()] for m in re.finditer("x+", flags) if m.end() - m.start() >= WINDOW]
+    return float(sum(map(run_units, runs)))
 
 
 def brute_seams(kept: str, new: str) -> float:
@@ -98,27 +130,36 @@ def test_added_is_exact_on_small_texts(seed: int) -> None:
 
 
 @pytest.mark.parametrize("seed", range(5))
-def test_every_kind_of_text_sketch_gives_the_same_count(seed: int) -> None:
-    """A record keeps the text as the page has it (kind 5, normalised when compared); records of
-    earlier versions keep it normalised (kind 4) or normalised in one line (kind 3): a page
-    measured against any of them adds the same, Chinese lines (no space next to a Han character)
-    and numbers included."""
-    import zlib
-
+def test_a_text_sketch_gives_the_same_count_whichever_side_is_normalised(seed: int) -> None:
+    """A record keeps the text as the page has it (normalised when compared); an own text made of
+    a normalised text (``dedup``'s) keeps that: a page measured against either adds the same,
+    Chinese lines (no space next to a Han character) and numbers included."""
     rng = random.Random(seed)
-    zh = ["数据库在检查点期间 写入日志", "两个写入者同时提交时 可能造成索引损坏", "命令行工具 拒绝打开新版本创建的数据库"]
+    zh = [
+        "数据库在检查点期间 写入日志",
+        "两个写入者同时提交时 可能造成索引损坏",
+        "命令行工具 拒绝打开新版本创建的数据库",
+    ]
     kept = [sentence(rng) + f" Build {rng.randrange(10**6)}." for _ in range(4)] + zh[:2]
     new = [*kept[:2], sentence(rng, 18), *kept[2:], zh[2]]
     raw = OwnText(kept).sketch()
     assert raw[0] == 5 and OwnText(kept).has_text and not OwnText([" ", "\t "]).has_text
     normalised = OwnText.normalised(normalize("\n".join(kept))).sketch()
-    assert normalised[0] == 4
-    one_line = b"\x03" + zlib.compress(normalize("\n".join(kept)).replace("\n", " ").encode())
-    counts = {OwnText(new).added(sketch) for sketch in (raw, normalised, one_line)}
+    assert normalised[0] == 5
+    counts = {OwnText(new).added(sketch) for sketch in (raw, normalised)}
     assert counts == {brute_added("\n".join(kept), "\n".join(new))}
     assert counts != {0.0}
     assert OwnText(kept).added(raw) == OwnText(kept[1:]).added(raw) == 0  # a copy, a part
     assert OwnText.normalised(normalize("\n".join(new))).added(raw) == counts.pop()
+
+
+@pytest.mark.parametrize("kind", [3, 4])
+def test_a_text_sketch_of_an_earlier_kind_is_no_sketch(kind: int) -> None:
+    import zlib
+
+    earlier = bytes((kind,)) + zlib.compress(b"an earlier kind of text sketch")
+    with pytest.raises(ValueError, match="not a novelty sketch"):
+        OwnText(["a line of its own"]).added(earlier)
 
 
 def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
@@ -159,6 +200,7 @@ def test_digits_of_names_are_text() -> None:
         normalize("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
     )
 
+
 def _normalize_by_the_rules(text: str) -> str:
     """``normalize`` as its docstring states it, one regular expression a rule (the sketches of
     stored records were made by these: its faster form must give the same text)."""
@@ -166,7 +208,11 @@ def _normalize_by_the_rules(text: str) -> str:
 
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text.lower())
+    text = text.lower()
+    url = r"(?:(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*://|(?<![a-z0-9.-])www\.)[!#-;=?-~]*[0-9a-z#$%&*+/=@_~-]"
+    mail = r"(?<![a-z0-9._%+-])[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+"
+    text = re.sub(f"{url}|{mail}", "0", text)  # a URL (not its last punctuation) or an e-mail address
+    text = re.sub(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{7,}(?![0-9a-z])", "#", text)
     text = re.sub(r"(?<![a-z_0-9])\d+", "0", text)
     text = re.sub(r" ?\n\s*", "\n", re.sub(r"[^\S\n]+", " ", text)).strip()
     return (
@@ -182,8 +228,10 @@ def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
     random strings of those characters, and the visible text of the real pages where present."""
     rng = random.Random(25)
     alphabet = list("abcdefgxyz_0123456789#.- \n\t\r\x0b\x0c\x1c\x1f\x85\xa0\u2003\u2028\u2029\u3000中文٣４Ａ")
+    alphabet += ["http://", "www.", "@", ":", "/", ")", "+", "Ｗ"]
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randrange(40))) for _ in range(20000)]
     texts += ["deadbeef1 cafe1234567 abcdefa 1234567x x1234567 0x7f3a9c2 ab12cd34ef \n \n\t a\u00a0b ٣٤ 12中 文 x"]
+    texts += ["See (https://a.example/x?y=1), www.b.example. Mail Ann.Lee+x@c.example.cn; 见https://d.example/路径。"]
     from helpers.data import DATA, load_pages
 
     if DATA.exists():
@@ -235,17 +283,22 @@ def test_sketch_is_the_same_in_another_process() -> None:
     assert out.stdout == OwnText(text.splitlines()).sketch().hex()
 
 
-def test_record_keeps_the_novelty_sketch() -> None:
-    own = OwnText(["A kept page with enough words to make a sketch of its own text."])
-    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), novelty=own.sketch())
+def test_the_record_says_it_has_evidence_and_keeps_that_for_its_own_content_only() -> None:
+    record = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),), evidence=True)
     raw = record.to_bytes()
-    assert raw[0] == 4
     assert PageRecord.from_bytes(raw) == record
     plain = PageRecord(first_seen=1.0, last_fetched=2.0, last_changed=1.0, history=((5, None),))
-    assert raw[1 : len(plain.to_bytes()) + 1] == plain.to_bytes()  # the record without it, framed
-    assert PageRecord.parse(raw[:-2]) is None  # cut short: unreadable, never misread
-    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).novelty == record.novelty
-    assert record.updated(6, 9, True, now=3.0).novelty is None  # never another content's
+    assert len(raw) == len(plain.to_bytes()) and raw != plain.to_bytes()  # a flag: no bytes of it here
+    assert PageRecord.from_bytes(record.updated(5, 0, False, now=3.0).to_bytes()).evidence
+    assert not record.updated(6, 9, True, now=3.0).evidence  # never another content's
+
+
+def test_framed_evidence_is_read_only_for_the_content_it_was_made_of() -> None:
+    sketch = OwnText(["A kept page with enough words to make a sketch of its own text."]).sketch()
+    framed = frame_evidence(0xABC, sketch)
+    assert evidence_sketch(framed, 0xABC) == sketch
+    assert evidence_sketch(framed, 0xABD) is None  # another content's (a write left by a record not written)
+    assert evidence_sketch(None, 0xABC) is None and evidence_sketch(framed[:16], 0xABC) is None
 
 
 # -- the decision ---------------------------------------------------------------------------------
@@ -315,11 +368,15 @@ def test_a_new_line_repeated_counts_once(make_index: Callable[[], SimhashIndex])
     ``js src/chat.js``, ten times) adds one short line, not ten: the page is still dropped (counted
     ten times it would pass ``SIMHASH_KEEP_ADDS``), while a line new only once counts whole."""
     rng = random.Random(7)
-    examples = [(sentence(rng, 20), f"export function step{i}(room) {{ return connect(room, {i}); }}") for i in range(10)]
+    examples = [
+        (sentence(rng, 20), f"export function step{i}(room) {{ return connect(room, {i}); }}") for i in range(10)
+    ]
 
     def page(caption: str, extra: str = "") -> str:
         body = "".join(f"<p>{text}</p><p>{caption}<br>{code}</p>" for text, code in examples)
-        return f"<html><head><title>Effects</title></head><body><main><h1>Effects</h1>{body}{extra}</main></body></html>"
+        return (
+            f"<html><head><title>Effects</title></head><body><main><h1>Effects</h1>{body}{extra}</main></body></html>"
+        )
 
     kept, new = page("```js chat.js"), page("```js src/chat.js")
     runs = FP.fingerprint_page(new).own.added_runs(FP.fingerprint_page(kept).own.sketch())
@@ -347,6 +404,66 @@ def test_subset_then_superset_and_the_reverse(make_index: Callable[[], SimhashIn
     tracker = ChangeTracker(make_index(), keep_adds=0)
     observe(tracker, "http://db.example/3.1.0", small)
     assert observe(tracker, "http://db.example/3.1.2", big).verdict == NEAR_DUPLICATE
+
+
+def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], SimhashIndex]) -> None:
+    """A kept page's record says it has evidence; the evidence (its novelty sketch, framed with
+    its fingerprint) is the store's, apart: the record stays small."""
+    index = make_index()
+    tracker = ChangeTracker(index)
+    kept = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    raw = index.get_record("http://db.example/3.1.2")
+    assert kept.record.evidence and raw is not None and len(raw) < 400
+    page = FP.fingerprint_page(release_page(2), url="http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, page.own.sketch(), page.own.heading)
+    dropped = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert dropped.verdict == NEAR_DUPLICATE and not dropped.evidence_missing
+    assert index.get_evidence("http://db.example/3.1.0") is None  # a dropped page keeps none
+    assert not PageRecord.from_bytes(index.get_record("http://db.example/3.1.0") or b"").evidence
+    index.delete_record("http://db.example/3.1.2")
+    assert index.get_evidence("http://db.example/3.1.2") is None  # gone with its record
+
+
+@pytest.mark.parametrize("how", ["deleted", "other content", "over the bound"])
+def test_a_page_whose_look_alike_lost_its_evidence_is_kept_and_counted(
+    make_index: Callable[[], SimhashIndex], how: str
+) -> None:
+    """No drop without evidence: the subset of a kept page (it adds nothing, and is dropped while
+    the evidence is there) is kept when that page's evidence is gone, and says so."""
+    index = make_index()
+    tracker = ChangeTracker(index, evidence_max_bytes=64 if how == "over the bound" else 65536)
+    first = observe(tracker, "http://db.example/3.1.2", release_page(2))
+    assert first.record.evidence
+    key = "http://db.example/3.1.2"
+    if how == "over the bound":
+        assert index.get_evidence(key) is None
+    elif how == "deleted":
+        index.put_record(key, index.get_record(key) or b"", evidence=b"")
+    else:
+        framed = index.get_evidence(key) or b""
+        index.put_record(key, index.get_record(key) or b"", evidence=frame_evidence(first.fp ^ 1, framed[16:]))
+    kept = observe(tracker, "http://db.example/3.1.0", release_page(0))
+    assert (kept.verdict, kept.adds_to, kept.adds, kept.evidence_missing) == (NEW, key, None, True)
+    # with the evidence in place, the same page is dropped
+    whole = ChangeTracker(make_index())
+    observe(whole, key, release_page(2))
+    assert observe(whole, "http://db.example/3.1.0", release_page(0)).verdict == NEAR_DUPLICATE
+
+
+def test_keep_adds_off_makes_and_stores_no_evidence(make_index: Callable[[], SimhashIndex]) -> None:
+    index = make_index()
+    tracker = ChangeTracker(index, keep_adds=0)
+    assert not observe(tracker, "http://db.example/3.1.0", release_page(0)).record.evidence
+    assert index.get_evidence("http://db.example/3.1.0") is None
+    assert observe(tracker, "http://db.example/3.1.2", release_page(2)).verdict == NEAR_DUPLICATE
+
+
+def test_middleware_counts_a_look_alike_kept_for_want_of_evidence(make_mw: Callable[..., Any]) -> None:
+    mw = make_mw(SIMHASH_EVIDENCE_MAX_BYTES=64)
+    run(mw, make_response("http://db.example/3.1.3", release_page(3)))
+    assert run(mw, make_response("http://db.example/3.1.1", release_page(1)), [{"t": 1}]) == [{"t": 1}]
+    assert mw.stats.get_value("simhash/evidence_missing") == 1
+    assert mw.stats.get_value("simhash/kept/adds") == 1
 
 
 def test_release_series_in_random_orders_loses_nothing() -> None:
@@ -433,8 +550,12 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     are the same): the lines are link-heavy, so the content region leaves them out, but they are
     the page's entries (fingerprinted: ``text.region._with_entries``) and count: the second class's
     page is kept. Counted without them, it would add only its heading and go."""
-    kept = javadoc_page("StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"])
-    new = javadoc_page("ReadWriteLockVisitor", "ReadWriteLock", ["lockInterruptibly", "acquireSharedNanos", "downgradeToRead"])
+    kept = javadoc_page(
+        "StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"]
+    )
+    new = javadoc_page(
+        "ReadWriteLockVisitor", "ReadWriteLock", ["lockInterruptibly", "acquireSharedNanos", "downgradeToRead"]
+    )
     first, second = FP.fingerprint_page(kept), FP.fingerprint_page(new)
     off = ChangeTracker(make_index(), keep_adds=0)  # resemblance alone drops it
     observe(off, "http://lang.example/StampedLockVisitor", kept)
@@ -448,6 +569,143 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     assert observe(tracker, "http://lang.example/StampedLockVisitor", kept).verdict == NEW
     found = observe(tracker, "http://lang.example/ReadWriteLockVisitor", new)
     assert (found.verdict, found.adds_to) == (NEW, "http://lang.example/StampedLockVisitor")
+
+
+ARTICLE_URL = "https://www.example.test/2024/05/some-article-slug.html"
+
+
+def test_links_and_addresses_add_nothing() -> None:
+    """A URL or an e-mail address counts as a number does (``0``): a print view's footer naming
+    the article's URL, its footnoted links and a contact address add nothing; words around them do."""
+    assert normalize(f"Printed from {ARTICLE_URL}.") == "printed from 0."
+    assert normalize("Write to news.desk+tips@example.test (www.example.test/contact).") == "write to 0 (0)."
+    assert normalize("见https://example.test/a?b=1获取。") == "见0获取。"
+    rng = random.Random(11)
+    kept = [sentence(rng, 16) for _ in range(6)]
+    links = [f"[{i}] https://www.example.test/2024/0{i}/the-story-that-came-before-number-{i}.html" for i in range(1, 4)]
+    new = [*kept, f"Printed from {ARTICLE_URL}", *links, "Contact: the-editors@example.test"]
+    assert OwnText(new).added(OwnText(kept).sketch()) == 0
+    assert OwnText([*new, sentence(rng, 16)]).added(OwnText(kept).sketch()) >= 100
+
+
+def print_view(body: str, footer: str) -> str:
+    return (
+        "<html><head><title>Harbour works begin - print</title></head><body><main><h1>Harbour works begin</h1>"
+        f"{body}<p>{footer}</p></main></body></html>"
+    )
+
+
+def test_a_print_view_whose_footer_names_its_url_is_dropped(make_index: Callable[[], SimhashIndex]) -> None:
+    """A print view is the article with a footer that names the article's URL (and its links as
+    footnotes): a copy, dropped as the article's; counted by code points, the URLs alone added
+    over ``SIMHASH_KEEP_ADDS`` and every print view was kept, its article exported twice."""
+    rng = random.Random(12)
+    body = "".join(f"<p>{sentence(rng, 18)}</p>" for _ in range(8))
+    article = (
+        "<html><head><title>Harbour works begin</title></head><body><nav><a href='/'>Home</a></nav><main>"
+        f"<h1>Harbour works begin</h1>{body}</main><footer>Example News</footer></body></html>"
+    )
+    footer = (
+        f"Printed from {ARTICLE_URL} [1] https://www.example.test/2024/04/harbour-plans-approved-by-council.html "
+        "[2] https://www.example.test/topics/harbour-and-port-development/index.html"
+    )
+    printed = print_view(body, footer)
+    pages = [FP.fingerprint_page(html, url=u) for html, u in ((article, ARTICLE_URL), (printed, f"{ARTICLE_URL}?print=1"))]
+    assert pages[1].own.added(pages[0].own.sketch()) < 100
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, ARTICLE_URL, article).verdict == NEW
+    copy = observe(tracker, f"{ARTICLE_URL}?print=1", printed)
+    assert (copy.verdict, copy.duplicate_of) == (NEAR_DUPLICATE, ARTICLE_URL)
+    # A print view with a sentence of its own (an editor's note) adds it.
+    noted = FP.fingerprint_page(print_view(body, f"{sentence(rng, 18)} {footer}"), url=f"{ARTICLE_URL}?print=2")
+    assert noted.own.added(pages[0].own.sketch()) >= 100
+
+
+#: A Chinese article (ten sentences), and one more sentence of 44 characters.
+ZH_SENTENCES = [
+    "今年春天，市图书馆在老城区开设了第一家二十四小时自助分馆，市民刷身份证就可以借书还书。",
+    "分馆面积不大，但藏书超过一万册，还设有儿童阅读区、自习区和一间可以预约的小型会议室。",
+    "开馆一个月以来，每天的借阅量都在三百册以上，夜间十点以后仍有不少附近的上班族前来看书。",
+    "图书馆负责人介绍，自助分馆采用无线射频识别技术，每一本书都贴有电子标签，出入口能自动登记。",
+    "为了保证安全，馆内安装了十二个摄像头，并与派出所联网，遇到紧急情况可以一键报警求助。",
+    "不少老人一开始不会使用自助借书机，志愿者每天下午都会在馆内值守，手把手地教他们操作。",
+    "市民王女士说，以前带孩子去总馆要坐四十分钟的公交车，现在走路五分钟就能到，周末常来。",
+    "根据计划，明年全市还将新建八家自助分馆，优先安排在学校、社区服务中心和地铁站的附近。",
+    "专家认为，公共文化设施应当离群众更近一些，让读书成为像买菜散步一样自然的日常生活。",
+    "图书馆也提醒读者爱护图书，按时归还，逾期未还的图书将暂停借阅权限，直到归还为止。",
+]
+ZH_ADDED = "分馆每月还会举办两场亲子阅读会和一场作者见面会，报名方式会提前一周在图书馆的公众号上公布。"
+
+
+def zh_page(sentences: list[str]) -> str:
+    body = "".join(f"<p>{a}{b}</p>" for a, b in zip(sentences[::2], sentences[1::2]))
+    if len(sentences) % 2:
+        body += f"<p>{sentences[-1]}</p>"
+    return (
+        "<html lang='zh'><head><meta charset='utf-8'><title>二十四小时自助图书馆开馆</title></head><body>"
+        "<nav><a href='/'>首页</a> <a href='/news'>新闻</a></nav><main><h1>二十四小时自助图书馆开馆</h1>"
+        f"{body}</main><footer>本站版权所有</footer></body></html>"
+    )
+
+
+def test_a_han_character_weighs_three_and_a_window_is_sixteen_units() -> None:
+    """What a page adds is counted by weight: a Han, kana or hangul character 3 (a short Latin
+    word's worth), any other 1; a window is 16 units (16 Latin characters, 6 Han characters)."""
+    assert novelty.weight("abc, d") == 6 and novelty.weight("图书馆。") == 12 and novelty.weight("カナ한글") == 12
+    assert novelty.weight("分馆 open") == 11
+    sentence_zh = normalize(ZH_ADDED)
+    kept = OwnText(ZH_SENTENCES).sketch()
+    assert OwnText([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]]).added(kept) == units(sentence_zh)
+    # A line of the kept page with two clauses rewritten: the pieces it keeps (6 to 13 Han characters)
+    # are windows of the kept page, the new pieces are under 16 characters: it adds nothing (with
+    # windows of 16 characters nothing of it would be the kept page's, and it would add 29 characters).
+    assert OwnText(["专家认为，公共文化设施应当更加贴近群众，让读书成为日常生活。"]).added(kept) == 0
+
+
+def test_a_chinese_page_that_adds_one_sentence_is_kept(make_index: Callable[[], SimhashIndex]) -> None:
+    """One Chinese sentence of 44 characters is as much as an English sentence of about 130: the
+    page that adds it is kept (counted by code points it added 44, under ``SIMHASH_KEEP_ADDS``,
+    and was dropped); the page without it, fetched after it, adds nothing and is dropped."""
+    small, big = zh_page(ZH_SENTENCES), zh_page([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]])
+    off = ChangeTracker(make_index(), keep_adds=0)
+    observe(off, "http://lib.example/a", small)
+    assert observe(off, "http://lib.example/b", big).verdict == NEAR_DUPLICATE  # resemblance alone drops it
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://lib.example/a", small).verdict == NEW
+    kept = observe(tracker, "http://lib.example/b", big)
+    assert (kept.verdict, kept.adds_to) == (NEW, "http://lib.example/a")
+    assert kept.adds == units(normalize(ZH_ADDED)) == 133  # 44 Han characters and a comma
+    again = observe(tracker, "http://mirror.example/a", small)
+    assert again.verdict == NEAR_DUPLICATE
+
+
+def test_a_table_of_short_cells_counts_by_its_rows(make_index: Callable[[], SimhashIndex]) -> None:
+    """A page that adds a table of short cells to a kept page (a glossary's pitch names in five
+    languages): each cell is shorter than the window that counts, but each row of cells is one
+    line of its own text (``Document.rows``): the page is kept. Counted cell by cell, it would add
+    nothing and go."""
+    rng = random.Random(11)
+    prose = "".join(f"<p>{sentence(rng, 18)}</p>" for _ in range(10))
+    cells = [[word[:7] for word in rng.sample(WORDS, 5)] for _ in range(12)]
+    table = "<table>" + "".join("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in cells) + "</table>"
+
+    def page(extra: str = "") -> str:
+        body = f"<main><h1>Pitch names</h1>{prose}{extra}</main>"
+        return f"<html><head><title>Pitch names</title></head><body>{body}</body></html>"
+
+    kept, new = page(), page(table)
+    off = ChangeTracker(make_index(), keep_adds=0)  # resemblance alone drops it
+    observe(off, "http://glossary.example/pitch", kept)
+    assert observe(off, "http://glossary.example/pitch-names", new).verdict == NEAR_DUPLICATE
+    doc = extract(new)
+    assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == _ROW_CHARS
+    without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")])
+    sketch = FP.fingerprint_page(kept).own.sketch()
+    assert without.added(sketch) < 100 <= FP.fingerprint_page(new).own.added(sketch)
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://glossary.example/pitch", kept).verdict == NEW
+    found = observe(tracker, "http://glossary.example/pitch-names", new)
+    assert (found.verdict, found.adds_to) == (NEW, "http://glossary.example/pitch")
 
 
 def test_a_copy_with_a_counter_and_a_date_changed_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
@@ -557,3 +815,34 @@ def test_explain_says_what_a_kept_page_adds(tmp_path: Path) -> None:
     assert "corruption that two writers could cause" in out["adds"]
     assert "journal is now written" not in out["adds"]  # a base note: in both pages
     assert "adds" not in reports.explain(Fingerprinter(), [str(b), str(a)], top=0)  # the subset adds nothing
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
+    """``scrapy-simhash dedup`` measures a line without compressing its kept line's text (and,
+    for ASCII lines, without hashing): the same count as :meth:`OwnText.added`, Chinese lines,
+    links and numbers included."""
+    from scrapy_simhash.commands.dedup import _Text
+
+    rng = random.Random(seed)
+    english = [sentence(rng) + f" See https://docs.example/{rng.randrange(999)}/page.html." for _ in range(5)]
+    chinese = ZH_SENTENCES[seed : seed + 5]
+    for lines in (english, chinese, english[:2] + chinese[:3]):
+        kept = "\n".join(lines)
+        new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
+        counted = _Text(new).added_at_most(_Text(kept))
+        assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
+        assert counted == brute_added(kept, new)
+
+
+def test_chinese_chrome_lines_count_their_characters_and_sentences_weigh_more() -> None:
+    """A syndicated copy's portal menu, byline and editor's note are no sentences: each character
+    counts 1 (the demo's portal copy of an article counted 233 by weight and was exported twice);
+    a Chinese sentence added counts by weight."""
+    article = ["社区长者食堂今天正式开张，附近六十岁以上的老人可以凭卡用餐。", "食堂每天供应午餐和晚餐，菜单每周更换一次。"]
+    chrome = ["江城门户|新闻|社会|财经|房产|汽车|论坛|设为首页|加入收藏", "转载自:晨光网作者:记者林晓雨【字号大中小】", "(本文转自晨光网,如有侵权请联系删除)【责任编辑:赵磊】"]
+    kept = OwnText(article).sketch()
+    copy = OwnText([chrome[0], chrome[1], *article, chrome[2]]).added(kept)
+    assert copy == sum(len(normalize(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
+    added = "街道还为行动不便的老人提供送餐上门服务，每份只收十元，志愿者每天中午把饭菜送到老人家中。"
+    assert OwnText([*article, added]).added(kept) == units(normalize(added)) >= defaults.SIMHASH_KEEP_ADDS

@@ -1,4 +1,4 @@
-"""recrawl.PageRecord: the per-URL record, its updates and its serialisation (format 2, binary; format 1, JSON)."""
+"""recrawl.PageRecord: the per-URL record, its updates and its one byte format."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 from helpers.states import _random_states
 
-from scrapy_simhash.decision.record import PageRecord, change_verdict
+from scrapy_simhash.decision.record import FORMAT, PageRecord, change_verdict
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS
 from scrapy_simhash.fingerprint import PageFingerprint
 
@@ -68,13 +68,12 @@ def _full_record() -> PageRecord:
     )
 
 
-def test_round_trip_is_binary_format_2():
+def test_round_trip():
     record = _full_record()
     raw = record.to_bytes()
-    assert raw[0] == 2
+    assert raw[0] == FORMAT
     assert "例子".encode() in raw  # UTF-8 texts
     back = PageRecord.from_bytes(raw)
-    assert back == PageRecord.from_bytes(record._to_json())  # what format 1 reads back, exactly
     assert back == replace(
         record,
         first_seen=1700000000.123,
@@ -86,7 +85,7 @@ def test_round_trip_is_binary_format_2():
     assert back.gone and back.history == gone.history and back.first_seen == 1.0  # to the millisecond
     assert back.schedule is None and back.next_due is None and back.etag is None
     wide = PageRecord.first(FP128, now=5.0).updated(FP1, 64, True, now=6.0)  # 128-bit fingerprints
-    assert wide.to_bytes()[0] == 2 and PageRecord.from_bytes(wide.to_bytes()) == wide
+    assert wide.to_bytes()[0] == FORMAT and PageRecord.from_bytes(wide.to_bytes()) == wide
 
 
 _GOLDEN_SCHEDULE = {
@@ -102,8 +101,8 @@ _GOLDEN_SCHEDULE = {
     "old": [0.95, 3600.5, 0.0],
     "probe": 0.0,
 }
-#: Format 2 bytes of the records below, as written when the format was introduced: the encoder
-#: must keep writing them byte for byte (older readers), the decoder must keep reading them.
+#: The bytes of the records below, as written when the format was introduced: the encoder must
+#: keep writing them byte for byte, the decoder must keep reading them.
 _GOLDEN = [
     (
         PageRecord(
@@ -120,12 +119,12 @@ _GOLDEN = [
             last_modified="Mon",
         ),
         (
-            "025e0803003bdf0740fc54d941cdcc34c4ff54d9413bdf0740fc54d94104000000000000000200000000000000012345"
-            "6789abcdef0123456789abcde80123456789abcdee0000000003000000ffffffff6abc34245455d94120000000687474"
-            "70733a2f2fe4be8be5ad902e6578616d706c652e636e2fe696b0e997bb05000000572f227822030000004d6f6e6abc34"
-            "c4ff54d9413bdf0740fc54d941000000000018f5406abc34245455d94180417f160ce4e93e0000000000001c40040000"
-            "00000000000200000000000000666666666666ee3f000000000021ac40000000000000000000000000000000000200fe"
-            "d478e96621ac400000000000000000666666666621ac400000000000001c40"
+            "055e000803003bdf0740fc54d941cdcc34c4ff54d9413bdf0740fc54d941040000000000000002000000000000000123"
+            "456789abcdef0123456789abcde80123456789abcdee0000000003000000ffffffff6abc34245455d941200000006874"
+            "7470733a2f2fe4be8be5ad902e6578616d706c652e636e2fe696b0e997bb05000000572f227822030000004d6f6e6abc"
+            "34c4ff54d9413bdf0740fc54d941000000000018f5406abc34245455d94180417f160ce4e93e0000000000001c400400"
+            "0000000000000200000000000000666666666666ee3f000000000021ac40000000000000000000000000000000000200"
+            "fed478e96621ac400000000000000000666666666621ac400000000000001c40"
         ),
     ),
     (
@@ -138,35 +137,26 @@ _GOLDEN = [
             gone=True,
         ),
         (
-            "0201100200000000000000f03f0000000000000040000000000000f03f02000000000000000000000000000000800000"
-            "0000000000000000000000303900000000000000000123456789abcdef40000000ffffffff"
+            "050100100200000000000000f03f0000000000000040000000000000f03f020000000000000000000000000000008000"
+            "000000000000000000000000303900000000000000000123456789abcdef40000000ffffffff"
         ),
     ),
     (
         PageRecord(first_seen=5.0, last_fetched=5.0, last_changed=5.0, moved_to="https://b.example.com/"),
         (
-            "022008000000000000000014400000000000001440000000000000144001000000000000000000000000000000160000"
-            "0068747470733a2f2f622e6578616d706c652e636f6d2f"
+            "052000080000000000000000144000000000000014400000000000001440010000000000000000000000000000001600"
+            "000068747470733a2f2f622e6578616d706c652e636f6d2f"
         ),
     ),
 ]
 
 
 @pytest.mark.parametrize(("record", "raw"), _GOLDEN)
-def test_format_2_bytes_are_stable(record, raw):
+def test_the_format_bytes_are_stable(record, raw):
     assert record.to_bytes().hex() == raw
     back = PageRecord.from_bytes(bytes.fromhex(raw))
     times = {name: round(getattr(record, name), 3) for name in ("first_seen", "last_fetched", "last_changed")}
     assert back == replace(record, **times)  # times to the millisecond
-
-
-def test_format_1_json_is_still_read_and_equal():
-    record = _full_record()
-    raw = record._to_json()
-    data = json.loads(raw)
-    assert data["v"] == 1 and data["history"][0] == [format(FP1 ^ 19, "x"), 4]
-    assert b" " not in raw  # no padding
-    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record.to_bytes())
 
 
 @pytest.mark.parametrize(
@@ -174,22 +164,36 @@ def test_format_1_json_is_still_read_and_equal():
     [
         {"schedule": {"interval": 5}},  # a schedule of another form
         {"schedule": {**_full_record().schedule, "rate": 1}},  # an int where ScheduleState writes a float
-        {"fetch_count": 1 << 70},  # beyond int64
     ],
 )
-def test_records_format_2_cannot_hold_are_json(changes):
+def test_a_schedule_of_another_form_is_kept_as_json(changes):
     record = replace(_full_record(), **changes)
-    raw = record.to_bytes()
-    assert raw[:1] == b"{"
-    assert PageRecord.from_bytes(raw) == PageRecord.from_bytes(record._to_json())
-    assert PageRecord.from_bytes(raw).schedule == record.schedule
+    back = PageRecord.from_bytes(record.to_bytes())
+    times = {name: round(getattr(record, name), 3) for name in ("first_seen", "last_fetched", "last_changed")}
+    assert back == replace(record, **times)
+    assert json.dumps(back.schedule) == json.dumps(record.schedule)  # the types too
 
 
-def test_a_cut_or_padded_format_2_record_is_a_value_error():
+@pytest.mark.parametrize(
+    "changes", [{"fetch_count": 1 << 70}, {"history": ((1 << 130, None),)}, {"history": ((FP1, -1),)}]
+)
+def test_a_record_the_format_cannot_hold_is_a_value_error(changes):
+    with pytest.raises(ValueError, match="this record cannot be stored"):
+        replace(_full_record(), **changes).to_bytes()
+
+
+@pytest.mark.parametrize("first", [b"\x01", b"\x02", b"\x03", b"\x04", b"{"])
+def test_a_record_of_an_earlier_format_is_not_read(first):
+    raw = first + PageRecord.first(FP1, now=1.0).to_bytes()[1:]
+    with pytest.raises(ValueError, match=f"not a page record of format {FORMAT}"):
+        PageRecord.from_bytes(raw)
+
+
+def test_a_cut_or_padded_record_is_a_value_error():
     raw = _full_record().to_bytes()
     for end in range(len(raw)):
         with pytest.raises(ValueError, match="not a page record"):
-            PageRecord.from_bytes(raw[:end] if end else b"\x02")
+            PageRecord.from_bytes(raw[:end] if end else b"\x05")
     with pytest.raises(ValueError, match="bytes after the record"):
         PageRecord.from_bytes(raw + b"\0")
 
@@ -260,16 +264,25 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     tracker = ChangeTracker(index, change_threshold=3)
     a, far = 0xF0F0_0000_0000_0000, 0x0000_0000_F0F0_F0F0
     assert tracker.observe("a", PageFingerprint.of(a), now=1.0).verdict == "new"
-    shell = tracker.observe("shell", PageFingerprint.of(a ^ 1, fallback="template"), now=2.0)  # within k of a, no evidence
+    shell = tracker.observe(
+        "shell", PageFingerprint.of(a ^ 1, fallback="template"), now=2.0
+    )  # within k of a, no evidence
     assert (shell.verdict, shell.duplicate_of) == ("new", None) and index.get("shell") is None
     assert tracker.observe("b", PageFingerprint.of(a ^ 1), now=3.0).duplicate_of == "a"  # a, not the shell, is matched
     assert tracker.observe("shell", PageFingerprint.of(a ^ 3, fallback="template"), now=4.0).verdict == "unchanged"
     assert tracker.observe("shell", PageFingerprint.of(far, fallback="template"), now=5.0).verdict == "changed"
     assert index.get("shell") is None
     # a page indexed earlier that becomes template-only leaves the index
-    assert tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000), now=6.0).verdict == "new" and index.get("c") is not None
-    assert tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000, fallback="template"), now=7.0).verdict == "unchanged"
-    assert index.get("c") is None and tracker.observe("d", PageFingerprint.of(far ^ 0xFFFF_0001), now=8.0).verdict == "new"
+    assert (
+        tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000), now=6.0).verdict == "new"
+        and index.get("c") is not None
+    )
+    assert (
+        tracker.observe("c", PageFingerprint.of(far ^ 0xFFFF_0000, fallback="template"), now=7.0).verdict == "unchanged"
+    )
+    assert (
+        index.get("c") is None and tracker.observe("d", PageFingerprint.of(far ^ 0xFFFF_0001), now=8.0).verdict == "new"
+    )
 
 
 @pytest.mark.parametrize(
@@ -298,7 +311,7 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
     except ValueError:
         expected = None
     assert _state(record) == expected
-    assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back from format 2 or 1
+    assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back, packed or JSON
 
 
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
@@ -320,13 +333,13 @@ def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
         assert raw == with_dict.to_bytes()
         back = PageRecord.from_bytes(raw)
         assert type(back.schedule) is _Schedule and back.to_bytes() == raw
-        assert back == PageRecord.from_bytes(with_dict._to_json())  # what format 1 reads back
         assert _state(back) == _state(with_dict) == ScheduleState.from_dict(expected)
-    # ints where to_dict has floats: not format 2's form, as before (format 1 keeps the types)
+    # ints where to_dict has floats: not the packed form (the record keeps it as JSON, types and all)
     odd = replace(_random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
     due, schedule = _schedule_of(odd)
     assert schedule == odd.to_dict() and type(schedule) is dict
-    assert replace(record, schedule=schedule, next_due=due).to_bytes()[:1] == b"{"
+    back = PageRecord.from_bytes(replace(record, schedule=schedule, next_due=due).to_bytes()).schedule
+    assert back == schedule and json.dumps(back) == json.dumps(schedule)
 
 
 def test_round3_is_round_to_the_millisecond():

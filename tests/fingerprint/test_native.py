@@ -355,7 +355,7 @@ def test_setting_and_start_up_line(make_crawler, caplog, setting: object, core: 
     from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
     crawler = make_crawler(SIMHASH_NATIVE=setting)
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
         walk = "native HTML walk" if core == "native" else "Python HTML walk (native=False)"

@@ -1,5 +1,5 @@
 """The change sketch (sketch.py): its estimate against brute-force Jaccard, its determinism, its
-place in the record (format 3) and in the change decision (ChangeTracker, the middleware)."""
+place in the record and in the change decision (ChangeTracker, the middleware)."""
 
 from __future__ import annotations
 
@@ -147,14 +147,13 @@ def test_a_hub_page_that_loses_half_its_table_of_contents_is_changed():
     assert one.fallback is None and one.sketch == other.sketch and one.fp == other.fp
 
 
-def test_record_format_3_keeps_the_sketch_and_older_formats_read():
+def test_the_record_keeps_the_sketch():
     record = PageRecord.first(0x1234_5678_9ABC_DEF0, now=10.0)
     with_sketch = replace(record, sketch=sketch(TOKENS))
     raw = with_sketch.to_bytes()
-    assert raw[0] == 3 and raw[-SKETCH_BYTES:] == with_sketch.sketch
+    assert raw[-SKETCH_BYTES:] == with_sketch.sketch and len(raw) == len(record.to_bytes()) + SKETCH_BYTES
     assert PageRecord.from_bytes(raw) == with_sketch
-    assert record.to_bytes()[0] == 2 and PageRecord.from_bytes(record.to_bytes()).sketch is None  # format 2
-    assert PageRecord.from_bytes(with_sketch._to_json()) == with_sketch  # format 1 (JSON) holds it too
+    assert PageRecord.from_bytes(record.to_bytes()).sketch is None
     assert with_sketch.updated(1, 40, True, now=11.0).sketch == with_sketch.sketch
     with pytest.raises(ValueError, match="not a page record"):
         PageRecord.from_bytes(raw[:-1])
@@ -170,7 +169,7 @@ def test_change_tracker_changed_by_the_sketch_alone():
     moved = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=half), now=3.0)
     assert (moved.verdict, moved.distance) == ("changed", 0)  # the distance stays the fingerprint's
     assert moved.record.change_count == 1 and moved.record.last_changed == 3.0
-    # a record without a sketch (format 2, an older version) or a page without one: the fingerprint decides
+    # a record without a sketch or a page without one: the fingerprint decides
     assert tracker.observe("a", PageFingerprint.of(fp ^ 1), now=4.0).verdict == "unchanged"
     assert tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=5.0).verdict == "unchanged"
     off = ChangeTracker(tracker.index, change_threshold=3, change_similarity=0.0)

@@ -11,8 +11,8 @@ from scrapy_simhash.scrapy.addon import MIDDLEWARE_PRIORITY, PIPELINE_PRIORITY, 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
 
-MW = "scrapy_simhash.middleware.SimhashSpiderMiddleware"
-PIPE = "scrapy_simhash.pipeline.SimhashDedupPipeline"
+MW = "scrapy_simhash.SimhashSpiderMiddleware"
+PIPE = "scrapy_simhash.SimhashDedupPipeline"
 
 
 def crawler_with(**settings):
@@ -71,7 +71,7 @@ def test_addon_middleware_builds_in_scrapy(tmp_path):
 
 
 def test_addon_reads_simhash_incremental_as_the_components_do():
-    recrawl = "scrapy_simhash.incremental.SimhashRecrawlMiddleware"
+    recrawl = "scrapy_simhash.SimhashRecrawlMiddleware"
     for value, inserted in [("1", True), ("true", True), ("0", False), ("False", False)]:
         settings = crawler_with(SIMHASH_INCREMENTAL=value).settings
         assert (recrawl in settings["DOWNLOADER_MIDDLEWARES"]) is inserted, value

@@ -146,7 +146,9 @@ def test_schedule_weighs_a_change_by_its_change_distance_even_when_it_is_now_a_d
     t.observe("https://a.example/", PageFingerprint.of(FAR[0]))
     t.observe("https://b.example/", PageFingerprint.of(FAR[1]))
     clock.now = T0 + 2 * DAY
-    verdict = t.observe("https://a.example/", PageFingerprint.of(FAR[1] ^ 1))  # rewritten as a copy of b (1 bit from it)
+    verdict = t.observe(
+        "https://a.example/", PageFingerprint.of(FAR[1] ^ 1)
+    )  # rewritten as a copy of b (1 bit from it)
     assert verdict.verdict == "near_duplicate" and verdict.distance == 1
     assert verdict.record is not None and verdict.record.schedule is not None
     assert verdict.record.schedule["size"] == (FAR[0] ^ FAR[1] ^ 1).bit_count()  # the change, not the 1 bit
@@ -364,6 +366,21 @@ def test_budget_keeps_the_most_valuable_due_urls(crawl, clock):
     assert _stat(mw, "over_budget") == 1 and hot.meta["simhash_plan"][0] == "due"
 
 
+def test_with_a_budget_the_summary_says_selected_not_due(crawl, clock, caplog):
+    # A budget selects known URLs whose due time has not come: the log called them "due" while
+    # the due command said that nothing was due.
+    mw, gate = crawl(SIMHASH_RECRAWL_BUDGET=1)
+    _fetch(mw, "https://a.example/hot", "harbour")
+    clock.now = T0 + 60  # a minute later: nothing is due, the budget selects one all the same
+    gate._passed.clear()
+    request = Request("https://a.example/hot")
+    schedule(gate, request)
+    assert request.meta["simhash_plan"][0] == "due" and _stat(mw, "due") == 1
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
+        gate.spider_closed(mw.crawler.spider)
+    assert "simhash recrawl: 1 selected by SIMHASH_RECRAWL_BUDGET (0 of them due), 0 not due, " in caplog.text
+
+
 def test_conditional_request_and_304_is_not_modified(crawl, clock):
     mw, gate = crawl()
     _fetch(mw, "https://a.example/e", "harbour", ETag='"abc"', **{"Last-Modified": "Tue, 01 Oct 2024 10:00:00 GMT"})
@@ -373,7 +390,8 @@ def test_conditional_request_and_304_is_not_modified(crawl, clock):
     assert request.headers[b"If-None-Match"] == b'"abc"'
     assert request.headers[b"If-Modified-Since"] == b"Tue, 01 Oct 2024 10:00:00 GMT"
     response = HtmlResponse("https://a.example/e", status=304, request=request)
-    assert gate.process_response(request, response) is response
+    with pytest.raises(IgnoreRequest, match="not modified"):  # ends here: counted, not logged per page
+        gate.process_response(request, response)
     assert _stat(mw, "not_modified") == 1 and _stat(mw, "fingerprinted") == 1
     assert response.meta["simhash_verdict"] == UNCHANGED
     record = PageRecord.from_bytes(mw.index.get_record("https://a.example/e") or b"")
@@ -384,6 +402,29 @@ def test_conditional_request_and_304_is_not_modified(crawl, clock):
     assert own.headers[b"If-None-Match"] == b'"mine"'
     gate.process_response(own, HtmlResponse("https://a.example/e", status=304, request=own))
     assert _stat(mw, "not_modified") == 1
+
+
+@pytest.mark.parametrize(
+    ("meta", "spider_list", "settings"),
+    [
+        ({"handle_httpstatus_list": [304]}, None, {}),
+        ({"handle_httpstatus_all": True}, None, {}),
+        ({}, [304], {}),
+        ({}, None, {"HTTPERROR_ALLOWED_CODES": [304]}),
+        ({}, None, {"HTTPERROR_ALLOW_ALL": True}),
+    ],
+)
+def test_a_304_reaches_a_spider_that_handles_304s(crawl, clock, meta, spider_list, settings):
+    mw, gate = crawl(**settings)
+    if spider_list is not None:
+        mw.crawler.spider.handle_httpstatus_list = spider_list
+    _fetch(mw, "https://a.example/e", "harbour", ETag='"abc"')
+    clock.now = T0 + 5 * DAY
+    request = Request("https://a.example/e", meta=meta)
+    gate.process_request(request)
+    response = HtmlResponse("https://a.example/e", status=304, request=request)
+    assert gate.process_response(request, response) is response  # as HttpErrorMiddleware lets it through
+    assert _stat(mw, "not_modified") == 1 and response.meta["simhash_verdict"] == UNCHANGED
 
 
 def test_conditional_requests_can_be_switched_off(crawl, clock):
@@ -403,7 +444,7 @@ def test_404_and_410_mark_known_urls_gone(crawl, clock, setting, kept, caplog):
         request = Request(url)
         gate.process_response(request, HtmlResponse(url, status=status, request=request))
     assert _stat(mw, "gone") == 2  # /x was never known
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     assert "simhash recrawl: 0 due, 0 not due, 0 over budget, 0 forced, 0 not modified, 2 gone, 0 moved" in caplog.text
     assert mw.index.get("https://a.example/g") is None and mw.index.get("https://a.example/h") is None
@@ -541,7 +582,7 @@ def test_addon_inserts_the_recrawl_middleware_in_incremental_mode():
         settings = Settings({"SIMHASH_INCREMENTAL": incremental})
         Addon().update_settings(settings)
         middlewares = dict(settings["DOWNLOADER_MIDDLEWARES"])
-        assert middlewares.get("scrapy_simhash.incremental.SimhashRecrawlMiddleware") == (580 if incremental else None)
+        assert middlewares.get("scrapy_simhash.SimhashRecrawlMiddleware") == (580 if incremental else None)
 
 
 # -- the crawl's selection, any spider, non-text responses ------------------------------------------
@@ -687,14 +728,14 @@ def test_outside_incremental_mode_no_request_is_added(crawl, clock):
 def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
     mw, gate = crawl()
     assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     assert "no known URL was due in this crawl: the index held no known URL (every URL was new)" in caplog.text
     _history(mw.tracker, clock)
     _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []
     caplog.clear()
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.incremental"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
     first_due = min(when for _, when in mw.tracker.index.records_due(math.inf, limit=10))
     assert first_due > clock.now
@@ -755,3 +796,23 @@ def test_with_a_budget_the_default_interval_follows_from_it_and_the_time_between
     _history(t, clock)
     t.selection(budget=0, run_period=6 * HOUR)
     assert t.policy is not None and t.policy.default_interval == DAY
+
+
+def test_a_selection_the_index_could_not_make_is_not_called_an_empty_index(crawl, clock, caplog, monkeypatch):
+    # A damaged index once gave an empty selection and the line "the index held no known URL".
+    from scrapy_simhash.errors import StoreError
+
+    mw, gate = crawl()
+    _fetch(mw, "https://a.example/1")
+
+    def damaged(*args: Any, **kwargs: Any) -> Any:
+        raise StoreError(str(mw.index.path), "corrupt", "MDB_CORRUPTED: Located page was wrong type", "read")
+
+    monkeypatch.setattr(mw.tracker.index, "records_due", damaged)
+    with caplog.at_level(logging.INFO):
+        assert due_requests(mw.crawler.spider) == []
+        gate.spider_closed(mw.crawler.spider)
+    errors = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "(recrawl selection)" in errors[0].getMessage()  # a damaged index: ERROR
+    assert "the index could not be read to select them (the store error above)" in caplog.text
+    assert "the index held no known URL" not in caplog.text

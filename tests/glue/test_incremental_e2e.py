@@ -21,15 +21,18 @@ due URLs.
 from __future__ import annotations
 
 import itertools
+import os
 import random
 import re
+import subprocess
+import sys
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 from helpers.demo import demo
-from helpers.pages import EN_ARTICLES, html_page
+from helpers.pages import EN_ARTICLES, guide_page, html_page
 from scrapy.settings import Settings
 from w3lib.url import canonicalize_url
 
@@ -427,3 +430,162 @@ def test_a_crawl_whose_start_page_answers_304_still_fetches_the_due_urls(tmp_pat
     # all of them fetched, each once, the start page among them; "added" is linked from the start page only
     assert sorted(runs.site.fetched(2)) == sorted(due)
     assert _plain_stats(runs.stats[2])["due"] == len(due)
+
+
+# -- a known page with one paragraph rewritten ----------------------------------------------------
+
+
+class GuideSite(demo.SiteServer):
+    """An index page and a long guide page whose second paragraph is rewritten from run 2 on
+    (``guide_page``: its fingerprint moves 3 bits, its change sketch stays 0.92 alike)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run = 1
+        self.start()
+
+    def _handle(self, req: BaseHTTPRequestHandler) -> None:
+        if req.path == "/index.html":
+            status, body = 200, _page("Index of the guide", _text("index"), sidebar='<a href="/guide.html">guide</a>')
+        elif req.path == "/guide.html":
+            status, body = 200, guide_page(self.run, date=f"2024-03-{self.run:02d}")
+        else:
+            status, body = 404, "<html><body>Not found</body></html>"
+        data = body.encode()
+        req.send_response(status)
+        req.send_header("Content-Type", "text/html; charset=utf-8")
+        req.send_header("Content-Length", str(len(data)))
+        req.end_headers()
+        req.wfile.write(data)
+
+
+@pytest.mark.parametrize("keep_adds", [100, 0])
+def test_a_known_page_with_a_paragraph_rewritten_is_exported_again_as_changed(tmp_path: Path, keep_adds: int) -> None:
+    site = GuideSite()
+    settings = {"SIMHASH_DIR": str(tmp_path / "simhash"), **CRAWL_SETTINGS, "SIMHASH_KEEP_ADDS": keep_adds}
+    items, stats = {}, {}
+    try:
+        with pytest.MonkeyPatch.context() as monkeypatch:
+            for run, now in enumerate(RUN_TIMES[:2], start=1):
+                site.run = run
+                monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
+                stats[run] = demo.run_crawl(
+                    site.url("/index.html"),
+                    items_path=tmp_path / f"items{run}.jsonl",
+                    stats_path=tmp_path / f"stats{run}.json",
+                    settings=settings,
+                    timeout=120,
+                )
+                items[run] = {item["url"]: item for item in demo.read_jsonl(tmp_path / f"items{run}.jsonl")}
+    finally:
+        site.stop()
+    guide = site.url("/guide.html")
+    assert items[1][guide]["simhash"]["verdict"] == "new"
+    if not keep_adds:  # the rule off: "unchanged" by resemblance, its item held back, the new paragraph lost
+        assert guide not in items[2] and _stats(stats[2])["unchanged"] == 2
+        return
+    assert items[2][guide]["simhash"]["verdict"] == "changed"
+    assert items[2][guide]["simhash"]["distance"] <= 3  # the fingerprint alone would not have seen it
+    assert _stats(stats[2])["changed"] == 1 and int(stats[2]["simhash/changed/adds"]) == 1
+
+
+# -- a damaged index --------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _scrapy_crawl(site: Any, index_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """``scrapy crawl site`` of the demo project, as a user runs it (SIMHASH_DIR = ``index_dir``)."""
+    command = [sys.executable, "-m", "scrapy", "crawl", "site", "-a", f"start_url={site.url('/index.html')}"]
+    command += ["-s", f"SIMHASH_DIR={index_dir}", "-s", "LOG_LEVEL=INFO", *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this checkout
+    return subprocess.run(
+        command, cwd=ROOT / "example_project", env=env, capture_output=True, text=True, timeout=180, check=False
+    )
+
+
+#: In a child (LMDB aborts the process on some damaged pages): what the command line's ``info`` and
+#: the crawl's start-up check (``SimhashIndex.check``) say of the index at ``sys.argv[2]``.
+_PROBE = """
+import contextlib, io, sys
+sys.path.insert(0, sys.argv[1])
+from scrapy_simhash.commands.cli import main
+from scrapy_simhash.errors import StoreError
+from scrapy_simhash.store.index import SimhashIndex
+with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+    info = main([sys.argv[2], "info"])
+try:
+    with SimhashIndex.open(sys.argv[2], readonly=True) as index:
+        index.check()
+    check = "ok"
+except StoreError as exc:
+    check = exc.kind
+print(info, check)
+"""
+
+
+def _damage_a_page_in_the_middle(pages: Path) -> None:
+    """Overwrite with random bytes (seeded) the page nearest the middle of ``data.mdb`` whose damage
+    the index's open does not see, the command line reports (``info``: exit status 1) and the
+    start-up check finds (LMDB reads a page when it uses it)."""
+    data, size = pages / "data.mdb", 4096
+    original = data.read_bytes()
+    count = len(original) // size
+    rng = random.Random(34)
+    for page in sorted(range(2, count), key=lambda p: (abs(p - count // 2), p)):  # pages 0, 1: the meta pages
+        data.write_bytes(original[: page * size] + rng.randbytes(size) + original[(page + 1) * size :])
+        probe = subprocess.run(
+            [sys.executable, "-c", _PROBE, str(ROOT), str(pages)], capture_output=True, text=True, check=False
+        )
+        if probe.returncode == 0 and probe.stdout.split() == ["1", "corrupt"]:
+            return
+    pytest.fail("no page of data.mdb whose damage the command line and the check both report")
+
+
+def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_status_1(tmp_path: Path) -> None:
+    # Damage in the middle of data.mdb, after a real crawl, that the open does not see: the command
+    # line reports it; the incremental crawl must too (it once treated the damaged records as new
+    # or found nothing due, "the index held no known URL", and exited 0).
+    from scrapy_simhash.commands.cli import main
+
+    index_dir = tmp_path / "simhash"
+    pages = index_dir / "site" / "pages"
+    with demo.SiteServer() as site:
+        first = _scrapy_crawl(site, index_dir)
+        assert first.returncode == 0, first.stderr[-3000:]
+        _damage_a_page_in_the_middle(pages)
+        assert main([str(pages), "info"]) == 1  # the command line reports it
+        damaged = (pages / "data.mdb").read_bytes()
+        served = site.served
+        result = _scrapy_crawl(site, index_dir, "-s", "SIMHASH_INCREMENTAL=True")
+        assert site.served == served, result.stderr[-4000:]  # nothing fetched
+    assert result.returncode == 1, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if " ERROR: " in line]
+    assert len(errors) == 1, result.stderr[-3000:]
+    assert f"scrapy-simhash cannot start: Could not read the index at {pages} (corrupt: " in errors[0]
+    assert "restore the index from a copy, or delete it (SIMHASH_RESET = True)" in errors[0]
+    assert "no known URL" not in result.stderr
+    assert (pages / "data.mdb").read_bytes() == damaged  # left as it was, for the user to restore
+
+
+def test_a_304_to_a_conditional_request_is_counted_and_not_logged_per_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Scrapy's HttpErrorMiddleware logged "Ignoring response <304 ...>" at INFO for each such page
+    # (690 lines in one incremental run of a real site): the recrawl middleware ends it, counted.
+    site = ChangingSite()
+    try:
+        for run, now in enumerate(RUN_TIMES[:2], start=1):
+            site.run = run
+            monkeypatch.setenv("SIMHASH_DEMO_NOW", str(now))
+            result = _scrapy_crawl(site, tmp_path / "simhash", "-s", "SIMHASH_INCREMENTAL=True")
+            assert result.returncode == 0, result.stderr[-3000:]
+    finally:
+        site.stop()
+    assert [(path, status) for run, path, _, status in site.log if run == 2 and path == "/etag.html"] == [
+        ("/etag.html", 304)
+    ]
+    assert "'simhash/not_modified': 1," in result.stderr
+    assert "'downloader/response_status_count/304': 1" in result.stderr
+    assert "Ignoring response <304" not in result.stderr and "response_ignored_status_count/304" not in result.stderr
+    assert " ERROR: " not in result.stderr

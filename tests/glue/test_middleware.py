@@ -72,7 +72,7 @@ def test_near_duplicate_holds_back_items_and_follows_requests(make_mw, caplog):
     response = make_response(URL_B, mirror)
     item = {"title": "copy"}
     request = Request("https://mirror.example.org/other")
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         out = run(mw, response, [item, request])
     assert out == [request]
     meta = response.meta
@@ -129,12 +129,15 @@ def test_changed_page(make_mw):
     assert other.meta["simhash_verdict"] == "new"
 
 
-def test_change_threshold_decides_changed(make_mw):
-    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64, SIMHASH_CHANGE_SIMILARITY=0)
+@pytest.mark.parametrize("keep_adds", [0, 100])
+def test_change_threshold_decides_changed(make_mw, keep_adds):
+    mw = make_mw(SIMHASH_CHANGE_THRESHOLD=64, SIMHASH_CHANGE_SIMILARITY=0, SIMHASH_KEEP_ADDS=keep_adds)
     run(mw, make_response(URL_A, article_html("harbour")))
     response = make_response(URL_A, article_html("telescope"))
     run(mw, response)
-    assert response.meta["simhash_verdict"] == "unchanged"
+    # Another article adds all its text: changed by what it adds, whatever the threshold.
+    assert response.meta["simhash_verdict"] == ("changed" if keep_adds else "unchanged")
+    assert stat(mw, "simhash/changed/adds") == (1 if keep_adds else None)
 
 
 def test_changed_page_that_now_copies_another_url_is_near_duplicate(make_mw):
@@ -249,7 +252,7 @@ def test_item_field_receives_fingerprint_info(make_mw):
 def test_item_field_missing_on_item_class_is_counted_not_raised(make_mw, caplog):
     mw = make_mw(SIMHASH_ITEM_FIELD="simhash")
     item = BareItem(title="x")
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         out = run(mw, make_response(URL_A, article_html("harbour")), [item])
     assert out == [item]
     assert stat(mw, "simhash/item_field_error") == 1
@@ -329,7 +332,7 @@ def test_stats_add_up_and_summary_line(make_mw, caplog):
     assert stat(mw, "simhash/candidates_max") is not None
     distances = {k: v for k, v in mw.crawler.stats.get_stats().items() if k.startswith("simhash/distance/")}
     assert sum(distances.values()) == 4  # every verdict but "new" has a distance
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw.spider_closed(mw.crawler.spider, "finished")
     summary = [r.getMessage() for r in caplog.records if r.getMessage().startswith("simhash: ")]
     assert len(summary) == 1
@@ -343,7 +346,7 @@ def _near_duplicate_logs(caplog: Any) -> list[logging.LogRecord]:
 
 def test_first_duplicate_at_info_then_debug(make_mw, caplog):
     mw = make_mw()
-    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
         for i in range(3):
             run(mw, make_response(f"{URL_A}-copy{i}", article_html("harbour")))
@@ -354,7 +357,7 @@ def test_first_duplicate_at_info_then_debug(make_mw, caplog):
 
 def test_simhash_debug_logs_every_duplicate_at_info(make_mw, caplog):
     mw = make_mw(SIMHASH_DEBUG=True)
-    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
         for i in range(3):
             run(mw, make_response(f"{URL_A}-copy{i}", article_html("harbour")))
@@ -363,7 +366,7 @@ def test_simhash_debug_logs_every_duplicate_at_info(make_mw, caplog):
 
 def test_open_logs_the_store_path_and_layout(make_crawler, caplog):
     crawler = make_crawler()
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
         assert "Using LMDB simhash store in" in caplog.text
@@ -391,7 +394,7 @@ def test_store_error_fails_open(make_mw, caplog):
     mw.index.close()  # every later store call fails
     item = {"a": 1}
     response = make_response(URL_B, article_html("harbour"))
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         assert run(mw, response, [item]) == [item]
     assert response.meta["simhash_verdict"] == "new"
     assert stat(mw, "simhash/store_error") == 1
@@ -403,7 +406,7 @@ def test_store_error_fails_open(make_mw, caplog):
 def test_store_error_log_names_the_page(make_mw, caplog):
     mw = make_mw()
     mw.index.close()
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
     assert f"simhash store error for {URL_A}; the page is treated as new" in caplog.text
     mw.index = None  # already closed
@@ -413,7 +416,7 @@ def test_unreadable_record_is_a_store_error_and_replaced(make_mw, caplog):
     mw = make_mw()
     mw.index.put_record(URL_A, b"not json")
     response = make_response(URL_A, article_html("harbour"))
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, response)
     assert response.meta["simhash_verdict"] == "new"
     assert stat(mw, "simhash/store_error") == 1
@@ -430,7 +433,7 @@ def test_index_that_cannot_open_turns_deduplication_off(make_crawler, tmp_path, 
     config = get_config(crawler)
     mw = SimhashSpiderMiddleware(config, build_fingerprinter(config), crawler.stats, crawler)
     item = {"a": 1}
-    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.scrapy.middleware"):
         for _ in range(2):
             assert run(mw, make_response(URL_A, article_html("harbour")), [item]) == [item]
     assert crawler.stats.get_value("simhash/store_error") == 1
@@ -449,7 +452,7 @@ def test_close_error_is_logged_not_raised(make_mw, caplog):
     mw = make_mw()
     mw.index.close()
     mw.index = _Unclosable()
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         mw.spider_closed(mw.crawler.spider, "finished")
     assert f"Could not close the simhash index in {mw.path}" in caplog.text
     assert mw.index is None
@@ -459,13 +462,13 @@ def test_opt_out_and_reset_are_logged(make_mw, caplog):
     class QuietSpider(SimhashTestSpider):
         simhash_enabled = False
 
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.middleware"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         make_mw(QuietSpider)
         first = make_mw()
         first.spider_closed(first.crawler.spider, "finished")
         second = make_mw(SIMHASH_RESET=True)
     assert "scrapy-simhash is off for spider test (simhash_enabled = False)" in caplog.text
-    assert f"Deleting the simhash page index in {second.path} (reset)" in caplog.text
+    assert f"Deleted the simhash page index in {second.path} (reset)" in caplog.text
 
 
 class _BrokenFingerprinter:
@@ -490,7 +493,7 @@ def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     mw.open(crawler.spider)
     try:
         item = {"a": 1}
-        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
             for i in range(3):
                 assert run(mw, make_response(f"{URL_A}/{i}", article_html("harbour")), [item]) == [item]
         assert crawler.stats.get_value("simhash/skipped/error") == 3
@@ -620,14 +623,25 @@ def test_http_error_page_is_skipped(make_mw):
     assert stat(mw, "simhash/skipped/http_status") == 1
 
 
-def test_large_page_is_skipped(make_mw):
+def test_large_page_is_skipped_and_recorded_by_its_bytes(make_mw):
+    # Not fingerprinted, but recorded like a PDF (a hash of its bytes), so that a recrawl knows it:
+    # it once got no record, was new at every crawl and its items were exported every time.
     mw = make_mw()
     paragraph = "<p>" + " ".join(EN_ARTICLES["harbour"][1]) + "</p>\n"
     body = ("<html><body>" + paragraph * (10 * 1024 * 1024 // len(paragraph) + 1) + "</body></html>").encode()
     assert len(body) > 10 * 1024 * 1024
     item = {"a": 1}
-    assert run(mw, make_response(URL_A, body), [item]) == [item]
-    assert stat(mw, "simhash/skipped/too_large") == 1
+    response = make_response(URL_A, body)
+    assert run(mw, response, [item]) == [item]
+    assert stat(mw, "simhash/skipped/too_large") == 1 and stat(mw, "simhash/body_hash/new") == 1
+    assert "simhash_verdict" not in response.meta and not stat(mw, "simhash/fingerprinted")
+    record = PageRecord.parse(mw.index.get_record(URL_A))
+    assert record is not None and record.next_due is not None and record.fetch_count == 1
+    assert mw.index.get(URL_A) is None  # never in the near-duplicate index
+    assert run(mw, make_response(URL_A, body), [item]) == []  # the same bytes again: unchanged, held back
+    assert stat(mw, "simhash/body_hash/unchanged") == 1 and stat(mw, "simhash/items_dropped") == 1
+    assert run(mw, make_response(URL_A, body + b"<!-- -->"), [item]) == [item]  # other bytes: changed
+    assert stat(mw, "simhash/body_hash/changed") == 1
 
 
 def test_max_body_size_zero_means_no_limit(make_mw):

@@ -60,7 +60,10 @@ def test_near_duplicate_item_is_dropped_with_a_message_naming_the_earlier_item(m
     pipeline = make_pipeline()
     pipeline.process_item(story("harbour", "https://news.example.com/harbour"))
     copy = story("harbour", "https://syndication.example.net/story/991", source="wire")
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.pipeline"), pytest.raises(NearDuplicateItem) as info:
+    with (
+        caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.pipeline"),
+        pytest.raises(NearDuplicateItem) as info,
+    ):
         pipeline.process_item(copy)
     error = info.value
     assert isinstance(error, DropItem)
@@ -176,7 +179,7 @@ def test_store_error_fails_open(make_pipeline):
 def test_store_error_log_names_the_item(make_pipeline, caplog):
     pipeline = make_pipeline()
     pipeline.index.close()
-    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.pipeline"):
+    with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.pipeline"):
         pipeline.process_item(story("tea", "https://copy.example.cn/tea"))
     assert "simhash item store error for https://copy.example.cn/tea; the item is treated as new" in caplog.text
     pipeline.index = None
@@ -200,7 +203,7 @@ def test_item_index_that_cannot_open_turns_item_deduplication_off(make_crawler, 
     crawler = make_crawler(SIMHASH_DIR=str(not_a_dir), SIMHASH_ITEM_FIELDS=["title", "body"])
     config = get_config(crawler)
     pipeline = SimhashDedupPipeline(config, build_fingerprinter(config), crawler.stats, crawler)
-    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.pipeline"):
+    with caplog.at_level(logging.ERROR, logger="scrapy_simhash.scrapy.pipeline"):
         for _ in range(2):
             item = story("tea", "https://zh.example.com/tea")
             assert pipeline.process_item(item) is item
@@ -218,7 +221,7 @@ def test_close_logs_a_summary_and_a_close_error(make_pipeline, caplog):
     pipeline.process_item(story("tea", "https://zh.example.com/tea"))
     pipeline.index.close()
     pipeline.index = Unclosable()
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.pipeline"):
+    with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.pipeline"):
         pipeline.close_spider(pipeline.crawler.spider)
     assert "simhash items: 1 fingerprinted (1 new, 0 near-duplicates dropped), 0 skipped, 0 store errors" in caplog.text
     assert f"Could not close the simhash item index in {pipeline.path}" in caplog.text

@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import redis
+import scrapy.spiders
 from helpers.demo import GROUPS, _wait_for_lines, demo
 from w3lib.url import canonicalize_url
 
@@ -122,3 +123,22 @@ def test_scrapy_redis_scheduler_side_by_side_and_its_flush_leaves_the_index(redi
         # a record for every URL fetched: the pages, and the PDF, the image and the empty page
         assert sum(1 for _ in index.iter_records()) == len({canonicalize_url(p["url"]) for p in pages})
     client.close()
+
+
+def test_the_distributed_page_names_scrapy_redis_spiders_and_settings_that_exist() -> None:
+    # Two plain CrawlSpiders started at once on one queue: the second quits after one page, which
+    # the page did not say. What it advises must exist in the scrapy-redis that is installed.
+    import inspect
+
+    import scrapy_redis.defaults
+    import scrapy_redis.spiders
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "usage" / "distributed.rst").read_text(encoding="utf-8")
+    text = " ".join(page.split())
+    assert "the second quits after one page" in text
+    assert "from scrapy_redis.spiders import RedisCrawlSpider" in text
+    assert issubclass(scrapy_redis.spiders.RedisCrawlSpider, scrapy.spiders.CrawlSpider)
+    assert "``MAX_IDLE_TIME_BEFORE_CLOSE``" in text and "``0``, its default, waits until stopped" in text
+    assert scrapy_redis.defaults.MAX_IDLE_TIME == 0
+    assert "MAX_IDLE_TIME_BEFORE_CLOSE" in inspect.getsource(scrapy_redis.spiders)
+    assert scrapy_redis.defaults.START_URLS_KEY == "%(name)s:start_urls" and "<spider>:start_urls" in text

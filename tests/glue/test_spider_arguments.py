@@ -7,6 +7,7 @@ demo project's spider in a subprocess against the demo site on 127.0.0.1."""
 from __future__ import annotations
 
 import logging
+import os
 import re
 import subprocess
 import sys
@@ -158,11 +159,12 @@ def test_redis_summary_names_the_server_and_prefix(base_settings, redis_server, 
         "SIMHASH_RESET": True,
     }
     with caplog.at_level(logging.INFO):
-        mw = _middleware(settings)
-        run(mw, make_response(URL, article_html("harbour")))
-        mw.spider_closed(mw.crawler.spider, "finished")
-    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith(("simhash: ", "Deleting"))]
-    assert len(lines) == 2, lines
+        for _ in range(2):  # the second reset deletes the first crawl's index
+            mw = _middleware(settings)
+            run(mw, make_response(URL, article_html("harbour")))
+            mw.spider_closed(mw.crawler.spider, "finished")
+    lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith(("simhash: ", "Deleted"))]
+    assert len(lines) == 3 and lines[1].startswith("Deleted"), lines
     for line in lines:
         assert f"127.0.0.1:{redis_server.port}/0" in line and "{args-summary:test:pages}" in line, line
         assert base_settings["SIMHASH_DIR"] not in line, line
@@ -179,8 +181,9 @@ def _crawl(site: Any, index_dir: Path, *args: str, items: Path | None = None) ->
     command += ["-s", f"SIMHASH_DIR={index_dir}", "-s", "LOG_LEVEL=INFO", *args]
     if items is not None:
         command += ["-o", f"{items}:jsonl"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}  # this checkout
     return subprocess.run(
-        command, cwd=ROOT / "example_project", capture_output=True, text=True, timeout=180, check=False
+        command, cwd=ROOT / "example_project", env=env, capture_output=True, text=True, timeout=180, check=False
     )
 
 
@@ -209,12 +212,12 @@ def test_scrapy_crawl_with_spider_arguments_as_strings(tmp_path):
             result = _crawl(site, index_dir, "-a", f"simhash_reset={value}", items=tmp_path / f"reset-{value}.jsonl")
             assert result.returncode == 0, result.stderr[-3000:]
             assert f"{kept} fingerprints" in result.stderr
-            assert "Deleting the simhash page index" not in result.stderr
+            assert "Deleted the simhash page index" not in result.stderr
             assert _fingerprints(index_dir) == kept
             assert demo.read_jsonl(tmp_path / f"reset-{value}.jsonl") == []
         result = _crawl(site, index_dir, "-a", "simhash_reset=1", items=tmp_path / "reset-1.jsonl")
         assert result.returncode == 0, result.stderr[-3000:]
-        assert "Deleting the simhash page index" in result.stderr and "0 fingerprints" in result.stderr
+        assert "Deleted the simhash page index" in result.stderr and "0 fingerprints" in result.stderr
         assert len(demo.read_jsonl(tmp_path / "reset-1.jsonl")) == exported
         result = _crawl(site, index_dir, "-a", "simhash_enabled=False", items=tmp_path / "off.jsonl")
         assert result.returncode == 0, result.stderr[-3000:]
@@ -265,3 +268,27 @@ def test_an_index_with_other_settings_is_one_line_and_kept(tmp_path):
     assert len(errors) == 1 and "cannot start: The simhash index at" in errors[0], result.stderr
     assert "was created with max_distance=3, but max_distance=2 was requested" in errors[0]
     assert _fingerprints(index_dir) == 1
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(
+    OLD_SCRAPY, reason="Scrapy < 2.13: Twisted prints its 'Unhandled error in Deferred' traceback itself"
+)
+def test_a_reset_of_a_damaged_index_says_that_it_deleted_nothing_and_why(tmp_path):
+    index_dir = tmp_path / "simhash"
+    pages = index_dir / "site" / "pages"
+    with SimhashIndex.open(pages) as index:
+        index.add_many((f"https://a.example/{i}", (i * 0x9E3779B97F4A7C15) % (1 << 64)) for i in range(5000))
+    data = pages / "data.mdb"
+    os.truncate(data, data.stat().st_size // 2)
+    before = data.read_bytes()
+    with demo.SiteServer() as site:
+        result = _crawl(site, index_dir, "-a", "simhash_reset=1")
+    assert result.returncode == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
+    assert "Deleted the simhash" not in result.stderr and "Deleting" not in result.stderr  # it was not
+    errors = [line for line in result.stderr.splitlines() if " ERROR: " in line or " CRITICAL: " in line]
+    assert len(errors) == 1, result.stderr[-3000:]
+    assert f"cannot start: {pages} holds a damaged LMDB database that cannot be read" in errors[0]
+    assert "(data.mdb is truncated " in errors[0] and "restore the index from a copy" in errors[0]
+    assert "A reset (SIMHASH_RESET, -a simhash_reset) deletes only an index it can read." in errors[0]
+    assert data.read_bytes() == before

@@ -1,7 +1,7 @@
-"""The public API and every path users name in settings survive the move: ``scrapy_simhash``'s
-``__all__``, the component paths of ``SPIDER_MIDDLEWARES`` / ``ITEM_PIPELINES`` /
-``DOWNLOADER_MIDDLEWARES`` / ``ADDONS`` (old module paths kept as aliases of the same classes), the
-store and policy paths of ``SIMHASH_STORE`` / ``SIMHASH_RECRAWL_POLICY``, and the entry points."""
+"""The public API and every path users name in settings: ``scrapy_simhash``'s ``__all__``, the
+component paths of ``SPIDER_MIDDLEWARES`` / ``ITEM_PIPELINES`` / ``DOWNLOADER_MIDDLEWARES`` /
+``ADDONS``, the store and policy paths of ``SIMHASH_STORE`` / ``SIMHASH_RECRAWL_POLICY``, and the
+entry points; no alias module is left."""
 
 from __future__ import annotations
 
@@ -12,14 +12,6 @@ from scrapy.utils.misc import load_object
 
 import scrapy_simhash
 
-ALIASES = {
-    "scrapy_simhash.middleware.SimhashSpiderMiddleware": scrapy_simhash.SimhashSpiderMiddleware,
-    "scrapy_simhash.pipeline.SimhashDedupPipeline": scrapy_simhash.SimhashDedupPipeline,
-    "scrapy_simhash.pipeline.NearDuplicateItem": scrapy_simhash.NearDuplicateItem,
-    "scrapy_simhash.incremental.SimhashRecrawlMiddleware": scrapy_simhash.SimhashRecrawlMiddleware,
-    "scrapy_simhash.incremental.IncrementalSpiderMixin": scrapy_simhash.IncrementalSpiderMixin,
-    "scrapy_simhash.addon.Addon": scrapy_simhash.Addon,
-}
 SETTING_PATHS = [
     "scrapy_simhash.SimhashSpiderMiddleware",
     "scrapy_simhash.SimhashDedupPipeline",
@@ -44,11 +36,6 @@ def test_every_public_name_resolves() -> None:
     assert isinstance(scrapy_simhash.__version__, str)
 
 
-@pytest.mark.parametrize("path", sorted(ALIASES))
-def test_the_old_module_paths_are_the_same_classes(path: str) -> None:
-    assert load_object(path) is ALIASES[path]
-
-
 @pytest.mark.parametrize("path", SETTING_PATHS)
 def test_the_paths_users_put_in_settings_load(path: str) -> None:
     assert callable(load_object(path))
@@ -62,7 +49,7 @@ def test_the_addon_recognises_a_component_listed_by_its_class() -> None:
     assert dict(settings["SPIDER_MIDDLEWARES"]) == {scrapy_simhash.SimhashSpiderMiddleware: 100}
 
 
-def test_the_aliases_say_why_they_exist() -> None:
-    for module in ("middleware", "pipeline", "incremental", "addon"):
-        doc = importlib.import_module(f"scrapy_simhash.{module}").__doc__ or ""
-        assert "alias" in doc and "users name" in doc, module
+@pytest.mark.parametrize("module", ["middleware", "pipeline", "incremental", "addon"])
+def test_no_alias_module_is_left(module: str) -> None:
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"scrapy_simhash.{module}")

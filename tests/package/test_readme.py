@@ -73,3 +73,17 @@ def test_dev_docs_builds_with_warnings_as_errors_from_a_pinned_sphinx() -> None:
     assert "ensure_venv docs" in dev and "sphinx -W --keep-going -b html docs docs/_build/html" in dev
     assert "./dev docs" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "docs/_build/" in (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+
+
+def test_what_the_readme_and_dev_say_of_the_demo_is_what_it_does() -> None:
+    # The README and ./dev's help called the demo's second run incremental: by default it fetches
+    # every page again (SIMHASH_INCREMENTAL is set only by --incremental) and exports what changed.
+    demo = (ROOT / "example_project" / "demo.py").read_text(encoding="utf-8")
+    assert 'settings = {"SIMHASH_INCREMENTAL": True}' in demo and "if args.incremental:" in demo
+    assert re.search(r'"--incremental",\s+action="store_true"', demo)  # off by default
+    readme = README.read_text(encoding="utf-8")
+    usage = (ROOT / "dev").read_text(encoding="utf-8")
+    for name, text in [("README.md", readme), ("dev", usage), ("demo.py", demo)]:
+        said = re.sub(r"\s+#?\s*", " ", text)
+        assert not re.search(r"second( run is| run| crawl is)? incremental", said), name
+        assert "--incremental" in said and "exports only what changed" in said, name

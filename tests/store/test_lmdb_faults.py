@@ -310,6 +310,9 @@ def test_damaged_data_file_is_refused_untouched(tmp_path: Path, damage: str) -> 
         assert done.returncode == 0, (done.returncode, done.stderr[-2000:])  # no SIGBUS
         assert done.stdout.startswith("refused:") and str(path) in done.stdout, done.stdout
         assert "untouched" in done.stdout
+        # damaged, not foreign: the fix is a copy, not another directory
+        assert "holds a damaged LMDB database" in done.stdout and "restore the index from a copy" in done.stdout
+        assert "is not a scrapy-simhash index" not in done.stdout
     assert _checksums(path) == before
     with pytest.raises(NotAnIndexError, match="data.mdb"):
         SimhashIndex.destroy(path)  # not deleted either
@@ -503,7 +506,7 @@ def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path
         run(mw, make_response("https://news.example.com/first", article_html("harbour")))
         _fill(fs / "filler")
         names = ["orchard", "telescope", "metro", "tea"]
-        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.middleware"):
+        with caplog.at_level(logging.DEBUG, logger="scrapy_simhash.scrapy.middleware"):
             for i in range(40):
                 item = {"i": i}
                 response = make_response(f"https://news.example.com/{i}", article_html(names[i % 4]) + "x" * i * 50)

@@ -1,16 +1,17 @@
-"""The LMDB store's records layout: a due-time index kept as a lower bound, and indexes written by
-the earlier layout (records without due times in front, a ``dues`` table, exact index entries),
-which are converted on the first open for writing and read as they are when opened read-only."""
+"""The LMDB store's records layout: a due-time index kept as a lower bound; an index written by an
+earlier version (another schema version, another record format) is refused with the way to rebuild
+it, and left as it is."""
 
 from __future__ import annotations
 
 import hashlib
-import logging
+import json
 from pathlib import Path
 
 import lmdb
+import pytest
 
-from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
 from scrapy_simhash.store.lmdbstore import LmdbStore
 
 LONG = "https://example.com/" + "x" * 600  # filed under a digest (LMDB's 511-byte key limit)
@@ -46,27 +47,19 @@ def test_a_due_time_moved_later_keeps_its_entry_until_records_due_moves_it(tmp_p
         assert index.get_record("https://e.example/0") == b"r2"
 
 
-def _old_layout_index(path: Path) -> None:
-    """An index as the earlier layout wrote it (scrapy-simhash 96324b6): fingerprints, records as
-    given, ``dues`` ``key_id -> due`` and ``due_index`` ``due + key_id`` (due: milliseconds, 8
-    bytes big-endian), and no layout mark in ``meta``."""
+def _earlier_index(path: Path) -> None:
+    """An index as the version before this record format wrote it: the same tables and records
+    (an earlier layout: no due times in front, a ``dues`` table), schema version 1 in ``meta``."""
     with SimhashIndex.open(path) as index:
         index.add_many([("https://a.example/", 1), ("https://c.example/", 2)])
     env = lmdb.open(str(path), max_dbs=200)
     with env.begin(write=True) as txn:
-        meta, records, aliases = (env.open_db(name, txn=txn) for name in (b"meta", b"records", b"aliases"))
-        dues, due_index = (env.open_db(name, txn=txn) for name in (b"dues", b"due_index"))
-        assert txn.delete(b"records_layout", db=meta)
-        for key, (value, due) in RECORDS.items():
-            raw = key.encode()
-            kid = raw if len(raw) <= 511 else b"\xff" + hashlib.blake2b(raw, digest_size=32).digest()
-            if kid != raw:
-                txn.put(kid, raw, db=aliases)
-            txn.put(kid, value, db=records)
-            if due is not None:
-                ms = round(due * 1000).to_bytes(8, "big")
-                txn.put(kid, ms, db=dues)
-                txn.put(ms + kid, b"", db=due_index)
+        meta_db, records, dues = (env.open_db(name, txn=txn) for name in (b"meta", b"records", b"dues"))
+        meta = json.loads(bytes(txn.get(b"index", db=meta_db)))
+        assert meta["schema"] == SCHEMA_VERSION > 1
+        txn.put(b"index", json.dumps({**meta, "schema": 1}, sort_keys=True).encode(), db=meta_db)
+        txn.put(b"https://a.example/", b"\x04\x02old record", db=records)
+        txn.put(b"https://a.example/", (30_000).to_bytes(8, "big"), db=dues)
     env.close()
 
 
@@ -74,40 +67,25 @@ def _checksum(path: Path) -> str:
     return hashlib.sha256((path / "data.mdb").read_bytes()).hexdigest()
 
 
-def _check_records(index: SimhashIndex) -> None:
-    assert dict(index.iter_records()) == {key: value for key, (value, _) in RECORDS.items()}
-    assert index.get_records(RECORDS) == [value for value, _ in RECORDS.values()]
-    assert index.records_due(1e9) == [(LONG, 20.5), ("https://a.example/", 30.0)]
-    assert index.records_due(25.0, limit=5) == [(LONG, 20.5)]
-    assert index.get("https://c.example/") == 2
-
-
-def test_an_index_of_the_earlier_layout_is_read_as_it_is_when_opened_read_only(tmp_path: Path) -> None:
+@pytest.mark.parametrize("readonly", [False, True])
+def test_an_index_of_an_earlier_version_is_refused_with_how_to_rebuild_it(tmp_path: Path, readonly: bool) -> None:
     path = tmp_path / "old"
-    _old_layout_index(path)
+    _earlier_index(path)
     before = _checksum(path)
-    with SimhashIndex.open(path, readonly=True) as index:
-        _check_records(index)
-    assert _checksum(path) == before  # nothing written
+    with pytest.raises(SimhashIndexError) as info:
+        SimhashIndex.open(path, readonly=readonly)
+    message = str(info.value)
+    assert "written by an earlier version of scrapy-simhash (schema version 1" in message
+    assert "Rebuild it" in message and "SIMHASH_RESET = True" in message and str(path) in message
+    assert _checksum(path) == before  # never converted, never deleted
+    assert sorted(p.name for p in path.iterdir()) == ["data.mdb", "lock.mdb"]
 
 
-def test_an_index_of_the_earlier_layout_is_converted_once_when_opened_for_writing(
-    tmp_path: Path, caplog: logging.LogCaptureFixture
-) -> None:
+def test_an_index_of_an_earlier_version_is_rebuilt_on_reset(tmp_path: Path) -> None:
     path = tmp_path / "old"
-    _old_layout_index(path)
-    with caplog.at_level(logging.INFO, logger="scrapy_simhash.store.lmdbstore"):
-        with SimhashIndex.open(path) as index:
-            _check_records(index)
-            index.put_record("https://a.example/", b"ra2", due=40.0)  # later: its entry stays
-            index.put_record(LONG, b"rl2", due=10.0)
-            assert index.records_due(1e9) == [(LONG, 10.0), ("https://a.example/", 40.0)]
-        with SimhashIndex.open(path) as index:
-            assert index.get_records(["https://a.example/", LONG]) == [b"ra2", b"rl2"]
-            assert index.delete_record("https://a.example/") and index.records_due(1e9) == [(LONG, 10.0)]
-    converted = [r.getMessage() for r in caplog.records if "converted" in r.getMessage()]
-    assert converted == [f"scrapy-simhash: converted the 3 records of the index at {path} to the current layout"]
-    env = lmdb.open(str(path), readonly=True, lock=False, max_dbs=200)
-    with env.begin() as txn:
-        assert txn.get(b"dues") is None  # the earlier due table is gone
-    env.close()
+    _earlier_index(path)
+    with SimhashIndex.open(path, reset=True) as index:
+        assert len(index) == 0 and index.get_record("https://a.example/") is None
+        index.add("https://a.example/", 7)
+    with SimhashIndex.open(path) as index:
+        assert index.get("https://a.example/") == 7

@@ -337,3 +337,46 @@ def test_a_server_that_stops_answering_holds_up_only_one_call(redis_factory: Cal
             assert time.monotonic() < deadline
             time.sleep(0.05)
     index.close()
+
+
+def test_the_evidence_spreads_over_a_clusters_nodes(redis_cluster, tmp_path) -> None:
+    """A kept page's evidence (most of its bytes) is a key of its own, outside the index's hash
+    tag: on a three-node cluster it lands on every node, the index's keys on one."""
+    from redis.cluster import RedisCluster
+
+    from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.store.redisstore import RedisStore
+
+    store = RedisStore(redis_cluster.url, prefix=str(tmp_path))
+    with SimhashIndex(store) as index:
+        for i in range(60):
+            index.put_record(f"https://a.example/{i}", b"r", evidence=b"e%d" % i)
+        assert index.get_evidence("https://a.example/7") == b"e7"
+        client = RedisCluster.from_url(redis_cluster.url)
+        names = [store.evidence_prefix + f"https://a.example/{i}".encode() for i in range(60)]
+        assert all(b"{" not in name for name in names)
+        nodes = {client.get_node_from_key(name).port for name in names}
+        assert len(nodes) == 3 and client.get_node_from_key(store.prefix + "meta").port in nodes
+        assert client.mget_nonatomic(names[:2]) == [b"e0", b"e1"]
+        index.delete_record("https://a.example/7")
+        assert index.get_evidence("https://a.example/7") is None
+        client.close()
+
+
+def test_a_foreign_key_where_the_evidence_goes_fails_the_write_before_it_writes(redis_server, tmp_path) -> None:
+    import redis
+
+    from scrapy_simhash.errors import StoreError
+    from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.store.redisstore import RedisStore
+
+    store = RedisStore(redis_server.url, prefix=str(tmp_path))
+    client = redis.Redis.from_url(redis_server.url)
+    client.hset(store.evidence_prefix + b"https://a.example/", "someone", "else's")
+    with SimhashIndex(store) as index:
+        with pytest.raises(StoreError) as info:
+            index.put_record("https://a.example/", b"r", evidence=b"e")
+        assert info.value.kind == "foreign_key"
+        assert index.get_record("https://a.example/") is None  # the record is not written either
+    assert client.hgetall(store.evidence_prefix + b"https://a.example/") == {b"someone": b"else's"}
+    client.close()

@@ -747,6 +747,71 @@ def test_a_short_article_is_not_replaced_by_a_bigger_list_beside_it():
     assert extract(page).text == article
 
 
+GLOSSARY = (
+    "accent adagio allegro alto andante arpeggio ballad bar baritone bass "
+    "beam beat breve cadence canon chord clef coda crescendo da capo diminuendo dominant duet dynamics "
+    "ensemble fermata fifth flat forte fugue glissando harmony interval key largo legato lento major "
+    "measure melody meter minor mode mordent motif natural note octave opus ostinato pedal phrase piano "
+    "pitch presto quarter rest rhythm rondo scale score sharp slur sonata staccato staff suite tempo "
+    "tenor theme tie timbre tone treble tremolo trill triplet tutti unison vibrato voice waltz"
+).split()
+
+
+def _glossary_page(entry: str, body: str) -> str:
+    """A page of a texinfo manual's glossary (LilyPond's Music Glossary): inside ``div#main`` the
+    navigation table, the entry's heading, its body and a footer; beside it, ``div#tocframe``, the
+    sidebar that links every entry of the glossary."""
+    nav = (
+        '<table class="nav_table"><tr><td>[<a href="prev.html"> &lt; Previous </a>]</td>'
+        '<td>[<a href="index.html">Top</a>]</td><td>[<a href="next.html"> Next &gt; </a>]</td></tr></table>'
+    )
+    toc = "".join(f'<li><a href="e{i}.html">1.{i} {name}</a></li>' for i, name in enumerate(GLOSSARY))
+    return f"""<html><head><title>Music Glossary: {entry}</title></head><body>
+<div id="main">{nav}<h1 class="section">{entry}</h1>{body}<h4>See also</h4><p><a href="pitch.html">Pitch names</a>.</p>
+{nav}<div id="footer"><p>This page is for Glossary 2.24 (stable-branch).</p></div></div>
+<div id="tocframe"><p class="toc_uplink"><a href="../manuals.html">&lt;&lt; Back to Documentation Index</a></p>
+<h4 class="toc_header"><a href="index.html">Music Glossary</a></h4><ul class="toc">{toc}</ul></div></body></html>"""
+
+
+def test_a_sidebar_of_links_beside_the_body_is_never_the_content():
+    """A glossary entry of one sentence and a line of translations beside the glossary's sidebar
+    (some 60 times its weight): the entry is the content, the sidebar never (with it, any two
+    entries would look alike), on both walks."""
+    body = (
+        "<p>ES: acento, I: accento, F: accent, D: Akzent, NL: accent, DK: accent, S: accent, FI: aksentti.</p>"
+        "<p>The stress of one tone over others.</p>"
+    )
+    for native in (True, False):
+        doc = extract(_glossary_page("1.4 accent", body), native=native)
+        lines, rest = doc.text.split("\n"), doc.rest.split("\n")
+        assert lines[0].startswith("ES: acento") and "The stress of one tone over others." in lines + rest
+        assert doc.method != "list" and not set(lines) & {f"1.{i} {name}" for i, name in enumerate(GLOSSARY)}
+    fermata = "<p>ES: calderón, I: corona, F: point d'orgue, D: Fermate.</p><p>A sign to hold a note.</p>"
+    other = extract(_glossary_page("1.57 fermata", fermata))
+    assert not set(other.text.split("\n")) & set(doc.text.split("\n"))
+
+
+def test_a_table_of_short_cells_beside_a_sidebar_is_the_content():
+    """The glossary's table of pitch names (short cells, no sentence) is its page's content, with
+    the sidebar left out; its rows, each one line of cells (``Document.rows``), are what the page
+    adds."""
+    names = [("c", "do", "do", "ut", "C"), ("c-sharp", "do sostenido", "do diesis", "ut dièse", "Cis")] * 15
+    head = "<tr><th>EN</th><th>ES</th><th>I</th><th>F</th><th>D</th></tr>"
+    rows = "".join("<tr>" + "".join(f"<td>{cell}</td>" for cell in row) + "</tr>" for row in names)
+    doc = extract(_glossary_page("3. Pitch names", f"<table>{head}{rows}</table>"))
+    assert "c-sharp" in doc.text.split("\n") and "1.4 alto" not in doc.text
+    assert doc.rows.split("\n")[:3] == ["EN ES I F D", "c do do ut C", "c-sharp do sostenido do diesis ut dièse Cis"]
+    assert extract(_glossary_page("3. Pitch names", f"<table>{head}{rows}</table>"), native=False).rows == doc.rows
+
+
+def test_a_table_of_contents_in_the_body_column_stays_the_content():
+    """The glossary's own table of contents (its body is its list of links, beside the same
+    sidebar) is still a listing: its entries are its text."""
+    toc = "".join(f'<li><a href="e{i}.html">1.{i} {name}</a></li>' for i, name in enumerate(GLOSSARY))
+    doc = extract(_glossary_page("Table of Contents", f'<ul class="contents">{toc}</ul>'))
+    assert doc.method == "list" and f"1.{GLOSSARY.index('major')} major" in doc.text.split("\n")
+
+
 def _api_page(extra: str = "") -> str:
     """A Javadoc-like class page: inside <main>, summary lines and signatures too short to count as
     sentences, and one line that does (a package name's dots read as punctuation)."""

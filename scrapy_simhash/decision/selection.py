@@ -1,0 +1,186 @@
+"""An incremental crawl's selection of known URLs (:func:`select_known`), read from the store's hot
+states (:mod:`scrapy_simhash.store.hot`) a page at a time, keeping only the best rows so far: its
+memory grows with the budget, not with the store. A record is read only for a row whose priority
+the hot state only bounds (the policy's :meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`)
+and whose bound could still enter the selection."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, NamedTuple
+
+import numpy as np
+
+from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.schedule import ScheduleColumns, budget_interval, run_priorities, size_scale
+from scrapy_simhash.store.base import MAX_DUE, due_ms
+from scrapy_simhash.store.hot import HISTORY, HOT, STATE
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from scrapy_simhash.schedule import SchedulePolicy
+    from scrapy_simhash.store.index import SimhashIndex
+
+#: Hot states per store read.
+PAGE = 4096
+
+#: Bounded rows ranked (their records read) per batch.
+_STEP = 512
+
+
+class DueRow(NamedTuple):
+    """One row of a selection: a key due for a recrawl, its due time and priority."""
+
+    key: str
+    due: float
+    priority: float
+
+
+def select_known(
+    index: SimhashIndex, policy: SchedulePolicy | None, now: float, budget: int = 0, run_period: float | None = None
+) -> tuple[list[DueRow], SchedulePolicy | None]:
+    """The rows of :meth:`ChangeTracker.selection <scrapy_simhash.decision.ChangeTracker.selection>`
+    and the policy it ranks by from then on (with a budget and a ``run_period``, its default
+    interval follows from the budget: :func:`~scrapy_simhash.schedule.budget_interval`). Two
+    passes over the hot states: the candidates' count and change sizes (the ranking's
+    :func:`~scrapy_simhash.schedule.size_scale`), then the ranking, keeping the ``budget`` best
+    (all the due rows without a budget); ties go by due time, then key."""
+    end = due_ms(min(max(now if budget <= 0 else math.inf, 0.0), MAX_DUE))
+    scale = 1.0
+    best = _Best(budget)
+    if policy is not None:
+        count, due_count, sizes = 0, 0, []
+        for _, hot in _pages(index, keys=False):
+            listed = hot["due"] <= end
+            known = listed & (hot["flags"] & STATE).astype(bool)
+            due = listed & (hot["due"] / 1000 <= now)
+            count += int(np.count_nonzero(known | due))
+            due_count += int(np.count_nonzero(due))
+            sizes.append(hot["size"][known & (hot["size"] > 0)])
+        if budget > 0 and run_period and count:
+            policy = policy.with_default_interval(budget_interval(count, budget, run_period))
+        scale = size_scale(policy, np.concatenate(sizes) if sizes else np.zeros(0))
+        if 0 < budget <= due_count:  # a due row's priority is at least 1: the budget's cut too
+            best.threshold, best.worst_due = 1.0, MAX_DUE * 1000
+    for keys, hot in _pages(index):
+        when = hot["due"] / 1000
+        due = when <= now
+        listed = hot["due"] <= end
+        known = listed & (hot["flags"] & STATE).astype(bool) if policy is not None else np.zeros(len(hot), bool)
+        candidate = (known | due) & listed if budget > 0 else due & listed
+        priorities = np.ones(len(hot))
+        exact = np.ones(len(hot), dtype=bool)
+        rows = np.flatnonzero(known & candidate)
+        if len(rows):
+            assert policy is not None
+            columns = _columns(hot[rows], scale)
+            history = (hot["flags"][rows] & HISTORY).astype(bool)
+            priorities[rows], exact[rows] = policy.hot_priorities(columns, now, history)
+        priorities[due] = np.maximum(priorities[due], 1.0)
+        ms = hot["due"]
+        enter = np.flatnonzero(candidate & best.admits(priorities, ms))
+        best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
+        # The bounded rows from the highest bound down (the earliest due first), a batch at a time:
+        # each batch may raise the threshold that the next must reach.
+        bounded = enter[~exact[enter]]
+        bounded = bounded[np.lexsort((ms[bounded], -priorities[bounded]))]
+        step = _STEP if budget > 0 else max(len(bounded), 1)
+        for start in range(0, len(bounded), step):
+            batch = bounded[start : start + step]
+            batch = batch[best.admits(priorities[batch], ms[batch])]
+            if not len(batch):
+                continue
+            assert policy is not None
+            _rank(index, policy, now, scale, [keys[i].decode("utf-8") for i in batch], batch, due, priorities)
+            batch = batch[best.admits(priorities[batch], ms[batch])]
+            best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in batch])
+    return [DueRow(key, ms / 1000, priority) for priority, ms, key in best.rows()], policy
+
+
+def _pages(index: SimhashIndex, keys: bool = True) -> Iterator[tuple[list[bytes], np.ndarray]]:
+    """The store's hot states, a page at a time: the keys (``keys`` false: maybe none) and their
+    states (a :data:`HOT` array)."""
+    after = None
+    while True:
+        after, page, hots = index.due_states(after, PAGE, keys)
+        if after is None:
+            return
+        if hots:
+            yield page, np.frombuffer(hots, dtype=HOT)
+
+
+def _columns(hot: np.ndarray, scale: float) -> ScheduleColumns:
+    """Schedule columns of hot states (no ``states``), the change sizes times ``scale``."""
+    columns = ScheduleColumns(len(hot))
+    for name in ("last_fetch", "next_due", "interval", "rate", "size", "probe"):
+        setattr(columns, name, hot[name].astype(float))
+    columns.size = columns.size * scale
+    return columns
+
+
+def _rank(
+    index: SimhashIndex,
+    policy: SchedulePolicy,
+    now: float,
+    scale: float,
+    keys: list[str],
+    rows: np.ndarray,
+    due: np.ndarray,
+    priorities: np.ndarray,
+) -> None:
+    """Set ``priorities[rows]`` from the records of ``keys`` (one per row): the policy's priority
+    of the state (at least 1 when due); a record without a state now is 1 when due, else left
+    out (-inf)."""
+    states = []
+    for i, raw in zip(rows.tolist(), index.get_records(keys)):
+        record = PageRecord.parse(raw)
+        state = None if record is None or record.gone else _state(record)
+        if state is None:
+            priorities[i] = 1.0 if due[i] else -math.inf
+        else:
+            states.append((i, state))
+    if states:
+        at = np.array([i for i, _ in states])
+        ranked = run_priorities(policy, ScheduleColumns.of([state for _, state in states]), now, scale)
+        priorities[at] = np.where(due[at], np.maximum(ranked, 1.0), ranked)
+
+
+class _Best:
+    """The best ``budget`` rows ``(priority, due ms, key)`` added so far (every row without a
+    budget): highest priority first, then earliest due time, then key; ``threshold`` and
+    ``worst_due``, the priority and due time of the last of them at the latest cut, which a row
+    must beat to enter."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.threshold = -math.inf
+        self.worst_due = -1
+        self._rows: list[tuple[float, int, str]] = []
+
+    def admits(self, priorities: np.ndarray, dues: np.ndarray) -> np.ndarray:
+        """Which rows of ``priorities`` (exact, or upper bounds) and due times (ms) may enter: a
+        higher priority than the threshold, or the same one and a due time no later (the key
+        decides then); never a priority of -inf."""
+        return (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due))
+
+    def add(self, rows: list[tuple[float, int, str]]) -> None:
+        """Add ``rows``, then keep the best ``budget`` when they are over it by a quarter (or for a
+        first threshold), the threshold raised to the last of them."""
+        self._rows += rows
+        n, budget = len(self._rows), self.budget
+        if rows and budget > 0 and n > budget and (self.threshold == -math.inf or n >= budget + max(budget // 4, 256)):
+            self._rows.sort(key=_order)
+            del self._rows[budget:]
+            self.threshold, self.worst_due, _ = self._rows[-1]
+
+    def rows(self) -> list[tuple[float, int, str]]:
+        self._rows.sort(key=_order)
+        if self.budget > 0:
+            del self._rows[self.budget :]
+        return self._rows
+
+
+def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
+    priority, due, key = row
+    return -priority, due, key
