@@ -341,13 +341,15 @@ class OwnText:
     def sketch(self, text_bytes: int | None = None) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
-        the rest; the normalised text for an own text made by :meth:`normalised`), compressed
+        the rest, then its table rows; the normalised text for an own text made by :meth:`normalised`), compressed
         (zstd), when that takes at most ``text_bytes`` (default :data:`TEXT_BYTES`); else 2, the largest gram hash it covers
         (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
         byte, in ascending order of the codes."""
         lines = self._lines
         normalised = lines is None
-        raw = self.text if lines is None else "\n".join(lines + self._rest if self._rest else lines)
+        # Its table rows too: a later page's rows are compared with rows, not with cells that the
+        # shown text orders its own lines first (a cell of links after the others).
+        raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
         packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
             return _RAW_BYTE + packed

@@ -53,7 +53,7 @@ __all__ = [
 #: to it (``3rd``), a Han character ends a word (``features`` module docstring). "4": a page's
 #: own heading, declaration and description join its text (an API reference page whose region
 #: is its member docs: ``text.region._with_heading``). "5": its member signatures whose type names
-#: are links join it too (``text.region._with_entries``). An index of another version raises
+#: are links join it too (``text.entries._with_entries``). An index of another version raises
 #: ``SettingsMismatchError`` naming the version and the fix.
 FINGERPRINT_VERSION = "5"
 

@@ -381,51 +381,6 @@ def _with_heading(
     return sorted([blocks[top], *own, *main], key=at.__getitem__) if whole else [blocks[top], *own, *main]
 
 
-#: A member's declaration among a page's lines of ASCII: a type ("::"), an arrow ("->", "=>"), a
-#: generic ("List<E>"), a call with a parameter ("add(long operand)", not a counter: "Comments(12)"),
-#: or a line that opens with a declaration's keyword ("data Maybe a", "class Monoid a", "public
-#: static long") or a constructor's bar or equals sign ("| Just a", "= Nothing").
-_ENTRY_RE = re.compile(
-    r"::|[-=]>|[A-Za-z_]<[A-Za-z_]|[A-Za-z_]\([^()]*[A-Za-z][^()]*\)|^(?:[|=] |(?:data|newtype|type|class|instance"
-    r"|pattern|family|module|struct|enum|union|trait|impl|fn|def|function|interface|public|protected|private"
-    r"|static|final|abstract|const|typedef|template|val|var|let)\s)"
-)
-
-#: A page's lines of links that are declarations are its entries when it has this many at least (a
-#: lone one is a stray line of code in a sidebar's list, or a title with an equals sign).
-_MIN_ENTRIES = 2
-
-
-def _with_entries(blocks: list[_Block], main: list[_Block]) -> list[_Block]:
-    """``main`` (a subsequence of ``blocks``, the page's blocks or its ``<main>`` landmark's, in page
-    order) with the page's own entries: the member declarations that it leaves out as link lists,
-    their type names being links to those types' pages (an API reference: Haddock's
-    ``unionFileModes :: FileMode -> FileMode -> FileMode``, a Javadoc member summary's ``add(long
-    operand)``), where the page has :data:`_MIN_ENTRIES` at least; not chrome, boilerplate or
-    markup shown as text, nor a line of links without code."""
-    if not main:
-        return main
-    taken = set(main)
-    entries = [b for b in blocks if not b.flags and b not in taken and _kind(b, False) == _LINKS and _is_entry(b.norm)]
-    if len(entries) < _MIN_ENTRIES:
-        return main
-    at = dict(zip(blocks, range(len(blocks))))  # blocks compare by identity
-    if any(b not in at for b in main):
-        return main  # (a region from outside the landmark: never, but no entry without an order)
-    return sorted([*main, *entries], key=at.__getitem__)
-
-
-def _is_entry(text: str) -> bool:
-    """Whether a line of links is a declaration (ASCII, :data:`_ENTRY_RE`), not boilerplate or markup."""
-    return (
-        text.isascii()
-        and _ENTRY_RE.search(text) is not None
-        and not (text[0] == "<" and text[-1] == ">")
-        and not _boilerplate_any(text)
-        and not _BOILERPLATE_RE.match(text)
-    )
-
-
 def _depth(walker: _Walker, element: int) -> int:
     """How many elements hold ``element`` (the root's is 0, ``<body>``'s 1)."""
     parent, depth = walker.parent, 0

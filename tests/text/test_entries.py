@@ -1,4 +1,4 @@
-"""An API reference page's own entries are in its fingerprinted text (``text.region._with_entries``):
+"""An API reference page's own entries are in its fingerprinted text (``text.entries._with_entries``):
 the member signatures inside its content whose type names link to the types' pages (Haddock's
 ``unionFileModes :: FileMode -> FileMode -> FileMode``), which the content region leaves out as
 link lists; not a list of links without code inside the content. The same on the native walk
@@ -90,3 +90,104 @@ def test_both_walks_give_the_same_page() -> None:
     page = haddock_page("System.Posix.Files")
     assert extract(page, native=True) == extract(page, native=False)
     assert Fingerprinter(native=True).fingerprint_page(page) == Fingerprinter(native=False).fingerprint_page(page)
+
+
+#: (name, type, parameters, description) of a Javadoc class page's methods.
+METHODS = [
+    ("nextInt", "int", "int startInclusive, int endExclusive", "Returns a random integer within the specified range."),
+    ("nextLong", "long", "long startInclusive, long endExclusive", "Returns a random long within the specified range."),
+    ("nextFloat", "float", "float startInclusive, float endExclusive", "Returns a random float within the range."),
+    ("nextBytes", "byte[]", "int count", "Creates an array of random bytes of the given length."),
+    ("nextDouble", "double", "double startInclusive, double endExclusive", "Returns a random double within the range."),
+    ("nextBoolean", "boolean", "", "Returns a random boolean value, true or false."),
+    ("nextShort", "short", "short startInclusive, short endExclusive", "Returns a random short within the range."),
+    ("nextChar", "char", "char startInclusive, char endExclusive", "Returns a random character within the range."),
+    ("nextGaussian", "double", "double mean, double deviation", "Returns a random value of the normal distribution."),
+    ("nextSeed", "long", "", "Returns the seed of the generator that this class uses."),
+]
+
+
+def javadoc_page(landmark: bool) -> str:
+    """A Javadoc class page (in a ``<main>`` landmark, or not): a class description of two
+    paragraphs, the method summary and each method's details (its signature and short lines)."""
+    rows = "".join(
+        f"<tr><td><code>static {t}</code></td><td><code><a href='#{m}'>{m}</a>({p})</code></td>"
+        f"<td><div class='block'>{d}</div></td></tr>"
+        for m, t, p, d in METHODS
+    )
+    details = "".join(
+        f"<section class='detail' id='{m}'><h3>{m}</h3><div class='member-signature'>public static {t} {m}({p})"
+        f"</div><div class='block'>{d}</div><dl><dt>Returns:</dt><dd>the random value</dd></dl></section>"
+        for m, t, p, d in METHODS
+    )
+    tag = "main" if landmark else "div"
+    return (
+        "<html><head><title>RandomUtils (Commons Lang API)</title></head><body><nav><a href='/'>Overview</a> "
+        f"<a href='/p'>Package</a></nav><{tag}><h1>Class RandomUtils</h1><section class='class-description'>"
+        "<div class='type-signature'>public class RandomUtils extends Object</div><div class='block'><p>Utility "
+        "library that supplements the standard Random class. Please note that the project provides a component "
+        "dedicated to pseudo-random number generation, namely Commons RNG, that may be a better choice for "
+        "applications with more stringent requirements (performance and correctness).</p><p>Instances of Random "
+        "are not cryptographically secure: use a secure generator where the values must not be guessed, as for "
+        "keys, tokens and salts, and seed it from the system's source of entropy.</p></div></section>"
+        f"<section class='summary'><h2>Method Summary</h2><table>{rows}</table></section>"
+        f"<section class='details'><h2>Method Details</h2>{details}</section></{tag}>"
+        "<footer>Copyright 2001-2025. All rights reserved.</footer></body></html>"
+    )
+
+
+@pytest.mark.parametrize("landmark", [True, False])
+@pytest.mark.parametrize("native", NATIVE)
+def test_a_page_that_documents_members_is_its_member_docs(
+    native: bool, landmark: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A class page whose region is its description (the one block of sentences) beside the
+    declarations of its methods is an API reference page: its member docs are its content (the
+    methods' signatures and descriptions fingerprinted, with or without a ``<main>`` landmark).
+    Without the rule (``_has_members`` answering no) the methods' descriptions are not."""
+    page = javadoc_page(landmark)
+    lines = extract(page, native=native).text.split("\n")
+    for name, kind, params, description in METHODS:
+        assert f"public static {kind} {name}({params})" in lines
+        assert description in lines
+    assert "Copyright 2001-2025. All rights reserved." not in lines
+    monkeypatch.setattr("scrapy_simhash.text.extract._has_members", lambda blocks, main: False)
+    without = extract(page, native=native).text.split("\n")
+    assert not any(description in without for *_, description in METHODS)
+    assert any(line.startswith("Utility library that supplements") for line in without)
+
+
+_TYPES = ["f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64"]
+
+
+def rustdoc_page(landmark: bool) -> str:
+    """A rustdoc trait page: its declaration, description and implementors, each a ``code-header``
+    heading (a class that looks like chrome), in a ``<main>`` landmark or not."""
+    impls = "".join(
+        f"<section id='impl-{t}' class='impl'><a href='src/x.rs.html' class='src rightside'>source</a>"
+        f"<h3 class='code-header'>impl RemAssign&lt;{t}&gt; for {t}</h3></section>"
+        for t in _TYPES
+    )
+    tag = "main" if landmark else "div"
+    return (
+        "<html><head><title>RemAssign in std::ops - Rust</title></head><body><nav class='sidebar'><a href='#'>"
+        f"RemAssign</a><a href='#impl'>Implementors</a></nav><{tag}><h1>Trait std::ops::RemAssign</h1>"
+        "<pre class='rust item-decl'><code>pub trait RemAssign&lt;Rhs = Self&gt; { fn rem_assign(&amp;mut self, "
+        "rhs: Rhs); }</code></pre><details class='toggle top-doc' open><summary>Expand description</summary><div "
+        "class='docblock'><p>The remainder assignment operator. The operation takes the value on its left, divides "
+        "it by the value on its right and stores what is left of the division in the left operand.</p></div>"
+        f"</details><h2 id='implementors'>Implementors</h2><div id='implementors-list'>{impls}</div></{tag}>"
+        "</body></html>"
+    )
+
+
+@pytest.mark.parametrize("native", NATIVE)
+def test_declarations_whose_class_looks_like_chrome_count_inside_a_landmark(native: bool) -> None:
+    """rustdoc's implementors are ``<h3 class="code-header">`` headings: inside the page's ``<main>``
+    landmark they are its entries; outside any landmark a class/id that says chrome keeps them out
+    (a sidebar's list of declarations is navigation)."""
+    inside = extract(rustdoc_page(True), native=native).text.split("\n")
+    assert {f"impl RemAssign<{t}> for {t}" for t in _TYPES} <= set(inside)
+    outside = extract(rustdoc_page(False), native=native).text.split("\n")
+    assert not any(line.startswith("impl RemAssign") for line in outside)
+    assert "pub trait RemAssign<Rhs = Self> { fn rem_assign(&mut self, rhs: Rhs); }" in inside + outside
