@@ -37,7 +37,8 @@ SIMHASH_NEAR_SIMILARITY = 0.6
 #: A page that resembles a kept page (any tier, a short page's copy, a template-only page's copy)
 #: is dropped only when its own text adds fewer than this many characters to the kept page's
 #: (numbers, dates and hashes masked, its site's template lines out: ``scrapy_simhash.fingerprint.novelty``);
-#: else it is kept (``simhash/kept/adds``). 0: off, a drop by resemblance alone (classic,
+#: else it is kept (``simhash/kept/adds``), and so is a page whose own heading names something
+#: else than the kept page's (``simhash/kept/heading``). 0: off, a drop by resemblance alone (classic,
 #: aggressive deduplication, e.g. for training-data corpora).
 SIMHASH_KEEP_ADDS = 100
 

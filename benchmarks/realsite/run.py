@@ -215,6 +215,19 @@ SITES = [
         r"^(web/[^/.]+(\.zh)?\.html|music-glossary/[^/]+\.html)$",
         max_pages=300,
     ),
+    # Added for issue 34: Haskell's libraries (Haddock), from the unix package's contents, whose
+    # modules come in pairs (System.Posix.Files and its ByteString twin: the same docs, other
+    # signatures); module pages and package contents, not the hyperlinked sources.
+    Site(
+        "haddock",
+        "ghc-doc",
+        "/usr/share/doc/ghc-doc/html/libraries",
+        "unix-2.7.2.2/index.html",
+        "Haddock",
+        "en",
+        r"^[^/]+/[^/]+\.html$",
+        max_pages=300,
+    ),
 ]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
-from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import Fallback, hamming
 from scrapy_simhash.fingerprint.sketch import similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso
@@ -530,7 +530,9 @@ def pair_verdict(
             return {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds)}
     elif verdict.adds_to is not None:
         why = (
-            f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
+            "it resembles the first page, but its own heading names something else"
+            if verdict.kept is Reason.KEPT_HEADING
+            else f"it resembles the first page, but its own text adds about {verdict.adds:.0f} characters to it "
             f"(SIMHASH_KEEP_ADDS: {tracker.keep_adds})"
         )
         out: dict[str, Any] = {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds or 0)}

@@ -351,18 +351,31 @@ def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
     return record
 
 
-def frame_evidence(fp: int, sketch: bytes) -> bytes:
+def frame_evidence(fp: int, sketch: bytes, heading: int | None = None) -> bytes:
     """A kept page's novelty evidence as the store keeps it: the fingerprint of the content it was
-    made of (16 bytes, big-endian), then its novelty sketch."""
-    return fp.to_bytes(16, "big") + sketch
+    made of (16 bytes, big-endian), the key of its own heading
+    (:func:`~scrapy_simhash.fingerprint.novelty.heading_key`; 4 bytes, little-endian, 0: none),
+    then its novelty sketch."""
+    return fp.to_bytes(16, "big") + (heading or 0).to_bytes(4, "little") + sketch
+
+
+def read_evidence(framed: bytes | None, fp: int) -> tuple[bytes, int | None] | None:
+    """The novelty sketch in ``framed`` (:func:`frame_evidence`) and its heading key (``None``:
+    none) when it is of the content whose fingerprint is ``fp``; ``None``: no evidence, or another
+    content's."""
+    if framed is None or len(framed) <= _EVIDENCE_HEAD or int.from_bytes(framed[:16], "big") != fp:
+        return None
+    return framed[_EVIDENCE_HEAD:], int.from_bytes(framed[16:_EVIDENCE_HEAD], "little") or None
 
 
 def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
-    """The novelty sketch in ``framed`` (:func:`frame_evidence`) when it is of the content whose
-    fingerprint is ``fp``; ``None``: no evidence, or another content's."""
-    if framed is None or len(framed) <= 16 or int.from_bytes(framed[:16], "big") != fp:
-        return None
-    return framed[16:]
+    """The novelty sketch in ``framed`` (:func:`read_evidence`'s, without the heading key)."""
+    evidence = read_evidence(framed, fp)
+    return None if evidence is None else evidence[0]
+
+
+#: The bytes before an evidence's sketch: its content's fingerprint and its heading key.
+_EVIDENCE_HEAD = 20
 
 
 def visible_key(visible: str) -> int | None:

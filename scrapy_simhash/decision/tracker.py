@@ -25,6 +25,7 @@ from scrapy_simhash.decision.record import (
     change_size,
     evidence_sketch,
     frame_evidence,
+    read_evidence,
     visible_key,
 )
 from scrapy_simhash.decision.selection import DueRow, select_known
@@ -50,12 +51,12 @@ class Verdict(NamedTuple):
     page within the index's ``max_distance`` that this one was kept beside because their change
     sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
     that this one resembles and was kept beside because its own text adds ``adds`` characters to
-    that page's (see ``keep_adds``), else ``None``; for a near-duplicate, ``adds`` is what it adds
-    to the page it duplicates (``None``: not measured). ``reason``: why this verdict
+    that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for
+    a near-duplicate, ``adds`` is what it adds to the page it duplicates (``None``: not measured). ``reason``: why this verdict
     (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
     or whether a change was seen by the fingerprint, by the change sketch or by what the page
     adds); ``kept``: why a page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``,
-    ``Reason.KEPT_ADDS``), else ``None``. ``evidence_missing``: a page it resembles had kept novelty
+    ``Reason.KEPT_ADDS``, ``Reason.KEPT_HEADING``), else ``None``. ``evidence_missing``: a page it resembles had kept novelty
     evidence that is gone (over ``evidence_max_bytes``, or lost): it was not measured against that
     page, never dropped for it."""
 
@@ -149,7 +150,11 @@ class ChangeTracker:
         text (``observe``'s ``own``) adds at least this many characters to that page's
         (:mod:`scrapy_simhash.fingerprint.novelty`) and
         to every other indexed page within ``max_distance`` of it (``Verdict.adds``), against the
-        novelty evidence of the kept page (stored apart from its record, read only then). A kept
+        novelty evidence of the kept page (stored apart from its record, read only then), or when
+        its own heading (its cleaned title, numbers and versions out; its key is stored in the
+        evidence) names something else than that page's, which shows nothing of it: a page about
+        another function, class or entry is no copy however little text it adds
+        (``Reason.KEPT_HEADING``; ``OwnText.names_other``). A kept
         page without evidence (no own text) cannot be judged: the resemblance decides; one whose
         evidence is gone is no evidence for a drop: the page is kept (``Verdict.evidence_missing``).
         0: no evidence is made or stored. A refetched page whose own text adds at least this many
@@ -213,9 +218,9 @@ class ChangeTracker:
         missing = False
         with self.index.batch(key):
             match = self.index.check_and_add(key, fp)
-            adds_to = adds = None
+            adds_to = adds = kept = None
             if match is not None:
-                match, adds_to, adds, missing = self._adds(key, fp, match, own, True)
+                match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, True)
             if match is not None:
                 return Verdict(
                     NEAR_DUPLICATE,
@@ -230,7 +235,6 @@ class ChangeTracker:
                 evidence = self._evidence(fp, own)
                 record = replace(PageRecord.first(fp), evidence=evidence is not None)
                 self.index.put_record(key, record.to_bytes(), evidence=evidence or b"")
-        kept = None if adds_to is None else Reason.KEPT_ADDS
         return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept, evidence_missing=missing)
 
     def _evidence(self, fp: int, own: OwnText) -> bytes | None:
@@ -240,7 +244,7 @@ class ChangeTracker:
             return None
         limit = self.evidence_max_bytes
         sketch = own.sketch(limit or _NO_BOUND)
-        return b"" if limit and len(sketch) > limit else frame_evidence(fp, sketch)
+        return b"" if limit and len(sketch) > limit else frame_evidence(fp, sketch, own.heading)
 
     def observe(
         self,
@@ -277,7 +281,7 @@ class ChangeTracker:
         index = self.index
         now = self.clock() if now is None else now
         vkey = visible_key(visible)
-        distance = duplicate_of = adds_to = adds = None
+        distance = duplicate_of = adds_to = adds = kept = None
         missing = False
         found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
@@ -292,7 +296,7 @@ class ChangeTracker:
                     found = self._template_copy(key, fp, content_key, visible, vkey)
                 match = found.match
                 if match is not None:
-                    match, adds_to, adds, missing = self._adds(key, fp, match, own, may_match)
+                    match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
                 if match is None:
                     verdict, reason = NEW, Reason.NEW
                 else:
@@ -330,7 +334,7 @@ class ChangeTracker:
                     found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
                     match = found.match
                     if match is not None:
-                        match, adds_to, adds, missing = self._adds(key, fp, match, own, may_match)
+                        match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
                     if match is not None:
                         verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                         reason = self._duplicate_reason(found, match, fallback)
@@ -383,7 +387,8 @@ class ChangeTracker:
                 shortcopy.remember(index, found.evidence)
             index.put_record(key, new_record.to_bytes(), due=next_due, evidence=None if keep else evidence or b"")
         replaced = record is None and raw is not None
-        kept = Reason.KEPT_UNLIKE if found.unlike is not None else Reason.KEPT_ADDS if adds_to is not None else None
+        if found.unlike is not None:
+            kept = Reason.KEPT_UNLIKE
         return Verdict(
             verdict,
             fp,
@@ -450,46 +455,54 @@ class ChangeTracker:
 
     def _adds(
         self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
-    ) -> tuple[Match | None, str | None, float | None, bool]:
-        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, missing)``
-        when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched page's, or
-        to another indexed page's within ``max_distance`` (then that one is the match), or cannot be
-        judged (the match has no evidence: ``adds`` ``None``); else ``(None, match.key, adds,
+    ) -> tuple[Match | None, str | None, float | None, Reason | None, bool]:
+        """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, None,
+        missing)`` when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched
+        page's, or to another indexed page's within ``max_distance`` (then that one is the match),
+        or cannot be judged (the match has no evidence: ``adds`` ``None``), and its own heading
+        does not name something else than that page's; else ``(None, match.key, adds, why,
         missing)``: the page is kept (and indexed, when it ``may_match``: the check-and-add that
-        found the match did not store it). ``missing``: a candidate's evidence was gone (no
-        evidence for a drop: it counts as adding everything)."""
+        found the match did not store it), ``why`` ``Reason.KEPT_HEADING`` when it adds too little
+        but names something else, else ``Reason.KEPT_ADDS``. ``missing``: a candidate's evidence
+        was gone (no evidence for a drop: it counts as adding everything)."""
         threshold = self.keep_adds
         if not threshold or own is None:
-            return match, None, None, False
-        first, missing = self._added(own, match)
-        if not missing and (first is None or first < threshold):
-            return match, None, first, False  # nothing new, or no evidence of the match's content to judge by
+            return match, None, None, None, False
+        first, named, missing = self._added(own, match)
+        if not missing and not named and (first is None or first < threshold):
+            return match, None, first, None, False  # nothing new, or no evidence of the match's content to judge by
         others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
         for candidate, record in self._indexed_records(others):
-            added, gone = self._added(own, candidate, record)
+            added, other, gone = self._added(own, candidate, record)
             missing |= gone
-            if added is not None and added < threshold:
-                return candidate, None, added, missing  # another kept page holds it all
+            if not other and added is not None and added < threshold:
+                return candidate, None, added, None, missing  # another kept page of the same name holds it all
         if may_match:
             self.index.add(key, fp)
-        return None, match.key, first, missing
+        by_name = named and (first is None or first < threshold)
+        return None, match.key, first, Reason.KEPT_HEADING if by_name else Reason.KEPT_ADDS, missing
 
-    def _added(self, own: OwnText, candidate: Match, record: PageRecord | None = None) -> tuple[float | None, bool]:
-        """What ``own`` adds to ``candidate``'s content (``record``: its record, else read) and
-        whether its evidence is gone: ``(None, False)`` when its record is not of its indexed
-        content or says it has no evidence; ``(None, True)`` when the record says it has evidence
-        but the evidence is missing, of other content or unreadable (the only read of it)."""
+    def _added(
+        self, own: OwnText, candidate: Match, record: PageRecord | None = None
+    ) -> tuple[float | None, bool, bool]:
+        """What ``own`` adds to ``candidate``'s content (``record``: its record, else read), whether
+        ``own``'s heading names something else than that content's
+        (:meth:`~scrapy_simhash.fingerprint.novelty.OwnText.names_other`) and whether its evidence
+        is gone: ``(None, False, False)`` when its record is not of its indexed content or says it
+        has no evidence; ``(None, False, True)`` when the record says it has evidence but the
+        evidence is missing, of other content or unreadable (the only read of it)."""
         if record is None:
             record = next((r for _, r in self._indexed_records([candidate])), None)
         if record is None or not record.evidence:
-            return None, False
-        sketch = evidence_sketch(self.index.get_evidence(candidate.key), candidate.fp)
-        if sketch is None:
-            return None, True
+            return None, False, False
+        evidence = read_evidence(self.index.get_evidence(candidate.key), candidate.fp)
+        if evidence is None:
+            return None, False, True
+        sketch, heading = evidence
         try:
-            return own.added(sketch), False
+            return own.added(sketch), own.names_other(sketch, heading), False
         except ValueError:  # unreadable: gone
-            return None, True
+            return None, False, True
 
     def _check_and_add(
         self,

@@ -69,6 +69,9 @@ class Reason(_Text):
     KEPT_UNLIKE = "kept/unlike"
     #: Kept: it resembles a kept page, but its own text adds at least ``keep_adds`` characters.
     KEPT_ADDS = "kept/adds"
+    #: Kept: it resembles a kept page, but its own heading names something else (another function,
+    #: class, module or entry: ``keep_adds``).
+    KEPT_HEADING = "kept/heading"
 
     @property
     def stat(self) -> str | None:
@@ -84,4 +87,5 @@ _STATS = {
     Reason.TEMPLATE_COPY: "simhash/duplicate/template_copy",
     Reason.KEPT_UNLIKE: "simhash/kept/unlike",
     Reason.KEPT_ADDS: "simhash/kept/adds",
+    Reason.KEPT_HEADING: "simhash/kept/heading",
 }

@@ -41,6 +41,11 @@ and the runs still 16 characters: of the real Chinese revisions at Jaccard >= 0.
 scattered small edits are then the kept page's no more) 0.90; with runs of 16 units too (each small
 edit counts) 0.93 (``benchmarks/quality/count_windows.py``).
 
+**A page about another named thing** (:meth:`OwnText.names_other`): a page whose own heading (its
+cleaned title, numbers and versions out: :func:`heading_name`) has another key than the kept
+page's, and which the kept page shows nowhere, is no copy of it however little it adds: a sibling
+method's page. The key (32 bits) is stored in the page's evidence, beside its sketch.
+
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
 when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of English), and
@@ -60,6 +65,7 @@ arithmetic (numpy, wrapping), no ``hash()``.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import struct
 import threading
@@ -74,7 +80,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
-    "OwnText", "added_to", "normalize", "one_line", "run_weight", "uncovered", "weight",
+    "OwnText", "added_to", "heading_key", "heading_name", "normalize", "one_line", "run_weight", "uncovered",
+    "weight",
 ]
 
 #: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
@@ -139,6 +146,11 @@ _S30, _S27, _S31, _S32, _S8 = (np.uint64(s) for s in (30, 27, 31, 32, 8))
 _BYTE = np.uint64(0xFF)
 _LOW16 = np.uint64(0xFFFF)
 _HEAD = struct.Struct("<BI")
+#: What a heading's name leaves out: a number or a version (``3.12.0``, ``v2``, ``2026-11-30``; not the
+#: digits right after a letter or "_": ``u64``, ``x86_64``, ``sqlite3`` are names) ...
+_VERSION_RE = re.compile(r"(?<!\w)v?\d+")
+#: ... and every character that is no letter or digit (a word's separator).
+_NOT_NAME_RE = re.compile(r"[\W_]+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -211,6 +223,25 @@ def normalize(text: str) -> str:
     return text if text.isascii() else _CJK_SPACE_RE.sub("", text)
 
 
+def heading_name(heading: str) -> str:
+    """A page's own heading (its title as :mod:`~scrapy_simhash.text.title` cleans it: the name of
+    the function, class, module or entry it documents) as its copies keep it, or a text to look
+    for it in: NFKC, case folded, numbers and versions out, its words (letters and the digits of
+    names) one space apart (none next to a Han character or kana)."""
+    words = " ".join(_NOT_NAME_RE.sub(" ", _VERSION_RE.sub(" ", unicodedata.normalize("NFKC", heading).casefold())).split())
+    return words if words.isascii() else _CJK_SPACE_RE.sub("", words)
+
+
+def heading_key(heading: str) -> int | None:
+    """32 bits of the BLAKE2b hash of :func:`heading_name` (never 0: a page's evidence says "none"
+    so), ``None`` when it is empty (no evidence)."""
+    name = heading_name(heading)
+    if not name:
+        return None
+    digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).digest()
+    return int.from_bytes(digest, "little") or 1
+
+
 class OwnText:
     """A page's own text, ready to be compared with kept pages' sketches and to give its own.
 
@@ -220,15 +251,18 @@ class OwnText:
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
     region left out); ``None``: its own text. ``rows``: more lines that count as its own text but
     are no part of what it shows (its table rows, each a line of cells that its lines hold one by
-    one: ``Document.rows``)."""
+    one: ``Document.rows``). ``heading``: the page's own heading (its cleaned title), kept beside
+    its sketch in its evidence: :attr:`heading`."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_rest", "_rows", "_text")
+    __slots__ = ("_h8", "_h16", "_lines", "_name", "_rest", "_rows", "_text", "heading")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
     _rest: list[str] | None
     _rows: list[str]
     _text: str | None
+    #: The key of the page's own heading (:func:`heading_key`; ``None``: none).
+    heading: int | None
 
     def __init__(
         self,
@@ -236,6 +270,7 @@ class OwnText:
         template: set[str] | frozenset[str] = frozenset(),
         shown: Iterable[str] | None = None,
         rows: Iterable[str] = (),
+        heading: str = "",
     ) -> None:
         # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
         self._lines = [line for line in lines if line and line not in template]
@@ -243,6 +278,8 @@ class OwnText:
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
+        self._name = heading_name(heading) if heading else ""
+        self.heading = heading_key(heading) if self._name else None
         if shown is not None:
             mine = set(self._lines)
             self._rest = [line for line in shown if line and line not in mine]
@@ -255,7 +292,8 @@ class OwnText:
         own._lines = own._rest = None
         own._rows = []
         own._text = text
-        own._h8 = own._h16 = None
+        own._h8 = own._h16 = own.heading = None
+        own._name = ""
         return own
 
     @property
@@ -303,13 +341,15 @@ class OwnText:
     def sketch(self, text_bytes: int | None = None) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
-        the rest; the normalised text for an own text made by :meth:`normalised`), compressed
+        the rest, then its table rows; the normalised text for an own text made by :meth:`normalised`), compressed
         (zstd), when that takes at most ``text_bytes`` (default :data:`TEXT_BYTES`); else 2, the largest gram hash it covers
         (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
         byte, in ascending order of the codes."""
         lines = self._lines
         normalised = lines is None
-        raw = self.text if lines is None else "\n".join(lines + self._rest if self._rest else lines)
+        # Its table rows too: a later page's rows are compared with rows, not with cells that the
+        # shown text orders its own lines first (a cell of links after the others).
+        raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
         packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
             return _RAW_BYTE + packed
@@ -326,6 +366,18 @@ class OwnText:
                 (codes & _BYTE).astype(np.uint8).tobytes(),
             )
         )
+
+    def names_other(self, kept: bytes, heading: int | None) -> bool:
+        """Whether this page's own heading names something else than the page whose sketch is
+        ``kept`` and whose heading key is ``heading``: both have one, their keys differ, and that
+        page shows nothing of this heading (:func:`heading_name` of its text, from a word's start:
+        a syndicated copy under another section title shows the headline; a sibling's page does
+        not name its sibling). ``False`` when ``kept`` is a sample (its text is not known)."""
+        if self.heading is None or heading is None or heading == self.heading or kept[:1] != _RAW_BYTE:
+            return False
+        shown = heading_name(_inflate(kept))
+        # From a word's start: a title cut short ("... announcing wif") is still the headline.
+        return (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}"
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose sketch is ``kept`` lacks: exact

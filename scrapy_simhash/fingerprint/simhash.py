@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -51,9 +52,10 @@ __all__ = [
 #: word that starts with a letter keeps its digits (``u64``), a number takes the letters joined
 #: to it (``3rd``), a Han character ends a word (``features`` module docstring). "4": a page's
 #: own heading, declaration and description join its text (an API reference page whose region
-#: is its member docs: ``text.region._with_heading``). An index of another version raises
+#: is its member docs: ``text.region._with_heading``). "5": its member signatures whose type names
+#: are links join it too (``text.entries._with_entries``). An index of another version raises
 #: ``SettingsMismatchError`` naming the version and the fix.
-FINGERPRINT_VERSION = "4"
+FINGERPRINT_VERSION = "5"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
@@ -608,6 +610,11 @@ class Fingerprinter:
             if whole:
                 fp = _exact_fp(whole, self.bits) or 1
         fallback = Fallback.SHORT if short else None
+        if short and content_key is not None and doc.rest and _POINTER_RE.search(doc.rest):
+            # A line that only points at a page ("Printed from /a/b.html") is no content: a print
+            # view's content key is its page's (the copy rule then compares their visible lines).
+            rest = "\n".join(line for line in doc.rest.split("\n") if not _is_pointer(line))
+            content_key = self._content_key(replace(doc, rest=rest))
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
@@ -685,6 +692,17 @@ class Fingerprinter:
         return len(self._extractor.extract(own).weights) < least
 
 
+#: A URL or an absolute path in a line of text ("https://a.example/x", "/docs/a.html").
+_POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
+
+
+def _is_pointer(line: str) -> bool:
+    """Whether a line names a URL or a path and at most three words beside it ("Printed from
+    /a/b.html", "Source: https://a.example/x")."""
+    rest, found = _POINTER_RE.subn("", line)
+    return bool(found) and len(rest.split()) <= 3
+
+
 #: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.
 _ALL_SHORT = 1 << 62
 
@@ -697,14 +715,15 @@ def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -
     it shows (its sketch's text, what later pages are measured against): its title and whole
     visible text. The fingerprinted text keeps its recurring lines: on generated pages (sibling API
     pages, a page's translations and copies) they hold what tells the pages apart, and the template
-    is learned from them too."""
+    is learned from them too. Its heading: the page's title (the part of it that its own heading
+    repeats: ``text.title``), what tells a page about another named thing from a copy."""
     lines = [doc.title, *doc.text.split("\n")]
     if doc.rest or doc.inner:
         rest = [*doc.rest.split("\n"), *doc.inner.split("\n")]
         template = templates.template_lines(url, rest) if templates is not None else set()
         lines += [line for line in rest if line not in template]
     shown = [doc.title, *doc.visible.split("\n")] if doc.visible else None
-    return OwnText(lines, shown=shown, rows=doc.rows.split("\n") if doc.rows else ())
+    return OwnText(lines, shown=shown, rows=doc.rows.split("\n") if doc.rows else (), heading=doc.title)
 
 
 class _Lines(NamedTuple):

@@ -460,6 +460,12 @@ class SimhashSpiderMiddleware(_IndexComponent):
                     {"key": key, "of": verdict.adds_to, "adds": verdict.adds, "least": config.keep_adds},
                     extra={"spider": self._spider},
                 )
+            elif verdict.kept is Reason.KEPT_HEADING:  # resembles a kept page, but is about another thing
+                logger.debug(
+                    "Kept %(key)s: it resembles %(of)s, but its own heading names something else",
+                    {"key": key, "of": verdict.adds_to},
+                    extra={"spider": self._spider},
+                )
             if verdict.replaced_unreadable:
                 self._inc("simhash/store_error")
                 logger.warning(

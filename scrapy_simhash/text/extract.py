@@ -51,9 +51,10 @@ decision for decision:
    then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
    with), when it comes before what was found, brings the page's declaration and description
    (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
-   inherited member docs); (f) "list": when what was found weighs under a fifth of all blocks outside chrome and link
-   lists make up most of them, those blocks with the link lists (an index page), never those beside
-   the element holding all content-like blocks (a sidebar); (g) under 50 characters: all visible text.
+   inherited member docs), and its member signatures join it (``entries._with_entries``); (f)
+   "list": when what was found weighs under a fifth of all blocks outside chrome and link lists make
+   up most of them, those blocks with the link lists (an index page), never those beside the
+   element holding all content-like blocks (a sidebar); (g) under 50 characters: all visible text.
 
 Bounded: pages over :data:`MAX_HTML_CHARS` are cut after their scripts and styles are removed; a
 page nested deeper than libxml2's 2048 levels is flattened (block tags become ``<br>``, other tags
@@ -86,6 +87,7 @@ from scrapy_simhash.text.blocks import (
     _weight_of,
 )
 from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
+from scrapy_simhash.text.entries import _has_members, _with_entries
 from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
 from scrapy_simhash.text.native import native_comment_runs, native_flat_text, walk_native
 from scrapy_simhash.text.region import (
@@ -543,22 +545,20 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     content_like = [b for b in content if _kind(b, False) >= _SHORT]
     if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
         main, found = content_like, "page"
-    elif (
-        landmarked
-        and _weight_of(main) < _COVERAGE * _weight_of(content_like)
-        and all(b.weight < _PARAGRAPH_WEIGHT for b in main)
+    elif _weight_of(main) < _COVERAGE * _weight_of(content_like) and (
+        (landmarked and all(b.weight < _PARAGRAPH_WEIGHT for b in main)) or _has_members(content_like, main)
     ):
-        # Inside a <main> landmark the page is its content: an API reference page (Javadoc) is
-        # summary lines and signatures, too short to count as sentences, around one line that
-        # does ("Methods inherited from class a.b.C"). A region of no paragraph, under a quarter
-        # of the landmark's content-like text, is a part the scoring split off, not the page's
-        # content (a short article beside a longer list of short lines keeps its own text).
+        # An API reference page is summary lines, signatures and member docs around a class
+        # description, one member's docs or one line that counts as a sentence ("Methods inherited
+        # from class a.b.C"). Inside a <main> landmark a region of no paragraph, anywhere one beside
+        # member declarations, under a quarter of the content-like text, is a part the scoring split
+        # off (a short article beside a longer list of short lines keeps its own text).
         main, found = content_like, "page"
-    # An API reference page's own heading, declaration and description around a region of
-    # member docs (or, on a page taken whole, its heading and the declaration the page rule
-    # takes for a link list).
+    # An API reference page's own heading, declaration and description around a region of member docs
+    # (on a page taken whole, its heading and the declaration taken for a link list), and its signatures.
     whole = found == "page"
     main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
+    main = _with_entries(blocks, main, landmarked)
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.

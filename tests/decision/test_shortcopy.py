@@ -168,3 +168,32 @@ def test_crawl_drops_the_print_view_of_a_short_page_and_keeps_the_boost_like_pai
     assert verdicts["print/concurrent.html"]["duplicate_of"].endswith("/concurrent.html")
     assert stats.get("simhash/duplicate/short_copy") == 1
     assert verdicts["ack-a.html"]["verdict"] == verdicts["ack-b.html"]["verdict"] == "new"
+
+
+def test_a_print_line_in_the_content_like_text_leaves_the_content_key_as_it_was() -> None:
+    """A short page whose print view's "Printed from /path" line is a content-like block (outside
+    the content, not chrome: Haddock's print views) has its page's content key: the copy rule then
+    finds it; another content-like line beside it still makes another key."""
+    fp = Fingerprinter()
+    body = (
+        "<p>This module provides a small set of low-level functions for packing and unpacking bytes.</p>"
+        "<p class='x'>The programmer level view of packed strings is a system library.</p>"
+    )
+
+    def page(extra: str) -> str:
+        return (
+            "<html><head><title>GHC.Pack</title></head><body><div id='package-header'>base: Basic libraries</div>"
+            f"<div id='content'>{body}</div>{extra}</body></html>"
+        )
+
+    original = fp.fingerprint_page(page(""), "http://h.example/GHC-Pack.html")
+    printed = fp.fingerprint_page(page("<p>Printed from /GHC-Pack.html</p>"), "http://h.example/print/GHC-Pack.html")
+    other = fp.fingerprint_page(page("<p>Printed from the packing module, see also unpacking</p>"), "http://h.example/o")
+    assert original.fallback == printed.fallback == "short"
+    assert "Printed from /GHC-Pack.html" in printed.visible
+    assert printed.content_key == original.content_key
+    assert other.content_key != original.content_key
+    tracker = ChangeTracker(SimhashIndex())
+    assert tracker.observe("http://h.example/GHC-Pack.html", original, now=1.0).verdict == NEW
+    copy = tracker.observe("http://h.example/print/GHC-Pack.html", printed, now=1.0)
+    assert (copy.verdict, copy.duplicate_of) == (NEAR_DUPLICATE, "http://h.example/GHC-Pack.html")

@@ -1,0 +1,217 @@
+"""A page about another named thing is not its copy (``Reason.KEPT_HEADING``): a page that
+resembles a kept page but whose own heading (its cleaned title, numbers and versions out) names
+something else is kept, however little text it adds; a copy (a mirror, a print view, a tracking
+URL, the same page of another version) keeps its heading and is still dropped.
+
+Each keep is checked with the rule taken out too (``OwnText.names_other`` answering no), so that
+the test fails without it."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+from helpers.pages import make_response, run
+
+from scrapy_simhash.decision.record import evidence_sketch, frame_evidence, read_evidence
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, Reason
+from scrapy_simhash.fingerprint.novelty import OwnText, heading_key
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
+from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.lmdbstore import LmdbStore
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+FP = Fingerprinter()
+_RNG = random.Random(34)
+WORDS = ["".join(_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_RNG.randint(3, 9))) for _ in range(3000)]
+
+
+def sentence(rng: random.Random, words: int = 16) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize() + "."
+
+
+#: The shared docstring of two sibling functions (a Sphinx API reference built from one template).
+_SHARED = [sentence(random.Random(i)) for i in range(12)]
+
+
+def api_page(name: str, truth: str, version: str = "1.26") -> str:
+    """A Sphinx-like API page of function ``name``: what it returns "where the condition is
+    ``truth``", the shared parameter docs, and examples that call it by name."""
+    params = "".join(f"<dt>arg{i}</dt><dd><p>{text}</p></dd>" for i, text in enumerate(_SHARED))
+    return (
+        f"<html><head><title>pkg.{name} — Pkg v{version} Manual</title></head><body>"
+        "<nav class='sidebar'><a href='/'>Pkg</a> <a href='/reference'>Reference</a> <a href='/user'>User guide</a></nav>"
+        f"<main><section><h1>pkg.{name}<a class='headerlink' href='#'>#</a></h1>"
+        f"<dl class='py function'><dt class='sig'>pkg.{name}(condition, x, y, /)</dt><dd>"
+        f"<p>Return elements chosen from x or y where the condition is {truth}.</p>"
+        f"<dl class='field-list'>{params}</dl>"
+        f"<p>Examples</p><pre>&gt;&gt;&gt; pkg.{name}(a &lt; 5, a, 10*a)</pre></dd></dl></section></main>"
+        f"<footer>© Copyright 2008-2024, Pkg Developers. Version {version}.</footer></body></html>"
+    )
+
+
+def print_view(page: str) -> str:
+    """The page without its navigation and footer, with the line a print view adds."""
+    start, end = page.index("<nav"), page.index("</nav>") + len("</nav>")
+    page = page[:start] + page[end:]
+    start = page.index("<footer>")
+    return page[:start] + "<p>Printed from https://docs.example/reference/generated/pkg.where.html</p></body></html>"
+
+
+def observe(tracker: ChangeTracker, url: str, html: str) -> Any:
+    return tracker.observe(url, FP.fingerprint_page(html, url=url), now=1.0)
+
+
+@pytest.fixture(params=["memory", "lmdb"])
+def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], SimhashIndex]:
+    made: list[SimhashIndex] = []
+
+    def factory() -> SimhashIndex:
+        if request.param == "memory":
+            index = SimhashIndex()
+        else:
+            index = SimhashIndex(LmdbStore(tmp_path / f"lmdb{len(made)}", map_size=1 << 24))
+        made.append(index)
+        return index
+
+    yield factory
+    for index in made:
+        index.close()
+
+
+def test_heading_key_leaves_out_numbers_and_versions_not_names() -> None:
+    assert heading_key("pkg.where — Pkg v1.26") == heading_key("PKG.WHERE — Pkg v2.0")
+    assert heading_key("SQLite Release 3.39.4 On 2022-09-29") == heading_key("SQLite Release 3.40.0 On 2022-11-16")
+    assert heading_key("Ｃｈａｒｓｅｔ") == heading_key("charset")  # NFKC: a full-width copy
+    assert heading_key("Primitive Type u64") != heading_key("Primitive Type u32")  # digits of names count
+    assert heading_key("pkg.where") != heading_key("pkg.where_not")
+    assert heading_key("3.12") is None and heading_key("") is None  # no letters: no evidence
+
+
+def test_the_evidence_keeps_the_heading_and_counts_as_before() -> None:
+    """The heading key is stored in the page's evidence beside its sketch (the sketch is the same
+    bytes with and without a heading): what a page adds is the same, and evidence without a key
+    names nothing."""
+    lines = [sentence(random.Random(i)) for i in range(6)]
+    plain, headed = OwnText(lines), OwnText(lines, heading="pkg.where")
+    new = OwnText([*lines[:4], sentence(random.Random(99))], heading="pkg.where_not")
+    assert headed.sketch() == plain.sketch() and headed.heading == heading_key("pkg.where")
+    framed = frame_evidence(0xABC, headed.sketch(), headed.heading)
+    assert read_evidence(framed, 0xABC) == (headed.sketch(), heading_key("pkg.where"))
+    assert read_evidence(frame_evidence(0xABC, plain.sketch(), plain.heading), 0xABC) == (plain.sketch(), None)
+    assert evidence_sketch(framed, 0xABC) == headed.sketch() and read_evidence(framed, 0xABD) is None
+    assert new.names_other(headed.sketch(), headed.heading) and not new.names_other(plain.sketch(), None)
+    assert not new.names_other(headed.sketch(), new.heading)  # the same key: the same thing
+
+
+def test_the_tracker_stores_the_heading_in_the_evidence(make_index: Callable[[], SimhashIndex]) -> None:
+    index = make_index()
+    page = FP.fingerprint_page(api_page("where", "True"), url="http://docs.example/pkg.where")
+    ChangeTracker(index).observe("http://docs.example/pkg.where", page, now=1.0)
+    assert page.own is not None and page.own.heading is not None
+    stored = read_evidence(index.get_evidence("http://docs.example/pkg.where"), page.fp)
+    assert stored == (page.own.sketch(), page.own.heading)
+
+
+def test_a_sibling_api_page_with_another_heading_is_kept(
+    make_index: Callable[[], SimhashIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``pkg.where`` and its sibling ``pkg.where_not`` differ in the name, one word of the summary
+    and the examples: too little text for ``SIMHASH_KEEP_ADDS``, but a page about another function."""
+    kept, sibling = api_page("where", "True"), api_page("where_not", "False")
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://docs.example/pkg.where", kept).verdict == NEW
+    found = observe(tracker, "http://docs.example/pkg.where_not", sibling)
+    assert (found.verdict, found.kept, found.adds_to) == (NEW, Reason.KEPT_HEADING, "http://docs.example/pkg.where")
+    assert found.adds is not None and found.adds < tracker.keep_adds  # the count alone would drop it
+    # Without the rule, the same pages: the sibling goes as a copy of the kept page.
+    monkeypatch.setattr(OwnText, "names_other", lambda self, kept, heading: False)
+    without = ChangeTracker(make_index())
+    observe(without, "http://docs.example/pkg.where", kept)
+    dropped = observe(without, "http://docs.example/pkg.where_not", sibling)
+    assert (dropped.verdict, dropped.duplicate_of) == (NEAR_DUPLICATE, "http://docs.example/pkg.where")
+
+
+def test_copies_keep_their_heading_and_are_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
+    """A print view, a mirror with tracking parameters and the same page of the next version are
+    copies of the kept page (the same heading once numbers are out): all dropped, none kept by it."""
+    original = api_page("where", "True")
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://docs.example/pkg.where", original).verdict == NEW
+    copies = {
+        "http://docs.example/print/pkg.where": print_view(original),
+        "http://mirror.example/pkg.where?utm_source=feed": original,
+        "http://docs.example/2.0/pkg.where": api_page("where", "True", version="2.0"),
+    }
+    for url, html in copies.items():
+        verdict = observe(tracker, url, html)
+        assert (verdict.verdict, verdict.duplicate_of, verdict.kept) == (
+            NEAR_DUPLICATE,
+            "http://docs.example/pkg.where",
+            None,
+        ), url
+
+
+def test_a_copy_of_the_sibling_goes_as_the_sibling(make_index: Callable[[], SimhashIndex]) -> None:
+    """With both siblings kept, a mirror of the second is dropped as a copy of the second (the page
+    of its own name within reach), not kept because the first names something else."""
+    tracker = ChangeTracker(make_index())
+    observe(tracker, "http://docs.example/pkg.where", api_page("where", "True"))
+    assert observe(tracker, "http://docs.example/pkg.where_not", api_page("where_not", "False")).verdict == NEW
+    mirror = observe(tracker, "http://mirror.example/pkg.where_not", api_page("where_not", "False"))
+    assert (mirror.verdict, mirror.duplicate_of) == (NEAR_DUPLICATE, "http://docs.example/pkg.where_not")
+
+
+def test_the_heading_rule_is_part_of_keep_adds(make_index: Callable[[], SimhashIndex]) -> None:
+    """``SIMHASH_KEEP_ADDS = 0`` (resemblance alone) turns it off with the count."""
+    tracker = ChangeTracker(make_index(), keep_adds=0)
+    observe(tracker, "http://docs.example/pkg.where", api_page("where", "True"))
+    assert observe(tracker, "http://docs.example/pkg.where_not", api_page("where_not", "False")).verdict == NEAR_DUPLICATE
+
+
+def test_middleware_counts_the_kept_sibling(make_mw: Callable[..., Any]) -> None:
+    mw = make_mw()
+    run(mw, make_response("http://docs.example/pkg.where", api_page("where", "True")))
+    out = run(mw, make_response("http://docs.example/pkg.where_not", api_page("where_not", "False")), [{"n": 1}])
+    assert out == [{"n": 1}]
+    assert mw.stats.get_value("simhash/kept/heading") == 1
+    assert mw.stats.get_value("simhash/kept/adds") is None
+    run(mw, make_response("http://docs.example/print/pkg.where", print_view(api_page("where", "True"))), [{"n": 2}])
+    assert mw.stats.get_value("simhash/near_duplicate") == 1
+
+
+def test_a_syndicated_copy_under_another_title_is_still_dropped(make_index: Callable[[], SimhashIndex]) -> None:
+    """A copy whose cleaned title is another part of the original's (its section, "Opinion"), or
+    the headline cut mid-word, names nothing the kept page does not show: still dropped. A page
+    whose heading the kept page never shows is kept beside it (the rule's other side)."""
+    rng = random.Random(8)
+    body = "".join(f"<p>{sentence(rng, 22)}</p>" for _ in range(10))
+    headline = "Republicans Are Following the Council to Nowhere"
+    original = (
+        f"<html><head><title>{headline} - The Daily</title></head><body><nav><a href='/'>Home</a> "
+        f"<a href='/opinion'>Opinion</a></nav><main><h1>{headline}</h1>{body}</main></body></html>"
+    )
+
+    def syndicated(title: str) -> str:
+        return (
+            f"<html><head><title>{title} - Feed Site</title></head><body><div class='menu'><a href='/'>Feed</a></div>"
+            f"<h1>{title}</h1><div>{body}</div></body></html>"
+        )
+
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://daily.example/a", original).verdict == NEW
+    for url, title in (
+        ("http://feed.example/1", f"Opinion | {headline}"),
+        ("http://feed.example/2", headline[:42]),  # "... to No"
+    ):
+        page = FP.fingerprint_page(syndicated(title), url=url)
+        assert page.own is not None and page.own.heading != heading_key(headline)  # another heading
+        verdict = tracker.observe(url, page, now=1.0)
+        assert (verdict.verdict, verdict.duplicate_of) == (NEAR_DUPLICATE, "http://daily.example/a"), title
+    other = observe(tracker, "http://feed.example/3", syndicated("Democrats Lead the Senate Again"))
+    assert (other.verdict, other.kept) == (NEW, Reason.KEPT_HEADING)
