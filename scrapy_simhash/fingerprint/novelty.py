@@ -218,9 +218,9 @@ class OwnText:
     page shows (its title and whole visible text, chrome and template included), what its sketch
     holds: a later page is measured against all that this one shows, since dropping it loses
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
-    region left out); ``None``: its own text. ``rows``: more lines that count as its own text but
-    are no part of what it shows (its table rows, each a line of cells that its lines hold one by
-    one: ``Document.rows``)."""
+    region left out); ``None``: its own text. ``rows``: more lines of its own text, its table rows
+    (each a line of cells that its lines hold one by one: ``Document.rows``), in its sketch too, so
+    that a later page's same row is covered whole however the two pages order their cells' lines."""
 
     __slots__ = ("_h8", "_h16", "_lines", "_rest", "_rows", "_text")
     _h8: np.ndarray | None
@@ -303,13 +303,13 @@ class OwnText:
     def sketch(self, text_bytes: int | None = None) -> bytes:
         """The sketch kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
-        the rest; the normalised text for an own text made by :meth:`normalised`), compressed
+        the rest, then its rows; the normalised text for an own text made by :meth:`normalised`), compressed
         (zstd), when that takes at most ``text_bytes`` (default :data:`TEXT_BYTES`); else 2, the largest gram hash it covers
         (``uint32``), the low 16 bits of each anchor's gram hash (``uint16``) and its double gram's
         byte, in ascending order of the codes."""
         lines = self._lines
         normalised = lines is None
-        raw = self.text if lines is None else "\n".join(lines + self._rest if self._rest else lines)
+        raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
         packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
             return _RAW_BYTE + packed
