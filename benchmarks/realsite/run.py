@@ -202,6 +202,22 @@ SITES = [
         r"^releaselog/",
         max_pages=240,
     ),
+    # Added for issue 34 item 6, not tuned on (run once with the final code): Erlang/OTP's reference
+    # manuals (erl_docgen), the ERTS, Kernel and STDLIB applications' module pages (one page per
+    # module, its functions' signatures and descriptions), user's guides and release notes, from the
+    # list of applications (their pages link to each other's by JavaScript only).
+    Site(
+        "erlang",
+        "erlang-doc",
+        "/usr/share/doc/erlang-doc",
+        "doc/applications.html",
+        "erl_docgen",
+        "en",
+        r"^(doc/applications\.html|(lib/)?(stdlib|kernel|erts)-[^/]+/doc/html/[^/]+\.html)$",
+        max_pages=300,
+    ),
+    # Docutils' own documentation (docutils-doc), written by its HTML writer (rst2html, not Sphinx).
+    Site("docutils", "docutils-doc", "/usr/share/doc/docutils-doc", "docs/index.html", "Docutils (rst2html)", "en"),
     # LilyPond's web site in Chinese with its English pages and the English Music Glossary that it
     # links to (Texinfo via texi2html, LilyPond's own templates): glossary entries of a few lines or
     # a table beside a sidebar of all 360 entries, which outweighs them.
