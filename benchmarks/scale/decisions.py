@@ -47,6 +47,7 @@ def status() -> dict[str, int]:
                 out[name] = int(value.split()[0])
     usage = resource.getrusage(resource.RUSAGE_SELF)
     out["minflt"], out["majflt"] = usage.ru_minflt, usage.ru_majflt
+    out["utime"], out["stime"] = usage.ru_utime, usage.ru_stime
     return out
 
 
@@ -90,6 +91,8 @@ def _block(index: SimhashIndex, tracker: ChangeTracker, first: int, count: int, 
         "rss_file_mb": after["RssFile"] / 1024,
         "rss_file_growth_mb": (after["RssFile"] - before["RssFile"]) / 1024,
         "hwm_mb": after["VmHWM"] / 1024,
+        "user_us": (after["utime"] - before["utime"]) / count * 1e6,
+        "sys_us": (after["stime"] - before["stime"]) / count * 1e6,
         "minflt_per_decision": (after["minflt"] - before["minflt"]) / count,
         "majflt_per_decision": (after["majflt"] - before["majflt"]) / count,
         "verdicts": verdicts,
@@ -101,7 +104,8 @@ def _print(row: dict) -> None:
         f"{row['urls']:>10,} URLs  {row['cpu_per_s']:>6,.0f}/s CPU  {row['wall_per_s']:>6,.0f}/s wall  "
         f"data.mdb {row['file_mb']:>6,.0f} MB  RssFile {row['rss_file_mb']:>6,.0f} MB "
         f"(+{row['rss_file_growth_mb']:,.0f})  VmHWM {row['hwm_mb']:>6,.0f} MB  "
-        f"faults/decision {row['minflt_per_decision']:.1f} minor {row['majflt_per_decision']:.2f} major",
+        f"faults/decision {row['minflt_per_decision']:.1f} minor {row['majflt_per_decision']:.2f} major  "
+        f"user {row['user_us']:,.0f} us sys {row['sys_us']:,.0f} us per decision",
         flush=True,
     )
 

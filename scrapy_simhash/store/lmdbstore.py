@@ -120,8 +120,11 @@ _HASHED = b"\xff"
 _CREATE_WAIT_S = 1.0
 #: Linux: every this many transactions of a process, the map's page table entries are dropped
 #: (``madvise(MADV_DONTNEED)``; the pages stay in the kernel's file cache), so that the resident
-#: file pages are those the last transactions read, not all the file ever touched (a page fault maps
-#: up to 16 cached neighbours of the page, of any sub-database). See :meth:`_SharedEnv.trim`.
+#: file pages are those the last transactions read (the evidence among them), not all the file
+#: ever touched: a page fault maps up to 16 cached neighbours of the page, of any sub-database, or
+#: the whole large folio it lies in, and neither ``readahead=False`` nor ``MADV_RANDOM`` stops
+#: that. Measured with ``benchmarks/scale/decisions.py``: after each evidence read instead, 3x
+#: the page faults for the same resident size. See :meth:`_SharedEnv.trim`.
 _TRIM_EVERY = 64
 _MADV_DONTNEED = 4
 
@@ -1058,12 +1061,7 @@ class LmdbStore(FingerprintStore):
 
     def _evidence_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
         get, db = txn.get, self._evidence
-        values = [None if (v := get(_key_id(key), db=db)) is None else bytes(v) for key in keys]
-        if any(values) and self._shared is not None:
-            # The coldest pages of the file (each read when a page resembles a kept one): unmap
-            # them at once, with whatever the read's page faults mapped around them.
-            self._shared.trim()
-        return values
+        return [None if (v := get(_key_id(key), db=db)) is None else bytes(v) for key in keys]
 
     def get_evidence(self, keys: Sequence[bytes]) -> list[bytes | None]:
         return self._read(self._evidence_values, keys)  # type: ignore[no-any-return]
