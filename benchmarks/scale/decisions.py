@@ -9,7 +9,8 @@ of ``../shared/data`` through the real ``ChangeTracker.observe`` (the URLs of ``
 ``--urls`` the decisions per second (CPU and wall) of the last tenth, the file's size and the
 process's mapped file pages (``RssFile`` of ``/proc/self/status``). ``decide`` opens the store
 built in a fresh process and makes ``--decisions`` more decisions (new URLs, 25% of them
-near-duplicates of the new kept ones, whose evidence is read), printing their rate and the
+near-duplicates of the new kept ones, whose evidence is read; give each run its own ``--seed``:
+a seed run again refetches its URLs), printing their rate and the
 process's ``RssFile``, ``VmHWM`` (the peak RSS, what Scrapy's ``MEMUSAGE`` extension reads as
 ``ru_maxrss``) and page faults before and after. Run ``decide`` on a store of 1e5 and on one of
 1e6 to compare the rates at both sizes; each run adds its URLs to the store.
@@ -136,9 +137,9 @@ def run_decide(args: argparse.Namespace) -> list[dict]:
     index, tracker = _tracker(args.path)
     with index:
         first = len(index)
-        print(f"{args.path}: {first:,} URLs indexed; {args.decisions:,} decisions", flush=True)
-        print("before:", status(), flush=True)
-        row = _block(index, tracker, 10**9 + first, args.decisions, args.seed, pages, [])
+        print(f"{args.path}: {first:,} fingerprints indexed; {args.decisions:,} decisions", flush=True)
+        # New URLs: each --seed its own (a seed run again refetches its URLs, unchanged).
+        row = _block(index, tracker, 10**9 + args.seed * 10**7, args.decisions, args.seed, pages, [])
         row["urls"] = first
         _print(row)
     return [row]
@@ -150,7 +151,7 @@ def main() -> None:
     parser.add_argument("path")
     parser.add_argument("--urls", type=int, default=100_000)
     parser.add_argument("--decisions", type=int, default=10_000)
-    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--seed", type=int, default=11, help="decide: which new URLs (1-99)")
     parser.add_argument("--json", type=Path)
     parser.add_argument("--baseline", action="store_true", help="decide: read the evidence through the map, no trim")
     parser.add_argument("--trim-every", type=int, help="decide: trim the map every this many transactions")

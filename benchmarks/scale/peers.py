@@ -6,7 +6,7 @@ file: the file's size), each through its own code.
 
     nice .venv/bin/python benchmarks/scale/peers.py [--urls 1000000] [--json OUT]
 
-(``pip install scrapy-simhash[benchmarks]``: scrapy-redis and scrapy-deltafetch.)
+(scrapy-redis and scrapy-deltafetch: the ``bench`` extra, ``pip install scrapy-simhash[bench]``.)
 """
 
 from __future__ import annotations
