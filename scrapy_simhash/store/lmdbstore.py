@@ -54,12 +54,14 @@ one opened and raises :class:`~scrapy_simhash.errors.StoreError` (``lock_file``)
 from __future__ import annotations
 
 import bisect
+import ctypes
 import hashlib
 import itertools
 import json
 import logging
 import os
 import struct
+import sys
 import threading
 import time
 from typing import TYPE_CHECKING, Any
@@ -116,15 +118,40 @@ MAX_KEY_ID_SIZE = 511
 _HASHED = b"\xff"
 #: How long an open waits for a data.mdb that another process is creating (zero length).
 _CREATE_WAIT_S = 1.0
+#: Linux: every this many transactions of a process, the map's page table entries are dropped
+#: (``madvise(MADV_DONTNEED)``; the pages stay in the kernel's file cache), so that the resident
+#: file pages are those the last transactions read (the evidence among them), not all the file
+#: ever touched: a page fault maps up to 16 cached neighbours of the page, of any sub-database, or
+#: the whole large folio it lies in, and neither ``readahead=False`` nor ``MADV_RANDOM`` stops
+#: that. Measured with ``benchmarks/scale/decisions.py``: after each evidence read instead, 3x
+#: the page faults for the same resident size. See :meth:`_SharedEnv.trim`.
+_TRIM_EVERY = 64
+_MADV_DONTNEED = 4
+
+
+def _madvise() -> Callable[[int, int, int], int] | None:
+    """libc's ``madvise`` (Linux), else ``None``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        fn = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError):  # pragma: no cover
+        return None
+    fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    fn.restype = ctypes.c_int
+    return fn  # type: ignore[no-any-return]
+
+
+_MADVISE = _madvise()
 
 
 class _SharedEnv:
     """One ``lmdb.Environment`` per directory and process (LMDB forbids opening it twice).
 
     ``lock`` serialises the transactions of every store object on it: the map may only be resized
-    while no transaction of this process is active."""
+    while no transaction of this process is active. ``inode``: that of ``data.mdb`` (Linux)."""
 
-    def __init__(self, env: lmdb.Environment, key: str, lock_fd: int | None) -> None:
+    def __init__(self, env: lmdb.Environment, key: str, lock_fd: int | None, inode: int | None = None) -> None:
         self.env = env
         self.key = key
         self.refs = 1
@@ -135,10 +162,53 @@ class _SharedEnv:
         #: lock.mdb, kept open to notice its deletion (``st_nlink`` drops to 0); closed only
         #: after the environment (closing a descriptor drops the process's fcntl locks on it).
         self.lock_fd = lock_fd
+        self.inode = inode
         self.sync = True
+        self.txns = 0  # since the last trim
+        #: Where the map of ``data.mdb`` lies in this process (start, end), read from
+        #: ``/proc/self/maps``; ``None``: not read yet, or the map was remapped (:meth:`resize`).
+        self.span: tuple[int, int] | None = None
+
+    def resize(self, size: int) -> None:
+        """``set_mapsize(size)``: LMDB maps the file again, maybe elsewhere."""
+        self.span = None
+        self.env.set_mapsize(size)
+
+    def map_span(self) -> tuple[int, int] | None:
+        """(start, end) of this process's map of ``data.mdb`` (Linux), else ``None``."""
+        if self.span is None and self.inode is not None:
+            inode = str(self.inode)
+            with open("/proc/self/maps") as maps:
+                for line in maps:
+                    fields = line.split(maxsplit=5)
+                    if (
+                        len(fields) == 6
+                        and fields[4] == inode
+                        and fields[2] == "00000000"
+                        and fields[5].rstrip("\n").endswith("data.mdb")
+                    ):
+                        start, _, end = fields[0].partition("-")
+                        self.span = int(start, 16), int(end, 16)
+                        break
+        return self.span
 
     def lock_file_gone(self) -> bool:
         return self.lock_fd is not None and os.fstat(self.lock_fd).st_nlink == 0
+
+    def tick(self) -> None:
+        """Count a finished transaction; trim the map every ``_TRIM_EVERY``."""
+        self.txns += 1
+        if self.txns >= _TRIM_EVERY:
+            self.trim()
+
+    def trim(self) -> None:
+        """Unmap the pages of ``data.mdb`` this process has mapped in (Linux; elsewhere nothing).
+        Safe at any time: LMDB maps the file read-only and shared (never ``writemap``), so a page
+        read again is mapped again from the kernel's file cache, unchanged."""
+        self.txns = 0
+        span = self.map_span() if _MADVISE is not None else None
+        if span is not None and _MADVISE is not None:
+            _MADVISE(span[0], span[1] - span[0], _MADV_DONTNEED)
 
     def close(self) -> None:
         try:
@@ -189,6 +259,17 @@ def _open_lock_file(path: str) -> int | None:
     try:
         return os.open(os.path.join(path, "lock.mdb"), os.O_RDONLY)
     except OSError:
+        return None
+
+
+def _data_inode(path: str) -> int | None:
+    """The inode of ``data.mdb`` (Linux, where the map is trimmed: how it is found in
+    ``/proc/self/maps``)."""
+    if _MADVISE is None:
+        return None
+    try:
+        return os.stat(os.path.join(path, "data.mdb")).st_ino
+    except OSError:  # pragma: no cover
         return None
 
 
@@ -420,7 +501,7 @@ class LmdbStore(FingerprintStore):
                 shared.refs += 1
             else:
                 env = self._open_env(path)
-                shared = _ENVS[key] = _SharedEnv(env, key, _open_lock_file(path))
+                shared = _ENVS[key] = _SharedEnv(env, key, _open_lock_file(path), _data_inode(path))
                 shared.sync = self.durable
         self._shared = shared
         self._env = shared.env
@@ -468,7 +549,7 @@ class LmdbStore(FingerprintStore):
                 try:
                     shared.dbs[name] = env.open_db(name, create=not self.readonly, **flags)
                 except lmdb.MapResizedError:
-                    env.set_mapsize(0)  # another process grew the map
+                    shared.resize(0)  # another process grew the map
                 except lmdb.MapFullError:
                     self._grow()
                 except lmdb.NotFoundError:
@@ -541,7 +622,8 @@ class LmdbStore(FingerprintStore):
             try:
                 return env.begin(write=write)
             except lmdb.MapResizedError:
-                env.set_mapsize(0)  # another process grew the map: adopt its size
+                assert self._shared is not None
+                self._shared.resize(0)  # another process grew the map: adopt its size
         raise StoreError(self.path, "io", "the map keeps changing size", "start a transaction on")  # pragma: no cover
 
     def _read(self, fn: Callable[..., Any], *args: Any) -> Any:
@@ -561,6 +643,7 @@ class LmdbStore(FingerprintStore):
                     return fn(txn, *args)
                 finally:
                     txn.abort()
+                    shared.tick()
         except lmdb.Error as exc:
             raise StoreError(self.path, _kind(exc), str(exc), "read") from exc
 
@@ -582,6 +665,7 @@ class LmdbStore(FingerprintStore):
                     try:
                         result = fn(txn, *args)
                         txn.commit()
+                        shared.tick()
                         self._synced()
                         return result
                     except lmdb.MapFullError:
@@ -589,7 +673,7 @@ class LmdbStore(FingerprintStore):
                         self._grow()
                     except lmdb.MapResizedError:
                         _abort(txn)
-                        shared.env.set_mapsize(0)
+                        shared.resize(0)
                     except BaseException:
                         _abort(txn)
                         raise
@@ -626,6 +710,8 @@ class LmdbStore(FingerprintStore):
         except lmdb.Error as exc:
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
+        if self._shared is not None:
+            self._shared.tick()
         self._release()
         self._synced()
 
@@ -661,11 +747,12 @@ class LmdbStore(FingerprintStore):
         env = self._env
         assert env is not None
         before = env.info()["map_size"]
-        env.set_mapsize(0)  # adopt a size another process may have set
+        assert self._shared is not None
+        self._shared.resize(0)  # adopt a size another process may have set
         size = env.info()["map_size"]
         if size <= before:
             size = before * 2
-            env.set_mapsize(size)
+            self._shared.resize(size)
         self.map_size = size
         self.grows += 1
 
