@@ -141,6 +141,7 @@ local function writing()  -- checks what a writing op may write (false: the op o
   elseif op == 'rdel' then need_records(2)
   elseif op == 'undo_rec' then need_records(6)
   elseif op == 'aput' then need(AUX, 'hash')
+  elseif op == 'apply' then return true  -- checks what it writes itself, once it knows it writes
   else return false end
   return true
 end
@@ -337,6 +338,92 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
+local CRC
+local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it (zlib's CRC-32)
+  if not CRC then
+    CRC = {}
+    for v = 0, 255 do
+      local c = v
+      for _ = 1, 8 do
+        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
+      end
+      CRC[v] = c
+    end
+  end
+  local c = -1
+  for j = 1, #key do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(key, j)), 0xFF)]) end
+  return band(bit.bnot(c), 0x7FFFFFFF) %% %(shards)d
+end
+
+-- One decision's snapshot (ARGV from i: key, shard, fp or '', k, limit, wide, n, T buckets, n
+-- (table, bucket) pairs of the wide lookup): the key's record and fingerprint, the lookup of fp
+-- within k ({total, capped, fp, dist, keys, ...}) and the wide tier's (k < d <= wide), the records
+-- of every key found ({key, record}*), the version (a digest of all of it and of the buckets read)
+-- and the ARGV index after the spec.
+local function state(i)
+  local key, shard, fp = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local k, limit, wide, n = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+  local b = i + 7
+  local rec = redis.call('HGET', P .. 'r' .. shard, key)
+  local own = redis.call('HGET', P .. 'k' .. shard, key)
+  local d = {}
+  local function piece(s) d[#d + 1] = #s .. ':' .. s end
+  piece(rec and ('+' .. rec) or '-')
+  piece(own or '')
+  local res, wres, recs = {0, 0}, {}, {}
+  if fp ~= '' then
+    local parts = {}
+    for t = 1, T do
+      parts[t] = redis.call('HGET', TN[t], ARGV[b + t - 1]) or ''
+      piece(parts[t])
+    end
+    local raw = table.concat(parts)
+    local total = #raw / VW
+    local m = total
+    local found, order = {}, {}
+    if limit > 0 and limit < total then
+      m = limit
+      if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
+    end
+    scan(raw, m, fp, -1, k, found, order)
+    res = with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+    if wide > k then
+      local wparts = {raw}
+      for j = b + T, b + T + 2 * n - 1, 2 do
+        local blob = redis.call('HGET', TN[tonumber(ARGV[j])], ARGV[j + 1]) or ''
+        wparts[#wparts + 1] = blob
+        piece(blob)
+      end
+      local wraw = table.concat(wparts)
+      local wm = #wraw / VW
+      if limit > 0 and limit < wm then wm = limit end
+      local wf, wo = {}, {}
+      scan(wraw, wm, fp, k, wide, wf, wo)
+      wres = with_keys(wf, wo, {})
+    end
+    local seen = {}
+    for _, list in ipairs({{res, 5}, {wres, 3}}) do
+      for j = list[2], #list[1], 3 do
+        local ks = list[1][j]
+        piece(ks)
+        local p = 1
+        while ks ~= '' do
+          local s = find(ks, SEP, p, true)
+          local one = sub(ks, p, (s or 0) - 1)
+          if not seen[one] then
+            seen[one] = true
+            local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+            if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
+          end
+          if not s then break end
+          p = s + 1
+        end
+      end
+    end
+  end
+  return rec, own, res, wres, recs, redis.sha1hex(table.concat(d)), b + T + 2 * n
+end
+
 local function run()
   if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
     local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
@@ -355,6 +442,50 @@ local function run()
       old = add(key, shard, fp, 8)
     end
     return {old or '', res, wres}
+  elseif op == 'snap' then  -- a decision's snapshot spec (see state)
+    local rec, own, res, wres, recs, version = state(3)
+    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, version}
+  elseif op == 'apply' then
+    -- The spec, then the snapshot's version, the key's fingerprint ('a' fp buckets, 'r' remove, 'n'
+    -- as it is), its record ('1' value due hot, 'd' delete, 'n' as it is), m (evidence key, value
+    -- or ''), a (aux name, flag, value): all of it, or nothing when what the snapshot read changed
+    -- ({0}) or another process holds the key's record (batch(key): {2}); {1}: written.
+    local key, shard = ARGV[3], ARGV[4]
+    local _, _, _, _, _, version, i = state(3)
+    if version ~= ARGV[i] then return {0} end
+    if redis.call('EXISTS', P .. 'L' .. key) == 1 then return {2} end
+    local fop = ARGV[i + 1]
+    local fi = i + 2
+    local ri = fop == 'a' and fi + 1 + T or fi
+    local rop = ARGV[ri]
+    local ei = rop == '1' and ri + 4 or ri + 1
+    local ev = {}
+    for j = 1, tonumber(ARGV[ei]) do ev[j] = {ARGV[ei + 2 * j - 1], ARGV[ei + 2 * j]} end
+    local ai = ei + 1 + 2 * #ev
+    local na = tonumber(ARGV[ai])
+    -- Before the first write: every key it may write holds its type or nothing.
+    if fop ~= 'n' then
+      need(FPS, 'hash'); need(NKEY, 'string'); need(P .. 'k' .. shard, 'hash')
+      for t = 1, T do need(TN[t], 'hash') end
+      local cnt = redis.call('GET', NKEY)
+      if cnt and not tonumber(cnt) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+    end
+    if rop ~= 'n' then need(DUE, 'zset'); need(P .. 'r' .. shard, 'hash'); need(P .. 'h' .. shard, 'hash') end
+    for _, e in ipairs(ev) do need(e[1], 'string') end
+    if na > 0 then need(AUX, 'hash') end
+    if fop == 'a' then add(key, shard, ARGV[fi], fi + 1) elseif fop == 'r' then remove(key, shard) end
+    if rop == '1' then
+      set_record(key, shard, ARGV[ri + 1], arg(ARGV[ri + 2]), arg(ARGV[ri + 3]))
+    elseif rop == 'd' then
+      set_record(key, shard, false, false, false)
+    end
+    for _, e in ipairs(ev) do  -- keys of their own, outside P: a server, not a cluster (one slot)
+      if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
+    end
+    for j = ai + 1, ai + 3 * na, 3 do
+      if ARGV[j + 1] == '1' then redis.call('HSET', AUX, ARGV[j], ARGV[j + 2]) else redis.call('HDEL', AUX, ARGV[j]) end
+    end
+    return {1}
   elseif op == 'near' then  -- fp, k, limit, buckets
     return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
   elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps

@@ -81,7 +81,16 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
-from scrapy_simhash.store.base import MAX_DUE, FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+from scrapy_simhash.store.base import (
+    MAX_DUE,
+    FingerprintStore,
+    Probe,
+    Snapshot,
+    TableLayout,
+    Writes,
+    due_ms,
+    sort_hits,
+)
 from scrapy_simhash.store.hot import hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
@@ -559,6 +568,79 @@ class RedisStore(FingerprintStore):
         if old != now:
             self._log("undo_fp", [key, str(shard).encode(), now, old])
         return probe
+
+    # -- decisions: one read, one conditional write -----------------------------------------
+
+    snapshots = True
+
+    def _around(self, fp: bytes) -> list[Any]:
+        """The ``(table, bucket)`` pairs a wide lookup of ``fp`` reads beside its own buckets."""
+        assert self._layout is not None, "configure() first"
+        own = self._buckets(fp)
+        around: list[Any] = []
+        neighbours = self._layout.probe_tkeys(self._layout.tkeys(fp))
+        for t, (keys, shift) in enumerate(zip(neighbours, self._bucket_shift)):
+            bids = {(int.from_bytes(tk, "big") >> shift).to_bytes(2, "big") for tk in keys} - {own[t]}
+            for bid in sorted(bids):
+                around += [t + 1, bid]
+        return around
+
+    def snapshot(self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0) -> Snapshot:
+        assert self._layout is not None, "configure() first"
+        if fp is None:
+            spec: list[Any] = [key, shard_of(key), b"", k, limit, 0, 0, *[b""] * len(self._layout.tables)]
+        else:
+            around = self._around(fp) if wide > k else []
+            spec = [key, shard_of(key), fp, k, limit, wide if wide > k else 0, len(around) // 2]
+            spec += [*self._buckets(fp), *around]
+        record, own, res, wres, recs, version = self._call("snap", *spec, action="read")
+        probe = self._probe(res, None)
+        if wres:
+            probe = probe._replace(wide=tuple(self._probe([0, 0, *wres], None).hits))
+        records = {bytes(recs[i]): bytes(recs[i + 1]) for i in range(0, len(recs), 2)}
+        return Snapshot(_present([record])[0], _present([own])[0], probe, records, bytes(version), spec)
+
+    def apply(self, snapshot: Snapshot, writes: Writes) -> bool:
+        key = snapshot.spec[0]
+        args: list[Any] = [*snapshot.spec, snapshot.version]
+        if writes.fp is None:
+            args.append(b"n")
+        elif writes.fp:
+            args += [b"a", writes.fp, *self._buckets(writes.fp)]
+        else:
+            args.append(b"r")
+        if writes.record is None:
+            args.append(b"n")
+        elif not writes.record[0]:
+            args.append(b"d")
+        else:
+            value, due = writes.record
+            ms = None if due is None else due_ms(due)
+            hot = b"" if ms is None else hot_of(value, ms)
+            args += [b"1", value, b"" if ms is None else str(ms).encode(), hot]
+        name = self.evidence_prefix + key
+        evidence = writes.evidence
+        if writes.record is not None and not writes.record[0]:
+            evidence = b""  # a deleted record takes its evidence with it
+        later = None
+        if evidence is not None and self._is_cluster():  # another slot: set before, delete after
+            if evidence:
+                self._evidence_call(lambda c: c.set(name, evidence), "write to")
+            else:
+                later = name
+            args.append(0)
+        elif evidence is not None:
+            args += [1, name, evidence]
+        else:
+            args.append(0)
+        aux = writes.aux or {}
+        args.append(len(aux))
+        for aux_name, blob in aux.items():
+            args += [aux_name.encode(), b"0" if blob is None else b"1", blob or b""]
+        done = int(self._call("apply", *args, action="write to")[0]) == 1
+        if done and later is not None:
+            self._evidence_call(lambda c: c.delete(later), "write to")
+        return done
 
     def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         pending = dict(items)
