@@ -213,7 +213,9 @@ class ChangeTracker:
         containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
         duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
         novelty evidence is stored, what later keys are measured against."""
-        return self.index.decide(key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own))
+        return self.index.decide(
+            key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own), evidence=self._measures(own)
+        )
 
     def _deduplicate(self, ix: Index, key: str, fp: int, own: OwnText | None) -> Verdict:
         """:meth:`deduplicate` over ``ix`` (:meth:`SimhashIndex.decide`'s view)."""
@@ -280,8 +282,16 @@ class ChangeTracker:
         with its record."""
         now = self.clock() if now is None else now
         return self.index.decide(
-            key, page.fp, self._wide_for(page), lambda ix: self._observe(ix, key, page, now, validators)
+            key,
+            page.fp,
+            self._wide_for(page),
+            lambda ix: self._observe(ix, key, page, now, validators),
+            evidence=self._measures(page.own),
         )
+
+    def _measures(self, own: OwnText | None) -> bool:
+        """Whether a decision on a page with own text ``own`` may read novelty evidence."""
+        return bool(self.keep_adds) and own is not None and own.has_text
 
     def _wide_for(self, page: PageFingerprint) -> int:
         """The wide tier's distance where :meth:`_check_and_add` may look ``page`` up with it, else 0."""

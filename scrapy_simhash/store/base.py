@@ -225,7 +225,8 @@ class Snapshot(NamedTuple):
     and stored fingerprint ``fp`` (``None``: none), the ``probe`` of the page's fingerprint (every
     key within ``k``, the decided key's own entry included; ``probe.wide``: those the wide lookup
     found), the ``records`` of every key found, and the ``version`` that :meth:`FingerprintStore.apply`
-    checks (``spec``: the arguments it re-reads with)."""
+    checks (``spec``: the arguments it re-reads with); ``evidence``: the evidence read with them
+    (``None``: there is none), where the store reads it in the same round trip."""
 
     record: bytes | None
     fp: bytes | None
@@ -233,6 +234,7 @@ class Snapshot(NamedTuple):
     records: dict[bytes, bytes]
     version: Any
     spec: Any = None
+    evidence: Mapping[bytes, bytes | None] | None = None
 
 
 class Writes(NamedTuple):
@@ -339,10 +341,14 @@ class FingerprintStore(ABC):
     #: in a group (:meth:`begin`, ..., :meth:`commit`): a store whose calls are round trips (Redis).
     snapshots = False
 
-    def snapshot(self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0) -> Snapshot:
+    def snapshot(
+        self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0, evidence: bool = False
+    ) -> Snapshot:
         """One atomic read of what a decision on ``key`` needs (see :class:`Snapshot`): ``fp``
         (``None``: no lookup) is looked up as by :meth:`near` (``k``, ``limit``) and, with
-        ``wide > k``, by :meth:`check_and_add`'s wide lookup. Only where :attr:`snapshots`."""
+        ``wide > k``, by :meth:`check_and_add`'s wide lookup; with ``evidence``, the evidence of
+        the key and of the keys found within ``k`` where the store can read it in the same round
+        trip. Only where :attr:`snapshots`."""
         raise NotImplementedError
 
     def apply(self, snapshot: Snapshot, writes: Writes) -> bool:

@@ -489,12 +489,15 @@ class SimhashIndex:
                 self._depth = 0
                 self._log = []
 
-    def decide(self, key: str, fp: int | None, wide: int, decision: Callable[[Any], _T]) -> _T:
+    def decide(
+        self, key: str, fp: int | None, wide: int, decision: Callable[[Any], _T], *, evidence: bool = False
+    ) -> _T:
         """``decision(view)``: one decision on ``key`` (a page with fingerprint ``fp``; ``None``: no
         lookup), its result returned. ``view`` has this index's calls. A store that decides in a
         group (LMDB) runs it in :meth:`batch` (one write transaction) over this index; one that
         snapshots (Redis, ``FingerprintStore.snapshots``) reads once (``fp``'s lookup within
-        ``max_distance`` and, with ``wide > max_distance``, the wide tier's), runs ``decision`` over
+        ``max_distance`` and, with ``wide > max_distance``, the wide tier's; with ``evidence``, the
+        evidence of the key and of the keys found, where it can), runs ``decision`` over
         that :class:`~scrapy_simhash.store.snapshot.SnapshotView` and writes what it wrote in one
         conditional write; where another process changed what it read meanwhile, it reads and
         decides again (``stats["conflicts"]``), at most :data:`DECIDE_ATTEMPTS` times
@@ -511,7 +514,7 @@ class SimhashIndex:
         for _ in range(DECIDE_ATTEMPTS):
             with self._lock:
                 self._check_open()
-                snapshot = store.snapshot(kb, fpb, self.max_distance, self.max_candidates, wide)
+                snapshot = store.snapshot(kb, fpb, self.max_distance, self.max_candidates, wide, evidence)
                 view = SnapshotView(self, key, fp, snapshot)
                 result = decision(view)
                 if store.apply(snapshot, view.writes()):

@@ -102,6 +102,7 @@ if lockspec ~= '' then  -- all of the n keys' locks, or none and no op; the m ke
 end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
+local KB = %(key_bits)s
 local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
@@ -338,6 +339,22 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
+-- Per table, the buckets one bit away from the buckets in ARGV from b (a wide lookup's): in table
+-- t, the bucket with one of its low min(BB, key bits) bits flipped.
+local function around(b)
+  local out = {}
+  for t = 1, T do
+    local bid = ARGV[b + t - 1]
+    local v = byte(bid, 1) * 256 + byte(bid, 2)
+    out[t] = {}
+    for j = 0, math.min(BB, KB[t]) - 1 do
+      local w = bxor(v, 2 ^ j)
+      out[t][j + 1] = string.char(math.floor(w / 256), w %% 256)
+    end
+  end
+  return out
+end
+
 local CRC
 local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it (zlib's CRC-32)
   if not CRC then
@@ -355,28 +372,51 @@ local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it
   return band(bit.bnot(c), 0x7FFFFFFF) %% %(shards)d
 end
 
--- One decision's snapshot (ARGV from i: key, shard, fp or '', k, limit, wide, n, T buckets, n
--- (table, bucket) pairs of the wide lookup): the key's record and fingerprint, the lookup of fp
--- within k ({total, capped, fp, dist, keys, ...}) and the wide tier's (k < d <= wide), the records
--- of every key found ({key, record}*), the version (a digest of all of it and of the buckets read)
--- and the ARGV index after the spec.
-local function state(i)
+-- One decision's snapshot (ARGV from i: key, shard, fp or '', k, limit, wide, the evidence prefix
+-- or '', T buckets; with wide > k, the wide lookup reads the buckets one bit away from each of
+-- them too, the pairs of ``around``): the key's record and
+-- fingerprint, the lookup of fp within k ({total, capped, fp, dist, keys, ...}), the candidates of
+-- the wide tier's (the buckets read, packed: the client verifies them), the records of every key
+-- found within k ({key, record}*), the version (a digest of all of it and of the buckets read) and, with ``evidence`` and
+-- a prefix (a server: the evidence keys are outside P), the evidence of the key (when it has a
+-- record) and of every other key found within k ({key, evidence}*; not in the version). With
+-- ``check``, only the version: the fingerprints found are those the client sends (ARGV[check]: how
+-- many, then each, as the snapshot found them), the buckets read unchanged if the version is.
+local function state(i, evidence, check)
   local key, shard, fp = ARGV[i], ARGV[i + 1], ARGV[i + 2]
-  local k, limit, wide, n = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5]), tonumber(ARGV[i + 6])
+  local k, limit, wide = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+  local evp = evidence and ARGV[i + 6] or ''
   local b = i + 7
+  local near = fp ~= '' and wide > k and around(b) or {}
+  local function read_buckets()  -- fp's buckets (T) and the wide lookup's, table by table ('': none)
+    local mine, others = {}, {}
+    for t = 1, T do
+      local got = redis.call('HMGET', TN[t], ARGV[b + t - 1], unpack(near[t] or {}))
+      mine[t] = got[1] or ''
+      for j = 2, #got do others[#others + 1] = got[j] or '' end
+    end
+    return mine, others
+  end
   local rec = redis.call('HGET', P .. 'r' .. shard, key)
   local own = redis.call('HGET', P .. 'k' .. shard, key)
   local d = {}
   local function piece(s) d[#d + 1] = #s .. ':' .. s end
   piece(rec and ('+' .. rec) or '-')
   piece(own or '')
-  local res, wres, recs = {0, 0}, {}, {}
-  if fp ~= '' then
-    local parts = {}
-    for t = 1, T do
-      parts[t] = redis.call('HGET', TN[t], ARGV[b + t - 1]) or ''
-      piece(parts[t])
-    end
+  local res, wres, recs, evs = {0, 0}, '', {}, {}
+  local function ev(one)
+    local e = redis.call('GET', evp .. one)
+    if e then evs[#evs + 1] = one; evs[#evs + 1] = e end
+  end
+  if evp ~= '' and rec then ev(key) end
+  if fp ~= '' and check then
+    local mine, others = read_buckets()
+    for _, blob in ipairs(mine) do piece(blob) end
+    for _, blob in ipairs(others) do piece(blob) end
+    for j = check + 1, check + tonumber(ARGV[check]) do piece(redis.call('HGET', FPS, ARGV[j]) or '') end
+  elseif fp ~= '' then
+    local parts, others = read_buckets()
+    for _, blob in ipairs(parts) do piece(blob) end
     local raw = table.concat(parts)
     local total = #raw / VW
     local m = total
@@ -388,21 +428,11 @@ local function state(i)
     scan(raw, m, fp, -1, k, found, order)
     res = with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
     if wide > k then
-      local wparts = {raw}
-      for j = b + T, b + T + 2 * n - 1, 2 do
-        local blob = redis.call('HGET', TN[tonumber(ARGV[j])], ARGV[j + 1]) or ''
-        wparts[#wparts + 1] = blob
-        piece(blob)
-      end
-      local wraw = table.concat(wparts)
-      local wm = #wraw / VW
-      if limit > 0 and limit < wm then wm = limit end
-      local wf, wo = {}, {}
-      scan(wraw, wm, fp, k, wide, wf, wo)
-      wres = with_keys(wf, wo, {})
+      for _, blob in ipairs(others) do piece(blob) end
+      wres = raw .. table.concat(others)  -- verified by the client (the wide tier's keys: 'wkeys')
     end
     local seen = {}
-    for _, list in ipairs({{res, 5}, {wres, 3}}) do
+    for _, list in ipairs({{res, 5}}) do
       for j = list[2], #list[1], 3 do
         local ks = list[1][j]
         piece(ks)
@@ -414,6 +444,7 @@ local function state(i)
             seen[one] = true
             local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
             if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
+            if r and evp ~= '' and list[2] == 5 and one ~= key then ev(one) end
           end
           if not s then break end
           p = s + 1
@@ -421,7 +452,7 @@ local function state(i)
       end
     end
   end
-  return rec, own, res, wres, recs, redis.sha1hex(table.concat(d)), b + T + 2 * n
+  return rec, own, res, wres, recs, redis.sha1hex(table.concat(d)), evs
 end
 
 local function run()
@@ -442,17 +473,36 @@ local function run()
       old = add(key, shard, fp, 8)
     end
     return {old or '', res, wres}
+  elseif op == 'wkeys' then  -- fps: {fp, keys}* and the records of those keys {key, record}*
+    local out, recs = {}, {}
+    for i = 3, #ARGV do
+      local ks = redis.call('HGET', FPS, ARGV[i]) or ''
+      out[#out + 1] = ARGV[i]
+      out[#out + 1] = ks
+      local p = 1
+      while ks ~= '' do
+        local s = find(ks, SEP, p, true)
+        local one = sub(ks, p, (s or 0) - 1)
+        local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+        if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
+        if not s then break end
+        p = s + 1
+      end
+    end
+    return {out, recs}
   elseif op == 'snap' then  -- a decision's snapshot spec (see state)
-    local rec, own, res, wres, recs, version = state(3)
-    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, version}
+    local rec, own, res, wres, recs, version, evs = state(3, true)
+    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, version, evs}
   elseif op == 'apply' then
-    -- The spec, then the snapshot's version, the key's fingerprint ('a' fp buckets, 'r' remove, 'n'
+    -- The spec, then the snapshot's version, c and the c fingerprints it found, the key's fingerprint ('a' fp buckets, 'r' remove, 'n'
     -- as it is), its record ('1' value due hot, 'd' delete, 'n' as it is), m (evidence key, value
     -- or ''), a (aux name, flag, value): all of it, or nothing when what the snapshot read changed
     -- ({0}) or another process holds the key's record (batch(key): {2}); {1}: written.
     local key, shard = ARGV[3], ARGV[4]
-    local _, _, _, _, _, version, i = state(3)
-    if version ~= ARGV[i] then return {0} end
+    local spec_end = 3 + 7 + T
+    local _, _, _, _, _, version = state(3, false, spec_end + 1)
+    if version ~= ARGV[spec_end] then return {0} end
+    local i = spec_end + 1 + tonumber(ARGV[spec_end + 1])
     if redis.call('EXISTS', P .. 'L' .. key) == 1 then return {2} end
     local fop = ARGV[i + 1]
     local fi = i + 2
@@ -642,5 +692,6 @@ def _main_lua(layout: TableLayout) -> str:
         "bucket_bits": BUCKET_BITS,
         "bits": layout.bits,
         "segs": segs,
+        "key_bits": "{" + ", ".join(str(kb) for kb in layout.key_bits) + "}",
         "shards": SHARDS,
     }

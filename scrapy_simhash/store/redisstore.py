@@ -90,6 +90,7 @@ from scrapy_simhash.store.base import (
     Writes,
     due_ms,
     sort_hits,
+    wide_found,
 )
 from scrapy_simhash.store.hot import hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
@@ -573,36 +574,39 @@ class RedisStore(FingerprintStore):
 
     snapshots = True
 
-    def _around(self, fp: bytes) -> list[Any]:
-        """The ``(table, bucket)`` pairs a wide lookup of ``fp`` reads beside its own buckets."""
+    def snapshot(
+        self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0, evidence: bool = False
+    ) -> Snapshot:
         assert self._layout is not None, "configure() first"
-        own = self._buckets(fp)
-        around: list[Any] = []
-        neighbours = self._layout.probe_tkeys(self._layout.tkeys(fp))
-        for t, (keys, shift) in enumerate(zip(neighbours, self._bucket_shift)):
-            bids = {(int.from_bytes(tk, "big") >> shift).to_bytes(2, "big") for tk in keys} - {own[t]}
-            for bid in sorted(bids):
-                around += [t + 1, bid]
-        return around
-
-    def snapshot(self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0) -> Snapshot:
-        assert self._layout is not None, "configure() first"
-        if fp is None:
-            spec: list[Any] = [key, shard_of(key), b"", k, limit, 0, 0, *[b""] * len(self._layout.tables)]
-        else:
-            around = self._around(fp) if wide > k else []
-            spec = [key, shard_of(key), fp, k, limit, wide if wide > k else 0, len(around) // 2]
-            spec += [*self._buckets(fp), *around]
-        record, own, res, wres, recs, version = self._call("snap", *spec, action="read")
+        # A server reads the evidence with the snapshot; a cluster (other slots) with an MGET.
+        evp = self.evidence_prefix if evidence and not self._is_cluster() else b""
+        buckets = [b""] * len(self._layout.tables) if fp is None else self._buckets(fp)
+        spec: list[Any] = [key, shard_of(key), fp or b"", k, limit, wide if wide > k else 0, evp, *buckets]
+        record, own, res, wraw, recs, version, evs = self._call("snap", *spec, action="read")
         probe = self._probe(res, None)
-        if wres:
-            probe = probe._replace(wide=tuple(self._probe([0, 0, *wres], None).hits))
         records = {bytes(recs[i]): bytes(recs[i + 1]) for i in range(0, len(recs), 2)}
-        return Snapshot(_present([record])[0], _present([own])[0], probe, records, bytes(version), spec)
+        fps = [res[i] for i in range(2, len(res), 3)]
+        if wraw and fp is not None:  # the wide tier's candidates, verified here; their keys: one more read
+            found = wide_found(bytes(wraw), fp, k, wide, limit)
+            if found:
+                pairs, more = self._call("wkeys", *found, action="read")
+                wres = [x for i in range(0, len(pairs), 2) for x in (pairs[i], found[bytes(pairs[i])], pairs[i + 1])]
+                probe = probe._replace(wide=tuple(self._probe([0, 0, *wres], None).hits))
+                records.update((bytes(more[i]), bytes(more[i + 1])) for i in range(0, len(more), 2))
+        found_evidence: dict[bytes, bytes | None] = {bytes(evs[i]): bytes(evs[i + 1]) for i in range(0, len(evs), 2)}
+        if evp:  # read: absent ones have none
+            found_evidence.update((h.key, None) for h in probe.hits if h.key not in found_evidence and h.key in records)
+            if record and key not in found_evidence:
+                found_evidence[key] = None
+        reread = (spec, [len(fps), *fps])  # what apply reads again: the spec, the fingerprints found
+        return Snapshot(
+            _present([record])[0], _present([own])[0], probe, records, bytes(version), reread, found_evidence
+        )
 
     def apply(self, snapshot: Snapshot, writes: Writes) -> bool:
-        key = snapshot.spec[0]
-        args: list[Any] = [*snapshot.spec, snapshot.version]
+        spec, found = snapshot.spec
+        key = spec[0]
+        args: list[Any] = [*spec, snapshot.version, *found]
         if writes.fp is None:
             args.append(b"n")
         elif writes.fp:

@@ -35,7 +35,7 @@ class SnapshotView:
         self._record: tuple[bytes, float | None] | None = None
         self._evidence: bytes | None = None
         self._aux: dict[str, bytes | None] = {}
-        self._evidence_read: dict[str, bytes | None] = {}
+        self._evidence_read = {k.decode("utf-8"): v for k, v in (snapshot.evidence or {}).items()}
         self._hits = [h for h in snapshot.probe.hits if h.key != self._kb]  # the lookup without the key's own entry
 
     def writes(self) -> Writes:
