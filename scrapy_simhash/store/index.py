@@ -489,6 +489,9 @@ class SimhashIndex:
                 self._depth = 0
                 self._log = []
 
+    #: The type of :meth:`near`'s results (what a :class:`~scrapy_simhash.store.snapshot.SnapshotView` returns too).
+    match_type = Match
+
     def decide(
         self, key: str, fp: int | None, wide: int, decision: Callable[[Any], _T], *, evidence: bool = False
     ) -> _T:

@@ -67,11 +67,10 @@ class SnapshotView:
         return had
 
     def _matches(self, hits: Iterable[object], exclude: str | None) -> list[Match]:
-        from scrapy_simhash.store.index import Match
-
+        match = self.index.match_type  # the index's class: no import cycle
         ex = None if exclude is None else exclude.encode("utf-8")
         return [
-            Match(h.key.decode("utf-8"), int.from_bytes(h.fp, "big"), h.distance)  # type: ignore[attr-defined]
+            match(h.key.decode("utf-8"), int.from_bytes(h.fp, "big"), h.distance)  # type: ignore[attr-defined]
             for h in hits
             if h.key != ex  # type: ignore[attr-defined]
         ]
