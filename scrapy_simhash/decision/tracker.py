@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.index import Match, SimhashIndex
 
+    #: What a decision's rules call: the index, or its snapshot view (the same calls).
+    Index = SimhashIndex
+
 __all__ = ["ChangeTracker", "DueRow", "Plan", "Verdict"]
 
 
@@ -215,26 +218,31 @@ class ChangeTracker:
         containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
         duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
         novelty evidence is stored, what later keys are measured against."""
+        return self.index.decide(
+            key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own), evidence=self._measures(own)
+        )
+
+    def _deduplicate(self, ix: Index, key: str, fp: int, own: OwnText | None) -> Verdict:
+        """:meth:`deduplicate` over ``ix`` (:meth:`SimhashIndex.decide`'s view)."""
+        match = ix.check_and_add(key, fp)
+        adds_to = adds = kept = None
         missing = False
-        with self.index.batch(key):
-            match = self.index.check_and_add(key, fp)
-            adds_to = adds = kept = None
-            if match is not None:
-                match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, True)
-            if match is not None:
-                return Verdict(
-                    NEAR_DUPLICATE,
-                    fp,
-                    match.distance,
-                    match.key,
-                    adds=adds,
-                    reason=Reason.NEAR,
-                    evidence_missing=missing,
-                )
-            if own is not None and self.keep_adds:
-                evidence = self._evidence(fp, own)
-                record = replace(PageRecord.first(fp), evidence=evidence is not None)
-                self.index.put_record(key, record.to_bytes(), evidence=evidence or b"")
+        if match is not None:
+            match, adds_to, adds, kept, missing = self._adds(ix, key, fp, match, own, True)
+        if match is not None:
+            return Verdict(
+                NEAR_DUPLICATE,
+                fp,
+                match.distance,
+                match.key,
+                adds=adds,
+                reason=Reason.NEAR,
+                evidence_missing=missing,
+            )
+        if own is not None and self.keep_adds:
+            evidence = self._evidence(fp, own)
+            record = replace(PageRecord.first(fp), evidence=evidence is not None)
+            ix.put_record(key, record.to_bytes(), evidence=evidence or b"")
         return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept, evidence_missing=missing)
 
     def _evidence(self, fp: int, own: OwnText) -> bytes | None:
@@ -276,116 +284,139 @@ class ChangeTracker:
         text; whatever the page resembles, it is dropped only when that adds fewer than
         ``keep_adds`` characters (see ``keep_adds``), and a kept page's novelty evidence is stored
         with its record."""
+        now = self.clock() if now is None else now
+        return self.index.decide(
+            key,
+            page.fp,
+            self._wide_for(page),
+            lambda ix: self._observe(ix, key, page, now, validators),
+            evidence=self._measures(page.own),
+        )
+
+    def _measures(self, own: OwnText | None) -> bool:
+        """Whether a decision on a page with own text ``own`` may read novelty evidence."""
+        return bool(self.keep_adds) and own is not None and own.has_text
+
+    def _wide_for(self, page: PageFingerprint) -> int:
+        """The wide tier's distance where :meth:`_check_and_add` may look ``page`` up with it, else 0."""
+        sketch = page.sketch
+        if not page.may_match or page.fallback is not None or sketch is None or len(sketch) != SKETCH_BYTES:
+            return 0
+        return self.wide_distance if filled(sketch) >= WIDE_MIN_SLOTS else 0
+
+    def _observe(
+        self, ix: Index, key: str, page: PageFingerprint, now: float, validators: tuple[str | None, str | None]
+    ) -> Verdict:
+        """:meth:`observe` over ``ix`` (:meth:`SimhashIndex.decide`'s view): its rules as functions
+        of what ``ix`` read, its writes made to ``ix``."""
         fp, may_match, sketch, fallback = page.fp, page.may_match, page.sketch, page.fallback
         content_key, visible, own = page.content_key, page.visible, page.own
-        index = self.index
-        now = self.clock() if now is None else now
+        index = ix
         vkey = visible_key(visible)
         distance = duplicate_of = adds_to = adds = kept = None
         missing = False
         found = _NOTHING
         change = 0  # the change distance to the last fetch (what the schedule weighs a change by)
-        with index.batch(key):
-            raw = index.get_record(key)
-            record = PageRecord.parse(raw)
-            last_fp = None if record is None else record.last_fp
-            if record is None or last_fp is None:
-                if may_match:
-                    found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
-                elif fallback == Fallback.TEMPLATE and content_key is not None:
-                    found = self._template_copy(key, fp, content_key, visible, vkey)
+        raw = index.get_record(key)
+        record = PageRecord.parse(raw)
+        last_fp = None if record is None else record.last_fp
+        if record is None or last_fp is None:
+            if may_match:
+                found = self._check_and_add(ix, key, fp, sketch, fallback, content_key, visible)
+            elif fallback == Fallback.TEMPLATE and content_key is not None:
+                found = self._template_copy(ix, key, fp, content_key, visible, vkey)
+            match = found.match
+            if match is not None:
+                match, adds_to, adds, kept, missing = self._adds(ix, key, fp, match, own, may_match)
+            if match is None:
+                verdict, reason = NEW, Reason.NEW
+            else:
+                verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
+                reason = self._duplicate_reason(found, match, fallback)
+            changed: bool | None = None
+            # An alias or a gone record without history: it is back, first seen as it was.
+            first_seen = now if record is None else record.first_seen
+            last_changed, fetch_count, change_count = now, 1, 0
+            history: tuple[tuple[int, int | None], ...] = ((fp, None),)
+            next_due, schedule = None, None
+        else:
+            distance = change = (fp ^ last_fp).bit_count()
+            # Changed: the fingerprint moved, or the body did though the fingerprint did not
+            # (an edit outside the fingerprinted part, or spread thin over a long page).
+            changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
+            # Or its own text adds what a drop would lose, however alike the two fetches look.
+            by_adds = not changed and self._adds_to_last(ix, record, own, key)
+            changed = changed or by_adds
+            if not may_match:
+                verdict, reason = (
+                    (CHANGED, self._change_reason(change, by_adds)) if changed else (UNCHANGED, Reason.UNCHANGED)
+                )
+                duplicate_of = None if changed else record.duplicate_of
+                index.remove(key)  # its earlier content must not keep matching other pages
+            elif not changed:
+                verdict, reason = UNCHANGED, Reason.UNCHANGED
+                duplicate_of = record.duplicate_of
+                if duplicate_of is None and index.get(key) != fp:
+                    index.add(key, fp)  # keep the canonical page's newest fingerprint
+            else:
+                verdict, reason = CHANGED, self._change_reason(change, by_adds)
+                # check_and_add forgets the URL's old fingerprint when its new content is a
+                # near-duplicate: old content must not keep matching future pages.
+                found = self._check_and_add(ix, key, fp, sketch, fallback, content_key, visible)
                 match = found.match
                 if match is not None:
-                    match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
-                if match is None:
-                    verdict, reason = NEW, Reason.NEW
-                else:
+                    match, adds_to, adds, kept, missing = self._adds(ix, key, fp, match, own, may_match)
+                if match is not None:
                     verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
                     reason = self._duplicate_reason(found, match, fallback)
-                changed: bool | None = None
-                # An alias or a gone record without history: it is back, first seen as it was.
-                first_seen = now if record is None else record.first_seen
-                last_changed, fetch_count, change_count = now, 1, 0
-                history: tuple[tuple[int, int | None], ...] = ((fp, None),)
-                next_due, schedule = None, None
-            else:
-                distance = change = (fp ^ last_fp).bit_count()
-                # Changed: the fingerprint moved, or the body did though the fingerprint did not
-                # (an edit outside the fingerprinted part, or spread thin over a long page).
-                changed = change > self.change_threshold or self._sketch_moved(record.sketch, sketch)
-                # Or its own text adds what a drop would lose, however alike the two fetches look.
-                by_adds = not changed and self._adds_to_last(record, own, key)
-                changed = changed or by_adds
-                if not may_match:
-                    verdict, reason = (
-                        (CHANGED, self._change_reason(change, by_adds)) if changed else (UNCHANGED, Reason.UNCHANGED)
-                    )
-                    duplicate_of = None if changed else record.duplicate_of
-                    index.remove(key)  # its earlier content must not keep matching other pages
-                elif not changed:
-                    verdict, reason = UNCHANGED, Reason.UNCHANGED
-                    duplicate_of = record.duplicate_of
-                    if duplicate_of is None and index.get(key) != fp:
-                        index.add(key, fp)  # keep the canonical page's newest fingerprint
-                else:
-                    verdict, reason = CHANGED, self._change_reason(change, by_adds)
-                    # check_and_add forgets the URL's old fingerprint when its new content is a
-                    # near-duplicate: old content must not keep matching future pages.
-                    found = self._check_and_add(key, fp, sketch, fallback, content_key, visible)
-                    match = found.match
-                    if match is not None:
-                        match, adds_to, adds, kept, missing = self._adds(key, fp, match, own, may_match)
-                    if match is not None:
-                        verdict, distance, duplicate_of = NEAR_DUPLICATE, match.distance, match.key
-                        reason = self._duplicate_reason(found, match, fallback)
-                first_seen = record.first_seen
-                last_changed = now if changed else record.last_changed
-                fetch_count, change_count = record.fetch_count + 1, record.change_count + changed
-                history = (((fp, change),) + record.history)[: self.history_size]
-                next_due, schedule = record.next_due, record.schedule
-            if self.policy is not None:
-                # The size of a change: the change sketches' (on the bits' scale), else the bits';
-                # at least one just past the threshold (a change seen by the sketch alone).
-                size = change_size(record.sketch if record is not None else None, sketch, change)
-                weight = max(size, self.change_threshold + 1) if changed else 0
-                next_due, schedule = self._schedule(record, now, changed, weight)
-            # What a page that resembles this one is compared with (stored apart from the record, in
-            # the same transaction); a dropped page is no candidate; with keep_adds off, none.
-            # A refetch that shows the same text as the last fetch keeps its stored evidence: no write.
-            keep = (
-                verdict == UNCHANGED
-                and record is not None
-                and record.evidence
-                and fp == last_fp
-                and vkey is not None
-                and vkey == record.visible_key
-            )
-            evidence = None
-            if not keep and own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
-                evidence = self._evidence(fp, own)
-            # The fields in order, without dataclasses.replace or the frozen __init__: every page.
-            new_record = _record(
-                PageRecord,
-                first_seen,
-                now,
-                last_changed,
-                fetch_count,
-                change_count,
-                history,
-                duplicate_of,
-                next_due,
-                schedule,
-                validators[0],
-                validators[1],
-                False,
-                None,
-                sketch,
-                vkey,
-                keep or evidence is not None,
-            )
-            if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
-                shortcopy.remember(index, found.evidence)
-            index.put_record(key, new_record.to_bytes(), due=next_due, evidence=None if keep else evidence or b"")
+            first_seen = record.first_seen
+            last_changed = now if changed else record.last_changed
+            fetch_count, change_count = record.fetch_count + 1, record.change_count + changed
+            history = (((fp, change),) + record.history)[: self.history_size]
+            next_due, schedule = record.next_due, record.schedule
+        if self.policy is not None:
+            # The size of a change: the change sketches' (on the bits' scale), else the bits';
+            # at least one just past the threshold (a change seen by the sketch alone).
+            size = change_size(record.sketch if record is not None else None, sketch, change)
+            weight = max(size, self.change_threshold + 1) if changed else 0
+            next_due, schedule = self._schedule(record, now, changed, weight)
+        # What a page that resembles this one is compared with (stored apart from the record, in
+        # the same transaction); a dropped page is no candidate; with keep_adds off, none.
+        # A refetch that shows the same text as the last fetch keeps its stored evidence: no write.
+        keep = (
+            verdict == UNCHANGED
+            and record is not None
+            and record.evidence
+            and fp == last_fp
+            and vkey is not None
+            and vkey == record.visible_key
+        )
+        evidence = None
+        if not keep and own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
+            evidence = self._evidence(fp, own)
+        # The fields in order, without dataclasses.replace or the frozen __init__: every page.
+        new_record = _record(
+            PageRecord,
+            first_seen,
+            now,
+            last_changed,
+            fetch_count,
+            change_count,
+            history,
+            duplicate_of,
+            next_due,
+            schedule,
+            validators[0],
+            validators[1],
+            False,
+            None,
+            sketch,
+            vkey,
+            keep or evidence is not None,
+        )
+        if found.evidence is not None:  # kept as a short or template-only page: what finds its copies
+            shortcopy.remember(index, found.evidence)
+        index.put_record(key, new_record.to_bytes(), due=next_due, evidence=None if keep else evidence or b"")
         replaced = record is None and raw is not None
         if found.unlike is not None:
             kept = Reason.KEPT_UNLIKE
@@ -421,7 +452,7 @@ class ChangeTracker:
             return Reason.CHANGED_ADDS
         return Reason.CHANGED if change > self.change_threshold else Reason.CHANGED_SKETCH
 
-    def _adds_to_last(self, record: PageRecord, own: OwnText | None, key: str) -> bool:
+    def _adds_to_last(self, ix: Index, record: PageRecord, own: OwnText | None, key: str) -> bool:
         """Whether a refetched page's own text adds at least ``keep_adds`` characters to what its
         URL showed at the last fetch (its evidence), or, for a near-duplicate (it has none), to the
         page it duplicates; ``False`` when there is no evidence to judge by."""
@@ -429,13 +460,13 @@ class ChangeTracker:
             return False
         if record.duplicate_of is not None and not record.evidence:
             key = record.duplicate_of
-            kept = PageRecord.parse(self.index.get_record(key))
+            kept = PageRecord.parse(ix.get_record(key))
             if kept is None:
                 return False
             record = kept
         if not record.evidence or record.last_fp is None:
             return False
-        sketch = evidence_sketch(self.index.get_evidence(key), record.last_fp)
+        sketch = evidence_sketch(ix.get_evidence(key), record.last_fp)
         if sketch is None:
             return False
         try:
@@ -443,18 +474,18 @@ class ChangeTracker:
         except ValueError:  # unreadable evidence: the fingerprint and the change sketch decide
             return False
 
-    def _template_copy(self, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
+    def _template_copy(self, ix: Index, key: str, fp: int, content_key: int, visible: str, vkey: int | None) -> _Found:
         """A page of nothing but its site's template (never indexed) is only a copy: of an indexed
         page whose whole visible text was the same (:meth:`_exact_copy`), else of a kept
         template-only page (``shortcopy``'s rule); kept, its evidence is stored with its record."""
-        match = None if vkey is None else self._exact_copy(key, fp, vkey)
+        match = None if vkey is None else self._exact_copy(ix, key, fp, vkey)
         if match is not None:
             return _Found(match, Reason.TEMPLATE_COPY)
-        match, evidence = shortcopy.find_copy(self.index, key, fp, content_key, visible, self._recorded_fp)
+        match, evidence = shortcopy.find_copy(ix, key, fp, content_key, visible, lambda url: self._recorded_fp(ix, url))
         return _Found(match, Reason.TEMPLATE_COPY, evidence=evidence)
 
     def _adds(
-        self, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
+        self, ix: Index, key: str, fp: int, match: Match, own: OwnText | None, may_match: bool
     ) -> tuple[Match | None, str | None, float | None, Reason | None, bool]:
         """The containment check before a drop (see ``keep_adds``): ``(match, None, adds, None,
         missing)`` when ``key``'s own text adds fewer than ``keep_adds`` characters to the matched
@@ -468,22 +499,22 @@ class ChangeTracker:
         threshold = self.keep_adds
         if not threshold or own is None:
             return match, None, None, None, False
-        first, named, missing = self._added(own, match)
+        first, named, missing = self._added(ix, own, match)
         if not missing and not named and (first is None or first < threshold):
             return match, None, first, None, False  # nothing new, or no evidence of the match's content to judge by
-        others = [c for c in self.index.near(fp, exclude=key) if c.key != match.key]
-        for candidate, record in self._indexed_records(others):
-            added, other, gone = self._added(own, candidate, record)
+        others = [c for c in ix.near(fp, exclude=key) if c.key != match.key]
+        for candidate, record in self._indexed_records(ix, others):
+            added, other, gone = self._added(ix, own, candidate, record)
             missing |= gone
             if not other and added is not None and added < threshold:
                 return candidate, None, added, None, missing  # another kept page of the same name holds it all
         if may_match:
-            self.index.add(key, fp)
+            ix.add(key, fp)
         by_name = named and (first is None or first < threshold)
         return None, match.key, first, Reason.KEPT_HEADING if by_name else Reason.KEPT_ADDS, missing
 
     def _added(
-        self, own: OwnText, candidate: Match, record: PageRecord | None = None
+        self, ix: Index, own: OwnText, candidate: Match, record: PageRecord | None = None
     ) -> tuple[float | None, bool, bool]:
         """What ``own`` adds to ``candidate``'s content (``record``: its record, else read), whether
         ``own``'s heading names something else than that content's
@@ -492,10 +523,10 @@ class ChangeTracker:
         has no evidence; ``(None, False, True)`` when the record says it has evidence but the
         evidence is missing, of other content or unreadable (the only read of it)."""
         if record is None:
-            record = next((r for _, r in self._indexed_records([candidate])), None)
+            record = next((r for _, r in self._indexed_records(ix, [candidate])), None)
         if record is None or not record.evidence:
             return None, False, False
-        evidence = read_evidence(self.index.get_evidence(candidate.key), candidate.fp)
+        evidence = read_evidence(ix.get_evidence(candidate.key), candidate.fp)
         if evidence is None:
             return None, False, True
         sketch, heading = evidence
@@ -506,6 +537,7 @@ class ChangeTracker:
 
     def _check_and_add(
         self,
+        ix: Index,
         key: str,
         fp: int,
         sketch: bytes | None,
@@ -519,7 +551,7 @@ class ChangeTracker:
         (``shortcopy``), after which ``key``'s fingerprint leaves the index; with the rule that
         found it, and the key of the nearest page within ``max_distance`` that was no evidence
         (``Verdict.unlike``)."""
-        index = self.index
+        index = ix
         if fallback == Fallback.SHORT and content_key is not None:
             match = index.check_and_add(key, fp)  # an exact hash: equal token sequences
             if match is not None:
@@ -534,14 +566,14 @@ class ChangeTracker:
             sketch if sketch is not None and len(sketch) == SKETCH_BYTES and filled(sketch) >= WIDE_MIN_SLOTS else None
         )
         if wide <= index.max_distance or fallback is not None or sketch is None:
-            return self._with_evidence(key, fp, index.check_and_add(key, fp), sketch)
+            return self._with_evidence(ix, key, fp, index.check_and_add(key, fp), sketch)
         match, candidates = index.check_and_add_wide(key, fp, wide)
         if match is not None:
-            return self._with_evidence(key, fp, match, sketch)
+            return self._with_evidence(ix, key, fp, match, sketch)
         if not candidates:
             return _NOTHING
         best, best_similarity = None, 0.0
-        for candidate, other in self._sketches(candidates):
+        for candidate, other in self._sketches(ix, candidates):
             s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
             if s >= self.wide_similarity and s > best_similarity:
                 best, best_similarity = candidate, s
@@ -549,37 +581,37 @@ class ChangeTracker:
             index.remove(key)  # a duplicate: the same state as after a drop within max_distance
         return _Found(best, Reason.WIDE)
 
-    def _exact_copy(self, key: str, fp: int, vkey: int) -> Match | None:
+    def _exact_copy(self, ix: Index, key: str, fp: int, vkey: int) -> Match | None:
         """The nearest indexed page within ``max_distance`` of ``fp`` whose record says that its
         indexed content had the visible text whose :func:`visible_key` is ``vkey``: ``key`` is an
         exact copy of it (read only; for a page that is never indexed)."""
-        candidates = self.index.near(fp, exclude=key)
-        return next((c for c, record in self._indexed_records(candidates) if record.visible_key == vkey), None)
+        candidates = ix.near(fp, exclude=key)
+        return next((c for c, record in self._indexed_records(ix, candidates) if record.visible_key == vkey), None)
 
-    def _recorded_fp(self, key: str) -> int | None:
+    def _recorded_fp(self, ix: Index, key: str) -> int | None:
         """``key``'s last fingerprint in its record (``None``: no record, or one without history)."""
-        record = PageRecord.parse(self.index.get_record(key))
+        record = PageRecord.parse(ix.get_record(key))
         return None if record is None else record.last_fp
 
-    def _sketches(self, candidates: list[Match]) -> Iterator[tuple[Match, bytes]]:
+    def _sketches(self, ix: Index, candidates: list[Match]) -> Iterator[tuple[Match, bytes]]:
         """Each candidate with the change sketch of its indexed content, where its record holds
         one that fills at least :data:`WIDE_MIN_SLOTS` slots (one batched record read)."""
-        for candidate, record in self._indexed_records(candidates):
+        for candidate, record in self._indexed_records(ix, candidates):
             other = record.sketch
             if other is not None and len(other) == SKETCH_BYTES and filled(other) >= WIDE_MIN_SLOTS:
                 yield candidate, other
 
-    def _indexed_records(self, candidates: list[Match]) -> Iterator[tuple[Match, PageRecord]]:
+    def _indexed_records(self, ix: Index, candidates: list[Match]) -> Iterator[tuple[Match, PageRecord]]:
         """Each candidate with its record, where the record is of the content its indexed
         fingerprint was made of (its last fingerprint is that one; one batched record read)."""
         if not candidates:
             return
-        for candidate, raw in zip(candidates, self.index.get_records([c.key for c in candidates])):
+        for candidate, raw in zip(candidates, ix.get_records([c.key for c in candidates])):
             record = PageRecord.parse(raw)
             if record is not None and record.last_fp == candidate.fp:
                 yield candidate, record
 
-    def _with_evidence(self, key: str, fp: int, match: Match | None, sketch: bytes | None) -> _Found:
+    def _with_evidence(self, ix: Index, key: str, fp: int, match: Match | None, sketch: bytes | None) -> _Found:
         """``match`` (check-and-add's, within ``max_distance``) when the change sketches are
         evidence for it (see ``near_similarity``), else the nearest other page within
         ``max_distance`` that is; with none, ``key`` keeps ``fp`` in the index and the first
@@ -590,13 +622,13 @@ class ChangeTracker:
             return _Found(match, Reason.NEAR)
         candidates, unlike = [match], set[str]()
         for nearest_only in (True, False):
-            unlike |= {c.key for c, other in self._sketches(candidates) if similarity(sketch, other) < threshold}
+            unlike |= {c.key for c, other in self._sketches(ix, candidates) if similarity(sketch, other) < threshold}
             for candidate in candidates:
                 if candidate.key not in unlike:
                     return _Found(candidate, Reason.NEAR)  # check-and-add has not stored fp: a drop as it is
             if nearest_only:  # the nearest is no evidence: the others within max_distance, nearest first
-                candidates = [c for c in self.index.near(fp, exclude=key) if c.key not in unlike]
-        self.index.add(key, fp)  # kept: check-and-add found a match and did not store it
+                candidates = [c for c in ix.near(fp, exclude=key) if c.key not in unlike]
+        ix.add(key, fp)  # kept: check-and-add found a match and did not store it
         return _Found(None, unlike=match.key)
 
     def _sketch_moved(self, old: bytes | None, new: bytes | None) -> bool:
@@ -613,8 +645,9 @@ class ChangeTracker:
         fingerprint (the last one is kept); new validators replace the stored ones. ``None``
         when ``key`` has no fingerprint history (nothing to be unchanged from)."""
         now = self.clock() if now is None else now
-        with self.index.batch(key):
-            record = PageRecord.parse(self.index.get_record(key))
+
+        def decide(ix: Index) -> Verdict | None:
+            record = PageRecord.parse(ix.get_record(key))
             if record is None or record.last_fp is None:
                 return None
             new_record = record.updated(
@@ -629,8 +662,10 @@ class ChangeTracker:
             if self.policy is not None:
                 next_due, schedule = self._schedule(record, now, False, 0)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
-            self.index.put_record(key, new_record.to_bytes(), due=new_record.next_due)
-        return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record, reason=Reason.UNCHANGED)
+            ix.put_record(key, new_record.to_bytes(), due=new_record.next_due)
+            return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record, reason=Reason.UNCHANGED)
+
+        return self.index.decide(key, None, 0, decide)
 
     def observe_body(
         self,
@@ -647,11 +682,11 @@ class ChangeTracker:
         it, if the URL held a page before). The verdict is ``new``, ``changed`` or
         ``unchanged``."""
         now = self.clock() if now is None else now
-        index = self.index
-        with index.batch(key):
-            raw = index.get_record(key)
+
+        def decide(ix: Index) -> Verdict:
+            raw = ix.get_record(key)
             record = PageRecord.parse(raw)
-            index.remove(key)
+            ix.remove(key)
             if record is None or record.last_fp is None:
                 verdict, changed, new_record = NEW, None, PageRecord.first(digest, now=now)
                 if record is not None:  # an alias or a gone record: back, first seen as it was
@@ -668,31 +703,35 @@ class ChangeTracker:
             if self.policy is not None:
                 next_due, schedule = self._schedule(record, now, changed, None)
                 new_record = replace(new_record, schedule=schedule, next_due=next_due)
-            index.put_record(key, new_record.to_bytes(), due=new_record.next_due, evidence=b"")
-        reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
-        return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
+            ix.put_record(key, new_record.to_bytes(), due=new_record.next_due, evidence=b"")
+            reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
+            return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
+
+        return self.index.decide(key, None, 0, decide)
 
     def gone(self, key: str, now: float | None = None, *, remove: bool = False) -> bool:
         """Record a 404/410 answer for ``key``: its fingerprint leaves the near-duplicate index;
         its record is deleted (``remove``) or kept, marked gone, due again after the policy's
         longest interval. ``False`` when ``key`` was not known (nothing changes)."""
         now = self.clock() if now is None else now
-        index = self.index
-        with index.batch(key):
-            record = PageRecord.parse(index.get_record(key))
+
+        def decide(ix: Index) -> bool:
+            record = PageRecord.parse(ix.get_record(key))
             if record is None or record.moved_to is not None:
                 return False
-            index.remove(key)
+            ix.remove(key)
             if remove:
-                index.delete_record(key)
+                ix.delete_record(key)
             else:
                 longest = self.policy.max_interval if self.policy is not None else None
                 next_due = None if longest is None else now + longest
                 record = replace(
                     record, gone=True, last_fetched=now, duplicate_of=None, next_due=next_due, evidence=False
                 )
-                index.put_record(key, record.to_bytes(), due=next_due, evidence=b"")
-        return True
+                ix.put_record(key, record.to_bytes(), due=next_due, evidence=b"")
+            return True
+
+        return self.index.decide(key, None, 0, decide)
 
     def moved(self, key: str, target: str, now: float | None = None) -> bool:
         """Record that ``key`` redirects to ``target`` (whose record holds the page): ``key``
@@ -701,20 +740,22 @@ class ChangeTracker:
         if key == target:
             return False
         now = self.clock() if now is None else now
-        index = self.index
-        with index.batch(key):
-            record = PageRecord.parse(index.get_record(key))
+
+        def decide(ix: Index) -> bool:
+            record = PageRecord.parse(ix.get_record(key))
             if record is not None and record.moved_to == target:
                 return False
-            index.remove(key)
+            ix.remove(key)
             alias = PageRecord(
                 first_seen=now if record is None else record.first_seen,
                 last_fetched=now,
                 last_changed=now,
                 moved_to=target,
             )
-            index.put_record(key, alias.to_bytes(), due=None, evidence=b"")
-        return True
+            ix.put_record(key, alias.to_bytes(), due=None, evidence=b"")
+            return True
+
+        return self.index.decide(key, None, 0, decide)
 
     def plan(self, key: str, now: float | None = None) -> Plan:
         """Whether a request for ``key`` is ``new``, ``due`` or ``not_due`` at ``now``, and its

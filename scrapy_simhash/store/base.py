@@ -220,6 +220,35 @@ class Probe(NamedTuple):
     wide: tuple[Hit, ...] = ()
 
 
+class Snapshot(NamedTuple):
+    """What one decision on a key reads (:meth:`FingerprintStore.snapshot`): the key's ``record``
+    and stored fingerprint ``fp`` (``None``: none), the ``probe`` of the page's fingerprint (every
+    key within ``k``, the decided key's own entry included; ``probe.wide``: those the wide lookup
+    found), the ``records`` of every key found, and the ``version`` that :meth:`FingerprintStore.apply`
+    checks (``spec``: the arguments it re-reads with); ``evidence``: the evidence read with them
+    (``None``: there is none), where the store reads it in the same round trip."""
+
+    record: bytes | None
+    fp: bytes | None
+    probe: Probe
+    records: dict[bytes, bytes]
+    version: Any
+    spec: Any = None
+    evidence: Mapping[bytes, bytes | None] | None = None
+
+
+class Writes(NamedTuple):
+    """What one decision writes for its key (:meth:`FingerprintStore.apply`): its fingerprint
+    (``fp``: ``None`` as it is, ``b""`` removed, else stored), its record (``record``: ``None`` as
+    it is, ``(b"", None)`` deleted, else ``(value, due)``), its evidence (``None`` as it is, ``b""``
+    deleted) and aux blobs (``None``: deleted)."""
+
+    fp: bytes | None = None
+    record: tuple[bytes, float | None] | None = None
+    evidence: bytes | None = None
+    aux: Mapping[str, bytes | None] | None = None
+
+
 def hit_order(hit: Hit) -> tuple[int, bytes]:
     """The order of :attr:`Probe.hits`: nearest first, ties by key bytes."""
     return hit.distance, hit.key
@@ -305,6 +334,29 @@ class FingerprintStore(ABC):
 
     def abort(self) -> None:
         """End the group started by :meth:`begin`, dropping its writes where the store can."""
+
+    # -- decisions (optional) ---------------------------------------------------------------
+
+    #: Whether the store decides optimistically (:meth:`snapshot`, then :meth:`apply`) rather than
+    #: in a group (:meth:`begin`, ..., :meth:`commit`): a store whose calls are round trips (Redis).
+    snapshots = False
+
+    def snapshot(
+        self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0, evidence: bool = False
+    ) -> Snapshot:
+        """One atomic read of what a decision on ``key`` needs (see :class:`Snapshot`): ``fp``
+        (``None``: no lookup) is looked up as by :meth:`near` (``k``, ``limit``) and, with
+        ``wide > k``, by :meth:`check_and_add`'s wide lookup; with ``evidence``, the evidence of
+        the key and of the keys found within ``k`` where the store can read it in the same round
+        trip. Only where :attr:`snapshots`."""
+        raise NotImplementedError
+
+    def apply(self, snapshot: Snapshot, writes: Writes) -> bool:
+        """Atomically: when nothing that ``snapshot`` read has changed since (the key's record and
+        fingerprint, the buckets read, the keys of the fingerprints found) and no group holds the
+        key (:meth:`hold`), write ``writes`` for its key and return ``True``; else write nothing
+        and return ``False`` (the caller reads again and decides again)."""
+        raise NotImplementedError
 
     # -- fingerprints -----------------------------------------------------------------------
 

@@ -23,10 +23,11 @@ import gc
 import json
 import os
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from math import comb
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 import numpy as np
 
@@ -65,6 +66,8 @@ DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 MAX_TABLES = 100
 #: Page size of :meth:`SimhashIndex.items` and :meth:`SimhashIndex.records` scans.
 _SCAN_PAGE = 10_000
+#: Reads of one decision at most when other processes keep changing what it read (:meth:`SimhashIndex.decide`).
+DECIDE_ATTEMPTS = 50
 
 _SETTING_NAMES = {
     "bits": "SIMHASH_BITS",
@@ -73,6 +76,7 @@ _SETTING_NAMES = {
 }
 
 _Layout = TableLayout  # the name the tests and benchmarks know
+_T = TypeVar("_T")
 
 
 class Match(NamedTuple):
@@ -152,8 +156,10 @@ class SimhashIndex:
         self._closed = False
         #: ``probes``: lookups; ``candidates``: bucket entries seen in all lookups;
         #: ``candidates_max``: most in one lookup; ``capped``: lookups cut at ``max_candidates``;
-        #: ``retries``: groups replayed after the store grew.
-        self.stats: dict[str, int] = dict.fromkeys(("probes", "candidates", "candidates_max", "capped", "retries"), 0)
+        #: ``retries``: groups replayed after the store grew; ``conflicts``: decisions read again (:meth:`decide`).
+        self.stats: dict[str, int] = dict.fromkeys(
+            ("probes", "candidates", "candidates_max", "capped", "retries", "conflicts"), 0
+        )
         try:
             self._setup(blocks)
         except BaseException:
@@ -482,6 +488,47 @@ class SimhashIndex:
             finally:
                 self._depth = 0
                 self._log = []
+
+    #: The type of :meth:`near`'s results (what a :class:`~scrapy_simhash.store.snapshot.SnapshotView` returns too).
+    match_type = Match
+
+    def decide(
+        self, key: str, fp: int | None, wide: int, decision: Callable[[Any], _T], *, evidence: bool = False
+    ) -> _T:
+        """``decision(view)``: one decision on ``key`` (a page with fingerprint ``fp``; ``None``: no
+        lookup), its result returned. ``view`` has this index's calls. A store that decides in a
+        group (LMDB) runs it in :meth:`batch` (one write transaction) over this index; one that
+        snapshots (Redis, ``FingerprintStore.snapshots``) reads once (``fp``'s lookup within
+        ``max_distance`` and, with ``wide > max_distance``, the wide tier's; with ``evidence``, the
+        evidence of the key and of the keys found, where it can), runs ``decision`` over
+        that :class:`~scrapy_simhash.store.snapshot.SnapshotView` and writes what it wrote in one
+        conditional write; where another process changed what it read meanwhile, it reads and
+        decides again (``stats["conflicts"]``), at most :data:`DECIDE_ATTEMPTS` times
+        (:class:`StoreError`, kind ``busy``). ``decision`` must do nothing but index calls."""
+        store = self._store
+        if not store.snapshots:
+            with self.batch(key):
+                return decision(self)
+        from scrapy_simhash.store.snapshot import SnapshotView
+
+        kb, fpb = self._key(key), None if fp is None else self._fpb(fp)
+        wide = wide if wide > self.max_distance else 0
+        pause = 0.0
+        for _ in range(DECIDE_ATTEMPTS):
+            with self._lock:
+                self._check_open()
+                snapshot = store.snapshot(kb, fpb, self.max_distance, self.max_candidates, wide, evidence)
+                view = SnapshotView(self, key, fp, snapshot)
+                result = decision(view)
+                if store.apply(snapshot, view.writes()):
+                    return result
+                self.stats["conflicts"] += 1
+            if pause:
+                time.sleep(pause)  # another process holds the key (a batch) or keeps writing beside it
+            pause = min(max(pause * 2, 0.001), 0.05)
+        raise StoreError(
+            store.path, "busy", f"what a decision on {key} read kept changing ({DECIDE_ATTEMPTS} attempts)", "write to"
+        )
 
     # -- fingerprints -----------------------------------------------------------------------
 

@@ -1,6 +1,9 @@
 """The Redis store's server side: its key layout (shards, bucket bits) and the Lua scripts that run
 each of its operations atomically on the server (:mod:`scrapy_simhash.store.redisstore` registers
-them)."""
+them).
+
+(Over 600 lines: the scripts are one program on the server, the store's whole server side; split,
+every part would be sent and parsed with each call all the same.)"""
 
 from __future__ import annotations
 
@@ -164,6 +167,7 @@ if lockspec ~= '' then  -- all of the n keys' locks, or none and no op; the m ke
 end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
+local KB = %(key_bits)s
 local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
@@ -205,6 +209,7 @@ local function writing()  -- checks what a writing op may write (false: the op o
   elseif op == 'rdel' then need_records(2)
   elseif op == 'undo_rec' then need_records(6)
   elseif op == 'aput' then need(AUX, 'hash')
+  elseif op == 'apply' then return true  -- checks what it writes itself, once it knows it writes
   else return false end
   return true
 end
@@ -405,6 +410,122 @@ end
 
 local function arg(v) if v == '' then return false end return v end
 
+-- Per table, the buckets one bit away from the buckets in ARGV from b (a wide lookup's): in table
+-- t, the bucket with one of its low min(BB, key bits) bits flipped.
+local function around(b)
+  local out = {}
+  for t = 1, T do
+    local bid = ARGV[b + t - 1]
+    local v = byte(bid, 1) * 256 + byte(bid, 2)
+    out[t] = {}
+    for j = 0, math.min(BB, KB[t]) - 1 do
+      local w = bxor(v, 2 ^ j)
+      out[t][j + 1] = string.char(math.floor(w / 256), w %% 256)
+    end
+  end
+  return out
+end
+
+local CRC
+local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it (zlib's CRC-32)
+  if not CRC then
+    CRC = {}
+    for v = 0, 255 do
+      local c = v
+      for _ = 1, 8 do
+        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
+      end
+      CRC[v] = c
+    end
+  end
+  local c = -1
+  for j = 1, #key do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(key, j)), 0xFF)]) end
+  return band(bit.bnot(c), 0x7FFFFFFF) %% %(shards)d
+end
+
+-- One decision's snapshot (ARGV from i: key, shard, fp or '', k, limit, wide, the evidence prefix
+-- or '', T buckets; with wide > k, the wide lookup reads the buckets one bit away from each of
+-- them too, the pairs of ``around``): the key's record and
+-- fingerprint, the lookup of fp within k ({total, capped, fp, dist, keys, ...}), the candidates of
+-- the wide tier's (the buckets read, packed: the client verifies them), the records of every key
+-- found within k ({key, record}*), the version (a digest of all of it and of the buckets read) and, with ``evidence`` and
+-- a prefix (a server: the evidence keys are outside P), the evidence of the key (when it has a
+-- record) and of every other key found within k ({key, evidence}*; not in the version). With
+-- ``check``, only the version: the fingerprints found are those the client sends (ARGV[check]: how
+-- many, then each, as the snapshot found them), the buckets read unchanged if the version is.
+local function state(i, evidence, check)
+  local key, shard, fp = ARGV[i], ARGV[i + 1], ARGV[i + 2]
+  local k, limit, wide = tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4]), tonumber(ARGV[i + 5])
+  local evp = evidence and ARGV[i + 6] or ''
+  local b = i + 7
+  local near = fp ~= '' and wide > k and around(b) or {}
+  local function read_buckets()  -- fp's buckets (T) and the wide lookup's, table by table ('': none)
+    local mine, others = {}, {}
+    for t = 1, T do
+      local got = redis.call('HMGET', TN[t], ARGV[b + t - 1], unpack(near[t] or {}))
+      mine[t] = got[1] or ''
+      for j = 2, #got do others[#others + 1] = got[j] or '' end
+    end
+    return mine, others
+  end
+  local rec = redis.call('HGET', P .. 'r' .. shard, key)
+  local own = redis.call('HGET', P .. 'k' .. shard, key)
+  local d = {}
+  local function piece(s) d[#d + 1] = #s .. ':' .. s end
+  piece(rec and ('+' .. rec) or '-')
+  piece(own or '')
+  local res, wres, recs, evs = {0, 0}, '', {}, {}
+  local function ev(one)
+    local e = redis.call('GET', evp .. one)
+    if e then evs[#evs + 1] = one; evs[#evs + 1] = e end
+  end
+  if evp ~= '' and rec then ev(key) end
+  if fp ~= '' and check then
+    local mine, others = read_buckets()
+    for _, blob in ipairs(mine) do piece(blob) end
+    for _, blob in ipairs(others) do piece(blob) end
+    for j = check + 1, check + tonumber(ARGV[check]) do piece(redis.call('HGET', FPS, ARGV[j]) or '') end
+  elseif fp ~= '' then
+    local parts, others = read_buckets()
+    for _, blob in ipairs(parts) do piece(blob) end
+    local raw = table.concat(parts)
+    local total = #raw / VW
+    local m = total
+    local found, order = {}, {}
+    if limit > 0 and limit < total then
+      m = limit
+      if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
+    end
+    scan(raw, m, fp, -1, k, found, order)
+    res = with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+    if wide > k then
+      for _, blob in ipairs(others) do piece(blob) end
+      wres = raw .. table.concat(others)  -- verified by the client (the wide tier's keys: 'wkeys')
+    end
+    local seen = {}
+    for _, list in ipairs({{res, 5}}) do
+      for j = list[2], #list[1], 3 do
+        local ks = list[1][j]
+        piece(ks)
+        local p = 1
+        while ks ~= '' do
+          local s = find(ks, SEP, p, true)
+          local one = sub(ks, p, (s or 0) - 1)
+          if not seen[one] then
+            seen[one] = true
+            local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+            if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
+            if r and evp ~= '' and list[2] == 5 and one ~= key then ev(one) end
+          end
+          if not s then break end
+          p = s + 1
+        end
+      end
+    end
+  end
+  return rec, own, res, wres, recs, redis.sha1hex(table.concat(d)), evs
+end
+
 local function run()
   if op == 'cadd' then  -- key, shard, fp, k, limit, buckets, wide, (table, bucket)* of the wide lookup
     local key, shard, fp = ARGV[3], ARGV[4], ARGV[5]
@@ -423,6 +544,69 @@ local function run()
       old = add(key, shard, fp, 8)
     end
     return {old or '', res, wres}
+  elseif op == 'wkeys' then  -- fps: {fp, keys}* and the records of those keys {key, record}*
+    local out, recs = {}, {}
+    for i = 3, #ARGV do
+      local ks = redis.call('HGET', FPS, ARGV[i]) or ''
+      out[#out + 1] = ARGV[i]
+      out[#out + 1] = ks
+      local p = 1
+      while ks ~= '' do
+        local s = find(ks, SEP, p, true)
+        local one = sub(ks, p, (s or 0) - 1)
+        local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+        if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
+        if not s then break end
+        p = s + 1
+      end
+    end
+    return {out, recs}
+  elseif op == 'snap' then  -- a decision's snapshot spec (see state)
+    local rec, own, res, wres, recs, version, evs = state(3, true)
+    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, version, evs}
+  elseif op == 'apply' then
+    -- The spec, then the snapshot's version, c and the c fingerprints it found, the key's fingerprint ('a' fp buckets, 'r' remove, 'n'
+    -- as it is), its record ('1' value due hot, 'd' delete, 'n' as it is), m (evidence key, value
+    -- or ''), a (aux name, flag, value): all of it, or nothing when what the snapshot read changed
+    -- ({0}) or another process holds the key's record (batch(key): {2}); {1}: written.
+    local key, shard = ARGV[3], ARGV[4]
+    local spec_end = 3 + 7 + T
+    local _, _, _, _, _, version = state(3, false, spec_end + 1)
+    if version ~= ARGV[spec_end] then return {0} end
+    local i = spec_end + 1 + tonumber(ARGV[spec_end + 1])
+    if redis.call('EXISTS', P .. 'L' .. key) == 1 then return {2} end
+    local fop = ARGV[i + 1]
+    local fi = i + 2
+    local ri = fop == 'a' and fi + 1 + T or fi
+    local rop = ARGV[ri]
+    local ei = rop == '1' and ri + 4 or ri + 1
+    local ev = {}
+    for j = 1, tonumber(ARGV[ei]) do ev[j] = {ARGV[ei + 2 * j - 1], ARGV[ei + 2 * j]} end
+    local ai = ei + 1 + 2 * #ev
+    local na = tonumber(ARGV[ai])
+    -- Before the first write: every key it may write holds its type or nothing.
+    if fop ~= 'n' then
+      need(FPS, 'hash'); need(NKEY, 'string'); need(P .. 'k' .. shard, 'hash')
+      for t = 1, T do need(TN[t], 'hash') end
+      local cnt = redis.call('GET', NKEY)
+      if cnt and not tonumber(cnt) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
+    end
+    if rop ~= 'n' then need(DUE, 'zset'); need(P .. 'r' .. shard, 'hash'); need(P .. 'h' .. shard, 'hash') end
+    for _, e in ipairs(ev) do need(e[1], 'string') end
+    if na > 0 then need(AUX, 'hash') end
+    if fop == 'a' then add(key, shard, ARGV[fi], fi + 1) elseif fop == 'r' then remove(key, shard) end
+    if rop == '1' then
+      set_record(key, shard, ARGV[ri + 1], arg(ARGV[ri + 2]), arg(ARGV[ri + 3]))
+    elseif rop == 'd' then
+      set_record(key, shard, false, false, false)
+    end
+    for _, e in ipairs(ev) do  -- keys of their own, outside P: a server, not a cluster (one slot)
+      if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
+    end
+    for j = ai + 1, ai + 3 * na, 3 do
+      if ARGV[j + 1] == '1' then redis.call('HSET', AUX, ARGV[j], ARGV[j + 2]) else redis.call('HDEL', AUX, ARGV[j]) end
+    end
+    return {1}
   elseif op == 'near' then  -- fp, k, limit, buckets
     return probe(ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), 6)
   elseif op == 'put' then  -- (key, shard, fp, buckets)*: old fps
@@ -579,5 +763,6 @@ def _main_lua(layout: TableLayout) -> str:
         "bucket_bits": BUCKET_BITS,
         "bits": layout.bits,
         "segs": segs,
+        "key_bits": "{" + ", ".join(str(kb) for kb in layout.key_bits) + "}",
         "shards": SHARDS,
     }

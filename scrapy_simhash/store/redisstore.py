@@ -86,7 +86,17 @@ from redis.backoff import NoBackoff
 from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
-from scrapy_simhash.store.base import MAX_DUE, FingerprintStore, Probe, TableLayout, due_ms, sort_hits
+from scrapy_simhash.store.base import (
+    MAX_DUE,
+    FingerprintStore,
+    Probe,
+    Snapshot,
+    TableLayout,
+    Writes,
+    due_ms,
+    sort_hits,
+    wide_found,
+)
 from scrapy_simhash.store.hot import hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
@@ -643,6 +653,82 @@ class RedisStore(FingerprintStore):
         if old != now:
             self._log("undo_fp", [key, str(shard).encode(), now, old])
         return probe
+
+    # -- decisions: one read, one conditional write -----------------------------------------
+
+    snapshots = True
+
+    def snapshot(
+        self, key: bytes, fp: bytes | None, k: int, limit: int, wide: int = 0, evidence: bool = False
+    ) -> Snapshot:
+        assert self._layout is not None, "configure() first"
+        # A server reads the evidence with the snapshot; a cluster (other slots) with an MGET.
+        evp = self.evidence_prefix if evidence and not self._is_cluster() else b""
+        buckets = [b""] * len(self._layout.tables) if fp is None else self._buckets(fp)
+        spec: list[Any] = [key, shard_of(key), fp or b"", k, limit, wide if wide > k else 0, evp, *buckets]
+        record, own, res, wraw, recs, version, evs = self._call("snap", *spec, action="read")
+        probe = self._probe(res, None)
+        records = {bytes(recs[i]): bytes(recs[i + 1]) for i in range(0, len(recs), 2)}
+        fps = [res[i] for i in range(2, len(res), 3)]
+        if wraw and fp is not None:  # the wide tier's candidates, verified here; their keys: one more read
+            found = wide_found(bytes(wraw), fp, k, wide, limit)
+            if found:
+                pairs, more = self._call("wkeys", *found, action="read")
+                wres = [x for i in range(0, len(pairs), 2) for x in (pairs[i], found[bytes(pairs[i])], pairs[i + 1])]
+                probe = probe._replace(wide=tuple(self._probe([0, 0, *wres], None).hits))
+                records.update((bytes(more[i]), bytes(more[i + 1])) for i in range(0, len(more), 2))
+        found_evidence: dict[bytes, bytes | None] = {bytes(evs[i]): bytes(evs[i + 1]) for i in range(0, len(evs), 2)}
+        if evp:  # read: absent ones have none
+            found_evidence.update((h.key, None) for h in probe.hits if h.key not in found_evidence and h.key in records)
+            if record and key not in found_evidence:
+                found_evidence[key] = None
+        reread = (spec, [len(fps), *fps])  # what apply reads again: the spec, the fingerprints found
+        return Snapshot(
+            _present([record])[0], _present([own])[0], probe, records, bytes(version), reread, found_evidence
+        )
+
+    def apply(self, snapshot: Snapshot, writes: Writes) -> bool:
+        spec, found = snapshot.spec
+        key = spec[0]
+        args: list[Any] = [*spec, snapshot.version, *found]
+        if writes.fp is None:
+            args.append(b"n")
+        elif writes.fp:
+            args += [b"a", writes.fp, *self._buckets(writes.fp)]
+        else:
+            args.append(b"r")
+        if writes.record is None:
+            args.append(b"n")
+        elif not writes.record[0]:
+            args.append(b"d")
+        else:
+            value, due = writes.record
+            ms = None if due is None else due_ms(due)
+            hot = b"" if ms is None else hot_of(value, ms)
+            args += [b"1", value, b"" if ms is None else str(ms).encode(), hot]
+        name = self.evidence_prefix + key
+        evidence = writes.evidence
+        if writes.record is not None and not writes.record[0]:
+            evidence = b""  # a deleted record takes its evidence with it
+        later = None
+        if evidence is not None and self._is_cluster():  # another slot: set before, delete after
+            if evidence:
+                self._evidence_call(lambda c: c.set(name, evidence), "write to")
+            else:
+                later = name
+            args.append(0)
+        elif evidence is not None:
+            args += [1, name, evidence]
+        else:
+            args.append(0)
+        aux = writes.aux or {}
+        args.append(len(aux))
+        for aux_name, blob in aux.items():
+            args += [aux_name.encode(), b"0" if blob is None else b"1", blob or b""]
+        done = int(self._call("apply", *args, action="write to")[0]) == 1
+        if done and later is not None:
+            self._evidence_call(lambda c: c.delete(later), "write to")
+        return done
 
     def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         pending = dict(items)

@@ -1,0 +1,148 @@
+"""Decisions per second per process on Redis, and round trips per page, against the index's size.
+
+    nice .venv/bin/python benchmarks/scale/redis_decisions.py [--sizes 100000,1000000] [--decisions 3000]
+    PYTHONPATH=<another checkout> nice .venv/bin/python benchmarks/scale/redis_decisions.py   # before/after
+
+A fresh ``redis-server`` (127.0.0.1, no persistence) is filled with ``size`` synthetic 64-bit
+fingerprints (random keys and fingerprints, ``SimhashIndex.add_many`` in chunks: the index's
+buckets as full as a crawl of that size leaves them), then one process decides ``--decisions``
+pages through the real ``ChangeTracker.observe`` with the settings' defaults: the data's real pages
+(``benchmarks/scale/bytes_per_url.py``'s), 60% new kept pages (a real page's own text with a line
+of its own, a random fingerprint), 20% near-duplicates of a page decided before (one or two bits
+flipped, the same text), 20% refetches of a page decided before (the same page). Round trips are
+the commands the client sends (a counting ``redis.Redis``), per page of each kind. Printed: the
+decisions per second of wall time (what a loaded machine shows), the CPU per decision of the
+client process and of the server (``INFO cpu``), and the decisions per second that CPU allows
+(client and server one after the other: one process deciding alone, its latency aside).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+_HERE = Path(__file__).resolve()
+if "PYTHONPATH" not in os.environ:
+    sys.path.insert(0, str(_HERE.parents[2]))
+sys.path.insert(0, str(_HERE.parents[2] / "tests"))
+sys.path.insert(0, str(_HERE.parent))
+
+import redis
+from bytes_per_url import base_pages, variant
+from helpers.redis_servers import RedisServer, redis_server_binary
+from scrapy.settings import Settings
+
+from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.scrapy.settings import load_config
+from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.redisstore import RedisStore
+
+CHUNK = 20_000
+
+
+class CountingRedis(redis.Redis):  # type: ignore[type-arg]
+    """A client that counts the commands it sends (each one round trip)."""
+
+    sent = 0
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        CountingRedis.sent += 1
+        return super().execute_command(*args, **options)
+
+
+def fill(index: SimhashIndex, size: int, rng: random.Random) -> float:
+    start = time.perf_counter()
+    for first in range(0, size, CHUNK):
+        n = min(CHUNK, size - first)
+        index.add_many(
+            (f"https://fill{(first + i) % 211}.example/{first + i:09d}", rng.getrandbits(64)) for i in range(n)
+        )
+    return time.perf_counter() - start
+
+
+def server_cpu(client: Any) -> float:
+    """The redis-server's CPU seconds so far (user and system)."""
+    info = client.info("cpu")
+    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+
+def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Random) -> dict[str, Any]:
+    tracker = ChangeTracker(index, **load_config(Settings()).tracker_kwargs())
+    seen: list[tuple[str, Any]] = []
+    rounds: dict[str, list[int]] = {}
+    verdicts: dict[str, int] = {}
+    plan = []  # the pages first, so that the time is the decisions'
+    for i in range(decisions):
+        roll = rng.random()
+        if seen and roll < 0.2:
+            kind, (key, observed) = "refetch", seen[rng.randrange(len(seen))]
+        elif seen and roll < 0.4:
+            kind = "near-duplicate"
+            _, kept = seen[rng.randrange(len(seen))]
+            fp = kept.fp
+            for bit in rng.sample(range(64), rng.choice((1, 2))):
+                fp ^= 1 << bit
+            key, observed = f"https://dup{i % 97}.example/{i:08d}", variant(kept, fp, None)
+        else:
+            kind, key = "new", f"https://site{i % 97}.example/{i:08d}"
+            observed = variant(pages[rng.randrange(len(pages))], rng.getrandbits(64), f"Page {i} of the benchmark")
+            seen.append((key, observed))
+        plan.append((kind, key, observed))
+    cpu, start = time.process_time(), time.perf_counter()
+    for i, (kind, key, observed) in enumerate(plan):
+        before = CountingRedis.sent
+        verdict = tracker.observe(key, observed, now=1.7e9 + i)
+        rounds.setdefault(kind, []).append(CountingRedis.sent - before)
+        verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "rounds": rounds, "verdicts": verdicts}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100000,1000000")
+    parser.add_argument("--decisions", type=int, default=3000)
+    args = parser.parse_args()
+    binary = redis_server_binary()
+    if binary is None:
+        sys.exit("no redis-server binary")
+    import scrapy_simhash
+
+    print(f"scrapy_simhash from {Path(scrapy_simhash.__file__).parent}")
+    pages = base_pages()
+    print(f"{len(pages)} real pages with own text; {args.decisions:,} decisions per size")
+    for size in (int(s) for s in args.sizes.split(",")):
+        directory = Path(tempfile.mkdtemp(prefix="simhash-redis-decisions-"))
+        server = RedisServer(binary, directory).start()
+        try:
+            rng = random.Random(38)
+            index = SimhashIndex(RedisStore(server.url, "bench", client=CountingRedis.from_url(server.url)))
+            filled = fill(index, size, rng)
+            plain = redis.Redis.from_url(server.url)
+            before = server_cpu(plain)
+            out = decide(index, pages, args.decisions, rng)
+            out["server"] = server_cpu(plain) - before
+            plain.close()
+            index.close()
+        finally:
+            server.stop()
+            shutil.rmtree(directory, ignore_errors=True)
+        n = args.decisions
+        per = ", ".join(f"{kind} {sum(r) / len(r):.2f} (max {max(r)})" for kind, r in sorted(out["rounds"].items()))
+        print(
+            f"\n{size:>9,} fingerprints (filled in {filled:.0f} s): {n / out['wall']:,.0f} decisions/s wall; "
+            f"CPU per decision: client {out['cpu'] / n * 1e6:,.0f} us, server {out['server'] / n * 1e6:,.0f} us: "
+            f"{n / (out['cpu'] + out['server']):,.0f} decisions/s of CPU; {out['verdicts']}"
+        )
+        print(f"  round trips per page: {per}")
+
+
+if __name__ == "__main__":
+    main()
