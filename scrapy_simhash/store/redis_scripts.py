@@ -283,14 +283,9 @@ local function with_keys(found, order, out)  -- appends fp, dist, keys of each f
   return out
 end
 
--- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
-local function probe(fp, k, limit, i)
-  local parts = {}
-  for t = 1, T do
-    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
-    if blob then parts[#parts + 1] = blob end
-  end
-  local raw = table.concat(parts)
+-- The fingerprints of raw (buckets' blobs joined) within k of fp, the first limit of them read
+-- (0: all; fp itself looked up apart when capped): {total, capped, fp, dist, keys, ...}
+local function verified(raw, fp, k, limit)
   local total = #raw / VW
   local n = total
   local found, order = {}, {}
@@ -300,6 +295,16 @@ local function probe(fp, k, limit, i)
   end
   scan(raw, n, fp, -1, k, found, order)
   return with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+end
+
+-- Candidates of fp in its buckets (ARGV from i: T buckets), verified: {total, capped, fp, dist, keys, ...}
+local function probe(fp, k, limit, i)
+  local parts = {}
+  for t = 1, T do
+    local blob = redis.call('HGET', TN[t], ARGV[i + t - 1])
+    if blob then parts[#parts + 1] = blob end
+  end
+  return verified(table.concat(parts), fp, k, limit)
 end
 
 -- The wide tier's candidates: fp's buckets (ARGV from i: T of them) and the (table, bucket) pairs
@@ -489,15 +494,7 @@ local function state(i, evidence, check)
     local parts, others = read_buckets()
     for _, blob in ipairs(parts) do piece(blob) end
     local raw = table.concat(parts)
-    local total = #raw / VW
-    local m = total
-    local found, order = {}, {}
-    if limit > 0 and limit < total then
-      m = limit
-      if redis.call('HEXISTS', FPS, fp) == 1 then found[fp] = 0; order[1] = fp end
-    end
-    scan(raw, m, fp, -1, k, found, order)
-    res = with_keys(found, order, {total, (limit > 0 and limit < total) and 1 or 0})
+    res = verified(raw, fp, k, limit)
     if wide > k then
       for _, blob in ipairs(others) do piece(blob) end
       wres = raw .. table.concat(others)  -- verified by the client (the wide tier's keys: 'wkeys')
