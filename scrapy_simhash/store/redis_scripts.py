@@ -81,6 +81,13 @@ if op == 'open' then
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
   local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
+  if not meta and others == 0 and ARGV[2] == 'audit' then  -- no metadata: records or keys left?
+    local names = {P .. 'nr'}
+    for s = 0, tonumber(ARGV[3]) - 1 do
+      names[#names + 1] = P .. 'k' .. s; names[#names + 1] = P .. 'r' .. s; names[#names + 1] = P .. 'h' .. s
+    end
+    others = redis.call('EXISTS', unpack(names))
+  end
   local lost = {}
   if meta and ARGV[2] == 'audit' then lost = audit(meta, tonumber(ARGV[3])) end
   return {t, meta, others, lost}

@@ -19,7 +19,7 @@ from helpers.pages import own_text_page
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
-from scrapy_simhash.errors import StoreError
+from scrapy_simhash.errors import NotAnIndexError, StoreError
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS, RedisStore, shard_of
@@ -296,12 +296,20 @@ def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_
     tracker.index.close()
     # The policy set back: the index says at open what it lost, as the shards and its counts show it.
     admin.config_set("maxmemory-policy", "noeviction")
+    # Room for what an open writes: what it says must depend on the keys left, not on a full server.
+    admin.config_set("maxmemory", "0")
     prefix = store.prefix
     keys, records = _shard_lengths(admin, prefix, "k"), _shard_lengths(admin, prefix, "r")
     n, nr = int(admin.get(prefix + "n") or 0), int(admin.get(prefix + "nr") or 0)
     hots, dues = _shard_lengths(admin, prefix, "h"), admin.zcard(prefix + "due")
-    if (n, nr, hots) == (keys, records, dues):
-        SimhashIndex(RedisStore(server.url, "crawl")).close()  # only evidence was evicted: nothing lost
+    left = admin.exists(*(prefix + name for name in ("fps", "n", "nr", "due", "aux", "id", "w"))) + keys + records + hots
+    if not admin.exists(prefix + "meta") and left:
+        # The eviction took the metadata (read only at open, so the idlest key) and left others.
+        with pytest.raises(NotAnIndexError, match="no metadata.*evicted"):
+            SimhashIndex(RedisStore(server.url, "crawl"))
+    elif (n, nr, hots) == (keys, records, dues):
+        # Only evidence was evicted, or the whole index with its metadata: nothing left to tell of.
+        SimhashIndex(RedisStore(server.url, "crawl")).close()
     else:
         with pytest.raises(StoreError) as info:
             SimhashIndex(RedisStore(server.url, "crawl"))
@@ -382,6 +390,26 @@ def test_an_index_that_lost_keys_says_so_at_open_and_a_reset_deletes_it(
     assert "evicted" in str(info.value) and "deleted" in str(info.value) and "SIMHASH_RESET" in str(info.value)
     assert RedisStore(redis_server.url, str(tmp_path)).destroy()
     assert not client.keys(prefix.replace("{", "\\{") + "*")
+    client.close()
+
+
+def test_an_index_whose_metadata_and_named_keys_are_gone_is_refused_not_created_again(
+    redis_server: Any, tmp_path: Path
+) -> None:
+    """An eviction takes the idlest keys first: the metadata (read only at open) and the counters.
+    Records and fingerprints left in the shards are no index to create anew over: refused."""
+    client = redis.Redis.from_url(redis_server.url)
+    index = _index(redis_server.url, str(tmp_path))
+    tracker = ChangeTracker(index)
+    for i in range(20):
+        tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i)), now=1.7e9)
+    index.close()
+    prefix = RedisStore(prefix=str(tmp_path)).prefix
+    named = [prefix + name for name in ("meta", "fps", "n", "nr", "due", "aux", "id", "w")]
+    assert client.delete(*named) >= 6 and client.keys(prefix.replace("{", "\\{") + "r*")
+    with pytest.raises(NotAnIndexError, match="no metadata"):
+        _index(redis_server.url, str(tmp_path))
+    assert not client.exists(prefix + "meta")  # left untouched
     client.close()
 
 
