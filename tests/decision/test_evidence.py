@@ -31,6 +31,8 @@ from scrapy_simhash.text.templates import (
 
 extract_module = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name
 templates_module = importlib.import_module("scrapy_simhash.text.templates")
+blocks_module = importlib.import_module("scrapy_simhash.text.blocks")
+native_module = importlib.import_module("scrapy_simhash.text.native")
 
 ARTICLES = [" ".join(paras) for _, paras in EN_ARTICLES.values()]
 FOOTER = (
@@ -98,7 +100,9 @@ def test_the_default_fingerprint_does_not_depend_on_the_clock(monkeypatch: pytes
     page = "<html><body>" + "".join(f"<p>paragraph {i} of a long page</p>" for i in range(10_000)) + "</body></html>"
     quiet = Fingerprinter().fingerprint_page(page)
     readings = iter(range(0, 10**9, 1000))
-    monkeypatch.setattr(extract_module, "time", types.SimpleNamespace(perf_counter=lambda: float(next(readings))))
+    clock = types.SimpleNamespace(perf_counter=lambda: float(next(readings)))
+    for module in (extract_module, blocks_module, native_module):  # every module that reads the clock
+        monkeypatch.setattr(module, "time", clock)
     loaded = Fingerprinter().fingerprint_page(page)
     assert (loaded.fp, loaded.method, loaded.sketch) == (quiet.fp, quiet.method, quiet.sketch)
     assert quiet.method != "budget" and next(readings) > 0  # the clock was there to be read
