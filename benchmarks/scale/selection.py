@@ -5,7 +5,7 @@ wall time, added Python heap (tracemalloc) and peak RSS of ``ChangeTracker.selec
 The store is built here through the store's real write path (``SimhashIndex.put_records``) with
 synthetic records: a random 64-bit fingerprint each, and schedules of 1-24 fetches made by the
 policy itself (``FreshnessPolicy.observe``: 64 such histories, shifted in time per URL), 10% of
-them with a novelty sketch of 5,000 bytes (the size of a kept page's, issue 38), 3% gone. It then
+them with 5,000 bytes of novelty evidence (stored apart) (the size of a kept page's, issue 38), 3% gone. It then
 runs the selection in a fresh process per measure, with this checkout's package or with another
 one (``--package /work/main``: the selection before hot states), so one store answers both.
 
@@ -55,7 +55,8 @@ def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed
         templates.append(state)
     novelty = bytes(rng.getrandbits(8) for _ in range(5000))
     now = T0 + 200 * DAY
-    items = []
+    items: list[tuple[str, bytes, float]] = []
+    evidence: dict[str, bytes] = {}
     for i in range(urls):
         base = templates[i % len(templates)]
         shift = now - rng.uniform(0, 1.05) * (base.next_due - base.last_fetch) - base.last_fetch
@@ -68,15 +69,27 @@ def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed
             schedule=schedule,
             next_due=next_due,
             gone=i % 33 == 0,
-            novelty=novelty if i % 10 == 0 else None,
+            evidence=i % 10 == 0,
         )
-        items.append((f"https://site{i % 500}.example/page/{i}", record.to_bytes(), next_due))
+        key = f"https://site{i % 500}.example/page/{i}"
+        items.append((key, record.to_bytes(), next_due))
+        if record.evidence:
+            evidence[key] = novelty
         if len(items) >= BATCH:
-            index.put_records(items)
-            items = []
+            _put(index, items, evidence)
+            items, evidence = [], {}
     if items:
-        index.put_records(items)
+        _put(index, items, evidence)
     return now
+
+
+def _put(index, items: list[tuple[str, bytes, float]], evidence: dict[str, bytes]) -> None:
+    """``items`` and their ``evidence`` in one store write (the store's own ``put_records``)."""
+    index._call(
+        index._store.put_records,
+        [index._record_item(*item) for item in items],
+        {index._key(key): value for key, value in evidence.items()},
+    )
 
 
 def measure(index, now: float, budget: int, heap: bool = True) -> dict[str, float]:

@@ -45,7 +45,8 @@ def select_known(
     interval follows from the budget: :func:`~scrapy_simhash.schedule.budget_interval`). Two
     passes over the hot states: the candidates' count and change sizes (the ranking's
     :func:`~scrapy_simhash.schedule.size_scale`), then the ranking, keeping the ``budget`` best
-    (all the due rows without a budget); ties go by due time, then key."""
+    (all the due rows without a budget), a page's keys read only where a row may enter; ties go
+    by due time, then key."""
     end = due_ms(min(max(now if budget <= 0 else math.inf, 0.0), MAX_DUE))
     scale = 1.0
     best = _Best(budget)
@@ -63,23 +64,27 @@ def select_known(
         scale = size_scale(policy, np.concatenate(sizes) if sizes else np.zeros(0))
         if 0 < budget <= due_count:  # a due row's priority is at least 1: the budget's cut too
             best.threshold, best.worst_due = 1.0, MAX_DUE * 1000
-    for keys, hot in _pages(index):
-        when = hot["due"] / 1000
-        due = when <= now
-        listed = hot["due"] <= end
-        known = listed & (hot["flags"] & STATE).astype(bool) if policy is not None else np.zeros(len(hot), bool)
-        candidate = (known | due) & listed if budget > 0 else due & listed
-        priorities = np.ones(len(hot))
-        exact = np.ones(len(hot), dtype=bool)
-        rows = np.flatnonzero(known & candidate)
-        if len(rows):
-            assert policy is not None
-            columns = _columns(hot[rows], scale)
-            history = (hot["flags"][rows] & HISTORY).astype(bool)
-            priorities[rows], exact[rows] = policy.hot_priorities(columns, now, history)
-        priorities[due] = np.maximum(priorities[due], 1.0)
+    after, wanted = None, True
+    while True:
+        # A page's keys are read with it when the page before had a row that could enter; else
+        # its hot states alone first, and the keys only when one of its rows may enter (the LMDB
+        # due index is in due order: past the due rows, most pages have none).
+        before = after
+        after, keys, hots = index.due_states(before, PAGE, wanted)
+        if after is None:
+            break
+        hot = np.frombuffer(hots, dtype=HOT)
+        enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
+        wanted = len(enter) > 0
+        if not wanted:
+            continue
+        if not keys:
+            after, keys, hots = index.due_states(before, PAGE)
+            if after is None:
+                break
+            hot = np.frombuffer(hots, dtype=HOT)
+            enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         ms = hot["due"]
-        enter = np.flatnonzero(candidate & best.admits(priorities, ms))
         best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
         # The bounded rows from the highest bound down (the earliest due first), a batch at a time:
         # each batch may raise the threshold that the next must reach.
@@ -108,6 +113,27 @@ def _pages(index: SimhashIndex, keys: bool = True) -> Iterator[tuple[list[bytes]
             return
         if hots:
             yield page, np.frombuffer(hots, dtype=HOT)
+
+
+def _entering(
+    hot: np.ndarray, policy: SchedulePolicy | None, now: float, scale: float, budget: int, end: int, best: _Best
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The rows of a page of hot states that may enter ``best`` (their priority exact, or an
+    upper bound of it), and per row its priority or bound, whether it is exact, whether it is due."""
+    due = hot["due"] / 1000 <= now
+    listed = hot["due"] <= end
+    known = listed & (hot["flags"] & STATE).astype(bool) if policy is not None else np.zeros(len(hot), bool)
+    candidate = (known | due) & listed if budget > 0 else due & listed
+    priorities = np.ones(len(hot))
+    exact = np.ones(len(hot), dtype=bool)
+    rows = np.flatnonzero(known & candidate)
+    if len(rows):
+        assert policy is not None
+        columns = _columns(hot[rows], scale)
+        history = (hot["flags"][rows] & HISTORY).astype(bool)
+        priorities[rows], exact[rows] = policy.hot_priorities(columns, now, history)
+    priorities[due] = np.maximum(priorities[due], 1.0)
+    return np.flatnonzero(candidate & best.admits(priorities, hot["due"])), priorities, exact, due
 
 
 def _columns(hot: np.ndarray, scale: float) -> ScheduleColumns:

@@ -54,17 +54,28 @@ class ScheduleColumns:
         for _, stale in self._derived.values():
             stale.add(i)
 
-    def derived(self, key: Any, width: int, row: Any) -> np.ndarray:
+    def derived(self, key: Any, width: int, row: Any, rows: Any = None) -> np.ndarray:
         """A ``(rows, width)`` array, row ``i`` being ``row(states[i])`` (a row without a state is
-        zeros), kept under ``key`` and recomputed only for the rows set since."""
+        zeros), kept under ``key`` and recomputed only for the rows set since; ``rows``, if given,
+        makes many of them at once (a list of states -> their rows, the same values)."""
         if key not in self._derived:
             self._derived[key] = (np.zeros((len(self.states), width)), set(range(len(self.states))))
         values, stale = self._derived[key]
-        for i in stale:
-            state = self.states[i]
-            values[i] = 0.0 if state is None else row(state)
+        if rows is not None and len(stale) >= _BATCH:
+            at = [i for i in sorted(stale) if self.states[i] is not None]
+            values[sorted(stale)] = 0.0
+            if at:
+                values[at] = rows([self.states[i] for i in at])
+        else:
+            for i in stale:
+                state = self.states[i]
+                values[i] = 0.0 if state is None else row(state)
         stale.clear()
         return values
+
+
+#: Stale rows from which :meth:`ScheduleColumns.derived` makes them at once (when it can).
+_BATCH = 8
 
 
 def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:

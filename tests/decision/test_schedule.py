@@ -504,6 +504,33 @@ def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
             now += rng.choice((0.0, rng.uniform(1, 5 * DAY), round(rng.uniform(HOUR, DAY), 3)))
 
 
+@pytest.mark.parametrize("evidence", [0.7, 1.0])
+def test_many_posteriors_at_once_are_each_ones_to_the_bit(evidence: float) -> None:
+    """The posteriors that ``priorities`` makes for many rows at once (``_posterior_rows``) are
+    ``posterior``'s of each state, to the bit: histories with no change, one, several, folded
+    ones, zero elapsed times, first fetches; and so are the priorities."""
+    rng = random.Random(13)
+    policy = FreshnessPolicy(evidence=evidence, recent=6)
+    states = []
+    for _ in range(400):
+        state, now = None, rng.uniform(0, 2e9)
+        rate = 10 ** rng.uniform(-3, 1.5) / DAY
+        for _ in range(rng.randrange(1, 14)):
+            changed = None if state is None else rng.random() < 1 - math.exp(-rate * (now - state.last_fetch))
+            state = policy.observe(state, now, changed, rng.choice((None, 4, 30)) if changed else 0)
+            now += rng.choice((0.0, rng.uniform(1, 5 * DAY), round(rng.uniform(HOUR, DAY), 3)))
+        assert state is not None
+        states.append(state)
+    assert {len([t for t, s in state.recent if s]) for state in states} >= {0, 1, 2, 3}
+    assert any(state.old_changes for state in states) and not all(state.recent for state in states)
+    rows = policy._posterior_rows(states)
+    for state, row in zip(states, rows):
+        assert row.tobytes() == policy._posterior_row(state).tobytes()
+    now = max(state.last_fetch for state in states) + DAY
+    at_once = policy.priorities(ScheduleColumns.of(states), now)
+    assert at_once.tolist() == [float(policy.priorities(ScheduleColumns.of([s]), now)[0]) for s in states]
+
+
 def test_a_policy_with_another_default_interval_is_that_policy_built_with_it():
     base = FreshnessPolicy(min_interval=HOUR, max_interval=30 * DAY)
     derived = base.with_default_interval(10 * DAY)

@@ -218,3 +218,25 @@ def test_a_redis_index_without_hot_states_is_read_from_its_records(redis_server,
     assert client.delete(hot) == 1  # a shard of hot states lost: as records written before them
     assert ChangeTracker(index, policy=POLICY).selection(now, 50, DAY) == want
     index.close()
+
+
+def test_keys_are_read_only_for_the_pages_where_a_row_may_enter(tmp_path, monkeypatch):
+    # In the LMDB due index's order, the due rows come first: the pages after them cannot enter a
+    # budget that the due rows fill, and their keys are not read.
+    monkeypatch.setattr(selection_module, "PAGE", 32)
+    index = SimhashIndex.open(tmp_path / "idx", durable=False)
+    now = fill(index, 900, seed=3)
+    calls: list[bool] = []
+    due_states = index.due_states
+
+    def counting(after, limit=1000, keys=True):
+        calls.append(keys)
+        return due_states(after, limit, keys)
+
+    monkeypatch.setattr(index, "due_states", counting)
+    rows = ChangeTracker(index, policy=POLICY).selection(now, 20, None)
+    monkeypatch.undo()
+    assert rows == reference(index, POLICY, now, 20, None)
+    pages = -(-len(index.records_due(math.inf, limit=10_000)) // 32)
+    assert calls.count(True) < pages / 2 < calls.count(False)
+    index.close()
