@@ -169,8 +169,10 @@ def _distinct(values: np.ndarray) -> np.ndarray:
     return values[keep]
 
 
-#: What makes a run of dense text prose (see :func:`run_weight`): a sentence's end (NFKC: ！？； are !?;).
+#: What makes a run of dense text prose (see :func:`run_weight`): a sentence's end (NFKC: ！？； are !?;) ...
 _SENTENCE_MARK_RE = re.compile("[\u3002!?;]")
+#: ... or a clause's (NFKC: ， is ","), in a line that ends a sentence.
+_CLAUSE_MARK_RE = re.compile("[,\u3001]")
 
 
 def weight(text: str) -> int:
@@ -431,28 +433,49 @@ class OwnText:
 
 
 def added_to(text: str, kept: str) -> float:
-    """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`run_weight`)
-    of its :func:`uncovered` runs (:meth:`OwnText.added` against a text sketch)."""
-    return 0.0 if text in kept else float(sum(map(run_weight, uncovered(text, kept, WINDOW))))
+    """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`run_weight`,
+    by the line each is in) of its :func:`uncovered` runs (:meth:`OwnText.added` against a text sketch)."""
+    if text in kept:
+        return 0.0
+    lines, spans = _uncovered_spans(text, kept, WINDOW)
+    total = 0
+    for a, b in spans:
+        # The line the run is in: new clauses whose sentence's end the kept page shares (a headline
+        # of its sidebar that ends the sentence) are still prose.
+        end = lines.find("\n", b)
+        total += run_weight(lines[a:b], lines[lines.rfind("\n", 0, a) + 1 : end if end >= 0 else len(lines)])
+    return float(total)
 
 
-def run_weight(run: str) -> int:
-    """What an added run counts: its :func:`weight` when it holds a sentence's end (prose), else
-    its characters (a menu, a byline, a label in Chinese is no sentence)."""
-    return weight(run) if run.isascii() or _SENTENCE_MARK_RE.search(run) else len(run)
+def run_weight(run: str, line: str = "") -> int:
+    """What an added run counts: its :func:`weight` when it is prose (it holds a sentence's end, or
+    a clause's and the ``line`` it is part of a sentence's end), else its characters (a menu, a
+    byline, an editor's note, a row of ad links set inside a paragraph is no sentence)."""
+    if run.isascii() or _SENTENCE_MARK_RE.search(run):
+        return weight(run)
+    if _CLAUSE_MARK_RE.search(run) and _SENTENCE_MARK_RE.search(line):
+        return weight(run)
+    return len(run)
 
 
 def uncovered(text: str, kept: str, least: int = WINDOW) -> list[str]:
     """The runs of the normalised ``text``, of ``least`` characters or more, that no window of
     :data:`WINDOW` units (:func:`weight`: 16 Latin characters, 6 Han characters) of the normalised
     ``kept`` covers (windows within lines: a line shorter than ``least`` is never a run)."""
+    lines, spans = _uncovered_spans(text, kept, least)
+    return [lines[a:b] for a, b in spans]
+
+
+def _uncovered_spans(text: str, kept: str, least: int) -> tuple[str, list[tuple[int, int]]]:
+    """:func:`uncovered`'s runs as ``(start, end)`` in the text of ``text``'s lines that it looks
+    at (returned first: each distinct line once, those the kept page has as they are left out)."""
     # A line the kept page has as it is is covered whole: only the others are looked at.
     # Each line once: a line repeated (a caption renamed in every example) adds once.
     kept_lines = set(kept.split("\n"))
     lines = dict.fromkeys(line for line in text.split("\n") if len(line) >= least and line not in kept_lines)
     text = "\n".join(lines)
     if not text:
-        return []
+        return text, []
     mine, mine_at, mine_ends = _windows(text)
     theirs, _, _ = _windows(one_line(kept))  # however the kept page breaks its lines
     order = np.argsort(mine)  # a binary search is faster over sorted values
@@ -466,7 +489,7 @@ def uncovered(text: str, kept: str, least: int = WINDOW) -> list[str]:
     bare = (depth[:n] == 0) & (cps != _NEWLINE)
     edges = np.diff(bare.astype(np.int8), prepend=np.int8(0), append=np.int8(0))
     firsts, stops = np.flatnonzero(edges == 1).tolist(), np.flatnonzero(edges == -1).tolist()
-    return [text[a:b] for a, b in zip(firsts, stops) if b - a >= least]
+    return text, [(a, b) for a, b in zip(firsts, stops) if b - a >= least]
 
 
 def one_line(text: str) -> str:

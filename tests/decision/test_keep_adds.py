@@ -59,9 +59,11 @@ def units(text: str) -> int:
     return sum(DENSE_WEIGHT if _DENSE.match(c) else 1 for c in text)
 
 
-def run_units(run: str) -> int:
-    """A run's count: its ``units`` when it holds a sentence's end (。 ! ? ;), else its characters."""
-    return units(run) if any(c in "\u3002!?;" for c in run) or run.isascii() else len(run)
+def run_units(run: str, line: str) -> int:
+    """A run's count: its ``units`` when it holds a sentence's end (。 ! ? ;), or a clause's (, 、)
+    and its ``line`` a sentence's end, else its characters."""
+    ends = any(c in "\u3002!?;" for c in run) or (any(c in ",\u3001" for c in run) and any(c in "\u3002!?;" for c in line))
+    return units(run) if ends or run.isascii() else len(run)
 
 
 def brute_windows(text: str) -> list[tuple[int, int]]:
@@ -92,8 +94,9 @@ def brute_added(kept: str, new: str) -> float:
         if b[i:e] in have:
             covered[i:e] = [True] * (e - i)
     flags = "".join(" " if c or ch == "\n" else "x" for c, ch in zip(covered, b))
-    runs = [b[m.start() : m.end()] for m in re.finditer("x+", flags) if m.end() - m.start() >= WINDOW]
-    return float(sum(map(run_units, runs)))
+    runs = [(m.start(), m.end()) for m in re.finditer("x+", flags) if m.end() - m.start() >= WINDOW]
+    line_of = [line for line in b.split("\n") for _ in range(len(line) + 1)]  # each character's line
+    return float(sum(run_units(b[i:e], line_of[i]) for i, e in runs))
 
 
 def brute_seams(kept: str, new: str) -> float:
@@ -846,6 +849,34 @@ def test_chinese_chrome_lines_count_their_characters_and_sentences_weigh_more() 
     assert copy == sum(len(normalize(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
     added = "街道还为行动不便的老人提供送餐上门服务，每份只收十元，志愿者每天中午把饭菜送到老人家中。"
     assert OwnText([*article, added]).added(kept) == units(normalize(added)) >= defaults.SIMHASH_KEEP_ADDS
+
+
+def test_a_sentence_whose_end_the_kept_page_shares_still_weighs_as_prose() -> None:
+    """A paragraph added to an article whose last clauses a headline of the kept page's sidebar
+    repeats: those clauses are covered, and the run left, the new clauses, holds no sentence end of
+    its own. Its clauses in a line of prose weigh as prose (the synthetic pair that counted 99 by
+    its characters, under ``SIMHASH_KEEP_ADDS``, and was dropped); a menu line, and a row of ad
+    links set inside a paragraph (no clause of it: a syndicated text's), still count their characters."""
+    article = ZH_SENTENCES[:6]
+    headline = "自治区延续部分到期税收优惠政策预计为纳税人减负一百八十亿元"
+    added = (
+        "上述政策三年执行期满后，为了进一步优化我区营商环境，更好地服务六稳六保大局，支持十四五时期"
+        "全区民营经济高质量发展，自治区决定延续执行除印花税所涉税收优惠政策以外的其余五项税收优惠政策。"
+        "预计到年末，为纳税人减负一百八十亿元。"
+    )
+    kept = OwnText(article, shown=[*article, headline]).sketch()
+    runs = OwnText([*article, added]).added_runs(kept)
+    assert runs and all("\u3002" not in run for run in runs)  # the sentence ends are the kept page's
+    count = OwnText([*article, added]).added(kept)
+    assert count == sum(units(run) for run in runs) >= defaults.SIMHASH_KEEP_ADDS
+    assert sum(len(run) for run in runs) < defaults.SIMHASH_KEEP_ADDS  # counted by characters: dropped
+    assert count == brute_added("\n".join([*article, headline]), "\n".join([*article, added]))
+    menu = "江城门户|新闻|社会|财经|房产|汽车|论坛|设为首页|加入收藏|联系我们"
+    assert OwnText([*article, menu]).added(kept) == len(menu)
+    ads = "光纤到户理想合作伙伴液态奶销售额领先分类信息无限商机"
+    line = ZH_SENTENCES[2]
+    inline = [*article[:2], line[:12] + ads + line[12:], *article[3:]]
+    assert OwnText(inline).added(kept) == len(ads) == brute_added("\n".join(article), "\n".join(inline))
 
 
 def test_a_copy_of_a_table_with_link_cells_adds_nothing() -> None:
