@@ -110,7 +110,8 @@ CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search"
 CHROME_NAMES = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
 _CONTAINERS = ("div", "section", "ul", "ol", "table", "td", "form")
 #: A container that only its class or id makes chrome but that holds the page's main heading (its
-#: first ``<h1>``) and more than this share of its visible text is a wrapper of the page, not chrome
+#: first ``<h1>``) and more than this share of its visible text (outside its ``<nav>``, ``<header>``...)
+#: is a wrapper of the page, not chrome
 #: (QDoc's ``<div class="header">``, left open around the whole page): the chrome inside it is
 #: judged element by element. (A sidebar that outweighs a short page holds no main heading.)
 WRAPPER_SHARE = 0.5
@@ -130,16 +131,20 @@ _DIGITS = re.compile(r"\d+")
 def is_chrome(el: Any) -> bool:
     """Navigation, header, footer, sidebar and the like: by tag or role, or for a container by its
     class or id (not an inline element's: ``<span class="menuselection">`` is text)."""
-    if el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES:
+    if _chrome_tag(el):
         return True
     return el.tag in _CONTAINERS and bool(CHROME_NAMES.search((el.get("class") or "") + " " + (el.get("id") or "")))
+
+
+def _chrome_tag(el: Any) -> bool:
+    return el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES
 
 
 def _wrapper(el: Any, h1: Any, total: int) -> bool:
     """Whether a chrome element (:func:`is_chrome`) is chrome by its class or id alone, holds the
     page's first ``<h1>`` (``h1``) and more than :data:`WRAPPER_SHARE` of the page's ``total``
-    characters of visible text."""
-    if h1 is None or el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES:
+    characters of visible text outside its chrome by tag or role."""
+    if h1 is None or _chrome_tag(el):
         return False
     if not any(a is el for a in h1.iterancestors()):
         return False
@@ -155,6 +160,10 @@ def page_lines(body: bytes, content_type: str | None = None) -> list[str]:
         return []
     title = collapse(root.findtext(".//title") or "")
     _drop_invisible(root)
+    # The chrome by tag or role first, then by class or id: a wrapper's share is of the text left.
+    for el in list(root.iter()):
+        if isinstance(el.tag, str) and el.getparent() is not None and _chrome_tag(el):
+            el.drop_tree()
     total = len(collapse(" ".join(root.itertext())))
     h1 = next(root.iter("h1"), None)
     for el in list(root.iter()):

@@ -199,6 +199,15 @@ def test_page_lines_keep_a_wrapper_whose_class_says_chrome() -> None:
         "The QToolBox class provides a column of tabbed widget items.",
         "A toolbox is a widget that displays a column of tabs one above the other.",
     ]
+    # Read the Docs: a <nav> sidebar that outweighs a short page beside <div class="wy-nav-content-wrap">,
+    # which holds the heading and the rest of the text: the wrapper's share is of the text outside the <nav>.
+    toc = "".join(f"<li>Chapter {i} of the book</li>" for i in range(20))
+    rtd = (
+        f"<html><body><nav class='wy-nav-side'><ul>{toc}</ul></nav><div class='wy-nav-content-wrap'>"
+        "<h1>Source code for scrapy.http.response.xml</h1><pre>class XmlResponse(TextResponse):\n    pass</pre>"
+        "</div></body></html>"
+    ).encode()
+    assert page_lines(rtd) == ["Source code for scrapy.http.response.xml", "class XmlResponse(TextResponse):", "pass"]
     # A sidebar that outweighs a short page, without its main heading, stays chrome.
     sidebar = (
         "<html><body><div class='sidebar'><ul>"
