@@ -109,6 +109,12 @@ CHROME_TAGS = ("nav", "header", "footer", "aside")
 CHROME_ROLES = ("navigation", "banner", "contentinfo", "complementary", "search")
 CHROME_NAMES = re.compile(r"nav|sidebar|menu|footer|header|related|breadcrumb|search", re.IGNORECASE)
 _CONTAINERS = ("div", "section", "ul", "ol", "table", "td", "form")
+#: A container that only its class or id makes chrome but that holds the page's main heading (its
+#: first ``<h1>``) and more than this share of its visible text (outside its ``<nav>``, ``<header>``...)
+#: is a wrapper of the page, not chrome
+#: (QDoc's ``<div class="header">``, left open around the whole page): the chrome inside it is
+#: judged element by element. (A sidebar that outweighs a short page holds no main heading.)
+WRAPPER_SHARE = 0.5
 _LINE_TAGS = frozenset(
     (
         *("p", "li", "pre", "dd", "dt", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote", "div"),
@@ -125,22 +131,43 @@ _DIGITS = re.compile(r"\d+")
 def is_chrome(el: Any) -> bool:
     """Navigation, header, footer, sidebar and the like: by tag or role, or for a container by its
     class or id (not an inline element's: ``<span class="menuselection">`` is text)."""
-    if el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES:
+    if _chrome_tag(el):
         return True
     return el.tag in _CONTAINERS and bool(CHROME_NAMES.search((el.get("class") or "") + " " + (el.get("id") or "")))
 
 
+def _chrome_tag(el: Any) -> bool:
+    return el.tag in CHROME_TAGS or (el.get("role") or "") in CHROME_ROLES
+
+
+def _wrapper(el: Any, h1: Any, total: int) -> bool:
+    """Whether a chrome element (:func:`is_chrome`) is chrome by its class or id alone, holds the
+    page's first ``<h1>`` (``h1``) and more than :data:`WRAPPER_SHARE` of the page's ``total``
+    characters of visible text outside its chrome by tag or role."""
+    if h1 is None or _chrome_tag(el):
+        return False
+    if not any(a is el for a in h1.iterancestors()):
+        return False
+    return len(collapse(" ".join(el.itertext()))) > WRAPPER_SHARE * total
+
+
 def page_lines(body: bytes, content_type: str | None = None) -> list[str]:
     """The lines of the page's own visible text: its title, then the text outside the chrome
-    (:func:`is_chrome`), one line per block element (paragraph, list item, table row, code line...),
+    (:func:`is_chrome`; not a page's wrapper, :func:`_wrapper`), one line per block element (paragraph, list item, table row, code line...),
     whitespace collapsed, empty lines left out."""
     root = parse(decode(body, content_type))
     if root is None:
         return []
     title = collapse(root.findtext(".//title") or "")
     _drop_invisible(root)
+    # The chrome by tag or role first, then by class or id: a wrapper's share is of the text left.
     for el in list(root.iter()):
-        if isinstance(el.tag, str) and el.getparent() is not None and is_chrome(el):
+        if isinstance(el.tag, str) and el.getparent() is not None and _chrome_tag(el):
+            el.drop_tree()
+    total = len(collapse(" ".join(root.itertext())))
+    h1 = next(root.iter("h1"), None)
+    for el in list(root.iter()):
+        if isinstance(el.tag, str) and el.getparent() is not None and is_chrome(el) and not _wrapper(el, h1, total):
             el.drop_tree()
     for pre in root.iter("pre"):  # a code block's lines are lines; elsewhere a newline is a space
         for el in pre.iter():
@@ -210,3 +237,30 @@ def content_loss(dropped: list[str], kept: list[str], template: set[str] | None 
             lost_chars += sum(runs)
             lost_lines.append((line, sum(runs)))
     return Loss(lost_chars, lost_lines)
+
+
+# ----------------------------------------------------------------------------------- content share
+def content_share(lines: list[str], fingerprinted_text: str, template: set[str] | None = None) -> tuple[int, int]:
+    """``(covered, total)``: of the characters of the page's own text (its ``lines``, as
+    :func:`page_lines` gives them: outside its chrome; masked, :func:`mask`; ``template`` lines left
+    out), those that are in ``fingerprinted_text`` (a character is when a ``COVER``-character window
+    around it, within its line, is in that text; a line shorter than ``COVER``, when it is in that
+    text whole), and all of them."""
+    template = template or set()
+    text = mask(collapse(fingerprinted_text))
+    have = _windows(text)
+    covered = total = 0
+    for line in lines:
+        m = mask(line)
+        if m in template:
+            continue
+        total += len(m)
+        if len(m) < COVER:
+            covered += len(m) if m in text else 0
+            continue
+        hit = [False] * len(m)
+        for i in range(len(m) - COVER + 1):
+            if m[i : i + COVER] in have:
+                hit[i : i + COVER] = [True] * COVER
+        covered += sum(hit)
+    return covered, total

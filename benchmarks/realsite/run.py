@@ -29,7 +29,9 @@ drops whose page and kept page have a character 5-gram Jaccard of their whole vi
 (and are not copies the benchmark made); false drops: either, printed with the Jaccard and what was
 fingerprinted for each; true drops; recall on the added duplicates (of each group, all but one page
 should be dropped by a true drop); the share of each page's visible text that is fingerprinted (median, and the pages under
-25%, listed with their titles); change detection; and ms per page: the CPU time of
+25%, listed with their titles); the share of each page's content text that is fingerprinted
+(``judge.content_share``: the characters of its lines outside its chrome, less the site's template
+lines, that the fingerprinted title and text hold; median, and the pages under 25%); change detection; and ms per page: the CPU time of
 ``Fingerprinter().fingerprint_html`` on every fetched body, after the crawl, in page order (median,
 p99, max).
 """
@@ -58,6 +60,7 @@ from judge import (
     LOSS_CHARS,
     collapse,
     content_loss,
+    content_share,
     decode,
     fingerprinted,
     jaccard,
@@ -290,6 +293,7 @@ class Fetched:
             self.lines = [line for line in self.lines if not line.startswith(PRINTED_FROM)]
         self.title, self.text = fingerprinted(body, ctype)
         self.share = min(1.0, len(collapse(self.text)) / len(self.visible)) if self.visible else 1.0
+        self.content_share = 1.0  # of its content text (set by run_site: it needs the site's template)
 
     @property
     def group(self) -> str | None:
@@ -333,7 +337,11 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
     if not fetched:
         raise RuntimeError(f"crawl 1 of {site.name} fetched no page: is {base}{pages[0].url_path} served?")
 
-    drops = _drops(fetched, template_lines([f.lines for f in fetched.values()]))
+    template = template_lines([f.lines for f in fetched.values()])
+    for f in fetched.values():
+        covered, total = content_share(f.lines, f.title + "\n" + f.text, template)
+        f.content_share = covered / total if total else 1.0
+    drops = _drops(fetched, template)
     n_false = sum(d["false"] for d in drops)
     n_lossy = sum(d["lossy"] for d in drops)
     expected, found, missed = _recall(fetched, drops)
@@ -360,6 +368,8 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
         "missed_groups": missed,
         "share_median": statistics.median(f.share for f in own) if own else None,
         "low_share": _low_share(own),
+        "content_share_median": statistics.median(f.content_share for f in own) if own else None,
+        "low_content_share": _low_share(own, "content_share"),
         "change": _change(fetched, run2),
         "ms_median": statistics.median(ms),
         "ms_p99": _percentile(ms, 0.99),
@@ -422,18 +432,19 @@ def _recall(fetched: dict[str, Fetched], drops: list[dict[str, Any]]) -> tuple[i
     return expected, found, missed
 
 
-def _low_share(own: list[Fetched]) -> list[dict[str, Any]]:
-    """The pages with less than ``LOW_SHARE`` of their visible text fingerprinted, lowest first."""
+def _low_share(own: list[Fetched], share: str = "share") -> list[dict[str, Any]]:
+    """The pages with less than ``LOW_SHARE`` of their visible text (``share="content_share"``: of
+    their content text) fingerprinted, lowest first."""
     return [
         {
             "url": f.record["url"],
             "page_title": f.page_title,
-            "share": round(f.share, 3),
+            "share": round(getattr(f, share), 3),
             "visible_chars": len(f.visible),
             "fingerprinted_chars": len(collapse(f.text)),
             "fingerprinted": f.describe(100),
         }
-        for f in sorted((f for f in own if f.share < LOW_SHARE), key=lambda f: f.share)
+        for f in sorted((f for f in own if getattr(f, share) < LOW_SHARE), key=lambda f: getattr(f, share))
     ]
 
 
@@ -480,8 +491,10 @@ def print_site(r: dict[str, Any]) -> None:
         ("false drops (lossy or Jaccard < 0.5)", r["false_drops"]),
         ("true drops", r["true_drops"]),
         ("recall on added duplicates", f"{r['added_found']}/{r['added_duplicates']}"),
-        ("median share of visible text fingerprinted", f"{r['share_median']:.2f}" if r["share_median"] else "-"),
+        ("median share of visible text fingerprinted", _share(r["share_median"])),
         ("pages under 25% fingerprinted", len(r["low_share"])),
+        ("median share of content text fingerprinted", _share(r["content_share_median"])),
+        ("pages under 25% of content text fingerprinted", len(r["low_content_share"])),
         ("big edits -> changed", _ratio(c["big"]["ok"], c["big"]["pages"])),
         ("digit edits -> unchanged", _ratio(c["digits"]["ok"], c["digits"]["pages"])),
         ("untouched pages -> not changed", _ratio(c["untouched"]["ok"], c["untouched"]["pages"])),
@@ -515,20 +528,30 @@ def print_site(r: dict[str, Any]) -> None:
         print("\nadded duplicates not dropped:")
         for m in r["missed_groups"]:
             print(f"  {m['group']}: " + "; ".join(f"{u} {v} d={d}" for u, v, d in m["verdicts"]))
-    if r["low_share"]:
-        more = f" (the first {SHOW} of {len(r['low_share'])})" if len(r["low_share"]) > SHOW else ""
-        print(f"\npages under {LOW_SHARE:.0%} of their visible text fingerprinted{more}:")
-        for p in r["low_share"][:SHOW]:
-            print(
-                f"  {p['share']:.2f} ({p['fingerprinted_chars']}/{p['visible_chars']} chars) {p['url']} {p['page_title']!r}"
-            )
-            print(f"      {p['fingerprinted']}")
+    for key, what in (("low_share", "visible"), ("low_content_share", "content")):
+        _print_low(r[key], what)
     for name in ("big", "digits", "untouched"):
         for f in c[name]["failures"]:
             extra = {k: v for k, v in f.items() if k not in ("url", "verdict", "distance", "ok")}
             print(
                 f"  edit {name}: {f['url']} got {f['verdict']} (d={f['distance']}), expected {c[name]['expected']} {extra}"
             )
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.2f}"
+
+
+def _print_low(low: list[dict[str, Any]], what: str) -> None:
+    if not low:
+        return
+    more = f" (the first {SHOW} of {len(low)})" if len(low) > SHOW else ""
+    print(f"\npages under {LOW_SHARE:.0%} of their {what} text fingerprinted{more}:")
+    for p in low[:SHOW]:
+        print(
+            f"  {p['share']:.2f} ({p['fingerprinted_chars']}/{p['visible_chars']} chars) {p['url']} {p['page_title']!r}"
+        )
+        print(f"      {p['fingerprinted']}")
 
 
 def _print_lost(drop: dict[str, Any]) -> None:
@@ -543,7 +566,7 @@ def summary(results: list[dict[str, Any]]) -> str:
     head = (
         "| site | generator | lang | pages | drops | lossy drops (share of pages) | J < 0.5 | true drops "
         "| recall (added dups) "
-        "| median fingerprinted | pages < 25% | big edit -> changed | digits -> unchanged "
+        "| median fingerprinted (visible / content text) | pages < 25% (visible / content) | big edit -> changed | digits -> unchanged "
         "| untouched changed | ms/page median / p99 / max |"
     )
     lines = [head, "|" + " --- |" * 15]
@@ -554,7 +577,8 @@ def summary(results: list[dict[str, Any]]) -> str:
         lines.append(
             f"| {r['site']} | {r['generator']} | {r['lang']} | {r['pages']} | {r['drops']} "
             f"| {r['lossy_drops']} ({r['lossy_share']:.1%}) | {r['low_jaccard_drops']} "
-            f"| {r['true_drops']} | {recall} | {r['share_median']:.2f} | {len(r['low_share'])} "
+            f"| {r['true_drops']} | {recall} | {_share(r['share_median'])} / {_share(r['content_share_median'])} "
+            f"| {len(r['low_share'])} / {len(r['low_content_share'])} "
             f"| {_ratio(c['big']['ok'], c['big']['pages'])} | {_ratio(c['digits']['ok'], c['digits']['pages'])} "
             f"| {untouched_bad}/{c['untouched']['pages']} "
             f"| {r['ms_median']:.1f} / {r['ms_p99']:.1f} / {r['ms_max']:.1f} |"

@@ -15,7 +15,18 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks" / "realsite"))
 
 from crawl import serve
-from judge import LOSS_CHARS, content_loss, decode, jaccard, mask, page_lines, parse, template_lines, visible_text
+from judge import (
+    LOSS_CHARS,
+    content_loss,
+    content_share,
+    decode,
+    jaccard,
+    mask,
+    page_lines,
+    parse,
+    template_lines,
+    visible_text,
+)
 from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, text_blocks
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
@@ -172,6 +183,56 @@ def test_page_lines_one_line_per_block_without_the_chrome() -> None:
         b"<html><body><p>One paragraph\nwrapped in the source</p><pre>line 1\n<b>line</b> 2</pre></body></html>"
     )
     assert wrapped == ["One paragraph wrapped in the source", "line 1", "line 2"]
+
+
+def test_page_lines_keep_a_wrapper_whose_class_says_chrome() -> None:
+    # QDoc leaves <div class="header"> open around the whole page: it holds the main heading and
+    # most of the text, so it is the page's wrapper; the navigation bar inside it is still chrome.
+    body = (
+        b"<html><body><div class='header'><div class='navigationbar'><ul><li>Qt 5.15</li><li>Qt Widgets</li></ul>"
+        b"</div><div class='content'><h1>QToolBox Class</h1><p>The QToolBox class provides a column of tabbed"
+        b" widget items.</p><p>A toolbox is a widget that displays a column of tabs one above the other.</p>"
+        b"</div></div></body></html>"
+    )
+    assert page_lines(body) == [
+        "QToolBox Class",
+        "The QToolBox class provides a column of tabbed widget items.",
+        "A toolbox is a widget that displays a column of tabs one above the other.",
+    ]
+    # Read the Docs: a <nav> sidebar that outweighs a short page beside <div class="wy-nav-content-wrap">,
+    # which holds the heading and the rest of the text: the wrapper's share is of the text outside the <nav>.
+    toc = "".join(f"<li>Chapter {i} of the book</li>" for i in range(20))
+    rtd = (
+        f"<html><body><nav class='wy-nav-side'><ul>{toc}</ul></nav><div class='wy-nav-content-wrap'>"
+        "<h1>Source code for scrapy.http.response.xml</h1><pre>class XmlResponse(TextResponse):\n    pass</pre>"
+        "</div></body></html>"
+    ).encode()
+    assert page_lines(rtd) == ["Source code for scrapy.http.response.xml", "class XmlResponse(TextResponse):", "pass"]
+    # A sidebar that outweighs a short page, without its main heading, stays chrome.
+    sidebar = (
+        "<html><body><div class='sidebar'><ul>"
+        + "".join(f"<li>Chapter {i} of the book</li>" for i in range(20))
+        + "</ul></div><div><h1>Acknowledgements</h1><p>Thanks to all.</p></div></body></html>"
+    ).encode()
+    assert page_lines(sidebar) == ["Acknowledgements", "Thanks to all."]
+
+
+def test_content_share_counts_the_content_text_that_is_fingerprinted() -> None:
+    lines = [
+        "The QToolBox class provides a column of tabbed widget items.",  # 60 characters
+        "Short cell",  # under 16 characters: covered when it is in the text whole
+        "Copyright 2024 The Qt Company",  # a template line: not the page's own text
+    ]
+    template = {mask(lines[2])}
+    assert content_share(lines, lines[0] + "\nShort cell", template) == (70, 70)
+    assert content_share(lines, lines[0], template) == (60, 70)
+    assert content_share(lines, "", template) == (0, 70)
+    # A renamed word is not fingerprinted, nor the characters around it that no 16-character window
+    # of the text covers; the rest of the line is.
+    covered, total = content_share([lines[0]], lines[0].replace("tabbed", "tabular"))
+    assert total == 60 and 30 < covered <= 60 - len("tabbed")
+    # Fingerprinted text that is not the page's content (navigation) does not raise the share.
+    assert content_share(lines, "Home Next Previous Index " * 40, template) == (0, 70)
 
 
 def test_mask_hides_digits_and_hex_hashes_but_not_words() -> None:

@@ -53,9 +53,10 @@ __all__ = [
 #: to it (``3rd``), a Han character ends a word (``features`` module docstring). "4": a page's
 #: own heading, declaration and description join its text (an API reference page whose region
 #: is its member docs: ``text.region._with_heading``). "5": its member signatures whose type names
-#: are links join it too (``text.entries._with_entries``). An index of another version raises
+#: are links join it too (``text.entries._with_entries``). "6": so do its members' C function names
+#: alone (``gtk_cell_area_activate``: gi-docgen, gtk-doc). An index of another version raises
 #: ``SettingsMismatchError`` naming the version and the fix.
-FINGERPRINT_VERSION = "5"
+FINGERPRINT_VERSION = "6"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:

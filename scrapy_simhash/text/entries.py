@@ -13,12 +13,14 @@ from scrapy_simhash.text.region import _BOILERPLATE_RE, _LINKS, _SHORT, _boilerp
 
 #: A member's declaration among a page's lines of ASCII: a type ("::"), an arrow ("->", "=>"), a
 #: generic ("List<E>"), a call with a parameter ("add(long operand)", not a counter: "Comments(12)"),
-#: or a line that opens with a declaration's keyword ("data Maybe a", "class Monoid a", "public
-#: static long") or a constructor's bar or equals sign ("| Just a", "= Nothing").
+#: a line that opens with a declaration's keyword ("data Maybe a", "class Monoid a", "public
+#: static long") or a constructor's bar or equals sign ("| Just a", "= Nothing"), or a C function's
+#: name alone, three words or more joined by underscores (gi-docgen's and gtk-doc's member lists:
+#: "gtk_cell_area_activate").
 _ENTRY_RE = re.compile(
     r"::|[-=]>|[A-Za-z_]<[A-Za-z_]|[A-Za-z_]\([^()]*[A-Za-z][^()]*\)|^(?:[|=] |(?:data|newtype|type|class|instance"
     r"|pattern|family|module|struct|enum|union|trait|impl|fn|def|function|interface|public|protected|private"
-    r"|static|final|abstract|const|typedef|template|val|var|let)\s)"
+    r"|static|final|abstract|const|typedef|template|val|var|let)\s)|^[a-z][a-z0-9]*(?:_[a-z0-9]+){2,}$"
 )
 
 #: A page's lines of links that are declarations are its entries when it has this many at least (a

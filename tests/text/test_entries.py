@@ -191,3 +191,44 @@ def test_declarations_whose_class_looks_like_chrome_count_inside_a_landmark(nati
     outside = extract(rustdoc_page(False), native=native).text.split("\n")
     assert not any(line.startswith("impl RemAssign") for line in outside)
     assert "pub trait RemAssign<Rhs = Self> { fn rem_assign(&mut self, rhs: Rhs); }" in inside + outside
+
+
+#: (C function, one-line description) of a gi-docgen class page's instance methods.
+C_METHODS = [
+    ("gtk_cell_area_activate", "Activates area, usually by activating the currently focused cell."),
+    ("gtk_cell_area_add_focus_sibling", "Adds sibling to the focusable area of the renderer, for a given row."),
+    ("gtk_cell_area_apply_attributes", "Applies any connected attributes to the renderers in area."),
+    ("gtk_cell_area_get_focus_cell", "Retrieves the currently focused cell for area, if there is one."),
+]
+
+
+def gi_docgen_page() -> str:
+    """A gi-docgen class page: heading, declaration, description, then the instance methods, each a
+    linked C function name over its one-line description."""
+    methods = "".join(
+        f"<div class=''><h6><a href='method.CellArea.{n[14:]}.html'>{n}</a></h6>"
+        f"<div class='docblock'><p>{d}</p></div></div>"
+        for n, d in C_METHODS
+    )
+    return (
+        "<html><head><title>Gtk.CellArea</title></head><body><section id='main' class='content'><header>"
+        "<h1><a href='index.html'>Gtk</a>CellArea</h1></header><section><div class='docblock c-decl'><pre><code>"
+        "abstract class Gtk.CellArea : GObject.InitiallyUnowned {\n  /* No available fields */\n}</code></pre></div>"
+        "<div class='toggle-wrapper'><h4 id='description'>Description</h4><div class='docblock'><p>The GtkCellArea is"
+        " an abstract class for GtkCellLayout widgets to interface with an arbitrary number of GtkCellRenderers and"
+        " interact with the user for a given GtkTreeModel row.</p><p>The cell area handles events, focus navigation,"
+        " drawing and size requests and allocations for a given row of data.</p><p>Usually users do not have to"
+        " interact with the GtkCellArea directly unless they are implementing a cell-layouting widget.</p></div></div>"
+        f"<div class='toggle-wrapper methods'><h4 id='methods'>Instance methods</h4><div class='docblock'>{methods}"
+        "</div></div></section></section></body></html>"
+    )
+
+
+@pytest.mark.parametrize("native", NATIVE)
+def test_member_c_function_names_are_fingerprinted(native: bool) -> None:
+    """gi-docgen's and gtk-doc's member lists name each member by its C function alone, a link: those
+    names are the page's own entries (another class's page lists other names over like descriptions)."""
+    lines = extract(gi_docgen_page(), native=native).text.split("\n")
+    for name, _ in C_METHODS:
+        assert name in lines
+    assert "gtk" not in lines and "Gtk" not in lines  # not a link of the heading alone
