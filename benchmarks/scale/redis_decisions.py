@@ -13,7 +13,14 @@ flipped, the same text), 20% refetches of a page decided before (the same page).
 the commands the client sends (a counting ``redis.Redis``), per page of each kind. Printed: the
 decisions per second of wall time (what a loaded machine shows), the CPU per decision of the
 client process and of the server (``INFO cpu``), and the decisions per second that CPU allows
-(client and server one after the other: one process deciding alone, its latency aside).
+(client and server one after the other: one process deciding alone, its latency aside); the
+client's CPU split into its time in the store's script calls (redis-py and the socket) and the
+rest (the decision itself, decoding the snapshot, encoding the write); the server's
+``usec_per_call`` of ``EVALSHA`` (``INFO commandstats``: the scripts' own time); and the floor:
+the very same ``EVALSHA`` calls (the same arguments, so the same bytes sent) to a script that
+only returns 1. ``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the
+same server (the same index, other pages). redis-py uses hiredis to parse replies where it is
+installed (printed).
 """
 
 from __future__ import annotations
@@ -73,7 +80,7 @@ def server_cpu(client: Any) -> float:
     return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
 
 
-def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Random) -> dict[str, Any]:
+def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Random, tag: str = "") -> dict[str, Any]:
     tracker = ChangeTracker(index, **load_config(Settings()).tracker_kwargs())
     seen: list[tuple[str, Any]] = []
     rounds: dict[str, list[int]] = {}
@@ -89,12 +96,24 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
             fp = kept.fp
             for bit in rng.sample(range(64), rng.choice((1, 2))):
                 fp ^= 1 << bit
-            key, observed = f"https://dup{i % 97}.example/{i:08d}", variant(kept, fp, None)
+            key, observed = f"https://dup{i % 97}.example/{tag}{i:08d}", variant(kept, fp, None)
         else:
-            kind, key = "new", f"https://site{i % 97}.example/{i:08d}"
+            kind, key = "new", f"https://site{i % 97}.example/{tag}{i:08d}"
             observed = variant(pages[rng.randrange(len(pages))], rng.getrandbits(64), f"Page {i} of the benchmark")
             seen.append((key, observed))
         plan.append((kind, key, observed))
+    store = index.store
+    run, calls, inside = store._run, [], [0.0]
+
+    def timed_run(script: Any, args: Any, action: str = "access") -> Any:  # the store's script calls
+        calls.append(list(args))
+        start = time.process_time()
+        try:
+            return run(script, args, action)
+        finally:
+            inside[0] += time.process_time() - start
+
+    store._run = timed_run  # type: ignore[method-assign]
     cpu, start = time.process_time(), time.perf_counter()
     for i, (kind, key, observed) in enumerate(plan):
         before = CountingRedis.sent
@@ -102,46 +121,88 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
         rounds.setdefault(kind, []).append(CountingRedis.sent - before)
         verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"wall": wall, "cpu": cpu, "rounds": rounds, "verdicts": verdicts}
+    del store._run
+    return {"wall": wall, "cpu": cpu, "inside": inside[0], "calls": calls, "rounds": rounds, "verdicts": verdicts}
+
+
+def floor(client: Any, calls: list[list[Any]], key: bytes) -> dict[str, float]:
+    """The same script calls (the same arguments) to a script that returns 1: wall, client CPU
+    and server CPU seconds in all."""
+    trivial = client.register_script("return 1")
+    trivial(keys=[key], args=[])  # loaded
+    before = server_cpu(client)
+    cpu, start = time.process_time(), time.perf_counter()
+    for args in calls:
+        client.evalsha(trivial.sha, 1, key, *args)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return {"wall": wall, "cpu": cpu, "server": server_cpu(client) - before}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--decisions", type=int, default=3000)
+    parser.add_argument("--transports", default="tcp,unix", help="tcp, unix or both (comma-separated)")
     args = parser.parse_args()
     binary = redis_server_binary()
     if binary is None:
         sys.exit("no redis-server binary")
+    from redis.utils import HIREDIS_AVAILABLE
+
     import scrapy_simhash
 
-    print(f"scrapy_simhash from {Path(scrapy_simhash.__file__).parent}")
+    print(
+        f"scrapy_simhash from {Path(scrapy_simhash.__file__).parent}; redis-py {redis.__version__}, "
+        f"replies parsed by {'hiredis' if HIREDIS_AVAILABLE else 'redis-py (Python; hiredis not installed)'}"
+    )
     pages = base_pages()
-    print(f"{len(pages)} real pages with own text; {args.decisions:,} decisions per size")
+    print(f"{len(pages)} real pages with own text; {args.decisions:,} decisions per size and transport")
+    transports = [t for t in args.transports.split(",") if t]
     for size in (int(s) for s in args.sizes.split(",")):
         directory = Path(tempfile.mkdtemp(prefix="simhash-redis-decisions-"))
-        server = RedisServer(binary, directory).start()
+        server = RedisServer(binary, directory, unix="unix" in transports).start()
         try:
             rng = random.Random(38)
             index = SimhashIndex(RedisStore(server.url, "bench", client=CountingRedis.from_url(server.url)))
             filled = fill(index, size, rng)
-            plain = redis.Redis.from_url(server.url)
-            before = server_cpu(plain)
-            out = decide(index, pages, args.decisions, rng)
-            out["server"] = server_cpu(plain) - before
-            plain.close()
             index.close()
+            print(f"\n{size:>9,} fingerprints (filled in {filled:.0f} s)")
+            for transport in transports:
+                url = server.url if transport == "tcp" else server.unix_url
+                client = CountingRedis.from_url(url)
+                index = SimhashIndex(RedisStore(url, "bench", client=client))
+                plain = redis.Redis.from_url(url)
+                plain.config_resetstat()
+                before = server_cpu(plain)
+                out = decide(index, pages, args.decisions, rng, tag=transport)
+                out["server"] = server_cpu(plain) - before
+                evalsha = plain.info("commandstats").get("cmdstat_evalsha", {})
+                low = floor(plain, out["calls"], index.store._meta_key)
+                plain.close()
+                index.close()
+                report(transport, args.decisions, out, evalsha, low)
         finally:
             server.stop()
             shutil.rmtree(directory, ignore_errors=True)
-        n = args.decisions
-        per = ", ".join(f"{kind} {sum(r) / len(r):.2f} (max {max(r)})" for kind, r in sorted(out["rounds"].items()))
-        print(
-            f"\n{size:>9,} fingerprints (filled in {filled:.0f} s): {n / out['wall']:,.0f} decisions/s wall; "
-            f"CPU per decision: client {out['cpu'] / n * 1e6:,.0f} us, server {out['server'] / n * 1e6:,.0f} us: "
-            f"{n / (out['cpu'] + out['server']):,.0f} decisions/s of CPU; {out['verdicts']}"
-        )
-        print(f"  round trips per page: {per}")
+
+
+def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any], low: dict[str, float]) -> None:
+    us = 1e6 / n
+    per = ", ".join(f"{kind} {sum(r) / len(r):.2f} (max {max(r)})" for kind, r in sorted(out["rounds"].items()))
+    print(
+        f"  {transport}: {n / out['wall']:,.0f} decisions/s wall ({out['wall'] * us:,.0f} us a decision); "
+        f"CPU per decision: client {out['cpu'] * us:,.0f} us (in the script calls {out['inside'] * us:,.0f}, "
+        f"the rest {(out['cpu'] - out['inside']) * us:,.0f}), server {out['server'] * us:,.0f} us "
+        f"(EVALSHA {evalsha.get('usec_per_call', 0):,.0f} us a call, {len(out['calls']) / n:.2f} calls a decision): "
+        f"{n / (out['cpu'] + out['server']):,.0f} decisions/s of CPU; {out['verdicts']}"
+    )
+    print(f"    round trips per page: {per}")
+    print(
+        f"    floor, the same calls to a script that returns 1: {low['wall'] * us:,.0f} us wall, client CPU "
+        f"{low['cpu'] * us:,.0f} us, server {low['server'] * us:,.0f} us a decision "
+        f"({n / low['wall']:,.0f}/s wall; with the decision's own CPU, the rest above: "
+        f"{n / (low['wall'] + out['cpu'] - out['inside']):,.0f}/s)"
+    )
 
 
 if __name__ == "__main__":

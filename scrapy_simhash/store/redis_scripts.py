@@ -179,6 +179,7 @@ local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
+local POW2 = {[0] = 1, 2, 4, 8, 16, 32, 64, 128}
 local SEP = '\255'
 local EV = {}  -- rput's evidence: {key, value or ''} (filled before the op runs)
 
@@ -223,14 +224,7 @@ end
 
 local BITS8
 local function buckets(fp)  -- the bucket of fp in every table (as the client computes them)
-  if not BITS8 then
-    BITS8 = {}
-    for v = 0, 255 do
-      local s = {}
-      for j = 7, 0, -1 do s[#s + 1] = (math.floor(v / 2 ^ j) %% 2 == 1) and '1' or '0' end
-      BITS8[v] = table.concat(s)
-    end
-  end
+  if not BITS8 then BITS8 = %(bits8)s end  -- byte -> its 8 bits ('0'/'1'), a constant: no loop per call
   local parts = {}
   for i = 1, VW do parts[i] = BITS8[byte(fp, i)] end
   local b = table.concat(parts)
@@ -425,31 +419,22 @@ local function arg(v) if v == '' then return false end return v end
 -- Per table, the buckets one bit away from the buckets in ARGV from b (a wide lookup's): in table
 -- t, the bucket with one of its low min(BB, key bits) bits flipped.
 local function around(b)
-  local out = {}
+  local out, char = {}, string.char
   for t = 1, T do
     local bid = ARGV[b + t - 1]
-    local v = byte(bid, 1) * 256 + byte(bid, 2)
-    out[t] = {}
-    for j = 0, math.min(BB, KB[t]) - 1 do
-      local w = bxor(v, 2 ^ j)
-      out[t][j + 1] = string.char(math.floor(w / 256), w %% 256)
+    local hi, lo = byte(bid, 1), byte(bid, 2)
+    local o = {}
+    for j = 0, math.min(BB, KB[t]) - 1 do  -- bit j of the 16: of the low byte, then of the high one
+      if j < 8 then o[j + 1] = char(hi, bxor(lo, POW2[j])) else o[j + 1] = char(bxor(hi, POW2[j - 8]), lo) end
     end
+    out[t] = o
   end
   return out
 end
 
 local CRC
 local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it (zlib's CRC-32)
-  if not CRC then
-    CRC = {}
-    for v = 0, 255 do
-      local c = v
-      for _ = 1, 8 do
-        if band(c, 1) == 1 then c = bxor(rshift(c, 1), 0xEDB88320) else c = rshift(c, 1) end
-      end
-      CRC[v] = c
-    end
-  end
+  if not CRC then CRC = %(crc)s end  -- zlib's table (as signed 32-bit words), a constant: no loop per call
   local c = -1
   for j = 1, #key do c = bxor(rshift(c, 8), CRC[band(bxor(c, byte(key, j)), 0xFF)]) end
   return band(bit.bnot(c), 0x7FFFFFFF) %% %(shards)d
@@ -482,8 +467,10 @@ local function state(i, evidence, check)
   end
   local rec = redis.call('HGET', P .. 'r' .. shard, key)
   local own = redis.call('HGET', P .. 'k' .. shard, key)
-  local d = {}
-  local function piece(s) d[#d + 1] = #s .. ':' .. s end
+  local d, nd = {}, 0
+  local function piece(s)  -- its length, then itself: no copy of a bucket's blob until the one concat
+    d[nd + 1] = #s .. ':'; d[nd + 2] = s; nd = nd + 2
+  end
   piece(rec and ('+' .. rec) or '-')
   piece(own or '')
   local res, wres, recs, evs = {0, 0}, '', {}, {}
@@ -492,20 +479,22 @@ local function state(i, evidence, check)
     if e then evs[#evs + 1] = one; evs[#evs + 1] = e end
   end
   if evp ~= '' and rec then ev(key) end
-  if fp ~= '' and check then
+  local function buckets_read()  -- the buckets read, in the digest: their lengths, then fp's, then the others
     local mine, others = read_buckets()
-    for _, blob in ipairs(mine) do piece(blob) end
-    for _, blob in ipairs(others) do piece(blob) end
+    local lens = {}
+    for j, blob in ipairs(mine) do lens[j] = #blob end
+    for j, blob in ipairs(others) do lens[T + j] = #blob end
+    local raw, more = table.concat(mine), table.concat(others)
+    piece(table.concat(lens, ',')); piece(raw); piece(more)
+    return raw, more
+  end
+  if fp ~= '' and check then
+    buckets_read()
     for j = check + 1, check + tonumber(ARGV[check]) do piece(redis.call('HGET', FPS, ARGV[j]) or '') end
   elseif fp ~= '' then
-    local parts, others = read_buckets()
-    for _, blob in ipairs(parts) do piece(blob) end
-    local raw = table.concat(parts)
+    local raw, more = buckets_read()
     res = verified(raw, fp, k, limit)
-    if wide > k then
-      for _, blob in ipairs(others) do piece(blob) end
-      wres = raw .. table.concat(others)  -- verified by the client (the wide tier's keys: 'wkeys')
-    end
+    if wide > k then wres = raw .. more end  -- verified by the client (the wide tier's keys: 'wkeys')
     local seen = {}
     for _, list in ipairs({{res, 5}}) do
       for j = list[2], #list[1], 3 do
@@ -567,16 +556,22 @@ local function run()
     return {out, recs}
   elseif op == 'snap' then  -- a decision's snapshot spec (see state)
     local rec, own, res, wres, recs, version, evs = state(3, true)
-    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, version, evs}
+    return {rec and {rec} or {}, own and {own} or {}, res, wres, recs, writes .. ' ' .. version, evs}
   elseif op == 'apply' then
     -- The spec, then the snapshot's version, c and the c fingerprints it found, the key's fingerprint ('a' fp buckets, 'r' remove, 'n'
     -- as it is), its record ('1' value due hot, 'd' delete, 'n' as it is), m (evidence key, value
     -- or ''), a (aux name, flag, value): all of it, or nothing when what the snapshot read changed
     -- ({0}) or another process holds the key's record (batch(key): {2}); {1}: written.
+    -- The version is ``<write count> <digest>``: with the write count unchanged since the
+    -- snapshot, nothing it read can have changed (every write counts), so only another count
+    -- makes the call read it all again and compare digests.
     local key, shard = ARGV[3], ARGV[4]
     local spec_end = 3 + 7 + T
-    local _, _, _, _, _, version = state(3, false, spec_end + 1)
-    if version ~= ARGV[spec_end] then return {0} end
+    local seen, digest = string.match(ARGV[spec_end], '^(%%d+) (%%x+)$')
+    if tonumber(seen) ~= writes then
+      local _, _, _, _, _, version = state(3, false, spec_end + 1)
+      if version ~= digest then return {0} end
+    end
     local i = spec_end + 1 + tonumber(ARGV[spec_end + 1])
     if redis.call('EXISTS', P .. 'L' .. key) == 1 then return {2} end
     local fop = ARGV[i + 1]
@@ -759,6 +754,23 @@ return {writes, res}
 """
 
 
+def _crc_table() -> str:
+    """zlib's CRC-32 table as a Lua table literal (indexed from 0), each entry a signed 32-bit
+    word as Lua's ``bit`` library returns them."""
+    out = []
+    for v in range(256):
+        c = v
+        for _ in range(8):
+            c = (c >> 1) ^ 0xEDB88320 if c & 1 else c >> 1
+        out.append(str(c - (1 << 32) if c >= 1 << 31 else c))
+    return "{[0] = " + ", ".join(out) + "}"
+
+
+def _bits8_table() -> str:
+    """Each byte's 8 bits, most significant first, as a Lua table literal (indexed from 0)."""
+    return "{[0] = " + ", ".join(f"'{v:08b}'" for v in range(256)) + "}"
+
+
 def _main_lua(layout: TableLayout) -> str:
     segs = "{" + ", ".join("{" + ", ".join(f"{{{s}, {w}}}" for s, _, w in segs) + "}" for segs in layout.segments) + "}"
     return _MAIN_LUA % {
@@ -769,4 +781,6 @@ def _main_lua(layout: TableLayout) -> str:
         "segs": segs,
         "key_bits": "{" + ", ".join(str(kb) for kb in layout.key_bits) + "}",
         "shards": SHARDS,
+        "crc": _crc_table(),
+        "bits8": _bits8_table(),
     }

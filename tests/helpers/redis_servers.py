@@ -44,10 +44,15 @@ class RedisServer:
     port restart it.
     """
 
-    def __init__(self, binary: str, directory: Any, *, persist: bool = False, cluster: bool = False) -> None:
+    def __init__(
+        self, binary: str, directory: Any, *, persist: bool = False, cluster: bool = False, unix: bool = False
+    ) -> None:
         self.binary, self.dir, self.persist, self.cluster = binary, directory, persist, cluster
         self.port = _free_port(cluster)
         self.url = f"redis://127.0.0.1:{self.port}/0"
+        #: With ``unix``, the server listens on a unix socket in ``dir`` too (``unix_url``).
+        self.socket = str(directory / "redis.sock") if unix else None
+        self.unix_url = None if self.socket is None else f"unix://{self.socket}?db=0"
         self.proc: Any = None
 
     def start(self) -> RedisServer:
@@ -59,6 +64,8 @@ class RedisServer:
         args = [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir)]
         args += ["--save", "", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")]
         args += ["--appendonly", "yes", "--appendfsync", "always"] if self.persist else ["--appendonly", "no"]
+        if self.socket is not None:
+            args += ["--unixsocket", self.socket, "--unixsocketperm", "700"]
         if self.cluster:
             args += ["--cluster-enabled", "yes", "--cluster-config-file", str(self.dir / "nodes.conf")]
         self.dir.mkdir(parents=True, exist_ok=True)

@@ -179,6 +179,32 @@ def test_a_near_duplicate_added_between_snapshot_and_write_is_read_again_one_pag
     other.index.close()
 
 
+def test_a_write_reads_its_snapshot_again_only_where_another_write_came_between(
+    redis_server: Any, tmp_path: Path
+) -> None:
+    mine, tracker, store, other = _pair(redis_server, str(tmp_path))
+    tracker.deduplicate("https://warm.example/", 0x5555AAAA5555AAAA)  # the scripts loaded
+    client = redis.Redis.from_url(redis_server.url)
+
+    def hmgets(decide: Any) -> tuple[int, Any]:  # the scripts' bucket reads: one HMGET per table
+        before = int(client.info("commandstats").get("cmdstat_hmget", {}).get("calls", 0))
+        out = decide()
+        return int(client.info("commandstats")["cmdstat_hmget"]["calls"]) - before, out
+
+    # No write since the snapshot: the write trusts the index's write count, reads nothing again.
+    n, verdict = hmgets(lambda: tracker.deduplicate("https://a.example/1", 0x0123456789ABCDEF))
+    assert verdict.verdict == NEW and n == mine.tables
+    # Another process writes far away meanwhile (every bit flipped: no bucket this one read): the
+    # count moved, so the write reads its buckets again, finds them unchanged and writes.
+    store.hook = lambda: other.deduplicate("https://b.example/1", 0xFEDCBA9876543210 ^ 0xFFFFFFFFFFFFFFFF)
+    n, verdict = hmgets(lambda: tracker.deduplicate("https://c.example/1", 0xFEDCBA9876543210))
+    assert verdict.verdict == NEW and n == 3 * mine.tables  # this snapshot, the other's, this write's check
+    assert mine.get("https://c.example/1") == 0xFEDCBA9876543210 and mine.stats["conflicts"] == 0
+    client.close()
+    mine.close()
+    other.index.close()
+
+
 def test_a_decision_whose_reads_keep_changing_is_a_busy_error_with_nothing_written(
     redis_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
