@@ -345,3 +345,39 @@ def test_a_crawl_that_skips_by_the_learned_rules_loses_no_page(seed: int) -> Non
         book.observe(url, *site.fetch(url), plan)
     assert lossy == 0
     assert skipped > fetched / 4  # the copies this site makes are mostly skipped
+
+
+def test_every_store_keeps_the_rules_for_the_next_run_shares_vetoes_and_a_reset_deletes_them(kind, tmp_path) -> None:
+    from scrapy_simhash import SimhashIndex
+
+    if kind.worker_make is None:
+        pytest.skip("a memory store lives in one process only")
+    site = Site()
+    path = tmp_path / "pages"
+
+    def book(index: SimhashIndex) -> RuleBook:
+        return RuleBook(IndexRuleStore(index), site.known, min_support=6, confidence=0.5, refresh_every=1)
+
+    first_index = SimhashIndex(kind.make(path))
+    first = book(first_index)
+    for i in range(6):
+        for url in (f"{HOST}/p{i}", f"{HOST}/p{i}?utm_source=a{i}"):
+            first.observe(url, *site.fetch(url))
+    first.flush()
+    assert [r.id for r in first.active("shop.test")] == ["param:utm_source"]
+    shared = "redis" in str(type(first_index.store)).lower()
+    if not shared:  # one LMDB environment per path and process: the next run opens it after this one
+        first_index.close()
+    second_index = SimhashIndex(kind.make(path))
+    second = book(second_index)
+    assert [r.id for r in second.active("shop.test")] == ["param:utm_source"]
+    site.records[f"{HOST}/p0?utm_source=zz"] = f"{HOST}/p0?utm_source=zz"
+    assert [e.kind for e in second.observe(f"{HOST}/p0?utm_source=zz", "new", None)] == ["vetoed"]
+    if shared:  # another process of the crawl sees the veto at its next use of the host
+        assert first.plan(f"{HOST}/p1?utm_source=new") is None
+        first_index.close()
+    second_index.close()
+    assert kind.make(path).destroy()  # what SIMHASH_RESET does before the index opens
+    third_index = SimhashIndex(kind.make(path))
+    assert book(third_index).active("shop.test") == [] and book(third_index).counts("shop.test") == {}
+    third_index.close()
