@@ -54,7 +54,7 @@ class RulesSpider(scrapy.Spider):
             "explored": meta.get("simhash_url_rule"),
         }
         self._log_file.write(json.dumps(line) + "\n")
-        for link in response.css("a"):
+        for link in response.css("a[href]"):
             yield response.follow(
                 link.attrib["href"],
                 callback=self.parse,
