@@ -8,7 +8,8 @@ The site, served on 127.0.0.1: ``--articles`` real pages of ``shared/data/scrapi
 and ``?page=2``, ``?lang=de`` (each another real page, served under no other URL: no rule may
 skip them). The start page links to every
 article. The same spider (every link of the host) crawls it with the rules off, then into fresh
-indexes with the rules on at the default confidence and at lower ones.
+indexes with the rules on at the default confidence and at lower ones; the last one runs twice into
+one index (the second run starts with the first's rules).
 
 Reported per crawl: fetches; avoidable copy fetches (the copies the rules-off crawl fetched); the
 share of them skipped; lossy skips (a skipped URL whose content, as the server serves it, no fetched
@@ -142,11 +143,11 @@ def _kind(path: str) -> str:
     return "canonical"
 
 
-def crawl(site: CopySite, tmp: Path, name: str, settings: dict[str, Any]) -> dict[str, Any]:
+def crawl(site: CopySite, tmp: Path, name: str, settings: dict[str, Any], index: str) -> dict[str, Any]:
     start = len(site.log)
     paths = {key: str(tmp / f"{name}-{key}") for key in ("stats_path", "page_log", "log_path")}
     stats = rules_crawl.run(
-        {**paths, "start_url": site.url("/index.html"), "settings": {"SIMHASH_DIR": str(tmp / name), **settings}},
+        {**paths, "start_url": site.url("/index.html"), "settings": {"SIMHASH_DIR": str(tmp / index), **settings}},
         timeout=1800,
     )
     learned = [
@@ -178,11 +179,14 @@ def main() -> None:
             "SIMHASH_URL_RULES_CONFIDENCE": 0.8,
         },
     }
+    # The last one again, into its index: the second run starts with the rules of the first.
+    again = "the same, run 2 (rules carried over)"
+    runs[again] = runs["on (support 10, confidence 0.8)"]
     results: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for i, (name, settings) in enumerate(runs.items()):
-                results[name] = crawl(site, Path(tmp), f"run{i}", settings)
+                results[name] = crawl(site, Path(tmp), f"run{i}", settings, f"run{i - 1 if name == again else i}")
     finally:
         site.stop()
     off = set(results["off"]["fetched"])
