@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.scrapy.pipeline import NearDuplicateItem, SimhashDedupPipeline
     from scrapy_simhash.scrapy.recrawl import SimhashRecrawlMiddleware
     from scrapy_simhash.scrapy.selection import IncrementalSpiderMixin, due_report, due_requests
+    from scrapy_simhash.scrapy.urlrules import SimhashUrlRulesMiddleware
 
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "SimhashIndexError",
     "SimhashRecrawlMiddleware",
     "SimhashSpiderMiddleware",
+    "SimhashUrlRulesMiddleware",
     "due_report",
     "due_requests",
     "extract",
@@ -52,6 +54,7 @@ _LAZY = {
     "SimhashSpiderMiddleware": "scrapy_simhash.scrapy.middleware",
     "SimhashDedupPipeline": "scrapy_simhash.scrapy.pipeline",
     "SimhashRecrawlMiddleware": "scrapy_simhash.scrapy.recrawl",
+    "SimhashUrlRulesMiddleware": "scrapy_simhash.scrapy.urlrules",
     "IncrementalSpiderMixin": "scrapy_simhash.scrapy.selection",
     "due_report": "scrapy_simhash.scrapy.selection",
     "due_requests": "scrapy_simhash.scrapy.selection",

@@ -21,15 +21,21 @@ PIPELINE_PRIORITY = 700
 #: before HttpCacheMiddleware (900), which answers the 304s of the pages it has cached.
 RECRAWL_MIDDLEWARE_PRIORITY = 580
 
+#: Where the add-on inserts the URL rules' downloader middleware: after the recrawl middleware (a
+#: request that is not due is counted as such first); redirect targets are never skipped wherever it is.
+URL_RULES_MIDDLEWARE_PRIORITY = 590
+
 _MIDDLEWARE = "scrapy_simhash.SimhashSpiderMiddleware"
 _RECRAWL = "scrapy_simhash.SimhashRecrawlMiddleware"
 _PIPELINE = "scrapy_simhash.SimhashDedupPipeline"
+_URL_RULES = "scrapy_simhash.SimhashUrlRulesMiddleware"
 # Where the classes live (their ``__module__``): a component listed by that path, or as a class
 # object, is recognised by it.
 _ALIASES = {
     _MIDDLEWARE: ("scrapy_simhash.scrapy.middleware.SimhashSpiderMiddleware",),
     _PIPELINE: ("scrapy_simhash.scrapy.pipeline.SimhashDedupPipeline",),
     _RECRAWL: ("scrapy_simhash.scrapy.recrawl.SimhashRecrawlMiddleware",),
+    _URL_RULES: ("scrapy_simhash.scrapy.urlrules.SimhashUrlRulesMiddleware",),
 }
 
 
@@ -42,7 +48,9 @@ class Addon:
     :class:`~scrapy_simhash.SimhashDedupPipeline` into ``ITEM_PIPELINES`` at
     :data:`PIPELINE_PRIORITY` (700), and when `SIMHASH_INCREMENTAL` is set,
     :class:`~scrapy_simhash.SimhashRecrawlMiddleware` into ``DOWNLOADER_MIDDLEWARES`` at
-    :data:`RECRAWL_MIDDLEWARE_PRIORITY` (580). A component already listed (under any of its import paths,
+    :data:`RECRAWL_MIDDLEWARE_PRIORITY` (580), and when `SIMHASH_URL_RULES` is set,
+    :class:`~scrapy_simhash.SimhashUrlRulesMiddleware` there at :data:`URL_RULES_MIDDLEWARE_PRIORITY`
+    (590). A component already listed (under any of its import paths,
     at any priority, or disabled with ``None``) is left as it is.
     """
 
@@ -51,17 +59,19 @@ class Addon:
         _insert(settings, "SPIDER_MIDDLEWARES", _MIDDLEWARE, MIDDLEWARE_PRIORITY)
         if settings.get("SIMHASH_ITEM_FIELDS"):
             _insert(settings, "ITEM_PIPELINES", _PIPELINE, PIPELINE_PRIORITY)
-        if _incremental(settings):
+        if _flag(settings, "SIMHASH_INCREMENTAL"):
             _insert(settings, "DOWNLOADER_MIDDLEWARES", _RECRAWL, RECRAWL_MIDDLEWARE_PRIORITY)
+        if _flag(settings, "SIMHASH_URL_RULES"):
+            _insert(settings, "DOWNLOADER_MIDDLEWARES", _URL_RULES, URL_RULES_MIDDLEWARE_PRIORITY)
 
 
-def _incremental(settings: BaseSettings) -> bool:
-    """`SIMHASH_INCREMENTAL`, read as the components read it (a bad value: one line, the crawl stops)."""
+def _flag(settings: BaseSettings, name: str) -> bool:
+    """The boolean setting ``name``, read as the components read it (a bad value: one line, the crawl stops)."""
     from scrapy_simhash import defaults
     from scrapy_simhash.scrapy.settings import read_bool, reported_at_startup
 
     with reported_at_startup():
-        return read_bool("SIMHASH_INCREMENTAL", settings.get("SIMHASH_INCREMENTAL", defaults.SIMHASH_INCREMENTAL))
+        return read_bool(name, settings.get(name, getattr(defaults, name)))
 
 
 def _insert(settings: BaseSettings, name: str, path: str, priority: int) -> None:

@@ -127,6 +127,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._candidates_max: int | None = None  # the index's, as last given to the stats
         self._templates: SiteTemplates | None = None
         self._frozen = False  # holds _freeze_startup's freeze
+        #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``) and flushed
+        #: before the index closes (``flush()``): the URL rules' learner.
+        self.observers: list[Any] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -177,6 +180,11 @@ class SimhashSpiderMiddleware(_IndexComponent):
             except Exception as exc:  # noqa: BLE001 - fail open: what is learned is only an aid
                 self._store_error("(site templates)", exc)
             self._templates = None
+        for observer in self.observers:
+            try:
+                observer.flush()
+            except Exception as exc:  # noqa: BLE001 - fail open: what is learned is only an aid
+                self._store_error("(URL rules)", exc)
         if self._frozen:
             self._frozen = False
             _thaw()
@@ -380,6 +388,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 # make a page's own text look like its site's template.
                 self._templates.observe(response.url, page.visible.split("\n"), page.fp)
             self._annotate(response, outcome)
+            for observer in self.observers:
+                observer.observe(prepared, response, outcome.verdict, outcome.duplicate_of)
             if outcome.verdict == NEAR_DUPLICATE:
                 self._log_duplicate(
                     "Near-duplicate (distance %(d)d): %(url)s of %(of)s",

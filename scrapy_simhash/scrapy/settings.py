@@ -85,6 +85,10 @@ class SimhashConfig:
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
     remove_gone: bool = False
     clock: Callable[[], float] = time.time
+    url_rules: bool = defaults.SIMHASH_URL_RULES
+    url_rules_min_support: int = defaults.SIMHASH_URL_RULES_MIN_SUPPORT
+    url_rules_confidence: float = defaults.SIMHASH_URL_RULES_CONFIDENCE
+    url_rules_explore: float = defaults.SIMHASH_URL_RULES_EXPLORE
 
     def index_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for :class:`SimhashIndex` (``None`` values left out)."""
@@ -223,6 +227,12 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         near_similarity=_get_share(settings, "SIMHASH_NEAR_SIMILARITY"),
         keep_adds=_get_int(settings, "SIMHASH_KEEP_ADDS", 0),
         evidence_max_bytes=_get_int(settings, "SIMHASH_EVIDENCE_MAX_BYTES", 0),
+        url_rules=_get_bool(settings, "SIMHASH_URL_RULES"),
+        url_rules_min_support=_get_int(settings, "SIMHASH_URL_RULES_MIN_SUPPORT", 6),
+        url_rules_confidence=_get_float(
+            settings, "SIMHASH_URL_RULES_CONFIDENCE", lambda x: 0 < x < 1, "it must be a number above 0 and below 1"
+        ),
+        url_rules_explore=_get_share(settings, "SIMHASH_URL_RULES_EXPLORE"),
     )
 
 

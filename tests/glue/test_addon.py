@@ -77,3 +77,15 @@ def test_addon_reads_simhash_incremental_as_the_components_do():
         assert (recrawl in settings["DOWNLOADER_MIDDLEWARES"]) is inserted, value
     with pytest.raises(ValueError, match=r"SIMHASH_INCREMENTAL \('maybe'\) is invalid: it must be True or False"):
         crawler_with(SIMHASH_INCREMENTAL="maybe")
+
+
+def test_addon_inserts_the_url_rules_middleware_only_with_simhash_url_rules():
+    from scrapy_simhash.scrapy.addon import URL_RULES_MIDDLEWARE_PRIORITY
+
+    rules = "scrapy_simhash.SimhashUrlRulesMiddleware"
+    assert rules not in crawler_with().settings["DOWNLOADER_MIDDLEWARES"]
+    for value, inserted in [("1", True), ("False", False)]:
+        settings = crawler_with(SIMHASH_URL_RULES=value).settings
+        assert (settings["DOWNLOADER_MIDDLEWARES"].get(rules) == URL_RULES_MIDDLEWARE_PRIORITY) is inserted, value
+    with pytest.raises(ValueError, match=r"SIMHASH_URL_RULES \('maybe'\) is invalid"):
+        crawler_with(SIMHASH_URL_RULES="maybe")

@@ -400,7 +400,7 @@ def test_every_meta_key_of_the_code_is_in_the_meta_page_and_back() -> None:
 def test_the_scan_finds_the_meta_keys_read_and_written() -> None:
     names, attributes = code_meta_names()
     assert {"dont_simhash", "simhash_key", "simhash_verdict", "simhash_force", "simhash_plan"} <= names
-    assert attributes == {"simhash_enabled", "simhash_reset"}
+    assert attributes == {"simhash_enabled", "simhash_reset", "simhash_must_fetch"}
 
 
 # -- examples ---------------------------------------------------------------------------------------

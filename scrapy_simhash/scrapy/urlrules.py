@@ -1,0 +1,215 @@
+"""SimhashUrlRulesMiddleware: skips before download a request whose URL a learned rule rewrites into a page fetched before.
+
+Scrapy glue only: the rules, their evidence and their state come from
+:class:`~scrapy_simhash.urlrules.learner.RuleBook`, kept in the index of the
+:class:`~scrapy_simhash.SimhashSpiderMiddleware` of the same crawler, which tells it every verdict.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+from scrapy.exceptions import IgnoreRequest, NotConfigured
+
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
+from scrapy_simhash.scrapy.settings import get_config
+from scrapy_simhash.urlrules.learner import EXPLORED, SKIPPED, IndexRuleStore, Plan, RuleBook
+from scrapy_simhash.urlrules.rules import explored
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from scrapy import Request, Spider
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from typing_extensions import Self
+
+    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
+    from scrapy_simhash.urlrules.learner import Event
+
+__all__ = ["SimhashUrlRulesMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+#: ``request.meta`` key of an explored request: ``[rule ids, target URL, kept URL]`` of the plan
+#: that would have skipped it, checked again when its verdict comes.
+RULE_META = "simhash_url_rule"
+#: ``request.meta`` keys that keep a request from ever being skipped by a rule.
+_NEVER_SKIP_META = ("simhash_force", "dont_simhash", "simhash_key", "redirect_urls")
+
+
+class SimhashUrlRulesMiddleware:
+    """Downloader middleware (`SIMHASH_URL_RULES`): skip a request to a URL never fetched that a
+    learned rule of its host rewrites into a URL fetched before (``simhash/url_rules/skipped``),
+    except for the `SIMHASH_URL_RULES_EXPLORE` share, which is fetched and checks the rule again
+    (``simhash/url_rules/explored``). Rules are learned (``simhash/url_rules/learned``, one INFO
+    line each) and vetoed (``simhash/url_rules/vetoed``) from the verdicts of the spider
+    middleware, with `SIMHASH_URL_RULES_MIN_SUPPORT` and `SIMHASH_URL_RULES_CONFIDENCE`.
+
+    Never skipped: redirect targets, ``dont_filter`` requests, requests with ``simhash_force``,
+    ``dont_simhash`` or ``simhash_key`` in their meta, and those the spider's
+    ``simhash_must_fetch(request)`` method returns true for. Store errors fail open.
+    """
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.config = get_config(crawler)
+        self.stats = crawler.stats
+        self.book: RuleBook | None = None
+        self._page: SimhashSpiderMiddleware | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> Self:
+        config = get_config(crawler)
+        if not config.enabled:
+            raise NotConfigured("scrapy-simhash is disabled; set SIMHASH_ENABLED = True")
+        if not config.url_rules:
+            raise NotConfigured("scrapy-simhash URL rules are off; set SIMHASH_URL_RULES = True")
+        mw = cls(crawler)
+        crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
+        return mw
+
+    def spider_opened(self, spider: Spider) -> None:
+        self._rulebook()
+
+    # -- the rule book, in the page index ----------------------------------------------------
+
+    def _rulebook(self) -> RuleBook | None:
+        """The rule book over the spider middleware's index (``None``: it is not open), opened and
+        registered for its verdicts on first use."""
+        mw = PAGE_MIDDLEWARES.get(self.crawler)
+        if mw is None or not mw._ready() or mw.index is None:
+            return None
+        if self._page is not mw or self.book is None or self.book.store.index is not mw.index:
+            self._page = mw
+            self.book = RuleBook(
+                IndexRuleStore(mw.index),
+                self._known,
+                min_support=self.config.url_rules_min_support,
+                confidence=self.config.url_rules_confidence,
+            )
+            if self not in mw.observers:
+                mw.observers.append(self)
+        return self.book
+
+    def _known(self, keys: Sequence[str]) -> Mapping[str, str | None]:
+        """Of ``keys``, those with a record: the key of their kept content (``None``: no fetched page)."""
+        from scrapy_simhash.decision.record import PageRecord
+
+        assert self._page is not None and self._page.index is not None
+        found: dict[str, str | None] = {}
+        for key, raw in zip(keys, self._page.index.get_records(keys)):
+            if raw is None:
+                continue
+            record = PageRecord.parse(raw)
+            usable = record is not None and record.last_fp is not None and not record.gone and not record.moved_to
+            found[key] = (record.duplicate_of or key) if usable and record is not None else None
+        return found
+
+    def _inc(self, name: str) -> None:
+        if self.stats is not None:
+            self.stats.inc_value(name)
+
+    # -- skipping ----------------------------------------------------------------------------
+
+    def _must_fetch(self, request: Request, spider: Spider | None) -> bool:
+        meta = request.meta
+        if request.dont_filter or request.method != "GET" or any(meta.get(name) for name in _NEVER_SKIP_META):
+            return True
+        if not request.url.startswith(("http://", "https://")):
+            return True
+        spider = spider or self.crawler.spider
+        marked = getattr(spider, "simhash_must_fetch", None)
+        return bool(marked is not None and marked(request))
+
+    def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        """Skip ``request`` (IgnoreRequest) when a learned rule rewrites its URL into a page fetched before."""
+        if self._must_fetch(request, spider):
+            return
+        book = self._rulebook()
+        if book is None:
+            return
+        key = canonical_key(request.url)
+        try:
+            plan = book.plan(key)
+            if plan is None:
+                return
+            if explored(key, self.config.url_rules_explore):
+                book.count(plan, EXPLORED)
+                request.meta[RULE_META] = [list(plan.rules), plan.target, plan.kept]
+                self._inc("simhash/url_rules/explored")
+                return
+            book.count(plan, SKIPPED)
+        except Exception as exc:  # noqa: BLE001 - fail open: the request is fetched
+            self._store_error(key, exc)
+            return
+        self._inc("simhash/url_rules/skipped")
+        logger.debug(
+            "Skipped %(url)s: URL rules %(rules)s make it %(target)s, fetched before (a copy of %(kept)s)",
+            {"url": request.url, "rules": ", ".join(plan.rules), "target": plan.target, "kept": plan.kept},
+            extra={"spider": spider},
+        )
+        raise IgnoreRequest(f"simhash: {request.url} is a copy of {plan.kept} by URL rule {', '.join(plan.rules)}")
+
+    # -- learning (called by SimhashSpiderMiddleware) ----------------------------------------
+
+    def observe(self, key: str, response: Response, verdict: str | None, duplicate_of: str | None) -> None:
+        """Learn from one verdict; never raises (a store error is counted and the page let be)."""
+        book = self.book
+        if book is None or verdict is None:
+            return
+        meta = getattr(response, "meta", None) or {}
+        if meta.get("redirect_urls") or meta.get("simhash_key"):
+            return  # a redirect's target, or a key that is no URL: no evidence about URLs
+        tried = meta.get(RULE_META)
+        plan = Plan(tuple(tried[0]), tried[1], tried[2]) if tried else None
+        try:
+            events = book.observe(key, verdict, duplicate_of, plan)
+        except Exception as exc:  # noqa: BLE001 - fail open
+            self._store_error(key, exc)
+            return
+        for event in events:
+            self._report(event)
+
+    def _report(self, event: Event) -> None:
+        if event.kind == "learned":
+            self._inc("simhash/url_rules/learned")
+            logger.info(
+                "Learned a URL rule for %(host)s: %(rule)s (%(id)s; %(support)d copies, confidence %(confidence).3f): "
+                "requests it rewrites into a page fetched before are skipped",
+                {
+                    "host": event.host,
+                    "rule": event.rule.describe(),
+                    "id": event.rule.id,
+                    "support": event.support,
+                    "confidence": event.confidence,
+                },
+                extra={"spider": self.crawler.spider},
+            )
+            return
+        self._inc("simhash/url_rules/vetoed")
+        logger.log(
+            logging.INFO if event.support else logging.DEBUG,
+            "Vetoed the URL rule %(id)s for %(host)s (%(support)d copies): %(url)s differs from %(target)s",
+            {
+                "id": event.rule.id,
+                "host": event.host,
+                "support": event.support,
+                "url": event.url,
+                "target": event.target,
+            },
+            extra={"spider": self.crawler.spider},
+        )
+
+    def flush(self) -> None:
+        """Write the counts not yet stored (before the index closes)."""
+        if self.book is not None:
+            self.book.flush()
+
+    def _store_error(self, key: str, exc: BaseException) -> None:
+        if self._page is not None:
+            self._page._store_error(key, exc)
+        else:
+            self._inc("simhash/store_error")
