@@ -53,7 +53,7 @@ PARTS = {
     "index (tables, fps, keys)": ("tables_bytes", "fps_bytes", "keys_bytes", "aliases_bytes"),
     "records": ("records_bytes",),
     "due index": ("due_index_bytes", "dues_bytes"),
-    "evidence": ("evidence_bytes",),
+    "evidence": ("evidence_bytes", "evidence_tail_bytes"),
 }
 
 

@@ -66,7 +66,7 @@ def main() -> None:
         overhead = _OVERHEAD * entries
         slack = pages - keys - values - overhead
         cells = [entries / urls, keys / urls, values / urls, overhead / urls, slack / urls, pages / urls]
-        if label != "evidence":
+        if not label.startswith("evidence"):
             totals = [t + c for t, c in zip(totals, cells)]
         print(_row(label, cells))
     print(_row("hot, in all", totals))

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
-from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity
+from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, similarity, stored
 from scrapy_simhash.schedule import (
     ScheduleState,
     schedule_dict,
@@ -31,11 +31,11 @@ if TYPE_CHECKING:
 
 #: The record format: its first byte (the formats of earlier versions are not read: an index that
 #: holds them is refused at open, ``SimhashIndex``'s schema version).
-FORMAT = 6
+FORMAT = 7
 #: The head: format, flags (``uint16``); then varints (:func:`_put_number`, :func:`_put_int`).
 _HEAD = struct.Struct("<BH")
 _GONE, _DUPLICATE_OF, _NEXT_DUE, _ETAG, _LAST_MODIFIED, _MOVED_TO, _SCHEDULE, _VISIBLE_KEY = (1 << i for i in range(8))
-#: The change sketch (``SKETCH_BYTES``); a schedule of another form than ``ScheduleState``'s (JSON);
+#: The change sketch (``sketch.stored``: ``STORED_BYTES``); a schedule of another form than ``ScheduleState``'s (JSON);
 #: the page has novelty evidence, stored apart (no bytes here); 128-bit fingerprints (else 64).
 _SKETCH, _SCHEDULE_MAP, _EVIDENCE, _WIDE = 1 << 8, 1 << 9, 1 << 10, 1 << 11
 _FLAGS = (1 << 12) - 1
@@ -78,7 +78,8 @@ class PageRecord:
     scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
     ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
     fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
-    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`), or ``None``
+    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`; read
+    back as the record keeps it, :func:`~scrapy_simhash.fingerprint.sketch.stored`), or ``None``
     (a page without one). ``visible_key``: :func:`visible_key` of the last fetch's whole visible
     text (``None``: none), what finds an exact copy of the page whatever was learned about its site
     since. ``evidence``: the last fetch's novelty evidence (the novelty sketch of what it shows,
@@ -165,7 +166,7 @@ class PageRecord:
         distances (varint, distance + 1, 0 for none); then, each where its flag is set:
         ``next_due``; the texts (varint length + UTF-8) in the order duplicate_of, etag,
         last_modified, moved_to; the schedule (:func:`_pack_schedule`; a schedule of another form:
-        varint length + JSON); the visible key (``uint64``); the change sketch.
+        varint length + JSON); the visible key (``uint64``); the change sketch (``sketch.stored``: 64 bytes).
         Times are kept to the millisecond. :class:`ValueError` for a record the format cannot
         hold (a count or distance out of range, a fingerprint over 128 bits)."""
         history = self.history
@@ -221,10 +222,8 @@ class PageRecord:
                 out += _KEY.pack(visible)
             sketch = self.sketch
             if sketch is not None:
-                if len(sketch) != SKETCH_BYTES:
-                    raise ValueError(f"a change sketch has {SKETCH_BYTES} bytes, not {len(sketch)}")
                 flags |= _SKETCH
-                out += sketch
+                out += stored(sketch)
             if self.evidence:
                 flags |= _EVIDENCE
         except (struct.error, OverflowError, TypeError, ValueError) as exc:
@@ -301,8 +300,8 @@ class PageRecord:
             at += _KEY.size
         sketch = None
         if flags & _SKETCH:
-            sketch = raw[at : at + SKETCH_BYTES]
-            at += SKETCH_BYTES
+            sketch = raw[at : at + STORED_BYTES]
+            at += STORED_BYTES
             if at > end:
                 raise ValueError("change sketch cut short")
         if at != end:
@@ -394,7 +393,7 @@ def change_size(old: bytes | None, new: bytes | None, distance: int) -> float:
     6.4), which follows the share of the text that changed (on real revisions its rank correlation
     with ``1 - Jaccard`` is 0.96, the 64-bit distance's 0.89); the fingerprints' ``distance``
     where either fetch has no full sketch."""
-    if old is None or new is None or len(old) != SKETCH_BYTES or len(new) != SKETCH_BYTES:
+    if old is None or new is None or not (is_sketch(old) and is_sketch(new)):
         return float(distance)
     return 64.0 * (1.0 - similarity(old, new)) if old != new else 0.0
 

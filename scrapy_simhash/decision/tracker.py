@@ -30,7 +30,7 @@ from scrapy_simhash.decision.record import (
 )
 from scrapy_simhash.decision.selection import DueRow, select_known
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
-from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, filled, similarity
+from scrapy_simhash.fingerprint.sketch import filled, is_sketch, similarity, stored
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -300,7 +300,7 @@ class ChangeTracker:
     def _wide_for(self, page: PageFingerprint) -> int:
         """The wide tier's distance where :meth:`_check_and_add` may look ``page`` up with it, else 0."""
         sketch = page.sketch
-        if not page.may_match or page.fallback is not None or sketch is None or len(sketch) != SKETCH_BYTES:
+        if not page.may_match or page.fallback is not None or not is_sketch(sketch):
             return 0
         return self.wide_distance if filled(sketch) >= WIDE_MIN_SLOTS else 0
 
@@ -410,7 +410,7 @@ class ChangeTracker:
             validators[1],
             False,
             None,
-            sketch,
+            None if sketch is None else stored(sketch),  # as the record keeps it
             vkey,
             keep or evidence is not None,
         )
@@ -562,9 +562,7 @@ class ChangeTracker:
             return _Found(match, Reason.SHORT_COPY, evidence=evidence)
         wide = self.wide_distance
         # The page's sketch is evidence (either way) when it fills WIDE_MIN_SLOTS slots.
-        sketch = (
-            sketch if sketch is not None and len(sketch) == SKETCH_BYTES and filled(sketch) >= WIDE_MIN_SLOTS else None
-        )
+        sketch = sketch if sketch is not None and is_sketch(sketch) and filled(sketch) >= WIDE_MIN_SLOTS else None
         if wide <= index.max_distance or fallback is not None or sketch is None:
             return self._with_evidence(ix, key, fp, index.check_and_add(key, fp), sketch)
         match, candidates = index.check_and_add_wide(key, fp, wide)
@@ -598,7 +596,7 @@ class ChangeTracker:
         one that fills at least :data:`WIDE_MIN_SLOTS` slots (one batched record read)."""
         for candidate, record in self._indexed_records(ix, candidates):
             other = record.sketch
-            if other is not None and len(other) == SKETCH_BYTES and filled(other) >= WIDE_MIN_SLOTS:
+            if other is not None and is_sketch(other) and filled(other) >= WIDE_MIN_SLOTS:
                 yield candidate, other
 
     def _indexed_records(self, ix: Index, candidates: list[Match]) -> Iterator[tuple[Match, PageRecord]]:
@@ -636,7 +634,7 @@ class ChangeTracker:
         fetch has none, or the sketch is off)."""
         if old is None or new is None or not self.change_similarity or old == new:
             return False  # equal sketches: similarity 1 (most refetches), no arithmetic
-        return len(old) == len(new) == SKETCH_BYTES and similarity(old, new) < self.change_similarity
+        return is_sketch(old) and is_sketch(new) and similarity(old, new) < self.change_similarity
 
     def not_modified(
         self, key: str, now: float | None = None, *, validators: tuple[str | None, str | None] = (None, None)

@@ -16,7 +16,7 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache
-from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, similarity, sketch_tokens
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, STORED_BYTES, filled, similarity, sketch_tokens, stored
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract
 
@@ -151,12 +151,33 @@ def test_the_record_keeps_the_sketch():
     record = PageRecord.first(0x1234_5678_9ABC_DEF0, now=10.0)
     with_sketch = replace(record, sketch=sketch(TOKENS))
     raw = with_sketch.to_bytes()
-    assert raw[-SKETCH_BYTES:] == with_sketch.sketch and len(raw) == len(record.to_bytes()) + SKETCH_BYTES
-    assert PageRecord.from_bytes(raw) == with_sketch
+    # At 8 bits a slot: each slot's low byte, a filled slot whose low byte is 0 as 1.
+    slots = [int.from_bytes(with_sketch.sketch[i : i + 2], "little") for i in range(0, SKETCH_BYTES, 2)]
+    assert raw[-STORED_BYTES:] == bytes(0 if v == 0 else (v & 0xFF) or 1 for v in slots)
+    assert len(raw) == len(record.to_bytes()) + STORED_BYTES
+    assert PageRecord.from_bytes(raw) == replace(with_sketch, sketch=stored(with_sketch.sketch))
     assert PageRecord.from_bytes(record.to_bytes()).sketch is None
     assert with_sketch.updated(1, 40, True, now=11.0).sketch == with_sketch.sketch
     with pytest.raises(ValueError, match="not a page record"):
         PageRecord.from_bytes(raw[:-1])
+
+
+def test_a_stored_sketch_compares_as_the_whole_one_at_8_bits():
+    rng = random.Random(5)
+    for _ in range(200):
+        x = [
+            rng.choice((0, 0x100, 0x200, 0x1FF, 0x2FF)) if rng.random() < 0.3 else rng.randrange(65536)
+            for _ in range(64)
+        ]
+        y = [v if rng.random() < 0.5 else rng.randrange(65536) for v in x]
+        a, b = (b"".join(v.to_bytes(2, "little") for v in vs) for vs in (x, y))
+        cut = [[0 if v == 0 else (v & 0xFF) or 1 for v in vs] for vs in (x, y)]
+        used = [i for i in range(64) if cut[0][i] or cut[1][i]]
+        expected = sum(cut[0][i] == cut[1][i] for i in used) / len(used) if used else 1.0
+        assert similarity(a, b) == similarity(stored(a), b) == similarity(stored(a), stored(b)) == expected
+        assert filled(stored(a)) == filled(a) == sum(v != 0 for v in x) and stored(stored(a)) == stored(a)
+    with pytest.raises(ValueError, match="a sketch has"):
+        stored(bytes(65))
 
 
 def test_change_tracker_changed_by_the_sketch_alone():
@@ -165,7 +186,7 @@ def test_change_tracker_changed_by_the_sketch_alone():
     full, half = sketch([f"w{i}" for i in range(400)]), sketch([f"w{i}" for i in range(200)])
     assert tracker.observe("a", PageFingerprint.of(fp, sketch=full), now=1.0).verdict == "new"
     same = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=2.0)
-    assert (same.verdict, same.record.sketch) == ("unchanged", full)
+    assert (same.verdict, same.record.sketch) == ("unchanged", stored(full))
     moved = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=half), now=3.0)
     assert (moved.verdict, moved.distance) == ("changed", 0)  # the distance stays the fingerprint's
     assert moved.record.change_count == 1 and moved.record.last_changed == 3.0

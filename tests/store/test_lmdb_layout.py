@@ -89,3 +89,40 @@ def test_an_index_of_an_earlier_version_is_rebuilt_on_reset(tmp_path: Path) -> N
         index.add("https://a.example/", 7)
     with SimhashIndex.open(path) as index:
         assert index.get("https://a.example/") == 7
+
+
+def _evidence_pages(store: LmdbStore) -> int:
+    """The pages of both evidence sub-databases."""
+    with store._env.begin() as txn:  # type: ignore[union-attr]
+        stats = [txn.stat(db) for db in (store._evidence, store._evidence_tail)]
+    return sum(st["branch_pages"] + st["leaf_pages"] + st["overflow_pages"] for st in stats)
+
+
+def test_evidence_over_a_page_is_read_back_whole_and_fills_its_pages(tmp_path: Path) -> None:
+    path = tmp_path / "idx"
+    keys = ["https://a.example/", LONG]
+    sizes = [0, 1, 2000, 4079, 4080, 4081, 4096, 5000, 6000, 8176, 8177, 9000, 10206, 10210, 12270, 20000]
+    with SimhashIndex.open(path) as index:
+        store = index.store
+        assert isinstance(store, LmdbStore)
+        for size in sizes:
+            for key in keys:
+                value = hashlib.sha256(f"{size}{key}".encode()).digest() * (size // 32 + 1)
+                index.put_record(key, b"r", evidence=value[:size] or b"x")
+                assert index.get_evidence(key) == (value[:size] or b"x"), (size, key)
+        # A value rewritten shorter leaves no tail of the longer one behind; a deleted one, none.
+        index.put_record(keys[0], b"r", evidence=b"y" * 9000)
+        index.put_record(keys[0], b"r", evidence=b"z" * 100)
+        assert index.get_evidence(keys[0]) == b"z" * 100
+        index.put_record(keys[0], b"r", evidence=b"y" * 9000)
+        index.put_record(keys[0], b"r", evidence=b"")
+        assert index.get_evidence(keys[0]) is None
+        index.delete_record(keys[1])
+        assert index.get_evidence(keys[1]) is None
+        with store._env.begin() as txn:  # type: ignore[union-attr]
+            assert txn.stat(store._evidence_tail)["entries"] == txn.stat(store._evidence)["entries"] == 0
+        # 5,000 bytes: one overflow page and the rest in a leaf page's node (not two whole pages).
+        for i in range(40):
+            index.put_record(f"https://b.example/{i:03d}", b"r", evidence=bytes([i]) * 5000)
+        assert _evidence_pages(store) < 40 * 2 * 0.8
+        assert all(index.get_evidence(f"https://b.example/{i:03d}") == bytes([i]) * 5000 for i in range(40))
