@@ -56,4 +56,7 @@ def test_check_names_what_is_missing() -> None:
     why = _native.check(older)[1]
     assert why is not None and "lacks HtmlWalker.class_words" in why  # a build of older sources
     walker.class_words = None
+    why = _native.check(older)[1]
+    assert why is not None and "lacks HtmlWalker.rule_names" in why  # a walker that took its rules one by one
+    walker.rule_names = None
     assert _native.check(older)[1] is None

@@ -161,38 +161,27 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
     assert nat._native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
 
-@pytest.mark.parametrize(
-    "page",
-    [
-        "<title>Foo — Site docs</title><h1>¶</h1><h1>FOO ¶</h1><h2>bar</h2>",
-        "<title> </title><meta property='' name='OG:Title' content=' X | Y '><h2>y</h2>",
-        "<meta property=og:title content='　'><meta name=twitter:title content='B - A'><h1>a</h1>",
-        "<meta property='og:tİtle' content='no'><h1> </h1><h1>T  <b>one</b> two</h1>",
-        "<body><p>no title</p></body>",
-        "<title>新闻-搜狐</title><h1>x</h1><h1>y</h1><h1>z</h1><h1>新闻</h1>",
-        # the first <main>'s headings where it has any (mdBook: the menu-bar <h1> is the book's name)
-        "<title>Comments - The Book</title><h1>The Book</h1><main><h2>Comments</h2></main>",
-        "<title>A - B</title><h2>a</h2><main><h2>¶</h2></main><main><h1>b</h1></main>",
-        "<title>A - B</title><h1>b</h1><h1>c</h1><h1>d</h1><main><h2>x</h2><h1>a</h1><h2>b</h2></main>",
-        "<title>A - B</title><main><h1>x</h1><h1>y</h1><h1>z</h1><h1>b</h1></main><meta name=og:title content=q>",
-        "<title>A - B</title><main><p>no heading</p></main><h1>B</h1><h2>a</h2>",
-        # the main heading: the first the title names (SQLite's pages), else the first
-        "<title>Enable It</title><h2>SQLite C Interface</h2><h2>Enable It</h2>",
-        "<title>CharSet (API)</title><div><h1>Class <span>CharSet</span> ¶</h1></div><h2>x</h2>",
-    ],
-)
-def test_title_read_natively_is_the_python_title(page: str) -> None:
-    root = ex._parse(page)
-    assert nat._native_title_parts(root) is not None
-    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
+def test_the_native_walk_takes_its_rules_as_data() -> None:
+    """The native walk's block classes follow the thresholds of the rules it is given
+    (``text.rules.native_rules``); a rule missing from them is named."""
+    from scrapy_simhash import _native
+    from scrapy_simhash.text import region, rules
 
+    root = ex._parse("<html><body><p>" + "A sentence of some words. " * 12 + "</p></body></html>")
 
-def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
-    root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
-    root.find("head/title").append(etree.Entity("nbsp"))
-    assert nat._native_title_parts(root) is None
-    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
-    assert ex._title_and_heading(root, True)[0] == "one&nbsp;"
+    def classes(**changed: object) -> list[int]:
+        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        result = _native.html_walker(etree._Element, given).walk(root, remaining=None, max_blocks=100, step=100)
+        return [block[6] for block in result[1]]
+
+    assert classes() == [region._GOOD]
+    assert classes(good_weight=10**6, good_punct_weight=10**6, good_sentence_weight=10**6) == [region._SHORT]
+    assert classes(link_density=-1.0) == [region._LINKS]
+    given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text)
+    assert sorted(given) == sorted(_native.module().HtmlWalker.rule_names())  # every rule read, none left over
+    del given["teaser_max_weight"]
+    with pytest.raises(ValueError, match="teaser_max_weight"):
+        _native.html_walker(etree._Element, given)
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -291,11 +280,12 @@ def test_block_cap_inside_wrappers_like_the_python_walk(
 ) -> None:
     """The element and block caps stop the walk at the same element when they are reached inside a
     chrome or metadata wrapper, with and without five paragraphs."""
-    from scrapy_simhash.text import blocks
+    from scrapy_simhash.text import blocks, rules
 
-    for module in (blocks, nat):
-        monkeypatch.setattr(module, "MAX_BLOCKS", max_blocks)
-        monkeypatch.setattr(module, "_BUDGET_STEP", step)
+    monkeypatch.setattr(blocks, "MAX_BLOCKS", max_blocks)  # the Python walk's
+    monkeypatch.setattr(blocks, "_BUDGET_STEP", step)
+    monkeypatch.setattr(rules, "MAX_BLOCKS", max_blocks)  # the native walk's
+    monkeypatch.setattr(rules, "BUDGET_STEP", step)
     page = (
         f"<html><body><p>one</p><div class=sidebar><h2>a</h2><p>b</p>{_PARAS}</div>"
         f"<div class=sidebar><h2>c</h2><p>d</p><p>e</p></div><p>two</p><span class=meta>x<br>y</span>"
