@@ -242,70 +242,10 @@ class PageRecord:
 
     @classmethod
     def _unpack(cls, raw: bytes) -> PageRecord:
-        _, flags = _HEAD.unpack_from(raw)
-        if flags & ~_FLAGS:
-            raise ValueError(f"flags {flags:#x} unknown")
-        end = len(raw)
-        first_seen, first_ms, at = _get_number(raw, _HEAD.size, 0)
-        last_fetched, fetched_ms, at = _get_number(raw, at, first_ms)
-        last_changed, changed_ms, at = _get_number(raw, at, first_ms)
-        fetch_count, at = _get_int(raw, at, 0)
-        change_count, at = _get_int(raw, at, 0)
-        n, at = _get_int(raw, at, 0)
-        if n < 0 or at + 8 * n > end:
-            raise ValueError("history cut short")
-        if flags & _WIDE:
-            fps: Any = [int.from_bytes(raw[i : i + 16], "big") for i in range(at, at + 16 * n, 16)]
-            at += 16 * n
-            if at > end:
-                raise ValueError("history cut short")
-        else:
-            fps = _words(n).unpack_from(raw, at)
-            at += 8 * n
-        distances: list[int | None] = []
-        for _ in range(n):
-            d = raw[at]
-            if d < 0x80:
-                at += 1
-            else:
-                d, at = _get_uint(raw, at)
-            distances.append(d - 1 if d else None)
-        next_due = None
-        due_ms = 0
-        if flags & _NEXT_DUE:
-            next_due, due_ms, at = _get_number(raw, at, fetched_ms)
-        texts: list[str | None] = [None, None, None, None]
-        if flags & _ANY_TEXT:
-            for i, (flag, name) in enumerate(_TEXTS):
-                if flags & flag:
-                    size, at = _get_uint(raw, at)
-                    if at + size > end:
-                        raise ValueError(f"{name} cut short")
-                    texts[i] = raw[at : at + size].decode("utf-8")
-                    at += size
-        schedule: Mapping[str, Any] | None = None
-        if flags & _SCHEDULE:
-            schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
-        elif flags & _SCHEDULE_MAP:
-            size, at = _get_uint(raw, at)
-            if at + size > end:
-                raise ValueError("schedule cut short")
-            schedule = json.loads(raw[at : at + size].decode("utf-8"))
-            if not isinstance(schedule, dict):
-                raise ValueError(f"schedule must be a JSON object, got {schedule!r:.80}")
-            at += size
-        visible = None
-        if flags & _VISIBLE_KEY:
-            (visible,) = _KEY.unpack_from(raw, at)
-            at += _KEY.size
-        sketch = None
-        if flags & _SKETCH:
-            sketch = raw[at : at + STORED_BYTES]
-            at += STORED_BYTES
-            if at > end:
-                raise ValueError("change sketch cut short")
-        if at != end:
-            raise ValueError(f"{end - at} bytes after the record")
+        parts = _walk(raw, True)
+        assert parts is not None
+        flags, first_seen, last_fetched, last_changed, fetch_count, change_count, history, next_due, texts = parts[:9]
+        schedule, visible, sketch = parts[9:]
         duplicate_of, etag, last_modified, moved_to = texts
         return _record(
             cls,
@@ -314,10 +254,10 @@ class PageRecord:
             last_changed,
             fetch_count,
             change_count,
-            tuple(zip(fps, distances)),
+            history,
             duplicate_of,
             next_due,
-            schedule,
+            _Schedule(schedule) if type(schedule) is tuple else schedule,
             etag,
             last_modified,
             bool(flags & _GONE),
@@ -336,6 +276,116 @@ class PageRecord:
             return cls.from_bytes(raw)
         except ValueError:
             return None
+
+
+def _walk(raw: bytes, whole: bool) -> tuple[Any, ...] | None:
+    """The parts of the record ``raw`` (format checked), in the order :meth:`PageRecord.to_bytes`
+    writes them: ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
+    history, next_due, texts, schedule, visible_key, sketch)``, ``schedule`` the numbers of
+    :class:`_Schedule` (or a JSON mapping, or ``None``). ``whole`` false: only what its schedule
+    state needs (the history and texts passed over, checked as the decoder checks them), and
+    ``None`` for a record gone or without a schedule. Raises what a malformed record raises."""
+    _, flags = _HEAD.unpack_from(raw)
+    if flags & ~_FLAGS:
+        raise ValueError(f"flags {flags:#x} unknown")
+    if not whole and (flags & _GONE or not flags & (_SCHEDULE | _SCHEDULE_MAP)):
+        return None
+    end = len(raw)
+    first_seen, first_ms, at = _get_number(raw, _HEAD.size, 0)
+    last_fetched, fetched_ms, at = _get_number(raw, at, first_ms)
+    last_changed, changed_ms, at = _get_number(raw, at, first_ms)
+    fetch_count, at = _get_int(raw, at, 0)
+    change_count, at = _get_int(raw, at, 0)
+    n, at = _get_int(raw, at, 0)
+    if n < 0 or at + 8 * n > end:
+        raise ValueError("history cut short")
+    fps: Any = ()
+    if flags & _WIDE:
+        if whole:
+            fps = [int.from_bytes(raw[i : i + 16], "big") for i in range(at, at + 16 * n, 16)]
+        at += 16 * n
+        if at > end:
+            raise ValueError("history cut short")
+    else:
+        if whole:
+            fps = _words(n).unpack_from(raw, at)
+        at += 8 * n
+    distances: list[int | None] = []
+    for _ in range(n):
+        d = raw[at]
+        if d < 0x80:
+            at += 1
+        else:
+            d, at = _get_uint(raw, at)
+        if whole:
+            distances.append(d - 1 if d else None)
+    next_due = None
+    due_ms = 0
+    if flags & _NEXT_DUE:
+        next_due, due_ms, at = _get_number(raw, at, fetched_ms)
+    texts: list[str | None] = [None, None, None, None]
+    if flags & _ANY_TEXT:
+        for i, (flag, name) in enumerate(_TEXTS):
+            if flags & flag:
+                size, at = _get_uint(raw, at)
+                if at + size > end:
+                    raise ValueError(f"{name} cut short")
+                texts[i] = raw[at : at + size].decode("utf-8")
+                at += size
+    schedule: Any = None
+    if flags & _SCHEDULE:
+        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
+    elif flags & _SCHEDULE_MAP:
+        size, at = _get_uint(raw, at)
+        if at + size > end:
+            raise ValueError("schedule cut short")
+        schedule = json.loads(raw[at : at + size].decode("utf-8"))
+        if not isinstance(schedule, dict):
+            raise ValueError(f"schedule must be a JSON object, got {schedule!r:.80}")
+        at += size
+    visible = None
+    if flags & _VISIBLE_KEY:
+        (visible,) = _KEY.unpack_from(raw, at)
+        at += _KEY.size
+    sketch = None
+    if flags & _SKETCH:
+        sketch = raw[at : at + STORED_BYTES]
+        at += STORED_BYTES
+        if at > end:
+            raise ValueError("change sketch cut short")
+    if at != end:
+        raise ValueError(f"{end - at} bytes after the record")
+    history = tuple(zip(fps, distances))
+    return (
+        flags,
+        first_seen,
+        last_fetched,
+        last_changed,
+        fetch_count,
+        change_count,
+        history,
+        next_due,
+        texts,
+        schedule,
+        visible,
+        sketch,
+    )
+
+
+def schedule_state(raw: bytes | None) -> ScheduleState | None:
+    """The schedule state of the record ``raw`` (a stored value), what the decoder and
+    ``_state`` give for a record not gone, read without the rest of the record: ``None`` for
+    no record, one gone, without a schedule or unreadable."""
+    if raw is None or raw[:1] != _FORMAT_BYTE:
+        return None
+    try:
+        parts = _walk(raw, False)
+    except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError):
+        return None
+    if parts is None:
+        return None
+    schedule = parts[9]
+    return _numbers_state(schedule) if type(schedule) is tuple else _mapping_state(schedule)
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
@@ -532,30 +582,42 @@ def _words(n: int) -> struct.Struct:
     return struct.Struct(f">{n}Q")
 
 
-def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[_Schedule, int]:
-    """The schedule :func:`_pack_schedule` wrote at ``at`` with ``refs``, and where it ends."""
+def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[tuple[Any, ...], int]:
+    """The numbers of the schedule :func:`_pack_schedule` wrote at ``at`` with ``refs`` (in
+    :attr:`_Schedule.numbers`' order), and where it ends."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     fetches, at = _get_int(raw, at, fetch_count)
     changes, at = _get_int(raw, at, change_count)
     pairs, at = _get_uint(raw, at)
-    if at + 10 + 2 * pairs > len(raw):
+    count = 10 + 2 * pairs
+    if at + count > len(raw):
         raise ValueError("schedule cut short")
     numbers: list[float] = []
     append = numbers.append
-    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), 10 + 2 * pairs):
+    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), count):
+        # _get_number, inline: whole milliseconds (nearly every number), its varint read here
+        start = at
         tag = raw[at]
-        if tag < 0x80 and not tag & 3:  # one byte of whole milliseconds (_get_number, inline)
+        at += 1
+        if tag >= 0x80:
+            tag &= 0x7F
+            shift = 7
+            while True:
+                byte = raw[at]
+                at += 1
+                tag |= (byte & 0x7F) << shift
+                if byte < 0x80:
+                    break
+                shift += 7
+                if shift > 140:
+                    raise ValueError("a varint runs too long")
+        if not tag & 3:
             zigzag = tag >> 2
             append((ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1)) / 1000)
-            at += 1
         else:
-            x, _, at = _get_number(raw, at, ref)
+            x, _, at = _get_number(raw, start, ref)  # another kind: read again
             append(x)
-    last_fetch, last_change, interval, next_due, rate, size, old0, old1, old2, probe = numbers[:10]
-    flat = tuple(numbers[10:])
-    return _Schedule(
-        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, old0, old1, old2, probe, flat)
-    ), at
+    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:])), at
 
 
 #: The references of the numbers after the schedule's first four: 0.
@@ -654,22 +716,36 @@ def _get_number(raw: bytes, at: int, ref: int) -> tuple[float, int, int]:
 def _state(record: PageRecord) -> ScheduleState | None:
     """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
     schedule = record.schedule
+    if type(schedule) is _Schedule:
+        return _numbers_state(schedule.numbers)
+    return _mapping_state(schedule)
+
+
+def _numbers_state(numbers: tuple[Any, ...]) -> ScheduleState | None:
+    """:func:`_state` of a schedule of the numbers ``numbers`` (:attr:`_Schedule.numbers`)."""
+    if not _DIRECT_STATE:
+        return _mapping_state(schedule_dict(numbers))
+    *head, old0, old1, old2, probe, flat = numbers
+    return _direct_state((*head[:6], probe, *head[6:], (old0, old1, old2), flat))
+
+
+def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
+    """:func:`_state` of a schedule mapping (``None``: none)."""
     if not schedule:
         return None
-    parts: tuple[Any, ...] | None = None
-    if _DIRECT_STATE:
-        if type(schedule) is _Schedule:
-            *head, old0, old1, old2, probe, flat = schedule.numbers
-            parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
-        else:
-            parts = _exact_schedule(schedule)
+    parts = _exact_schedule(schedule) if _DIRECT_STATE else None
     if parts is None:
         try:
             return ScheduleState.from_dict(dict(schedule))
         except ValueError:
             return None
-    # ScheduleState.from_dict of a schedule whose numbers have their types already (every record
-    # read from its bytes): the same state and the same checks, without a conversion per number.
+    return _direct_state(parts)
+
+
+def _direct_state(parts: tuple[Any, ...]) -> ScheduleState | None:
+    """``ScheduleState.from_dict`` of a schedule whose numbers have their types already (every
+    record read from its bytes; ``parts`` as :func:`_exact_schedule` gives them): the same state
+    and the same checks, without a conversion per number."""
     last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
     pairs = iter(flat)
     if not (

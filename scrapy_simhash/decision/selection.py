@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.decision.record import schedule_state
 from scrapy_simhash.schedule import ScheduleColumns, budget_interval, run_priorities, size_scale
 from scrapy_simhash.store.base import MAX_DUE, due_ms
 from scrapy_simhash.store.hot import HISTORY, HOT, STATE
@@ -160,8 +160,7 @@ def _rank(
     out (-inf)."""
     states = []
     for i, raw in zip(rows.tolist(), index.get_records(keys)):
-        record = PageRecord.parse(raw)
-        state = None if record is None or record.gone else _state(record)
+        state = schedule_state(raw)
         if state is None:
             priorities[i] = 1.0 if due[i] else -math.inf
         else:
