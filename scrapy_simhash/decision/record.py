@@ -14,9 +14,11 @@ import json
 import math
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
 from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, similarity, stored
@@ -278,13 +280,16 @@ class PageRecord:
             return None
 
 
-def _walk(raw: bytes, whole: bool) -> tuple[Any, ...] | None:
+def _walk(raw: bytes, whole: bool, recent: bool = True) -> tuple[Any, ...] | None:
     """The parts of the record ``raw`` (format checked), in the order :meth:`PageRecord.to_bytes`
     writes them: ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
     history, next_due, texts, schedule, visible_key, sketch)``, ``schedule`` the numbers of
     :class:`_Schedule` (or a JSON mapping, or ``None``). ``whole`` false: only what its schedule
     state needs (the history and texts passed over, checked as the decoder checks them), and
-    ``None`` for a record gone or without a schedule. Raises what a malformed record raises."""
+    ``None`` for a record gone or without a schedule; ``recent`` false too: the schedule's recent
+    numbers left unread (:func:`_unpack_schedule`), its last number ``(start, stop, count)``, the
+    bytes they must fill (to the fixed-size parts after them) and how many there are, for
+    :func:`schedule_states`. Raises what a malformed record raises."""
     _, flags = _HEAD.unpack_from(raw)
     if flags & ~_FLAGS:
         raise ValueError(f"flags {flags:#x} unknown")
@@ -334,7 +339,13 @@ def _walk(raw: bytes, whole: bool) -> tuple[Any, ...] | None:
                 at += size
     schedule: Any = None
     if flags & _SCHEDULE:
-        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
+        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count), recent)
+        if not recent:
+            stop = end - (_KEY.size if flags & _VISIBLE_KEY else 0) - (STORED_BYTES if flags & _SKETCH else 0)
+            if stop < at:
+                raise ValueError("schedule cut short")
+            schedule = (*schedule[:12], (at, stop, schedule[12]))
+            at = stop
     elif flags & _SCHEDULE_MAP:
         size, at = _get_uint(raw, at)
         if at + size > end:
@@ -386,6 +397,68 @@ def schedule_state(raw: bytes | None) -> ScheduleState | None:
         return None
     schedule = parts[9]
     return _numbers_state(schedule) if type(schedule) is tuple else _mapping_state(schedule)
+
+
+def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
+    """:func:`schedule_state` of each of ``raws`` (the same states), the recent observations of
+    all of them decoded at once (:func:`_recent_numbers`); a record whose are not all whole
+    milliseconds in the bytes they must fill is read by :func:`schedule_state`."""
+    out: list[ScheduleState | None] = [None] * len(raws)
+    pending: list[tuple[int, bytes, tuple[Any, ...]]] = []
+    for i, raw in enumerate(raws):
+        if raw is None or raw[:1] != _FORMAT_BYTE:
+            continue
+        try:
+            parts = _walk(raw, False, False)
+        except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError):
+            out[i] = schedule_state(raw)
+            continue
+        if parts is None:
+            continue
+        schedule = parts[9]
+        if type(schedule) is not tuple:
+            out[i] = _mapping_state(schedule)
+        else:
+            start, stop, count = schedule[12]
+            if count and stop - start >= count:  # a number takes a byte at least
+                pending.append((i, raw, schedule))
+            elif not count and start == stop:
+                out[i] = _numbers_state((*schedule[:12], ()))
+            else:
+                out[i] = schedule_state(raw)
+    if pending:
+        recent = _recent_numbers([raw for _, raw, _ in pending], [schedule[12] for _, _, schedule in pending])
+        for (i, raw, schedule), flat in zip(pending, recent):
+            out[i] = schedule_state(raw) if flat is None else _numbers_state((*schedule[:12], flat))
+    return out
+
+
+def _recent_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> list[tuple[float, ...] | None]:
+    """The numbers in ``raw[start:stop]`` for each record and span ``(start, stop, count)``, when
+    they are ``count`` numbers of whole milliseconds (:func:`_put_number`'s first kind, reference 0)
+    that fill it, each in at most 8 bytes; else ``None`` (read them one by one)."""
+    buf = np.frombuffer(b"".join([raw[start:stop] for raw, (start, stop, _) in zip(raws, spans)]), np.uint8)
+    sizes = np.array([stop - start for start, stop, _ in spans])
+    counts = np.array([count for _, _, count in spans])
+    ends = np.cumsum(sizes)
+    term = buf < 0x80  # the last byte of a varint
+    before = np.concatenate(([0], np.cumsum(term)))  # varint ends before each byte
+    ok = (before[ends] - before[ends - sizes] == counts) & term[ends - 1]
+    term[ends - 1] = True  # a record's last varint ends with it, whatever it holds
+    last = np.flatnonzero(term)
+    first = np.concatenate(([0], last[:-1] + 1))
+    bad = ((buf[first] & 3) != 0) | (last - first >= 8)  # another kind, or over 56 bits
+    ok &= np.bincount(np.searchsorted(ends, last[bad], side="right"), minlength=len(spans)) == 0
+    total = np.cumsum(term)
+    shift = np.minimum(np.arange(len(buf)) - first[total - term], 7) * 7  # 7 bits a byte of its varint
+    tags = np.add.reduceat((buf & 0x7F).astype(np.int64) << shift, first)
+    zigzag = tags >> 2
+    values = (np.where(zigzag & 1, -((zigzag + 1) >> 1), zigzag >> 1) / 1000).tolist()
+    starts = (total[ends - 1] - counts).tolist()
+    return [
+        tuple(values[start : start + count]) if good else None
+        for good, start, count in zip(ok.tolist(), starts, counts.tolist())
+    ]
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
@@ -582,9 +655,12 @@ def _words(n: int) -> struct.Struct:
     return struct.Struct(f">{n}Q")
 
 
-def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[tuple[Any, ...], int]:
+def _unpack_schedule(
+    raw: bytes, at: int, refs: tuple[int, int, int, int, int], recent: bool = True
+) -> tuple[tuple[Any, ...], int]:
     """The numbers of the schedule :func:`_pack_schedule` wrote at ``at`` with ``refs`` (in
-    :attr:`_Schedule.numbers`' order), and where it ends."""
+    :attr:`_Schedule.numbers`' order), and where it ends. ``recent`` false: ``recent``'s numbers
+    are left unread, the last of the numbers is how many there are and the end is where they start."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     fetches, at = _get_int(raw, at, fetch_count)
     changes, at = _get_int(raw, at, change_count)
@@ -594,7 +670,7 @@ def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) 
         raise ValueError("schedule cut short")
     numbers: list[float] = []
     append = numbers.append
-    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), count):
+    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), count if recent else 10):
         # _get_number, inline: whole milliseconds (nearly every number), its varint read here
         start = at
         tag = raw[at]
@@ -617,7 +693,7 @@ def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) 
         else:
             x, _, at = _get_number(raw, start, ref)  # another kind: read again
             append(x)
-    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:])), at
+    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:]) if recent else 2 * pairs), at
 
 
 #: The references of the numbers after the schedule's first four: 0.
@@ -722,11 +798,27 @@ def _state(record: PageRecord) -> ScheduleState | None:
 
 
 def _numbers_state(numbers: tuple[Any, ...]) -> ScheduleState | None:
-    """:func:`_state` of a schedule of the numbers ``numbers`` (:attr:`_Schedule.numbers`)."""
+    """:func:`_state` of a schedule of the numbers ``numbers`` (:attr:`_Schedule.numbers`):
+    ``ScheduleState.from_dict`` of them, its checks included, without a conversion per number
+    (they have their types already)."""
     if not _DIRECT_STATE:
         return _mapping_state(schedule_dict(numbers))
-    *head, old0, old1, old2, probe, flat = numbers
-    return _direct_state((*head[:6], probe, *head[6:], (old0, old1, old2), flat))
+    last_fetch, _, interval, _, rate, size, _, _, old0, old1, old2, probe, flat = numbers
+    # from_dict's checks: finite, the interval positive, the rate, size and folded ones not negative
+    if not (
+        -_INF < last_fetch < _INF
+        and 0 < interval < _INF
+        and 0 <= rate < _INF
+        and 0 <= size < _INF
+        and 0 <= old0 < _INF
+        and 0 <= old1 < _INF
+        and 0 <= old2 < _INF
+    ):
+        return None
+    pairs = iter(flat)
+    state = object.__new__(ScheduleState)
+    state.__dict__.update(zip(_STATE_FIELDS, (*numbers[:8], tuple(zip(pairs, pairs)), old0, old1, old2, probe)))
+    return state
 
 
 def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
@@ -739,43 +831,13 @@ def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
             return ScheduleState.from_dict(dict(schedule))
         except ValueError:
             return None
-    return _direct_state(parts)
-
-
-def _direct_state(parts: tuple[Any, ...]) -> ScheduleState | None:
-    """``ScheduleState.from_dict`` of a schedule whose numbers have their types already (every
-    record read from its bytes; ``parts`` as :func:`_exact_schedule` gives them): the same state
-    and the same checks, without a conversion per number."""
     last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
-    pairs = iter(flat)
-    if not (
-        all(map(math.isfinite, (last_fetch, interval, rate, size, *old)))
-        and interval > 0
-        and min(rate, size, *old) >= 0
-    ):
-        return None
-    state = object.__new__(ScheduleState)
-    state.__dict__.update(
-        zip(
-            _STATE_FIELDS,
-            (
-                last_fetch,
-                last_change,
-                interval,
-                next_due,
-                rate,
-                size,
-                fetches,
-                changes,
-                tuple(zip(pairs, pairs)),
-                *old,
-                probe,
-            ),
-        )
+    return _numbers_state(
+        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, *old, probe, flat)
     )
-    return state
 
 
+_INF = math.inf
 #: ScheduleState's fields, in order, when _state's direct path was written (``to_dict``'s keys up to
 #: ``recent``, then ``old`` unfolded, then ``probe``): if they change, ``from_dict`` is used.
 _STATE_FIELDS = (*_SCHEDULE_KEYS[:9], "old_changes", "old_changed_secs", "old_unchanged_secs", "probe")

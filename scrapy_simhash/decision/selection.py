@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash.decision.record import schedule_state
+from scrapy_simhash.decision.record import schedule_states
 from scrapy_simhash.schedule import ScheduleColumns, budget_interval, run_priorities, size_scale
 from scrapy_simhash.store.base import MAX_DUE, due_ms
 from scrapy_simhash.store.hot import HISTORY, HOT, STATE
@@ -159,8 +159,7 @@ def _rank(
     of the state (at least 1 when due); a record without a state now is 1 when due, else left
     out (-inf)."""
     states = []
-    for i, raw in zip(rows.tolist(), index.get_records(keys)):
-        state = schedule_state(raw)
+    for i, state in zip(rows.tolist(), schedule_states(index.get_records(keys))):
         if state is None:
             priorities[i] = 1.0 if due[i] else -math.inf
         else:

@@ -1,7 +1,8 @@
-"""The schedule-only record reader (``schedule_state``, what the selection and the hot states read)
-against the full decoder: the same schedule state as ``_state(PageRecord.parse(raw))`` (``None``
-for a record gone, without a schedule or unreadable), on random records, their cut, padded and
-flipped bytes, and the records of real pages observed by the tracker."""
+"""The schedule-only record readers (``schedule_state``, what the hot states read, and
+``schedule_states``, many records at once, what the selection reads) against the full decoder:
+the same schedule state as ``_state(PageRecord.parse(raw))`` (``None`` for a record gone,
+without a schedule or unreadable), on random records, their cut, padded and flipped bytes, and
+the records of real pages observed by the tracker."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.states import _random_states
 
-from scrapy_simhash.decision.record import PageRecord, _schedule_of, _state, schedule_state
+from scrapy_simhash.decision.record import PageRecord, _schedule_of, _state, schedule_state, schedule_states
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
@@ -24,10 +25,15 @@ def full(raw: bytes | None):
     return None if record is None or record.gone else _state(record)
 
 
-def same(raw: bytes | None) -> None:
-    """The reader's state is the full decode's, every number bit for bit (``repr``: -0.0, NaN)."""
-    want, got = full(raw), schedule_state(raw)
-    assert type(got) is type(want) and repr(got) == repr(want), raw
+def same(raws: list[bytes | None]) -> None:
+    """Each reader's state is the full decode's, every number bit for bit (``repr``: -0.0, NaN):
+    one record at a time, and all of them at once (in batches of 1, 7 and all)."""
+    want = [repr(full(raw)) for raw in raws]
+    for raw, state in zip(raws, want):
+        assert repr(schedule_state(raw)) == state, raw
+    for size in (1, 7, len(raws)):
+        got = [repr(s) for start in range(0, len(raws), size) for s in schedule_states(raws[start : start + size])]
+        assert got == want
 
 
 def random_records(n: int, seed: int) -> list[PageRecord]:
@@ -54,6 +60,9 @@ def random_records(n: int, seed: int) -> list[PageRecord]:
             schedule = rng.choice(({"interval": 5}, {}, {"last_fetch": "x"}, {**state.to_dict(), "interval": -1.0}))
         elif shape == 4:
             schedule = None
+        elif shape == 5:  # recent numbers of every kind: not whole ms (6 digits, float64), -0.0, huge
+            recent = [[rng.choice((0.1234567, 1 / 3, -0.0, 2e12, 3600.5, 1e-3)), rng.choice((0.0, 7.25))] for _ in "ab"]
+            schedule = {**state.to_dict(), "recent": recent + state.to_dict()["recent"]}
         texts = {name: rng.choice((None, "", 'W/"x"', "https://例子.example.cn/新闻")) for name in _TEXT_FIELDS}
         out.append(
             PageRecord(
@@ -86,8 +95,7 @@ def test_the_reader_gives_the_full_decodes_state_on_random_records() -> None:
     assert sum(s is not None for s in states) > 500 and sum(s is None for s in states) > 300
     assert sum(bool(s and s.recent) for s in states) > 200
     assert sum(r.gone and r.schedule is not None for r in records) > 50
-    for raw in raws:
-        same(raw)
+    same(raws)
 
 
 def test_the_reader_gives_the_full_decodes_state_on_cut_padded_and_flipped_bytes() -> None:
@@ -102,9 +110,8 @@ def test_the_reader_gives_the_full_decodes_state_on_cut_padded_and_flipped_bytes
             flipped = bytearray(raw)
             flipped[rng.randrange(len(raw))] ^= 1 << rng.randrange(8)
             variants.append(bytes(flipped))
-        for variant in variants:
-            same(variant)
-            unreadable += variant is not None and PageRecord.parse(variant) is None
+        same(variants)
+        unreadable += sum(variant is not None and PageRecord.parse(variant) is None for variant in variants)
     assert unreadable > 1000
 
 
@@ -149,6 +156,5 @@ def test_the_reader_gives_the_full_decodes_state_on_real_records(tmp_path: Path)
     raws = index.get_records(keys)
     states = [full(raw) for raw in raws]
     assert sum(bool(s and s.recent) for s in states) > 10
-    for raw in raws:
-        same(raw)
+    same(raws)
     index.close()
