@@ -280,16 +280,17 @@ class PageRecord:
             return None
 
 
-def _walk(raw: bytes, whole: bool, recent: bool = True) -> tuple[Any, ...] | None:
+def _walk(raw: bytes, whole: bool, numbers: bool = True) -> tuple[Any, ...] | None:
     """The parts of the record ``raw`` (format checked), in the order :meth:`PageRecord.to_bytes`
     writes them: ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
     history, next_due, texts, schedule, visible_key, sketch)``, ``schedule`` the numbers of
     :class:`_Schedule` (or a JSON mapping, or ``None``). ``whole`` false: only what its schedule
     state needs (the history and texts passed over, checked as the decoder checks them), and
-    ``None`` for a record gone or without a schedule; ``recent`` false too: the schedule's recent
-    numbers left unread (:func:`_unpack_schedule`), its last number ``(start, stop, count)``, the
-    bytes they must fill (to the fixed-size parts after them) and how many there are, for
-    :func:`schedule_states`. Raises what a malformed record raises."""
+    ``None`` for a record gone or without a schedule; ``numbers`` false too: the schedule's numbers
+    after its first :data:`_FIRST` left unread, ``schedule`` ``(fetches, changes, the first
+    numbers, (start, stop, count))``: the bytes the others must fill (to the fixed-size parts
+    after them) and how many there are, for :func:`schedule_states`. Raises what a malformed
+    record raises."""
     _, flags = _HEAD.unpack_from(raw)
     if flags & ~_FLAGS:
         raise ValueError(f"flags {flags:#x} unknown")
@@ -339,12 +340,12 @@ def _walk(raw: bytes, whole: bool, recent: bool = True) -> tuple[Any, ...] | Non
                 at += size
     schedule: Any = None
     if flags & _SCHEDULE:
-        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count), recent)
-        if not recent:
+        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count), numbers)
+        if not numbers:
             stop = end - (_KEY.size if flags & _VISIBLE_KEY else 0) - (STORED_BYTES if flags & _SKETCH else 0)
             if stop < at:
                 raise ValueError("schedule cut short")
-            schedule = (*schedule[:12], (at, stop, schedule[12]))
+            schedule = (*schedule[:3], (at, stop, schedule[3]))
             at = stop
     elif flags & _SCHEDULE_MAP:
         size, at = _get_uint(raw, at)
@@ -400,9 +401,8 @@ def schedule_state(raw: bytes | None) -> ScheduleState | None:
 
 
 def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
-    """:func:`schedule_state` of each of ``raws`` (the same states), the recent observations of
-    all of them decoded at once (:func:`_recent_numbers`); a record whose are not all whole
-    milliseconds in the bytes they must fill is read by :func:`schedule_state`."""
+    """:func:`schedule_state` of each of ``raws`` (the same states), most of their schedules'
+    numbers decoded all at once (:func:`_ms_numbers`)."""
     out: list[ScheduleState | None] = [None] * len(raws)
     pending: list[tuple[int, bytes, tuple[Any, ...]]] = []
     for i, raw in enumerate(raws):
@@ -418,22 +418,28 @@ def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
         schedule = parts[9]
         if type(schedule) is not tuple:
             out[i] = _mapping_state(schedule)
+        elif schedule[3][1] - schedule[3][0] >= schedule[3][2]:  # a number takes a byte at least
+            pending.append((i, raw, schedule))
         else:
-            start, stop, count = schedule[12]
-            if count and stop - start >= count:  # a number takes a byte at least
-                pending.append((i, raw, schedule))
-            elif not count and start == stop:
-                out[i] = _numbers_state((*schedule[:12], ()))
-            else:
-                out[i] = schedule_state(raw)
+            out[i] = schedule_state(raw)
     if pending:
-        recent = _recent_numbers([raw for _, raw, _ in pending], [schedule[12] for _, _, schedule in pending])
-        for (i, raw, schedule), flat in zip(pending, recent):
-            out[i] = schedule_state(raw) if flat is None else _numbers_state((*schedule[:12], flat))
+        spans = [schedule[3] for _, _, schedule in pending]
+        for (i, raw, (fetches, changes, first, (start, stop, count))), rest in zip(
+            pending, _ms_numbers([raw for _, raw, _ in pending], spans)
+        ):
+            if rest is None:  # not all whole milliseconds: one by one
+                try:
+                    rest, at = _get_numbers(raw, start, (), count)
+                except (struct.error, ValueError, IndexError):
+                    rest, at = [], -1
+                if at != stop:
+                    out[i] = schedule_state(raw)
+                    continue
+            out[i] = _numbers_state((*first[:6], fetches, changes, first[6], *rest[:3], tuple(rest[3:])))
     return out
 
 
-def _recent_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> list[tuple[float, ...] | None]:
+def _ms_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> list[list[float] | None]:
     """The numbers in ``raw[start:stop]`` for each record and span ``(start, stop, count)``, when
     they are ``count`` numbers of whole milliseconds (:func:`_put_number`'s first kind, reference 0)
     that fill it, each in at most 8 bytes; else ``None`` (read them one by one)."""
@@ -456,7 +462,7 @@ def _recent_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> lis
     values = (np.where(zigzag & 1, -((zigzag + 1) >> 1), zigzag >> 1) / 1000).tolist()
     starts = (total[ends - 1] - counts).tolist()
     return [
-        tuple(values[start : start + count]) if good else None
+        values[start : start + count] if good else None
         for good, start, count in zip(ok.tolist(), starts, counts.tolist())
     ]
 
@@ -656,11 +662,11 @@ def _words(n: int) -> struct.Struct:
 
 
 def _unpack_schedule(
-    raw: bytes, at: int, refs: tuple[int, int, int, int, int], recent: bool = True
+    raw: bytes, at: int, refs: tuple[int, int, int, int, int], whole: bool = True
 ) -> tuple[tuple[Any, ...], int]:
     """The numbers of the schedule :func:`_pack_schedule` wrote at ``at`` with ``refs`` (in
-    :attr:`_Schedule.numbers`' order), and where it ends. ``recent`` false: ``recent``'s numbers
-    are left unread, the last of the numbers is how many there are and the end is where they start."""
+    :attr:`_Schedule.numbers`' order), and where it ends. ``whole`` false: only the first
+    :data:`_FIRST` numbers are read: ``(fetches, changes, those, how many follow)`` and where they start."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     fetches, at = _get_int(raw, at, fetch_count)
     changes, at = _get_int(raw, at, change_count)
@@ -668,9 +674,24 @@ def _unpack_schedule(
     count = 10 + 2 * pairs
     if at + count > len(raw):
         raise ValueError("schedule cut short")
+    numbers, at = _get_numbers(raw, at, (fetched_ms, changed_ms, 0, due_ms), count if whole else _FIRST)
+    if not whole:
+        return (fetches, changes, numbers, count - _FIRST), at
+    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:])), at
+
+
+#: The schedule's numbers that :func:`schedule_states` reads one by one (up to ``old_changes``:
+#: those with a reference, the rate and ``old_changes``, often no whole milliseconds); those after
+#: them are whole milliseconds in a schedule of ``ScheduleState.numbers``.
+_FIRST = 7
+
+
+def _get_numbers(raw: bytes, at: int, refs: tuple[int, ...], count: int) -> tuple[list[float], int]:
+    """``count`` numbers (:func:`_get_number`) from ``at``, with the references ``refs`` and 0
+    after them, and where they end."""
     numbers: list[float] = []
     append = numbers.append
-    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), count if recent else 10):
+    for ref in itertools.islice(itertools.chain(refs, _ZEROS), count):
         # _get_number, inline: whole milliseconds (nearly every number), its varint read here
         start = at
         tag = raw[at]
@@ -693,7 +714,7 @@ def _unpack_schedule(
         else:
             x, _, at = _get_number(raw, start, ref)  # another kind: read again
             append(x)
-    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:]) if recent else 2 * pairs), at
+    return numbers, at
 
 
 #: The references of the numbers after the schedule's first four: 0.
