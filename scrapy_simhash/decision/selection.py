@@ -28,6 +28,10 @@ PAGE = 4096
 #: Bounded rows ranked (their records read) per batch.
 _STEP = 512
 
+#: Bytes of hot states that the first pass keeps for the second, which reads the others again
+#: (16 MiB: 294,000 URLs).
+_KEPT = 16 << 20
+
 
 class DueRow(NamedTuple):
     """One row of a selection: a key due for a recrawl, its due time and priority."""
@@ -44,15 +48,24 @@ def select_known(
     and the policy it ranks by from then on (with a budget and a ``run_period``, its default
     interval follows from the budget: :func:`~scrapy_simhash.schedule.budget_interval`). Two
     passes over the hot states: the candidates' count and change sizes (the ranking's
-    :func:`~scrapy_simhash.schedule.size_scale`), then the ranking, keeping the ``budget`` best
-    (all the due rows without a budget), a page's keys read only where a row may enter; ties go
-    by due time, then key."""
+    :func:`~scrapy_simhash.schedule.size_scale`), then the ranking (of the pages the first kept,
+    up to :data:`_KEPT` bytes, then of those read again), keeping the ``budget`` best (all the
+    due rows without a budget), a page's keys read only where a row may enter; ties go by due
+    time, then key."""
     end = due_ms(min(max(now if budget <= 0 else math.inf, 0.0), MAX_DUE))
     scale = 1.0
     best = _Best(budget)
+    kept: list[tuple[bytes | None, bytes | None, np.ndarray]] = []  # the first pass's pages, for the second
     if policy is not None:
         count, due_count, sizes = 0, 0, []
-        for _, hot in _pages(index, keys=False):
+        room = _KEPT
+        for page in _pages(index):
+            hot = page[2]
+            if hot.nbytes <= room:
+                kept.append(page)
+                room -= hot.nbytes
+            else:
+                room = -1  # the pages after this one are read again
             listed = hot["due"] <= end
             known = listed & (hot["flags"] & STATE).astype(bool)
             due = listed & (hot["due"] / 1000 <= now)
@@ -65,23 +78,33 @@ def select_known(
         if 0 < budget <= due_count:  # a due row's priority is at least 1: the budget's cut too
             best.threshold, best.worst_due = 1.0, MAX_DUE * 1000
     after, wanted = None, True
+    pages = iter(kept)
     while True:
         # A page's keys are read with it when the page before had a row that could enter; else
-        # its hot states alone first, and the keys only when one of its rows may enter (the LMDB
-        # due index is in due order: past the due rows, most pages have none).
-        before = after
-        after, keys, hots = index.due_states(before, PAGE, wanted)
-        if after is None:
-            break
-        hot = np.frombuffer(hots, dtype=HOT)
+        # its hot states alone first (those the first pass kept, or read again), and the keys
+        # only when one of its rows may enter (the LMDB due index is in due order: past the due
+        # rows, most pages have none).
+        kept_page = next(pages, None)
+        keys: list[bytes] = []
+        if kept_page is not None:
+            before, after, hot = kept_page
+        else:
+            before = after
+            after, keys, hots = index.due_states(before, PAGE, wanted)
+            if after is None:
+                break
+            hot = np.frombuffer(hots, dtype=HOT)
         enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         wanted = len(enter) > 0
         if not wanted:
             continue
         if not keys:
+            kept_after = after
             after, keys, hots = index.due_states(before, PAGE)
             if after is None:
                 break
+            if after != kept_after:  # the store changed since: the kept pages after it are read again
+                pages = iter(())
             hot = np.frombuffer(hots, dtype=HOT)
             enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         ms = hot["due"]
@@ -103,16 +126,16 @@ def select_known(
     return [DueRow(key, ms / 1000, priority) for priority, ms, key in best.rows()], policy
 
 
-def _pages(index: SimhashIndex, keys: bool = True) -> Iterator[tuple[list[bytes], np.ndarray]]:
-    """The store's hot states, a page at a time: the keys (``keys`` false: maybe none) and their
-    states (a :data:`HOT` array)."""
+def _pages(index: SimhashIndex) -> Iterator[tuple[bytes | None, bytes | None, np.ndarray]]:
+    """The store's hot states, a page at a time, without their keys: the cursors before and
+    after the page, and its states (a :data:`HOT` array)."""
     after = None
     while True:
-        after, page, hots = index.due_states(after, PAGE, keys)
+        before = after
+        after, _, hots = index.due_states(before, PAGE, False)
         if after is None:
             return
-        if hots:
-            yield page, np.frombuffer(hots, dtype=HOT)
+        yield before, after, np.frombuffer(hots, dtype=HOT)
 
 
 def _entering(
