@@ -108,7 +108,7 @@ def select_known(
             hot = np.frombuffer(hots, dtype=HOT)
             enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         ms = hot["due"]
-        best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
+        best.add(_rows(enter[exact[enter]], priorities, ms, keys))
         # The bounded rows from the highest bound down (the earliest due first), a batch at a time:
         # each batch may raise the threshold that the next must reach.
         bounded = enter[~exact[enter]]
@@ -122,8 +122,13 @@ def select_known(
             assert policy is not None
             _rank(index, policy, now, scale, [keys[i].decode("utf-8") for i in batch], batch, due, priorities)
             batch = batch[best.admits(priorities[batch], ms[batch])]
-            best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in batch])
-    return [DueRow(key, ms / 1000, priority) for priority, ms, key in best.rows()], policy
+            best.add(_rows(batch, priorities, ms, keys))
+    return [DueRow(key, ms / 1000, -priority) for priority, ms, key in best.rows()], policy
+
+
+def _rows(at: np.ndarray, priorities: np.ndarray, ms: np.ndarray, keys: list[bytes]) -> list[tuple[float, int, str]]:
+    """The rows ``at`` of a page as :class:`_Best` keeps them."""
+    return list(zip((-priorities[at]).tolist(), ms[at].tolist(), [keys[i].decode("utf-8") for i in at.tolist()]))
 
 
 def _pages(index: SimhashIndex) -> Iterator[tuple[bytes | None, bytes | None, np.ndarray]]:
@@ -194,10 +199,10 @@ def _rank(
 
 
 class _Best:
-    """The best ``budget`` rows ``(priority, due ms, key)`` added so far (every row without a
-    budget): highest priority first, then earliest due time, then key; ``threshold`` and
-    ``worst_due``, the priority and due time of the last of them at the latest cut, which a row
-    must beat to enter."""
+    """The best ``budget`` rows ``(-priority, due ms, key)`` added so far (every row without a
+    budget), in their order (highest priority first, then earliest due time, then key);
+    ``threshold`` and ``worst_due``, the priority and due time of the last of them at the latest
+    cut, which a row must beat to enter."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
@@ -217,17 +222,13 @@ class _Best:
         self._rows += rows
         n, budget = len(self._rows), self.budget
         if rows and budget > 0 and n > budget and (self.threshold == -math.inf or n >= budget + max(budget // 4, 256)):
-            self._rows.sort(key=_order)
+            self._rows.sort()
             del self._rows[budget:]
-            self.threshold, self.worst_due, _ = self._rows[-1]
+            priority, self.worst_due, _ = self._rows[-1]
+            self.threshold = -priority
 
     def rows(self) -> list[tuple[float, int, str]]:
-        self._rows.sort(key=_order)
+        self._rows.sort()
         if self.budget > 0:
             del self._rows[self.budget :]
         return self._rows
-
-
-def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
-    priority, due, key = row
-    return -priority, due, key
