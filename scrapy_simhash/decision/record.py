@@ -1,8 +1,8 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
 change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
 for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
-(Over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
-place.)
+(Over 850 lines: one record, its format and its schedule's packing, bytes in and out, and the
+readers of its schedule alone, in one place.)
 """
 
 from __future__ import annotations
@@ -281,16 +281,14 @@ class PageRecord:
 
 
 def _walk(raw: bytes, whole: bool, numbers: bool = True) -> tuple[Any, ...] | None:
-    """The parts of the record ``raw`` (format checked), in the order :meth:`PageRecord.to_bytes`
-    writes them: ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
-    history, next_due, texts, schedule, visible_key, sketch)``, ``schedule`` the numbers of
-    :class:`_Schedule` (or a JSON mapping, or ``None``). ``whole`` false: only what its schedule
-    state needs (the history and texts passed over, checked as the decoder checks them), and
-    ``None`` for a record gone or without a schedule; ``numbers`` false too: the schedule's numbers
-    after its first :data:`_FIRST` left unread, ``schedule`` ``(fetches, changes, the first
-    numbers, (start, stop, count))``: the bytes the others must fill (to the fixed-size parts
-    after them) and how many there are, for :func:`schedule_states`. Raises what a malformed
-    record raises."""
+    """The one reading of :meth:`PageRecord.to_bytes`' layout: the parts of the record ``raw``
+    in order, ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
+    history, next_due, texts, schedule, visible_key, sketch)`` (``schedule``: the numbers of
+    :class:`_Schedule`, a JSON mapping or ``None``), or raises what a malformed record raises.
+    ``whole`` false: the history and texts passed over (checked as read), ``None`` for a record
+    gone or without a schedule; ``numbers`` false too: ``schedule`` is ``(fetches, changes, its
+    first _FIRST numbers, (start, stop, count))``, the others left unread where they must fill
+    ``raw[start:stop]`` (for :func:`schedule_states`)."""
     _, flags = _HEAD.unpack_from(raw)
     if flags & ~_FLAGS:
         raise ValueError(f"flags {flags:#x} unknown")

@@ -1,8 +1,9 @@
 """An incremental crawl's selection of known URLs (:func:`select_known`), read from the store's hot
 states (:mod:`scrapy_simhash.store.hot`) a page at a time, keeping only the best rows so far: its
-memory grows with the budget, not with the store. A record is read only for a row whose priority
-the hot state only bounds (the policy's :meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`)
-and whose bound could still enter the selection."""
+memory grows with the budget (and up to :data:`_KEPT` bytes of hot states), not with the store.
+A record is read only for a row whose priority the hot state only bounds (the policy's
+:meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`) and whose bound could still enter
+the selection, and only its schedule (:func:`~scrapy_simhash.decision.record.schedule_states`)."""
 
 from __future__ import annotations
 
