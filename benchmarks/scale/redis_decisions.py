@@ -46,12 +46,16 @@ from bytes_per_url import base_pages, variant
 from helpers.redis_servers import RedisServer, redis_server_binary
 from scrapy.settings import Settings
 
+from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.scrapy.settings import load_config
+from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 
 CHUNK = 20_000
+#: The issue's bar: decisions per second per process at 1e6 fingerprints.
+BAR = 2000
 
 
 class CountingRedis(redis.Redis):  # type: ignore[type-arg]
@@ -62,6 +66,62 @@ class CountingRedis(redis.Redis):  # type: ignore[type-arg]
     def execute_command(self, *args: Any, **options: Any) -> Any:
         CountingRedis.sent += 1
         return super().execute_command(*args, **options)
+
+
+class Parts:
+    """Client CPU by part: wrapped functions' own process time (what their wrapped callees took
+    counted apart), each under its label."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list[float]] = []
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        fn = getattr(owner, name)
+        stack, seconds = self._stack, self.seconds
+        seconds.setdefault(label, 0.0)
+        clock = time.process_time
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            frame = [clock(), 0.0]  # start, the wrapped callees' time
+            stack.append(frame)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                stack.pop()
+                took = clock() - frame[0]
+                seconds[label] += took - frame[1]
+                if stack:
+                    stack[-1][1] += took
+
+        was = vars(owner).get(name, _MISSING)
+        self._undo.append((owner, name, was))
+        setattr(owner, name, staticmethod(timed) if isinstance(was, (classmethod, staticmethod)) else timed)
+
+    def unwrap(self) -> None:
+        for owner, name, was in reversed(self._undo):
+            if was is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, was)
+        self._undo = []
+
+
+_MISSING = object()
+
+#: The client's parts: (what, its function, the label).
+PARTS = [
+    ("store", "_run", "Redis calls (redis-py, the socket)"),
+    ("store", "_evidence_call", "Redis calls (redis-py, the socket)"),
+    ("store", "snapshot", "snapshot: decode the reply"),
+    ("store", "apply", "write: encode the call"),
+    (redisstore, "hot_of", "write: the hot state (its parse apart)"),
+    ("tracker", "_observe", "decision: the rules"),
+    ("tracker", "_evidence", "decision: the evidence (zstd)"),
+    (PageRecord, "to_bytes", "records: encode"),
+    (PageRecord, "parse", "records: parse"),
+]
 
 
 def fill(index: SimhashIndex, size: int, rng: random.Random) -> float:
@@ -103,17 +163,17 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
             seen.append((key, observed))
         plan.append((kind, key, observed))
     store = index.store
-    run, calls, inside = store._run, [], [0.0]
+    calls: list[list[Any]] = []
+    run = store._run
 
-    def timed_run(script: Any, args: Any, action: str = "access") -> Any:  # the store's script calls
+    def recorded(script: Any, args: Any, action: str = "access") -> Any:  # the store's script calls
         calls.append(list(args))
-        start = time.process_time()
-        try:
-            return run(script, args, action)
-        finally:
-            inside[0] += time.process_time() - start
+        return run(script, args, action)
 
-    store._run = timed_run  # type: ignore[method-assign]
+    store._run = recorded  # type: ignore[method-assign]
+    parts = Parts()
+    for owner, name, label in PARTS:
+        parts.wrap(store if owner == "store" else tracker if owner == "tracker" else owner, name, label)
     cpu, start = time.process_time(), time.perf_counter()
     for i, (kind, key, observed) in enumerate(plan):
         before = CountingRedis.sent
@@ -121,8 +181,27 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
         rounds.setdefault(kind, []).append(CountingRedis.sent - before)
         verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    parts.unwrap()
     del store._run
-    return {"wall": wall, "cpu": cpu, "inside": inside[0], "calls": calls, "rounds": rounds, "verdicts": verdicts}
+    inside = parts.seconds[PARTS[0][2]]
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "inside": inside,
+        "calls": calls,
+        "rounds": rounds,
+        "verdicts": verdicts,
+        "parts": parts.seconds,
+    }
+
+
+def replayed(store: Any, calls: list[list[Any]], client: Any, op: str) -> float:
+    """Server CPU seconds of the calls ``op`` of ``calls`` made again (reads: the same effect)."""
+    before = server_cpu(client)
+    for args in calls:
+        if args[0] == op:
+            store._main(keys=[store._meta_key], args=args)
+    return server_cpu(client) - before
 
 
 def floor(client: Any, calls: list[list[Any]], key: bytes) -> dict[str, float]:
@@ -177,6 +256,7 @@ def main() -> None:
                 out = decide(index, pages, args.decisions, rng, tag=transport)
                 out["server"] = server_cpu(plain) - before
                 evalsha = plain.info("commandstats").get("cmdstat_evalsha", {})
+                out["server_snap"] = replayed(index.store, out["calls"], plain, "snap")
                 low = floor(plain, out["calls"], index.store._meta_key)
                 plain.close()
                 index.close()
@@ -202,6 +282,23 @@ def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any],
         f"{low['cpu'] * us:,.0f} us, server {low['server'] * us:,.0f} us a decision "
         f"({n / low['wall']:,.0f}/s wall; with the decision's own CPU, the rest above: "
         f"{n / (low['wall'] + out['cpu'] - out['inside']):,.0f}/s)"
+    )
+    parts = {label: secs * us for label, secs in out["parts"].items()}
+    rest = out["cpu"] * us - sum(parts.values())
+    listed = ", ".join(f"{label} {v:,.0f}" for label, v in parts.items())
+    print(f"    client CPU by part, us a decision: {listed}, the rest (index.decide, observe, the loop) {rest:,.0f}")
+    snap = out["server_snap"] * us
+    print(
+        f"    server CPU, us a decision: the snapshot calls {snap:,.0f} (made again), the writes and the rest "
+        f"{out['server'] * us - snap:,.0f}; of all of it, receiving the same bytes and running a script at all "
+        f"(the floor) {low['server'] * us:,.0f}"
+    )
+    budget = 1e6 / BAR
+    cpu = (out["cpu"] + out["server"]) * us
+    print(
+        f"    the bar, {BAR:,}/s: {budget:,.0f} us a decision for client, server and the wait between; "
+        f"this run spends {cpu:,.0f} us of CPU ({cpu / budget:.1f}x), "
+        f"{(out['cpu'] - out['inside']) * us + low['wall'] * us:,.0f} us with the Redis calls at the floor"
     )
 
 
