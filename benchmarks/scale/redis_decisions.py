@@ -58,14 +58,22 @@ CHUNK = 20_000
 BAR = 2000
 
 
-class CountingRedis(redis.Redis):  # type: ignore[type-arg]
-    """A client that counts the commands it sends (each one round trip)."""
+class Counting:
+    """Counts the commands every connection of this process sends (each one round trip), however
+    the client packs them."""
 
     sent = 0
 
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        CountingRedis.sent += 1
-        return super().execute_command(*args, **options)
+    @classmethod
+    def install(cls) -> None:
+        kind = redis.connection.AbstractConnection  # TCP's and unix sockets'
+        send = kind.send_packed_command
+
+        def counted(self: Any, command: Any, check_health: bool = True) -> None:
+            cls.sent += 1
+            send(self, command, check_health)
+
+        kind.send_packed_command = counted  # type: ignore[method-assign]
 
 
 class Parts:
@@ -112,8 +120,8 @@ _MISSING = object()
 
 #: The client's parts: (what, its function, the label).
 PARTS = [
-    ("store", "_run", "Redis calls (redis-py, the socket)"),
-    ("store", "_evidence_call", "Redis calls (redis-py, the socket)"),
+    ("store", "_run", "Redis calls (packing, the socket, the replies)"),
+    ("store", "_evidence_call", "Redis calls (packing, the socket, the replies)"),
     ("store", "snapshot", "snapshot: decode the reply"),
     ("store", "apply", "write: encode the call"),
     (redisstore, "hot_of", "write: the hot state (its parse apart)"),
@@ -176,9 +184,9 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
         parts.wrap(store if owner == "store" else tracker if owner == "tracker" else owner, name, label)
     cpu, start = time.process_time(), time.perf_counter()
     for i, (kind, key, observed) in enumerate(plan):
-        before = CountingRedis.sent
+        before = Counting.sent
         verdict = tracker.observe(key, observed, now=1.7e9 + i)
-        rounds.setdefault(kind, []).append(CountingRedis.sent - before)
+        rounds.setdefault(kind, []).append(Counting.sent - before)
         verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     parts.unwrap()
@@ -204,15 +212,15 @@ def replayed(store: Any, calls: list[list[Any]], client: Any, op: str) -> float:
     return server_cpu(client) - before
 
 
-def floor(client: Any, calls: list[list[Any]], key: bytes) -> dict[str, float]:
-    """The same script calls (the same arguments) to a script that returns 1: wall, client CPU
-    and server CPU seconds in all."""
+def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
+    """The same script calls (the same arguments, sent the store's way) to a script that returns
+    1: wall, client CPU and server CPU seconds in all."""
     trivial = client.register_script("return 1")
-    trivial(keys=[key], args=[])  # loaded
+    trivial(keys=[store._meta_key], args=[])  # loaded
     before = server_cpu(client)
     cpu, start = time.process_time(), time.perf_counter()
     for args in calls:
-        client.evalsha(trivial.sha, 1, key, *args)
+        store._evalsha(trivial, args)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"wall": wall, "cpu": cpu, "server": server_cpu(client) - before}
 
@@ -223,6 +231,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--transports", default="tcp,unix", help="tcp, unix or both (comma-separated)")
     args = parser.parse_args()
+    Counting.install()
     binary = redis_server_binary()
     if binary is None:
         sys.exit("no redis-server binary")
@@ -242,13 +251,13 @@ def main() -> None:
         server = RedisServer(binary, directory, unix="unix" in transports).start()
         try:
             rng = random.Random(38)
-            index = SimhashIndex(RedisStore(server.url, "bench", client=CountingRedis.from_url(server.url)))
+            index = SimhashIndex(RedisStore(server.url, "bench", client=redis.Redis.from_url(server.url)))
             filled = fill(index, size, rng)
             index.close()
             print(f"\n{size:>9,} fingerprints (filled in {filled:.0f} s)")
             for transport in transports:
                 url = server.url if transport == "tcp" else server.unix_url
-                client = CountingRedis.from_url(url)
+                client = redis.Redis.from_url(url)
                 index = SimhashIndex(RedisStore(url, "bench", client=client))
                 plain = redis.Redis.from_url(url)
                 plain.config_resetstat()
@@ -257,7 +266,7 @@ def main() -> None:
                 out["server"] = server_cpu(plain) - before
                 evalsha = plain.info("commandstats").get("cmdstat_evalsha", {})
                 out["server_snap"] = replayed(index.store, out["calls"], plain, "snap")
-                low = floor(plain, out["calls"], index.store._meta_key)
+                low = floor(index.store, plain, out["calls"])
                 plain.close()
                 index.close()
                 report(transport, args.decisions, out, evalsha, low)
