@@ -10,17 +10,21 @@ pages through the real ``ChangeTracker.observe`` with the settings' defaults: th
 (``benchmarks/scale/bytes_per_url.py``'s), 60% new kept pages (a real page's own text with a line
 of its own, a random fingerprint), 20% near-duplicates of a page decided before (one or two bits
 flipped, the same text), 20% refetches of a page decided before (the same page). Round trips are
-the commands the client sends (a counting ``redis.Redis``), per page of each kind. Printed: the
-decisions per second of wall time (what a loaded machine shows), the CPU per decision of the
-client process and of the server (``INFO cpu``), and the decisions per second that CPU allows
-(client and server one after the other: one process deciding alone, its latency aside); the
-client's CPU split into its time in the store's script calls (redis-py and the socket) and the
-rest (the decision itself, decoding the snapshot, encoding the write); the server's
-``usec_per_call`` of ``EVALSHA`` (``INFO commandstats``: the scripts' own time); and the floor:
-the very same ``EVALSHA`` calls (the same arguments, so the same bytes sent) to a script that
-only returns 1. ``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the
-same server (the same index, other pages). redis-py uses hiredis to parse replies where it is
-installed (printed).
+the commands the process's connections send (counted at the connection), per page of each kind.
+Printed: the decisions per second of wall time (what a loaded machine shows), the CPU per decision
+of the client process and of the server (``INFO cpu``), and the decisions per second that CPU
+allows (client and server one after the other: one process deciding alone, its latency aside); the
+server's ``usec_per_call`` of ``EVALSHA`` (``INFO commandstats``: the scripts' own time); the
+floor: the very same ``EVALSHA`` calls (the same arguments, so the same bytes sent, sent the
+store's way) to a script that only returns 1. Then where the time goes: the client's CPU by part
+(the Redis calls: packing, the socket, parsing the replies; decoding the snapshot; encoding the
+write and the record's hot state; the rules; the evidence, zstd; encoding and parsing records;
+the rest), each part its own time without the parts it calls; the server's CPU of the snapshot
+calls (made again once the decisions are done: reads) and of the rest (the writes, the wide tier's
+keys); and the issue's bar (2,000 decisions per second: 500 us for everything) against the CPU
+this run spends and against its own client CPU with the calls at the floor's wall time.
+``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the same server (the
+same index, other pages). redis-py uses hiredis to parse replies where it is installed (printed).
 """
 
 from __future__ import annotations
