@@ -1,12 +1,13 @@
 """Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
 
-(Over 600 lines, about 830: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
+(Over 600 lines, about 970: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
 its server side, the Lua scripts, is :mod:`scrapy_simhash.store.redis_scripts`.)
 
 Every operation is one Lua script call (EVALSHA, packed here and sent on a connection of the
-client's pool; the script is loaded again after a ``NOSCRIPT`` reply): one round trip, atomic on the server, so two machines that add copies of
-one page at the same instant keep exactly one. The script carries the table layout, so that it
-can find the buckets of a key's earlier fingerprint without a second round trip.
+client's pool; the script is loaded again after a ``NOSCRIPT`` reply): one round trip, atomic on
+the server, so two machines that add copies of one page at the same instant keep exactly one. The
+script carries the table layout, so that it can find the buckets of a key's earlier fingerprint
+without a second round trip.
 
 Keys of one index, all under one prefix ``P = "{<prefix>}:"`` whose hash tag puts the whole index
 in one Redis Cluster slot (every script's keys are on one node):
