@@ -255,7 +255,7 @@ def main() -> None:
                     "SIMHASH_URL_RULES_CONFIDENCE": confidence,
                 }
             }
-            for support, confidence in ((10, 0.7), (20, 0.8), (20, 0.99))
+            for support, confidence in ((20, 0.8), (20, 0.99))
         },
         "MaybeDont (defaults)": {
             "settings": {

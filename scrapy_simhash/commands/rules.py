@@ -6,6 +6,7 @@ import json
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
+from scrapy_simhash import defaults
 from scrapy_simhash.commands.reports import EXIT_USAGE, CommandError
 from scrapy_simhash.scrapy.component import canonical_key
 from scrapy_simhash.urlrules.learner import (
@@ -21,25 +22,37 @@ from scrapy_simhash.urlrules.learner import (
 from scrapy_simhash.urlrules.rules import Rule, host_of, hypotheses
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Iterable, Iterator
 
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.index import SimhashIndex
 
 
-def rule_book(index: SimhashIndex, config: SimhashConfig) -> RuleBook:
-    """The crawl's rule book over ``index``, with ``config``'s evidence thresholds."""
+def rule_book(index: SimhashIndex, config: SimhashConfig | None = None) -> RuleBook:
+    """The crawl's rule book over ``index``, with ``config``'s evidence thresholds (``None``: the defaults)."""
     return RuleBook(
         IndexRuleStore(index),
         index_known(index),
-        min_support=config.url_rules_min_support,
-        confidence=config.url_rules_confidence,
+        min_support=defaults.SIMHASH_URL_RULES_MIN_SUPPORT if config is None else config.url_rules_min_support,
+        confidence=defaults.SIMHASH_URL_RULES_CONFIDENCE if config is None else config.url_rules_confidence,
     )
 
 
-def _hosts(index: SimhashIndex) -> list[str]:
-    """The hosts of the index's records (those that may have rules)."""
-    return sorted({host_of(key) for key, _ in index.iter_records() if key.startswith(("http://", "https://"))})
+def hosts_of(keys: Iterable[str]) -> list[str]:
+    """The hosts of the URLs among ``keys`` (those that may have rules), sorted."""
+    return sorted({host_of(key) for key in keys if key.startswith(("http://", "https://"))})
+
+
+def fetches_saved(index: SimhashIndex, hosts: Iterable[str]) -> list[dict[str, Any]]:
+    """Per rule that skipped requests: host, rule, requests skipped and explored, copies; most skips first."""
+    book = rule_book(index)
+    rows = [
+        {"host": host, "rule": rid, "skipped": row[SKIPPED], "explored": row[EXPLORED], "copies": row[SUPPORT]}
+        for host in hosts
+        for rid, row in book.counts(host).items()
+        if row[SKIPPED] or row[EXPLORED]
+    ]
+    return sorted(rows, key=lambda r: (-r["skipped"], r["host"], r["rule"]))
 
 
 def _state(book: RuleBook, host: str, rid: str) -> str:
@@ -52,13 +65,14 @@ def _state(book: RuleBook, host: str, rid: str) -> str:
 
 
 def list_rules(index: SimhashIndex, config: SimhashConfig, host: str | None = None) -> Iterator[dict[str, Any]]:
-    """One row per rule with evidence, vetoed or set by hand: host, rule, state (``applied``,
+    """One row per rule with two tests or more, a skip, a veto or set by hand: host, rule, state (``applied``,
     ``learning``, ``vetoed``, ``disabled``, ``pinned``), copies, misses, confidence, requests
     skipped and explored; applied rules first, then by copies."""
     book = rule_book(index, config)
-    for name in [host.lower()] if host else _hosts(index):
+    for name in [host.lower()] if host else hosts_of(key for key, _ in index.iter_records()):
         counts = book.counts(name)
-        ids = {rid for rid, row in counts.items() if row[SUPPORT] or row[MISSES]} | book.vetoed(name)
+        ids = {rid for rid, row in counts.items() if row[SUPPORT] + row[MISSES] > 1 or row[SKIPPED]}
+        ids |= book.vetoed(name)
         ids |= set(book.overrides(name))
         rows: list[dict[str, Any]] = []
         for rid in ids:

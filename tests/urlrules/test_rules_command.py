@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -108,3 +109,19 @@ def test_a_disabled_or_pinned_rule_is_kept_in_the_store_for_the_next_crawl(targe
 def test_rules_refuses_bad_arguments_naming_the_fix(target, capsys, args, message) -> None:
     status, _, err = _run(capsys, str(target), "rules", *args)
     assert status == 2 and message in err and err.count("\n") == 1
+
+
+def test_the_html_report_lists_the_fetches_each_rule_saved(target, tmp_path) -> None:
+    from scrapy_simhash.commands.htmlreport import write_report
+    from scrapy_simhash.urlrules.learner import SKIPPED
+
+    with SimhashIndex.open(target) as index:
+        book = RuleBook(IndexRuleStore(index), index_known(index), min_support=6, confidence=0.3)
+        for i in range(3):  # what the crawl's middleware counts for each request it skips
+            plan = book.plan(f"{HOST}/p{i}?utm_source=mail")
+            assert plan is not None
+            book.count(plan, SKIPPED)
+        book.flush()
+        page = Path(write_report(index, str(tmp_path / "report.html"), 0)).read_text(encoding="utf-8")
+    table = page.split('<table id="url-rules">', 1)[1].split("</table>", 1)[0]
+    assert "<tr><td>3</td><td>0</td><td>6</td><td>shop.test</td><td>param:utm_source</td></tr>" in table
