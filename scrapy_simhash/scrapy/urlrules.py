@@ -134,11 +134,11 @@ class SimhashUrlRulesMiddleware:
             plan = book.plan(key)
             if plan is None:
                 form = book.form(key)
-                if form in self._fetching:  # another URL of the same page, in flight
+                if form != key and form in self._fetching:  # another URL of the same page, in flight
                     await self._wait(form)
                     plan = book.plan(key)
                 if plan is None:
-                    if form not in self._fetching:
+                    if form != key and form not in self._fetching:
                         self._fetching[form] = []
                         self._form_of[key] = form
                     return

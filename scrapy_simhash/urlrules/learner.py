@@ -351,6 +351,11 @@ class RuleBook:
         tests.extend(((rid,), source) for rid, source in self._pending.pop(key, ()))
         if verdict == "near_duplicate" and duplicate_of:
             tests.extend(((rule.id,), duplicate_of) for rule, target in hypotheses(duplicate_of) if target == key)
+            # ... or a rule that rewrites this one into what the applied rules make of that page
+            # (its original was never fetched: a copy of it was, and the rules joined the rest to it).
+            applied = [Rule.parse(rid) for rid in self._active_ids(state)]
+            forms = {rule.apply(duplicate_of) for rule in applied} | {(rewrite(duplicate_of, applied) or ([], None))[1]}
+            tests.extend(((rid,), duplicate_of) for rid, target in rewrites if target in forms)
         # An explored plan of one rule is one of the tests; the URL itself is no test of a rule.
         tests = [test for test in dict.fromkeys(tests) if test[1] != key]
         known = self.known(list(dict.fromkeys(target for _, target in tests)))

@@ -222,6 +222,11 @@ def _reference(
             for rule, target in hypotheses(earlier)
             if target == url and target not in known_then
         ]
+        if verdict == "near_duplicate" and duplicate_of:  # both rewrite into one URL, by an applied rule
+            forms = {rule.apply(duplicate_of) for rule in active()} | {
+                (rewrite(duplicate_of, active()) or ([], None))[1]
+            }
+            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(url) if target in forms]
         tests = list(dict.fromkeys(tests))
         new_vetoes = set()
         for ids, target in tests:
