@@ -324,4 +324,3 @@ def test_a_print_view_keeps_its_pages_charset(tmp_path: Path) -> None:
     _write_tree(tmp_path / "print.html", root, encoding)
     text = decode((tmp_path / "print.html").read_bytes())
     assert "아파치 문서" in text and "Printed from /ko/index.html" in text
-
