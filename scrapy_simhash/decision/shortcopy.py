@@ -31,6 +31,10 @@ memory, LMDB and Redis stores keep them alike), for each short page that is kept
 - ``short-pointers:<blake2b of the URL, hex>``: for a page with lines that point at a page (a
   print view's "Printed from /a/b.html"), those lines (JSON, :data:`MAX_POINTERS` at most).
 
+A candidate is proposed by the content key, and by a line of the new page that names a kept page
+(a print view without its page's header line "Part I. Tutorial" has another content key); the
+drop needs the whole visible text all the same. The other way round needs the content key.
+
 A page of nothing but its site's template (``fallback == "template"``: too few words of its own
 beside what the whole site repeats) is never indexed, so even its exact copy under another URL
 (a mirror, a tracking parameter) is not found by the index; the same evidence, stored for each
@@ -49,12 +53,12 @@ import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import numpy as np
 
 from scrapy_simhash.text.features import normalize
-from scrapy_simhash.text.region import is_pointer
+from scrapy_simhash.text.region import _POINTER_RE, is_pointer
 from scrapy_simhash.text.templates import line_key, line_keys
 
 if TYPE_CHECKING:
@@ -137,6 +141,20 @@ def is_copy(lines: list[str], kept_url: str, kept_keys: np.ndarray) -> bool:
     return True
 
 
+def named_urls(lines: list[str], base: str) -> list[str]:
+    """The URLs that ``lines`` point at (a line that names a URL or a path and at most three words
+    beside it: "Printed from /a/b.html"), paths resolved against ``base``, without fragments."""
+    found: list[str] = []
+    for line in lines:
+        if not is_pointer(line):
+            continue
+        for match in _POINTER_RE.finditer(line):
+            url = urljoin(base, match.group().rstrip(".,;:)]}>'\"")).split("#", 1)[0]
+            if url.startswith(("http://", "https://")) and url not in found:
+                found.append(url)
+    return found[:MAX_POINTERS]
+
+
 def is_print_of(lines: list[str], url: str, kept_keys: np.ndarray, pointers: list[str]) -> bool:
     """Whether the kept page (``kept_keys``: its sorted line keys; ``pointers``: its lines that
     point at a page) is a copy of the new page ``url`` (``lines``: its visible lines): one of its
@@ -181,6 +199,7 @@ def find_copy(
     urls = _urls(raw)
     lines = _lines(visible)
     candidates = [u for u in urls if u != key]
+    candidates += [u for u in named_urls(lines, key) if u != key and u not in candidates]
     if candidates and lines:
         evidence = index.get_aux_many([_page_name(u) for u in candidates])
         valid = []  # (url, fingerprint, line keys) of the candidates still kept with their evidence
@@ -193,7 +212,8 @@ def find_copy(
                 continue  # refetched with other content, removed or dropped since
             if is_copy(lines, url, got[2]):
                 return Match(url, kept_fp, (fp ^ kept_fp).bit_count()), None
-            valid.append((url, kept_fp, got[2]))
+            if url in urls:  # the same content-like text: the other way round may hold
+                valid.append((url, kept_fp, got[2]))
         # The other way round: a kept print view of this page (read only when no copy was found).
         blobs = index.get_aux_many([_page_name(u, _POINTERS_PREFIX) for u, _, _ in valid]) if valid else []
         for (url, kept_fp, keys), blob in zip(valid, blobs):

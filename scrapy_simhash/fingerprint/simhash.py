@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import threading
 from dataclasses import dataclass, field, replace
 from enum import Enum

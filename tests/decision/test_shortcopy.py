@@ -67,7 +67,8 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
         verdict = tracker.observe(URL.format(i), PageFingerprint.of(fp, fallback="short", content_key=content_key, visible="\n".join(lines)), now=1000.0 + i)
         expected: tuple[str, str | None] = (NEW, None)
         same_key = [j for j, (_, ck, _) in kept.items() if ck == content_key][-shortcopy.MAX_URLS :]
-        for j in same_key:
+        named = [j for j in kept if f"Printed from /p{j}.html" in lines and j not in same_key]
+        for j in same_key + named:  # a line that names a kept page proposes it too
             theirs = {_digits_as_0(line) for line in kept[j][2]}  # numbers count for nothing, as in the hash
             if all(_digits_as_0(line) in theirs or line == f"Printed from /p{j}.html" for line in lines):
                 expected = (NEAR_DUPLICATE, URL.format(j))
@@ -132,6 +133,31 @@ def test_the_full_page_after_its_print_view_is_its_copy(kind: StoreKind, tmp_pat
     keys = np.array(sorted(line_keys(printed.split("\n"))), dtype="<u8")
     assert shortcopy.is_print_of(lines, base + "concurrent.html", keys, [pointer])
     assert not shortcopy.is_print_of(lines, base + "concurrent.html", keys[keys != line_keys([pointer])[0]], [pointer])
+
+
+def test_a_print_view_with_another_content_key_is_found_by_the_page_it_names() -> None:
+    """A print view without its page's header line ("Part I. Tutorial": another content key) is
+    proposed by the page its pointer names, and dropped when its lines are that page's; one with
+    a line of its own is kept."""
+    index = SimhashIndex()
+    tracker = ChangeTracker(index)
+    full = "Part I. Tutorial\nChapter 2. The SQL Language\nTable of Contents\n2.1. Introduction"
+    printed = "Chapter 2. The SQL Language\nTable of Contents\n2.1. Introduction\nPrinted from /tutorial-sql.html"
+
+    def short(path: str, fp: int, content_key: int, visible: str) -> tuple[str, str | None]:
+        page = PageFingerprint.of(fp, fallback="short", content_key=content_key, visible=visible)
+        verdict = tracker.observe("https://pg.test/" + path, page)
+        return verdict.verdict, verdict.duplicate_of
+
+    assert short("tutorial-sql.html", 0x0F0F_0000_0000_0000, 7, full) == (NEW, None)
+    assert short("print/a.html", 0x00F0_0000_0000_0000, 9, printed + "\n2.2. Concepts") == (NEW, None)
+    assert short("print/tutorial-sql.html", 0x0000_F000_0000_0000, 8, printed) == (
+        NEAR_DUPLICATE,
+        "https://pg.test/tutorial-sql.html",
+    )
+    assert shortcopy.named_urls(["Printed from /a/b.html.", "See /c.html for the rest of the chapter"], "https://h.test/x/y") == [
+        "https://h.test/a/b.html"
+    ]
 
 
 def test_names_page() -> None:
