@@ -68,6 +68,8 @@ class Core:
 class HtmlWalker:
     """The block walk of ``extract`` over lxml's parsed tree, and the title's sources."""
 
+    NOT_AFTER: bool
+
     def __new__(
         cls,
         element_type: type[Any],
@@ -76,7 +78,7 @@ class HtmlWalker:
         invisible: Sequence[str],
         chrome_tags: Sequence[str],
         wrapper_paragraphs: int,
-        negative: tuple[Sequence[str], Sequence[str]],
+        negative: tuple[Sequence[str], Sequence[str], Sequence[str]],
         meta_class: tuple[Sequence[str], Sequence[str]],
         display_none: Callable[[str], object],
         punct: str,

@@ -53,7 +53,7 @@ logger = logging.getLogger(__name__)
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
 #: What the package calls in the core: a build without one of them is not used (a method names
 #: its class: a build of the same version from older sources lacks it).
-API = ("Core", "HtmlWalker", "FlatText", "HtmlWalker.comment_runs", "HtmlWalker.class_words")
+API = ("Core", "HtmlWalker", "FlatText", "HtmlWalker.comment_runs", "HtmlWalker.class_words", "HtmlWalker.NOT_AFTER")
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
@@ -181,7 +181,7 @@ def html_walker(
     invisible: Iterable[str],
     chrome: Iterable[str],
     wrapper_paragraphs: int,
-    negative_class: tuple[Sequence[str], Sequence[str]],
+    negative_class: tuple[Sequence[str], Sequence[str], Sequence[str]],
     meta_class: tuple[Sequence[str], Sequence[str]],
     display_none: Callable[[str], object],
     punctuation: str,
@@ -208,7 +208,7 @@ def html_walker(
         sorted(invisible),
         sorted(chrome),
         wrapper_paragraphs,
-        (list(negative_class[0]), list(negative_class[1])),
+        (list(negative_class[0]), list(negative_class[1]), list(negative_class[2])),
         (list(meta_class[0]), list(meta_class[1])),
         display_none,
         chars(punctuation),

@@ -292,10 +292,12 @@ unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
 /// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
 /// `_class_words_re`), on the lower-cased string: one of `words` anywhere, or one of `tokens` after
 /// the start, white space (`\s`), `_` or `-`, and before the end, white space, a digit (`\d`), `_`
-/// or `-`. The words are ASCII, so a byte search in the UTF-8 text is a character search.
+/// or `-`, where the text up to the token's end does not end with one of `not_after`. The words
+/// are ASCII, so a byte search in the UTF-8 text is a character search.
 struct ClassWords {
     words: WordTable,
     tokens: WordTable,
+    not_after: Vec<Box<[u8]>>,
 }
 
 /// ASCII words, and for each first byte the words that start with it and the second bytes they
@@ -342,10 +344,14 @@ impl WordTable {
 }
 
 impl ClassWords {
-    fn new(words: Vec<String>, tokens: Vec<String>) -> PyResult<Self> {
+    fn new(words: Vec<String>, tokens: Vec<String>, not_after: Vec<String>) -> PyResult<Self> {
         Ok(ClassWords {
             words: WordTable::new(words)?,
             tokens: WordTable::new(tokens)?,
+            not_after: not_after
+                .into_iter()
+                .map(|w| w.into_bytes().into_boxed_slice())
+                .collect(),
         })
     }
 
@@ -360,7 +366,11 @@ impl ClassWords {
         }
         if after_boundary {
             for token in self.tokens.at(c, rest) {
-                match text[i + token.len()..].chars().next() {
+                let end = i + token.len();
+                if self.not_after.iter().any(|w| text.as_bytes()[..end].ends_with(w)) {
+                    continue;
+                }
+                match text[end..].chars().next() {
                     None => return true,
                     Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
                     Some(_) => {}
@@ -1156,7 +1166,8 @@ fn weight(text: &str) -> Option<usize> {
 /// display_none, punct, sentence_end, ellipses, digit_ranges, meta_keywords, meta_han_keywords,
 /// boilerplate_any, boilerplate_start, meta_text)`:
 /// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, its class/id
-/// words (`negative`, `meta_class`: `(words, tokens)`, see `ClassWords`) and its predicates over
+/// words (`negative`: `(words, tokens, not_after)`, `meta_class`: `(words, tokens)`, see
+/// `ClassWords`) and its predicates over
 /// style and block strings.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
@@ -1549,6 +1560,10 @@ impl HtmlWalker {
 
 #[pymethods]
 impl HtmlWalker {
+    /// `negative` is three lists, its tokens' `not_after` the third (`_native.API` asks for it).
+    #[classattr]
+    const NOT_AFTER: bool = true;
+
     #[new]
     #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
     fn new(
@@ -1558,7 +1573,7 @@ impl HtmlWalker {
         invisible: Vec<String>,
         chrome_tags: Vec<String>,
         wrapper_paragraphs: usize,
-        negative: (Vec<String>, Vec<String>),
+        negative: (Vec<String>, Vec<String>, Vec<String>),
         meta_class: (Vec<String>, Vec<String>),
         display_none: Py<PyAny>,
         punct: String,
@@ -1580,8 +1595,8 @@ impl HtmlWalker {
             invisible: tag_set(invisible),
             chrome_tags: tag_set(chrome_tags),
             wrapper_paragraphs,
-            negative: ClassWords::new(negative.0, negative.1)?,
-            meta_class: ClassWords::new(meta_class.0, meta_class.1)?,
+            negative: ClassWords::new(negative.0, negative.1, negative.2)?,
+            meta_class: ClassWords::new(meta_class.0, meta_class.1, Vec::new())?,
             display_none,
             class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),

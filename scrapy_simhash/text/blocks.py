@@ -45,11 +45,15 @@ _BLOCK = frozenset(
 _CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
 
 
-def _class_words_re(words: tuple[str, ...], tokens: tuple[str, ...]) -> re.Pattern[str]:
+def _class_words_re(
+    words: tuple[str, ...], tokens: tuple[str, ...], not_after: tuple[str, ...] = ()
+) -> re.Pattern[str]:
     """A class/id test: one of ``words`` anywhere in the string, or one of ``tokens`` as a whole
     token (after the start, white space, ``_`` or ``-``; before the end, white space, a digit,
-    ``_`` or ``-``). The native walk tests the same lists (``HtmlWalker``'s ``ClassWords``)."""
-    return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + r")(?:$|[\s_\d-])")
+    ``_`` or ``-``) where the string up to the token's end does not end with one of ``not_after``.
+    The native walk tests the same lists (``HtmlWalker``'s ``ClassWords``)."""
+    unless = "".join(f"(?<!{re.escape(w)})" for w in not_after)
+    return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + rf"){unless}(?:$|[\s_\d-])")
 
 
 # class/id words of page chrome (substrings: long words; whole tokens: short ones).
@@ -61,7 +65,10 @@ _NEGATIVE_WORDS = tuple(
 _NEGATIVE_TOKENS = tuple(
     "nav ad ads adv tag tags foot header hd login signup rss link links topbar bottom print hidden hide".split()
 )
-_NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS)
+# A token that names a place inside the content column is no chrome ("column-center-bottom":
+# LilyPond's "Old News" and "Legalese" sections; "page-bottom" and "bottom" stay chrome).
+_NEGATIVE_NOT_AFTER = tuple(f"{column}{sep}bottom" for column in ("center", "main", "content") for sep in "-_")
+_NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS, _NEGATIVE_NOT_AFTER)
 
 
 # An element with such a class/id that holds this many <p>/<br> is a wrapper of the page, not chrome

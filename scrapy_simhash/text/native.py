@@ -25,6 +25,7 @@ from scrapy_simhash.text.blocks import (
     _INVISIBLE,
     _META_CLASS_TOKENS,
     _META_CLASS_WORDS,
+    _NEGATIVE_NOT_AFTER,
     _NEGATIVE_TOKENS,
     _NEGATIVE_WORDS,
     _PUNCT_RE,
@@ -106,7 +107,7 @@ def html_walker(element_type: type = etree._Element) -> Any:
                         invisible=_INVISIBLE,
                         chrome=_CHROME_TAGS,
                         wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
-                        negative_class=(_NEGATIVE_WORDS, _NEGATIVE_TOKENS),
+                        negative_class=(_NEGATIVE_WORDS, _NEGATIVE_TOKENS, _NEGATIVE_NOT_AFTER),
                         meta_class=(_META_CLASS_WORDS, _META_CLASS_TOKENS),
                         # the patterns' own methods: the walk takes a match for true and None for
                         # false, the answers of `... is not None`, without a Python call around each

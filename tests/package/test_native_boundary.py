@@ -56,4 +56,7 @@ def test_check_names_what_is_missing() -> None:
     why = _native.check(older)[1]
     assert why is not None and "lacks HtmlWalker.class_words" in why  # a build of older sources
     walker.class_words = None
+    why = _native.check(older)[1]
+    assert why is not None and "lacks HtmlWalker.NOT_AFTER" in why  # one that takes two class lists
+    walker.NOT_AFTER = True
     assert _native.check(older)[1] is None
