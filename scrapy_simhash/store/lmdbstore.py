@@ -16,11 +16,13 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``id -> entry``, one per key with a fingerprint, a record or evidence; ``id``: 4 bytes
     big-endian, the last one plus one (so that the entries of new keys, most of a crawl's writes,
     fill their pages in order instead of leaving them ~40% empty, as keys in no order do). An
-    entry: ``indexed due`` and ``due`` (milliseconds, 8 bytes big-endian each, all ``0xFF`` for
-    none), a flags byte (``_HAS_FP``, ``_HAS_RECORD``, ``_HAS_EVIDENCE``, ``_HAS_SKETCH``), the
-    key's fingerprint (``value_width`` bytes, with ``_HAS_FP``), the key's length (1 byte, or
-    ``0xFF`` and 4 bytes little-endian) and the key, then the record's bytes but its change
-    sketch. The key is stored here only: every other table names the entry by its id.
+    entry: a flags byte (``_HAS_FP``, ``_HAS_RECORD``, ``_HAS_EVIDENCE``, ``_HAS_SKETCH``, and
+    ``_DUE``, ``_MOVED`` for the due times that follow); the time the record is filed under in
+    ``due_index`` (``indexed due``: with ``_DUE``) and its due time when that is another one
+    (with ``_MOVED``), each in milliseconds, 8 bytes big-endian; the key's fingerprint
+    (``value_width`` bytes, with ``_HAS_FP``); the key's length (1 byte, or ``0xFF`` and 4 bytes
+    little-endian) and the key; then the record's bytes but its change sketch. The key is stored
+    here only: every other table names the entry by its id.
 ``sketches``
     ``id -> change sketch``: a record's last 64 bytes (``decision.record.split_sketch``), kept
     apart so that the entries' pages hold only what every decision and selection reads; joined
@@ -118,10 +120,11 @@ _NO_DUE = b"\xff" * 8
 #: An entry's id (``records``' key): 4 bytes, big-endian, given in order.
 _ID = struct.Struct(">I")
 _MAX_ID = (1 << 32) - 1
-#: An entry's flags (its byte after the due times): what it holds.
-_HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH = 1, 2, 4, 8
-_FLAGS_AT = 16
-_FP_AT = 17
+#: An entry's flags (its first byte): what it holds; ``_DUE``: its indexed due time follows,
+#: ``_MOVED``: and its due time, which is another (else the same, or none without ``_DUE``).
+_HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED = 1, 2, 4, 8, 16, 32
+_HOLDS = _HAS_FP | _HAS_RECORD | _HAS_EVIDENCE
+_FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
 HOT_SIZE = HOT.itemsize
@@ -463,9 +466,32 @@ def _digest(key: bytes) -> bytes:
     return hashlib.blake2b(key, digest_size=8).digest()
 
 
+def _fp_at(flags: int) -> int:
+    """Where the fingerprint (or what follows it) lies in an entry with ``flags``."""
+    return 1 + (8 if flags & _DUE else 0) + (8 if flags & _MOVED else 0)
+
+
+def _dues(entry: bytes) -> tuple[bytes, bytes]:
+    """An entry's due times: (indexed, due), ``_NO_DUE`` for none."""
+    flags = entry[0]
+    if not flags & _DUE:
+        return _NO_DUE, _NO_DUE
+    return entry[1:9], entry[9:17] if flags & _MOVED else entry[1:9]
+
+
+def _fp_of(entry: bytes, vw: int) -> bytes:
+    """An entry's fingerprint (``b""``: none)."""
+    flags = entry[0]
+    if not flags & _HAS_FP:
+        return b""
+    at = _fp_at(flags)
+    return entry[at : at + vw]
+
+
 def _key_at(entry: bytes, vw: int) -> tuple[int, int]:
     """Where the key lies in an entry (``vw``: the fingerprints' width): (start, end)."""
-    at = _FP_AT + vw if entry[_FLAGS_AT] & _HAS_FP else _FP_AT
+    flags = entry[0]
+    at = _fp_at(flags) + (vw if flags & _HAS_FP else 0)
     n = entry[at]
     if n < 255:
         return at + 1, at + 1 + n
@@ -484,20 +510,36 @@ def _record_of(entry: bytes, vw: int) -> bytes:
     return entry[_key_at(entry, vw)[1] :]
 
 
+def _head(flags: int, indexed: bytes, due: bytes) -> bytes:
+    """An entry's flags (``_DUE`` and ``_MOVED`` set here) and due times (indexed, actual)."""
+    flags &= ~(_DUE | _MOVED)
+    if indexed == _NO_DUE:
+        return bytes((flags,))
+    if due == indexed:
+        return bytes((flags | _DUE,)) + indexed
+    return bytes((flags | _DUE | _MOVED,)) + indexed + due
+
+
 def _entry(indexed: bytes, due: bytes, flags: int, fp: bytes, key: bytes, record: bytes) -> bytes:
-    """An entry: the due times (indexed, actual), ``flags``, ``fp`` (with ``_HAS_FP``, else
+    """An entry: its flags and due times (:func:`_head`), ``fp`` (with ``_HAS_FP``, else
     ``b""``), the key's length (1 byte, or ``0xFF`` and 4 bytes) and the key, then the record."""
     n = len(key)
     length = bytes((n,)) if n < 255 else b"\xff" + n.to_bytes(4, "little")
-    return b"".join((indexed, due, bytes((flags,)), fp, length, key, record))
+    return b"".join((_head(flags, indexed, due), fp, length, key, record))
 
 
 def _with_fp(entry: bytes, fp: bytes | None, vw: int) -> bytes:
     """``entry`` with the fingerprint ``fp`` (``None``: without one)."""
-    flags = entry[_FLAGS_AT]
-    rest = entry[_FP_AT + vw if flags & _HAS_FP else _FP_AT :]
+    flags = entry[0]
+    at = _fp_at(flags)
+    rest = entry[at + vw if flags & _HAS_FP else at :]
     flags = flags | _HAS_FP if fp is not None else flags & ~_HAS_FP
-    return b"".join((entry[:_FLAGS_AT], bytes((flags,)), fp or b"", rest))
+    return b"".join((bytes((flags,)), entry[1:at], fp or b"", rest))
+
+
+def _with_dues(entry: bytes, indexed: bytes, due: bytes) -> bytes:
+    """``entry`` with the due times ``indexed`` and ``due``."""
+    return _head(entry[0], indexed, due) + entry[_fp_at(entry[0]) :]
 
 
 class LmdbStore(FingerprintStore):
@@ -875,7 +917,7 @@ class LmdbStore(FingerprintStore):
 
     def _keep(self, txn: Any, kid: bytes, key: bytes, entry: bytes) -> None:
         """Write ``entry`` as ``kid``'s, or delete it with its id when it holds nothing any more."""
-        if entry[_FLAGS_AT]:
+        if entry[_FLAGS_AT] & _HOLDS:
             txn.put(kid, entry, db=self._records)
         else:
             txn.delete(kid, db=self._records)
@@ -1009,7 +1051,7 @@ class LmdbStore(FingerprintStore):
             entry = _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, key, b"")
         else:
             if entry[_FLAGS_AT] & _HAS_FP:
-                old = entry[_FP_AT : _FP_AT + self._vw]
+                old = _fp_of(entry, self._vw)
                 if old == fp:
                     return
                 self._unfile(txn, kid, old)
@@ -1035,7 +1077,7 @@ class LmdbStore(FingerprintStore):
         kid, entry = self._find(txn, key)
         if kid is None or entry is None or not entry[_FLAGS_AT] & _HAS_FP:
             return False
-        self._unfile(txn, kid, entry[_FP_AT : _FP_AT + self._vw])
+        self._unfile(txn, kid, _fp_of(entry, self._vw))
         self._keep(txn, kid, key, _with_fp(entry, None, self._vw))
         return True
 
@@ -1110,8 +1152,7 @@ class LmdbStore(FingerprintStore):
         vw = self._vw
         for key in keys:
             _, entry = self._find(txn, key)
-            has = entry is not None and entry[_FLAGS_AT] & _HAS_FP
-            out.append(entry[_FP_AT : _FP_AT + vw] if has and entry is not None else None)
+            out.append((_fp_of(entry, vw) or None) if entry is not None else None)
         return out
 
     def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
@@ -1123,7 +1164,7 @@ class LmdbStore(FingerprintStore):
     def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         def scan(txn: Any) -> list[tuple[bytes, bytes]]:
             vw = self._vw
-            return [(key, entry[_FP_AT : _FP_AT + vw]) for key, _, entry in self._walk(txn, after, _HAS_FP, limit)]
+            return [(key, _fp_of(entry, vw)) for key, _, entry in self._walk(txn, after, _HAS_FP, limit)]
 
         return self._read(scan)  # type: ignore[no-any-return]
 
@@ -1159,8 +1200,7 @@ class LmdbStore(FingerprintStore):
             if kid is None or entry is None:
                 kid, indexed, flags, fp = self._new_id(txn, key), _NO_DUE, 0, b""
             else:
-                indexed, flags = entry[:8], entry[_FLAGS_AT]
-                fp = entry[_FP_AT : _FP_AT + vw] if flags & _HAS_FP else b""
+                indexed, flags, fp = _dues(entry)[0], entry[_FLAGS_AT], _fp_of(entry, vw)
             if key in evidence:
                 flags = flags | _HAS_EVIDENCE if evidence[key] is not None else flags & ~_HAS_EVIDENCE
             rest, sketch = self._split(value)
@@ -1191,7 +1231,7 @@ class LmdbStore(FingerprintStore):
                     kid = self._new_id(txn, key)
                     entry = _entry(_NO_DUE, _NO_DUE, 0, b"", key, b"")
                 flags = entry[_FLAGS_AT] | _HAS_EVIDENCE if framed is not None else entry[_FLAGS_AT] & ~_HAS_EVIDENCE
-                self._keep(txn, kid, key, entry[:_FLAGS_AT] + bytes((flags,)) + entry[_FP_AT:])
+                self._keep(txn, kid, key, bytes((flags,)) + entry[1:])
             if framed is None:
                 txn.delete(kid, db=self._evidence)
                 txn.delete(kid, db=self._evidence_tail)
@@ -1246,10 +1286,10 @@ class LmdbStore(FingerprintStore):
                     n += 1
                 if flags & _HAS_SKETCH:
                     txn.delete(kid, db=self._sketches)
-                if entry[:8] != _NO_DUE:
-                    txn.delete(entry[:8] + kid, db=self._due_index)
-                fp = entry[_FP_AT : _FP_AT + vw] if flags & _HAS_FP else b""
-                self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, fp, key, b""))
+                indexed = _dues(entry)[0]
+                if indexed != _NO_DUE:
+                    txn.delete(indexed + kid, db=self._due_index)
+                self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, _fp_of(entry, vw), key, b""))
             return n
 
         return self._write(delete)  # type: ignore[no-any-return]
@@ -1295,15 +1335,16 @@ class LmdbStore(FingerprintStore):
                 break
             kid = entry[8:]
             value = get(kid, db=records)
-            if value is not None and value[:8] == entry[:8] == value[8:16]:
+            indexed, moved = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
+            if indexed == entry[:8] == moved:
                 actual = due
             else:
                 stale.append(bytes(entry))
                 if len(stale) >= batch:
                     return [], stale, False
-                if value is None or value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+                if value is None or indexed != entry[:8] or moved == _NO_DUE:
                     continue
-                actual = int.from_bytes(value[8:16], "big")
+                actual = int.from_bytes(moved, "big")
                 if actual > end:
                     continue
             bisect.insort(found, (actual, _key_of(value, vw)))
@@ -1317,15 +1358,15 @@ class LmdbStore(FingerprintStore):
         for entry in stale:
             kid = entry[8:]
             value = txn.get(kid, db=self._records)
-            if value is None or value[:8] != entry[:8]:
+            indexed, due = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
+            if value is None or indexed != entry[:8]:
                 txn.delete(entry, db=self._due_index)  # not this record's entry (none has it)
                 continue
-            due = value[8:16]
-            if due != value[:8]:
+            if due != indexed:
                 hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
                     txn.put(due + kid, hot or b"", db=self._due_index)
-                txn.put(kid, due + value[8:], db=self._records)
+                txn.put(kid, _with_dues(value, due, due), db=self._records)
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         return self._read(self._due_states, after, limit, keys)  # type: ignore[no-any-return]
@@ -1375,9 +1416,10 @@ class LmdbStore(FingerprintStore):
             value = txn.get(entry[8:], db=self._records)
         if value is None or not value[_FLAGS_AT] & _HAS_RECORD:
             return None
-        if value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+        indexed, due = _dues(value)
+        if indexed != entry[:8] or due == _NO_DUE:
             return None
-        return hot_of(self._record(txn, entry[8:], value), int.from_bytes(value[8:16], "big"))
+        return hot_of(self._record(txn, entry[8:], value), int.from_bytes(due, "big"))
 
     # -- aux -------------------------------------------------------------------------------
 
