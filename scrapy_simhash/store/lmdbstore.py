@@ -34,8 +34,10 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
 ``fps``
     ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
 ``due_index``
-    ``indexed due + id -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a selection
-    reads). The index entry is a lower bound of the due time, not the due time itself: a record
+    ``indexed due + id + key -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
+    selection reads; the key cut to fit LMDB's 511 bytes, read from the entry when cut): a
+    selection reads its keys from here, in due order (from the entries, in no order of their
+    pages, it took ~2 us a key at 2e5 URLs). The index entry is a lower bound of the due time, not the due time itself: a record
     whose due time moves later (a refetch, nearly always) keeps its entry, so that writing it
     touches one entry of the index instead of two (measured with
     ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at
@@ -124,6 +126,9 @@ _MAX_ID = (1 << 32) - 1
 #: ``_MOVED``: and its due time, which is another (else the same, or none without ``_DUE``).
 _HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED = 1, 2, 4, 8, 16, 32
 _HOLDS = _HAS_FP | _HAS_RECORD | _HAS_EVIDENCE
+#: A due-index entry: indexed due (8 bytes), id (4), then the key, cut to fit LMDB's 511 bytes.
+_DUE_ID_END = 12
+_DUE_KEY_MAX = 511 - _DUE_ID_END
 _FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
@@ -1214,10 +1219,10 @@ class LmdbStore(FingerprintStore):
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
-                    txn.delete(indexed + kid, db=due_index)
+                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
+                put(indexed + kid + key[:_DUE_KEY_MAX], hot_of(value, int.from_bytes(due, "big")), db=due_index)
             put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
             written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
@@ -1288,7 +1293,7 @@ class LmdbStore(FingerprintStore):
                     txn.delete(kid, db=self._sketches)
                 indexed = _dues(entry)[0]
                 if indexed != _NO_DUE:
-                    txn.delete(indexed + kid, db=self._due_index)
+                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=self._due_index)
                 self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, _fp_of(entry, vw), key, b""))
             return n
 
@@ -1333,7 +1338,7 @@ class LmdbStore(FingerprintStore):
             # Every entry after this one is due at least at ``due``; so is its record.
             if due > end or (len(found) >= limit and found[-1][0] < due):
                 break
-            kid = entry[8:]
+            kid = entry[8:_DUE_ID_END]
             value = get(kid, db=records)
             indexed, moved = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
             if indexed == entry[:8] == moved:
@@ -1356,7 +1361,7 @@ class LmdbStore(FingerprintStore):
         """Move stale due-index entries to their record's due time (checked again here: another
         writer may have moved them); drop those of no record."""
         for entry in stale:
-            kid = entry[8:]
+            kid = entry[8:_DUE_ID_END]
             value = txn.get(kid, db=self._records)
             indexed, due = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
             if value is None or indexed != entry[:8]:
@@ -1365,7 +1370,7 @@ class LmdbStore(FingerprintStore):
             if due != indexed:
                 hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
-                    txn.put(due + kid, hot or b"", db=self._due_index)
+                    txn.put(due + entry[8:], hot or b"", db=self._due_index)
                 txn.put(kid, _with_dues(value, due, due), db=self._records)
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
@@ -1398,8 +1403,13 @@ class LmdbStore(FingerprintStore):
         last = page[-1][0]
         if not keys:
             return last, [], b"".join([made for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None])
+        hots = b"".join([hot for _, hot in page])
+        # The keys from the entries (a key cut to fit, or a hot state missing: from the records).
+        found = [entry[_DUE_ID_END:] for entry, _ in page]
+        if len(hots) == HOT_SIZE * len(page) and all(len(key) < _DUE_KEY_MAX for key in found):
+            return last, found, hots
         get, records, vw = txn.get, self._records, self._vw
-        read = [(get(entry[8:], db=records), entry, hot) for entry, hot in page]
+        read = [(get(entry[8:_DUE_ID_END], db=records), entry, hot) for entry, hot in page]
         rows = [
             (_key_of(value, vw), made)
             for value, entry, hot in read
@@ -1413,13 +1423,13 @@ class LmdbStore(FingerprintStore):
         if len(hot) == HOT_SIZE:
             return hot
         if value is None:
-            value = txn.get(entry[8:], db=self._records)
+            value = txn.get(entry[8:_DUE_ID_END], db=self._records)
         if value is None or not value[_FLAGS_AT] & _HAS_RECORD:
             return None
         indexed, due = _dues(value)
         if indexed != entry[:8] or due == _NO_DUE:
             return None
-        return hot_of(self._record(txn, entry[8:], value), int.from_bytes(due, "big"))
+        return hot_of(self._record(txn, entry[8:_DUE_ID_END], value), int.from_bytes(due, "big"))
 
     # -- aux -------------------------------------------------------------------------------
 

@@ -29,7 +29,7 @@ def _entries(index: SimhashIndex) -> list[tuple[float, bytes]]:
     assert isinstance(store, LmdbStore)
     with store._env.begin() as txn:  # type: ignore[union-attr]
         return [
-            (int.from_bytes(k[:8], "big") / 1000, _key_of(txn.get(k[8:], db=store._records), 8))
+            (int.from_bytes(k[:8], "big") / 1000, _key_of(txn.get(k[8:12], db=store._records), 8))
             for k, _ in txn.cursor(store._due_index)
         ]
 
