@@ -504,6 +504,15 @@ def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
 _EVIDENCE_HEAD = 20
 
 
+def split_sketch(raw: bytes) -> tuple[bytes, bytes | None]:
+    """A stored record without its change sketch (its last ``STORED_BYTES`` bytes, where its
+    flags have ``_SKETCH``), and the sketch (``None``: none); ``rest + sketch`` is ``raw``. What a
+    store that keeps the sketches apart from the records (LMDB) splits and joins."""
+    if len(raw) >= _HEAD.size + STORED_BYTES and raw[:1] == _FORMAT_BYTE and _HEAD.unpack_from(raw)[1] & _SKETCH:
+        return raw[:-STORED_BYTES], raw[-STORED_BYTES:]
+    return raw, None
+
+
 def visible_key(visible: str) -> int | None:
     """An exact hash of a page's whole visible text (``PageFingerprint.visible``; the first 64 bits
     of SHA-256 over its UTF-8: the hash with CPU instructions of its own: 2.4x blake2b's speed here),
