@@ -181,17 +181,17 @@ SIMHASH_CLOCK = None
 
 #: Learn, per host, which URL differences never change the page (a query parameter, a
 #: ``param=value`` pair, ``index.html``, a trailing slash, a first path segment) from the crawl's
-#: own near-duplicate verdicts, and skip before download a request that a learned rule rewrites into
-#: a URL fetched before (``simhash/url_rules/skipped``). Off until measured on real sites.
+#: own near-duplicate verdicts, and skip before download a request that a learned rule joins to a
+#: URL fetched before (``simhash/url_rules/skipped``). Off: see docs/topics/urlrules.rst.
 SIMHASH_URL_RULES = False
 
-#: URL rules: the least number of copies (pairs decided near-duplicate that add nothing) a rule needs
-#: before it is applied (MaybeDont needs 5).
-SIMHASH_URL_RULES_MIN_SUPPORT = 20
+#: URL rules: the least number of copies (pairs of fetched URLs it joins, decided near-duplicates
+#: that add nothing, in either order) a rule needs before it is applied (MaybeDont needs 5).
+SIMHASH_URL_RULES_MIN_SUPPORT = 10
 
 #: URL rules: the least Wilson lower bound (95%) of a rule's share of copies among the pairs it
-#: joined; a pair that differs or adds vetoes the rule at once. 0.99 takes 381 copies and no miss.
-SIMHASH_URL_RULES_CONFIDENCE = 0.99
+#: joined; a pair that differs or adds vetoes the rule at once. 0.7 takes 9 copies and no miss.
+SIMHASH_URL_RULES_CONFIDENCE = 0.7
 
 #: URL rules: the share of the requests a rule would skip that are fetched all the same, to check
 #: the rule again (one that adds content vetoes it); chosen by a hash of the URL, the same every run.

@@ -67,6 +67,8 @@ _DIGIT = re.compile(r"\d")
 _LAST_WORD = re.compile(r"\S*$")
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
 _END_BODY = re.compile(rb"</body\s*>", re.IGNORECASE)
+_HEAD_START = re.compile(r"<head\b[^>]*>", re.IGNORECASE)
+_CHARSET = re.compile(r"<meta\b[^>]*charset", re.IGNORECASE)
 
 
 @dataclass
@@ -191,7 +193,13 @@ def _insert_links(path: Path, links: list[tuple[str, str]]) -> None:
 
 
 def _write_tree(path: Path, root: Any, encoding: str) -> None:
+    """``root`` written in ``encoding``, with a ``<meta charset>`` saying so where none is left
+    (libxml2's serializer drops ``<meta http-equiv="Content-Type">``: an EUC-KR page would be
+    served without its charset, and read as another)."""
     text = lxml_html.tostring(root, encoding="unicode", doctype="<!DOCTYPE html>")
+    head = _HEAD_START.search(text)
+    if head is not None and not _CHARSET.search(text, 0, text.find("</head>", head.end())):
+        text = f'{text[: head.end()]}<meta charset="{encoding}">{text[head.end() :]}'
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(text.encode(encoding, errors="xmlcharrefreplace"))
 

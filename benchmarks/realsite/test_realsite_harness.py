@@ -308,3 +308,19 @@ def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp
     assert [line for line, _ in different["lost_lines"]] == [
         f"Release {i} fixes a bug in the planner that corrupts indexes of table t{i}." for i in range(3)
     ]
+
+
+def test_a_print_view_keeps_its_pages_charset(tmp_path: Path) -> None:
+    """A page in EUC-KR that says so in ``<meta http-equiv>`` (apache2-doc's ko/ pages): its print
+    view, written in EUC-KR, says so too (the serializer drops that meta: the print view was read
+    as another charset, a copy no site serves, and never dropped)."""
+    from prepare import _write_tree, decode, print_view
+
+    page = (
+        '<html><head><meta http-equiv="Content-Type" content="text/html; charset=EUC-KR"><title>문서</title>'
+        "</head><body><div><h1>아파치 문서</h1><p>설정 지시어와 모듈의 참조 설명서입니다. 가상호스트와 로그파일.</p></div></body></html>"
+    ).encode("euc-kr")
+    root, encoding = print_view(page, "/ko/index.html")
+    _write_tree(tmp_path / "print.html", root, encoding)
+    text = decode((tmp_path / "print.html").read_bytes())
+    assert "아파치 문서" in text and "Printed from /ko/index.html" in text

@@ -50,11 +50,14 @@ from scrapy_simhash.store.index import SimhashIndex
 
 KEPT_SHARE = 0.75
 PARTS = {
-    "index (tables, fps, keys)": ("tables_bytes", "fps_bytes", "keys_bytes", "aliases_bytes"),
+    "index (tables, fps, ids)": ("tables_bytes", "fps_bytes", "ids_bytes"),
     "records": ("records_bytes",),
     "due index": ("due_index_bytes", "dues_bytes"),
     "evidence": ("evidence_bytes", "evidence_tail_bytes"),
+    "change sketches": ("sketches_bytes",),
 }
+#: The cold parts: read by a decision only when its URL is known or has a candidate.
+COLD = ("evidence", "change sketches")
 
 
 def base_pages() -> list[Any]:
@@ -204,8 +207,10 @@ def main() -> None:
         print(f"\n{store}: {result['verdicts']}, {args.urls / result['seconds']:,.0f} decisions/s")
         for name, value in result["parts"].items():
             print(f"  {name:28} {value:>8,.0f} B/URL")
-        hot = sum(v for k, v in result["parts"].items() if k != "evidence")
-        print(f"  {'hot (all but the evidence)':28} {hot:>8,.0f} B/URL")
+        hot = sum(v for k, v in result["parts"].items() if k not in COLD)
+        print(f"  {'hot (all but the cold parts)':28} {hot:>8,.0f} B/URL")
+        hot += result["parts"].get("change sketches", 0.0)
+        print(f"  {'hot and the change sketches':28} {hot:>8,.0f} B/URL")
         print(f"  {total:28} {result['total']:>8,.0f} B/URL")
         if "record_fields" in result:
             fields = result["record_fields"]

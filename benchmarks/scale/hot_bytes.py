@@ -10,7 +10,10 @@ database's values are the keys of its sub-pages); ``overhead``: 10 bytes an entr
 8-byte header and its 2-byte slot in the page); ``slack``: the pages' bytes that hold none of
 these (free space left by page splits, branch pages, page headers); ``pages``: what ``data.mdb``
 holds for it (``SimhashIndex.info``'s figure). The URL keys are ``https://siteN.example/NNNNNNNN``
-(31 characters): a real crawl's URLs are longer, and each sub-database keyed by URL pays for it.
+(31 characters): a real crawl's URLs are longer, and pay for it once (in their ``records`` entry;
+every other sub-database names an entry by its 4-byte id). ``hot, in all``: all but the evidence
+and the change sketches (``sketches``, read only with a known URL's or a candidate's record);
+``and sketches``: with them.
 """
 
 from __future__ import annotations
@@ -60,16 +63,20 @@ def main() -> None:
     print(f"{urls:,} URLs; bytes per URL")
     print(f"{'sub-database':14}{'entries':>9}{'keys':>8}{'values':>8}{'overhead':>10}{'slack':>8}{'pages':>8}")
     totals = [0.0] * 6
+    sketches = [0.0] * 6
     for label, entries, keys, values, pages in rows:
         if not pages:
             continue
         overhead = _OVERHEAD * entries
         slack = pages - keys - values - overhead
         cells = [entries / urls, keys / urls, values / urls, overhead / urls, slack / urls, pages / urls]
-        if not label.startswith("evidence"):
+        if label == "sketches":
+            sketches = cells
+        elif not label.startswith("evidence"):
             totals = [t + c for t, c in zip(totals, cells)]
         print(_row(label, cells))
     print(_row("hot, in all", totals))
+    print(_row("and sketches", [t + c for t, c in zip(totals, sketches)]))
 
 
 def _row(label: str, cells: list[float]) -> str:

@@ -10,17 +10,21 @@ pages through the real ``ChangeTracker.observe`` with the settings' defaults: th
 (``benchmarks/scale/bytes_per_url.py``'s), 60% new kept pages (a real page's own text with a line
 of its own, a random fingerprint), 20% near-duplicates of a page decided before (one or two bits
 flipped, the same text), 20% refetches of a page decided before (the same page). Round trips are
-the commands the client sends (a counting ``redis.Redis``), per page of each kind. Printed: the
-decisions per second of wall time (what a loaded machine shows), the CPU per decision of the
-client process and of the server (``INFO cpu``), and the decisions per second that CPU allows
-(client and server one after the other: one process deciding alone, its latency aside); the
-client's CPU split into its time in the store's script calls (redis-py and the socket) and the
-rest (the decision itself, decoding the snapshot, encoding the write); the server's
-``usec_per_call`` of ``EVALSHA`` (``INFO commandstats``: the scripts' own time); and the floor:
-the very same ``EVALSHA`` calls (the same arguments, so the same bytes sent) to a script that
-only returns 1. ``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the
-same server (the same index, other pages). redis-py uses hiredis to parse replies where it is
-installed (printed).
+the commands the process's connections send (counted at the connection), per page of each kind.
+Printed: the decisions per second of wall time (what a loaded machine shows), the CPU per decision
+of the client process and of the server (``INFO cpu``), and the decisions per second that CPU
+allows (client and server one after the other: one process deciding alone, its latency aside); the
+server's ``usec_per_call`` of ``EVALSHA`` (``INFO commandstats``: the scripts' own time); the
+floor: the very same ``EVALSHA`` calls (the same arguments, so the same bytes sent, sent the
+store's way) to a script that only returns 1. Then where the time goes: the client's CPU by part
+(the Redis calls: packing, the socket, parsing the replies; decoding the snapshot; encoding the
+write and the record's hot state; the rules; the evidence, zstd; encoding and parsing records;
+the rest), each part its own time without the parts it calls; the server's CPU of the snapshot
+calls (made again once the decisions are done: reads) and of the rest (the writes, the wide tier's
+keys); and the issue's bar (2,000 decisions per second: 500 us for everything) against the CPU
+this run spends and against its own client CPU with the calls at the floor's wall time.
+``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the same server (the
+same index, other pages). redis-py uses hiredis to parse replies where it is installed (printed).
 """
 
 from __future__ import annotations
@@ -46,22 +50,90 @@ from bytes_per_url import base_pages, variant
 from helpers.redis_servers import RedisServer, redis_server_binary
 from scrapy.settings import Settings
 
+from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.scrapy.settings import load_config
+from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
 
 CHUNK = 20_000
+#: The issue's bar: decisions per second per process at 1e6 fingerprints.
+BAR = 2000
 
 
-class CountingRedis(redis.Redis):  # type: ignore[type-arg]
-    """A client that counts the commands it sends (each one round trip)."""
+class Counting:
+    """Counts the commands every connection of this process sends (each one round trip), however
+    the client packs them."""
 
     sent = 0
 
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        CountingRedis.sent += 1
-        return super().execute_command(*args, **options)
+    @classmethod
+    def install(cls) -> None:
+        kind = redis.connection.AbstractConnection  # TCP's and unix sockets'
+        send = kind.send_packed_command
+
+        def counted(self: Any, command: Any, check_health: bool = True) -> None:
+            cls.sent += 1
+            send(self, command, check_health)
+
+        kind.send_packed_command = counted  # type: ignore[method-assign]
+
+
+class Parts:
+    """Client CPU by part: wrapped functions' own process time (what their wrapped callees took
+    counted apart), each under its label."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stack: list[list[float]] = []
+        self._undo: list[tuple[Any, str, Any]] = []
+
+    def wrap(self, owner: Any, name: str, label: str) -> None:
+        fn = getattr(owner, name)
+        stack, seconds = self._stack, self.seconds
+        seconds.setdefault(label, 0.0)
+        clock = time.process_time
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            frame = [clock(), 0.0]  # start, the wrapped callees' time
+            stack.append(frame)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                stack.pop()
+                took = clock() - frame[0]
+                seconds[label] += took - frame[1]
+                if stack:
+                    stack[-1][1] += took
+
+        was = vars(owner).get(name, _MISSING)
+        self._undo.append((owner, name, was))
+        setattr(owner, name, staticmethod(timed) if isinstance(was, (classmethod, staticmethod)) else timed)
+
+    def unwrap(self) -> None:
+        for owner, name, was in reversed(self._undo):
+            if was is _MISSING:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, was)
+        self._undo = []
+
+
+_MISSING = object()
+
+#: The client's parts: (what, its function, the label).
+PARTS = [
+    ("store", "_run", "Redis calls (packing, the socket, the replies)"),
+    ("store", "_evidence_call", "Redis calls (packing, the socket, the replies)"),
+    ("store", "snapshot", "snapshot: decode the reply"),
+    ("store", "apply", "write: encode the call"),
+    (redisstore, "hot_of", "write: the hot state (its parse apart)"),
+    ("tracker", "_observe", "decision: the rules"),
+    ("tracker", "_evidence", "decision: the evidence (zstd)"),
+    (PageRecord, "to_bytes", "records: encode"),
+    (PageRecord, "parse", "records: parse"),
+]
 
 
 def fill(index: SimhashIndex, size: int, rng: random.Random) -> float:
@@ -103,37 +175,60 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
             seen.append((key, observed))
         plan.append((kind, key, observed))
     store = index.store
-    run, calls, inside = store._run, [], [0.0]
+    calls: list[list[Any]] = []
+    run = store._run
 
-    def timed_run(script: Any, args: Any, action: str = "access") -> Any:  # the store's script calls
+    def recorded(script: Any, args: Any, action: str = "access") -> Any:  # the store's script calls
         calls.append(list(args))
-        start = time.process_time()
-        try:
-            return run(script, args, action)
-        finally:
-            inside[0] += time.process_time() - start
+        return run(script, args, action)
 
-    store._run = timed_run  # type: ignore[method-assign]
+    store._run = recorded  # type: ignore[method-assign]
+    parts = Parts()
+    for owner, name, label in PARTS:
+        parts.wrap(store if owner == "store" else tracker if owner == "tracker" else owner, name, label)
     cpu, start = time.process_time(), time.perf_counter()
     for i, (kind, key, observed) in enumerate(plan):
-        before = CountingRedis.sent
+        before = Counting.sent
         verdict = tracker.observe(key, observed, now=1.7e9 + i)
-        rounds.setdefault(kind, []).append(CountingRedis.sent - before)
+        rounds.setdefault(kind, []).append(Counting.sent - before)
         verdicts[verdict.verdict] = verdicts.get(verdict.verdict, 0) + 1
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    parts.unwrap()
     del store._run
-    return {"wall": wall, "cpu": cpu, "inside": inside[0], "calls": calls, "rounds": rounds, "verdicts": verdicts}
+    inside = parts.seconds[PARTS[0][2]]
+    return {
+        "wall": wall,
+        "cpu": cpu,
+        "inside": inside,
+        "calls": calls,
+        "rounds": rounds,
+        "verdicts": verdicts,
+        "parts": parts.seconds,
+    }
 
 
-def floor(client: Any, calls: list[list[Any]], key: bytes) -> dict[str, float]:
-    """The same script calls (the same arguments) to a script that returns 1: wall, client CPU
-    and server CPU seconds in all."""
+def replayed(store: Any, calls: list[list[Any]], client: Any, op: str) -> float:
+    """Server CPU seconds of the calls ``op`` of ``calls`` made again (reads: the same effect)."""
+    before = server_cpu(client)
+    for args in calls:
+        if args[0] == op:
+            store._main(keys=[store._meta_key], args=args)
+    return server_cpu(client) - before
+
+
+def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
+    """The same script calls (the same arguments, sent the store's way) to a script that returns
+    1: wall, client CPU and server CPU seconds in all."""
     trivial = client.register_script("return 1")
-    trivial(keys=[key], args=[])  # loaded
+    trivial(keys=[store._meta_key], args=[])  # loaded
     before = server_cpu(client)
     cpu, start = time.process_time(), time.perf_counter()
+    send = getattr(store, "_evalsha", None)  # an older store: redis-py's path, as its calls went
     for args in calls:
-        client.evalsha(trivial.sha, 1, key, *args)
+        if send is None:
+            client.evalsha(trivial.sha, 1, store._meta_key, *args)
+        else:
+            send(trivial, args)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     return {"wall": wall, "cpu": cpu, "server": server_cpu(client) - before}
 
@@ -144,6 +239,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--transports", default="tcp,unix", help="tcp, unix or both (comma-separated)")
     args = parser.parse_args()
+    Counting.install()
     binary = redis_server_binary()
     if binary is None:
         sys.exit("no redis-server binary")
@@ -163,13 +259,13 @@ def main() -> None:
         server = RedisServer(binary, directory, unix="unix" in transports).start()
         try:
             rng = random.Random(38)
-            index = SimhashIndex(RedisStore(server.url, "bench", client=CountingRedis.from_url(server.url)))
+            index = SimhashIndex(RedisStore(server.url, "bench", client=redis.Redis.from_url(server.url)))
             filled = fill(index, size, rng)
             index.close()
             print(f"\n{size:>9,} fingerprints (filled in {filled:.0f} s)")
             for transport in transports:
                 url = server.url if transport == "tcp" else server.unix_url
-                client = CountingRedis.from_url(url)
+                client = redis.Redis.from_url(url)
                 index = SimhashIndex(RedisStore(url, "bench", client=client))
                 plain = redis.Redis.from_url(url)
                 plain.config_resetstat()
@@ -177,7 +273,8 @@ def main() -> None:
                 out = decide(index, pages, args.decisions, rng, tag=transport)
                 out["server"] = server_cpu(plain) - before
                 evalsha = plain.info("commandstats").get("cmdstat_evalsha", {})
-                low = floor(plain, out["calls"], index.store._meta_key)
+                out["server_snap"] = replayed(index.store, out["calls"], plain, "snap")
+                low = floor(index.store, plain, out["calls"])
                 plain.close()
                 index.close()
                 report(transport, args.decisions, out, evalsha, low)
@@ -202,6 +299,23 @@ def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any],
         f"{low['cpu'] * us:,.0f} us, server {low['server'] * us:,.0f} us a decision "
         f"({n / low['wall']:,.0f}/s wall; with the decision's own CPU, the rest above: "
         f"{n / (low['wall'] + out['cpu'] - out['inside']):,.0f}/s)"
+    )
+    parts = {label: secs * us for label, secs in out["parts"].items()}
+    rest = out["cpu"] * us - sum(parts.values())
+    listed = ", ".join(f"{label} {v:,.0f}" for label, v in parts.items())
+    print(f"    client CPU by part, us a decision: {listed}, the rest (index.decide, observe, the loop) {rest:,.0f}")
+    snap = out["server_snap"] * us
+    print(
+        f"    server CPU, us a decision: the snapshot calls {snap:,.0f} (made again), the writes and the rest "
+        f"{out['server'] * us - snap:,.0f}; of all of it, receiving the same bytes and running a script at all "
+        f"(the floor) {low['server'] * us:,.0f}"
+    )
+    budget = 1e6 / BAR
+    cpu = (out["cpu"] + out["server"]) * us
+    print(
+        f"    the bar, {BAR:,}/s: {budget:,.0f} us a decision for client, server and the wait between; "
+        f"this run spends {cpu:,.0f} us of CPU ({cpu / budget:.1f}x), "
+        f"{(out['cpu'] - out['inside']) * us + low['wall'] * us:,.0f} us with the Redis calls at the floor"
     )
 
 

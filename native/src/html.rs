@@ -196,10 +196,12 @@ fn wraps_paragraphs(node: Node<'_>, wanted: usize) -> bool {
 /// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
 /// `_class_words_re`), on the lower-cased string: one of `words` anywhere, or one of `tokens` after
 /// the start, white space (`\s`), `_` or `-`, and before the end, white space, a digit (`\d`), `_`
-/// or `-`. The words are ASCII, so a byte search in the UTF-8 text is a character search.
+/// or `-`, where the text up to the token's end does not end with one of `not_after`. The words
+/// are ASCII, so a byte search in the UTF-8 text is a character search.
 struct ClassWords {
     words: WordTable,
     tokens: WordTable,
+    not_after: Vec<Box<[u8]>>,
 }
 
 /// ASCII words, and for each first byte the words that start with it and the second bytes they
@@ -246,10 +248,14 @@ impl WordTable {
 }
 
 impl ClassWords {
-    fn new(words: Vec<String>, tokens: Vec<String>) -> PyResult<Self> {
+    fn new(words: Vec<String>, tokens: Vec<String>, not_after: Vec<String>) -> PyResult<Self> {
         Ok(ClassWords {
             words: WordTable::new(words)?,
             tokens: WordTable::new(tokens)?,
+            not_after: not_after
+                .into_iter()
+                .map(|w| w.into_bytes().into_boxed_slice())
+                .collect(),
         })
     }
 
@@ -264,7 +270,11 @@ impl ClassWords {
         }
         if after_boundary {
             for token in self.tokens.at(c, rest) {
-                match text[i + token.len()..].chars().next() {
+                let end = i + token.len();
+                if self.not_after.iter().any(|w| text.as_bytes()[..end].ends_with(w)) {
+                    continue;
+                }
+                match text[end..].chars().next() {
                     None => return true,
                     Some(n) if n == '_' || n == '-' || space.contains(n) || digit.contains(n) => return true,
                     Some(_) => {}
@@ -1040,7 +1050,8 @@ fn weight(text: &str) -> Option<usize> {
 /// The native block walk and block classification: `HtmlWalker(lxml.etree._Element,
 /// space_ranges, digit_ranges, rules)`: `\s` and `\d` as code point ranges, and `text.rules`' tag
 /// sets, thresholds, character sets, class/id words (`negative`, `meta_class`: `(words, tokens)`,
-/// see `ClassWords`) and the predicates over style and block strings, as one mapping.
+/// and `negative_not_after`, see `ClassWords`) and the predicates over style and block strings, as
+/// one mapping.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
@@ -1094,12 +1105,13 @@ struct Limits {
 }
 
 /// The names of the rules `HtmlWalker::new` reads (`HtmlWalker.rule_names`).
-const RULES: [&str; 27] = [
+const RULES: [&str; 28] = [
     "block",
     "invisible",
     "chrome_tags",
     "wrapper_paragraphs",
     "negative",
+    "negative_not_after",
     "meta_class",
     "display_none",
     "punct",
@@ -1370,8 +1382,8 @@ impl HtmlWalker {
             invisible: tag_set(rule(rules, "invisible")?),
             chrome_tags: tag_set(rule(rules, "chrome_tags")?),
             wrapper_paragraphs: rule(rules, "wrapper_paragraphs")?,
-            negative: ClassWords::new(negative.0, negative.1)?,
-            meta_class: ClassWords::new(meta_class.0, meta_class.1)?,
+            negative: ClassWords::new(negative.0, negative.1, rule(rules, "negative_not_after")?)?,
+            meta_class: ClassWords::new(meta_class.0, meta_class.1, Vec::new())?,
             display_none: rule(rules, "display_none")?,
             class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex
 
 #: Subcommands that read or change an index (they need a TARGET: an index or a spider).
-INDEX_COMMANDS = ("info", "show", "dropped", "near", "due", "export", "prune", "remove", "reset", "report")
+INDEX_COMMANDS = ("info", "show", "dropped", "near", "due", "export", "prune", "remove", "reset", "report", "rules")
 #: Subcommands that need no index.
 FREE_COMMANDS = ("dedup", "explain")
 COMMANDS = INDEX_COMMANDS + FREE_COMMANDS
@@ -175,6 +175,15 @@ def add_subcommands(parser: argparse.ArgumentParser) -> None:
     cmd("reset", "delete the index", json_flag=False).add_argument(
         "--yes", action="store_true", help="do not ask for confirmation"
     )
+    p = cmd(
+        "rules", "the URL rules learned (SIMHASH_URL_RULES): evidence, requests saved; explain a URL; disable or pin"
+    )
+    p.add_argument("--host", help="only this host's rules (host[:port]); needed with --disable, --pin, --clear")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--explain", metavar="URL", help="which rule would skip this URL, and why")
+    how.add_argument("--disable", metavar="RULE", help="never apply RULE (e.g. param:sort) on --host")
+    how.add_argument("--pin", metavar="RULE", help="apply RULE on --host whatever the evidence")
+    how.add_argument("--clear", metavar="RULE", help="let the evidence decide RULE again on --host")
     p = cmd("report", "write a self-contained HTML report of the index", json_flag=False)
     p.add_argument("-o", "--output", default="simhash-report.html", help="file to write (default simhash-report.html)")
     p = cmd("dedup", "near-duplicate removal over a JSON lines file: kept lines to stdout", json_flag=False)
@@ -382,6 +391,20 @@ def _due(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextI
         out.write(reports.nothing_due(index, now))
 
 
+def _rules(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextIO) -> None:
+    from scrapy_simhash.commands import rules
+    from scrapy_simhash.urlrules.learner import DISABLED, PINNED
+
+    if ns.explain is not None:
+        print_data(rules.explain(index, target.config, ns.explain), out, ns.json)
+        return
+    for how, rule in ((DISABLED, ns.disable), (PINNED, ns.pin), (None, ns.clear)):
+        if rule is not None:
+            print_data(rules.override(index, target.config, ns.host, rule, how), out, ns.json)
+            return
+    print_rows(rules.list_rules(index, target.config, ns.host), out, ns.json)
+
+
 def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     """Run the parsed subcommand ``ns`` on ``target``, printing to ``out``."""
     command = ns.command
@@ -412,8 +435,10 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
         "prune": lambda index: print_data(reports.prune(index, reports.parse_duration(ns.older_than)), out, ns.json),
         "remove": lambda index: print_data(reports.remove(index, ns.url), out, ns.json),
         "report": lambda index: _report(target, ns, index, out),
+        "rules": lambda index: _rules(target, ns, index, out),
     }
-    with target.open(write=command in ("prune", "remove")) as index:
+    writes = command in ("prune", "remove") or (command == "rules" and (ns.disable or ns.pin or ns.clear))
+    with target.open(write=bool(writes)) as index:
         handlers[command](index)
 
 

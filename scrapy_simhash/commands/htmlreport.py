@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.commands.reports import LAST_VERDICTS, CommandError, iso, iter_page_records, last_verdict
+from scrapy_simhash.commands.rules import fetches_saved, hosts_of
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.fingerprint.simhash import hamming
 
@@ -33,7 +34,9 @@ def collect(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
     clusters: defaultdict[str, list[str]] = defaultdict(list)
     intervals: list[float] = []
     changing: list[tuple[int, int, str]] = []
+    keys: list[str] = []
     for key, record in iter_page_records(index):
+        keys.append(key)
         fetches.append((record.last_fetched, last_verdict(record, change_threshold)))
         if record.duplicate_of is not None:
             clusters[record.duplicate_of].append(key)
@@ -58,6 +61,7 @@ def collect(index: SimhashIndex, change_threshold: int) -> dict[str, Any]:
         "clusters": largest,
         "intervals": intervals,
         "changing": changing[:_TOP],
+        "rules": fetches_saved(index, hosts_of(keys))[:_TOP],
         "max_distance": index.max_distance,
         "bits": index.bits,
     }
@@ -205,6 +209,14 @@ def render(data: dict[str, Any], title: str) -> str:
         f"<tr><td>{changes}</td><td>{fetches}</td><td>{esc(key)}</td></tr>"
         for changes, fetches, key in data["changing"]
     )
+    rules = (
+        "".join(
+            f"<tr><td>{r['skipped']}</td><td>{r['explored']}</td><td>{r['copies']}</td><td>{esc(r['host'])}</td>"
+            f"<td>{esc(r['rule'])}</td></tr>"
+            for r in data["rules"]
+        )
+        or '<tr><td colspan="5">none (SIMHASH_URL_RULES off, or no rule applied yet)</td></tr>'
+    )
     generated = iso(datetime.now(timezone.utc).timestamp())
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>
@@ -220,6 +232,8 @@ figure{{margin:1em 0}} svg{{max-width:100%;height:auto}}</style></head>
 <h2>Change intervals</h2><figure id="plot-intervals">{plots["intervals"]}</figure>
 <h2>Most-changing pages</h2>
 <table id="changing"><tr><th>changes</th><th>fetches</th><th>URL</th></tr>{changing}</table>
+<h2>Fetches saved by URL rules</h2>
+<table id="url-rules"><tr><th>requests skipped</th><th>explored</th><th>copies</th><th>host</th><th>rule</th></tr>{rules}</table>
 </body></html>
 """
 

@@ -1,8 +1,8 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
 change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
 for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
-(Over 600 lines: one record, its format and its schedule's packing, bytes in and out, in one
-place.)
+(Over 600 lines: one record, its format and its schedule's packing, bytes in and out, and the
+readers of its schedule alone, in one place.)
 """
 
 from __future__ import annotations
@@ -14,9 +14,11 @@ import json
 import math
 import struct
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
 from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, similarity, stored
@@ -242,70 +244,10 @@ class PageRecord:
 
     @classmethod
     def _unpack(cls, raw: bytes) -> PageRecord:
-        _, flags = _HEAD.unpack_from(raw)
-        if flags & ~_FLAGS:
-            raise ValueError(f"flags {flags:#x} unknown")
-        end = len(raw)
-        first_seen, first_ms, at = _get_number(raw, _HEAD.size, 0)
-        last_fetched, fetched_ms, at = _get_number(raw, at, first_ms)
-        last_changed, changed_ms, at = _get_number(raw, at, first_ms)
-        fetch_count, at = _get_int(raw, at, 0)
-        change_count, at = _get_int(raw, at, 0)
-        n, at = _get_int(raw, at, 0)
-        if n < 0 or at + 8 * n > end:
-            raise ValueError("history cut short")
-        if flags & _WIDE:
-            fps: Any = [int.from_bytes(raw[i : i + 16], "big") for i in range(at, at + 16 * n, 16)]
-            at += 16 * n
-            if at > end:
-                raise ValueError("history cut short")
-        else:
-            fps = _words(n).unpack_from(raw, at)
-            at += 8 * n
-        distances: list[int | None] = []
-        for _ in range(n):
-            d = raw[at]
-            if d < 0x80:
-                at += 1
-            else:
-                d, at = _get_uint(raw, at)
-            distances.append(d - 1 if d else None)
-        next_due = None
-        due_ms = 0
-        if flags & _NEXT_DUE:
-            next_due, due_ms, at = _get_number(raw, at, fetched_ms)
-        texts: list[str | None] = [None, None, None, None]
-        if flags & _ANY_TEXT:
-            for i, (flag, name) in enumerate(_TEXTS):
-                if flags & flag:
-                    size, at = _get_uint(raw, at)
-                    if at + size > end:
-                        raise ValueError(f"{name} cut short")
-                    texts[i] = raw[at : at + size].decode("utf-8")
-                    at += size
-        schedule: Mapping[str, Any] | None = None
-        if flags & _SCHEDULE:
-            schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count))
-        elif flags & _SCHEDULE_MAP:
-            size, at = _get_uint(raw, at)
-            if at + size > end:
-                raise ValueError("schedule cut short")
-            schedule = json.loads(raw[at : at + size].decode("utf-8"))
-            if not isinstance(schedule, dict):
-                raise ValueError(f"schedule must be a JSON object, got {schedule!r:.80}")
-            at += size
-        visible = None
-        if flags & _VISIBLE_KEY:
-            (visible,) = _KEY.unpack_from(raw, at)
-            at += _KEY.size
-        sketch = None
-        if flags & _SKETCH:
-            sketch = raw[at : at + STORED_BYTES]
-            at += STORED_BYTES
-            if at > end:
-                raise ValueError("change sketch cut short")
-        if at != end:
-            raise ValueError(f"{end - at} bytes after the record")
+        parts = _walk(raw, True)
+        assert parts is not None
+        flags, first_seen, last_fetched, last_changed, fetch_count, change_count, history, next_due, texts = parts[:9]
+        schedule, visible, sketch = parts[9:]
         duplicate_of, etag, last_modified, moved_to = texts
         return _record(
             cls,
@@ -314,10 +256,10 @@ class PageRecord:
             last_changed,
             fetch_count,
             change_count,
-            tuple(zip(fps, distances)),
+            history,
             duplicate_of,
             next_due,
-            schedule,
+            _Schedule(schedule) if type(schedule) is tuple else schedule,
             etag,
             last_modified,
             bool(flags & _GONE),
@@ -336,6 +278,191 @@ class PageRecord:
             return cls.from_bytes(raw)
         except ValueError:
             return None
+
+
+def _walk(raw: bytes, whole: bool, numbers: bool = True) -> tuple[Any, ...] | None:
+    """The one reading of :meth:`PageRecord.to_bytes`' layout: the parts of the record ``raw``
+    in order, ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
+    history, next_due, texts, schedule, visible_key, sketch)`` (``schedule``: the numbers of
+    :class:`_Schedule`, a JSON mapping or ``None``), or raises what a malformed record raises.
+    ``whole`` false: the history and texts passed over (checked as read), ``None`` for a record
+    gone or without a schedule; ``numbers`` false too: ``schedule`` is ``(fetches, changes, its
+    first _FIRST numbers, (start, stop, count))``, the others left unread where they must fill
+    ``raw[start:stop]`` (for :func:`schedule_states`)."""
+    _, flags = _HEAD.unpack_from(raw)
+    if flags & ~_FLAGS:
+        raise ValueError(f"flags {flags:#x} unknown")
+    if not whole and (flags & _GONE or not flags & (_SCHEDULE | _SCHEDULE_MAP)):
+        return None
+    end = len(raw)
+    first_seen, first_ms, at = _get_number(raw, _HEAD.size, 0)
+    last_fetched, fetched_ms, at = _get_number(raw, at, first_ms)
+    last_changed, changed_ms, at = _get_number(raw, at, first_ms)
+    fetch_count, at = _get_int(raw, at, 0)
+    change_count, at = _get_int(raw, at, 0)
+    n, at = _get_int(raw, at, 0)
+    if n < 0 or at + 8 * n > end:
+        raise ValueError("history cut short")
+    fps: Any = ()
+    if flags & _WIDE:
+        if whole:
+            fps = [int.from_bytes(raw[i : i + 16], "big") for i in range(at, at + 16 * n, 16)]
+        at += 16 * n
+        if at > end:
+            raise ValueError("history cut short")
+    else:
+        if whole:
+            fps = _words(n).unpack_from(raw, at)
+        at += 8 * n
+    distances: list[int | None] = []
+    for _ in range(n):
+        d = raw[at]
+        if d < 0x80:
+            at += 1
+        else:
+            d, at = _get_uint(raw, at)
+        if whole:
+            distances.append(d - 1 if d else None)
+    next_due = None
+    due_ms = 0
+    if flags & _NEXT_DUE:
+        next_due, due_ms, at = _get_number(raw, at, fetched_ms)
+    texts: list[str | None] = [None, None, None, None]
+    if flags & _ANY_TEXT:
+        for i, (flag, name) in enumerate(_TEXTS):
+            if flags & flag:
+                size, at = _get_uint(raw, at)
+                if at + size > end:
+                    raise ValueError(f"{name} cut short")
+                texts[i] = raw[at : at + size].decode("utf-8")
+                at += size
+    schedule: Any = None
+    if flags & _SCHEDULE:
+        schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count), numbers)
+        if not numbers:
+            stop = end - (_KEY.size if flags & _VISIBLE_KEY else 0) - (STORED_BYTES if flags & _SKETCH else 0)
+            if stop < at:
+                raise ValueError("schedule cut short")
+            schedule = (*schedule[:3], (at, stop, schedule[3]))
+            at = stop
+    elif flags & _SCHEDULE_MAP:
+        size, at = _get_uint(raw, at)
+        if at + size > end:
+            raise ValueError("schedule cut short")
+        schedule = json.loads(raw[at : at + size].decode("utf-8"))
+        if not isinstance(schedule, dict):
+            raise ValueError(f"schedule must be a JSON object, got {schedule!r:.80}")
+        at += size
+    visible = None
+    if flags & _VISIBLE_KEY:
+        (visible,) = _KEY.unpack_from(raw, at)
+        at += _KEY.size
+    sketch = None
+    if flags & _SKETCH:
+        sketch = raw[at : at + STORED_BYTES]
+        at += STORED_BYTES
+        if at > end:
+            raise ValueError("change sketch cut short")
+    if at != end:
+        raise ValueError(f"{end - at} bytes after the record")
+    history = tuple(zip(fps, distances))
+    return (
+        flags,
+        first_seen,
+        last_fetched,
+        last_changed,
+        fetch_count,
+        change_count,
+        history,
+        next_due,
+        texts,
+        schedule,
+        visible,
+        sketch,
+    )
+
+
+def schedule_state(raw: bytes | None) -> ScheduleState | None:
+    """The schedule state of the record ``raw`` (a stored value), what the decoder and
+    ``_state`` give for a record not gone, read without the rest of the record: ``None`` for
+    no record, one gone, without a schedule or unreadable."""
+    if raw is None or raw[:1] != _FORMAT_BYTE:
+        return None
+    try:
+        parts = _walk(raw, False)
+    except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError):
+        return None
+    if parts is None:
+        return None
+    schedule = parts[9]
+    return _numbers_state(schedule) if type(schedule) is tuple else _mapping_state(schedule)
+
+
+def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
+    """:func:`schedule_state` of each of ``raws`` (the same states), most of their schedules'
+    numbers decoded all at once (:func:`_ms_numbers`)."""
+    out: list[ScheduleState | None] = [None] * len(raws)
+    pending: list[tuple[int, bytes, tuple[Any, ...]]] = []
+    for i, raw in enumerate(raws):
+        if raw is None or raw[:1] != _FORMAT_BYTE:
+            continue
+        try:
+            parts = _walk(raw, False, False)
+        except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError):
+            out[i] = schedule_state(raw)
+            continue
+        if parts is None:
+            continue
+        schedule = parts[9]
+        if type(schedule) is not tuple:
+            out[i] = _mapping_state(schedule)
+        elif schedule[3][1] - schedule[3][0] >= schedule[3][2]:  # a number takes a byte at least
+            pending.append((i, raw, schedule))
+        else:
+            out[i] = schedule_state(raw)
+    if pending:
+        spans = [schedule[3] for _, _, schedule in pending]
+        for (i, raw, (fetches, changes, first, (start, stop, count))), rest in zip(
+            pending, _ms_numbers([raw for _, raw, _ in pending], spans)
+        ):
+            if rest is None:  # not all whole milliseconds: one by one
+                try:
+                    rest, at = _get_numbers(raw, start, (), count)
+                except (struct.error, ValueError, IndexError):
+                    rest, at = [], -1
+                if at != stop:
+                    out[i] = schedule_state(raw)
+                    continue
+            out[i] = _numbers_state((*first[:6], fetches, changes, first[6], *rest[:3], tuple(rest[3:])))
+    return out
+
+
+def _ms_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> list[list[float] | None]:
+    """The numbers in ``raw[start:stop]`` for each record and span ``(start, stop, count)``, when
+    they are ``count`` numbers of whole milliseconds (:func:`_put_number`'s first kind, reference 0)
+    that fill it, each in at most 8 bytes; else ``None`` (read them one by one)."""
+    buf = np.frombuffer(b"".join([raw[start:stop] for raw, (start, stop, _) in zip(raws, spans)]), np.uint8)
+    sizes = np.array([stop - start for start, stop, _ in spans])
+    counts = np.array([count for _, _, count in spans])
+    ends = np.cumsum(sizes)
+    term = buf < 0x80  # the last byte of a varint
+    before = np.concatenate(([0], np.cumsum(term)))  # varint ends before each byte
+    ok = (before[ends] - before[ends - sizes] == counts) & term[ends - 1]
+    term[ends - 1] = True  # a record's last varint ends with it, whatever it holds
+    last = np.flatnonzero(term)
+    first = np.concatenate(([0], last[:-1] + 1))
+    bad = ((buf[first] & 3) != 0) | (last - first >= 8)  # another kind, or over 56 bits
+    ok &= np.bincount(np.searchsorted(ends, last[bad], side="right"), minlength=len(spans)) == 0
+    total = np.cumsum(term)
+    shift = np.minimum(np.arange(len(buf)) - first[total - term], 7) * 7  # 7 bits a byte of its varint
+    tags = np.add.reduceat((buf & 0x7F).astype(np.int64) << shift, first)
+    zigzag = tags >> 2
+    values = (np.where(zigzag & 1, -((zigzag + 1) >> 1), zigzag >> 1) / 1000).tolist()
+    starts = (total[ends - 1] - counts).tolist()
+    return [
+        values[start : start + count] if good else None
+        for good, start, count in zip(ok.tolist(), starts, counts.tolist())
+    ]
 
 
 _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
@@ -375,6 +502,15 @@ def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
 
 #: The bytes before an evidence's sketch: its content's fingerprint and its heading key.
 _EVIDENCE_HEAD = 20
+
+
+def split_sketch(raw: bytes) -> tuple[bytes, bytes | None]:
+    """A stored record without its change sketch (its last ``STORED_BYTES`` bytes, where its
+    flags have ``_SKETCH``), and the sketch (``None``: none); ``rest + sketch`` is ``raw``. What a
+    store that keeps the sketches apart from the records (LMDB) splits and joins."""
+    if len(raw) >= _HEAD.size + STORED_BYTES and raw[:1] == _FORMAT_BYTE and _HEAD.unpack_from(raw)[1] & _SKETCH:
+        return raw[:-STORED_BYTES], raw[-STORED_BYTES:]
+    return raw, None
 
 
 def visible_key(visible: str) -> int | None:
@@ -532,30 +668,60 @@ def _words(n: int) -> struct.Struct:
     return struct.Struct(f">{n}Q")
 
 
-def _unpack_schedule(raw: bytes, at: int, refs: tuple[int, int, int, int, int]) -> tuple[_Schedule, int]:
-    """The schedule :func:`_pack_schedule` wrote at ``at`` with ``refs``, and where it ends."""
+def _unpack_schedule(
+    raw: bytes, at: int, refs: tuple[int, int, int, int, int], whole: bool = True
+) -> tuple[tuple[Any, ...], int]:
+    """The numbers of the schedule :func:`_pack_schedule` wrote at ``at`` with ``refs`` (in
+    :attr:`_Schedule.numbers`' order), and where it ends. ``whole`` false: only the first
+    :data:`_FIRST` numbers are read: ``(fetches, changes, those, how many follow)`` and where they start."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     fetches, at = _get_int(raw, at, fetch_count)
     changes, at = _get_int(raw, at, change_count)
     pairs, at = _get_uint(raw, at)
-    if at + 10 + 2 * pairs > len(raw):
+    count = 10 + 2 * pairs
+    if at + count > len(raw):
         raise ValueError("schedule cut short")
+    numbers, at = _get_numbers(raw, at, (fetched_ms, changed_ms, 0, due_ms), count if whole else _FIRST)
+    if not whole:
+        return (fetches, changes, numbers, count - _FIRST), at
+    return (*numbers[:6], fetches, changes, *numbers[6:10], tuple(numbers[10:])), at
+
+
+#: The schedule's numbers that :func:`schedule_states` reads one by one (up to ``old_changes``:
+#: those with a reference, the rate and ``old_changes``, often no whole milliseconds); those after
+#: them are whole milliseconds in a schedule of ``ScheduleState.numbers``.
+_FIRST = 7
+
+
+def _get_numbers(raw: bytes, at: int, refs: tuple[int, ...], count: int) -> tuple[list[float], int]:
+    """``count`` numbers (:func:`_get_number`) from ``at``, with the references ``refs`` and 0
+    after them, and where they end."""
     numbers: list[float] = []
     append = numbers.append
-    for ref in itertools.islice(itertools.chain((fetched_ms, changed_ms, 0, due_ms), _ZEROS), 10 + 2 * pairs):
+    for ref in itertools.islice(itertools.chain(refs, _ZEROS), count):
+        # _get_number, inline: whole milliseconds (nearly every number), its varint read here
+        start = at
         tag = raw[at]
-        if tag < 0x80 and not tag & 3:  # one byte of whole milliseconds (_get_number, inline)
+        at += 1
+        if tag >= 0x80:
+            tag &= 0x7F
+            shift = 7
+            while True:
+                byte = raw[at]
+                at += 1
+                tag |= (byte & 0x7F) << shift
+                if byte < 0x80:
+                    break
+                shift += 7
+                if shift > 140:
+                    raise ValueError("a varint runs too long")
+        if not tag & 3:
             zigzag = tag >> 2
             append((ref + (-((zigzag + 1) >> 1) if zigzag & 1 else zigzag >> 1)) / 1000)
-            at += 1
         else:
-            x, _, at = _get_number(raw, at, ref)
+            x, _, at = _get_number(raw, start, ref)  # another kind: read again
             append(x)
-    last_fetch, last_change, interval, next_due, rate, size, old0, old1, old2, probe = numbers[:10]
-    flat = tuple(numbers[10:])
-    return _Schedule(
-        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, old0, old1, old2, probe, flat)
-    ), at
+    return numbers, at
 
 
 #: The references of the numbers after the schedule's first four: 0.
@@ -654,52 +820,52 @@ def _get_number(raw: bytes, at: int, ref: int) -> tuple[float, int, int]:
 def _state(record: PageRecord) -> ScheduleState | None:
     """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
     schedule = record.schedule
+    if type(schedule) is _Schedule:
+        return _numbers_state(schedule.numbers)
+    return _mapping_state(schedule)
+
+
+def _numbers_state(numbers: tuple[Any, ...]) -> ScheduleState | None:
+    """:func:`_state` of a schedule of the numbers ``numbers`` (:attr:`_Schedule.numbers`):
+    ``ScheduleState.from_dict`` of them, its checks included, without a conversion per number
+    (they have their types already)."""
+    if not _DIRECT_STATE:
+        return _mapping_state(schedule_dict(numbers))
+    last_fetch, _, interval, _, rate, size, _, _, old0, old1, old2, probe, flat = numbers
+    # from_dict's checks: finite, the interval positive, the rate, size and folded ones not negative
+    if not (
+        -_INF < last_fetch < _INF
+        and 0 < interval < _INF
+        and 0 <= rate < _INF
+        and 0 <= size < _INF
+        and 0 <= old0 < _INF
+        and 0 <= old1 < _INF
+        and 0 <= old2 < _INF
+    ):
+        return None
+    pairs = iter(flat)
+    state = object.__new__(ScheduleState)
+    state.__dict__.update(zip(_STATE_FIELDS, (*numbers[:8], tuple(zip(pairs, pairs)), old0, old1, old2, probe)))
+    return state
+
+
+def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
+    """:func:`_state` of a schedule mapping (``None``: none)."""
     if not schedule:
         return None
-    parts: tuple[Any, ...] | None = None
-    if _DIRECT_STATE:
-        if type(schedule) is _Schedule:
-            *head, old0, old1, old2, probe, flat = schedule.numbers
-            parts = (*head[:6], probe, *head[6:], (old0, old1, old2), flat)
-        else:
-            parts = _exact_schedule(schedule)
+    parts = _exact_schedule(schedule) if _DIRECT_STATE else None
     if parts is None:
         try:
             return ScheduleState.from_dict(dict(schedule))
         except ValueError:
             return None
-    # ScheduleState.from_dict of a schedule whose numbers have their types already (every record
-    # read from its bytes): the same state and the same checks, without a conversion per number.
     last_fetch, last_change, interval, next_due, rate, size, probe, fetches, changes, old, flat = parts
-    pairs = iter(flat)
-    if not (
-        all(map(math.isfinite, (last_fetch, interval, rate, size, *old)))
-        and interval > 0
-        and min(rate, size, *old) >= 0
-    ):
-        return None
-    state = object.__new__(ScheduleState)
-    state.__dict__.update(
-        zip(
-            _STATE_FIELDS,
-            (
-                last_fetch,
-                last_change,
-                interval,
-                next_due,
-                rate,
-                size,
-                fetches,
-                changes,
-                tuple(zip(pairs, pairs)),
-                *old,
-                probe,
-            ),
-        )
+    return _numbers_state(
+        (last_fetch, last_change, interval, next_due, rate, size, fetches, changes, *old, probe, flat)
     )
-    return state
 
 
+_INF = math.inf
 #: ScheduleState's fields, in order, when _state's direct path was written (``to_dict``'s keys up to
 #: ``recent``, then ``old`` unfolded, then ``probe``): if they change, ``from_dict`` is used.
 _STATE_FIELDS = (*_SCHEDULE_KEYS[:9], "old_changes", "old_changed_secs", "old_unchanged_secs", "probe")

@@ -1,8 +1,9 @@
 """An incremental crawl's selection of known URLs (:func:`select_known`), read from the store's hot
 states (:mod:`scrapy_simhash.store.hot`) a page at a time, keeping only the best rows so far: its
-memory grows with the budget, not with the store. A record is read only for a row whose priority
-the hot state only bounds (the policy's :meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`)
-and whose bound could still enter the selection."""
+memory grows with the budget (and up to :data:`_KEPT` bytes of hot states), not with the store.
+A record is read only for a row whose priority the hot state only bounds (the policy's
+:meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`) and whose bound could still enter
+the selection, and only its schedule (:func:`~scrapy_simhash.decision.record.schedule_states`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.decision.record import schedule_states
 from scrapy_simhash.schedule import ScheduleColumns, budget_interval, run_priorities, size_scale
 from scrapy_simhash.store.base import MAX_DUE, due_ms
 from scrapy_simhash.store.hot import HISTORY, HOT, STATE
@@ -27,6 +28,10 @@ PAGE = 4096
 
 #: Bounded rows ranked (their records read) per batch.
 _STEP = 512
+
+#: Bytes of hot states that the first pass keeps for the second, which reads the others again
+#: (16 MiB: 294,000 URLs).
+_KEPT = 16 << 20
 
 
 class DueRow(NamedTuple):
@@ -44,15 +49,24 @@ def select_known(
     and the policy it ranks by from then on (with a budget and a ``run_period``, its default
     interval follows from the budget: :func:`~scrapy_simhash.schedule.budget_interval`). Two
     passes over the hot states: the candidates' count and change sizes (the ranking's
-    :func:`~scrapy_simhash.schedule.size_scale`), then the ranking, keeping the ``budget`` best
-    (all the due rows without a budget), a page's keys read only where a row may enter; ties go
-    by due time, then key."""
+    :func:`~scrapy_simhash.schedule.size_scale`), then the ranking (of the pages the first kept,
+    up to :data:`_KEPT` bytes, then of those read again), keeping the ``budget`` best (all the
+    due rows without a budget), a page's keys read only where a row may enter; ties go by due
+    time, then key."""
     end = due_ms(min(max(now if budget <= 0 else math.inf, 0.0), MAX_DUE))
     scale = 1.0
     best = _Best(budget)
+    kept: list[tuple[bytes | None, bytes | None, np.ndarray]] = []  # the first pass's pages, for the second
     if policy is not None:
         count, due_count, sizes = 0, 0, []
-        for _, hot in _pages(index, keys=False):
+        room = _KEPT
+        for page in _pages(index):
+            hot = page[2]
+            if hot.nbytes <= room:
+                kept.append(page)
+                room -= hot.nbytes
+            else:
+                room = -1  # the pages after this one are read again
             listed = hot["due"] <= end
             known = listed & (hot["flags"] & STATE).astype(bool)
             due = listed & (hot["due"] / 1000 <= now)
@@ -65,27 +79,37 @@ def select_known(
         if 0 < budget <= due_count:  # a due row's priority is at least 1: the budget's cut too
             best.threshold, best.worst_due = 1.0, MAX_DUE * 1000
     after, wanted = None, True
+    pages = iter(kept)
     while True:
         # A page's keys are read with it when the page before had a row that could enter; else
-        # its hot states alone first, and the keys only when one of its rows may enter (the LMDB
-        # due index is in due order: past the due rows, most pages have none).
-        before = after
-        after, keys, hots = index.due_states(before, PAGE, wanted)
-        if after is None:
-            break
-        hot = np.frombuffer(hots, dtype=HOT)
+        # its hot states alone first (those the first pass kept, or read again), and the keys
+        # only when one of its rows may enter (the LMDB due index is in due order: past the due
+        # rows, most pages have none).
+        kept_page = next(pages, None)
+        keys: list[bytes] = []
+        if kept_page is not None:
+            before, after, hot = kept_page
+        else:
+            before = after
+            after, keys, hots = index.due_states(before, PAGE, wanted)
+            if after is None:
+                break
+            hot = np.frombuffer(hots, dtype=HOT)
         enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         wanted = len(enter) > 0
         if not wanted:
             continue
         if not keys:
+            kept_after = after
             after, keys, hots = index.due_states(before, PAGE)
             if after is None:
                 break
+            if after != kept_after:  # the store changed since: the kept pages after it are read again
+                pages = iter(())
             hot = np.frombuffer(hots, dtype=HOT)
             enter, priorities, exact, due = _entering(hot, policy, now, scale, budget, end, best)
         ms = hot["due"]
-        best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in enter[exact[enter]]])
+        best.add(_rows(enter[exact[enter]], priorities, ms, keys))
         # The bounded rows from the highest bound down (the earliest due first), a batch at a time:
         # each batch may raise the threshold that the next must reach.
         bounded = enter[~exact[enter]]
@@ -99,20 +123,25 @@ def select_known(
             assert policy is not None
             _rank(index, policy, now, scale, [keys[i].decode("utf-8") for i in batch], batch, due, priorities)
             batch = batch[best.admits(priorities[batch], ms[batch])]
-            best.add([(float(priorities[i]), int(ms[i]), keys[i].decode("utf-8")) for i in batch])
-    return [DueRow(key, ms / 1000, priority) for priority, ms, key in best.rows()], policy
+            best.add(_rows(batch, priorities, ms, keys))
+    return [DueRow(key, ms / 1000, -priority) for priority, ms, key in best.rows()], policy
 
 
-def _pages(index: SimhashIndex, keys: bool = True) -> Iterator[tuple[list[bytes], np.ndarray]]:
-    """The store's hot states, a page at a time: the keys (``keys`` false: maybe none) and their
-    states (a :data:`HOT` array)."""
+def _rows(at: np.ndarray, priorities: np.ndarray, ms: np.ndarray, keys: list[bytes]) -> list[tuple[float, int, str]]:
+    """The rows ``at`` of a page as :class:`_Best` keeps them."""
+    return list(zip((-priorities[at]).tolist(), ms[at].tolist(), [keys[i].decode("utf-8") for i in at.tolist()]))
+
+
+def _pages(index: SimhashIndex) -> Iterator[tuple[bytes | None, bytes | None, np.ndarray]]:
+    """The store's hot states, a page at a time, without their keys: the cursors before and
+    after the page, and its states (a :data:`HOT` array)."""
     after = None
     while True:
-        after, page, hots = index.due_states(after, PAGE, keys)
+        before = after
+        after, _, hots = index.due_states(before, PAGE, False)
         if after is None:
             return
-        if hots:
-            yield page, np.frombuffer(hots, dtype=HOT)
+        yield before, after, np.frombuffer(hots, dtype=HOT)
 
 
 def _entering(
@@ -159,9 +188,7 @@ def _rank(
     of the state (at least 1 when due); a record without a state now is 1 when due, else left
     out (-inf)."""
     states = []
-    for i, raw in zip(rows.tolist(), index.get_records(keys)):
-        record = PageRecord.parse(raw)
-        state = None if record is None or record.gone else _state(record)
+    for i, state in zip(rows.tolist(), schedule_states(index.get_records(keys))):
         if state is None:
             priorities[i] = 1.0 if due[i] else -math.inf
         else:
@@ -173,10 +200,10 @@ def _rank(
 
 
 class _Best:
-    """The best ``budget`` rows ``(priority, due ms, key)`` added so far (every row without a
-    budget): highest priority first, then earliest due time, then key; ``threshold`` and
-    ``worst_due``, the priority and due time of the last of them at the latest cut, which a row
-    must beat to enter."""
+    """The best ``budget`` rows ``(-priority, due ms, key)`` added so far (every row without a
+    budget), in their order (highest priority first, then earliest due time, then key);
+    ``threshold`` and ``worst_due``, the priority and due time of the last of them at the latest
+    cut, which a row must beat to enter."""
 
     def __init__(self, budget: int) -> None:
         self.budget = budget
@@ -196,17 +223,13 @@ class _Best:
         self._rows += rows
         n, budget = len(self._rows), self.budget
         if rows and budget > 0 and n > budget and (self.threshold == -math.inf or n >= budget + max(budget // 4, 256)):
-            self._rows.sort(key=_order)
+            self._rows.sort()
             del self._rows[budget:]
-            self.threshold, self.worst_due, _ = self._rows[-1]
+            priority, self.worst_due, _ = self._rows[-1]
+            self.threshold = -priority
 
     def rows(self) -> list[tuple[float, int, str]]:
-        self._rows.sort(key=_order)
+        self._rows.sort()
         if self.budget > 0:
             del self._rows[self.budget :]
         return self._rows
-
-
-def _order(row: tuple[float, int, str]) -> tuple[float, int, str]:
-    priority, due, key = row
-    return -priority, due, key

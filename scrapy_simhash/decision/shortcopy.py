@@ -14,7 +14,11 @@ text to be the kept page's: every visible line of the new page is a line of the 
 (compared as :func:`~scrapy_simhash.text.templates.line_key` compares them: NFKC, lower case, numbers
 as 0), except lines that name the kept page's URL or path ("Printed from /a/b.html"). Dropping such
 a page loses nothing but its pointer to the page that is kept. The other way round (the print view
-kept first, the full page later) is no drop: the full page has lines the print view lacks.
+kept first, the full page later), the kept page must say that it is the new page's copy: a line of
+it names the new page, and every other line of it is a line of the new page. The new page then
+has the same title and content-like text, and beside them only what its print view leaves out
+(navigation, header, footer): what no drop counts as a page's own. Two pages that only share their
+content-like text (the acknowledgement pages above) name neither each other, and are kept.
 
 What is stored, in the index's aux blobs (not records: the record's byte layout is unchanged; the
 memory, LMDB and Redis stores keep them alike), for each short page that is kept:
@@ -23,7 +27,13 @@ memory, LMDB and Redis stores keep them alike), for each short page that is kept
   the :data:`MAX_URLS` latest);
 - ``short-page:<blake2b of the URL, hex>``: the URL, the fingerprint it was kept with and the
   sorted 64-bit keys of its visible lines (:data:`MAX_LINES` at most, else nothing is stored and
-  no page is dropped as its copy).
+  no page is dropped as its copy);
+- ``short-pointers:<blake2b of the URL, hex>``: for a page with lines that point at a page (a
+  print view's "Printed from /a/b.html"), those lines (JSON, :data:`MAX_POINTERS` at most).
+
+A candidate is proposed by the content key, and by a line of the new page that names a kept page
+(a print view without its page's header line "Part I. Tutorial" has another content key); the
+drop needs the whole visible text all the same. The other way round needs the content key.
 
 A page of nothing but its site's template (``fallback == "template"``: too few words of its own
 beside what the whole site repeats) is never indexed, so even its exact copy under another URL
@@ -43,11 +53,12 @@ import hashlib
 import json
 import re
 from typing import TYPE_CHECKING, NamedTuple
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urljoin, urlsplit
 
 import numpy as np
 
 from scrapy_simhash.text.features import normalize
+from scrapy_simhash.text.region import _POINTER_RE, is_pointer
 from scrapy_simhash.text.templates import line_key, line_keys
 
 if TYPE_CHECKING:
@@ -60,9 +71,12 @@ if TYPE_CHECKING:
 MAX_URLS = 8
 #: Visible lines of a short page whose keys are stored at most (8 bytes each).
 MAX_LINES = 4096
+#: Lines that point at a page stored per kept short page at most (the first).
+MAX_POINTERS = 8
 
 _KEY_PREFIX = "short-key:"
 _PAGE_PREFIX = "short-page:"
+_POINTERS_PREFIX = "short-pointers:"
 _FP_BYTES = 16  # 64- and 128-bit fingerprints
 # What may not stand before or after a named path: characters that would make it part of a longer one.
 _PATH_START = r"(?<![\w/.%~-])"
@@ -73,8 +87,8 @@ def _key_name(content_key: int) -> str:
     return f"{_KEY_PREFIX}{content_key:x}"
 
 
-def _page_name(url: str) -> str:
-    return _PAGE_PREFIX + hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+def _page_name(url: str, prefix: str = _PAGE_PREFIX) -> str:
+    return prefix + hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 def _lines(visible: str) -> list[str]:
@@ -127,6 +141,29 @@ def is_copy(lines: list[str], kept_url: str, kept_keys: np.ndarray) -> bool:
     return True
 
 
+def named_urls(lines: list[str], base: str) -> list[str]:
+    """The URLs that ``lines`` point at (a line that names a URL or a path and at most three words
+    beside it: "Printed from /a/b.html"), paths resolved against ``base``, without fragments."""
+    found: list[str] = []
+    for line in lines:
+        if not is_pointer(line):
+            continue
+        for match in _POINTER_RE.finditer(line):
+            url = urljoin(base, match.group().rstrip(".,;:)]}>'\"")).split("#", 1)[0]
+            if url.startswith(("http://", "https://")) and url not in found:
+                found.append(url)
+    return found[:MAX_POINTERS]
+
+
+def is_print_of(lines: list[str], url: str, kept_keys: np.ndarray, pointers: list[str]) -> bool:
+    """Whether the kept page (``kept_keys``: its sorted line keys; ``pointers``: its lines that
+    point at a page) is a copy of the new page ``url`` (``lines``: its visible lines): one of its
+    lines names ``url``, and every other line of it is one of ``lines``."""
+    kept = {int(key) for key in kept_keys}
+    named = {key for line, key in zip(pointers, line_keys(pointers)) if key in kept and names_page(line, url)}
+    return bool(named and lines) and kept <= named.union(line_keys(lines))
+
+
 class Evidence(NamedTuple):
     """What a kept short or template-only page stores so that its copies are found
     (:func:`remember`): its URL, fingerprint, content key and visible lines, and the URLs kept
@@ -162,8 +199,10 @@ def find_copy(
     urls = _urls(raw)
     lines = _lines(visible)
     candidates = [u for u in urls if u != key]
+    candidates += [u for u in named_urls(lines, key) if u != key and u not in candidates]
     if candidates and lines:
         evidence = index.get_aux_many([_page_name(u) for u in candidates])
+        valid = []  # (url, fingerprint, line keys) of the candidates still kept with their evidence
         for url, blob in zip(candidates, evidence):
             got = None if blob is None else _decode(blob)
             if got is None or got[0] != url:
@@ -172,6 +211,13 @@ def find_copy(
             if kept_fp is None or kept_fp != got[1]:
                 continue  # refetched with other content, removed or dropped since
             if is_copy(lines, url, got[2]):
+                return Match(url, kept_fp, (fp ^ kept_fp).bit_count()), None
+            if url in urls:  # the same content-like text: the other way round may hold
+                valid.append((url, kept_fp, got[2]))
+        # The other way round: a kept print view of this page (read only when no copy was found).
+        blobs = index.get_aux_many([_page_name(u, _POINTERS_PREFIX) for u, _, _ in valid]) if valid else []
+        for (url, kept_fp, keys), blob in zip(valid, blobs):
+            if blob is not None and is_print_of(lines, key, keys, _urls(blob)):
                 return Match(url, kept_fp, (fp ^ kept_fp).bit_count()), None
     return None, Evidence(key, fp, content_key, lines, urls)
 
@@ -183,12 +229,14 @@ def remember(index: SimhashIndex, evidence: Evidence) -> None:
     if len(lines) > MAX_LINES:
         return
     kept = [u for u in urls if u != key][-(MAX_URLS - 1) :] + [key]
-    index.put_aux_many(
-        {
-            _key_name(content_key): json.dumps(kept).encode(),
-            _page_name(key): _encode(key, fp, line_keys(list(lines))),
-        }
-    )
+    blobs = {
+        _key_name(content_key): json.dumps(kept).encode(),
+        _page_name(key): _encode(key, fp, line_keys(list(lines))),
+    }
+    pointers = [line for line in lines if is_pointer(line)][:MAX_POINTERS]
+    if pointers:
+        blobs[_page_name(key, _POINTERS_PREFIX)] = json.dumps(pointers).encode()
+    index.put_aux_many(blobs)
 
 
 def _urls(raw: bytes | None) -> list[str]:

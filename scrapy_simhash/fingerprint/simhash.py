@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 import threading
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -25,6 +24,7 @@ from scrapy_simhash.fingerprint.sketch import sketch_tokens
 from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.native import html_walk_status
+from scrapy_simhash.text.region import _POINTER_RE, is_pointer
 from scrapy_simhash.text.tokenizers import DEFAULT_TOKENIZER
 
 if TYPE_CHECKING:
@@ -54,9 +54,12 @@ __all__ = [
 #: own heading, declaration and description join its text (an API reference page whose region
 #: is its member docs: ``text.region._with_heading``). "5": its member signatures whose type names
 #: are links join it too (``text.entries._with_entries``). "6": so do its members' C function names
-#: alone (``gtk_cell_area_activate``: gi-docgen, gtk-doc). An index of another version raises
+#: alone (``gtk_cell_area_activate``: gi-docgen, gtk-doc). "7": a class/id that names a place
+#: inside the content column (``column-center-bottom``) is no chrome, and a line that only points
+#: at a page ("Printed from /a/b.html") no part of the body's column
+#: (``text.region._without_sidebar``). An index of another version raises
 #: ``SettingsMismatchError`` naming the version and the fix.
-FINGERPRINT_VERSION = "6"
+FINGERPRINT_VERSION = "7"
 
 # Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
 # pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
@@ -614,7 +617,7 @@ class Fingerprinter:
         if short and content_key is not None and doc.rest and _POINTER_RE.search(doc.rest):
             # A line that only points at a page ("Printed from /a/b.html") is no content: a print
             # view's content key is its page's (the copy rule then compares their visible lines).
-            rest = "\n".join(line for line in doc.rest.split("\n") if not _is_pointer(line))
+            rest = "\n".join(line for line in doc.rest.split("\n") if not is_pointer(line))
             content_key = self._content_key(replace(doc, rest=rest))
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = Fallback.TEMPLATE
@@ -691,17 +694,6 @@ class Fingerprinter:
         if self.max_chars and len(own) > self.max_chars:
             own = own[: self.max_chars]
         return len(self._extractor.extract(own).weights) < least
-
-
-#: A URL or an absolute path in a line of text ("https://a.example/x", "/docs/a.html").
-_POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
-
-
-def _is_pointer(line: str) -> bool:
-    """Whether a line names a URL or a path and at most three words beside it ("Printed from
-    /a/b.html", "Source: https://a.example/x")."""
-    rest, found = _POINTER_RE.subn("", line)
-    return bool(found) and len(rest.split()) <= 3
 
 
 #: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.

@@ -41,9 +41,10 @@ class ScheduleColumns:
     @classmethod
     def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
         """One row per state, in order."""
-        columns = cls(len(states))
-        for i, state in enumerate(states):
-            columns.put(i, state)
+        columns = cls(0)
+        for name in cls.FIELDS:
+            setattr(columns, name, np.array([getattr(state, name) for state in states], dtype=float))
+        columns.states = list(states)
         return columns
 
     def put(self, i: int, state: ScheduleState) -> None:

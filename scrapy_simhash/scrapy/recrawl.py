@@ -127,7 +127,7 @@ class SimhashRecrawlMiddleware:
         if selection.rows:
             return f"{len(selection.rows)} were selected and none was fetched (the crawl ended before them)"
         if selection.next_due is None:
-            return "the index held no known URL (every URL was new)"
+            return "the index held no known URL when the crawl started (every URL was new to it)"
         if self.config.recrawl_budget:
             return f"every known URL is gone; the next check is due at {iso(selection.next_due)}"
         return (

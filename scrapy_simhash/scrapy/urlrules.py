@@ -12,15 +12,17 @@ from typing import TYPE_CHECKING
 
 from scrapy import signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
+from scrapy.http import TextResponse
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer
+from twisted.internet.defer import Deferred
 
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
 from scrapy_simhash.scrapy.settings import get_config
-from scrapy_simhash.urlrules.learner import EXPLORED, SKIPPED, IndexRuleStore, Plan, RuleBook
+from scrapy_simhash.urlrules.learner import EXPLORED, SKIPPED, IndexRuleStore, Plan, RuleBook, index_known
 from scrapy_simhash.urlrules.rules import explored
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
-
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
@@ -36,6 +38,8 @@ logger = logging.getLogger(__name__)
 #: ``request.meta`` key of an explored request: ``[rule ids, target URL, kept URL]`` of the plan
 #: that would have skipped it, checked again when its verdict comes.
 RULE_META = "simhash_url_rule"
+#: The longest a request waits for the verdict on another URL of the same page, in flight.
+WAIT_SECONDS = 20.0
 #: ``request.meta`` keys that keep a request from ever being skipped by a rule.
 _NEVER_SKIP_META = ("simhash_force", "dont_simhash", "simhash_key", "redirect_urls")
 
@@ -59,6 +63,9 @@ class SimhashUrlRulesMiddleware:
         self.stats = crawler.stats
         self.book: RuleBook | None = None
         self._page: SimhashSpiderMiddleware | None = None
+        #: The canonical form (:meth:`RuleBook.form`) of a URL in flight -> the requests waiting for it.
+        self._fetching: dict[str, list[Deferred[None]]] = {}
+        self._form_of: dict[str, str] = {}  # a URL in flight -> its form
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -86,27 +93,13 @@ class SimhashUrlRulesMiddleware:
             self._page = mw
             self.book = RuleBook(
                 IndexRuleStore(mw.index),
-                self._known,
+                index_known(mw.index),
                 min_support=self.config.url_rules_min_support,
                 confidence=self.config.url_rules_confidence,
             )
             if self not in mw.observers:
                 mw.observers.append(self)
         return self.book
-
-    def _known(self, keys: Sequence[str]) -> Mapping[str, str | None]:
-        """Of ``keys``, those with a record: the key of their kept content (``None``: no fetched page)."""
-        from scrapy_simhash.decision.record import PageRecord
-
-        assert self._page is not None and self._page.index is not None
-        found: dict[str, str | None] = {}
-        for key, raw in zip(keys, self._page.index.get_records(keys)):
-            if raw is None:
-                continue
-            record = PageRecord.parse(raw)
-            usable = record is not None and record.last_fp is not None and not record.gone and not record.moved_to
-            found[key] = (record.duplicate_of or key) if usable and record is not None else None
-        return found
 
     def _inc(self, name: str) -> None:
         if self.stats is not None:
@@ -124,8 +117,13 @@ class SimhashUrlRulesMiddleware:
         marked = getattr(spider, "simhash_must_fetch", None)
         return bool(marked is not None and marked(request))
 
-    def process_request(self, request: Request, spider: Spider | None = None) -> None:
-        """Skip ``request`` (IgnoreRequest) when a learned rule rewrites its URL into a page fetched before."""
+    async def process_request(self, request: Request, spider: Spider | None = None) -> None:
+        """Skip ``request`` (IgnoreRequest) when a learned rule joins its URL to a page fetched
+        before. A request that a rule joins to one being fetched waits for that one's verdict
+        (at most :data:`WAIT_SECONDS`), then is skipped or fetched."""
+        redirected = request.meta.get("redirect_urls")
+        if redirected:  # the fetch of the first URL ended in a redirect: no page of its own
+            self._release(canonical_key(redirected[0]))
         if self._must_fetch(request, spider):
             return
         book = self._rulebook()
@@ -135,7 +133,15 @@ class SimhashUrlRulesMiddleware:
         try:
             plan = book.plan(key)
             if plan is None:
-                return
+                form = book.form(key)
+                if form != key and form in self._fetching:  # another URL of the same page, in flight
+                    await self._wait(form)
+                    plan = book.plan(key)
+                if plan is None:
+                    if form != key and form not in self._fetching:
+                        self._fetching[form] = []
+                        self._form_of[key] = form
+                    return
             if explored(key, self.config.url_rules_explore):
                 book.count(plan, EXPLORED)
                 request.meta[RULE_META] = [list(plan.rules), plan.target, plan.kept]
@@ -153,10 +159,50 @@ class SimhashUrlRulesMiddleware:
         )
         raise IgnoreRequest(f"simhash: {request.url} is a copy of {plan.kept} by URL rule {', '.join(plan.rules)}")
 
+    async def _wait(self, form: str) -> None:
+        """Wait until the fetch in flight whose URL rewrites into ``form`` is decided, or it failed,
+        or :data:`WAIT_SECONDS` passed."""
+        from twisted.internet import reactor
+
+        waiter: Deferred[None] = Deferred()
+        waiter.addTimeout(WAIT_SECONDS, reactor)  # type: ignore[arg-type]
+        self._fetching[form].append(waiter)
+        try:
+            await maybe_deferred_to_future(waiter)
+        except defer.TimeoutError:
+            pass
+
+    def _release(self, key: str) -> None:
+        """The fetch of ``key`` is decided (or failed): wake the requests waiting for it."""
+        form = self._form_of.pop(key, None)
+        if form is None:
+            return
+        for waiter in self._fetching.pop(form, []):
+            if not waiter.called:
+                waiter.callback(None)
+
+    def process_response(self, request: Request, response: Response, spider: Spider | None = None) -> Response:
+        """Wake the requests waiting for ``request`` when its response will get no verdict (not a
+        200 text page)."""
+        if response.status != 200 or not isinstance(response, TextResponse):
+            self._release(canonical_key(request.url))
+        return response
+
+    def process_exception(self, request: Request, exception: BaseException, spider: Spider | None = None) -> None:
+        """Wake the requests waiting for ``request``: its fetch failed."""
+        self._release(canonical_key(request.url))
+
     # -- learning (called by SimhashSpiderMiddleware) ----------------------------------------
 
     def observe(self, key: str, response: Response, verdict: str | None, duplicate_of: str | None) -> None:
-        """Learn from one verdict; never raises (a store error is counted and the page let be)."""
+        """Learn from one verdict, then wake the requests waiting for it; never raises (a store
+        error is counted and the page let be)."""
+        try:
+            self._learn(key, response, verdict, duplicate_of)
+        finally:
+            self._release(key)
+
+    def _learn(self, key: str, response: Response, verdict: str | None, duplicate_of: str | None) -> None:
         book = self.book
         if book is None or verdict is None:
             return

@@ -37,10 +37,9 @@ _NONE = (0.0,) * 6
 
 def hot_of(record: bytes, due: int) -> bytes:
     """The hot state of the record ``record`` (a stored value) filed with due time ``due`` (ms)."""
-    from scrapy_simhash.decision.record import PageRecord, _state
+    from scrapy_simhash.decision.record import schedule_state
 
-    parsed = PageRecord.parse(bytes(record))
-    state = None if parsed is None or parsed.gone else _state(parsed)
+    state = schedule_state(bytes(record))
     if state is None:
         return _PACK.pack(due, 0, *_NONE)
     history = state.recent or state.old_changes or state.old_changed_secs or state.old_unchanged_secs

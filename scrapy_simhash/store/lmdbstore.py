@@ -12,31 +12,46 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     (Measured against ``dupsort`` + ``dupfixed`` buckets read with ``getmulti``: at 10 million
     fingerprints a lookup took ~25 us instead of ~20 us and the tables 56 instead of 36 bytes
     per fingerprint. The price: adding to a bucket rewrites it, ~1 KB at 10 million.)
-``fps``
-    ``fp -> key_id`` (``dupsort``: pages with identical content share a fingerprint).
-``keys``
-    ``key_id -> fp``.
 ``records``
-    ``key_id -> indexed due + due + record`` (each due: milliseconds, 8 bytes big-endian, all
-    ``0xFF`` for none): per-URL records, the record's due time and the time it is filed under in
-    ``due_index``: ``indexed due + key_id -> b""``. The index entry is a lower bound of the due
-    time, not the due time itself: a record whose due time moves later (a refetch, nearly always)
-    keeps its entry, so that writing it touches one table instead of three (measured with
-    ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at 1e6);
-    :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale ones to
-    their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns exactly the
-    records due.
+    ``id -> entry``, one per key with a fingerprint, a record or evidence; ``id``: 4 bytes
+    big-endian, the last one plus one (so that the entries of new keys, most of a crawl's writes,
+    fill their pages in order instead of leaving them ~40% empty, as keys in no order do). An
+    entry: a flags byte (``_HAS_FP``, ``_HAS_RECORD``, ``_HAS_EVIDENCE``, ``_HAS_SKETCH``, and
+    ``_DUE``, ``_MOVED`` for the due times that follow); the time the record is filed under in
+    ``due_index`` (``indexed due``: with ``_DUE``) and its due time when that is another one
+    (with ``_MOVED``), each in milliseconds, 8 bytes big-endian; the key's fingerprint
+    (``value_width`` bytes, with ``_HAS_FP``); the key's length (1 byte, or ``0xFF`` and 4 bytes
+    little-endian) and the key; then the record's bytes but its change sketch. The key is stored
+    here only: every other table names the entry by its id.
+``sketches``
+    ``id -> change sketch``: a record's last 64 bytes (``decision.record.split_sketch``), kept
+    apart so that the entries' pages hold only what every decision and selection reads; joined
+    back to the record in the same transaction by every read of it.
+``ids``
+    ``BLAKE2b-64 digest of the key -> id`` (``dupsort``: keys of one digest are told apart by the
+    key in their entry). A key's entry is found with two ``get``; the order of
+    :meth:`LmdbStore.scan` and :meth:`LmdbStore.scan_records` is ``(digest, key)``.
+``fps``
+    ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
+``due_index``
+    ``indexed due + id + key -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
+    selection reads; the key cut to fit LMDB's 511 bytes, read from the entry when cut): a
+    selection reads its keys from here, in due order (from the entries, in no order of their
+    pages, it took ~2 us a key at 2e5 URLs). The index entry is a lower bound of the due time, not the due time itself: a record
+    whose due time moves later (a refetch, nearly always) keeps its entry, so that writing it
+    touches one entry of the index instead of two (measured with
+    ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at
+    1e6); :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale
+    ones to their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns
+    exactly the records due.
 ``evidence``, ``evidence_tail``
-    ``key_id -> evidence``: a kept page's novelty evidence (most of a kept page's bytes), apart
+    ``id -> evidence``: a kept page's novelty evidence (most of a kept page's bytes), apart
     from its record so that the records' pages hold only records (a decision reads its URL's
     record and its candidates'; the evidence only when a page resembles a kept one); written in
     the transaction that writes the record. Evidence over a page goes to overflow pages, whose
     last one is left part empty: such evidence keeps what fills its pages in ``evidence`` and the
     rest, when that fits in a leaf page's node, in ``evidence_tail`` (read back joined; measured
     with ``benchmarks/scale/hot_bytes.py``: the evidence's pages 13% fewer on the real pages).
-``aliases``
-    hashed ``key_id -> key``: a key longer than LMDB's 511-byte limit is filed under ``0xFF`` + its
-    BLAKE2b-256 digest (``0xFF`` never occurs in UTF-8).
 ``aux``
     ``name -> bytes`` (per-host site templates).
 ``meta``
@@ -102,27 +117,47 @@ _LMDB_FILES = frozenset({"data.mdb", "lock.mdb"})
 _LMDB_MAGIC = 0xBEEFC0DE
 _LMDB_VERSION = 1
 _META_KEY = b"index"
-#: A record's due times in ``records`` (indexed, actual): ``_NO_DUE`` for none.
+#: A record's due times in its entry (indexed, actual): ``_NO_DUE`` for none.
 _NO_DUE = b"\xff" * 8
-_DUE_HEAD = 16
+#: An entry's id (``records``' key): 4 bytes, big-endian, given in order.
+_ID = struct.Struct(">I")
+_MAX_ID = (1 << 32) - 1
+#: An entry's flags (its first byte): what it holds; ``_DUE``: its indexed due time follows,
+#: ``_MOVED``: and its due time, which is another (else the same, or none without ``_DUE``).
+_HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED = 1, 2, 4, 8, 16, 32
+_HOLDS = _HAS_FP | _HAS_RECORD | _HAS_EVIDENCE
+#: A due-index entry: indexed due (8 bytes), id (4), then the key, cut to fit LMDB's 511 bytes.
+_DUE_ID_END = 12
+_DUE_KEY_MAX = 511 - _DUE_ID_END
+_FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
 HOT_SIZE = HOT.itemsize
 
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
-#: (``dues``: a table of an earlier version's index, which only ``destroy`` meets.)
+#: (``dues``, ``keys``, ``aliases``: tables of an earlier version's index, which only ``destroy`` meets.)
 _OUR_DBS = frozenset(
-    {b"meta", b"fps", b"keys", b"records", b"aliases", b"dues", b"due_index", b"evidence", b"evidence_tail", b"aux"}
+    {
+        b"meta",
+        b"fps",
+        b"ids",
+        b"keys",
+        b"records",
+        b"aliases",
+        b"dues",
+        b"due_index",
+        b"evidence",
+        b"evidence_tail",
+        b"sketches",
+        b"aux",
+    }
 )
 #: Sub-databases: the most tables (index.MAX_TABLES) plus ours.
 _MAX_DBS = 100 + len(_OUR_DBS)
 INDEX_FORMAT = "scrapy-simhash-index"
 #: Grow the map before a write transaction when it is fuller than this.
 _GROW_AT = 0.8
-#: LMDB's key size limit; longer keys are filed under a digest.
-MAX_KEY_ID_SIZE = 511
-_HASHED = b"\xff"
 #: How long an open waits for a data.mdb that another process is creating (zero length).
 _CREATE_WAIT_S = 1.0
 #: Linux: every this many transactions of a process, the map's page table entries are dropped
@@ -431,10 +466,85 @@ def destroy_dir(path: str) -> bool:
     return True
 
 
-def _key_id(key: bytes) -> bytes:
-    if len(key) <= MAX_KEY_ID_SIZE:
-        return key
-    return _HASHED + hashlib.blake2b(key, digest_size=32).digest()
+def _digest(key: bytes) -> bytes:
+    """What ``ids`` files a key under: its BLAKE2b-64 digest."""
+    return hashlib.blake2b(key, digest_size=8).digest()
+
+
+def _fp_at(flags: int) -> int:
+    """Where the fingerprint (or what follows it) lies in an entry with ``flags``."""
+    return 1 + (8 if flags & _DUE else 0) + (8 if flags & _MOVED else 0)
+
+
+def _dues(entry: bytes) -> tuple[bytes, bytes]:
+    """An entry's due times: (indexed, due), ``_NO_DUE`` for none."""
+    flags = entry[0]
+    if not flags & _DUE:
+        return _NO_DUE, _NO_DUE
+    return entry[1:9], entry[9:17] if flags & _MOVED else entry[1:9]
+
+
+def _fp_of(entry: bytes, vw: int) -> bytes:
+    """An entry's fingerprint (``b""``: none)."""
+    flags = entry[0]
+    if not flags & _HAS_FP:
+        return b""
+    at = _fp_at(flags)
+    return entry[at : at + vw]
+
+
+def _key_at(entry: bytes, vw: int) -> tuple[int, int]:
+    """Where the key lies in an entry (``vw``: the fingerprints' width): (start, end)."""
+    flags = entry[0]
+    at = _fp_at(flags) + (vw if flags & _HAS_FP else 0)
+    n = entry[at]
+    if n < 255:
+        return at + 1, at + 1 + n
+    n = int.from_bytes(entry[at + 1 : at + 5], "little")
+    return at + 5, at + 5 + n
+
+
+def _key_of(entry: bytes, vw: int) -> bytes:
+    """The key an entry is of."""
+    start, end = _key_at(entry, vw)
+    return entry[start:end]
+
+
+def _record_of(entry: bytes, vw: int) -> bytes:
+    """The record an entry holds (what follows its key)."""
+    return entry[_key_at(entry, vw)[1] :]
+
+
+def _head(flags: int, indexed: bytes, due: bytes) -> bytes:
+    """An entry's flags (``_DUE`` and ``_MOVED`` set here) and due times (indexed, actual)."""
+    flags &= ~(_DUE | _MOVED)
+    if indexed == _NO_DUE:
+        return bytes((flags,))
+    if due == indexed:
+        return bytes((flags | _DUE,)) + indexed
+    return bytes((flags | _DUE | _MOVED,)) + indexed + due
+
+
+def _entry(indexed: bytes, due: bytes, flags: int, fp: bytes, key: bytes, record: bytes) -> bytes:
+    """An entry: its flags and due times (:func:`_head`), ``fp`` (with ``_HAS_FP``, else
+    ``b""``), the key's length (1 byte, or ``0xFF`` and 4 bytes) and the key, then the record."""
+    n = len(key)
+    length = bytes((n,)) if n < 255 else b"\xff" + n.to_bytes(4, "little")
+    return b"".join((_head(flags, indexed, due), fp, length, key, record))
+
+
+def _with_fp(entry: bytes, fp: bytes | None, vw: int) -> bytes:
+    """``entry`` with the fingerprint ``fp`` (``None``: without one)."""
+    flags = entry[0]
+    at = _fp_at(flags)
+    rest = entry[at + vw if flags & _HAS_FP else at :]
+    flags = flags | _HAS_FP if fp is not None else flags & ~_HAS_FP
+    return b"".join((bytes((flags,)), entry[1:at], fp or b"", rest))
+
+
+def _with_dues(entry: bytes, indexed: bytes, due: bytes) -> bytes:
+    """``entry`` with the due times ``indexed`` and ``due``."""
+    return _head(entry[0], indexed, due) + entry[_fp_at(entry[0]) :]
 
 
 class LmdbStore(FingerprintStore):
@@ -470,9 +580,6 @@ class LmdbStore(FingerprintStore):
         self._layout: TableLayout | None = None
         self._tdbs: list[Any] = []
         self._txn: Any = None  # the group's write transaction
-        #: In a group: the due-index entry (``records``' first 8 bytes, ``_NO_DUE`` for no record)
-        #: of each record read or written in its transaction, so that writing it back reads nothing.
-        self._heads: dict[bytes, bytes] = {}
         self._holding = False  # this object holds the environment lock for a group
         self.grows = 0
 
@@ -570,13 +677,17 @@ class LmdbStore(FingerprintStore):
         self._layout = layout
         try:
             self._tdbs = [self._db(b"t%02d" % t) for t in range(len(layout.tables))]
+            self._vw = layout.value_width
             self._fps = self._db(b"fps", dupsort=True)
-            self._keys = self._db(b"keys")
+            self._ids = self._db(b"ids", dupsort=True)
             self._records = self._db(b"records")
             self._due_index = self._db(b"due_index")
             self._evidence = self._db(b"evidence")
             self._evidence_tail = self._db(b"evidence_tail")
-            self._aliases = self._db(b"aliases")
+            self._sketches = self._db(b"sketches")
+            from scrapy_simhash.decision.record import split_sketch
+
+            self._split = split_sketch
             self._aux = self._db(b"aux")
         except BaseException:
             self.close()
@@ -701,7 +812,6 @@ class LmdbStore(FingerprintStore):
             self._holding = True
         try:
             self._txn = self._begin(True)
-            self._heads = {}
         except lmdb.Error as exc:
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
@@ -779,14 +889,76 @@ class LmdbStore(FingerprintStore):
     def write_meta(self, value: bytes) -> None:
         self._write(lambda txn: txn.put(_META_KEY, value, db=self._meta_db))
 
-    # -- fingerprints ----------------------------------------------------------------------
+    # -- entries ---------------------------------------------------------------------------
 
-    def _raw(self, txn: Any, kid: bytes) -> bytes:
-        if kid[:1] == _HASHED:
-            raw = txn.get(kid, db=self._aliases)
-            if raw is not None:
-                return bytes(raw)
-        return bytes(kid)
+    def _find(self, txn: Any, key: bytes) -> tuple[bytes | None, bytes | None]:
+        """``(id, entry)`` of ``key`` (``(None, None)``: it has none): the ``ids`` of its hash, the
+        one whose entry holds ``key``."""
+        digest = _digest(key)
+        kid = txn.get(digest, db=self._ids)
+        if kid is None:
+            return None, None
+        entry = txn.get(kid, db=self._records)
+        if entry is not None and _key_of(entry, self._vw) == key:
+            return kid, entry
+        cur = txn.cursor(self._ids)  # another key with the same hash: its other ids
+        if cur.set_key(digest):
+            for kid in cur.iternext_dup(keys=False, values=True):
+                entry = txn.get(kid, db=self._records)
+                if entry is not None and _key_of(entry, self._vw) == key:
+                    return kid, entry
+        return None, None
+
+    def _new_id(self, txn: Any, key: bytes) -> bytes:
+        """A new entry's id for ``key`` (one more than the last: the entries' pages fill in order),
+        filed under its hash in ``ids``."""
+        cur = txn.cursor(self._records)
+        nxt = _ID.unpack(cur.key())[0] + 1 if cur.last() else 0
+        if nxt > _MAX_ID:
+            raise StoreError(self.path, "full", f"every one of its {_MAX_ID + 1} entry ids is taken", "write to")
+        kid = _ID.pack(nxt)
+        txn.put(_digest(key), kid, db=self._ids, dupdata=True)
+        return kid
+
+    def _keep(self, txn: Any, kid: bytes, key: bytes, entry: bytes) -> None:
+        """Write ``entry`` as ``kid``'s, or delete it with its id when it holds nothing any more."""
+        if entry[_FLAGS_AT] & _HOLDS:
+            txn.put(kid, entry, db=self._records)
+        else:
+            txn.delete(kid, db=self._records)
+            txn.delete(_digest(key), kid, db=self._ids)
+
+    def _walk(self, txn: Any, after: bytes | None, flag: int, limit: int) -> list[tuple[bytes, bytes, bytes]]:
+        """Up to ``limit`` ``(key, id, entry)`` of the entries with ``flag`` after the key ``after``, in
+        the order ``(hash of the key, key)`` (a key deleted since still places the walk)."""
+        out: list[tuple[bytes, bytes, bytes]] = []
+        if limit <= 0:
+            return out
+        cur = txn.cursor(self._ids)
+        start = None if after is None else _digest(after)
+        if not (cur.first() if start is None else cur.set_range(start)):
+            return out
+        get, records, vw = txn.get, self._records, self._vw
+        group: list[tuple[bytes, bytes, bytes]] = []
+        digest = None
+        for h, kid in itertools.chain(cur.iternext(keys=True, values=True), [(None, None)]):
+            if h != digest and group:
+                for key, entry_id, entry in sorted(group) if len(group) > 1 else group:
+                    if digest == start and after is not None and key <= after:
+                        continue
+                    out.append((key, entry_id, entry))
+                group = []
+                if len(out) >= limit:
+                    break
+            if h is None:
+                break
+            digest = h
+            entry = get(kid, db=records)
+            if entry is not None and entry[_FLAGS_AT] & flag:
+                group.append((_key_of(entry, vw), kid, entry))
+        return out[:limit]
+
+    # -- fingerprints ----------------------------------------------------------------------
 
     def _buckets(self, txn: Any, tkeys: list[bytes]) -> list[bytes | None]:
         """The bucket of each table key (``None``: empty)."""
@@ -802,10 +974,14 @@ class LmdbStore(FingerprintStore):
         hits: list[Hit] = []
         if found:
             cur = txn.cursor(self._fps)
+            get, records, vw = txn.get, self._records, self._vw
             for other, distance in found.items():
                 if cur.set_key(other):
                     for kid in cur.iternext_dup(keys=False, values=True):
-                        key = self._raw(txn, kid)
+                        entry = get(kid, db=records)
+                        if entry is None:  # pragma: no cover - every filed id has its entry
+                            continue
+                        key = _key_of(entry, vw)
                         if key != exclude:
                             hits.append(Hit(key, other, distance))
             if len(hits) > 1:
@@ -874,16 +1050,19 @@ class LmdbStore(FingerprintStore):
     ) -> None:
         """File ``fp`` as ``key``'s fingerprint; ``tkeys`` and ``own``: its table keys and their
         buckets (:meth:`_buckets`), when the caller has them."""
-        kid = _key_id(key)
-        old = txn.get(kid, db=self._keys)
-        if old is not None:
-            if old == fp:
-                return
-            self._unfile(txn, kid, bytes(old))
-            own = None  # the old fingerprint may have left one of those buckets
-        elif kid != key:
-            txn.put(kid, key, db=self._aliases)
-        txn.put(kid, fp, db=self._keys)
+        kid, entry = self._find(txn, key)
+        if kid is None or entry is None:
+            kid = self._new_id(txn, key)
+            entry = _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, key, b"")
+        else:
+            if entry[_FLAGS_AT] & _HAS_FP:
+                old = _fp_of(entry, self._vw)
+                if old == fp:
+                    return
+                self._unfile(txn, kid, old)
+                own = None  # the old fingerprint may have left one of those buckets
+            entry = _with_fp(entry, fp, self._vw)
+        txn.put(kid, entry, db=self._records)
         was_empty = txn.get(fp, db=self._fps) is None
         txn.put(fp, kid, db=self._fps, dupdata=True)
         if was_empty:
@@ -900,20 +1079,17 @@ class LmdbStore(FingerprintStore):
                 self._bucket_insert(txn, db, tkey, fp, remove=True)
 
     def _remove_one(self, txn: Any, key: bytes) -> bool:
-        kid = _key_id(key)
-        old = txn.get(kid, db=self._keys)
-        if old is None:
+        kid, entry = self._find(txn, key)
+        if kid is None or entry is None or not entry[_FLAGS_AT] & _HAS_FP:
             return False
-        txn.delete(kid, db=self._keys)
-        self._unfile(txn, kid, bytes(old))
-        if kid != key and txn.get(kid, db=self._records) is None:
-            txn.delete(kid, db=self._aliases)
+        self._unfile(txn, kid, _fp_of(entry, self._vw))
+        self._keep(txn, kid, key, _with_fp(entry, None, self._vw))
         return True
 
     def _put(self, txn: Any, items: Sequence[tuple[bytes, bytes]]) -> None:
         pending = dict(items)
         # The emptiness check runs in the write transaction: a concurrent writer cannot slip in.
-        if txn.stat(self._keys)["entries"] or txn.stat(self._fps)["entries"]:
+        if txn.stat(self._records)["entries"]:
             for key, fp in pending.items():
                 self._add(txn, key, fp)
         else:
@@ -923,26 +1099,32 @@ class LmdbStore(FingerprintStore):
         """Sorted bulk load into an empty index (append mode: no tree search)."""
         assert self._layout is not None
         layout = self._layout
-        pairs = sorted((_key_id(key), key, fp) for key, fp in pending.items())
+        pairs = sorted(pending.items())
         del pending
-        aliases = [(kid, key) for kid, key, _ in pairs if kid != key]
-        if aliases:
-            txn.cursor(self._aliases).putmulti(sorted(aliases), append=False)
-        _putmulti(txn.cursor(self._keys), [(kid, fp) for kid, _, fp in pairs])
+        kids = [_ID.pack(i) for i in range(len(pairs))]
+        if len(pairs) > _MAX_ID + 1:
+            raise StoreError(self.path, "full", f"every one of its {_MAX_ID + 1} entry ids is taken", "write to")
+        _putmulti(
+            txn.cursor(self._records),
+            [(kid, _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, key, b"")) for kid, (key, fp) in zip(kids, pairs)],
+        )
+        _putmulti(
+            txn.cursor(self._ids), sorted((_digest(key), kid) for kid, (key, _) in zip(kids, pairs)), dupdata=True
+        )
         kw, vw = layout.key_width, layout.value_width
         if vw != 8:
-            links = sorted((fp, kid) for kid, _, fp in pairs)
-            del pairs
+            links = sorted((fp, kid) for kid, (_, fp) in zip(kids, pairs))
+            del pairs, kids
             _putmulti(txn.cursor(self._fps), links, dupdata=True)
             distinct = sorted({fp for fp, _ in links})
             del links
         else:
-            # numpy sorts: a stable sort by fingerprint keeps each fingerprint's keys in byte order
-            # (as LMDB sorts duplicates).
-            arr = np.frombuffer(b"".join(fp for _, _, fp in pairs), dtype=">u8").astype(np.uint64)
+            # numpy sorts: a stable sort by fingerprint keeps each fingerprint's ids in order (as
+            # LMDB sorts duplicates).
+            arr = np.frombuffer(b"".join(fp for _, fp in pairs), dtype=">u8").astype(np.uint64)
             order = np.argsort(arr, kind="stable").tolist()
-            _putmulti(txn.cursor(self._fps), [(pairs[i][2], pairs[i][0]) for i in order], dupdata=True)
-            del pairs, order
+            _putmulti(txn.cursor(self._fps), [(pairs[i][1], kids[i]) for i in order], dupdata=True)
+            del pairs, order, kids
             arr = np.unique(arr)
             for t, db in enumerate(self._tdbs):
                 tk = layout.tkeys_np(arr, t)
@@ -970,59 +1152,44 @@ class LmdbStore(FingerprintStore):
     def remove(self, keys: Sequence[bytes]) -> int:
         return self._write(lambda txn: sum(self._remove_one(txn, key) for key in keys))  # type: ignore[no-any-return]
 
-    @staticmethod
-    def _values(txn: Any, db: Any, keys: Sequence[bytes]) -> list[bytes | None]:
-        if db is None:
-            return [None] * len(keys)
-        get = txn.get
-        limit = MAX_KEY_ID_SIZE
-        return [
-            None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else bytes(v) for key in keys
-        ]
-
-    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
-        return self._read(self._values, self._keys, keys)  # type: ignore[no-any-return]
-
-    def count(self) -> int:
-        return self._read(lambda txn: int(txn.stat(self._keys)["entries"]))  # type: ignore[no-any-return]
-
-    def _scan(self, txn: Any, db: Any, after: bytes | None, limit: int, skip: int = 0) -> list[tuple[bytes, bytes]]:
-        out: list[tuple[bytes, bytes]] = []
-        if db is None or limit <= 0:
-            return out
-        cur = txn.cursor(db)
-        if after is None:
-            ok = cur.first()
-        else:
-            start = _key_id(after)
-            ok = cur.set_range(start)
-            if ok and cur.key() == start:
-                ok = cur.next()
-        while ok and len(out) < limit:
-            out.append((self._raw(txn, cur.key()), bytes(cur.value()[skip:])))
-            ok = cur.next()
+    def _fps_of(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
+        out: list[bytes | None] = []
+        vw = self._vw
+        for key in keys:
+            _, entry = self._find(txn, key)
+            out.append((_fp_of(entry, vw) or None) if entry is not None else None)
         return out
 
+    def get(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        return self._read(self._fps_of, keys)  # type: ignore[no-any-return]
+
+    def count(self) -> int:
+        return self._read(lambda txn: int(txn.stat(self._fps)["entries"]))  # type: ignore[no-any-return]
+
     def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
-        return self._read(self._scan, self._keys, after, limit)  # type: ignore[no-any-return]
+        def scan(txn: Any) -> list[tuple[bytes, bytes]]:
+            vw = self._vw
+            return [(key, _fp_of(entry, vw)) for key, _, entry in self._walk(txn, after, _HAS_FP, limit)]
+
+        return self._read(scan)  # type: ignore[no-any-return]
 
     # -- records ---------------------------------------------------------------------------
 
+    def _record(self, txn: Any, kid: bytes, entry: bytes) -> bytes:
+        """The record in ``kid``'s entry, its change sketch joined back."""
+        record = _record_of(entry, self._vw)
+        if entry[_FLAGS_AT] & _HAS_SKETCH:
+            sketch = txn.get(kid, db=self._sketches)
+            if sketch is not None:
+                return record + sketch
+        return record
+
     def _record_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
-        get, db = txn.get, self._records
-        limit = MAX_KEY_ID_SIZE
-        if txn is not self._txn:
-            return [
-                None if (v := get(key if len(key) <= limit else _key_id(key), db=db)) is None else v[_DUE_HEAD:]
-                for key in keys
-            ]
-        heads = self._heads
         out: list[bytes | None] = []
         for key in keys:
-            kid = key if len(key) <= limit else _key_id(key)
-            value = get(kid, db=db)
-            heads[kid] = _NO_DUE if value is None else value[:8]
-            out.append(None if value is None else value[_DUE_HEAD:])
+            kid, entry = self._find(txn, key)
+            has = kid is not None and entry is not None and entry[_FLAGS_AT] & _HAS_RECORD
+            out.append(self._record(txn, kid, entry) if has and kid is not None and entry is not None else None)
         return out
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
@@ -1031,35 +1198,51 @@ class LmdbStore(FingerprintStore):
     def _put_records(
         self, txn: Any, items: list[tuple[bytes, bytes, bytes]], evidence: Mapping[bytes, bytes | None]
     ) -> None:
-        get, put, records, due_index = txn.get, txn.put, self._records, self._due_index
-        heads: dict[bytes, bytes] = self._heads if txn is self._txn else {}
+        put, due_index, vw = txn.put, self._due_index, self._vw
+        written: dict[bytes, bytes] = {}
         for key, value, due in items:
-            kid = _key_id(key)
-            if kid != key:
-                put(kid, key, db=self._aliases)
-            indexed = heads.get(kid)
-            if indexed is None:
-                old = get(kid, db=records)
-                indexed = _NO_DUE if old is None else old[:8]
+            kid, entry = self._find(txn, key)
+            if kid is None or entry is None:
+                kid, indexed, flags, fp = self._new_id(txn, key), _NO_DUE, 0, b""
+            else:
+                indexed, flags, fp = _dues(entry)[0], entry[_FLAGS_AT], _fp_of(entry, vw)
+            if key in evidence:
+                flags = flags | _HAS_EVIDENCE if evidence[key] is not None else flags & ~_HAS_EVIDENCE
+            rest, sketch = self._split(value)
+            if sketch is not None:
+                put(kid, sketch, db=self._sketches)
+                flags |= _HAS_SKETCH
+            elif flags & _HAS_SKETCH:
+                txn.delete(kid, db=self._sketches)
+                flags &= ~_HAS_SKETCH
             # The index entry is a lower bound: it moves only when the due time moves earlier
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
-                    txn.delete(indexed + kid, db=due_index)
+                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
-            put(kid, indexed + due + value, db=records)
-            heads[kid] = indexed
+                put(indexed + kid + key[:_DUE_KEY_MAX], hot_of(value, int.from_bytes(due, "big")), db=due_index)
+            put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
+            written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
         for key, framed in evidence.items():
-            kid = _key_id(key)
+            kid = written.get(key)
+            if kid is None:
+                kid, entry = self._find(txn, key)
+                if kid is None or entry is None:
+                    if framed is None:
+                        continue
+                    kid = self._new_id(txn, key)
+                    entry = _entry(_NO_DUE, _NO_DUE, 0, b"", key, b"")
+                flags = entry[_FLAGS_AT] | _HAS_EVIDENCE if framed is not None else entry[_FLAGS_AT] & ~_HAS_EVIDENCE
+                self._keep(txn, kid, key, bytes((flags,)) + entry[1:])
             if framed is None:
                 txn.delete(kid, db=self._evidence)
                 txn.delete(kid, db=self._evidence_tail)
                 continue
-            # Looked up, never listed: no alias needed. What fills whole overflow pages, and the
-            # rest beside it where it fits in a leaf page's node (else one value, as it is).
+            # What fills whole overflow pages, and the rest beside it where it fits in a leaf
+            # page's node (else one value, as it is).
             head = (len(framed) + _PAGE_HEAD) // psize * psize - _PAGE_HEAD
             if head > 0 and len(framed) - head <= (psize - _PAGE_HEAD) // 2 - _NODE_HEAD - len(kid):
                 put(kid, framed[:head], db=self._evidence)
@@ -1083,9 +1266,9 @@ class LmdbStore(FingerprintStore):
         get, db, tails = txn.get, self._evidence, self._evidence_tail
         out: list[bytes | None] = []
         for key in keys:
-            kid = _key_id(key)
-            head = get(kid, db=db)
-            tail = None if head is None or tails is None else get(kid, db=tails)
+            kid, entry = self._find(txn, key)
+            head = None if kid is None or entry is None or not entry[_FLAGS_AT] & _HAS_EVIDENCE else get(kid, db=db)
+            tail = None if head is None else get(kid, db=tails)
             out.append(None if head is None else bytes(head) if tail is None else bytes(head) + bytes(tail))
         return out
 
@@ -1095,27 +1278,35 @@ class LmdbStore(FingerprintStore):
     def delete_records(self, keys: Sequence[bytes]) -> int:
         def delete(txn: Any) -> int:
             n = 0
+            vw = self._vw
             for key in keys:
-                kid = _key_id(key)
-                old = txn.pop(kid, db=self._records)
-                txn.delete(kid, db=self._evidence)
-                txn.delete(kid, db=self._evidence_tail)
-                if txn is self._txn:
-                    self._heads[kid] = _NO_DUE
-                if old is not None:
+                kid, entry = self._find(txn, key)
+                if kid is None or entry is None:
+                    continue
+                flags = entry[_FLAGS_AT]
+                if flags & _HAS_EVIDENCE:
+                    txn.delete(kid, db=self._evidence)
+                    txn.delete(kid, db=self._evidence_tail)
+                if flags & _HAS_RECORD:
                     n += 1
-                    if old[:8] != _NO_DUE:
-                        txn.delete(old[:8] + kid, db=self._due_index)
-                    if kid != key and txn.get(kid, db=self._keys) is None:
-                        txn.delete(kid, db=self._aliases)
+                if flags & _HAS_SKETCH:
+                    txn.delete(kid, db=self._sketches)
+                indexed = _dues(entry)[0]
+                if indexed != _NO_DUE:
+                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=self._due_index)
+                self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, _fp_of(entry, vw), key, b""))
             return n
 
         return self._write(delete)  # type: ignore[no-any-return]
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
-        return self._read(  # type: ignore[no-any-return]
-            self._scan, self._records, after, limit, _DUE_HEAD
-        )
+        def scan(txn: Any) -> list[tuple[bytes, bytes]]:
+            return [
+                (key, self._record(txn, entry_id, entry))
+                for key, entry_id, entry in self._walk(txn, after, _HAS_RECORD, limit)
+            ]
+
+        return self._read(scan)  # type: ignore[no-any-return]
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
         end = due_ms(min(max(before, 0.0), MAX_DUE))
@@ -1136,50 +1327,51 @@ class LmdbStore(FingerprintStore):
         self, txn: Any, end: int, limit: int, batch: int
     ) -> tuple[list[tuple[bytes, float]], list[bytes], bool]:
         """Scan the due index up to ``end``: ``(found, stale, complete)``, ``found`` the ``limit``
-        earliest ``(key, due)`` of the records due, ``stale`` the index entries whose record is
-        due later (or never, or gone); ``complete`` False when the scan stopped at ``batch`` stale
-        entries (``found`` is then partial)."""
+        earliest ``(key, due)`` of the records due (ties by key), ``stale`` the index entries
+        whose record is due later (or never, or gone); ``complete`` False when the scan stopped at
+        ``batch`` stale entries (``found`` is then partial)."""
         found: list[tuple[int, bytes]] = []
         stale: list[bytes] = []
-        get, records = txn.get, self._records
+        get, records, vw = txn.get, self._records, self._vw
         for entry in txn.cursor(self._due_index).iternext(keys=True, values=False):
             due = int.from_bytes(entry[:8], "big")
-            kid = bytes(entry[8:])
-            # Every entry after this one is at least (due, kid); so is its record's due time.
-            if due > end or (len(found) >= limit and found[-1] < (due, kid)):
+            # Every entry after this one is due at least at ``due``; so is its record.
+            if due > end or (len(found) >= limit and found[-1][0] < due):
                 break
+            kid = entry[8:_DUE_ID_END]
             value = get(kid, db=records)
-            if value is not None and value[:8] == entry[:8] == value[8:16]:
+            indexed, moved = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
+            if indexed == entry[:8] == moved:
                 actual = due
             else:
                 stale.append(bytes(entry))
                 if len(stale) >= batch:
                     return [], stale, False
-                if value is None or value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+                if value is None or indexed != entry[:8] or moved == _NO_DUE:
                     continue
-                actual = int.from_bytes(value[8:16], "big")
+                actual = int.from_bytes(moved, "big")
                 if actual > end:
                     continue
-            bisect.insort(found, (actual, kid))
+            bisect.insort(found, (actual, _key_of(value, vw)))
             if len(found) > limit:
                 found.pop()
-        return [(self._raw(txn, kid), due / 1000) for due, kid in found], stale, True
+        return [(key, due / 1000) for due, key in found], stale, True
 
     def _rekey(self, txn: Any, stale: list[bytes]) -> None:
         """Move stale due-index entries to their record's due time (checked again here: another
         writer may have moved them); drop those of no record."""
         for entry in stale:
-            kid = entry[8:]
+            kid = entry[8:_DUE_ID_END]
             value = txn.get(kid, db=self._records)
-            if value is None or value[:8] != entry[:8]:
+            indexed, due = _dues(value) if value is not None else (_NO_DUE, _NO_DUE)
+            if value is None or indexed != entry[:8]:
                 txn.delete(entry, db=self._due_index)  # not this record's entry (none has it)
                 continue
-            due = value[8:16]
-            if due != value[:8]:
+            if due != indexed:
                 hot = txn.pop(entry, db=self._due_index)
                 if due != _NO_DUE:
-                    txn.put(due + kid, hot or b"", db=self._due_index)
-                txn.put(kid, due + value[8:], db=self._records)
+                    txn.put(due + entry[8:], hot or b"", db=self._due_index)
+                txn.put(kid, _with_dues(value, due, due), db=self._records)
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         return self._read(self._due_states, after, limit, keys)  # type: ignore[no-any-return]
@@ -1189,7 +1381,7 @@ class LmdbStore(FingerprintStore):
     ) -> tuple[bytes | None, list[bytes], bytes]:
         """The due index's entries after ``after``, their values the hot states; an entry of no
         current record (stale: its record moved later or is gone) is passed over, and one without
-        a hot state (written before them, or an older layout) gets it from its record."""
+        a hot state (written before them) gets it from its record."""
         cursor = txn.cursor(self._due_index) if self._due_index is not None and limit > 0 else None
         if cursor is None or not (cursor.set_range(after) if after is not None else cursor.first()):
             return None, [], b""
@@ -1209,35 +1401,43 @@ class LmdbStore(FingerprintStore):
         if not page:
             return None, [], b""
         last = page[-1][0]
-        entries, values = zip(*page)
-        hots = b"".join(values)
-        if len(hots) != HOT_SIZE * len(page):
-            page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
-            entries = tuple(entry for entry, _ in page)
-            hots = b"".join([hot for _, hot in page])
         if not keys:
-            return last, [], hots
-        kids = [entry[8:] for entry in entries]
-        if _HASHED in b"".join(kids):  # only a hashed key id holds 0xFF (never in UTF-8)
-            kids = [self._raw(txn, kid) for kid in kids]
-        return last, kids, hots
+            return last, [], b"".join([made for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None])
+        hots = b"".join([hot for _, hot in page])
+        # The keys from the entries (a key cut to fit, or a hot state missing: from the records).
+        found = [entry[_DUE_ID_END:] for entry, _ in page]
+        if len(hots) == HOT_SIZE * len(page) and all(len(key) < _DUE_KEY_MAX for key in found):
+            return last, found, hots
+        get, records, vw = txn.get, self._records, self._vw
+        read = [(get(entry[8:_DUE_ID_END], db=records), entry, hot) for entry, hot in page]
+        rows = [
+            (_key_of(value, vw), made)
+            for value, entry, hot in read
+            if value is not None and (made := self._hot(txn, entry, hot, value)) is not None
+        ]
+        return last, [key for key, _ in rows], b"".join([hot for _, hot in rows])
 
-    def _hot(self, txn: Any, entry: bytes, hot: bytes) -> bytes | None:
-        """The hot state of a due-index entry (its value, or made from its record; ``None``: the
-        entry is no current record's)."""
+    def _hot(self, txn: Any, entry: bytes, hot: bytes, value: bytes | None = None) -> bytes | None:
+        """The hot state of a due-index entry (its value, or made from its record ``value``, read
+        here unless given; ``None``: the entry is no current record's)."""
         if len(hot) == HOT_SIZE:
             return hot
-        value = txn.get(entry[8:], db=self._records)
         if value is None:
+            value = txn.get(entry[8:_DUE_ID_END], db=self._records)
+        if value is None or not value[_FLAGS_AT] & _HAS_RECORD:
             return None
-        if value[:8] != entry[:8] or value[8:16] == _NO_DUE:
+        indexed, due = _dues(value)
+        if indexed != entry[:8] or due == _NO_DUE:
             return None
-        return hot_of(value[_DUE_HEAD:], int.from_bytes(value[8:16], "big"))
+        return hot_of(self._record(txn, entry[8:_DUE_ID_END], value), int.from_bytes(due, "big"))
 
     # -- aux -------------------------------------------------------------------------------
 
     def get_aux(self, names: Sequence[str]) -> list[bytes | None]:
-        return self._read(self._values, self._aux, [name.encode() for name in names])  # type: ignore[no-any-return]
+        def read(txn: Any) -> list[bytes | None]:
+            return [None if (v := txn.get(name.encode(), db=self._aux)) is None else bytes(v) for name in names]
+
+        return self._read(read)  # type: ignore[no-any-return]
 
     def put_aux(self, items: Mapping[str, bytes | None]) -> None:
         def write(txn: Any) -> None:

@@ -441,8 +441,8 @@ local function shard_of(key)  -- crc32(key) %% SHARDS, as the client computes it
 end
 
 -- One decision's snapshot (ARGV from i: key, shard, fp or '', k, limit, wide, the evidence prefix
--- or '', T buckets; with wide > k, the wide lookup reads the buckets one bit away from each of
--- them too, the pairs of ``around``): the key's record and
+-- or '', T buckets; with wide > k and no other key's fingerprint within k, the wide lookup reads
+-- the buckets one bit away from each of them too, the pairs of ``around``): the key's record and
 -- fingerprint, the lookup of fp within k ({total, capped, fp, dist, keys, ...}), the candidates of
 -- the wide tier's (the buckets read, packed: the client verifies them), the records of every key
 -- found within k ({key, record}*), the version (a digest of all of it and of the buckets read) and, with ``evidence`` and
@@ -456,14 +456,27 @@ local function state(i, evidence, check)
   local evp = evidence and ARGV[i + 6] or ''
   local b = i + 7
   local near = fp ~= '' and wide > k and around(b) or {}
-  local function read_buckets()  -- fp's buckets (T) and the wide lookup's, table by table ('': none)
-    local mine, others = {}, {}
-    for t = 1, T do
-      local got = redis.call('HMGET', TN[t], ARGV[b + t - 1], unpack(near[t] or {}))
-      mine[t] = got[1] or ''
-      for j = 2, #got do others[#others + 1] = got[j] or '' end
+  local function read_mine()  -- fp's buckets (T), table by table ('': none): one HMGET a table
+    local mine = {}
+    for t = 1, T do mine[t] = redis.call('HMGET', TN[t], ARGV[b + t - 1])[1] or '' end
+    return mine
+  end
+  -- The wide lookup's buckets, table by table ('': none), and true; or none and false where a
+  -- key other than the decided one has a fingerprint found within k (keys: the found
+  -- fingerprints' keys): the wide tier is only for a page without such a match, and these
+  -- buckets are most of what a snapshot reads.
+  local function read_around(keys)
+    local others = {}
+    for _, ks in ipairs(keys) do
+      if ks ~= '' and ks ~= key then return others, false end
     end
-    return mine, others
+    for t = 1, T do
+      if near[t] and #near[t] > 0 then
+        local got = redis.call('HMGET', TN[t], unpack(near[t]))
+        for j = 1, #got do others[#others + 1] = got[j] or '' end
+      end
+    end
+    return others, true
   end
   local rec = redis.call('HGET', P .. 'r' .. shard, key)
   local own = redis.call('HGET', P .. 'k' .. shard, key)
@@ -479,8 +492,7 @@ local function state(i, evidence, check)
     if e then evs[#evs + 1] = one; evs[#evs + 1] = e end
   end
   if evp ~= '' and rec then ev(key) end
-  local function buckets_read()  -- the buckets read, in the digest: their lengths, then fp's, then the others
-    local mine, others = read_buckets()
+  local function buckets_read(mine, others)  -- the buckets read, in the digest: their lengths, then fp's, then the others
     local lens = {}
     for j, blob in ipairs(mine) do lens[j] = #blob end
     for j, blob in ipairs(others) do lens[T + j] = #blob end
@@ -489,12 +501,18 @@ local function state(i, evidence, check)
     return raw, more
   end
   if fp ~= '' and check then
-    buckets_read()
-    for j = check + 1, check + tonumber(ARGV[check]) do piece(redis.call('HGET', FPS, ARGV[j]) or '') end
+    local mine, keys = read_mine(), {}
+    for j = check + 1, check + tonumber(ARGV[check]) do keys[#keys + 1] = redis.call('HGET', FPS, ARGV[j]) or '' end
+    buckets_read(mine, (read_around(keys)))
+    for _, ks in ipairs(keys) do piece(ks) end
   elseif fp ~= '' then
-    local raw, more = buckets_read()
-    res = verified(raw, fp, k, limit)
-    if wide > k then wres = raw .. more end  -- verified by the client (the wide tier's keys: 'wkeys')
+    local mine = read_mine()
+    res = verified(table.concat(mine), fp, k, limit)
+    local keys = {}
+    for j = 5, #res, 3 do keys[#keys + 1] = res[j] end
+    local others, read = read_around(keys)
+    local raw, more = buckets_read(mine, others)
+    if wide > k and read then wres = raw .. more end  -- verified by the client (the wide tier's keys: 'wkeys')
     local seen = {}
     for _, list in ipairs({{res, 5}}) do
       for j = list[2], #list[1], 3 do

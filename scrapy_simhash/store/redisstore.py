@@ -1,12 +1,13 @@
 """Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
 
-(Over 600 lines, about 830: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
+(Over 600 lines, about 970: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
 its server side, the Lua scripts, is :mod:`scrapy_simhash.store.redis_scripts`.)
 
-Every operation is one Lua script call (EVALSHA; redis-py loads the script again after a
-``NOSCRIPT`` reply): one round trip, atomic on the server, so two machines that add copies of
-one page at the same instant keep exactly one. The script carries the table layout, so that it
-can find the buckets of a key's earlier fingerprint without a second round trip.
+Every operation is one Lua script call (EVALSHA, packed here and sent on a connection of the
+client's pool; the script is loaded again after a ``NOSCRIPT`` reply): one round trip, atomic on
+the server, so two machines that add copies of one page at the same instant keep exactly one. The
+script carries the table layout, so that it can find the buckets of a key's earlier fingerprint
+without a second round trip.
 
 Keys of one index, all under one prefix ``P = "{<prefix>}:"`` whose hash tag puts the whole index
 in one Redis Cluster slot (every script's keys are on one node):
@@ -139,6 +140,27 @@ _KEY_SEP = b"\xff"
 def _present(values: list[list[Any]]) -> list[bytes | None]:
     """Script replies of ``{value}`` or ``{}`` (absent) as bytes or ``None``."""
     return [bytes(v[0]) if v else None for v in values]
+
+
+def _pack(parts: Sequence[Any]) -> bytes:
+    """A command as RESP: bytes as they are, ``str`` in UTF-8, numbers in decimal (redis-py's
+    encoding)."""
+    out = [b"*%d\r\n" % len(parts)]
+    for part in parts:
+        kind = type(part)
+        if kind is not bytes:
+            if kind is str:
+                part = part.encode()
+            elif kind is int:
+                part = b"%d" % part
+            elif kind is float:
+                part = repr(part).encode()
+            elif isinstance(part, (bytes, bytearray, memoryview)):
+                part = bytes(part)
+            else:
+                raise redis.DataError(f"Invalid input of type: {kind.__name__!r}")
+        out.append(b"$%d\r\n%s\r\n" % (len(part), part))
+    return b"".join(out)
 
 
 def shard_of(key: bytes) -> int:
@@ -363,6 +385,8 @@ class RedisStore(FingerprintStore):
             )
         for attempt in range(ATTEMPTS):
             try:
+                if self._direct(self._client):
+                    return self._evalsha(script, args)
                 return script(keys=[self._meta_key], args=args)
             except (redis.ConnectionError, redis.TimeoutError) as exc:
                 if attempt + 1 < ATTEMPTS:
@@ -373,6 +397,36 @@ class RedisStore(FingerprintStore):
             except redis.RedisError as exc:
                 raise self._error(exc, action) from exc
         raise AssertionError("unreachable")  # pragma: no cover
+
+    @staticmethod
+    def _direct(client: Any) -> bool:
+        """Whether the store's script calls go straight to a connection of ``client``'s pool (a
+        server's client with a pool; a cluster's calls go through redis-py's ``Script``)."""
+        return isinstance(client, redis.Redis) and client.connection is None
+
+    def _evalsha(self, script: Any, args: Sequence[Any]) -> Any:
+        """``EVALSHA`` of ``script`` on a connection of the pool, packed here (redis-py's command
+        path costs more than the script's own arguments take to write); loaded first on
+        ``NOSCRIPT``, as redis-py's ``Script`` does."""
+        packed = _pack([b"EVALSHA", script.sha, b"1", self._meta_key, *args])
+        try:
+            return self._send(packed)
+        except redis.exceptions.NoScriptError:
+            script.sha = self._client.script_load(script.script)
+            return self._send(_pack([b"EVALSHA", script.sha, b"1", self._meta_key, *args]))
+
+    def _send(self, packed: bytes) -> Any:
+        """One command already packed, its reply (an error reply raised, as redis-py raises it)."""
+        pool = self._client.connection_pool
+        conn = pool.get_connection()
+        try:
+            conn.send_packed_command([packed])
+            return conn.read_response()
+        except (redis.ConnectionError, redis.TimeoutError):
+            conn.disconnect()
+            raise
+        finally:
+            pool.release(conn)
 
     def _went_down(self) -> None:
         """Fail calls at once from now on, and ping the server from a thread until it answers

@@ -24,6 +24,7 @@ _CHROME_TAGS = rules.CHROME_TAGS
 _BLOCK = rules.BLOCK
 _NEGATIVE_WORDS = rules.NEGATIVE_WORDS
 _NEGATIVE_TOKENS = rules.NEGATIVE_TOKENS
+_NEGATIVE_NOT_AFTER = rules.NEGATIVE_NOT_AFTER
 _WRAPPER_PARAGRAPHS = rules.WRAPPER_PARAGRAPHS
 _META_CLASS_WORDS = rules.META_CLASS_WORDS
 _META_CLASS_TOKENS = rules.META_CLASS_TOKENS
@@ -35,14 +36,18 @@ _PUNCT_RE = rules.PUNCT_RE
 _CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
 
 
-def _class_words_re(words: tuple[str, ...], tokens: tuple[str, ...]) -> re.Pattern[str]:
+def _class_words_re(
+    words: tuple[str, ...], tokens: tuple[str, ...], not_after: tuple[str, ...] = ()
+) -> re.Pattern[str]:
     """A class/id test: one of ``words`` anywhere in the string, or one of ``tokens`` as a whole
     token (after the start, white space, ``_`` or ``-``; before the end, white space, a digit,
-    ``_`` or ``-``). The native walk tests the same lists (``HtmlWalker``'s ``ClassWords``)."""
-    return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + r")(?:$|[\s_\d-])")
+    ``_`` or ``-``) where the string up to the token's end does not end with one of ``not_after``.
+    The native walk tests the same lists (``HtmlWalker``'s ``ClassWords``)."""
+    unless = "".join(f"(?<!{re.escape(w)})" for w in not_after)
+    return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + rf"){unless}(?:$|[\s_\d-])")
 
 
-_NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS)
+_NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS, _NEGATIVE_NOT_AFTER)
 
 
 # class/id string -> whether it matches: bounded in entries and characters (long generated

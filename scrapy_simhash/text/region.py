@@ -458,7 +458,13 @@ def _without_sidebar(
     element inside ``<body>`` that holds two blocks or more: a sidebar of links beside the body."""
     if not links:
         return content, links
-    like = [b for b in content if _kind(b, False) >= _SHORT or (heading and _own_heading(b, heading))]
+    # (a line that only points at a page, a print view's "Printed from /a/b.html" after the
+    # sidebar, is no part of the body: with it, the column would be <body>, sidebar and all)
+    like = [
+        b
+        for b in content
+        if (_kind(b, False) >= _SHORT and not is_pointer(b.text)) or (heading and _own_heading(b, heading))
+    ]
     if len(like) < 2 or _chars(like) < least:
         return content, links
     parent = walker.parent
@@ -484,6 +490,17 @@ def _without_sidebar(
     if not beside:
         return content, links
     return [b for b in content if b not in beside], [b for b in links if b not in beside]
+
+
+#: A URL or an absolute path in a line of text ("https://a.example/x", "/docs/a.html").
+_POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
+
+
+def is_pointer(line: str) -> bool:
+    """Whether a line names a URL or a path and at most three words beside it ("Printed from
+    /a/b.html", "Source: https://a.example/x")."""
+    rest, found = _POINTER_RE.subn("", line)
+    return bool(found) and len(rest.split()) <= 3
 
 
 def _own_heading(block: _Block, heading: str) -> bool:

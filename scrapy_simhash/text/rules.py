@@ -45,6 +45,10 @@ NEGATIVE_WORDS = tuple(
 NEGATIVE_TOKENS = tuple(
     "nav ad ads adv tag tags foot header hd login signup rss link links topbar bottom print hidden hide".split()
 )
+#: A token that names a place inside the content column is no chrome: a negative token whose
+#: class/id string, up to the token's end, ends with one of these ("column-center-bottom":
+#: LilyPond's "Old News" and "Legalese" sections; "page-bottom" and "bottom" stay chrome).
+NEGATIVE_NOT_AFTER = tuple(f"{column}{sep}bottom" for column in ("center", "main", "content") for sep in "-_")
 
 #: An element with a chrome class/id that holds this many <p>/<br> is a wrapper of the page, not
 #: chrome ("penci_sidebar", "header-style-2" on a container): it is walked, and link density decides.
@@ -133,6 +137,7 @@ def native_rules(**predicates: Any) -> dict[str, Any]:
         "chrome_tags": sorted(CHROME_TAGS),
         "wrapper_paragraphs": WRAPPER_PARAGRAPHS,
         "negative": (list(NEGATIVE_WORDS), list(NEGATIVE_TOKENS)),
+        "negative_not_after": list(NEGATIVE_NOT_AFTER),
         "meta_class": (list(META_CLASS_WORDS), list(META_CLASS_TOKENS)),
         # the patterns' own methods: the walk takes a match for true and None for false, the
         # answers of `... is not None`, without a Python call around each

@@ -1,9 +1,9 @@
 """The URL rule learner: per host, evidence for and against each rule from the crawl's own verdicts, kept in the index.
 
-A fetched URL ``u`` and a rule ``r`` that rewrites it into a URL ``t`` that was fetched before is a
-test of ``r``: ``u`` a near-duplicate of ``t``'s content is a copy (support), ``u`` kept as new
-(it differs or adds) vetoes ``r`` for the host at once, ``u`` a near-duplicate of another page is a
-miss. A rule is applied once its support reaches the minimum and the Wilson lower bound of
+A rule ``r`` that rewrites a URL ``u`` into ``t``, both fetched, is tested when the second of them
+is fetched, in either order: the second a near-duplicate of the first's content is a copy (support),
+the second kept as new (it differs or adds) vetoes ``r`` for the host at once, a near-duplicate of
+another page is a miss. A rule is applied once its support reaches the minimum and the Wilson lower bound of
 ``support / (support + misses)`` the confidence. Pure: the store and the records are callables.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
     from scrapy_simhash.store.index import SimhashIndex
 
-__all__ = ["Event", "IndexRuleStore", "Plan", "RuleBook"]
+__all__ = ["DISABLED", "PINNED", "Event", "IndexRuleStore", "Plan", "RuleBook", "index_known"]
 
 #: Per rule, the counts kept: supporting copies, misses, requests skipped, requests explored.
 SUPPORT, MISSES, SKIPPED, EXPLORED = range(4)
@@ -29,8 +29,9 @@ _FIELDS = 4
 
 
 class Plan(NamedTuple):
-    """A request a rule would skip: the rules that rewrite its URL, the URL they rewrite it into
-    (fetched before) and the kept page whose content that is."""
+    """A request a rule would skip: the rules that join its URL to a URL fetched before (``target``:
+    they rewrite the request's URL into it, it into the request's, or both into one URL) and the
+    kept page whose content that is."""
 
     rules: tuple[str, ...]
     target: str
@@ -68,6 +69,43 @@ class IndexRuleStore:
         self.index.put_aux_many({self.PREFIX + name: value for name, value in items.items()})
 
 
+#: A rule's override: never applied, or applied whatever the evidence.
+DISABLED, PINNED = "disabled", "pinned"
+
+
+def index_known(index: SimhashIndex) -> Callable[[Sequence[str]], dict[str, str | None]]:
+    """The ``known`` of a :class:`RuleBook` over ``index``'s records: of the keys given, those with
+    a record, each with the key of its kept content (``None``: no fetched page: gone, moved)."""
+    from scrapy_simhash.decision.record import PageRecord
+
+    def known(keys: Sequence[str]) -> dict[str, str | None]:
+        found: dict[str, str | None] = {}
+        for key, raw in zip(keys, index.get_records(keys)):
+            if raw is None:
+                continue
+            record = PageRecord.parse(raw)
+            usable = record is not None and record.last_fp is not None and not record.gone and not record.moved_to
+            found[key] = (record.duplicate_of or key) if usable and record is not None else None
+        return found
+
+    return known
+
+
+def override_name(host: str) -> str:
+    """The aux name of a host's overrides (the rules disabled or pinned by hand)."""
+    return f"override:{host}"
+
+
+def _overrides(raw: bytes | None) -> dict[str, str]:
+    if raw is None:
+        return {}
+    try:
+        loaded = json.loads(raw)
+        return {str(k): str(v) for k, v in loaded.items() if v in (DISABLED, PINNED)}
+    except (ValueError, AttributeError):
+        return {}
+
+
 def veto_name(host: str, rule_id: str) -> str:
     """The aux name of a rule's veto (a digest: rule ids can be long)."""
     return f"veto:{host}:{hashlib.blake2b(rule_id.encode('utf-8'), digest_size=10).hexdigest()}"
@@ -80,6 +118,7 @@ class _Host:
     counts: dict[str, list[int]] = field(default_factory=dict)
     delta: dict[str, list[int]] = field(default_factory=dict)
     vetoed: set[str] = field(default_factory=set)
+    overrides: dict[str, str] = field(default_factory=dict)  # rule id -> "disabled" or "pinned"
     announced: set[str] = field(default_factory=set)  # active rules already reported
     touches: int = 0
 
@@ -91,6 +130,8 @@ class RuleBook:
     mapping of those that have a record to the key of their kept content (``None``: a record that
     is no fetched page, e.g. gone). ``min_support``, ``confidence`` (Wilson lower bound, ``z``),
     ``max_rules`` per host; counts are merged into the store every ``refresh_every`` uses of a host.
+    ``max_pending``: how many URLs never fetched, rewrites of fetched ones, are remembered (in this
+    process) to test and apply rules in the other order; ``max_hosts``: hosts whose state is kept.
     """
 
     def __init__(
@@ -103,6 +144,8 @@ class RuleBook:
         z: float = 1.96,
         max_rules: int = 1000,
         refresh_every: int = 50,
+        max_pending: int = 200_000,
+        max_hosts: int = 10_000,
     ) -> None:
         self.store = store
         self.known = known
@@ -111,16 +154,25 @@ class RuleBook:
         self.z = z
         self.max_rules = max_rules
         self.refresh_every = refresh_every
+        self.max_pending = max_pending
+        self.max_hosts = max_hosts
         self._hosts: dict[str, _Host] = {}
+        #: A URL never fetched -> (rule id, fetched URL) of the fetched URLs a rule rewrites into it.
+        self._pending: dict[str, list[tuple[str, str]]] = {}
 
     # -- state ---------------------------------------------------------------------------------
 
     def _host(self, host: str) -> _Host:
         state = self._hosts.get(host)
         if state is None:
+            if len(self._hosts) >= self.max_hosts:  # the least recently added: its counts stored first
+                old = next(iter(self._hosts))
+                if self._hosts[old].delta:
+                    self._sync(old, self._hosts[old])
+                del self._hosts[old]
             state = self._hosts[host] = _Host()
             self._sync(host, state)
-            state.announced = {rid for rid in state.counts if self._applies(state, rid)}
+            state.announced = set(self._active_ids(state))
         return state
 
     def _touch(self, host: str, state: _Host) -> None:
@@ -148,8 +200,9 @@ class RuleBook:
             state.delta = {}
         state.counts = stored
         ids = sorted(stored)
-        vetoes = self.store.get([veto_name(host, rid) for rid in ids])
+        overrides, *vetoes = self.store.get([override_name(host), *(veto_name(host, rid) for rid in ids)])
         state.vetoed |= {rid for rid, veto in zip(ids, vetoes) if veto is not None}
+        state.overrides = _overrides(overrides)
 
     def flush(self) -> None:
         """Write every host's counts not yet stored."""
@@ -164,7 +217,15 @@ class RuleBook:
             table.setdefault(rid, [0] * _FIELDS)[column] += 1
         return True
 
+    def _active_ids(self, state: _Host) -> list[str]:
+        """The ids of the rules applied on the host now, sorted."""
+        pinned = [rid for rid, how in state.overrides.items() if how == PINNED]
+        return sorted(rid for rid in {*state.counts, *pinned} if self._applies(state, rid))
+
     def _applies(self, state: _Host, rid: str) -> bool:
+        override = state.overrides.get(rid)
+        if override is not None:
+            return override == PINNED
         if rid in state.vetoed:
             return False
         row = state.counts.get(rid)
@@ -179,7 +240,35 @@ class RuleBook:
     def active(self, host: str) -> list[Rule]:
         """The rules applied on ``host`` now."""
         state = self._host(host)
-        return [Rule.parse(rid) for rid in sorted(state.counts) if self._applies(state, rid)]
+        return [Rule.parse(rid) for rid in self._active_ids(state)]
+
+    def overrides(self, host: str) -> dict[str, str]:
+        """Rule id -> ``disabled`` or ``pinned``: the rules of ``host`` set by hand."""
+        return dict(self._host(host).overrides)
+
+    def set_override(self, host: str, rule: Rule, how: str | None) -> None:
+        """Disable (``disabled``: never applied) or pin (``pinned``: applied whatever the evidence)
+        ``rule`` on ``host``, or (``None``) let its evidence decide again; kept in the store."""
+        if how not in (DISABLED, PINNED, None):
+            raise ValueError(f"a rule's override ({how!r}) is invalid: it must be {DISABLED!r}, {PINNED!r} or None")
+        state = self._host(host)
+        self._sync(host, state)
+        overrides = dict(state.overrides)
+        if how is None:
+            overrides.pop(rule.id, None)
+        else:
+            overrides[rule.id] = how
+        blob = json.dumps(overrides, sort_keys=True).encode() if overrides else None
+        self.store.put({override_name(host): blob})
+        state.overrides = overrides
+
+    def rule_confidence(self, host: str, rid: str) -> float:
+        """The Wilson lower bound of the rule's share of copies on ``host``."""
+        return self._confidence(self._host(host), rid)
+
+    def applies(self, host: str, rid: str) -> bool:
+        """Whether the rule is applied on ``host`` now."""
+        return self._applies(self._host(host), rid)
 
     def counts(self, host: str) -> dict[str, tuple[int, int, int, int]]:
         """Rule id -> (support, misses, skipped, explored), this process's included."""
@@ -197,7 +286,7 @@ class RuleBook:
         host = host_of(key)
         state = self._host(host)
         self._touch(host, state)
-        rules = [Rule.parse(rid) for rid in sorted(state.counts) if self._applies(state, rid)]
+        rules = [Rule.parse(rid) for rid in self._active_ids(state)]
         if not rules:
             return None
         tried: list[tuple[tuple[str, ...], str]] = []
@@ -208,16 +297,31 @@ class RuleBook:
         composite = rewrite(key, rules)
         if composite is not None and len(composite[0]) > 1:
             tried.append((tuple(r.id for r in composite[0]), composite[1]))
+        ids = {rule.id for rule in rules}
+        # The other order: fetched URLs a rule rewrites into this one, or into one of its rewrites.
+        joined: list[tuple[tuple[str, ...], str]] = [
+            ((rid,), source) for rid, source in self._pending.get(key, ()) if rid in ids
+        ]
+        for rules_of, target in tried:
+            joined.extend(((*rules_of, rid), source) for rid, source in self._pending.get(target, ()) if rid in ids)
+        tried.extend(test for test in joined if test[1] != key)
         if not tried:
             return None
-        known = self.known([key, *(target for _, target in tried)])
+        known = self.known(list(dict.fromkeys([key, *(target for _, target in tried)])))
         if key in known:  # fetched before: the recrawl's to decide
             return None
-        for ids, target in tried:
+        for rules_of, target in tried:
             kept = known.get(target)
             if kept:
-                return Plan(ids, target, kept)
+                return Plan(rules_of, target, kept)
         return None
+
+    def form(self, key: str) -> str:
+        """``key`` rewritten by every rule applied on its host (``key`` when none changes it): the
+        URLs a fetch of one of them would join share it."""
+        state = self._host(host_of(key))
+        composite = rewrite(key, [Rule.parse(rid) for rid in self._active_ids(state)])
+        return key if composite is None else composite[1]
 
     def count(self, plan: Plan, column: int) -> None:
         """Count ``plan``'s request as :data:`SKIPPED` or :data:`EXPLORED` for each of its rules."""
@@ -235,15 +339,27 @@ class RuleBook:
         host = host_of(key)
         state = self._host(host)
         self._touch(host, state)
-        tests: list[tuple[tuple[str, ...], str]] = [((rule.id,), target) for rule, target in hypotheses(key)]
-        composite = rewrite(key, [Rule.parse(rid) for rid in sorted(state.counts) if self._applies(state, rid)])
+        rewrites = [(rule.id, target) for rule, target in hypotheses(key)]
+        tests: list[tuple[tuple[str, ...], str]] = [((rid,), target) for rid, target in rewrites]
+        composite = rewrite(key, [Rule.parse(rid) for rid in self._active_ids(state)])
         if composite is not None and len(composite[0]) > 1:
             tests.append((tuple(r.id for r in composite[0]), composite[1]))
         if tried is not None:
             tests.append((tuple(tried.rules), tried.target))
-        # An explored plan of one rule is one of the hypotheses; the URL itself is no test of a rule.
+        # The other order: fetched URLs that a rule rewrites into this one (remembered, or the
+        # page this one duplicates: that one is in the store, for every process).
+        tests.extend(((rid,), source) for rid, source in self._pending.pop(key, ()))
+        if verdict == "near_duplicate" and duplicate_of:
+            tests.extend(((rule.id,), duplicate_of) for rule, target in hypotheses(duplicate_of) if target == key)
+            # ... or a rule that rewrites this one into what the applied rules make of that page
+            # (its original was never fetched: a copy of it was, and the rules joined the rest to it).
+            applied = [Rule.parse(rid) for rid in self._active_ids(state)]
+            forms = {rule.apply(duplicate_of) for rule in applied} | {(rewrite(duplicate_of, applied) or ([], None))[1]}
+            tests.extend(((rid,), duplicate_of) for rid, target in rewrites if target in forms)
+        # An explored plan of one rule is one of the tests; the URL itself is no test of a rule.
         tests = [test for test in dict.fromkeys(tests) if test[1] != key]
         known = self.known(list(dict.fromkeys(target for _, target in tests)))
+        self._remember(key, [(rid, target) for rid, target in rewrites if target not in known])
         events: list[Event] = []
         vetoes: dict[str, str] = {}
         for ids, target in tests:
@@ -273,6 +389,13 @@ class RuleBook:
         if any(e.kind == "learned" for e in events):
             self._sync(host, state)  # other processes apply it from their next refresh
         return events
+
+    def _remember(self, key: str, rewrites: list[tuple[str, str]]) -> None:
+        """Remember that rules rewrite the fetched ``key`` into URLs never fetched (oldest forgotten first)."""
+        for rid, target in rewrites:
+            self._pending.setdefault(target, []).append((rid, key))
+        while len(self._pending) > self.max_pending:
+            del self._pending[next(iter(self._pending))]
 
     def _evidence(self, state: _Host, rid: str) -> tuple[int, float]:
         return state.counts.get(rid, [0])[SUPPORT], self._confidence(state, rid)

@@ -134,10 +134,12 @@ def hypotheses(url: str) -> list[tuple[Rule, str]]:
 
 def rewrite(url: str, rules: list[Rule]) -> tuple[list[Rule], str] | None:
     """``url`` rewritten by each of ``rules`` that changes it, in :data:`KINDS` order (path rules
-    first; one slash rule at most): the rules that applied and the result; ``None`` when the URL
-    stays as it is."""
+    first; one slash rule at most, and with both, only ``strip``: every URL of a page then has one
+    form): the rules that applied and the result; ``None`` when the URL stays as it is."""
     applied: list[Rule] = []
     current = url
+    if Rule("slash", "strip") in rules:
+        rules = [rule for rule in rules if rule != Rule("slash", "add")]
     for rule in sorted(rules, key=lambda r: (KINDS.index(r.kind), r)):
         if rule.kind == "slash" and any(r.kind == "slash" for r in applied):
             continue  # "add" then "strip" would undo it

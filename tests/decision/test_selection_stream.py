@@ -29,6 +29,7 @@ from scrapy_simhash.schedule import (
     run_priorities,
     size_scale,
 )
+from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.redis_scripts import SHARDS
 from scrapy_simhash.store.redisstore import RedisStore
@@ -239,4 +240,70 @@ def test_keys_are_read_only_for_the_pages_where_a_row_may_enter(tmp_path, monkey
     assert rows == reference(index, POLICY, now, 20, None)
     pages = -(-len(index.records_due(math.inf, limit=10_000)) // 32)
     assert calls.count(True) < pages / 2 < calls.count(False)
+    index.close()
+
+
+@pytest.mark.parametrize("kept", [0, 5 * 64 * HOT.itemsize, 1 << 30])
+@pytest.mark.parametrize("name", ["freshness", "own-ranking"])
+def test_the_same_rows_whatever_the_first_pass_keeps_for_the_second(index, name, kept, monkeypatch):
+    # None of the hot states, the first five pages, or all of them: the pages after those kept are read again.
+    monkeypatch.setattr(selection_module, "PAGE", 64)
+    monkeypatch.setattr(selection_module, "_KEPT", kept)
+    now = fill(index, 900, seed=11)
+    for budget, period in ((0, None), (10, 3 * DAY), (300, DAY)):
+        for when in (now, now + 10 * DAY):
+            got = ChangeTracker(index, policy=POLICIES[name]).selection(when, budget, period)
+            assert got == reference(index, POLICIES[name], when, budget, period), (budget, period, when)
+
+
+@pytest.mark.parametrize("kept", [0, 1 << 30])
+def test_hot_states_kept_by_the_first_pass_are_not_read_again(tmp_path, monkeypatch, kept):
+    monkeypatch.setattr(selection_module, "PAGE", 32)
+    monkeypatch.setattr(selection_module, "_KEPT", kept)
+    index = SimhashIndex.open(tmp_path / "idx", durable=False)
+    now = fill(index, 900, seed=3)
+    calls: list[bool] = []
+    due_states = index.due_states
+
+    def counting(after, limit=1000, keys=True):
+        calls.append(keys)
+        return due_states(after, limit, keys)
+
+    monkeypatch.setattr(index, "due_states", counting)
+    rows = ChangeTracker(index, policy=POLICY).selection(now, 20, None)
+    monkeypatch.undo()
+    assert rows == reference(index, POLICY, now, 20, None)
+    pages = -(-len(index.records_due(math.inf, limit=10_000)) // 32)
+    if kept:  # the first pass's reads (and its last, past the end), and none of the second's
+        assert calls.count(False) <= pages + 2
+    else:
+        assert calls.count(False) >= 1.5 * pages
+    index.close()
+
+
+def test_a_store_changed_between_the_passes_is_read_again_from_there(tmp_path, monkeypatch):
+    # A record written between the first pass and the second shifts the pages: the second pass
+    # reads the pages after the first one that changed from the store, none twice.
+    monkeypatch.setattr(selection_module, "PAGE", 32)
+    index = SimhashIndex.open(tmp_path / "idx", durable=False)
+    now = fill(index, 300, seed=5)
+    due_states = index.due_states
+    state = POLICY.observe(None, T0, None)
+    written: list[str] = []
+
+    def writing(after, limit=1000, keys=True):
+        if keys and not written:  # the second pass's first read of keys
+            for i in range(40):
+                next_due, schedule = _schedule_of(state)
+                record = replace(PageRecord.first(i, now=T0), schedule=schedule, next_due=next_due)
+                written.append(f"https://new.example/{i}")
+                index.put_record(written[-1], record.to_bytes(), due=T0 - DAY)  # before every page
+        return due_states(after, limit, keys)
+
+    monkeypatch.setattr(index, "due_states", writing)
+    rows = ChangeTracker(index, policy=POLICY).selection(now, 0, None)
+    monkeypatch.undo()
+    keys = [row.key for row in rows]
+    assert written and len(keys) == len(set(keys))
+    assert set(keys) >= {row.key for row in reference(index, POLICY, now, 0, None)} - set(written)
     index.close()

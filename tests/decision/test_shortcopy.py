@@ -13,6 +13,7 @@ import random
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 from helpers.demo import Pages, demo
 from helpers.stores import StoreKind
@@ -23,6 +24,7 @@ from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.text.templates import line_keys
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
 POOL = [f"{a} {b}" for a in WORDS[:6] for b in WORDS[6:]]
@@ -65,7 +67,8 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
         verdict = tracker.observe(URL.format(i), PageFingerprint.of(fp, fallback="short", content_key=content_key, visible="\n".join(lines)), now=1000.0 + i)
         expected: tuple[str, str | None] = (NEW, None)
         same_key = [j for j, (_, ck, _) in kept.items() if ck == content_key][-shortcopy.MAX_URLS :]
-        for j in same_key:
+        named = [j for j in kept if f"Printed from /p{j}.html" in lines and j not in same_key]
+        for j in same_key + named:  # a line that names a kept page proposes it too
             theirs = {_digits_as_0(line) for line in kept[j][2]}  # numbers count for nothing, as in the hash
             if all(_digits_as_0(line) in theirs or line == f"Printed from /p{j}.html" for line in lines):
                 expected = (NEAR_DUPLICATE, URL.format(j))
@@ -82,7 +85,7 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
     index.close()
 
 
-def test_a_kept_page_that_changed_is_no_candidate_and_the_other_way_round_is_no_drop() -> None:
+def test_a_kept_page_that_changed_is_no_candidate_and_a_page_with_more_lines_is_no_copy() -> None:
     index = SimhashIndex()
     tracker = ChangeTracker(index)
     full = "Menu\nThe concurrent package\nOne module: futures.\nFooter"
@@ -92,8 +95,8 @@ def test_a_kept_page_that_changed_is_no_candidate_and_the_other_way_round_is_no_
     def short(key: str, fp: int, visible: str) -> str:
         return tracker.observe(key, PageFingerprint.of(fp, fallback="short", content_key=7, visible=visible)).verdict
 
-    # the print view first: the full page has lines the print view lacks, so it is kept
-    assert short(b, 0x0F0F_0000_0000_0000, printed) == NEW
+    # a print view of another page first: the full page has lines it lacks, so it is kept
+    assert short(b, 0x0F0F_0000_0000_0000, printed.replace("/concurrent.html", "/elsewhere.html")) == NEW
     assert short(a, 0x00F0_F000_0000_0000, full) == NEW
     index.remove(b)  # b is no candidate any more: its fingerprint left the index
     assert tracker.observe("https://x.test/c", PageFingerprint.of(0x0000_0F0F_0000_0000, fallback="short", visible=printed)).verdict == NEW
@@ -101,6 +104,60 @@ def test_a_kept_page_that_changed_is_no_candidate_and_the_other_way_round_is_no_
     # a refetched with other content (no longer short): its evidence is stale, so no drop
     assert tracker.observe(a, PageFingerprint.of(0x0000_0000_0F0F_0000)).verdict == "changed"
     assert short("https://x.test/e", 0x0000_0000_0000_F0F0, printed) == NEW
+
+
+def test_the_full_page_after_its_print_view_is_its_copy(kind: StoreKind, tmp_path: Path) -> None:
+    """The print view kept first: the full page it names, with the same content-like text and
+    every line of the print view but its pointer, is dropped as its copy (it adds only navigation
+    and a footer); a page that the print view does not name, or that lacks one of its lines, is
+    kept, and a pointer that is no line of the kept page names nothing."""
+    index = SimhashIndex(kind.make(tmp_path / "s"), max_distance=3, max_candidates=0)
+    tracker = ChangeTracker(index)
+    printed = "The concurrent package\nOne module: futures.\nPrinted from /concurrent.html"
+    full = "Menu\nThe concurrent package\nOne module: futures.\nFooter"
+    base = "https://x.test/"
+
+    def short(path: str, fp: int, visible: str) -> tuple[str, str | None]:
+        verdict = tracker.observe(base + path, PageFingerprint.of(fp, fallback="short", content_key=7, visible=visible))
+        return verdict.verdict, verdict.duplicate_of
+
+    assert short("print/concurrent.html", 0x0F0F_0000_0000_0000, printed) == (NEW, None)
+    assert short("other.html", 0x00F0_0000_0000_0000, full) == (NEW, None)  # not the page it names
+    index.remove(base + "other.html")
+    assert short("concurrent.html?a=1", 0x0000_F000_0000_0000, "Menu\nThe concurrent package") == (NEW, None)
+    index.remove(base + "concurrent.html?a=1")
+    assert short("concurrent.html", 0x0000_0F00_0000_0000, full) == (NEAR_DUPLICATE, base + "print/concurrent.html")
+    index.close()
+    # a pointer that is no line of the kept page (any more) names nothing
+    lines, pointer = full.split("\n"), printed.rsplit("\n", 1)[1]
+    keys = np.array(sorted(line_keys(printed.split("\n"))), dtype="<u8")
+    assert shortcopy.is_print_of(lines, base + "concurrent.html", keys, [pointer])
+    assert not shortcopy.is_print_of(lines, base + "concurrent.html", keys[keys != line_keys([pointer])[0]], [pointer])
+
+
+def test_a_print_view_with_another_content_key_is_found_by_the_page_it_names() -> None:
+    """A print view without its page's header line ("Part I. Tutorial": another content key) is
+    proposed by the page its pointer names, and dropped when its lines are that page's; one with
+    a line of its own is kept."""
+    index = SimhashIndex()
+    tracker = ChangeTracker(index)
+    full = "Part I. Tutorial\nChapter 2. The SQL Language\nTable of Contents\n2.1. Introduction"
+    printed = "Chapter 2. The SQL Language\nTable of Contents\n2.1. Introduction\nPrinted from /tutorial-sql.html"
+
+    def short(path: str, fp: int, content_key: int, visible: str) -> tuple[str, str | None]:
+        page = PageFingerprint.of(fp, fallback="short", content_key=content_key, visible=visible)
+        verdict = tracker.observe("https://pg.test/" + path, page)
+        return verdict.verdict, verdict.duplicate_of
+
+    assert short("tutorial-sql.html", 0x0F0F_0000_0000_0000, 7, full) == (NEW, None)
+    assert short("print/a.html", 0x00F0_0000_0000_0000, 9, printed + "\n2.2. Concepts") == (NEW, None)
+    assert short("print/tutorial-sql.html", 0x0000_F000_0000_0000, 8, printed) == (
+        NEAR_DUPLICATE,
+        "https://pg.test/tutorial-sql.html",
+    )
+    assert shortcopy.named_urls(["Printed from /a/b.html.", "See /c.html for the rest of the chapter"], "https://h.test/x/y") == [
+        "https://h.test/a/b.html"
+    ]
 
 
 def test_names_page() -> None:

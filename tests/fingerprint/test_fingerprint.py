@@ -131,17 +131,18 @@ def test_pinned_identifiers(bits, native):
     assert got == PINNED_IDENTIFIERS[bits], hex(got)
 
 
-@pytest.mark.parametrize("stored", ["2", "3", "4", "5"])
+@pytest.mark.parametrize("stored", ["2", "3", "4", "5", "6"])
 def test_index_of_an_earlier_fingerprint_version_is_refused_with_the_fix(tmp_path, stored):
-    """An LMDB index made by fingerprint version 2, 3, 4 or 5 (before a page's own heading, declaration
-    and description, then its member signatures, then its members' C function names, joined its text) is reported (version and fix named), never rebuilt or
+    """An LMDB index made by fingerprint version 2 to 6 (before a page's own heading, declaration
+    and description, then its member signatures, then its members' C function names, joined its text,
+    then before a class naming a place inside the content column was content) is reported (version and fix named), never rebuilt or
     deleted; the current version opens it only after a reset."""
     import hashlib
 
     from scrapy_simhash import SettingsMismatchError, SimhashIndex
 
     current = Fingerprinter().settings
-    assert current["version"] == "6"
+    assert current["version"] == "7"
     old = {**current, "version": stored}
     path = tmp_path / "pages"
     with SimhashIndex.open(path, fingerprint_settings=old) as idx:
@@ -155,8 +156,8 @@ def test_index_of_an_earlier_fingerprint_version_is_refused_with_the_fix(tmp_pat
         SimhashIndex.open(path, fingerprint_settings=current)
     msg = str(err.value)
     assert err.value.setting == "fingerprint_settings['version']"
-    assert (err.value.stored, err.value.requested) == (stored, "6")
-    assert f"fingerprint version '{stored}'" in msg and "fingerprint version '6'" in msg and str(path) in msg
+    assert (err.value.stored, err.value.requested) == (stored, "7")
+    assert f"fingerprint version '{stored}'" in msg and "fingerprint version '7'" in msg and str(path) in msg
     assert "SIMHASH_DIR" in msg and "reset" in msg
     assert checksums() == before
     with SimhashIndex.open(path, fingerprint_settings=old, readonly=True) as idx:

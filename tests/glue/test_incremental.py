@@ -730,7 +730,7 @@ def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
     assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
-    assert "no known URL was due in this crawl: the index held no known URL (every URL was new)" in caplog.text
+    assert "no known URL was due in this crawl: the index held no known URL when the crawl started (every URL was new to it)" in caplog.text
     _history(mw.tracker, clock)
     _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []

@@ -4,7 +4,7 @@
 JSON), ``page_log`` (one JSON line per response), ``log_path`` (Scrapy's log) and ``must_fetch`` (a
 regular expression: the URLs the spider's ``simhash_must_fetch`` marks). The spider follows every
 link; a link's ``data-dont-filter="1"`` makes its request ``dont_filter``, its ``data-meta`` (JSON)
-is the request's meta.
+is the request's meta (over ``request_meta``, the meta of every request).
 """
 
 from __future__ import annotations
@@ -28,8 +28,16 @@ class RulesSpider(scrapy.Spider):
 
     name = "rules"
 
-    def __init__(self, start_url: str = "", page_log: str = "", must_fetch: str | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        start_url: str = "",
+        page_log: str = "",
+        must_fetch: str | None = None,
+        request_meta: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
+        self.request_meta = request_meta or {}
         self.start_url = start_url
         self.must_fetch = re.compile(must_fetch) if must_fetch else None
         self._log_file = open(page_log, "a", encoding="utf-8", buffering=1)  # noqa: SIM115
@@ -59,7 +67,7 @@ class RulesSpider(scrapy.Spider):
                 link.attrib["href"],
                 callback=self.parse,
                 dont_filter=link.attrib.get("data-dont-filter") == "1",
-                meta=json.loads(link.attrib.get("data-meta", "{}")),
+                meta={**self.request_meta, **json.loads(link.attrib.get("data-meta", "{}"))},
             )
 
     def closed(self, reason: str) -> None:
@@ -80,7 +88,11 @@ def _crawl(config: dict[str, Any]) -> None:
     process = CrawlerProcess(settings)
     crawler = process.create_crawler(RulesSpider)
     process.crawl(
-        crawler, start_url=config["start_url"], page_log=config["page_log"], must_fetch=config.get("must_fetch")
+        crawler,
+        start_url=config["start_url"],
+        page_log=config["page_log"],
+        must_fetch=config.get("must_fetch"),
+        request_meta=config.get("request_meta"),
     )
     process.start()
     stats = {k: (v if isinstance(v, (int, float, str)) else str(v)) for k, v in crawler.stats.get_stats().items()}

@@ -86,7 +86,8 @@ def test_the_stub_names_what_the_module_has() -> None:
         cls = getattr(native, name)
         assert isinstance(cls, type), name
         methods = {f.name: f for f in node.body if isinstance(f, ast.FunctionDef)}
-        assert _public(methods) == _public(vars(cls)), name
+        constants = {a.target.id for a in node.body if isinstance(a, ast.AnnAssign) and isinstance(a.target, ast.Name)}
+        assert _public(methods) | constants == _public(vars(cls)), name
         for method, fn in methods.items():
             actual = _module_parameters(cls if method == "__new__" else getattr(cls, method))
             assert actual is not None, f"{name}.{method}: PyO3 gives no __text_signature__"

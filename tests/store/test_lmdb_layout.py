@@ -1,29 +1,37 @@
-"""The LMDB store's records layout: a due-time index kept as a lower bound; an index written by an
+"""The LMDB store's records layout: entries by id (keys of one digest told apart, pages filled in
+order, change sketches kept apart); a due-time index kept as a lower bound; an index written by an
 earlier version (another schema version, another record format) is refused with the way to rebuild
 it, and left as it is."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
+import random
 from pathlib import Path
 
 import lmdb
 import pytest
 
+from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.store import lmdbstore
 from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
-from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.lmdbstore import LmdbStore, _key_of
 
 LONG = "https://example.com/" + "x" * 600  # filed under a digest (LMDB's 511-byte key limit)
 RECORDS = {"https://a.example/": (b"ra", 30.0), "https://b.example/": (b"rb", None), LONG: (b"rl", 20.5)}
 
 
 def _entries(index: SimhashIndex) -> list[tuple[float, bytes]]:
-    """The raw due-index entries of an open index: (due, key id)."""
+    """The raw due-index entries of an open index: (due, the key of the entry's id)."""
     store = index.store
     assert isinstance(store, LmdbStore)
     with store._env.begin() as txn:  # type: ignore[union-attr]
-        return [(int.from_bytes(k[:8], "big") / 1000, bytes(k[8:])) for k, _ in txn.cursor(store._due_index)]
+        return [
+            (int.from_bytes(k[:8], "big") / 1000, _key_of(txn.get(k[8:12], db=store._records), 8))
+            for k, _ in txn.cursor(store._due_index)
+        ]
 
 
 def test_a_due_time_moved_later_keeps_its_entry_until_records_due_moves_it(tmp_path: Path) -> None:
@@ -126,3 +134,69 @@ def test_evidence_over_a_page_is_read_back_whole_and_fills_its_pages(tmp_path: P
             index.put_record(f"https://b.example/{i:03d}", b"r", evidence=bytes([i]) * 5000)
         assert _evidence_pages(store) < 40 * 2 * 0.8
         assert all(index.get_evidence(f"https://b.example/{i:03d}") == bytes([i]) * 5000 for i in range(40))
+
+
+def test_keys_of_one_digest_are_told_apart_by_their_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every key filed under one of two digests: each key still has its own fingerprint, record,
+    # evidence and due time; a scan lists each once, in (digest, key) order, from any key.
+    monkeypatch.setattr(lmdbstore, "_digest", lambda key: bytes(8) if len(key) % 2 else b"\x01" * 8)
+    keys = [f"https://c.example/{'x' * i}" for i in range(12)]
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        for i, key in enumerate(keys):
+            index.add(key, 1000 + i)
+            index.put_record(key, f"r{i}".encode(), due=50.0 + i, evidence=f"e{i}".encode())
+        index.delete_record(keys[3])
+        index.remove(keys[4])
+        for i, key in enumerate(keys):
+            assert index.get(key) == (None if i == 4 else 1000 + i)
+            assert index.get_record(key) == (None if i == 3 else f"r{i}".encode())
+            assert index.get_evidence(key) == (None if i == 3 else f"e{i}".encode())
+        want = sorted(k.encode() for k in keys if len(k) % 2) + sorted(k.encode() for k in keys if len(k) % 2 == 0)
+        store = index.store
+        assert [k for k, _ in store.scan_records(None, 100)] == [k for k in want if k != keys[3].encode()]
+        assert [k for k, _ in store.scan(None, 100)] == [k for k in want if k != keys[4].encode()]
+        for i in range(len(want)):
+            after = want[i]
+            assert [k for k, _ in store.scan_records(after, 100)] == [k for k in want[i + 1 :] if k != keys[3].encode()]
+        assert [k for k, _ in index.records_due(1e9)] == [k for i, k in enumerate(keys) if i != 3]
+        assert len(index) == len(keys) - 1
+
+
+def test_new_keys_fill_the_pages_of_their_entries(tmp_path: Path) -> None:
+    # Keys arriving in no order: their entries take ids in order, so their pages fill.
+    rng = random.Random(5)
+    keys = [f"https://{rng.getrandbits(64):x}.example/{rng.getrandbits(32)}" for _ in range(6000)]
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        for start in range(0, len(keys), 100):
+            index.put_records([(key, b"r" * 60, 100.0) for key in keys[start : start + 100]])
+        store = index.store
+        assert isinstance(store, LmdbStore)
+        with store._env.begin() as txn:  # type: ignore[union-attr]
+            st = txn.stat(store._records)
+            stored = sum(len(k) + len(v) + 10 for k, v in txn.cursor(store._records))
+        assert stored / (st["leaf_pages"] * st["psize"]) > 0.85
+        assert index.get_record(keys[1234]) == b"r" * 60
+
+
+def test_a_records_change_sketch_is_kept_apart_and_read_back_with_it(tmp_path: Path) -> None:
+    record = PageRecord.first(7, now=1e9)
+    with_sketch = dataclasses.replace(record, sketch=bytes(range(64))).to_bytes()
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        store = index.store
+        assert isinstance(store, LmdbStore)
+
+        def sketches() -> int:
+            with store._env.begin() as txn:  # type: ignore[union-attr]
+                return int(txn.stat(store._sketches)["entries"])
+
+        index.put_record("https://a.example/", with_sketch, due=5.0)
+        assert index.get_record("https://a.example/") == with_sketch and sketches() == 1
+        assert dict(index.iter_records()) == {"https://a.example/": with_sketch}
+        with store._env.begin() as txn:  # type: ignore[union-attr]
+            (entry,) = [v for _, v in txn.cursor(store._records)]
+        assert bytes(range(64)) not in entry
+        index.put_record("https://a.example/", record.to_bytes(), due=5.0)
+        assert index.get_record("https://a.example/") == record.to_bytes() and sketches() == 0
+        index.put_record("https://a.example/", with_sketch, due=5.0)
+        index.delete_record("https://a.example/")
+        assert index.get_record("https://a.example/") is None and sketches() == 0

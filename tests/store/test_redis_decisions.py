@@ -38,14 +38,20 @@ def _article(rng: random.Random) -> str:
 ARTICLE, OTHER = _article(random.Random(1)), _article(random.Random(2))
 
 
-class CountingRedis(redis.Redis):  # type: ignore[type-arg]
-    """A client that counts the commands it sends: each is one round trip."""
+class CountingConnection(redis.Connection):
+    """A connection that counts the commands it sends (each one round trip), whichever way the
+    client packs them."""
 
     sent = 0
 
-    def execute_command(self, *args: Any, **options: Any) -> Any:
-        type(self).sent += 1
-        return super().execute_command(*args, **options)
+    def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+        CountingConnection.sent += 1
+        super().send_packed_command(command, check_health)
+
+
+def counting_client(url: str) -> Any:
+    """A client whose connections count the commands they send."""
+    return redis.Redis.from_url(url, connection_class=CountingConnection)
 
 
 class Interleaved(RedisStore):
@@ -74,16 +80,16 @@ def _rounds(index: SimhashIndex, server: Any, decide: Any) -> tuple[int, int, An
     """The round trips of ``decide()``: counted by the client and by the server."""
     client = redis.Redis.from_url(server.url)
     before_server = _server_calls(client)
-    before = CountingRedis.sent
+    before = CountingConnection.sent
     out = decide()
-    sent = CountingRedis.sent - before
+    sent = CountingConnection.sent - before
     served = _server_calls(client) - before_server
     client.close()
     return sent, served, out
 
 
 def test_a_decision_costs_two_round_trips_with_or_without_a_candidate(redis_server: Any, tmp_path: Path) -> None:
-    store = RedisStore(redis_server.url, str(tmp_path), client=CountingRedis.from_url(redis_server.url))
+    store = RedisStore(redis_server.url, str(tmp_path), client=counting_client(redis_server.url))
     index = SimhashIndex(store)
     tracker = ChangeTracker(index)
     tracker.observe("https://warm.example/", FP.fingerprint_page(OTHER), now=1.0)  # the scripts loaded
@@ -221,3 +227,32 @@ def test_a_decision_whose_reads_keep_changing_is_a_busy_error_with_nothing_writt
     assert mine.get("https://a.example/1") == 2 << 20 and mine.stats["conflicts"] == 3
     mine.close()
     other.index.close()
+
+
+def test_a_snapshot_reads_the_wide_tier_s_buckets_only_for_a_page_without_a_match(
+    redis_server: Any, tmp_path: Path
+) -> None:
+    index = SimhashIndex(RedisStore(redis_server.url, str(tmp_path)))
+    store, tables = index.store, index.tables
+    base = 0x0123456789ABCDEF
+    index.add("https://a.example/", base)
+    index.add("https://w.example/", base ^ (0b111111 << 8))  # 7 bits from the first page looked up
+    client = redis.Redis.from_url(redis_server.url)
+
+    def snap(key: str, fp: int) -> tuple[int, Any]:  # the bucket reads (HMGET) of one snapshot
+        before = int(client.info("commandstats").get("cmdstat_hmget", {}).get("calls", 0))
+        out = store.snapshot(key.encode(), fp.to_bytes(8, "big"), 3, 0, 12)
+        return int(client.info("commandstats")["cmdstat_hmget"]["calls"]) - before, out
+
+    # Another key within k: its buckets alone, no wide candidates (the page 7 bits away is none).
+    n, out = snap("https://b.example/", base ^ 0b1)
+    assert n == tables and [h.key for h in out.probe.hits] == [b"https://a.example/"] and out.probe.wide == ()
+    # Nothing within k: the buckets one bit away too; the wide tier finds the pages 6 and 12 bits away.
+    n, out = snap("https://c.example/", base ^ 0b111111)
+    assert n == 2 * tables and out.probe.hits == []
+    assert [(h.key, h.distance) for h in out.probe.wide] == [(b"https://a.example/", 6), (b"https://w.example/", 12)]
+    # The decided key's own fingerprint is no match: the wide tier is read.
+    n, out = snap("https://a.example/", base)
+    assert n == 2 * tables and [h.key for h in out.probe.hits] == [b"https://a.example/"]
+    client.close()
+    index.close()

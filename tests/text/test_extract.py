@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+import lxml.html
 import pytest
 from helpers.pages import EN_PARAS
 from hypothesis import given, settings
@@ -789,6 +790,42 @@ def test_a_sidebar_of_links_beside_the_body_is_never_the_content():
     fermata = "<p>ES: calderón, I: corona, F: point d'orgue, D: Fermate.</p><p>A sign to hold a note.</p>"
     other = extract(_glossary_page("1.57 fermata", fermata))
     assert not set(other.text.split("\n")) & set(doc.text.split("\n"))
+
+
+def test_a_print_views_pointer_line_after_the_sidebar_leaves_the_sidebar_out():
+    """A print view of a glossary entry (no navigation table or footer, the sidebar kept) with its
+    "Printed from /path" line after the sidebar: that line is no part of the body's column, so the
+    sidebar stays navigation and the print view's text is its page's (with the line, the column
+    was <body> and the text the whole sidebar: method "list", no copy found)."""
+    body = "<p>ES: línea adicional, I: tagli addizionali, F: ligne supplémentaire, D: Hilfslinie.</p>"
+    body += "<p>A ledger line is an extension of the staff.</p>"
+    page = _glossary_page("1.173 ledger line", body)
+    root = lxml.html.fromstring(page)
+    for el in root.xpath("//table[@class='nav_table'] | //div[@id='footer']"):
+        el.drop_tree()
+    root.find("body").append(lxml.html.fromstring("<p>Printed from /music-glossary/ledger-line.html</p>"))
+    printed = lxml.html.tostring(root, encoding="unicode")
+    for native in (True, False):
+        view, full = extract(printed, native=native), extract(page, native=native)
+        assert view.method == full.method == "main" and view.text == full.text
+        assert not set(view.text.split("\n")) & {f"1.{i} {name}" for i, name in enumerate(GLOSSARY)}
+
+
+def test_a_section_at_the_bottom_of_the_content_column_is_content():
+    """A class that names a place inside the content column ("column-center-bottom": LilyPond's
+    "Old News" under its news items) is no chrome, on both walks: its sentence is the page's own
+    text (it was left out as chrome, so a translation that lacked it looked like a copy); the
+    word still makes a page's bottom bar chrome ("page-bottom")."""
+    items = "".join(f"<div class='news-item'><h3>Release 2.24.{i}</h3>{EN_PARAS[i]}</div>" for i in range(3))
+    older = "Older news can be found in the Attic, along with older announcements and changelogs."
+    page = f"""<html><head><title>News</title></head><body><div id="main"><div class="column-center-top">
+<h2>News</h2>{items}</div><div class="column-center-bottom"><h3>Old News</h3><p>{older}</p></div>
+<div class="page-bottom"><p>This page is for LilyPond-2.24.1 (stable-branch), built on a tuesday.</p></div>
+</div></body></html>"""
+    for native in (True, False):
+        doc = extract(page, native=native)
+        assert older in doc.text.split("\n") + doc.rest.split("\n")
+        assert "stable-branch" not in doc.text + doc.rest
 
 
 def test_a_table_of_short_cells_beside_a_sidebar_is_the_content():

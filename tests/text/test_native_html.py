@@ -216,6 +216,7 @@ def test_class_words_match_as_the_regular_expressions() -> None:
 
     walker = nat.html_walker()
     words = [*blocks._NEGATIVE_WORDS, *blocks._NEGATIVE_TOKENS, *blocks._META_CLASS_WORDS, *blocks._META_CLASS_TOKENS]
+    words += [*blocks._NEGATIVE_NOT_AFTER, "center", "main", "content"]  # and the pieces of those
     pieces = [*words, *"abdeinstvx-_ 07\t\n", "\u00a0", "\u2003", "\x1c", "\u0663", "\u00e9", "\u4e2d"]
     pieces += ["NAV", "Comment", "Meta", "\u212a", "\u0130", "\u03a3", "HİDE"]  # case: Kelvin sign, dotted I, sigma
 

@@ -100,6 +100,15 @@ def test_rewrite_applies_path_rules_before_query_rules_and_names_those_that_appl
     assert rewrite("http://h/a", rules) is None
 
 
+def test_with_both_slash_rules_every_url_of_a_page_has_one_form() -> None:
+    rules = [Rule("slash", "add"), Rule("slash", "strip"), Rule("index", "index.html"), Rule("prefix", "print")]
+    forms = {
+        (rewrite(url, rules) or ([], url))[1]
+        for url in ("http://h/a/b", "http://h/a/b/", "http://h/a/b/index.html", "http://h/print/a/b")
+    }
+    assert forms == {"http://h/a/b"}
+
+
 def test_bad_rule_ids_are_refused_naming_the_form() -> None:
     with pytest.raises(ValueError, match="KIND:NAME"):
         Rule.parse("utm_source")
@@ -201,11 +210,24 @@ def _reference(
             if rid not in vetoed and support >= min_support and wilson_lower(support, support + misses) >= confidence
         ]
 
-    for url, verdict, duplicate_of, known in history:
+    for i, (url, verdict, duplicate_of, known) in enumerate(history):
         tests = [((rule.id,), target) for rule, target in hypotheses(url)]
         composite = rewrite(url, active())
         if composite is not None and len(composite[0]) > 1:
             tests.append((tuple(r.id for r in composite[0]), composite[1]))
+        # the other order: an earlier fetch that a rule rewrote into this URL, not fetched then
+        tests += [
+            ((rule.id,), earlier)
+            for earlier, _, _, known_then in history[:i]
+            for rule, target in hypotheses(earlier)
+            if target == url and target not in known_then
+        ]
+        if verdict == "near_duplicate" and duplicate_of:  # both rewrite into one URL, by an applied rule
+            forms = {rule.apply(duplicate_of) for rule in active()} | {
+                (rewrite(duplicate_of, active()) or ([], None))[1]
+            }
+            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(url) if target in forms]
+        tests = list(dict.fromkeys(tests))
         new_vetoes = set()
         for ids, target in tests:
             kept = known.get(target)
@@ -278,6 +300,33 @@ def test_a_skip_plan_needs_an_active_rule_and_a_fetched_target() -> None:
     assert book.plan(f"{HOST}/p3?id=2") is None  # no rule for id
 
 
+def test_copies_fetched_before_their_originals_are_evidence_and_are_joined_in_either_order() -> None:
+    site, store = Site(), DictStore()
+    book = RuleBook(store, site.known, min_support=6, confidence=0.5)
+    for i in range(6):  # each copy first: kept as new; its original then dropped as its duplicate
+        for url in (f"{HOST}/p{i}?utm_source=a", f"{HOST}/p{i}"):
+            book.observe(url, *site.fetch(url))
+    assert book.counts("shop.test")["param:utm_source"][0] == 6
+    assert "param:utm_source" in {r.id for r in book.active("shop.test")}
+    book.observe(f"{HOST}/p7?utm_source=a", *site.fetch(f"{HOST}/p7?utm_source=a"))
+    # the original of a copy fetched before: a rule rewrites the fetched copy into it
+    assert book.plan(f"{HOST}/p7") == (("param:utm_source",), f"{HOST}/p7?utm_source=a", f"{HOST}/p7?utm_source=a")
+    # another copy of it: both rewrite into the original, never fetched
+    plan = book.plan(f"{HOST}/p7?utm_source=b")
+    assert plan is not None and plan.target == f"{HOST}/p7?utm_source=a"
+    assert book.plan(f"{HOST}/p8") is None  # no copy of it fetched
+
+
+def test_a_page_kept_as_new_vetoes_the_rule_that_rewrites_a_page_fetched_before_into_it() -> None:
+    site, store = Site(), DictStore()
+    book = RuleBook(store, site.known, min_support=2, confidence=0.1)
+    for i in range(3):  # ?page=2 first (its own page), then the original: another page
+        for url in (f"{HOST}/p{i}?page=2", f"{HOST}/p{i}"):
+            events = book.observe(url, *site.fetch(url))
+    assert "param:page" in book.vetoed("shop.test")
+    assert events == [] and book.plan(f"{HOST}/p0?page=3") is None
+
+
 def test_one_copy_that_adds_vetoes_a_rule_at_once_in_every_process() -> None:
     site, store = Site(), DictStore()
     first = RuleBook(store, site.known, min_support=6, confidence=0.5)
@@ -317,11 +366,11 @@ def test_rules_live_in_the_index_aux_blobs_and_a_reset_deletes_them(tmp_path) ->
             for url in (f"{HOST}/p{i}/", f"{HOST}/p{i}"):
                 book.observe(url, *site.fetch(url))
         book.flush()
-        assert [r.id for r in book.active("shop.test")] == ["slash:add"]
+        assert [r.id for r in book.active("shop.test")] == ["slash:add", "slash:strip"]
     with SimhashIndex.open(path) as index:
         assert [
             r.id for r in RuleBook(IndexRuleStore(index), site.known, min_support=6, confidence=0.5).active("shop.test")
-        ] == ["slash:add"]
+        ] == ["slash:add", "slash:strip"]
     assert SimhashIndex.destroy(path)
     with SimhashIndex.open(path) as index:
         assert RuleBook(IndexRuleStore(index), site.known, min_support=6, confidence=0.5).active("shop.test") == []

@@ -3,7 +3,7 @@ tree that lxml (libxml2's HTML parser with recovery) gives it? What it showed: n
 trees changed 3% of the Chinese pages' fingerprints and about 10% of their visible text, so the
 native walk keeps lxml's parse (kept here as the record of that result, not run by ./dev bench).
 
-Run: ``.venv/bin/pip install html5lib markupever && .venv/bin/python benchmarks/results/html5_experiment.py``
+Run: ``.venv/bin/pip install html5lib markupever && .venv/bin/python benchmarks/speed/html5_experiment.py``
 (about 2 minutes; html5lib and markupever are for this experiment only).
 
 1. Same outputs: every page of shared/data (zh-web-cee originals, scrapinghub-aeb) and a sample
