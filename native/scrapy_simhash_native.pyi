@@ -90,6 +90,9 @@ class HtmlWalker:
         """The keys of the rules mapping the constructor reads (``text.rules.native_rules``)."""
     def class_words(self, text: str) -> tuple[bool, bool]:
         """Whether a class/id string matches ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``."""
+    def main_blocks(self, blocks: list[Any], parent: list[int], end: list[int], relaxed: bool) -> list[Any] | None:
+        """``region._main_blocks``: the content region's blocks among ``blocks`` (``_Block``
+        objects); ``None`` when one is not classified yet."""
     def comment_runs(self, root: Any) -> bool:
         """Whether a comment below ``root`` may split a text run as ``extract._comment_splits``
         asks: when false, it does not."""

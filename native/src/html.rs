@@ -19,6 +19,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -1081,11 +1082,17 @@ pub struct HtmlWalker {
     meta_keywords: Vec<String>,
     meta_han_keywords: Vec<String>,
     ellipses: Vec<String>,
+    /// `ellipses` as a tuple, for `str.endswith`.
+    ellipses_tuple: Py<PyTuple>,
     boilerplate_any: Py<PyAny>,
     boilerplate_start: Py<PyAny>,
     meta_text: Py<PyAny>,
     /// `text.rules`' thresholds of a block's class.
     limits: Limits,
+    /// `text.rules`' content region: `DECAY`, `EXTEND_RATIO`, `EXTEND_LEVELS` (`main_blocks`).
+    decay: Vec<f64>,
+    extend_ratio: f64,
+    extend_levels: usize,
 }
 
 /// The thresholds of `region._classify_base` (`text.rules`: `LINK_DENSITY` ... `GOOD_SENTENCE_WEIGHT`).
@@ -1105,7 +1112,7 @@ struct Limits {
 }
 
 /// The names of the rules `HtmlWalker::new` reads (`HtmlWalker.rule_names`).
-const RULES: [&str; 28] = [
+const RULES: [&str; 31] = [
     "block",
     "invisible",
     "chrome_tags",
@@ -1134,6 +1141,9 @@ const RULES: [&str; 28] = [
     "good_weight",
     "good_punct_weight",
     "good_sentence_weight",
+    "decay",
+    "extend_ratio",
+    "extend_levels",
 ];
 
 /// The rule `name` of the rules mapping (`text.rules.native_rules`), or a `ValueError` naming it.
@@ -1389,6 +1399,7 @@ impl HtmlWalker {
             style_memo: Mutex::new(Memo::new()),
             punct: CharTable::new(punct.chars()),
             sentence_end: CharTable::new(sentence_end.chars()),
+            ellipses_tuple: PyTuple::new(rules.py(), rule::<Vec<String>>(rules, "ellipses")?)?.unbind(),
             ellipses: rule(rules, "ellipses")?,
             digit: CharSet::from_ranges(&digit_ranges)?,
             meta_keywords: rule(rules, "meta_keywords")?,
@@ -1410,6 +1421,9 @@ impl HtmlWalker {
                 good_punct_weight: rule(rules, "good_punct_weight")?,
                 good_sentence_weight: rule(rules, "good_sentence_weight")?,
             },
+            decay: rule(rules, "decay")?,
+            extend_ratio: rule(rules, "extend_ratio")?,
+            extend_levels: rule(rules, "extend_levels")?,
         })
     }
 
@@ -1518,6 +1532,141 @@ impl HtmlWalker {
             &mut String::new(),
         );
         (answers & NEGATIVE_CLASS != 0, answers & META_CLASS != 0)
+    }
+
+    /// ``region._main_blocks(walker, blocks, relaxed)``: the content region's blocks among
+    /// ``blocks`` (``_Block`` objects, a subsequence of the walker's), ``parent`` and ``end`` the
+    /// walker's element numbering; the same list of the same objects. ``None`` when a block is not
+    /// classified yet (``base`` -2: full-width letters or digits), which the Python side does.
+    #[pyo3(signature = (blocks, parent, end, relaxed))]
+    fn main_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        blocks: &Bound<'py, PyList>,
+        parent: &Bound<'py, PyList>,
+        end: &Bound<'py, PyList>,
+        relaxed: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let found = PyList::empty(py);
+        if blocks.is_empty() {
+            return Ok(Some(found));
+        }
+        let n = parent.len();
+        let ellipses = self.ellipses_tuple.bind(py);
+        let parent_of = |i: usize| -> PyResult<usize> { parent.get_item(i)?.extract() };
+        // each block's owner, weight, links, base and teaser; teasers: 2+ blocks cut with "..."
+        let mut read = Vec::with_capacity(blocks.len());
+        let mut cut = 0usize;
+        for block in blocks.iter() {
+            let base: i8 = block.getattr(intern!(py, "base"))?.extract()?;
+            if base == UNCLASSIFIED {
+                return Ok(None);
+            }
+            if cut < 2 {
+                // (str.endswith in place: no UTF-8 copy of the text)
+                let norm = block.getattr(intern!(py, "norm"))?;
+                cut += norm.call_method1(intern!(py, "endswith"), (ellipses,))?.is_truthy()? as usize;
+            }
+            let owner: usize = block.getattr(intern!(py, "owner"))?.extract()?;
+            if owner >= n {
+                return Err(PyValueError::new_err(format!(
+                    "block owner {owner} past the {n} elements"
+                )));
+            }
+            let weight: i64 = block.getattr(intern!(py, "weight"))?.extract()?;
+            read.push((owner, weight, base, block));
+        }
+        let teasers = cut >= 2;
+        let mut kinds = Vec::with_capacity(read.len());
+        let mut good = vec![0i64; n];
+        let mut score = vec![0f64; n];
+        let mut holders = Vec::new();
+        for (owner, weight, base, block) in &read {
+            // region._kind
+            let kind = if *base <= LINKS {
+                *base
+            } else if teasers && block.getattr(intern!(py, "teaser"))?.is_truthy()? {
+                SHORT
+            } else if relaxed {
+                GOOD
+            } else {
+                *base
+            };
+            kinds.push(kind);
+            let value: f64 = if kind == GOOD {
+                let links: i64 = block.getattr(intern!(py, "links"))?.extract()?;
+                good[*owner] += weight - links;
+                holders.push(*owner);
+                (weight - links) as f64
+            } else if kind == LINKS {
+                -(*weight as f64)
+            } else {
+                -(*weight as f64) / 4.0
+            };
+            let mut i = *owner;
+            for decay in &self.decay {
+                score[i] += value * decay;
+                if i == 0 {
+                    break;
+                }
+                i = parent_of(i)?;
+            }
+        }
+        // the good blocks' owners and their ancestors, children after their parent
+        let mut above = vec![false; n];
+        let mut order = Vec::new();
+        for &h in &holders {
+            let mut i = h;
+            while !above[i] {
+                above[i] = true;
+                order.push(i);
+                if i == 0 {
+                    break;
+                }
+                i = parent_of(i)?;
+            }
+        }
+        order.sort_unstable();
+        for &i in order.iter().rev() {
+            if i != 0 {
+                let up = parent_of(i)?;
+                good[up] += good[i];
+            }
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for &i in &order {
+            if good[i] != 0 && best.is_none_or(|(_, s)| score[i] > s) {
+                best = Some((i, score[i]));
+            }
+        }
+        let Some((mut best, _)) = best else {
+            return Ok(Some(found));
+        };
+        while best != 0 {
+            let mut up = parent_of(best)?;
+            let mut levels = 1;
+            while up != 0 && good[up] == good[best] {
+                up = parent_of(up)?;
+                levels += 1;
+            }
+            if levels <= self.extend_levels && good[up] as f64 >= self.extend_ratio * good[best] as f64 {
+                best = up;
+            } else {
+                break;
+            }
+        }
+        let (lo, hi): (usize, usize) = (best, end.get_item(best)?.extract()?);
+        let inside: Vec<usize> = (0..read.len()).filter(|&j| lo <= read[j].0 && read[j].0 < hi).collect();
+        let Some(first) = inside.iter().position(|&j| kinds[j] == GOOD) else {
+            return Ok(Some(found));
+        };
+        let last = inside.iter().rposition(|&j| kinds[j] == GOOD).unwrap_or(first);
+        for &j in &inside[first..=last] {
+            if kinds[j] > LINKS {
+                found.append(&read[j].3)?;
+            }
+        }
+        Ok(Some(found))
     }
 
     /// Whether a comment or processing instruction below ``root`` may split a text run as

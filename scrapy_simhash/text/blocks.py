@@ -10,6 +10,7 @@ import re
 import time
 import unicodedata
 from operator import attrgetter
+from typing import Any
 
 from lxml import etree
 
@@ -241,6 +242,7 @@ class _Walker:
         self.deadline = deadline
         self.next_check = _BUDGET_STEP
         self.landmark = -1  # the first <main> / role="main" element, if any
+        self.core: Any = None  # the native HtmlWalker that walked the page (text.native.walk_native)
 
     def flush(self) -> None:
         if not self.pieces:

@@ -150,6 +150,7 @@ def walk_native(walker: _Walker, root: Any) -> bool:
     if result[0] != "ok":
         raise _Budget(result[0])
     blocks, walker.parent, walker.end, walker.landmark, walker.next_check = result[1:]
+    walker.core = html_walker(type(root))
     new = _Block.__new__
     for text, links, owner, meta, flags, weight, base, teaser in blocks:
         if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here

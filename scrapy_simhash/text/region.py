@@ -33,6 +33,7 @@ _GOOD_WEIGHT, _GOOD_PUNCT_WEIGHT, _GOOD_SENTENCE_WEIGHT = (
     rules.GOOD_PUNCT_WEIGHT,
     rules.GOOD_SENTENCE_WEIGHT,
 )
+_DECAY, _EXTEND_RATIO, _EXTEND_LEVELS = rules.DECAY, rules.EXTEND_RATIO, rules.EXTEND_LEVELS
 
 
 def _boilerplate_any(text: str) -> bool:
@@ -44,14 +45,6 @@ def _boilerplate_any(text: str) -> bool:
     if "©" in text or "版权所有" in text or "all rights reserved" in low or "cookie" in low:
         return _BOILERPLATE_ANY_RE.search(text) is not None
     return False
-
-
-#: The content region grows to an ancestor at most this many levels up (wrappers with no more
-#: good text do not count) that holds at least this many times its good text.
-_EXTEND_RATIO = 1.5
-
-
-_EXTEND_LEVELS = 3
 
 
 #: A line lighter than ``rules.META_MAX_WEIGHT`` is metadata if at most this share of its words is
@@ -172,10 +165,6 @@ def _is_meta_text(text: str) -> bool:
     )
 
 
-#: Share of a block's score credited to its element, parent, grandparent, ... (readability).
-_DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
-
-
 def _classify_base(block: _Block) -> int:
     """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META, before
     the page-level teaser and relaxed rules (see :func:`_kind`); sets ``block.teaser``."""
@@ -224,7 +213,18 @@ def _kind(block: _Block, teasers: bool, relaxed: bool = False) -> int:
 
 
 def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
-    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``)."""
+    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``): by the
+    native core where it walked the page (``HtmlWalker.main_blocks``, the same blocks), else
+    :func:`_main_blocks_python`."""
+    if walker.core is not None:
+        found: list[_Block] | None = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+        if found is not None:
+            return found
+    return _main_blocks_python(walker, blocks, relaxed)
+
+
+def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
+    """:func:`_main_blocks` in Python: the reference."""
     if not blocks:
         return []
     n = len(walker.parent)

@@ -126,6 +126,15 @@ GOOD_WEIGHT = 160
 GOOD_PUNCT_WEIGHT = 60
 GOOD_SENTENCE_WEIGHT = 100
 
+# --------------------------------------------------------------------------- the content region (region.py)
+
+#: Share of a block's score credited to its element, parent, grandparent, ... (readability).
+DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
+#: The content region grows to an ancestor at most ``EXTEND_LEVELS`` levels up (wrappers with no
+#: more good text do not count) that holds at least ``EXTEND_RATIO`` times its good text.
+EXTEND_RATIO = 1.5
+EXTEND_LEVELS = 3
+
 
 def native_rules(**predicates: Any) -> dict[str, Any]:
     """Every rule above as the native walk reads it (tag tables sorted, patterns as the pattern's
@@ -160,5 +169,8 @@ def native_rules(**predicates: Any) -> dict[str, Any]:
         "good_weight": GOOD_WEIGHT,
         "good_punct_weight": GOOD_PUNCT_WEIGHT,
         "good_sentence_weight": GOOD_SENTENCE_WEIGHT,
+        "decay": list(DECAY),
+        "extend_ratio": EXTEND_RATIO,
+        "extend_levels": EXTEND_LEVELS,
         **predicates,
     }

@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 from helpers.ci import native_required
 from helpers.data import load_pages
-from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, walked
+from helpers.native_fuzz import (
+    HTML_ATTRS,
+    HTML_DEPTHS,
+    HTML_ENCODINGS,
+    HTML_TAGS,
+    HTML_TEXTS,
+    _root,
+    html_outcomes,
+    random_html,
+    walked,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -196,6 +206,76 @@ def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -
     doc = ex.extract("<html><body><p>Some text that is long enough to be kept as the page text.</p></body></html>")
     assert doc.text == "Some text that is long enough to be kept as the page text."
     assert nat.HTML_WALKS[reason] == before + 1
+
+
+def _regions(page: str | bytes) -> list[tuple[list[int], list[int]]]:
+    """The content regions ``_choose`` asks for on ``page`` (its content blocks, its blocks outside
+    chrome tags, both relaxed), each natively (``HtmlWalker.main_blocks``) and in Python
+    (``region._main_blocks_python``), as the chosen blocks' positions in the page."""
+    from scrapy_simhash.text import region
+
+    root = _root(page)
+    walker = ex._Walker()
+    if root is None or not nat.walk_native(walker, root):
+        return []
+    walker.flush()
+    assert walker.core is nat.html_walker(type(root))
+    at = {id(b): i for i, b in enumerate(walker.blocks)}
+    content = [b for b in walker.blocks if not b.flags]
+    unchromed = [b for b in walker.blocks if not b.flags & ex._IN_CHROME_TAG]
+    out = []
+    for blocks in (content, unchromed, walker.blocks[: len(walker.blocks) // 2]):
+        for relaxed in (False, True):
+            python = region._main_blocks_python(walker, blocks, relaxed)
+            native = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+            if native is None:  # an unclassified block (full-width): Python's, and then classified
+                assert any(b.base == -2 for b in blocks)
+                native = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+            out.append(([at[id(b)] for b in native], [at[id(b)] for b in python]))
+    return out
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
+def test_content_region_identical() -> None:
+    """The native content region (``HtmlWalker.main_blocks``) is the Python one, block for block,
+    on every real page and on generated hostile pages, for each set of blocks ``_choose`` asks about."""
+    pages = [page for bodies in load_pages().values() for page in bodies]
+    rng = random.Random(37)
+    pages += [random_html(rng) for _ in range(300)]
+    regions = found = 0
+    for page in pages:
+        for native, python in _regions(page):
+            assert native == python
+            regions += 1
+            found += bool(python)
+    assert regions >= 6 * 250 and found >= 3 * 250  # most real pages have a region
+
+
+def test_content_region_reads_the_rules() -> None:
+    """The region's decay and widening come from the rules it is given (``DECAY``,
+    ``EXTEND_RATIO``, ``EXTEND_LEVELS``): a long paragraph beside a short one in a wider element."""
+    from scrapy_simhash import _native
+    from scrapy_simhash.text import region, rules
+
+    sentence = "A sentence of some words, and more. "
+    short, long = sentence * 6, sentence * 20
+    root = ex._parse(f"<html><body><div><div><p>{short}</p></div><p>{long}</p></div></body></html>")
+
+    def region_of(**changed: object) -> list[int]:
+        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        core = _native.html_walker(etree._Element, given)
+        _, found, parent, end, *_ = core.walk(root, remaining=None, max_blocks=100, step=100)
+        blocks = [ex._Block(*b[:5]) for b in found]
+        for b in blocks:
+            region._kind(b, False)
+        return [len(b.text) for b in core.main_blocks(blocks, parent, end, False)]
+
+    both, alone = [len(short.strip()), len(long.strip())], [len(long.strip())]
+    assert region_of() == both  # their <div> scores best
+    own = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # each block scores its element alone: the long <p> is best
+    assert region_of(decay=own) == alone  # (its <div> holds under 1.5 times its good text)
+    assert region_of(decay=own, extend_ratio=1.2) == both
+    assert region_of(decay=own, extend_ratio=1.2, extend_levels=0) == alone
 
 
 def test_walker_reads_only_lxml_elements() -> None:
