@@ -53,7 +53,15 @@ logger = logging.getLogger(__name__)
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
 #: What the package calls in the core: a build without one of them is not used (a method names
 #: its class: a build of the same version from older sources lacks it).
-API = ("Core", "HtmlWalker", "FlatText", "HtmlWalker.comment_runs", "HtmlWalker.class_words", "HtmlWalker.rule_names")
+API = (
+    "Core",
+    "HtmlWalker",
+    "FlatText",
+    "HtmlWalker.comment_runs",
+    "HtmlWalker.class_words",
+    "HtmlWalker.rule_names",
+    "HtmlWalker.main_blocks",
+)
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
