@@ -378,14 +378,14 @@ def build(
     kinds = ["mirror", "print", "tracking"]
     injected: list[Page] = []
     links: dict[str, list[tuple[str, str]]] = {}
+    mirrors: list[tuple[str, str]] = []
     for i, rel in enumerate(originals):
         kind = kinds[i % 3]
         group = f"{kind}:{rel}"
         next(p for p in pages if p.path == rel).group = group
-        if kind == "mirror":
+        if kind == "mirror":  # copied once every link is in: a mirror holds the page as it is served
             copy = Page("mirror/" + rel, kind=kind, group=group)
-            (dest / copy.path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(dest / rel, dest / copy.path)
+            mirrors.append((rel, copy.path))
             links.setdefault(rels[0], []).append((copy.url_path, "Mirror"))
         elif kind == "print":
             copy = Page("print/" + rel, kind=kind, group=group)
@@ -409,6 +409,9 @@ def build(
         links.setdefault(on, []).append((missing.url_path, f"Old page {i}"))
     for rel, page_links in links.items():
         _insert_links(dest / rel, page_links)
+    for rel, path in mirrors:
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(dest / rel, dest / path)
     return pages + injected
 
 
