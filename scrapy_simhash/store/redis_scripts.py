@@ -88,12 +88,6 @@ local function audit(meta, shards)
       if redis.call('EXISTS', name) == 0 then lost[#lost + 1] = 'its table ' .. name end
     end
   end
-  local dues = redis.call('ZCARD', P .. 'due')
-  if hots > dues then
-    lost[#lost + 1] = 'the due times of ' .. (hots - dues) .. ' of its ' .. hots .. ' scheduled records (' .. P .. 'due)'
-  elseif dues > hots then
-    lost[#lost + 1] = 'the hot states of ' .. (dues - hots) .. ' of its ' .. dues .. ' scheduled records (' .. P .. 'r*)'
-  end
   return lost
 end
 
@@ -101,7 +95,7 @@ if op == 'open' then
   local t = redis.call('TYPE', P .. 'meta')['ok']
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
-  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'aux', P .. 'id', P .. 'w')
   if not meta and others == 0 and ARGV[2] == 'audit' then  -- no metadata: records or keys left?
     local names = {P .. 'nr', P .. 'ne', P .. 'nh'}
     for s = 0, tonumber(ARGV[3]) - 1 do names[#names + 1] = P .. 'r' .. s end
@@ -124,7 +118,7 @@ elseif op == 'destroy' then  -- only the keys an index owns: its names, each of 
   local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
   if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
   local names = {meta = 'string', id = 'string', n = 'string', nr = 'string', ne = 'string', nh = 'string',
-                 w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}
+                 w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}  -- due: layout 1
   for t = 0, tables_of(meta) - 1 do names[string.format('t%02d', t)] = 'hash' end
   for s = 0, tonumber(ARGV[2]) - 1 do
     names['k' .. s] = 'hash'  -- k and h: an index of the layout before entries (LAYOUT 1)
@@ -195,7 +189,7 @@ end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
 local KB = %(key_bits)s
-local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
+local FPS, NKEY, AUX = P .. 'fps', P .. 'n', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
@@ -227,7 +221,7 @@ local function need_shards(step)  -- the entries' shards of the (key, shard, ...
   for i = 3, #ARGV, step do need_entries(ARGV[i + 1]) end
 end
 -- What each writing op may write besides W (whose count the call checked first): fingerprints
--- (the tables, fps, the count of keys, the key shards), records (due, the record shards), aux.
+-- (the tables, fps, the count of keys, the entries' shards), records (the entries' shards), aux.
 local function need_fps(step)
   need(FPS, 'hash'); need(NKEY, 'string')
   for t = 1, T do need(TN[t], 'hash') end
@@ -236,7 +230,7 @@ local function need_fps(step)
   need_shards(step)
 end
 local function need_records(step)
-  need(DUE, 'zset'); need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_shards(step)
+  need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_shards(step)
 end
 local function writing()  -- checks what a writing op may write (false: the op only reads)
   if op == 'cadd' then need_fps(#ARGV)
@@ -454,14 +448,13 @@ local function set_record(key, shard, value, due, hot)  -- value, due, hot: fals
   if value and not had then redis.call('INCR', P .. 'nr') elseif had and not value then redis.call('DECR', P .. 'nr') end
   hot = value and due and hot or false
   if hot and not had_hot then redis.call('INCR', P .. 'nh') elseif had_hot and not hot then redis.call('DECR', P .. 'nh') end
-  if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
   put_entry(key, shard, fp, hot, value)
 end
 
-local function get_record(key, shard)  -- {value or false, due or false}
-  local _, _, _, v = entry(key, shard)
+local function get_record(key, shard)  -- {value or false, its hot state (its due time first) or false}
+  local _, _, hot, v = entry(key, shard)
   if not v then return {false, false} end
-  return {v, redis.call('ZSCORE', DUE, key) or false}
+  return {v, hot}
 end
 
 local function arg(v) if v == '' then return false end return v end
@@ -657,7 +650,7 @@ local function run()
       local cnt = redis.call('GET', NKEY)
       if cnt and not tonumber(cnt) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
     end
-    if rop ~= 'n' then need(DUE, 'zset'); need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_entries(shard) end
+    if rop ~= 'n' then need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_entries(shard) end
     for _, e in ipairs(ev) do need(e[1], 'string') end
     if na > 0 then need(AUX, 'hash') end
     if fop == 'a' then add(key, shard, ARGV[fi], fi + 1) elseif fop == 'r' then remove(key, shard) end
@@ -729,7 +722,7 @@ local function run()
       out[#out + 1] = {rec or nil}
     end
     return out
-  elseif op == 'rput' then  -- (key, shard, value, due, hot)*: old {value, due} of each; then the evidence
+  elseif op == 'rput' then  -- (key, shard, value, due, hot)*: old {value, hot} of each; then the evidence
     local out = {}
     for i = 3, #ARGV, 5 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
@@ -739,7 +732,7 @@ local function run()
       if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
     end
     return out
-  elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+  elseif op == 'rdel' then  -- (key, shard)*: old {value, hot} of each
     local out = {}
     for i = 3, #ARGV, 2 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
@@ -777,8 +770,6 @@ local function run()
       s = s + 1
     end
     return out
-  elseif op == 'due' then  -- before (ms), limit
-    return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
   elseif op == 'aget' then
     local out = {}
     for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
@@ -800,9 +791,9 @@ local function run()
     return n
   elseif op == 'stats' then
     local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
-                 'dues', redis.call('ZCARD', DUE)}
+                 'dues', tonumber(redis.call('GET', P .. 'nh') or '0')}
     local used = 0
-    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', P .. 'nr', P .. 'ne', P .. 'nh', W, FPS, DUE, AUX}) do
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', P .. 'nr', P .. 'ne', P .. 'nh', W, FPS, AUX}) do
       used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
     end
     local tables = 0

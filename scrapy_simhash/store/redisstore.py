@@ -29,8 +29,9 @@ in one Redis Cluster slot (every script's keys are on one node):
     flags byte (1: a fingerprint, 2: a record, 4: a hot state), the fingerprint (``value_width``
     bytes), the hot state (:func:`~scrapy_simhash.store.hot.hot_of`, what a selection reads: a
     record with a due time has one) and the record. ``P n``, ``P nr``, ``P nh``, ``P ne``: the
-    numbers of fingerprints, records, hot states and entries. ``P due``: sorted set key -> due
-    time (ms). The stored metadata names the key layout first (``"redis_layout": 2``): an index
+    numbers of fingerprints, records, hot states and entries. No due index: a record's due time
+    is the first field of its hot state, and :meth:`records_due` reads them all, shard by shard,
+    as a selection does (the sorted set it replaced cost ~134 B a URL). The stored metadata names the key layout first (``"redis_layout": 2``): an index
     of an earlier layout is refused, to be rebuilt.
 ``P aux``
     Hash: name -> blob.
@@ -77,6 +78,7 @@ answer ends that. So only the call that finds the server gone waits (up to three
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import logging
 import os
@@ -86,6 +88,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -102,7 +105,7 @@ from scrapy_simhash.store.base import (
     sort_hits,
     wide_found,
 )
-from scrapy_simhash.store.hot import hot_of
+from scrapy_simhash.store.hot import HOT, hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
 if TYPE_CHECKING:
@@ -139,6 +142,8 @@ _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
 #: scrapy-redis's REDIS_PARAMS keys that are not redis-py connection arguments.
 _NOT_CLIENT_PARAMS = frozenset({"redis_cls", "encoding", "decode_responses"})
 _KEY_SEP = b"\xff"
+#: Entries read per call by :meth:`RedisStore.records_due` (whole shards: a little more).
+_DUE_PAGE = 20_000
 #: The key layout of an index this version writes, named first in its stored metadata (an index of
 #: an earlier layout is refused: rebuilt, never converted).
 LAYOUT = 2
@@ -886,9 +891,9 @@ class RedisStore(FingerprintStore):
         if self._undo is None:
             return
         undo: list[bytes] = []
-        for key, now, (value, due) in zip(reversed(keys), reversed(written), reversed(olds)):
-            hot = hot_of(value, int(float(due))) if value and due else b""
-            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b""), hot]
+        for key, now, (value, hot) in zip(reversed(keys), reversed(written), reversed(olds)):
+            hot = bytes(hot) if value and hot else b""  # the hot state, its due time first
+            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), b"1" if hot else b"", hot]
         self._log("undo_rec", undo)
 
     def put_records(
@@ -964,10 +969,21 @@ class RedisStore(FingerprintStore):
         return str(int(res[-3])).encode(), found, b"".join(res[2::3])
 
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        # No due index: the hot states of the entries, read shard by shard (as a selection reads them).
         if limit <= 0:
             return []
-        res = self._call("due", due_ms(min(max(before, 0.0), MAX_DUE)), limit, action="read")
-        return [(bytes(res[i]), int(float(res[i + 1])) / 1000) for i in range(0, len(res), 2)]
+        cut = due_ms(min(max(before, 0.0), MAX_DUE))
+        found: list[tuple[int, bytes]] = []
+        after: bytes | None = None
+        while True:
+            after, keys, hots = self.due_states(after, _DUE_PAGE)
+            dues = np.frombuffer(hots, HOT)["due"].tolist() if hots else []
+            found += [(due, key) for due, key in zip(dues, keys) if due <= cut]
+            if len(found) > 4 * limit + _DUE_PAGE:
+                found = heapq.nsmallest(limit, found)
+            if after is None:
+                break
+        return [(key, due / 1000) for due, key in heapq.nsmallest(limit, found)]
 
     # -- aux -------------------------------------------------------------------------------
 
