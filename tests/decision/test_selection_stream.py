@@ -31,7 +31,6 @@ from scrapy_simhash.schedule import (
 )
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.lmdbstore import LmdbStore
-from scrapy_simhash.store.redis_scripts import SHARDS
 from scrapy_simhash.store.redisstore import RedisStore
 
 T0 = 1_700_000_000.0
@@ -204,20 +203,6 @@ def test_a_refetch_moves_the_hot_state_with_the_record(tmp_path):
         assert tracker.selection(when, 40, DAY) == reference(index, POLICY, when, 40, DAY)
     index.records_due(now + 40 * DAY, limit=10_000)  # moves the stale entries
     assert tracker.selection(now, 40, DAY) == reference(index, POLICY, now, 40, DAY)
-    index.close()
-
-
-def test_a_redis_index_without_hot_states_is_read_from_its_records(redis_server, tmp_path):
-    import redis
-
-    index = SimhashIndex(RedisStore(redis_server.url, prefix=str(tmp_path)))
-    now = fill(index, 300, seed=7)
-    want = reference(index, POLICY, now, 50, DAY)
-    client = redis.Redis.from_url(redis_server.url)
-    store = index._store
-    hot = next(name for s in range(SHARDS) if client.exists(name := f"{store.prefix}h{s}"))
-    assert client.delete(hot) == 1  # a shard of hot states lost: as records written before them
-    assert ChangeTracker(index, policy=POLICY).selection(now, 50, DAY) == want
     index.close()
 
 
