@@ -127,7 +127,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._candidates_max: int | None = None  # the index's, as last given to the stats
         self._templates: SiteTemplates | None = None
         self._frozen = False  # holds _freeze_startup's freeze
-        #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``) and flushed
+        #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``), shown every
+        #: request the spider yields (``schedule(request)``: the request to schedule) and flushed
         #: before the index closes (``flush()``): the URL rules' learner.
         self.observers: list[Any] = []
 
@@ -269,6 +270,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             if outcome.drop_requests:
                 self._inc("simhash/requests_dropped")
                 return None
+            for observer in self.observers:
+                obj = observer.schedule(obj)
             return obj
         if outcome.hold_items:
             self._inc("simhash/items_dropped")
