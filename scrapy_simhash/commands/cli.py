@@ -42,9 +42,10 @@ COMMANDS = INDEX_COMMANDS + FREE_COMMANDS
 class Target:
     """What a door gives the subcommands: its settings and a way to open its index."""
 
-    def __init__(self, config: SimhashConfig, path: Path | None = None) -> None:
+    def __init__(self, config: SimhashConfig, path: Path | None = None, items: bool = False) -> None:
         self.config = config
         self.path = path
+        self.items = items
 
     def open(self, write: bool = False) -> SimhashIndex:
         """The index, read-only unless ``write``; :class:`CommandError` if there is none."""
@@ -87,7 +88,8 @@ class PathTarget(Target):
 
     def __init__(self, config: SimhashConfig, path: Path, items: bool = False) -> None:
         sub = path / ("items" if items else "pages")
-        super().__init__(config, sub if sub.is_dir() else path)
+        where = sub if sub.is_dir() else path
+        super().__init__(config, where, items or where.name == "items")
 
     def open(self, write: bool = False) -> SimhashIndex:
         assert self.path is not None
@@ -109,6 +111,7 @@ class RedisTarget(Target):
         if not prefix.endswith((":pages", ":items")):
             prefix += ":items" if items else ":pages"
         self.prefix = prefix
+        self.items = prefix.endswith(":items")
 
     def open(self, write: bool = False) -> SimhashIndex:
         try:
@@ -405,6 +408,24 @@ def _rules(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: Tex
     print_rows(rules.list_rules(index, target.config, ns.host), out, ns.json)
 
 
+def _dropped(target: Target, ns: argparse.Namespace, index: SimhashIndex, out: TextIO) -> None:
+    """``dropped``: the rows, or a line on stderr saying why there are none."""
+    rows = list(reports.dropped(index, ns.of))
+    print_rows(rows, out, ns.json)
+    if rows:
+        return
+    if target.items:
+        why = (
+            "an item index keeps no record of the items it dropped: the crawl's log names each "
+            "(NearDuplicateItem) and the stat simhash/items/near_duplicate counts them"
+        )
+    elif ns.of is not None:
+        why = f"no URL was held back as a near-duplicate of {ns.of} at its last fetch"
+    else:
+        why = "no URL of this index was held back as a near-duplicate at its last fetch"
+    sys.stderr.write(f"dropped: none listed: {why}\n")
+
+
 def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     """Run the parsed subcommand ``ns`` on ``target``, printing to ``out``."""
     command = ns.command
@@ -428,7 +449,7 @@ def dispatch(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     handlers: dict[str, Callable[[SimhashIndex], None]] = {
         "info": lambda index: print_data(reports.index_info(index, threshold), out, ns.json),
         "show": lambda index: print_data(reports.show(index, ns.url, threshold), out, ns.json),
-        "dropped": lambda index: print_rows(reports.dropped(index, ns.of), out, ns.json),
+        "dropped": lambda index: _dropped(target, ns, index, out),
         "near": lambda index: _near(target, ns, index, out),
         "due": lambda index: _due(target, ns, index, out),
         "export": lambda index: print_rows(reports.export(index, threshold), out, True),

@@ -44,7 +44,7 @@ class SpiderTarget(Target):
 
             base = Path(opts.dir) if opts.dir else Path(data_path(config.dir)) / spider
             path = base / ("items" if opts.items else "pages")
-        super().__init__(config, path)
+        super().__init__(config, path, bool(opts.items))
 
     def open(self, write: bool = False) -> SimhashIndex:
         from scrapy_simhash.commands.reports import CommandError

@@ -101,6 +101,22 @@ def test_dropped_lists_copies_with_distance(crawled, capsys):
     assert out_of(capsys, crawled, "test", "dropped", "--of", B) == ""
 
 
+def test_dropped_with_nothing_to_list_says_why(crawled, make_crawler, base_settings, capsys):
+    from scrapy_simhash.scrapy.pipeline import SimhashDedupPipeline
+
+    assert invoke(crawled, "test", "dropped", "--of", B) == 0
+    result = capsys.readouterr()
+    assert result.out == "" and f"no URL was held back as a near-duplicate of {B}" in result.err
+    crawler = make_crawler(SIMHASH_ITEM_FIELDS=["title", "body"])
+    pipeline = SimhashDedupPipeline.from_crawler(crawler)
+    pipeline.process_item({"url": "https://news.example.com/x", "title": "Harbour", "body": article_html("harbour")})
+    pipeline.close_spider()
+    settings = {**base_settings, "SIMHASH_ITEM_FIELDS": ["title", "body"]}
+    assert invoke(settings, "test", "dropped", "--items") == 0
+    result = capsys.readouterr()
+    assert result.out == "" and "an item index keeps no record of the items it dropped" in result.err
+
+
 def test_near_by_url_lists_the_dropped_copies_of_the_original(crawled, capsys):
     rows = [json.loads(x) for x in out_of(capsys, crawled, "test", "near", "--url", A, "--json").splitlines()]
     assert [(r["key"], r["copy_of"]) for r in rows] == [(MIRROR, A)]
