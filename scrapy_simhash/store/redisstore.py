@@ -641,6 +641,21 @@ class RedisStore(FingerprintStore):
         policy = info.get("maxmemory_policy")
         if policy is not None and policy != NO_EVICTION:
             raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {policy}", "open")
+        if hasattr(client, "get_primaries"):  # a cluster: the records and the evidence are on every node
+            for node in client.get_primaries():
+                try:
+                    other = dict(client.info(target_nodes=node))
+                except redis.RedisError:
+                    continue  # (INFO refused: warned about above where it is the index's node)
+                policy = other.get("maxmemory_policy")
+                if policy is not None and policy != NO_EVICTION:
+                    raise StoreError(
+                        self.path,
+                        "eviction",
+                        f"the maxmemory-policy of the cluster's node {node.host}:{node.port} is {policy} "
+                        "(it holds records and evidence of the index)",
+                        "open",
+                    )
         if policy is not None and "evicted_keys" in info:
             self._evicted_base = int(info["evicted_keys"])
 

@@ -113,7 +113,8 @@ def test_an_evicting_policy_is_refused_at_open(redis_factory: Callable[..., Any]
     client.close()
 
 
-def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_cluster: Any) -> None:
+def test_on_a_cluster_the_policy_of_every_node_counts(redis_cluster: Any) -> None:
+    # The index's node holds the index; every node holds records and evidence (layout 3).
     from redis.cluster import RedisCluster
 
     cluster = RedisCluster.from_url(redis_cluster.url)
@@ -121,8 +122,13 @@ def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_c
     ours = cluster.get_node_from_key(store.prefix + "meta")
     other = next(node for node in cluster.get_nodes() if node.port != ours.port)
     try:
+        RedisStore(redis_cluster.url, "evicting").open()
         redis.Redis(port=other.port).config_set("maxmemory-policy", "allkeys-lru")
-        RedisStore(redis_cluster.url, "evicting").open()  # another node's policy: no matter
+        with pytest.raises(StoreError) as info:
+            RedisStore(redis_cluster.url, "evicting").open()
+        assert info.value.kind == "eviction" and f":{other.port} is allkeys-lru" in str(info.value)
+        assert "records and evidence" in str(info.value)
+        redis.Redis(port=other.port).config_set("maxmemory-policy", "noeviction")
         redis.Redis(port=ours.port).config_set("maxmemory-policy", "allkeys-lfu")
         with pytest.raises(StoreError) as info:
             RedisStore(redis_cluster.url, "evicting").open()
