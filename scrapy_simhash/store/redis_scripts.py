@@ -826,9 +826,19 @@ return {writes, res}
 
 # A cluster's record shard (layout 3): KEYS[1] = the shard's hash (key -> entry: a flags byte, 2: a
 # record, 4: a hot state, then the hot state, HOT_WIDTH bytes, then the record), a key of its own
-# hash tag, so that the shards spread over the cluster's slots. ARGV[1] = the op.
+# hash tag, so that the shards spread over the cluster's slots. ARGV[1] = '' or the node's
+# ``evicted_keys`` when the client opened the index (then the call first checks, as the main
+# script does, that the node evicted nothing since and still has ``noeviction``), ARGV[2] = the op.
 _RECORDS_LUA = r"""
-local R, op = KEYS[1], ARGV[1]
+local R, evicted = KEYS[1], table.remove(ARGV, 1)
+if evicted ~= '' then
+  local n = tonumber(string.match(redis.call('INFO', 'stats'), 'evicted_keys:(%d+)') or '0')
+  local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)') or 'noeviction'
+  if n ~= tonumber(evicted) or policy ~= 'noeviction' then
+    return redis.error_reply('SIMHASH_EVICTED ' .. n .. ' ' .. policy)
+  end
+end
+local op = ARGV[1]
 local t = redis.call('TYPE', R)['ok']
 if t ~= 'hash' and t ~= 'none' then
   return redis.error_reply('SIMHASH_FOREIGN the key ' .. R .. ' holds a ' .. t .. ', not a hash')

@@ -331,6 +331,8 @@ class RedisStore(FingerprintStore):
         self._policy_bad = False  # the last check found an evicting policy: check every call
         self._recount = False  # the server's evicted_keys went back (a restart): counted from there
         self._calls = 0
+        self._rcalls = 0  # a cluster's record shard calls
+        self._node_evicted: dict[str, int] = {}  # a cluster's: each node's evicted_keys at open
         self._held: list[bytes] = []  # the keys whose records the group holds (hold())
         self._pending: list[bytes] = []  # the keys the group's next call locks
         self._lock_token = os.urandom(16).hex().encode()
@@ -411,22 +413,26 @@ class RedisStore(FingerprintStore):
             kind = "io"
         return StoreError(self.path, kind, f"{type(exc).__name__}: {text}", action)
 
-    def _evicted_error(self, words: list[str], action: str) -> StoreError:
-        """The error of a script's eviction check (``<evicted_keys> <policy>``)."""
+    def _evicted_error(
+        self, words: list[str], action: str, node_base: int | None = None, node: str = "the server"
+    ) -> StoreError:
+        """The error of a script's eviction check (``<evicted_keys> <policy>``; ``node_base``: of a
+        cluster's node that holds records, its ``evicted_keys`` at open)."""
         count, policy = int(words[0]), words[1].split("<")[0].strip().rstrip(".")
-        base = self._evicted_base or 0
-        if count < base and policy == NO_EVICTION:  # a restart (or CONFIG RESETSTAT): nothing evicted
+        base = (self._evicted_base or 0) if node_base is None else node_base
+        restarted = count < base and policy == NO_EVICTION  # a restart (or CONFIG RESETSTAT): nothing evicted
+        if node_base is None and restarted:
             self._evicted_base, self._recount = count, True
             return StoreError(self.path, "eviction", "the server's count of evicted keys went back", action)
         if count != base:
             self._evicted = (
-                f"the server evicted {count - base:,} keys while the index was open (maxmemory-policy {policy}): "
+                f"{node} evicted {count - base:,} keys while the index was open (maxmemory-policy {policy}): "
                 "fingerprints and records of the index may be among them"
             )
             return StoreError(self.path, "eviction", self._evicted, action)
         self._policy_bad = True
         return StoreError(
-            self.path, "eviction", f"the server's maxmemory-policy became {policy} while the index was open", action
+            self.path, "eviction", f"{node}'s maxmemory-policy became {policy} while the index was open", action
         )
 
     def _evicted_since(self) -> str | None:
@@ -648,6 +654,8 @@ class RedisStore(FingerprintStore):
                 except redis.RedisError:
                     continue  # (INFO refused: warned about above where it is the index's node)
                 policy = other.get("maxmemory_policy")
+                if "evicted_keys" in other:
+                    self._node_evicted[node.name] = int(other["evicted_keys"])
                 if policy is not None and policy != NO_EVICTION:
                     raise StoreError(
                         self.path,
@@ -1028,8 +1036,31 @@ class RedisStore(FingerprintStore):
             raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
         if self._evicted is not None:
             raise StoreError(self.path, "eviction", self._evicted, action)
+        if self._down:
+            raise StoreError(
+                self.path, "connection", "the server stopped answering; waiting for it to come back", action
+            )
         name = self._record_shards[shard]
-        return self._evidence_call(lambda c: self._records(keys=[name], args=args, client=c), action)
+        client = self._connect()
+        node = client.get_node_from_key(name).name
+        while True:
+            self._rcalls += 1
+            base = self._node_evicted.get(node)
+            check = base is not None and (self._policy_bad or self._rcalls % EVICTION_CHECK_CALLS == 0)
+            head = b"%d" % base if base is not None and check else b""
+            try:
+                res = self._records(keys=[name], args=[head, *args], client=client)
+            except redis.RedisError as exc:
+                text = str(exc)
+                if "SIMHASH_EVICTED" not in text or base is None:
+                    raise self._error(exc, action) from exc
+                words = text.split("SIMHASH_EVICTED", 1)[1].split()
+                if int(words[0]) < base and words[1].startswith(NO_EVICTION):  # a restart: counted from there
+                    self._node_evicted[node] = int(words[0])
+                    continue
+                raise self._evicted_error(words, action, base, f"the cluster's node {node}") from exc
+            self._policy_bad = self._policy_bad and not check
+            return res
 
     def _entries(self, keys: Sequence[bytes]) -> list[bytes | None]:
         """The record entry of each key (``None``: none): one call per shard."""

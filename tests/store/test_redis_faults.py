@@ -139,6 +139,40 @@ def test_on_a_cluster_the_policy_of_every_node_counts(redis_cluster: Any) -> Non
         cluster.close()
 
 
+def test_on_a_cluster_a_node_of_records_switched_to_evicting_is_noticed_within_a_bounded_number_of_calls(
+    redis_cluster: Any,
+) -> None:
+    from redis.cluster import RedisCluster
+
+    from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS, shard_of
+
+    RedisStore(redis_cluster.url, "evicting-records").destroy()
+    index = SimhashIndex(RedisStore(redis_cluster.url, "evicting-records"))
+    store = index.store
+    assert isinstance(store, RedisStore)
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    home = cluster.get_node_from_key(store.prefix + "meta").port
+    urls = [f"https://a.example/{i}" for i in range(60)]
+    for url in urls:
+        index.put_record(url, b"r")
+    node = {url: cluster.get_node_from_key(store._record_shards[shard_of(url.encode())]).port for url in urls}
+    other = next(port for port in node.values() if port != home)
+    theirs = [url for url in urls if node[url] == other]
+    try:
+        redis.Redis(port=other).config_set("maxmemory-policy", "allkeys-lru")
+        with pytest.raises(StoreError) as info:
+            for _ in range(EVICTION_CHECK_CALLS):  # every such call of the process checks
+                index.get_record(theirs[0])
+        assert info.value.kind == "eviction" and f":{other}'s maxmemory-policy became allkeys-lru" in str(info.value)
+        redis.Redis(port=other).config_set("maxmemory-policy", "noeviction")
+        assert index.get_record(theirs[0]) == b"r"  # nothing evicted: the crawl goes on
+    finally:
+        redis.Redis(port=other).config_set("maxmemory-policy", "noeviction")
+        cluster.close()
+    index.close()
+    assert RedisStore(redis_cluster.url, "evicting-records").destroy()
+
+
 def test_the_policy_is_checked_where_config_is_disabled_and_warned_about_where_info_is(
     redis_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:
