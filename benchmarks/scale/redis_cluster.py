@@ -7,18 +7,14 @@ against the index's (``CLUSTER COUNTKEYSINSLOT``).
     nice .venv/bin/python benchmarks/scale/redis_cluster.py [--urls 10000]
     PYTHONPATH=<another checkout> nice .venv/bin/python benchmarks/scale/redis_cluster.py   # before/after
 
-Three fresh ``redis-server`` processes in cluster mode on 127.0.0.1 (``redis-cli --cluster create``).
+Three fresh ``redis-server`` processes in cluster mode on 127.0.0.1 (``redis_bench.fresh_cluster``).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
-import time
 from pathlib import Path
 
 _HERE = Path(__file__).resolve()
@@ -29,43 +25,18 @@ sys.path.insert(0, str(_HERE.parent))
 
 import redis
 from bytes_per_url import base_pages, run
-from helpers.redis_servers import RedisServer, redis_server_binary
 from redis.cluster import RedisCluster
+from redis_bench import fresh_cluster
 
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import RedisStore
-
-
-def cluster(binary: str, directory: Path) -> list[RedisServer]:
-    """Three cluster-mode servers, their slots split in three by ``redis-cli --cluster create``."""
-    nodes = [RedisServer(binary, directory / f"n{i}", cluster=True).start() for i in range(3)]
-    cli = shutil.which("redis-cli", path=os.path.dirname(binary)) or shutil.which("redis-cli")
-    if cli is None:
-        sys.exit("no redis-cli binary")
-    subprocess.run(
-        [cli, "--cluster", "create", *(f"127.0.0.1:{n.port}" for n in nodes), "--cluster-yes"],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    clients = [redis.Redis(port=n.port) for n in nodes]
-    while not all(b"cluster_state:ok" in c.execute_command("CLUSTER", "INFO") for c in clients):
-        time.sleep(0.05)
-    for c in clients:
-        c.close()
-    return nodes
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--urls", type=int, default=10_000)
     args = parser.parse_args()
-    binary = redis_server_binary()
-    if binary is None:
-        sys.exit("no redis-server binary")
-    directory = Path(tempfile.mkdtemp(prefix="simhash-redis-cluster-"))
-    nodes = cluster(binary, directory)
-    try:
+    with fresh_cluster("redis-cluster") as nodes:
         pages = base_pages()
         store = RedisStore(nodes[0].url, prefix="scale")
         with SimhashIndex(store) as index:
@@ -101,10 +72,6 @@ def main() -> None:
             where = "" if part == "index" else f", in {len(slots[part]):,} slots"
             print(f"  {part}: {sum(by_node.values()) / args.urls:,.0f} B/URL ({spread}{where})")
         client.close()
-    finally:
-        for node in nodes:
-            node.stop()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":
