@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
-import tempfile
 import zlib
 from pathlib import Path
 from typing import Any
@@ -37,7 +35,7 @@ sys.path.insert(0, str(_HERE.parent))
 
 import redis
 from bytes_per_url import KEPT_SHARE, base_pages, variant
-from helpers.redis_servers import RedisServer, redis_server_binary
+from redis_bench import evalsha_stats, evicted_keys, fresh_server
 from scrapy.settings import Settings
 
 from scrapy_simhash.decision.tracker import ChangeTracker
@@ -89,20 +87,18 @@ def crawl(url: str, pages: list[Any], urls: int, switch: int, seed: int = 7) -> 
                     kept.append((observed.fp, observed, key))
                 elif source in acked_new:  # a near-duplicate of an answered kept page, kept again
                     out["kept_again"] += 1
-        if out["first_eviction"] is None and int(admin.info("stats")["evicted_keys"]) > 0:
+        if out["first_eviction"] is None and evicted_keys(admin) > 0:
             out["first_eviction"] = i
     index.close()
     prefix = store.prefix.encode()
     pipe = admin.pipeline(transaction=False)
-    for key in acked_new:
-        pipe.hexists(prefix + b"k%d" % (zlib.crc32(key.encode()) % SHARDS), key)
-    for key in acked:
-        pipe.hexists(prefix + b"r%d" % (zlib.crc32(key.encode()) % SHARDS), key)
-    found = pipe.execute()
+    for key in acked:  # a URL's entry (layout 2): a flags byte, 1: a fingerprint, 2: a record
+        pipe.hget(prefix + b"r%d" % (zlib.crc32(key.encode()) % SHARDS), key)
+    entries = dict(zip(acked, pipe.execute()))
     out["answered_after_eviction"] = answered_after
-    out["lost_fps"] = (found[: len(acked_new)].count(False), len(acked_new))
-    out["lost_records"] = (found[len(acked_new) :].count(False), len(acked))
-    out["evicted_keys"] = int(admin.info("stats")["evicted_keys"])
+    out["lost_fps"] = (sum(1 for key in acked_new if not (entries[key] or b"\0")[0] & 1), len(acked_new))
+    out["lost_records"] = (sum(1 for key in acked if not (entries[key] or b"\0")[0] & 2), len(acked))
+    out["evicted_keys"] = evicted_keys(admin)
     admin.config_set("maxmemory-policy", "noeviction")
     try:
         SimhashIndex(RedisStore(url, prefix="evict")).close()
@@ -113,16 +109,14 @@ def crawl(url: str, pages: list[Any], urls: int, switch: int, seed: int = 7) -> 
     return out
 
 
-def cost(binary: str, pages: list[Any], urls: int) -> None:
+def cost(pages: list[Any], urls: int) -> None:
     """Server time per script call with the eviction check every call, every 8th call and never."""
     import time
 
     from scrapy_simhash.store import redisstore
 
     for every in (1, 8, 0):
-        directory = Path(tempfile.mkdtemp(prefix="simhash-evict-cost-"))
-        server = RedisServer(binary, directory).start()
-        try:
+        with fresh_server("evict-cost") as server:
             admin = redis.Redis.from_url(server.url)
             store = RedisStore(server.url, prefix="cost")
             index = SimhashIndex(store)
@@ -138,12 +132,9 @@ def cost(binary: str, pages: list[Any], urls: int) -> None:
                 page = variant(pages[rng.randrange(len(pages))], rng.getrandbits(64), f"Page {i}")
                 tracker.observe(f"https://site{i % 97}.example/{i:08d}", page, now=1.7e9 + i)
             seconds = time.perf_counter() - start
-            stats = admin.info("commandstats")["cmdstat_evalsha"]
+            stats = evalsha_stats(admin)
             index.close()
             admin.close()
-        finally:
-            server.stop()
-            shutil.rmtree(directory, ignore_errors=True)
         label = f"every {every} calls" if every else "never"
         print(
             f"  check {label:15} {stats['usec_per_call']:6.1f} us of server time a call, "
@@ -158,22 +149,14 @@ def main() -> None:
     parser.add_argument("--maxmemory", default="5mb")
     parser.add_argument("--cost", action="store_true")
     args = parser.parse_args()
-    binary = redis_server_binary()
-    if binary is None:
-        sys.exit("no redis-server binary")
     pages = base_pages()
     if args.cost:
         print(f"{args.urls:,} new pages, no maxmemory: the eviction check's cost")
-        cost(binary, pages, args.urls)
+        cost(pages, args.urls)
         return
-    directory = Path(tempfile.mkdtemp(prefix="simhash-evict-"))
-    server = RedisServer(binary, directory).start()
-    try:
+    with fresh_server("evict") as server:
         redis.Redis.from_url(server.url).config_set("maxmemory", args.maxmemory)
         out = crawl(server.url, pages, args.urls, args.switch)
-    finally:
-        server.stop()
-        shutil.rmtree(directory, ignore_errors=True)
     print(f"{args.urls:,} pages, maxmemory {args.maxmemory}, allkeys-lru from page {args.switch:,}")
     print(f"  first eviction after page      {out['first_eviction']}")
     print(f"  pages answered after it        {out['answered_after_eviction']:,}")

@@ -32,9 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -47,7 +45,7 @@ sys.path.insert(0, str(_HERE.parent))
 
 import redis
 from bytes_per_url import base_pages, variant
-from helpers.redis_servers import RedisServer, redis_server_binary
+from redis_bench import binary, cpu_seconds, evalsha_stats, fresh_server
 from scrapy.settings import Settings
 
 from scrapy_simhash.decision.record import PageRecord
@@ -146,12 +144,6 @@ def fill(index: SimhashIndex, size: int, rng: random.Random) -> float:
     return time.perf_counter() - start
 
 
-def server_cpu(client: Any) -> float:
-    """The redis-server's CPU seconds so far (user and system)."""
-    info = client.info("cpu")
-    return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
-
-
 def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Random, tag: str = "") -> dict[str, Any]:
     tracker = ChangeTracker(index, **load_config(Settings()).tracker_kwargs())
     seen: list[tuple[str, Any]] = []
@@ -209,11 +201,11 @@ def decide(index: SimhashIndex, pages: list[Any], decisions: int, rng: random.Ra
 
 def replayed(store: Any, calls: list[list[Any]], client: Any, op: str) -> float:
     """Server CPU seconds of the calls ``op`` of ``calls`` made again (reads: the same effect)."""
-    before = server_cpu(client)
+    before = cpu_seconds(client)
     for args in calls:
         if args[0] == op:
             store._main(keys=[store._meta_key], args=args)
-    return server_cpu(client) - before
+    return cpu_seconds(client) - before
 
 
 def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
@@ -221,7 +213,7 @@ def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
     1: wall, client CPU and server CPU seconds in all."""
     trivial = client.register_script("return 1")
     trivial(keys=[store._meta_key], args=[])  # loaded
-    before = server_cpu(client)
+    before = cpu_seconds(client)
     cpu, start = time.process_time(), time.perf_counter()
     send = getattr(store, "_evalsha", None)  # an older store: redis-py's path, as its calls went
     for args in calls:
@@ -230,7 +222,7 @@ def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
         else:
             send(trivial, args)
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return {"wall": wall, "cpu": cpu, "server": server_cpu(client) - before}
+    return {"wall": wall, "cpu": cpu, "server": cpu_seconds(client) - before}
 
 
 def main() -> None:
@@ -240,9 +232,7 @@ def main() -> None:
     parser.add_argument("--transports", default="tcp,unix", help="tcp, unix or both (comma-separated)")
     args = parser.parse_args()
     Counting.install()
-    binary = redis_server_binary()
-    if binary is None:
-        sys.exit("no redis-server binary")
+    binary()  # (exits where there is none)
     from redis.utils import HIREDIS_AVAILABLE
 
     import scrapy_simhash
@@ -255,9 +245,7 @@ def main() -> None:
     print(f"{len(pages)} real pages with own text; {args.decisions:,} decisions per size and transport")
     transports = [t for t in args.transports.split(",") if t]
     for size in (int(s) for s in args.sizes.split(",")):
-        directory = Path(tempfile.mkdtemp(prefix="simhash-redis-decisions-"))
-        server = RedisServer(binary, directory, unix="unix" in transports).start()
-        try:
+        with fresh_server("redis-decisions", unix="unix" in transports) as server:
             rng = random.Random(38)
             index = SimhashIndex(RedisStore(server.url, "bench", client=redis.Redis.from_url(server.url)))
             filled = fill(index, size, rng)
@@ -269,18 +257,15 @@ def main() -> None:
                 index = SimhashIndex(RedisStore(url, "bench", client=client))
                 plain = redis.Redis.from_url(url)
                 plain.config_resetstat()
-                before = server_cpu(plain)
+                before = cpu_seconds(plain)
                 out = decide(index, pages, args.decisions, rng, tag=transport)
-                out["server"] = server_cpu(plain) - before
-                evalsha = plain.info("commandstats").get("cmdstat_evalsha", {})
+                out["server"] = cpu_seconds(plain) - before
+                evalsha = evalsha_stats(plain)
                 out["server_snap"] = replayed(index.store, out["calls"], plain, "snap")
                 low = floor(index.store, plain, out["calls"])
                 plain.close()
                 index.close()
                 report(transport, args.decisions, out, evalsha, low)
-        finally:
-            server.stop()
-            shutil.rmtree(directory, ignore_errors=True)
 
 
 def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any], low: dict[str, float]) -> None:

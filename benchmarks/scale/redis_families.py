@@ -21,9 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import shutil
 import sys
-import tempfile
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -37,7 +35,7 @@ sys.path.insert(0, str(_HERE.parent))
 
 import redis
 from bytes_per_url import KEPT_SHARE, base_pages, run, variant
-from helpers.redis_servers import RedisServer, redis_server_binary
+from redis_bench import fresh_server, used_memory
 from scrapy.settings import Settings
 
 from scrapy_simhash.decision.tracker import ChangeTracker
@@ -101,15 +99,10 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=200_000)
     parser.add_argument("--decisions", type=int, default=1000)
     args = parser.parse_args()
-    binary = redis_server_binary()
-    if binary is None:
-        sys.exit("no redis-server binary")
     pages = base_pages()
-    directory = Path(tempfile.mkdtemp(prefix="simhash-redis-families-"))
-    server = RedisServer(binary, directory).start()
-    try:
+    with fresh_server("redis-families") as server:
         client = redis.Redis.from_url(server.url)
-        before = client.info("memory")["used_memory"]
+        before = used_memory(client)
         store = RedisStore(server.url, prefix="fam", client=redis.Redis.from_url(server.url, socket_timeout=120))
         index = SimhashIndex(store)
         run(index, pages, args.decisions)
@@ -117,7 +110,7 @@ def main() -> None:
         start = time.perf_counter()
         fill(store, records, args.decisions, args.size, random.Random(5))
         filled = time.perf_counter() - start
-        used = client.info("memory")["used_memory"] - before
+        used = used_memory(client) - before
         fams = families(client, store)
         print(
             f"{args.size:,} URLs ({args.decisions:,} decided, the rest copies of their records; filled in {filled:.0f} s)"
@@ -159,9 +152,6 @@ def main() -> None:
         print(f"  in all {total / args.decisions:,.1f} us of script time per decision")
         index.close()
         client.close()
-    finally:
-        server.stop()
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -824,6 +824,60 @@ return {writes, res}
 """
 
 
+# A cluster's record shard (layout 3): KEYS[1] = the shard's hash (key -> entry: a flags byte, 2: a
+# record, 4: a hot state, then the hot state, HOT_WIDTH bytes, then the record), a key of its own
+# hash tag, so that the shards spread over the cluster's slots. ARGV[1] = '' or the node's
+# ``evicted_keys`` when the client opened the index (then the call first checks, as the main
+# script does, that the node evicted nothing since and still has ``noeviction``), ARGV[2] = the op.
+_RECORDS_LUA = r"""
+local R, evicted = KEYS[1], table.remove(ARGV, 1)
+if evicted ~= '' then
+  local n = tonumber(string.match(redis.call('INFO', 'stats'), 'evicted_keys:(%d+)') or '0')
+  local policy = string.match(redis.call('INFO', 'memory'), 'maxmemory_policy:([%w%-]+)') or 'noeviction'
+  if n ~= tonumber(evicted) or policy ~= 'noeviction' then
+    return redis.error_reply('SIMHASH_EVICTED ' .. n .. ' ' .. policy)
+  end
+end
+local op = ARGV[1]
+local t = redis.call('TYPE', R)['ok']
+if t ~= 'hash' and t ~= 'none' then
+  return redis.error_reply('SIMHASH_FOREIGN the key ' .. R .. ' holds a ' .. t .. ', not a hash')
+end
+if op == 'get' then  -- keys: each key's entry, {} where none
+  local out = {}
+  for i = 2, #ARGV do
+    local v = redis.call('HGET', R, ARGV[i])
+    out[#out + 1] = v and {v} or {}
+  end
+  return out
+elseif op == 'put' then
+  -- (key, expected entry ('': none, '*': any), entry ('': delete))*: all or nothing; {0} where an
+  -- entry is not the expected one, else {1, the old entries ('': none)}
+  for i = 2, #ARGV, 3 do
+    if ARGV[i + 1] ~= '*' and (redis.call('HGET', R, ARGV[i]) or '') ~= ARGV[i + 1] then return {0} end
+  end
+  local out = {1}
+  for i = 2, #ARGV, 3 do
+    out[#out + 1] = redis.call('HGET', R, ARGV[i]) or ''
+    if ARGV[i + 2] == '' then redis.call('HDEL', R, ARGV[i]) else redis.call('HSET', R, ARGV[i], ARGV[i + 2]) end
+  end
+  return out
+elseif op == 'hot' then  -- the keys with a hot state, joined by 0xFF, and their hot states, concatenated
+  local all = redis.call('HGETALL', R)
+  local keys, hots = {}, {}
+  for j = 1, #all, 2 do
+    local v = all[j + 1]
+    if bit.band(string.byte(v, 1), 4) ~= 0 then
+      keys[#keys + 1] = all[j]
+      hots[#hots + 1] = string.sub(v, 2, 1 + HW)
+    end
+  end
+  return {table.concat(keys, '\255'), table.concat(hots)}
+end
+return redis.error_reply('SIMHASH_BADOP ' .. tostring(op))
+""".replace("HW", str(HOT_WIDTH))
+
+
 def _crc_table() -> str:
     """zlib's CRC-32 table as a Lua table literal (indexed from 0), each entry a signed 32-bit
     word as Lua's ``bit`` library returns them."""

@@ -9,8 +9,9 @@ the server, so two machines that add copies of one page at the same instant keep
 script carries the table layout, so that it can find the buckets of a key's earlier fingerprint
 without a second round trip.
 
-Keys of one index, all under one prefix ``P = "{<prefix>}:"`` whose hash tag puts the whole index
-in one Redis Cluster slot (every script's keys are on one node):
+Keys of one index, under one prefix ``P = "{<prefix>}:"`` whose hash tag puts the index's own keys
+in one Redis Cluster slot (every script's keys are on one node); on a cluster the records and the
+evidence are in keys of their own, spread over the other slots (below):
 
 ``P meta``
     The index's JSON metadata. ``P id``: a random token written with it; every call checks it,
@@ -33,6 +34,13 @@ in one Redis Cluster slot (every script's keys are on one node):
     is the first field of its hot state, and :meth:`records_due` reads them all, shard by shard,
     as a selection does (the sorted set it replaced cost ~134 B a URL). The stored metadata names the key layout first (``"redis_layout": 2``): an index
     of an earlier layout is refused, to be rebuilt.
+``{<prefix>:r0}`` .. ``{<prefix>:r1023}`` (a cluster only: ``"redis_layout": 3``)
+    Hashes, each a hash tag of its own (:func:`_record_shards`): key -> a flags byte (2: a record,
+    4: a hot state), the hot state and the record, split as ``P r<shard>`` is; the entries of
+    ``P r<shard>`` then hold the fingerprint only. A decision reads the key's record first, then
+    the index's snapshot, then the records of the keys found; it writes the index's part (as on a
+    server, conditional), then the key's record only where it is still the one read (else it
+    decides again): no lock, no undo.
 ``P aux``
     Hash: name -> blob.
 ``E <key>``
@@ -91,6 +99,7 @@ from urllib.parse import urlsplit, urlunsplit
 import numpy as np
 import redis
 from redis.backoff import NoBackoff
+from redis.crc import key_slot
 from redis.retry import Retry
 
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError
@@ -106,7 +115,7 @@ from scrapy_simhash.store.base import (
     wide_found,
 )
 from scrapy_simhash.store.hot import HOT, hot_of
-from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
+from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, _RECORDS_LUA, BUCKET_BITS, HOT_WIDTH, SHARDS, _main_lua
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -147,22 +156,52 @@ _DUE_PAGE = 20_000
 #: The key layout of an index this version writes, named first in its stored metadata (an index of
 #: an earlier layout is refused: rebuilt, never converted).
 LAYOUT = 2
-_LAYOUT_FIELD = b'"redis_layout": %d' % LAYOUT
+#: The key layout of an index on a Redis Cluster: the records in shards of their own hash tags
+#: (spread over the cluster's slots), the index's own keys in its slot.
+CLUSTER_LAYOUT = 3
 
 
-def _with_layout(meta: bytes) -> bytes:
+def _with_layout(meta: bytes, layout: int = LAYOUT) -> bytes:
     """The index's JSON metadata as stored: the layout named first (the index's bytes kept as they are)."""
     if not meta.startswith(b"{"):
         return meta
-    return b"{" + _LAYOUT_FIELD + (b"}" if meta[1:].strip() == b"}" else b", " + meta[1:])
+    field = b'"redis_layout": %d' % layout
+    return b"{" + field + (b"}" if meta[1:].strip() == b"}" else b", " + meta[1:])
 
 
-def _without_layout(stored: bytes) -> bytes | None:
+def _without_layout(stored: bytes, layout: int = LAYOUT) -> bytes | None:
     """The index's metadata as it wrote it, from the stored one; ``None``: written in another layout."""
-    if stored == b"{" + _LAYOUT_FIELD + b"}":
+    field = b'"redis_layout": %d' % layout
+    if stored == b"{" + field + b"}":
         return b"{}"
-    head = b"{" + _LAYOUT_FIELD + b", "
+    head = b"{" + field + b", "
     return b"{" + stored[len(head) :] if stored.startswith(head) else None
+
+
+def _record_entry(value: bytes, hot: bytes) -> bytes:
+    """A record's entry in a cluster's record shard: flags (2: a record, 4: a hot state), the hot state, the record."""
+    return (b"\x06" + hot if hot else b"\x02") + value
+
+
+def _record_shards(base: str, prefix: str) -> list[bytes]:
+    """The names of a cluster's record shards (``{<prefix>:r<shard>}``, hash tags of their own), a
+    name whose slot is the index's own made another (``{<prefix>:r<shard>:<n>}``): the index alone in its slot."""
+    home = key_slot((prefix + "meta").encode())
+    names = []
+    for shard in range(SHARDS):
+        name, n = f"{{{base}:r{shard}}}".encode(), 0
+        while key_slot(name) == home:
+            n += 1
+            name = f"{{{base}:r{shard}:{n}}}".encode()
+        names.append(name)
+    return names
+
+
+def _record_of(entry: bytes | None) -> bytes | None:
+    """The record of an entry of a cluster's record shard (``None``: none)."""
+    if not entry:
+        return None
+    return entry[1 + HOT_WIDTH :] if entry[0] & 4 else entry[1:]
 
 
 def _present(values: list[list[Any]]) -> list[bytes | None]:
@@ -267,7 +306,9 @@ class RedisStore(FingerprintStore):
             )
         tag = prefix if "{" in prefix and "}" in prefix.split("{", 1)[1] else "{" + prefix + "}"
         self.prefix = tag + ":"
-        self.evidence_prefix = (tag.replace("{", "").replace("}", "") + ":e:").encode()
+        base = tag.replace("{", "").replace("}", "")
+        self.evidence_prefix = (base + ":e:").encode()
+        self._record_shards = _record_shards(base, self.prefix)  # a cluster's: hash tags of their own
         self.url = url
         self.path = f"{_public_url(url)} (keys {self.prefix}*)"
         self._params = dict(params or {})
@@ -275,6 +316,7 @@ class RedisStore(FingerprintStore):
         self._own_client = client is None
         self._admin: Any = None
         self._main: Any = None
+        self._records: Any = None  # a cluster's: the script of the record shards (layout 3)
         self._layout: TableLayout | None = None
         self._token: bytes | None = None
         self._meta_key = (self.prefix + "meta").encode()
@@ -289,6 +331,8 @@ class RedisStore(FingerprintStore):
         self._policy_bad = False  # the last check found an evicting policy: check every call
         self._recount = False  # the server's evicted_keys went back (a restart): counted from there
         self._calls = 0
+        self._rcalls = 0  # a cluster's record shard calls
+        self._node_evicted: dict[str, int] = {}  # a cluster's: each node's evicted_keys at open
         self._held: list[bytes] = []  # the keys whose records the group holds (hold())
         self._pending: list[bytes] = []  # the keys the group's next call locks
         self._lock_token = os.urandom(16).hex().encode()
@@ -369,22 +413,26 @@ class RedisStore(FingerprintStore):
             kind = "io"
         return StoreError(self.path, kind, f"{type(exc).__name__}: {text}", action)
 
-    def _evicted_error(self, words: list[str], action: str) -> StoreError:
-        """The error of a script's eviction check (``<evicted_keys> <policy>``)."""
+    def _evicted_error(
+        self, words: list[str], action: str, node_base: int | None = None, node: str = "the server"
+    ) -> StoreError:
+        """The error of a script's eviction check (``<evicted_keys> <policy>``; ``node_base``: of a
+        cluster's node that holds records, its ``evicted_keys`` at open)."""
         count, policy = int(words[0]), words[1].split("<")[0].strip().rstrip(".")
-        base = self._evicted_base or 0
-        if count < base and policy == NO_EVICTION:  # a restart (or CONFIG RESETSTAT): nothing evicted
+        base = (self._evicted_base or 0) if node_base is None else node_base
+        restarted = count < base and policy == NO_EVICTION  # a restart (or CONFIG RESETSTAT): nothing evicted
+        if node_base is None and restarted:
             self._evicted_base, self._recount = count, True
             return StoreError(self.path, "eviction", "the server's count of evicted keys went back", action)
         if count != base:
             self._evicted = (
-                f"the server evicted {count - base:,} keys while the index was open (maxmemory-policy {policy}): "
+                f"{node} evicted {count - base:,} keys while the index was open (maxmemory-policy {policy}): "
                 "fingerprints and records of the index may be among them"
             )
             return StoreError(self.path, "eviction", self._evicted, action)
         self._policy_bad = True
         return StoreError(
-            self.path, "eviction", f"the server's maxmemory-policy became {policy} while the index was open", action
+            self.path, "eviction", f"{node}'s maxmemory-policy became {policy} while the index was open", action
         )
 
     def _evicted_since(self) -> str | None:
@@ -550,7 +598,7 @@ class RedisStore(FingerprintStore):
         if meta is None or meta is False:
             raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
-        mine = _without_layout(bytes(meta))
+        mine = _without_layout(bytes(meta), self._layout_no())
         if mine is None and layout:
             raise self._layout_error()
         if lost:
@@ -561,7 +609,8 @@ class RedisStore(FingerprintStore):
     def _layout_error(self) -> SimhashIndexError:
         return SimhashIndexError(
             f"The simhash index at {self.path} was written by an earlier version of scrapy-simhash "
-            f"(another Redis key layout; this version reads and writes layout {LAYOUT}). Rebuild it: delete it "
+            f"(another Redis key layout; this version reads and writes layout {self._layout_no()} on a "
+            f"{'cluster' if self._is_cluster() else 'server'}). Rebuild it: delete it "
             "(`scrapy simhash <spider> reset`, SimhashIndex.destroy(path) or SIMHASH_RESET = True) and crawl "
             "again, or use another SIMHASH_REDIS_PREFIX; it was left untouched."
         )
@@ -598,6 +647,23 @@ class RedisStore(FingerprintStore):
         policy = info.get("maxmemory_policy")
         if policy is not None and policy != NO_EVICTION:
             raise StoreError(self.path, "eviction", f"the server's maxmemory-policy is {policy}", "open")
+        if hasattr(client, "get_primaries"):  # a cluster: the records and the evidence are on every node
+            for node in client.get_primaries():
+                try:
+                    other = dict(client.info(target_nodes=node))
+                except redis.RedisError:
+                    continue  # (INFO refused: warned about above where it is the index's node)
+                policy = other.get("maxmemory_policy")
+                if "evicted_keys" in other:
+                    self._node_evicted[node.name] = int(other["evicted_keys"])
+                if policy is not None and policy != NO_EVICTION:
+                    raise StoreError(
+                        self.path,
+                        "eviction",
+                        f"the maxmemory-policy of the cluster's node {node.host}:{node.port} is {policy} "
+                        "(it holds records and evidence of the index)",
+                        "open",
+                    )
         if policy is not None and "evicted_keys" in info:
             self._evicted_base = int(info["evicted_keys"])
 
@@ -619,20 +685,28 @@ class RedisStore(FingerprintStore):
         self._layout = layout
         self._bucket_shift = [max(0, kb - BUCKET_BITS) for kb in layout.key_bits]
         self._main = self._connect().register_script(_main_lua(layout))
+        if self._is_cluster():
+            self._records = self._connect().register_script(_RECORDS_LUA)
+
+    def _layout_no(self) -> int:
+        """The key layout of this store's index: :data:`CLUSTER_LAYOUT` on a cluster, else :data:`LAYOUT`."""
+        return CLUSTER_LAYOUT if self._is_cluster() else LAYOUT
 
     def create_meta(self, value: bytes) -> bytes:
         if self._admin is None:
             self.open()
-        meta, token, writes = self._run(self._admin, ["cmeta", _with_layout(value), os.urandom(16)], "create")
+        meta, token, writes = self._run(
+            self._admin, ["cmeta", _with_layout(value, self._layout_no()), os.urandom(16)], "create"
+        )
         self._token = bytes(token)
         self._seen = int(writes)
-        mine = _without_layout(bytes(meta))
+        mine = _without_layout(bytes(meta), self._layout_no())
         if mine is None:  # another process created an index of an earlier layout meanwhile
             raise self._layout_error()
         return mine
 
     def write_meta(self, value: bytes) -> None:
-        self._run(self._admin, ["wmeta", _with_layout(value), self._token or b""], "write to")
+        self._run(self._admin, ["wmeta", _with_layout(value, self._layout_no()), self._token or b""], "write to")
 
     def destroy(self) -> bool:
         if (
@@ -648,6 +722,13 @@ class RedisStore(FingerprintStore):
                     client.delete(name)
 
         self._evidence_call(delete_evidence, "delete")
+        if self._is_cluster():  # the record shards (layout 3), each in its own slot: those that are hashes
+
+            def delete_records(client: Any) -> int:
+                names = self._record_shards
+                return sum(client.delete(name) for name in names if client.type(name) in (b"hash", "hash"))
+
+            deleted = bool(self._evidence_call(delete_records, "delete")) or deleted
         return deleted
 
     def close(self) -> None:
@@ -699,6 +780,10 @@ class RedisStore(FingerprintStore):
         self._pending = []
         try:
             for op, args in reversed(undo or ()):
+                if op == "rundo":  # a cluster's record shards: the old entries back
+                    pairs = list(zip(args[::2], args[1::2]))
+                    self._put_entries([(key, b"*", old) for key, old in reversed(pairs)])
+                    continue
                 self._call(op, *args, action="undo a group on")
         finally:
             if self._held:
@@ -762,6 +847,9 @@ class RedisStore(FingerprintStore):
         assert self._layout is not None, "configure() first"
         # A server reads the evidence with the snapshot; a cluster (other slots) with an MGET.
         evp = self.evidence_prefix if evidence and not self._is_cluster() else b""
+        entry = None  # a cluster's: the key's record entry, in a slot of its own, read first
+        if self._records is not None:
+            entry = self._entries([key])[0]
         buckets = [b""] * len(self._layout.tables) if fp is None else self._buckets(fp)
         spec: list[Any] = [key, shard_of(key), fp or b"", k, limit, wide if wide > k else 0, evp, *buckets]
         record, own, res, wraw, recs, version, evs = self._call("snap", *spec, action="read")
@@ -775,18 +863,20 @@ class RedisStore(FingerprintStore):
                 wres = [x for i in range(0, len(pairs), 2) for x in (pairs[i], found[bytes(pairs[i])], pairs[i + 1])]
                 probe = probe._replace(wide=tuple(self._probe([0, 0, *wres], None).hits))
                 records.update((bytes(more[i]), bytes(more[i + 1])) for i in range(0, len(more), 2))
+        value = _record_of(entry) if self._records is not None else _present([record])[0]
+        if self._records is not None:  # a cluster: the records of the keys found, from their shards
+            others = [h.key for h in (*probe.hits, *probe.wide) if h.key != key]
+            records = {k: r for k, r in zip(others, map(_record_of, self._entries(others))) if r is not None}
         found_evidence: dict[bytes, bytes | None] = {bytes(evs[i]): bytes(evs[i + 1]) for i in range(0, len(evs), 2)}
         if evp:  # read: absent ones have none
             found_evidence.update((h.key, None) for h in probe.hits if h.key not in found_evidence and h.key in records)
             if record and key not in found_evidence:
                 found_evidence[key] = None
-        reread = (spec, [len(fps), *fps])  # what apply reads again: the spec, the fingerprints found
-        return Snapshot(
-            _present([record])[0], _present([own])[0], probe, records, bytes(version), reread, found_evidence
-        )
+        reread = (spec, [len(fps), *fps], entry or b"")  # what apply reads again: the spec, the fingerprints found
+        return Snapshot(value, _present([own])[0], probe, records, bytes(version), reread, found_evidence)
 
     def apply(self, snapshot: Snapshot, writes: Writes) -> bool:
-        spec, found = snapshot.spec
+        spec, found, entry = snapshot.spec
         key = spec[0]
         args: list[Any] = [*spec, snapshot.version, *found]
         if writes.fp is None:
@@ -795,7 +885,12 @@ class RedisStore(FingerprintStore):
             args += [b"a", writes.fp, *self._buckets(writes.fp)]
         else:
             args.append(b"r")
-        if writes.record is None:
+        split = None  # a cluster's: the key's record entry, written after the index, where unchanged since read
+        if writes.record is not None and self._records is not None:
+            args.append(b"n")
+            value, due = writes.record
+            split = b"" if not value else _record_entry(value, b"" if due is None else hot_of(value, due_ms(due)))
+        elif writes.record is None:
             args.append(b"n")
         elif not writes.record[0]:
             args.append(b"d")
@@ -824,6 +919,11 @@ class RedisStore(FingerprintStore):
         for aux_name, blob in aux.items():
             args += [aux_name.encode(), b"0" if blob is None else b"1", blob or b""]
         done = int(self._call("apply", *args, action="write to")[0]) == 1
+        if done and split is not None:
+            # The index's part is in (the fingerprints found unchanged); another process that wrote
+            # the key's record since the snapshot makes this decision read and decide again (it
+            # then finds the fingerprint this one filed, and that process's record).
+            done = self._put_entries([(key, entry, split)]) is not None
         if done and later is not None:
             self._evidence_call(lambda c: c.delete(later), "write to")
         return done
@@ -885,6 +985,8 @@ class RedisStore(FingerprintStore):
     # -- records ---------------------------------------------------------------------------
 
     def get_records(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        if self._records is not None:
+            return [_record_of(entry) for entry in self._entries(keys)]
         return self._keyed("rget", keys)
 
     def _log_records(self, keys: Sequence[bytes], written: Sequence[bytes], olds: list[Any]) -> None:
@@ -909,6 +1011,14 @@ class RedisStore(FingerprintStore):
             framed = []
         if not checked:
             return
+        if self._records is not None:  # a cluster: the records' own shards
+            self._put_entries(
+                [
+                    (key, b"*", _record_entry(value, b"" if due is None else hot_of(value, due)))
+                    for key, value, due in checked
+                ]
+            )
+            return
         args: list[Any] = [len(framed)]
         for name, value in framed:
             args += [name, value]
@@ -917,6 +1027,69 @@ class RedisStore(FingerprintStore):
             args += [key, shard_of(key), value, b"" if due is None else str(due).encode(), hot]
         olds = self._call("rput", *args, action="write to", records=[c[0] for c in checked])
         self._log_records([c[0] for c in checked], [c[1] for c in checked], olds)
+
+    # -- a cluster's records: shards of hash tags of their own (layout 3) ---------------------------
+
+    def _rcall(self, shard: int, args: list[Any], action: str) -> Any:
+        """One call of the record shards' script on ``shard`` (a slot of its own)."""
+        if self._rolled_back:
+            raise StoreError(self.path, "rolled_back", "it went back to an older snapshot while it was open", action)
+        if self._evicted is not None:
+            raise StoreError(self.path, "eviction", self._evicted, action)
+        if self._down:
+            raise StoreError(
+                self.path, "connection", "the server stopped answering; waiting for it to come back", action
+            )
+        name = self._record_shards[shard]
+        client = self._connect()
+        node = client.get_node_from_key(name).name
+        while True:
+            self._rcalls += 1
+            base = self._node_evicted.get(node)
+            check = base is not None and (self._policy_bad or self._rcalls % EVICTION_CHECK_CALLS == 0)
+            head = b"%d" % base if base is not None and check else b""
+            try:
+                res = self._records(keys=[name], args=[head, *args], client=client)
+            except redis.RedisError as exc:
+                text = str(exc)
+                if "SIMHASH_EVICTED" not in text or base is None:
+                    raise self._error(exc, action) from exc
+                words = text.split("SIMHASH_EVICTED", 1)[1].split()
+                if int(words[0]) < base and words[1].startswith(NO_EVICTION):  # a restart: counted from there
+                    self._node_evicted[node] = int(words[0])
+                    continue
+                raise self._evicted_error(words, action, base, f"the cluster's node {node}") from exc
+            self._policy_bad = self._policy_bad and not check
+            return res
+
+    def _entries(self, keys: Sequence[bytes]) -> list[bytes | None]:
+        """The record entry of each key (``None``: none): one call per shard."""
+        by_shard: dict[int, list[bytes]] = {}
+        for key in dict.fromkeys(keys):
+            by_shard.setdefault(shard_of(key), []).append(key)
+        found: dict[bytes, bytes | None] = {}
+        for shard, group in by_shard.items():
+            found.update(zip(group, _present(self._rcall(shard, [b"get", *group], "read"))))
+        return [found[key] for key in keys]
+
+    def _put_entries(self, items: Sequence[tuple[bytes, bytes, bytes]]) -> list[bytes] | None:
+        """Write ``(key, expected entry (b"": none, b"*": any), entry (b"": delete))`` items, one
+        call per shard, each all or nothing: the old entries, or ``None`` where an entry was not
+        the expected one (one shard's items at most: a decision writes one key)."""
+        by_shard: dict[int, list[tuple[bytes, bytes, bytes]]] = {}
+        for item in items:
+            by_shard.setdefault(shard_of(item[0]), []).append(item)
+        olds: list[bytes] = []
+        undo: list[bytes] = []
+        for shard, group in by_shard.items():
+            res = self._rcall(shard, [b"put", *(x for item in group for x in item)], "write to")
+            if not int(res[0]):
+                return None
+            for (key, _, _), old in zip(group, res[1:]):
+                olds.append(bytes(old))
+                undo += [key, bytes(old)]
+        self._log("rundo", undo)
+        return olds
 
     def _is_cluster(self) -> bool:
         return hasattr(self._connect(), "get_node_from_key")
@@ -946,6 +1119,11 @@ class RedisStore(FingerprintStore):
     def delete_records(self, keys: Sequence[bytes]) -> int:
         if not keys:
             return 0
+        if self._records is not None:
+            gone = self._put_entries([(key, b"*", b"") for key in dict.fromkeys(keys)]) or []
+            names = [self.evidence_prefix + key for key in keys]
+            self._evidence_call(lambda c: [c.delete(name) for name in names], "write to")
+            return sum(1 for old in gone if old)
         olds = self._call("rdel", *_with_shards(keys), action="write to", records=keys)
         self._log_records(keys, [b""] * len(keys), olds)
         names = [self.evidence_prefix + key for key in keys]
@@ -953,13 +1131,40 @@ class RedisStore(FingerprintStore):
         return sum(1 for value, _ in olds if value)
 
     def scan_records(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
-        return self._scan(b"r", after, limit)
+        if self._records is None:
+            return self._scan(b"r", after, limit)
+        out: list[tuple[bytes, bytes]] = []
+        first = 0 if after is None else shard_of(after)
+        for shard in range(first, SHARDS) if limit > 0 else ():
+            name = self._record_shards[shard]
+            found = self._evidence_call(lambda c, name=name: c.hgetall(name), "read")
+            pairs = sorted((bytes(k), _record_of(bytes(v)) or b"") for k, v in found.items())
+            if after is not None and shard == first:
+                pairs = [p for p in pairs if p[0] > after]
+            out += pairs[: limit - len(out)]
+            if len(out) >= limit:
+                break
+        return out
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
         # The hot states of the entries' shards (``P r<shard>``), whole shards from the one after ``after``.
         first = 0 if after is None else int(after) + 1
         if limit <= 0 or first >= SHARDS:
             return None, [], b""
+        if self._records is not None:  # a cluster: each record shard in its own slot
+            named: list[bytes] = []
+            hots: list[bytes] = []
+            n, last = 0, first
+            for last in range(first, SHARDS):
+                joined, packed = self._rcall(last, [b"hot"], "read")
+                if joined:
+                    some = bytes(joined).split(b"\xff")
+                    n += len(some)
+                    named += some if keys else []
+                    hots.append(bytes(packed))
+                if n >= limit:
+                    break
+            return (str(last).encode() if n else None), named, b"".join(hots)
         res = self._call("hot", first, limit, action="read")
         if not res:
             return None, [], b""
@@ -1008,4 +1213,14 @@ class RedisStore(FingerprintStore):
         if self._main is None:
             return {}
         res = self._call("stats", action="read")
-        return {res[i].decode(): int(res[i + 1]) for i in range(0, len(res), 2)}
+        out = {res[i].decode(): int(res[i + 1]) for i in range(0, len(res), 2)}
+        if self._records is not None:  # a cluster: the records' own shards, in their slots
+
+            def used(client: Any) -> int:
+                names = self._record_shards
+                return sum(client.memory_usage(name, samples=0) or 0 for name in names)
+
+            records = int(self._evidence_call(used, "read"))
+            out["records_bytes"] += records
+            out["redis_bytes"] += records
+        return out

@@ -24,7 +24,7 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore
+from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore, shard_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -188,6 +188,28 @@ def test_an_index_of_the_earlier_key_layout_is_refused_untouched_and_a_reset_del
     client.close()
 
 
+def test_on_a_cluster_an_index_of_the_servers_layout_is_refused_untouched(redis_cluster: Any) -> None:
+    # A cluster's index is layout 3 (records in shards of their own hash tags); one of layout 2 (a
+    # server's, or a cluster's before) is refused with the rebuild message, and a reset deletes it.
+    from redis.cluster import RedisCluster
+
+    prefix = "layout38"
+    RedisStore(redis_cluster.url, prefix).destroy()
+    _index(redis_cluster.url, prefix).close()
+    client = RedisCluster.from_url(redis_cluster.url)
+    name = RedisStore(prefix=prefix).prefix + "meta"
+    meta = json.loads(client.get(name))
+    assert meta.pop("redis_layout") == 3
+    client.set(name, json.dumps({"redis_layout": 2, **meta}))
+    before = client.get(name)
+    with pytest.raises(SimhashIndexError, match="earlier version.*layout 3 on a cluster.*Rebuild it"):
+        _index(redis_cluster.url, prefix)
+    assert client.get(name) == before
+    assert RedisStore(redis_cluster.url, prefix).destroy()
+    assert not client.exists(name)
+    client.close()
+
+
 def test_a_urls_fingerprint_record_and_hot_state_are_one_entry(redis_server: Any, tmp_path: Path) -> None:
     # The URL is stored in its entry (and the due index and, for a fingerprint's keys, P fps) only.
     index = _index(redis_server.url, str(tmp_path))
@@ -303,10 +325,37 @@ _CRAWLER_SRC = textwrap.dedent(
 )
 
 
-def test_four_crawler_processes_keep_one_page_per_group_and_every_record(redis_server: Any, tmp_path: Path) -> None:
+def _crawlers(url: str, prefix: str, shares: list[list[tuple[str, int]]], go: Path) -> list[dict[str, Any]]:
+    """One process of ``_CRAWLER_SRC`` per share, started together: what each decided."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _CRAWLER_SRC, url, prefix, str(w), str(go), json.dumps(share)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=REPO,
+        )
+        for w, share in enumerate(shares)
+    ]
+    time.sleep(0.5)  # (each process opens the index first, then waits for go)
+    go.touch()
+    results = []
+    for p in procs:
+        out, err = p.communicate(timeout=180)
+        assert p.returncode == 0, err[-2000:]
+        results.append(json.loads(out))
+    return results
+
+
+@pytest.mark.parametrize("server", ["redis_server", "redis_cluster"])
+def test_four_crawler_processes_keep_one_page_per_group_and_every_record(
+    server: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     # Four processes fetch overlapping shares of 30 near-duplicate groups (6 variants each, pairwise
     # within 2 bits; each variant fetched by two processes) through the whole per-page decision
-    # (record read, check-and-add, record write), all at once.
+    # (record read, check-and-add, record write), all at once; on a cluster too, where the records
+    # are in other slots than the index (no lock: the index's write, then the record's, each conditional).
+    redis_server = request.getfixturevalue(server)
     rng = random.Random(5)
     groups: dict[int, list[tuple[str, int]]] = {}
     for g in range(30):
@@ -319,25 +368,9 @@ def test_four_crawler_processes_keep_one_page_per_group_and_every_record(redis_s
         for v, page in enumerate(pages):
             shares[v % 4].append(page)
             shares[(v + 1) % 4].append(page)
-    go = tmp_path / "go"
     prefix = str(tmp_path)
     SimhashIndex(RedisStore(redis_server.url, prefix)).close()  # created once, as a crawl start would
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-c", _CRAWLER_SRC, redis_server.url, prefix, str(w), str(go), json.dumps(share)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            cwd=REPO,
-        )
-        for w, share in enumerate(shares)
-    ]
-    go.touch()
-    results = []
-    for p in procs:
-        out, err = p.communicate(timeout=120)
-        assert p.returncode == 0, err[-2000:]
-        results.append(json.loads(out))
+    results = _crawlers(redis_server.url, prefix, shares, tmp_path / "go")
     index = _index(redis_server.url, prefix)
     stored = dict(index.items())
     group_of = {key: g for g, pages in groups.items() for key, _ in pages}
@@ -356,6 +389,32 @@ def test_four_crawler_processes_keep_one_page_per_group_and_every_record(redis_s
             if of is not None:
                 assert group_of[of] == group_of[key]
     index.close()
+
+
+def test_on_a_cluster_processes_deciding_one_url_at_once_decide_it_once_and_count_every_fetch(
+    redis_cluster: Any, tmp_path: Path
+) -> None:
+    # Three processes observe the same 80 URLs at once (each in its own order) on a three-node
+    # cluster: each URL is new once and unchanged for the others, and its record (in a record shard
+    # on another node than the index, mostly) counts all three fetches.
+    rng = random.Random(29)
+    pages = [(f"https://race.example/p{i}", rng.getrandbits(64)) for i in range(80)]
+    prefix = str(tmp_path)
+    SimhashIndex(RedisStore(redis_cluster.url, prefix)).close()
+    results = _crawlers(redis_cluster.url, prefix, [pages] * 3, tmp_path / "go")
+    index = _index(redis_cluster.url, prefix)
+    store = index.store
+    assert isinstance(store, RedisStore)
+    homes = set()
+    for key, _ in pages:
+        assert sorted(result[key][0] for result in results) == ["new", "unchanged", "unchanged"], key
+        record = PageRecord.parse(index.get_record(key))
+        assert record is not None and record.fetch_count == 3, (key, record)
+        homes.add(store._connect().get_node_from_key(store._record_shards[shard_of(key.encode())]).port)
+    assert len(homes) == 3  # the records on every node
+    assert index.stats["conflicts"] == 0  # (this process only read)
+    index.close()
+    RedisStore(redis_cluster.url, prefix).destroy()
 
 
 def test_a_server_that_stops_answering_holds_up_only_one_call(redis_factory: Callable[..., Any]) -> None:
@@ -413,17 +472,20 @@ def test_the_evidence_spreads_over_a_clusters_nodes(redis_cluster, tmp_path) -> 
         client.close()
 
 
-def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster, tmp_path) -> None:
+def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster) -> None:
     """Pages through the real decision (``ChangeTracker.observe``) on a real three-node cluster:
-    the index's keys (tables, fingerprints, keys, records, hot states, due times) are all in its
-    slot, on one node; the evidence (most of the bytes) is on all three; a near-duplicate of a
-    kept page is measured against evidence read from another node."""
+    the index's own keys (tables, fingerprints, the keys' fingerprints, counts) are alone in its
+    slot, on one node; the records (record shards, hash tags of their own) and the evidence are
+    spread over the slots of all three nodes; a near-duplicate of a kept page is measured against
+    evidence read from another node."""
     from helpers.pages import own_text_page
     from redis.cluster import RedisCluster
 
     from scrapy_simhash.decision.tracker import ChangeTracker
 
-    store = RedisStore(redis_cluster.url, prefix=str(tmp_path))
+    prefix = "spread38"  # a fixed name: its slots are the same every run
+    RedisStore(redis_cluster.url, prefix=prefix).destroy()
+    store = RedisStore(redis_cluster.url, prefix=prefix)
     rng = random.Random(3)
     verdicts: dict[str, int] = {}
     with SimhashIndex(store) as index:
@@ -438,29 +500,51 @@ def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster, tmp_path)
                 kept.append((page.fp, page))
             verdict = tracker.observe(f"https://s{i % 7}.example/{i}", page, now=1.7e9 + i).verdict
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
-    assert verdicts == {"new": 90, "near_duplicate": 30}
+        assert verdicts == {"new": 90, "near_duplicate": 30}
+        assert PageRecord.parse(index.get_record("https://s3.example/3")).duplicate_of is not None
     client = RedisCluster.from_url(redis_cluster.url)
-    home = client.get_node_from_key(store.prefix + "meta")
     slot = client.keyslot(store.prefix + "meta")
-    index_bytes: dict[int, int] = {}
-    evidence_bytes: dict[int, int] = {}
-    for node in client.get_primaries():
-        direct = redis.Redis(host=node.host, port=node.port)
-        for name in direct.scan_iter(count=1000):
-            size = direct.memory_usage(name, samples=0) or 0
-            if name.startswith(store.prefix.encode()):
-                assert node.port == home.port and client.keyslot(name) == slot
-                index_bytes[node.port] = index_bytes.get(node.port, 0) + size
-            elif name.startswith(store.evidence_prefix):  # (the session's cluster holds other tests' keys)
-                evidence_bytes[node.port] = evidence_bytes.get(node.port, 0) + size
-        direct.close()
-    # The entries (fingerprint, record, hot state of each key) and the due times: in the index's slot.
+    home = client.get_node_from_key(store.prefix + "meta")
     mine = store.prefix.replace("{", "\\{").replace("}", "\\}") + "*"
-    kinds = {bytes(name)[len(store.prefix) :].rstrip(b"0123456789") for name in client.scan_iter(match=mine)}
-    assert {b"r", b"fps", b"t", b"meta", b"id", b"w", b"n", b"nr", b"ne"} <= kinds and b"k" not in kinds
+    own = [bytes(name) for name in client.scan_iter(match=mine)]
+    kinds = {name[len(store.prefix) :].rstrip(b"0123456789") for name in own}
+    assert {b"r", b"fps", b"t", b"meta", b"id", b"w", b"n"} <= kinds
+    # CLUSTER COUNTKEYSINSLOT: the index's slot holds its own keys and nothing else of it.
+    assert client.execute_command("CLUSTER COUNTKEYSINSLOT", slot, target_nodes=home) == len(own)
+    # The records: in shards of their own hash tags, whose CLUSTER KEYSLOT spread over every node.
+    shards = [name for name in store._record_shards if client.exists(name)]
+    records_on: dict[int, int] = {}
+    slots = set()
+    for name in shards:
+        where = int(client.execute_command("CLUSTER KEYSLOT", name))
+        assert where != slot
+        slots.add(where)
+        port = client.get_node_from_key(name).port
+        records_on[port] = records_on.get(port, 0) + client.hlen(name)
+    assert sum(records_on.values()) == 120 and len(slots) == len(shards) > 60
+    assert set(records_on) == {node.port for node in client.get_primaries()}  # on every node
+    assert min(records_on.values()) > 120 / 6  # about a third each
+    # A kept page: its fingerprint in the index's entry (flags 1), its record in its shard's (flags 2).
+    url = "https://s0.example/0"
+    assert client.hget(store.prefix + f"r{shard_of(url.encode())}", url)[0] == 1
+    entry = client.hget(store._record_shards[shard_of(url.encode())], url)
+    assert entry[0] == 2 and PageRecord.parse(entry[1:]) is not None
+    evidence_bytes: dict[int, int] = {}
+    names = [store.evidence_prefix + f"https://s{i % 7}.example/{i}".encode() for i in range(120)]
+    for name in names:
+        if client.exists(name):
+            port = client.get_node_from_key(name).port
+            evidence_bytes[port] = evidence_bytes.get(port, 0) + (client.memory_usage(name, samples=0) or 0)
     assert set(evidence_bytes) == {node.port for node in client.get_primaries()}  # on every node
-    assert sum(evidence_bytes.values()) > 4 * sum(index_bytes.values())  # most of the bytes
+    index_bytes = sum(client.memory_usage(name, samples=0) or 0 for name in own)
+    assert sum(evidence_bytes.values()) > 4 * index_bytes  # most of the bytes
     assert min(evidence_bytes.values()) > sum(evidence_bytes.values()) / 6  # about a third each
+    print(
+        f"index slot {slot} on :{home.port}: {len(own)} keys; records: {len(shards)} shards in {len(slots)} slots, "
+        f"entries by node {records_on}; evidence bytes by node {evidence_bytes}"
+    )
+    assert RedisStore(redis_cluster.url, prefix=prefix).destroy()
+    assert not any(client.exists(name) for name in store._record_shards[:50])
     client.close()
 
 

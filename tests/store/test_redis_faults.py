@@ -113,7 +113,8 @@ def test_an_evicting_policy_is_refused_at_open(redis_factory: Callable[..., Any]
     client.close()
 
 
-def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_cluster: Any) -> None:
+def test_on_a_cluster_the_policy_of_every_node_counts(redis_cluster: Any) -> None:
+    # The index's node holds the index; every node holds records and evidence (layout 3).
     from redis.cluster import RedisCluster
 
     cluster = RedisCluster.from_url(redis_cluster.url)
@@ -121,8 +122,13 @@ def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_c
     ours = cluster.get_node_from_key(store.prefix + "meta")
     other = next(node for node in cluster.get_nodes() if node.port != ours.port)
     try:
+        RedisStore(redis_cluster.url, "evicting").open()
         redis.Redis(port=other.port).config_set("maxmemory-policy", "allkeys-lru")
-        RedisStore(redis_cluster.url, "evicting").open()  # another node's policy: no matter
+        with pytest.raises(StoreError) as info:
+            RedisStore(redis_cluster.url, "evicting").open()
+        assert info.value.kind == "eviction" and f":{other.port} is allkeys-lru" in str(info.value)
+        assert "records and evidence" in str(info.value)
+        redis.Redis(port=other.port).config_set("maxmemory-policy", "noeviction")
         redis.Redis(port=ours.port).config_set("maxmemory-policy", "allkeys-lfu")
         with pytest.raises(StoreError) as info:
             RedisStore(redis_cluster.url, "evicting").open()
@@ -131,6 +137,40 @@ def test_on_a_cluster_the_policy_of_the_node_that_holds_the_index_counts(redis_c
         for node in (ours, other):
             redis.Redis(port=node.port).config_set("maxmemory-policy", "noeviction")
         cluster.close()
+
+
+def test_on_a_cluster_a_node_of_records_switched_to_evicting_is_noticed_within_a_bounded_number_of_calls(
+    redis_cluster: Any,
+) -> None:
+    from redis.cluster import RedisCluster
+
+    from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS, shard_of
+
+    RedisStore(redis_cluster.url, "evicting-records").destroy()
+    index = SimhashIndex(RedisStore(redis_cluster.url, "evicting-records"))
+    store = index.store
+    assert isinstance(store, RedisStore)
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    home = cluster.get_node_from_key(store.prefix + "meta").port
+    urls = [f"https://a.example/{i}" for i in range(60)]
+    for url in urls:
+        index.put_record(url, b"r")
+    node = {url: cluster.get_node_from_key(store._record_shards[shard_of(url.encode())]).port for url in urls}
+    other = next(port for port in node.values() if port != home)
+    theirs = [url for url in urls if node[url] == other]
+    try:
+        redis.Redis(port=other).config_set("maxmemory-policy", "allkeys-lru")
+        with pytest.raises(StoreError) as info:
+            for _ in range(EVICTION_CHECK_CALLS):  # every such call of the process checks
+                index.get_record(theirs[0])
+        assert info.value.kind == "eviction" and f":{other}'s maxmemory-policy became allkeys-lru" in str(info.value)
+        redis.Redis(port=other).config_set("maxmemory-policy", "noeviction")
+        assert index.get_record(theirs[0]) == b"r"  # nothing evicted: the crawl goes on
+    finally:
+        redis.Redis(port=other).config_set("maxmemory-policy", "noeviction")
+        cluster.close()
+    index.close()
+    assert RedisStore(redis_cluster.url, "evicting-records").destroy()
 
 
 def test_the_policy_is_checked_where_config_is_disabled_and_warned_about_where_info_is(
