@@ -19,7 +19,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import NotConfigured
 from scrapy.http import Response, TextResponse
 
-from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
@@ -57,6 +57,10 @@ class _Outcome:
     hold_items: bool = False
     drop_requests: bool = False
     item_info: dict[str, Any] | None = None
+    itemless_key: str | None = None  # a key of ``_itemless``: an item it gives takes it out
+
+
+_ITEMLESS_MAX = 10_000  # keys of ``_itemless`` at most
 
 
 _PASS = _Outcome()
@@ -126,6 +130,9 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._time_max = 0.0
         self._candidates_max: int | None = None  # the index's, as last given to the stats
         self._templates: SiteTemplates | None = None
+        #: Keys found new or changed in this crawl by a start request (``dont_filter``) that gave no
+        #: item: fetched again unchanged (a CrawlSpider's rule callback), its items pass.
+        self._itemless: set[str] = set()
         self._frozen = False  # holds _freeze_startup's freeze
         #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``), shown every
         #: request the spider yields (``schedule(request)``: the request to schedule) and flushed
@@ -281,6 +288,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 extra={"spider": self._spider},
             )
             return None
+        if outcome.itemless_key is not None:
+            self._itemless.discard(outcome.itemless_key)
         if outcome.item_info is not None and self.config.item_field:
             self._write_item_field(obj, outcome.item_info)
         return obj
@@ -484,9 +493,13 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 logger.warning(
                     "Unreadable simhash record for %(key)s is replaced", {"key": key}, extra={"spider": self._spider}
                 )
-        outcome.hold_items = outcome.verdict == NEAR_DUPLICATE or (
-            outcome.verdict == UNCHANGED and (config.drop_unchanged or outcome.duplicate_of is not None)
-        )
+        again = key in self._itemless  # fetched before in this crawl, and it gave no item
+        held = (config.drop_unchanged and not again) or outcome.duplicate_of is not None
+        outcome.hold_items = outcome.verdict == NEAR_DUPLICATE or (outcome.verdict == UNCHANGED and held)
+        dont_filter = getattr(getattr(response, "request", None), "dont_filter", False)
+        if again or (outcome.verdict in (NEW, CHANGED) and dont_filter and len(self._itemless) < _ITEMLESS_MAX):
+            self._itemless.add(key)
+            outcome.itemless_key = key
         outcome.drop_requests = not config.follow_duplicates and outcome.duplicate_of is not None
         outcome.item_info = {
             "fp": format(fp, f"0{config.bits // 4}x"),

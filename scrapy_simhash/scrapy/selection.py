@@ -10,6 +10,8 @@ import weakref
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
+from scrapy.link import Link
+from scrapy.spiders import CrawlSpider
 
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import run_period
@@ -99,7 +101,22 @@ def due_requests(
     selection = _selection(mw)
     selection.seeded = True
     rows = selection.rows if limit is None else selection.rows[: max(limit, 0)]
-    return [Request(row.key, callback=callback) for row in rows if row.key.startswith(("http://", "https://"))]
+    return [_request(spider, row.key, callback) for row in rows if row.key.startswith(("http://", "https://"))]
+
+
+def _request(spider: Spider, url: str, callback: Callable[..., Any] | None) -> Request:
+    """The request for a selected known URL: to ``callback``; without one, on a ``CrawlSpider``,
+    as its first rule whose link extractor matches the URL would build it (so that the rule's
+    callback gives the page's items), else to the spider's ``parse``."""
+    if callback is None and isinstance(spider, CrawlSpider):
+        build = getattr(spider, "_build_request", None)
+        for index, rule in enumerate(getattr(spider, "_rules", ()) or ()):
+            matches = getattr(rule.link_extractor, "matches", None)
+            if build is not None and matches is not None and matches(url):
+                request = build(index, Link(url))
+                if isinstance(request, Request):
+                    return request
+    return Request(url, callback=callback)
 
 
 def _start_due(mw: SimhashSpiderMiddleware, spider: Spider | None) -> list[Request]:

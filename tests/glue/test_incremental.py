@@ -29,7 +29,9 @@ from helpers.pages import (
 from scrapy import Request, Spider
 from scrapy.exceptions import IgnoreRequest
 from scrapy.http import HtmlResponse
+from scrapy.linkextractors import LinkExtractor
 from scrapy.settings import Settings
+from scrapy.spiders import CrawlSpider, Rule
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.decision.record import PageRecord
@@ -347,6 +349,26 @@ def test_outside_incremental_mode_nothing_is_dropped(crawl, clock):
     gate.process_request(request)
     assert "simhash_plan" not in request.meta and _stat(mw, "not_due") == 0
     assert due_requests(mw.crawler.spider) == []
+
+
+class _RulesSpider(CrawlSpider):
+    name = "test"
+    rules = (Rule(LinkExtractor(allow=r"/articles/"), callback="parse_item"),)
+
+    def parse_item(self, response: Any) -> Any:
+        yield {"url": response.url}
+
+
+def test_a_crawlspiders_selected_urls_go_to_the_rule_that_matches_them(crawl, clock):
+    mw, _gate = crawl(_RulesSpider, SIMHASH_RECRAWL_BUDGET=10)
+    for url, name in (("https://a.example/articles/1", "harbour"), ("https://a.example/about", "orchard")):
+        _fetch(mw, url, name)
+    clock.now = T0 + 8 * DAY
+    requests = {r.url: r for r in due_requests(mw.crawler.spider)}
+    spider = mw.crawler.spider
+    article, other = requests["https://a.example/articles/1"], requests["https://a.example/about"]
+    assert article.callback == spider._callback and article.meta["rule"] == 0  # parse_item gives its items
+    assert other.callback is None and "rule" not in other.meta  # no rule matches: the spider's parse
 
 
 def test_budget_keeps_the_most_valuable_due_urls(crawl, clock):

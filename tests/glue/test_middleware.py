@@ -19,7 +19,7 @@ from helpers.pages import (
     run,
 )
 from scrapy import Request
-from scrapy.http import Response, TextResponse, XmlResponse
+from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.verdicts import VERDICTS
@@ -97,6 +97,33 @@ def test_unchanged_page_items_held_back_by_default(make_mw):
     assert response.meta["simhash_distance"] == 0
     assert stat(mw, "simhash/unchanged") == 1
     assert stat(mw, "simhash/items_dropped") == 1
+
+
+def _start_response(url: str, body: str) -> Response:
+    """A response to a start request (``dont_filter``: Scrapy's duplicate filter never sees it)."""
+    return HtmlResponse(url=url, body=body.encode(), request=Request(url, dont_filter=True))
+
+
+def test_a_start_page_fetched_again_in_its_crawl_gives_its_items(make_mw):
+    mw = make_mw()
+    link = Request("https://news.example.com/next")
+    assert run(mw, _start_response(URL_A, article_html("harbour")), [link]) == [link]  # parse_start_url
+    item = {"a": 1}
+    response = make_response(URL_A, article_html("harbour"))  # its link, to the rule's callback
+    assert run(mw, response, [item]) == [item]
+    assert response.meta["simhash_verdict"] == "unchanged" and not stat(mw, "simhash/items_dropped")
+    again = make_response(URL_A, article_html("harbour"))  # its items given once: a third fetch is held
+    assert run(mw, again, [{"a": 1}]) == [] and stat(mw, "simhash/items_dropped") == 1
+
+
+def test_a_start_page_that_gave_its_items_or_was_known_holds_them_back(make_mw):
+    mw = make_mw()
+    assert run(mw, _start_response(URL_A, article_html("harbour")), [{"a": 1}]) == [{"a": 1}]
+    assert run(mw, make_response(URL_A, article_html("harbour")), [{"a": 1}]) == []
+    run(mw, make_response(URL_B, article_html("orchard")))  # known before this fetch (a former run)
+    assert run(mw, _start_response(URL_B, article_html("orchard")), []) == []  # unchanged start page
+    assert run(mw, make_response(URL_B, article_html("orchard")), [{"b": 1}]) == []
+    assert stat(mw, "simhash/items_dropped") == 2
 
 
 def test_unchanged_page_items_pass_without_drop_unchanged(make_mw):
