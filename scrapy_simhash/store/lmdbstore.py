@@ -574,6 +574,36 @@ class _EntryKeys(list):  # type: ignore[type-arg]
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
 
+    def records(self, rows: Sequence[int]) -> list[bytes | None]:
+        """The records of the rows ``rows`` (``None``: deleted since its key was read), read by id
+        in one read transaction with the keys not read yet (no lookup of a key)."""
+        return self._store._read(self._load, rows)  # type: ignore[no-any-return]
+
+    def load(self, rows: Sequence[int]) -> None:
+        """Read the keys of the rows ``rows`` not read yet, in one read transaction."""
+        missing = [i for i in rows if list.__getitem__(self, i) is None]
+        if missing:
+            self._store._read(self._load, missing, False)
+
+    def _load(self, txn: Any, rows: Sequence[int], records: bool = True) -> list[bytes | None]:
+        store, entries, vw = self._store, self._entries, self._store._vw
+        out: list[bytes | None] = []
+        for i in rows:
+            at = i * _DUE_ID_END
+            kid = entries[at + 8 : at + _DUE_ID_END]
+            key = list.__getitem__(self, i)
+            if key is None:
+                entry = store._current(txn, kid)
+                list.__setitem__(self, i, _key_of(entry, vw))
+            else:
+                entry = txn.get(kid, db=store._records)
+                if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD or _key_of(entry, vw) != key:
+                    out.append(None)
+                    continue
+            if records:
+                out.append(store._record(txn, kid, entry))
+        return out
+
     def __eq__(self, other: object) -> bool:
         return list(iter(self)) == other
 
@@ -1446,6 +1476,11 @@ class LmdbStore(FingerprintStore):
 
     def _entry_key(self, txn: Any, kid: bytes) -> bytes:
         """The key of the record entry ``kid`` (:class:`_EntryKeys`)."""
+        return _key_of(self._current(txn, kid), self._vw)
+
+    def _current(self, txn: Any, kid: bytes) -> bytes:
+        """The record entry ``kid`` that a selection read in the due index (:class:`_EntryKeys`);
+        :class:`StoreError` when it holds no record any more."""
         entry = txn.get(kid, db=self._records)
         if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD:
             raise StoreError(
@@ -1454,7 +1489,7 @@ class LmdbStore(FingerprintStore):
                 "a record that a recrawl selection had read was deleted while it ran: run the selection again",
                 "read",
             )
-        return _key_of(entry, self._vw)
+        return entry  # type: ignore[no-any-return]
 
     def _hot(self, txn: Any, entry: bytes, hot: bytes, value: bytes | None = None) -> bytes | None:
         """The hot state of a due-index entry (its value, or made from its record ``value``, read

@@ -78,6 +78,22 @@ def test_the_due_index_names_a_record_by_its_id_and_a_key_is_read_when_asked_for
         assert index.due_states(None, 10)[1] == [LONG.encode()]
 
 
+def test_a_selection_reads_the_records_of_its_rows_by_id_with_their_keys(tmp_path: Path) -> None:
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        index.put_records([(key, value, due) for key, (value, due) in RECORDS.items()])
+        _, keys, _ = index.due_states(None, 10)
+        assert keys.records([1, 0]) == [RECORDS["https://a.example/"][0], RECORDS[LONG][0]]  # type: ignore[attr-defined]
+        assert list.__getitem__(keys, 0) == LONG.encode()  # the keys read with them
+        # A row whose key was read and whose record was deleted since: no record (it is left out).
+        assert index.delete_record("https://a.example/")
+        assert keys.records([1]) == [None]  # type: ignore[attr-defined]
+        # One whose key was not read yet: the selection's clear error, as for its key.
+        _, keys, _ = index.due_states(None, 10)
+        assert index.delete_record(LONG)
+        with pytest.raises(StoreError, match="deleted while it ran"):
+            keys.records([0])  # type: ignore[attr-defined]
+
+
 def _earlier_index(path: Path) -> None:
     """An index as the version before this record format wrote it: the same tables and records
     (an earlier layout: no due times in front, a ``dues`` table), schema version 1 in ``meta``."""
