@@ -101,7 +101,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
-from scrapy_simhash.store.hot import HOT, hot_of
+from scrapy_simhash.store.hot import COMPACT, HOT, compact, expand, expand_one, hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -132,7 +132,7 @@ _DUE_ID_END = 12
 _FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
-HOT_SIZE = HOT.itemsize
+HOT_SIZE, _COMPACT_SIZE = HOT.itemsize, COMPACT.itemsize
 
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
@@ -1288,7 +1288,7 @@ class LmdbStore(FingerprintStore):
                     txn.delete(indexed + kid, db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
+                put(indexed + kid, compact(hot_of(value, int.from_bytes(due, "big"))), db=due_index)
             put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
             written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
@@ -1456,8 +1456,8 @@ class LmdbStore(FingerprintStore):
             return None, [], b""
         if not keys:  # the values alone, and the last one's key as the cursor
             alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-            hots = b"".join(alone)
-            if len(hots) == HOT_SIZE * len(alone):
+            hots = expand(alone)
+            if hots is not None:
                 if len(alone) < limit:
                     cursor.last()
                 return (bytes(cursor.key()) if alone else None), [], hots
@@ -1468,8 +1468,8 @@ class LmdbStore(FingerprintStore):
         if not page:
             return None, [], b""
         last = bytes(page[-1][0])
-        hots = b"".join([hot for _, hot in page])
-        if len(hots) != HOT_SIZE * len(page):
+        hots = expand([hot for _, hot in page])
+        if hots is None:
             page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
             hots = b"".join([hot for _, hot in page])
         return last, _EntryKeys(self, b"".join([entry for entry, _ in page])) if keys else [], hots
@@ -1496,6 +1496,8 @@ class LmdbStore(FingerprintStore):
         here unless given; ``None``: the entry is no current record's)."""
         if len(hot) == HOT_SIZE:
             return hot
+        if len(hot) == _COMPACT_SIZE:
+            return expand_one(hot)
         if value is None:
             value = txn.get(entry[8:_DUE_ID_END], db=self._records)
         if value is None or not value[_FLAGS_AT] & _HAS_RECORD:
