@@ -35,7 +35,8 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
 ``due_index``
     ``indexed due + id -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
-    selection reads), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
+    selection reads; in 34 bytes where they hold it to the bit, :func:`~scrapy_simhash.store.hot.compact`,
+    answered as the 57), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
     unread (:class:`_EntryKeys`): a key is read from its entry when the selection asks for it,
     which it does for the rows that may enter it only (the key kept here as well cost 31 of a
     URL's bytes for keys of 31 characters). The index entry is a lower bound of the due time, not the due time itself: a record
