@@ -407,13 +407,15 @@ def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
         if raw is None or raw[:1] != _FORMAT_BYTE:
             continue
         try:
-            parts = _walk(raw, False, False)
+            schedule: Any = _schedule_span(raw)
+            if schedule is None:
+                parts = _walk(raw, False, False)
+                if parts is None:
+                    continue
+                schedule = parts[9]
         except (struct.error, UnicodeDecodeError, ValueError, IndexError, TypeError):
             out[i] = schedule_state(raw)
             continue
-        if parts is None:
-            continue
-        schedule = parts[9]
         if type(schedule) is not tuple:
             out[i] = _mapping_state(schedule)
         elif schedule[3][1] - schedule[3][0] >= schedule[3][2]:  # a number takes a byte at least
@@ -435,6 +437,67 @@ def schedule_states(raws: Sequence[bytes | None]) -> list[ScheduleState | None]:
                     continue
             out[i] = _numbers_state((*first[:6], fetches, changes, first[6], *rest[:3], tuple(rest[3:])))
     return out
+
+
+def _schedule_span(raw: bytes) -> tuple[Any, ...] | None:
+    """``_walk(raw, False, False)``'s schedule for a record of the common form (packed schedule,
+    64-bit fingerprints, its first numbers whole milliseconds), each varint read inline; ``None``
+    for any other record (read by :func:`_walk`); raises what :func:`_walk` raises."""
+    flags = raw[1] | raw[2] << 8
+    if flags & ~_FLAGS or flags & (_GONE | _WIDE | _SCHEDULE_MAP) or not flags & _SCHEDULE:
+        return None
+    end = len(raw)
+    numbers: list[int] = []  # first seen, last fetched, last changed (ms, kind _MS), then the counts
+    at = _HEAD.size
+    for _ in range(6):
+        tag = raw[at]
+        at += 1
+        if tag >= 0x80:
+            tag &= 0x7F
+            shift = 7
+            while True:
+                byte = raw[at]
+                at += 1
+                tag |= (byte & 0x7F) << shift
+                if byte < 0x80:
+                    break
+                shift += 7
+                if shift > 140:
+                    raise ValueError("a varint runs too long")
+        numbers.append(tag)
+    first, fetched, changed, fetch_count, change_count, n = numbers
+    if (first | fetched | changed) & 3:
+        return None  # a time of another kind than whole milliseconds
+    first = -((first >> 2) + 1 >> 1) if first & 4 else first >> 3
+    fetched_ms = first + (-((fetched >> 2) + 1 >> 1) if fetched & 4 else fetched >> 3)
+    changed_ms = first + (-((changed >> 2) + 1 >> 1) if changed & 4 else changed >> 3)
+    fetch_count = -((fetch_count + 1) >> 1) if fetch_count & 1 else fetch_count >> 1
+    change_count = -((change_count + 1) >> 1) if change_count & 1 else change_count >> 1
+    n = -((n + 1) >> 1) if n & 1 else n >> 1
+    if n < 0 or at + 8 * n > end:
+        raise ValueError("history cut short")
+    at += 8 * n
+    for _ in range(n):  # the change distances
+        if raw[at] < 0x80:
+            at += 1
+        else:
+            _, at = _get_uint(raw, at)
+    due_ms = 0
+    if flags & _NEXT_DUE:
+        _, due_ms, at = _get_number(raw, at, fetched_ms)
+    if flags & _ANY_TEXT:
+        for flag, name in _TEXTS:
+            if flags & flag:
+                size, at = _get_uint(raw, at)
+                if at + size > end:
+                    raise ValueError(f"{name} cut short")
+                raw[at : at + size].decode("utf-8")  # checked as _walk does
+                at += size
+    schedule, at = _unpack_schedule(raw, at, (fetched_ms, changed_ms, due_ms, fetch_count, change_count), False)
+    stop = end - (_KEY.size if flags & _VISIBLE_KEY else 0) - (STORED_BYTES if flags & _SKETCH else 0)
+    if stop < at:
+        raise ValueError("schedule cut short")
+    return (*schedule[:3], (at, stop, schedule[3]))
 
 
 def _ms_numbers(raws: list[bytes], spans: list[tuple[int, int, int]]) -> list[list[float] | None]:

@@ -121,7 +121,7 @@ def select_known(
             if not len(batch):
                 continue
             assert policy is not None
-            _rank(index, policy, now, scale, [keys[i].decode("utf-8") for i in batch], batch, due, priorities)
+            _rank(index, policy, now, scale, keys, batch, due, priorities)
             batch = batch[best.admits(priorities[batch], ms[batch])]
             best.add(_rows(batch, priorities, ms, keys))
     return [DueRow(key, ms / 1000, -priority) for priority, ms, key in best.rows()], policy
@@ -129,7 +129,11 @@ def select_known(
 
 def _rows(at: np.ndarray, priorities: np.ndarray, ms: np.ndarray, keys: list[bytes]) -> list[tuple[float, int, str]]:
     """The rows ``at`` of a page as :class:`_Best` keeps them."""
-    return list(zip((-priorities[at]).tolist(), ms[at].tolist(), [keys[i].decode("utf-8") for i in at.tolist()]))
+    rows = at.tolist()
+    load = getattr(keys, "load", None)
+    if load is not None:  # the store's keys read on demand: all of these in one read
+        load(rows)
+    return list(zip((-priorities[at]).tolist(), ms[at].tolist(), [keys[i].decode("utf-8") for i in rows]))
 
 
 def _pages(index: SimhashIndex) -> Iterator[tuple[bytes | None, bytes | None, np.ndarray]]:
@@ -179,16 +183,22 @@ def _rank(
     policy: SchedulePolicy,
     now: float,
     scale: float,
-    keys: list[str],
+    keys: list[bytes],
     rows: np.ndarray,
     due: np.ndarray,
     priorities: np.ndarray,
 ) -> None:
-    """Set ``priorities[rows]`` from the records of ``keys`` (one per row): the policy's priority
-    of the state (at least 1 when due); a record without a state now is 1 when due, else left
-    out (-inf)."""
+    """Set ``priorities[rows]`` from the records of the rows (``keys``: the page's): the policy's
+    priority of the state (at least 1 when due); a record without a state now is 1 when due, else
+    left out (-inf)."""
+    at = rows.tolist()
+    read = getattr(keys, "records", None)  # the store reads them by the due index's ids
+    if read is not None:
+        records = read(at)
+    else:
+        records = index.get_records([keys[i].decode("utf-8") for i in at])
     states = []
-    for i, state in zip(rows.tolist(), schedule_states(index.get_records(keys))):
+    for i, state in zip(at, schedule_states(records)):
         if state is None:
             priorities[i] = 1.0 if due[i] else -math.inf
         else:

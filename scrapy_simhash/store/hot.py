@@ -1,6 +1,7 @@
 """A record's hot state: the fixed 57 bytes of it that a recrawl selection reads (its due time, the
 schedule numbers a policy ranks by, whether it has a usable schedule and a history), kept by the
-stores beside each record with a due time and written with it (:func:`hot_of`)."""
+stores beside each record with a due time and written with it (:func:`hot_of`); LMDB keeps it in
+34 bytes where they hold it exactly (:func:`compact`, :func:`expand`)."""
 
 from __future__ import annotations
 
@@ -58,3 +59,121 @@ def hot_of(record: bytes, due: int) -> bytes:
 def hot_due(hot: bytes) -> int:
     """The due time (ms) in a hot state."""
     return int.from_bytes(hot[:8], "little", signed=True)
+
+
+#: The compact form (:func:`compact`): ``flags``; ``due`` (ms, 48 bits: low 32, high 16); the
+#: schedule's ``last_fetch`` (ms, 48 bits); ``next_due`` (ms after ``due``, with ``STATE``); ``interval`` (ms, 40
+#: bits); ``rate`` (``m << 5 | k``: ``m / 10**k``, ``rate`` to 6 significant digits as the
+#: record keeps it); ``size`` and ``probe`` (ms); little-endian, packed.
+COMPACT = np.dtype(
+    [
+        ("flags", "u1"),
+        ("due", "<u4"),
+        ("due_hi", "<u2"),
+        ("last_fetch", "<u4"),
+        ("last_fetch_hi", "<u2"),
+        ("next_due", "<i4"),
+        ("interval", "<u4"),
+        ("interval_hi", "u1"),
+        ("rate", "<u4"),
+        ("size", "<u4"),
+        ("probe", "<u4"),
+    ]
+)
+_COMPACT = struct.Struct("<BIHIHiIBIII")
+assert _COMPACT.size == COMPACT.itemsize
+#: ``10 ** k`` for a compact rate's ``k`` (exact up to 22: a division by it is then exact to the bit).
+_TENS = np.array([float(10**k) for k in range(32)])
+_TENS_LIST = _TENS.tolist()
+
+
+def compact(hot: bytes) -> bytes:
+    """The compact form of the hot state ``hot`` where it reads back as ``hot``, to the bit
+    (whole milliseconds, a rate of up to 8 significant digits), else ``hot`` itself."""
+    due, flags, last_fetch, next_due, interval, rate, size, probe = _PACK.unpack(hot)
+    try:
+        due_ms, fetch_ms = due, round(last_fetch * 1000.0)
+        interval_ms, size_ms, probe_ms = round(interval * 1000.0), round(size * 1000.0), round(probe * 1000.0)
+        ahead = round(next_due * 1000.0) - (due_ms if flags & STATE else 0)
+        k = 0
+        while k < 23 and round(rate * _TENS_LIST[k]) / _TENS_LIST[k] != rate:
+            k += 1
+        m = round(rate * _TENS_LIST[k])
+        packed = _COMPACT.pack(
+            flags,
+            due_ms & 0xFFFFFFFF,
+            due_ms >> 32,
+            fetch_ms & 0xFFFFFFFF,
+            fetch_ms >> 32,
+            ahead,
+            interval_ms & 0xFFFFFFFF,
+            interval_ms >> 32,
+            m << 5 | k,
+            size_ms,
+            probe_ms,
+        )
+    except (struct.error, OverflowError, ValueError):
+        return hot
+    return packed if expand_one(packed) == hot else hot
+
+
+def expand_one(packed: bytes) -> bytes:
+    """The hot state of one compact one (:func:`expand`'s, with Python's floats: the same IEEE
+    operations)."""
+    flags, due, due_hi, fetch, fetch_hi, ahead, interval, interval_hi, rate, size, probe = _COMPACT.unpack(packed)
+    due |= due_hi << 32
+    return _PACK.pack(
+        due,
+        flags,
+        (fetch | fetch_hi << 32) / 1000,
+        ((due if flags & STATE else 0) + ahead) / 1000,
+        (interval | interval_hi << 32) / 1000,
+        (rate >> 5) / _TENS_LIST[rate & 31],
+        size / 1000,
+        probe / 1000,
+    )
+
+
+def expand(values: list[bytes]) -> bytes | None:
+    """The hot states of ``values`` (each compact or whole) one after the other, ``None`` when one
+    of them is neither (a store written without them)."""
+    sizes = set(map(len, values))
+    if sizes <= {HOT.itemsize}:
+        return b"".join(values)
+    if sizes == {COMPACT.itemsize}:
+        return _expand(np.frombuffer(b"".join(values), dtype=COMPACT)).tobytes()
+    if sizes == {HOT.itemsize, COMPACT.itemsize}:
+        small = [v for v in values if len(v) == COMPACT.itemsize]
+        whole = _expand(np.frombuffer(b"".join(small), dtype=COMPACT)).tobytes()
+        at = iter(range(0, len(whole), HOT.itemsize))
+        return b"".join([v if len(v) == HOT.itemsize else whole[(i := next(at)) : i + HOT.itemsize] for v in values])
+    return None
+
+
+#: :data:`COMPACT` read with 8-byte loads over its 48- and 40-bit fields (masked: :func:`_expand`).
+_LOADS = np.dtype(
+    {
+        "names": ["flags", "due", "last_fetch", "next_due", "interval", "rate", "size", "probe"],
+        "formats": ["u1", "<i8", "<i8", "<i4", "<i8", "<u4", "<u4", "<u4"],
+        "offsets": [0, 1, 7, 13, 17, 22, 26, 30],
+        "itemsize": COMPACT.itemsize,
+    }
+)
+_M48, _M40 = (1 << 48) - 1, (1 << 40) - 1
+
+
+def _expand(c: np.ndarray) -> np.ndarray:
+    """The :data:`HOT` array of a :data:`COMPACT` one."""
+    c = c.view(_LOADS)
+    out = np.empty(len(c), dtype=HOT)
+    due = c["due"] & _M48
+    out["due"] = due
+    out["flags"] = c["flags"]
+    out["last_fetch"] = (c["last_fetch"] & _M48) / 1000
+    out["next_due"] = ((due & -(c["flags"] & STATE).astype(np.int64)) + c["next_due"]) / 1000
+    out["interval"] = (c["interval"] & _M40) / 1000
+    rate = c["rate"]
+    out["rate"] = (rate >> 5) / _TENS[rate & 31]
+    out["size"] = c["size"] / 1000
+    out["probe"] = c["probe"] / 1000
+    return out

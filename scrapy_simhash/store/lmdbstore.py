@@ -35,7 +35,8 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
 ``due_index``
     ``indexed due + id -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
-    selection reads), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
+    selection reads; in 34 bytes where they hold it to the bit, :func:`~scrapy_simhash.store.hot.compact`,
+    answered as the 57), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
     unread (:class:`_EntryKeys`): a key is read from its entry when the selection asks for it,
     which it does for the rows that may enter it only (the key kept here as well cost 31 of a
     URL's bytes for keys of 31 characters). The index entry is a lower bound of the due time, not the due time itself: a record
@@ -101,7 +102,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
-from scrapy_simhash.store.hot import HOT, hot_of
+from scrapy_simhash.store.hot import COMPACT, HOT, compact, expand, expand_one, hot_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -132,7 +133,7 @@ _DUE_ID_END = 12
 _FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
-HOT_SIZE = HOT.itemsize
+HOT_SIZE, _COMPACT_SIZE = HOT.itemsize, COMPACT.itemsize
 
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
@@ -573,6 +574,36 @@ class _EntryKeys(list):  # type: ignore[type-arg]
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))
+
+    def records(self, rows: Sequence[int]) -> list[bytes | None]:
+        """The records of the rows ``rows`` (``None``: deleted since its key was read), read by id
+        in one read transaction with the keys not read yet (no lookup of a key)."""
+        return self._store._read(self._load, rows)  # type: ignore[no-any-return]
+
+    def load(self, rows: Sequence[int]) -> None:
+        """Read the keys of the rows ``rows`` not read yet, in one read transaction."""
+        missing = [i for i in rows if list.__getitem__(self, i) is None]
+        if missing:
+            self._store._read(self._load, missing, False)
+
+    def _load(self, txn: Any, rows: Sequence[int], records: bool = True) -> list[bytes | None]:
+        store, entries, vw = self._store, self._entries, self._store._vw
+        out: list[bytes | None] = []
+        for i in rows:
+            at = i * _DUE_ID_END
+            kid = entries[at + 8 : at + _DUE_ID_END]
+            key = list.__getitem__(self, i)
+            if key is None:
+                entry = store._current(txn, kid)
+                list.__setitem__(self, i, _key_of(entry, vw))
+            else:
+                entry = txn.get(kid, db=store._records)
+                if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD or _key_of(entry, vw) != key:
+                    out.append(None)
+                    continue
+            if records:
+                out.append(store._record(txn, kid, entry))
+        return out
 
     def __eq__(self, other: object) -> bool:
         return list(iter(self)) == other
@@ -1258,7 +1289,7 @@ class LmdbStore(FingerprintStore):
                     txn.delete(indexed + kid, db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
+                put(indexed + kid, compact(hot_of(value, int.from_bytes(due, "big"))), db=due_index)
             put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
             written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
@@ -1426,8 +1457,8 @@ class LmdbStore(FingerprintStore):
             return None, [], b""
         if not keys:  # the values alone, and the last one's key as the cursor
             alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-            hots = b"".join(alone)
-            if len(hots) == HOT_SIZE * len(alone):
+            hots = expand(alone)
+            if hots is not None:
                 if len(alone) < limit:
                     cursor.last()
                 return (bytes(cursor.key()) if alone else None), [], hots
@@ -1438,14 +1469,19 @@ class LmdbStore(FingerprintStore):
         if not page:
             return None, [], b""
         last = bytes(page[-1][0])
-        hots = b"".join([hot for _, hot in page])
-        if len(hots) != HOT_SIZE * len(page):
+        hots = expand([hot for _, hot in page])
+        if hots is None:
             page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
             hots = b"".join([hot for _, hot in page])
         return last, _EntryKeys(self, b"".join([entry for entry, _ in page])) if keys else [], hots
 
     def _entry_key(self, txn: Any, kid: bytes) -> bytes:
         """The key of the record entry ``kid`` (:class:`_EntryKeys`)."""
+        return _key_of(self._current(txn, kid), self._vw)
+
+    def _current(self, txn: Any, kid: bytes) -> bytes:
+        """The record entry ``kid`` that a selection read in the due index (:class:`_EntryKeys`);
+        :class:`StoreError` when it holds no record any more."""
         entry = txn.get(kid, db=self._records)
         if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD:
             raise StoreError(
@@ -1454,13 +1490,15 @@ class LmdbStore(FingerprintStore):
                 "a record that a recrawl selection had read was deleted while it ran: run the selection again",
                 "read",
             )
-        return _key_of(entry, self._vw)
+        return entry  # type: ignore[no-any-return]
 
     def _hot(self, txn: Any, entry: bytes, hot: bytes, value: bytes | None = None) -> bytes | None:
         """The hot state of a due-index entry (its value, or made from its record ``value``, read
         here unless given; ``None``: the entry is no current record's)."""
         if len(hot) == HOT_SIZE:
             return hot
+        if len(hot) == _COMPACT_SIZE:
+            return expand_one(hot)
         if value is None:
             value = txn.get(entry[8:_DUE_ID_END], db=self._records)
         if value is None or not value[_FLAGS_AT] & _HAS_RECORD:

@@ -29,6 +29,7 @@ from scrapy_simhash.schedule import (
     run_priorities,
     size_scale,
 )
+from scrapy_simhash.store import lmdbstore
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.redisstore import RedisStore
@@ -166,8 +167,14 @@ def test_records_read_are_only_those_whose_bound_could_enter(index, monkeypatch)
         read.extend(keys)
         return get_records(keys)
 
+    def counting_rows(self, rows):  # LMDB: the records of a page's rows, read by id
+        read.extend(self[i].decode() for i in rows)
+        return entry_records(self, rows)
+
     when = now - 10 * DAY  # a third of the URLs due
     monkeypatch.setattr(index, "get_records", counting)
+    entry_records = lmdbstore._EntryKeys.records
+    monkeypatch.setattr(lmdbstore._EntryKeys, "records", counting_rows)
     rows = ChangeTracker(index, policy=POLICY).selection(when, 20, DAY)
     monkeypatch.undo()
     assert rows == reference(index, POLICY, when, 20, DAY)

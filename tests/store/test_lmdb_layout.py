@@ -9,14 +9,17 @@ import dataclasses
 import hashlib
 import json
 import random
+import struct
+from dataclasses import replace
 from pathlib import Path
 
 import lmdb
 import pytest
 
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.record import PageRecord, _schedule_of
 from scrapy_simhash.errors import StoreError
-from scrapy_simhash.store import lmdbstore
+from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.store import hot, lmdbstore
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
 from scrapy_simhash.store.lmdbstore import LmdbStore, _key_of
@@ -76,6 +79,22 @@ def test_the_due_index_names_a_record_by_its_id_and_a_key_is_read_when_asked_for
         with pytest.raises(StoreError, match="deleted while it ran: run the selection again"):
             keys[1]
         assert index.due_states(None, 10)[1] == [LONG.encode()]
+
+
+def test_a_selection_reads_the_records_of_its_rows_by_id_with_their_keys(tmp_path: Path) -> None:
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        index.put_records([(key, value, due) for key, (value, due) in RECORDS.items()])
+        _, keys, _ = index.due_states(None, 10)
+        assert keys.records([1, 0]) == [RECORDS["https://a.example/"][0], RECORDS[LONG][0]]  # type: ignore[attr-defined]
+        assert list.__getitem__(keys, 0) == LONG.encode()  # the keys read with them
+        # A row whose key was read and whose record was deleted since: no record (it is left out).
+        assert index.delete_record("https://a.example/")
+        assert keys.records([1]) == [None]  # type: ignore[attr-defined]
+        # One whose key was not read yet: the selection's clear error, as for its key.
+        _, keys, _ = index.due_states(None, 10)
+        assert index.delete_record(LONG)
+        with pytest.raises(StoreError, match="deleted while it ran"):
+            keys.records([0])  # type: ignore[attr-defined]
 
 
 def _earlier_index(path: Path) -> None:
@@ -223,3 +242,53 @@ def test_a_records_change_sketch_is_kept_apart_and_read_back_with_it(tmp_path: P
         index.put_record("https://a.example/", with_sketch, due=5.0)
         index.delete_record("https://a.example/")
         assert index.get_record("https://a.example/") is None and sketches() == 0
+
+
+def _hot(due: int, flags: int, *numbers: float) -> bytes:
+    return struct.pack("<qB6d", due, flags, *numbers)
+
+
+def test_a_compact_hot_state_reads_back_to_the_bit_and_any_other_is_kept_whole() -> None:
+    rng = random.Random(4)
+    states = [_hot(1_700_000_000_000, 0, *(0.0,) * 6)]  # no schedule (a page gone)
+    for _ in range(2000):
+        due = rng.randrange(1_500_000_000_000, 2_500_000_000_000)
+        last_fetch = round(due / 1000 - rng.uniform(0, 400 * 86400), 3)
+        next_due = due / 1000 if rng.random() < 0.7 else round(due / 1000 + rng.uniform(-9e5, 9e5), 3)
+        rate = float(f"{rng.choice([0.0, rng.uniform(1e-10, 1e-3), rng.uniform(0, 5)]):.6g}")
+        size, probe = round(rng.uniform(0, 64), 3), rng.choice([0.0, round(rng.uniform(0, 9e5), 3)])
+        states.append(
+            _hot(due, rng.choice([1, 3]), last_fetch, next_due, round(rng.uniform(1, 4e7), 3), rate, size, probe)
+        )
+    packed = [hot.compact(state) for state in states]
+    assert {len(p) for p in packed} == {hot.COMPACT.itemsize}
+    assert hot.expand(packed) == b"".join(states)  # numpy's reading, to the bit
+    assert [hot.expand_one(p) for p in packed] == states  # and Python's
+    # What 34 bytes cannot hold exactly stays whole: a time not in whole milliseconds, a rate of
+    # more digits, a due time over 48 bits of milliseconds, a negative size.
+    others = [
+        _hot(1_700_000_000_000, 1, 1.7e9 + 1e-4, 1.7e9, 86400.0, 0.0, 0.0, 0.0),
+        _hot(1_700_000_000_000, 1, 1.7e9, 1.7e9, 86400.0, 1 / 3, 0.0, 0.0),
+        _hot(1 << 50, 1, 1.7e9, (1 << 50) / 1000, 86400.0, 0.0, 0.0, 0.0),
+        _hot(1_700_000_000_000, 1, 1.7e9, 1.7e9, 86400.0, 0.0, -1.0, 0.0),
+    ]
+    assert [hot.compact(state) for state in others] == others
+    mixed = [packed[1], others[0], packed[2]]
+    assert hot.expand(mixed) == states[1] + others[0] + states[2]
+    assert hot.expand([packed[1], b""]) is None  # a value of neither form: read from the record
+
+
+def test_the_due_index_keeps_compact_hot_states_and_answers_whole_ones(tmp_path: Path) -> None:
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        now = 1_700_000_000.0
+        state = FreshnessPolicy().observe(None, now, None)
+        next_due, schedule = _schedule_of(state)
+        record = replace(PageRecord.first(7, now=now), schedule=schedule, next_due=next_due)
+        index.put_record("https://a.example/", record.to_bytes(), due=next_due)
+        store = index.store
+        assert isinstance(store, LmdbStore)
+        with store._env.begin() as txn:  # type: ignore[union-attr]
+            assert [len(v) for _, v in txn.cursor(store._due_index)] == [hot.COMPACT.itemsize]
+        want = hot.hot_of(record.to_bytes(), round(next_due * 1000))
+        assert index.due_states(None, 10)[2] == want
+        assert index.due_states(None, 10, keys=False)[2] == want
