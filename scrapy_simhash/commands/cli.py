@@ -79,7 +79,14 @@ def open_lmdb(path: Path, write: bool, index_kwargs: dict[str, Any] | None) -> S
             index_kwargs = {"bits": meta.get("bits"), "max_distance": meta.get("max_distance")}
         return SimhashIndex.open(path, readonly=not write, **index_kwargs)
     except (SimhashIndexError, ValueError, TypeError) as exc:
-        raise CommandError(f"{path} is not a usable scrapy-simhash index: {exc}") from None
+        raise CommandError(_not_usable(str(path), exc)) from None
+
+
+def _not_usable(where: str, exc: Exception) -> str:
+    """The error line for an index that cannot be opened: the store's message where it names the
+    location (it says what is wrong and the fix), else the location and the message."""
+    message = str(exc)
+    return message if where in message else f"{where} is not a usable scrapy-simhash index: {message}"
 
 
 class PathTarget(Target):
@@ -138,7 +145,7 @@ def open_store(make_store: Callable[[], FingerprintStore], where: str) -> Simhas
         meta = json.loads(raw)
         return SimhashIndex(make_store(), bits=meta["bits"], max_distance=meta["max_distance"])
     except (SimhashIndexError, ValueError, KeyError) as exc:
-        raise CommandError(f"{where} is not a usable scrapy-simhash index: {exc}") from None
+        raise CommandError(_not_usable(where, exc)) from None
 
 
 # -- arguments --------------------------------------------------------------------------------
