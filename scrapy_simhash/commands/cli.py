@@ -79,7 +79,14 @@ def open_lmdb(path: Path, write: bool, index_kwargs: dict[str, Any] | None) -> S
             index_kwargs = {"bits": meta.get("bits"), "max_distance": meta.get("max_distance")}
         return SimhashIndex.open(path, readonly=not write, **index_kwargs)
     except (SimhashIndexError, ValueError, TypeError) as exc:
-        raise CommandError(f"{path} is not a usable scrapy-simhash index: {exc}") from None
+        raise CommandError(_not_usable(str(path), exc)) from None
+
+
+def _not_usable(where: str, exc: Exception) -> str:
+    """The error line for an index that cannot be opened: the store's message where it names the
+    location (it says what is wrong and the fix), else the location and the message."""
+    message = str(exc)
+    return message if where in message else f"{where} is not a usable scrapy-simhash index: {message}"
 
 
 class PathTarget(Target):
@@ -138,7 +145,7 @@ def open_store(make_store: Callable[[], FingerprintStore], where: str) -> Simhas
         meta = json.loads(raw)
         return SimhashIndex(make_store(), bits=meta["bits"], max_distance=meta["max_distance"])
     except (SimhashIndexError, ValueError, KeyError) as exc:
-        raise CommandError(f"{where} is not a usable scrapy-simhash index: {exc}") from None
+        raise CommandError(_not_usable(where, exc)) from None
 
 
 # -- arguments --------------------------------------------------------------------------------
@@ -282,12 +289,38 @@ def _confirm(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
+def _open_elsewhere(path: Path) -> bool:
+    """Whether another process has the LMDB index at ``path`` open: each one holds a shared lock
+    on the first byte of its ``lock.mdb``, which an exclusive lock then cannot take."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: LMDB locks otherwise there; not checked
+        return False
+    try:
+        fd = os.open(path / "lock.mdb", os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
+        except OSError:
+            return True
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0, os.SEEK_SET)
+        return False
+    finally:
+        os.close(fd)
+
+
 def _reset(target: Target, yes: bool, out: TextIO) -> None:
     from scrapy_simhash.store.index import SimhashIndex
 
     with target.open() as index:  # refuses anything that is not an index
         keys, records = len(index), sum(1 for _ in index.iter_records())
         where = index.path
+    if where and _open_elsewhere(Path(where)):
+        raise CommandError(
+            f"the index at {where} is open in another process (a crawl?): stop it, then reset; nothing was deleted"
+        )
     if not yes and not _confirm(f"Delete the index at {where} ({keys} fingerprints, {records} records)?"):
         out.write("nothing deleted\n")
         return

@@ -66,9 +66,7 @@ def test_console_door_reads_while_a_crawl_writes(index_dir):
 def test_console_door_errors(index_dir, tmp_path, capsys):
     (tmp_path / "data.mdb").write_bytes(b"not lmdb" * 100)
     result = sh(CONSOLE, str(tmp_path), "info")  # not an index
-    assert result.returncode == 1 and result.stderr.startswith(
-        f"error: {tmp_path} is not a usable scrapy-simhash index"
-    )
+    assert result.returncode == 1 and result.stderr.startswith(f"error: {tmp_path} is not a scrapy-simhash index")
     assert result.stderr.count("\n") == 1
     for args, status in [
         ((str(tmp_path / "nowhere"), "info"), 1),
