@@ -236,6 +236,8 @@ class SimhashRecrawlMiddleware:
         from scrapy_simhash.decision.record import PageRecord
 
         key = _key(request)
+        if key in mw._itemless:  # a start page this crawl found new whose fetch gave no item: fetched whole
+            return
         try:
             record = PageRecord.parse(mw.tracker.index.get_record(key))
         except Exception as exc:  # noqa: BLE001 - fail open

@@ -1,4 +1,4 @@
-"""The ``CrawlSpider`` of docs/usage/incremental.rst, run as written: two real crawls (``scrapy
+"""The plain ``CrawlSpider`` of docs/usage/incremental.rst (no ``parse_start_url``), run as written: two real crawls (``scrapy
 runspider``) of a site served on 127.0.0.1, one page rewritten between them. The first crawl exports
 every page, its start page included; the incremental second one exports the rewritten page."""
 
