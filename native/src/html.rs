@@ -82,6 +82,17 @@ impl<V> Memo<V> {
             chars: 0,
         }
     }
+
+    /// Keeps `value` for `key`, emptied first when it would hold more than `entries` keys or
+    /// `chars` bytes of them.
+    fn keep(&mut self, key: &str, value: V, entries: usize, chars: usize) {
+        if self.answers.len() >= entries || self.chars + key.len() > chars {
+            self.answers.clear();
+            self.chars = 0;
+        }
+        self.chars += key.len();
+        self.answers.insert(key.to_owned(), value);
+    }
 }
 
 fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<bool> {
@@ -94,13 +105,7 @@ fn remembered<V: Copy>(memo: &Mutex<Memo<V>>, key: &str, answer: impl FnOnce() -
         return Ok(found);
     }
     let found = answer()?;
-    let mut memo = memo.lock().unwrap();
-    if memo.answers.len() >= MEMO_ENTRIES || memo.chars + key.len() > MEMO_CHARS {
-        memo.answers.clear();
-        memo.chars = 0;
-    }
-    memo.chars += key.len();
-    memo.answers.insert(key.to_owned(), found);
+    memo.lock().unwrap().keep(key, found, MEMO_ENTRIES, MEMO_CHARS);
     Ok(found)
 }
 
@@ -1074,8 +1079,8 @@ pub struct HtmlWalker {
     class_memo: Mutex<Memo<u8>>,
     style_memo: Mutex<Memo>,
     /// block text -> the answers of `boilerplate_any`, `boilerplate_start` and `meta_text` asked
-    /// so far (`TEXT_ASKED`: which of them), the Python predicates being pure functions of the
-    /// text: a site's bylines, datelines and footers recur on its pages.
+    /// so far (`HtmlWalker::asked`), the Python predicates being pure functions of the text: a
+    /// site's bylines, datelines and footers recur on its pages.
     text_memo: Mutex<Memo<u8>>,
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
@@ -1388,15 +1393,9 @@ impl HtmlWalker {
         let answer = predicate.bind(py).call1((text,))?.is_truthy()?;
         let mut memo = self.text_memo.lock().unwrap();
         let bits = asked | if answer { which } else { 0 };
-        if let Some(found) = memo.answers.get_mut(text) {
-            *found |= bits;
-        } else {
-            if memo.answers.len() >= TEXT_MEMO_ENTRIES || memo.chars + text.len() > TEXT_MEMO_CHARS {
-                memo.answers.clear();
-                memo.chars = 0;
-            }
-            memo.chars += text.len();
-            memo.answers.insert(text.to_owned(), bits);
+        match memo.answers.get_mut(text) {
+            Some(found) => *found |= bits,
+            None => memo.keep(text, bits, TEXT_MEMO_ENTRIES, TEXT_MEMO_CHARS),
         }
         Ok(answer)
     }
