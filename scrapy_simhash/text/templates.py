@@ -301,13 +301,13 @@ class SiteTemplates:
         host = host_of(url)
         with self._lock:
             tpl = self._host(host)
+            if fp is not None and fp in tpl.fingerprints:
+                return  # (before its lines are keyed: a copy of a page costs nothing more)
+            keys = set(line_keys(list(filter(str.strip, lines))))  # not the blank lines
             if fp is not None:
-                if fp in tpl.fingerprints:
-                    return  # (before its lines are keyed: a copy of a page costs nothing more)
                 if len(tpl.fingerprints) >= _RECENT_FINGERPRINTS:
                     tpl.fingerprints.clear()
                 tpl.fingerprints.add(fp)
-            keys = set(line_keys(list(filter(str.strip, lines))))  # not the blank lines
             tpl.pages += 1
             counts = tpl.counts
             for key in keys:
