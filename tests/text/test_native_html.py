@@ -195,7 +195,6 @@ def test_the_native_walk_takes_its_rules_as_data() -> None:
         _native.html_walker(etree._Element, given)
 
 
-
 def test_the_walk_asks_python_once_per_text() -> None:
     """The walk asks each Python text predicate (``boilerplate_any``, ``boilerplate_start``,
     ``meta_text``) once per distinct block text: a second walk of the same page, and a repeated
@@ -227,6 +226,7 @@ def test_the_walk_asks_python_once_per_text() -> None:
     assert asked == once
     python = walked(root, False)[0]
     assert [block[6] for block in first[1]] == [block[7] for block in python]  # type: ignore[index]
+
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(nat, "HTML_VERIFIED", frozenset())
