@@ -43,6 +43,9 @@ const MAX_DEPTH: u32 = 200;
 /// Bounds of the answers kept per predicate (as `extract._NEGATIVE_CACHE`).
 const MEMO_ENTRIES: usize = 50_000;
 const MEMO_CHARS: usize = 4 << 20;
+/// The bounds of `HtmlWalker::text_memo` (block texts: longer, more of them distinct).
+const TEXT_MEMO_ENTRIES: usize = 20_000;
+const TEXT_MEMO_CHARS: usize = 1 << 20;
 
 type TagSet = FxHashSet<Box<[u8]>>;
 
@@ -79,6 +82,17 @@ impl<V> Memo<V> {
             chars: 0,
         }
     }
+
+    /// Keeps `value` for `key`, emptied first when it would hold more than `entries` keys or
+    /// `chars` bytes of them.
+    fn keep(&mut self, key: &str, value: V, entries: usize, chars: usize) {
+        if self.answers.len() >= entries || self.chars + key.len() > chars {
+            self.answers.clear();
+            self.chars = 0;
+        }
+        self.chars += key.len();
+        self.answers.insert(key.to_owned(), value);
+    }
 }
 
 fn ask(memo: &Mutex<Memo>, predicate: &Bound<'_, PyAny>, key: &str) -> PyResult<bool> {
@@ -91,13 +105,7 @@ fn remembered<V: Copy>(memo: &Mutex<Memo<V>>, key: &str, answer: impl FnOnce() -
         return Ok(found);
     }
     let found = answer()?;
-    let mut memo = memo.lock().unwrap();
-    if memo.answers.len() >= MEMO_ENTRIES || memo.chars + key.len() > MEMO_CHARS {
-        memo.answers.clear();
-        memo.chars = 0;
-    }
-    memo.chars += key.len();
-    memo.answers.insert(key.to_owned(), found);
+    memo.lock().unwrap().keep(key, found, MEMO_ENTRIES, MEMO_CHARS);
     Ok(found)
 }
 
@@ -1070,6 +1078,10 @@ pub struct HtmlWalker {
     /// class/id string -> `NEGATIVE_CLASS` | `META_CLASS`
     class_memo: Mutex<Memo<u8>>,
     style_memo: Mutex<Memo>,
+    /// block text -> the answers of `boilerplate_any`, `boilerplate_start` and `meta_text` asked
+    /// so far (`HtmlWalker::asked`), the Python predicates being pure functions of the text: a
+    /// site's bylines, datelines and footers recur on its pages.
+    text_memo: Mutex<Memo<u8>>,
     /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
     /// `_is_meta_text`), called only where the answer is not decided here.
@@ -1316,8 +1328,7 @@ impl HtmlWalker {
         }
         if weight < l.boilerplate_max_weight
             && (self.boilerplate_any(py, text, facts, &mut low)?
-                || (weight < l.boilerplate_start_max_weight
-                    && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
+                || (weight < l.boilerplate_start_max_weight && self.asked(py, text, BOILERPLATE_START)?))
         {
             return Ok((LINKS, false));
         }
@@ -1326,7 +1337,7 @@ impl HtmlWalker {
         }
         if weight < l.meta_max_weight
             && ((meta as f64 >= l.meta_markup_share * size && !(sentence && punct >= l.sentence_punct))
-                || (self.may_say_meta(text, facts, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
+                || (self.may_say_meta(text, facts, &mut low) && self.asked(py, text, META_TEXT)?))
         {
             return Ok((META, false));
         }
@@ -1363,9 +1374,38 @@ impl HtmlWalker {
         if !candidate {
             return Ok(false);
         }
-        self.boilerplate_any.bind(py).call1((text,))?.is_truthy()
+        self.asked(py, text, BOILERPLATE_ANY)
+    }
+
+    /// The answer of the Python text predicate `which` (`BOILERPLATE_ANY`, `BOILERPLATE_START`,
+    /// `META_TEXT`) for `text`, asked once per distinct text while the memo holds it.
+    fn asked(&self, py: Python<'_>, text: &str, which: u8) -> PyResult<bool> {
+        let asked = which << 3; // the bit saying it was asked; `which` the bit of the answer
+        let known = self.text_memo.lock().unwrap().answers.get(text).copied().unwrap_or(0);
+        if known & asked != 0 {
+            return Ok(known & which != 0);
+        }
+        let predicate = match which {
+            BOILERPLATE_ANY => &self.boilerplate_any,
+            BOILERPLATE_START => &self.boilerplate_start,
+            _ => &self.meta_text,
+        };
+        let answer = predicate.bind(py).call1((text,))?.is_truthy()?;
+        let mut memo = self.text_memo.lock().unwrap();
+        let bits = asked | if answer { which } else { 0 };
+        match memo.answers.get_mut(text) {
+            Some(found) => *found |= bits,
+            None => memo.keep(text, bits, TEXT_MEMO_ENTRIES, TEXT_MEMO_CHARS),
+        }
+        Ok(answer)
     }
 }
+
+/// The Python text predicates of `HtmlWalker::asked`, each a bit of an answer in `text_memo`
+/// (the bit three places up: that it was asked).
+const BOILERPLATE_ANY: u8 = 1;
+const BOILERPLATE_START: u8 = 2;
+const META_TEXT: u8 = 4;
 
 #[pymethods]
 impl HtmlWalker {
@@ -1397,6 +1437,7 @@ impl HtmlWalker {
             display_none: rule(rules, "display_none")?,
             class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),
+            text_memo: Mutex::new(Memo::new()),
             punct: CharTable::new(punct.chars()),
             sentence_end: CharTable::new(sentence_end.chars()),
             ellipses_tuple: PyTuple::new(rules.py(), rule::<Vec<String>>(rules, "ellipses")?)?.unbind(),

@@ -80,6 +80,18 @@ fn node<'t>(p: *mut XmlNode) -> Option<Node<'t>> {
     NonNull::new(p).map(|p| Node(p, PhantomData))
 }
 
+/// An attribute pointer of the tree (null: `None`).
+fn attr<'t>(p: *mut XmlAttr) -> Option<Attr<'t>> {
+    NonNull::new(p).map(|p| Attr(p, PhantomData))
+}
+
+/// The struct a [`Node`] or [`Attr`] points at.
+fn deref<'t, T>(p: NonNull<T>) -> &'t T {
+    // SAFETY: `p` is a node or attribute of a live tree that nothing changes during 't (the
+    // module's invariant), so it points at an initialised struct valid for reads for 't.
+    unsafe { p.as_ref() }
+}
+
 /// A name or content of the tree: its bytes up to the NUL (`b""` for null).
 fn bytes<'t>(p: *const c_char) -> &'t [u8] {
     if p.is_null() {
@@ -109,8 +121,7 @@ pub fn root<'t>(root: &'t Bound<'_, PyAny>) -> Result<Node<'t>, &'static str> {
 
 impl<'t> Node<'t> {
     fn get(self) -> &'t XmlNode {
-        // SAFETY: a node of a live tree that nothing changes during 't (the module's invariant).
-        unsafe { self.0.as_ref() }
+        deref(self.0)
     }
 
     /// libxml2's node type (`ELEMENT`, `TEXT`...).
@@ -167,7 +178,7 @@ impl<'t> Node<'t> {
     /// The element's first attribute.
     #[inline]
     pub fn attrs(self) -> Option<Attr<'t>> {
-        NonNull::new(self.get().properties).map(|p| Attr(p, PhantomData))
+        attr(self.get().properties)
     }
 
     /// Whether the element is a <p> or <br> without namespace: its name read in place, without
@@ -193,8 +204,7 @@ impl<'t> Node<'t> {
 
 impl<'t> Attr<'t> {
     fn get(self) -> &'t XmlAttr {
-        // SAFETY: an attribute of a live tree that nothing changes during 't (the module's invariant).
-        unsafe { self.0.as_ref() }
+        deref(self.0)
     }
 
     #[inline]
@@ -227,6 +237,6 @@ impl<'t> Attr<'t> {
     /// The element's next attribute.
     #[inline]
     pub fn next(self) -> Option<Attr<'t>> {
-        NonNull::new(self.get().next).map(|p| Attr(p, PhantomData))
+        attr(self.get().next)
     }
 }

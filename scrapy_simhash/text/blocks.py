@@ -118,7 +118,9 @@ _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 _CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
 
 
-_SCRIPT_START_RE = re.compile(r"<(script|style)\b")
+#: A NUL: on a page that is not ASCII, a regular expression finds one in half the time of ``in``
+#: (CPython's one-character search of a two- or four-byte string).
+_NUL_RE = re.compile("\x00")
 
 
 _META_CLASS_RE = _class_words_re(_META_CLASS_WORDS, _META_CLASS_TOKENS)

@@ -77,6 +77,7 @@ from scrapy_simhash.text.blocks import (
     _IN_CHROME_TAG,
     _META_CACHE,
     _META_CLASS_RE,
+    _NUL_RE,
     _TEXT,
     _XML_DECL_RE,
     MAX_BLOCKS,
@@ -221,7 +222,7 @@ class _TooDeep(Exception):
 def _prepare(html: str) -> str:
     html = _XML_DECL_RE.sub("", html, count=1)
     html = _CLEANEVAL_RE.sub("", html, count=1)
-    if "\x00" in html:
+    if ("\x00" in html) if html.isascii() else _NUL_RE.search(html) is not None:
         html = html.replace("\x00", "")
     if len(html) > MAX_HTML_CHARS:
         html = _cut(html)

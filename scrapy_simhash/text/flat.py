@@ -9,7 +9,7 @@ import html as htmllib
 import re
 
 from scrapy_simhash.text import rules
-from scrapy_simhash.text.blocks import _BLOCK, _SCRIPT_START_RE
+from scrapy_simhash.text.blocks import _BLOCK
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
 
 _INVISIBLE_ELEMENTS = rules.INVISIBLE_ELEMENTS
@@ -38,22 +38,34 @@ def _flatten(html: str) -> str:
     return _TAG_RE.sub(_flat_tag, _INVISIBLE_BLOCK_RE.sub(" ", html))
 
 
+# ``<script`` / ``<style`` and their end tags as ``html.lower()`` has them, found in ``html``
+# itself: only ASCII letters lower-case to the letters of these names (U+212A, the Kelvin sign,
+# to "k"; U+0130 to two characters), and a character is a word character exactly when its lower
+# case is (``tests/text/test_flat.py`` checks both on every code point).
+_SCRIPT_START_RE = re.compile(r"<([sS][cC][rR][iI][pP][tT]|[sS][tT][yY][lL][eE])\b")
+
+
+_SCRIPT_END_RE = {name: re.compile("</" + "".join(f"[{c}{c.upper()}]" for c in name)) for name in ("script", "style")}
+
+
 def _cut(html: str) -> str:
-    """The first MAX_HTML_CHARS of ``html`` after removing <script>/<style> blocks (linear time)."""
-    lower = html.lower()
+    """The first MAX_HTML_CHARS of ``html`` after removing <script>/<style> blocks (linear time):
+    positions found in ``html.lower()``, read in ``html`` itself when they are the same (no U+0130,
+    whose lower case is two characters): lower-casing a large page that is not ASCII took 30 ms."""
+    text = html.lower() if "\u0130" in html else html
     out: list[str] = []
     size = pos = 0
     while size < MAX_HTML_CHARS:
-        match = _SCRIPT_START_RE.search(lower, pos)
+        match = _SCRIPT_START_RE.search(text, pos)
         if match is None:
             out.append(html[pos:])
             break
         out.append(html[pos : match.start()])
         size += match.start() - pos
-        end = lower.find("</" + match.group(1), match.end())
-        if end < 0:
+        end = _SCRIPT_END_RE[match.group(1).lower()].search(text, match.end())
+        if end is None:
             break
-        pos = end
+        pos = end.start()
     return " ".join(out)[:MAX_HTML_CHARS]
 
 

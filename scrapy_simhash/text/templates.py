@@ -299,12 +299,12 @@ class SiteTemplates:
         """Count the distinct lines of one page of ``url``'s host; with ``fp`` (the page's
         fingerprint), a page with a fingerprint counted lately is not counted again."""
         host = host_of(url)
-        keys = set(line_keys(list(filter(str.strip, lines))))  # not the blank lines
         with self._lock:
             tpl = self._host(host)
+            if fp is not None and fp in tpl.fingerprints:
+                return  # (before its lines are keyed: a copy of a page costs nothing more)
+            keys = set(line_keys(list(filter(str.strip, lines))))  # not the blank lines
             if fp is not None:
-                if fp in tpl.fingerprints:
-                    return
                 if len(tpl.fingerprints) >= _RECENT_FINGERPRINTS:
                     tpl.fingerprints.clear()
                 tpl.fingerprints.add(fp)

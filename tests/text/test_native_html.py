@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.ci import native_required
@@ -192,6 +193,39 @@ def test_the_native_walk_takes_its_rules_as_data() -> None:
     del given["teaser_max_weight"]
     with pytest.raises(ValueError, match="teaser_max_weight"):
         _native.html_walker(etree._Element, given)
+
+
+def test_the_walk_asks_python_once_per_text() -> None:
+    """The walk asks each Python text predicate (``boilerplate_any``, ``boilerplate_start``,
+    ``meta_text``) once per distinct block text: a second walk of the same page, and a repeated
+    line, ask nothing more, and give the same blocks as the first."""
+    from scrapy_simhash import _native
+    from scrapy_simhash.text import region, rules
+
+    asked: list[tuple[str, str]] = []
+
+    def counted(name: str, predicate: Any) -> Any:
+        def ask(text: str) -> Any:
+            asked.append((name, text))
+            return predicate(text)
+
+        return ask
+
+    given = rules.native_rules(
+        boilerplate_any=counted("any", region._boilerplate_any), meta_text=counted("meta", region._is_meta_text)
+    )
+    given["boilerplate_start"] = counted("start", given["boilerplate_start"])
+    walker = _native.html_walker(etree._Element, given)
+    lines = ["Posted 2024-03-01 by Ann", "Copyright © 2024 Example", "Share this", "12 views"]
+    root = ex._parse("<html><body>" + "".join(f"<p>{line}</p>" for line in lines * 3) + "</body></html>")
+    first = walker.walk(root, remaining=None, max_blocks=100, step=100)
+    once = list(asked)
+    assert {name for name, _ in once} == {"any", "start", "meta"}
+    assert len(once) == len(set(once))  # each text asked once for each predicate, not once a line
+    assert walker.walk(root, remaining=None, max_blocks=100, step=100)[1] == first[1]
+    assert asked == once
+    python = walked(root, False)[0]
+    assert [block[6] for block in first[1]] == [block[7] for block in python]  # type: ignore[index]
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
