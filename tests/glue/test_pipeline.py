@@ -341,3 +341,26 @@ def test_the_kept_items_texts_are_measured_across_crawls(make_pipeline, store_se
     bigger = digest("https://news.example.com/week/4", TICKETS, FERRY, updated="26 May 2025, 3,020 readers")
     assert second.process_item(bigger) is bigger  # a sentence more than the kept superset
     assert stat(second, "simhash/items/kept/adds") == 1
+
+
+def test_a_short_item_copy_beyond_max_distance_is_dropped_by_its_text(make_pipeline):
+    """A short item whose one edit moves its fingerprint beyond ``SIMHASH_MAX_DISTANCE`` is still
+    dropped when it shares most of its characters with a kept item and adds nothing (the
+    short-text rule the ``dedup`` command uses too); one that only shares a sentence is kept."""
+    from scrapy_simhash.fingerprint.simhash import Fingerprinter
+
+    pipeline = make_pipeline(SIMHASH_ITEM_FIELDS=["body"])
+    fingerprinter = Fingerprinter()
+    paragraph = next(
+        p
+        for _, ps in ZH_ARTICLES.values()
+        for p in ps
+        if (fingerprinter.fingerprint_text(p) ^ fingerprinter.fingerprint_text(p + "（记者 王明）")).bit_count() > 3
+    )
+    kept = {"url": "https://a.example/1", "body": paragraph}
+    assert pipeline.process_item(kept) is kept
+    with pytest.raises(NearDuplicateItem) as exc:
+        pipeline.process_item({"url": "https://b.example/1", "body": paragraph + "（记者 王明）"})
+    assert exc.value.duplicate_of == "https://a.example/1" and exc.value.distance > 3
+    other = {"url": "https://c.example/1", "body": "这家餐厅的菜味道一般，服务也不到位，所以不会再来了。" + paragraph[:20]}
+    assert pipeline.process_item(other) is other
