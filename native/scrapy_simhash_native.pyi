@@ -66,30 +66,14 @@ class Core:
 
 @final
 class HtmlWalker:
-    """The block walk of ``extract`` over lxml's parsed tree, and the title's sources."""
-
-    NOT_AFTER: bool
+    """The block walk of ``extract`` over lxml's parsed tree."""
 
     def __new__(
         cls,
         element_type: type[Any],
         space_ranges: Sequence[tuple[int, int]],
-        block: Sequence[str],
-        invisible: Sequence[str],
-        chrome_tags: Sequence[str],
-        wrapper_paragraphs: int,
-        negative: tuple[Sequence[str], Sequence[str], Sequence[str]],
-        meta_class: tuple[Sequence[str], Sequence[str]],
-        display_none: Callable[[str], object],
-        punct: str,
-        sentence_end: str,
-        ellipses: Sequence[str],
         digit_ranges: Sequence[tuple[int, int]],
-        meta_keywords: Sequence[str],
-        meta_han_keywords: Sequence[str],
-        boilerplate_any: Callable[[str], bool],
-        boilerplate_start: Callable[[str], object],
-        meta_text: Callable[[str], bool],
+        rules: Mapping[str, Any],
     ) -> HtmlWalker: ...
     def walk(
         self, root: Any, *, remaining: float | None, max_blocks: int, step: int
@@ -101,14 +85,17 @@ class HtmlWalker:
     ):
         """``extract._Walker.walk(root, 0, False, 0)``: ``("ok", blocks, parent, end, landmark,
         next_check)``, a stop (``"large"``, ``"budget"``), or ``("unsupported", why)``."""
+    @staticmethod
+    def rule_names() -> list[str]:
+        """The keys of the rules mapping the constructor reads (``text.rules.native_rules``)."""
     def class_words(self, text: str) -> tuple[bool, bool]:
         """Whether a class/id string matches ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``."""
+    def main_blocks(self, blocks: list[Any], parent: list[int], end: list[int], relaxed: bool) -> list[Any] | None:
+        """``region._main_blocks``: the content region's blocks among ``blocks`` (``_Block``
+        objects); ``None`` when one is not classified yet."""
     def comment_runs(self, root: Any) -> bool:
         """Whether a comment below ``root`` may split a text run as ``extract._comment_splits``
         asks: when false, it does not."""
-    def title_parts(self, root: Any) -> tuple[str | None, str | None, list[str], str | None] | None:
-        """What ``extract._find_title`` reads of ``root``'s tree: ``(title, meta_title,
-        headings, h1)``; ``None`` when the Python reads must run."""
 
 @final
 class FlatText:

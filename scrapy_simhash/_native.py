@@ -17,14 +17,14 @@ chosen in (for)                   native counterpart                made by
 ================================  ================================  ===============================
 ``text.features`` (features,      text -> tokens -> fingerprint,    :func:`core` (``Core``)
 ``fingerprint.simhash``)          change sketch, line keys
-``text.native`` (``text.blocks``, the walk over lxml's tree, the    :func:`html_walker`
-``text.title``)                   title's parts                     (``HtmlWalker``)
+``text.native`` (``text.blocks``, the walk over lxml's tree and    :func:`html_walker`
+``text.region``)                  the blocks' classes               (``HtmlWalker``)
 ``text.native`` (``text.flat``,   the regular-expression fallback,  :func:`flat_text`
 ``text.templates``)               the template line keys            (``FlatText``)
 ================================  ================================  ===============================
 
-The record codec and the schedule's numbers are Python only: natively they saved under 1% of a
-page (``native/``'s measurements), not worth a second implementation to keep identical.
+The record codec, the schedule's numbers and the title are Python only: natively they saved under
+1% of a page (``native/``'s measurements), not worth a second implementation to keep identical.
 
 This module imports no other module of the package (but ``_version``): what a counterpart needs
 (the tables of the running Python's ``re`` and ``html``, a module's constants, the predicates the
@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy_simhash._version import __version__
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Sequence
+    from collections.abc import Iterable, Sequence
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,15 @@ logger = logging.getLogger(__name__)
 NATIVE_WEIGHTINGS = ("log_tf", "tf")
 #: What the package calls in the core: a build without one of them is not used (a method names
 #: its class: a build of the same version from older sources lacks it).
-API = ("Core", "HtmlWalker", "FlatText", "HtmlWalker.comment_runs", "HtmlWalker.class_words", "HtmlWalker.NOT_AFTER")
+API = (
+    "Core",
+    "HtmlWalker",
+    "FlatText",
+    "HtmlWalker.comment_runs",
+    "HtmlWalker.class_words",
+    "HtmlWalker.rule_names",
+    "HtmlWalker.main_blocks",
+)
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (
     "the native core (scrapy_simhash_native) is not installed: pip install ./native from a checkout "
@@ -174,53 +182,16 @@ def core(dict_path: str, stop_words: Iterable[str], log_tf: Sequence[float]) -> 
     return _CORE
 
 
-def html_walker(
-    element_type: type,
-    *,
-    block: Iterable[str],
-    invisible: Iterable[str],
-    chrome: Iterable[str],
-    wrapper_paragraphs: int,
-    negative_class: tuple[Sequence[str], Sequence[str], Sequence[str]],
-    meta_class: tuple[Sequence[str], Sequence[str]],
-    display_none: Callable[[str], object],
-    punctuation: str,
-    sentence_end: Iterable[str],
-    ellipses: Iterable[str],
-    meta_keywords: Iterable[str],
-    meta_han_keywords: Sequence[str],
-    boilerplate_any: Callable[[str], bool],
-    boilerplate: Callable[[str], object],
-    meta_text: Callable[[str], bool],
-) -> Any:
+def html_walker(element_type: type, rules: dict[str, Any]) -> Any:
     """A ``HtmlWalker`` over ``element_type`` (lxml's ``_Element``, or a subclass such as
     ``lxml.html.HtmlElement``, whose instances start with the same struct; the walker reads that
-    exact class only) with ``text.extract``'s tables and predicates (whose answers are read as
-    truth values: a pattern's ``search`` or ``match`` will do); ``None`` when the core is not
-    used."""
+    exact class only) with ``rules`` (``text.rules.native_rules``: its predicates' answers are read
+    as truth values); ``None`` when the core is not used."""
     mod = module()
     if mod is None:
         return None
-    walker = mod.HtmlWalker(
-        element_type,
-        ranges(r"\s"),
-        sorted(block),
-        sorted(invisible),
-        sorted(chrome),
-        wrapper_paragraphs,
-        (list(negative_class[0]), list(negative_class[1]), list(negative_class[2])),
-        (list(meta_class[0]), list(meta_class[1])),
-        display_none,
-        chars(punctuation),
-        "".join(sorted(sentence_end)),
-        list(ellipses),
-        ranges(r"\d"),
-        list(meta_keywords),
-        list(meta_han_keywords),
-        boilerplate_any,
-        boilerplate,
-        meta_text,
-    )
+    rules = {**rules, "punct": chars(rules["punct"]), "meta_han_keywords": literal_words(rules["meta_han_keywords"])}
+    walker = mod.HtmlWalker(element_type, ranges(r"\s"), ranges(r"\d"), rules)
     ranges_done()
     return walker
 

@@ -102,6 +102,10 @@ SIMHASH_DEBUG = False
 #: Count distances per value under ``simhash/distance/<d>``.
 SIMHASH_STATS_VERBOSE = False
 
+#: When the spider opens: one full garbage collection, then ``gc.freeze()`` of every object then
+#: alive in the process, until the last middleware closes (each later full collection skips them).
+SIMHASH_GC_FREEZE = True
+
 #: The store class (dotted path, or the class): where fingerprints and records are kept. Built
 #: with ``from_crawler(crawler, path)``; it reads its own settings. ``scrapy_simhash.store.MemoryStore``
 #: keeps everything in memory (tests, one-off crawls).

@@ -59,10 +59,17 @@ _BLOCKS = (
 # An entity (kept), a Han run, a number or a word, as the README's token rules have them (written
 # out here, not imported: the edits must not depend on the code under test). Only a number's digits
 # are edited (a run of letters and digits that starts with a digit: 2026-11-23, 3rd, 12px), never a
-# word's (u64, sha256, v1): those are content.
+# word's (u64, sha256, v1, x86_64, MFD_HUGE_64KB, _000 in 100_000: a word goes on over "_", and
+# may start with one): those are content.
 _ENTITY_OR_TOKEN = re.compile(
-    r"(?P<entity>&#?\w+;)|[\u4e00-\u9fd5]+|(?P<num>\d(?:[^\W_\u4e00-\u9fd5]|[.,:/\-]\d)*)|[^\W\d_][^\W_\u4e00-\u9fd5]*"
+    r"(?P<entity>&#?\w+;)|[\u4e00-\u9fd5]+|(?P<num>\d(?:[^\W_\u4e00-\u9fd5]|[.,:/\-]\d)*)|[^\W\d][^\W\u4e00-\u9fd5]*"
 )
+# A number's digit runs that are no name's: not right after a letter or "_" (0u128, 0x4a: the
+# type suffix and the hexadecimal digits are left as they are) ...
+_NUMBER_DIGITS = re.compile(r"(?<!\w)\d+")
+# ... and a year stays a year (1900-2099: a page says a line is a date by its year; "May 42,
+# 5356" is no date, and its line would become the page's text): only its last two digits move.
+_YEAR = re.compile(r"(?:19|20)\d\d")
 _DIGIT = re.compile(r"\d")
 _LAST_WORD = re.compile(r"\S*$")
 _TAG_OR_TEXT = re.compile(r"(<[^>]*>)|([^<]+)", re.DOTALL)
@@ -287,7 +294,8 @@ def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any
 
 def shift_digits(path: Path) -> dict[str, Any]:
     """Changes every digit of the page's numbers (not its markup, scripts or entities, nor the
-    digits of words such as ``u64``, which are content): dates, counters, version and line numbers
+    digits of words such as ``u64`` or ``x86_64``, nor those right after a letter inside a number,
+    ``0u128``, which are content; a year's first two): dates, counters, version and line numbers
     move, nothing else does. Tags are taken to join text (``-v<code>1.2</code>`` renders as the word
     ``v1`` and a number): a run of letters and digits that goes on from the text before a tag is
     left as it is."""
@@ -317,13 +325,18 @@ def shift_digits(path: Path) -> dict[str, Any]:
             changed += 1
             return str((int(d.group()) + 3) % 10)
 
+        def shift(run: re.Match[str]) -> str:
+            digits = run.group()
+            keep = 2 if _YEAR.fullmatch(digits) else 0
+            return digits[:keep] + _DIGIT.sub(swap, digits[keep:])
+
         joined = before + chunk
         at = len(before)
         for t in _ENTITY_OR_TOKEN.finditer(joined):
             if t.end() <= at:
                 continue
             if t.start() >= at and t.group("num"):  # a number of its own, not one going on
-                out.append(joined[at : t.start()] + _DIGIT.sub(swap, t.group()))
+                out.append(joined[at : t.start()] + _NUMBER_DIGITS.sub(shift, t.group()))
                 at = t.end()
         out.append(joined[at:])
         before = _LAST_WORD.search(joined).group()[-200:]  # type: ignore[union-attr]
@@ -334,9 +347,10 @@ def shift_digits(path: Path) -> dict[str, Any]:
 def count_digits(body: bytes) -> int:
     """Digits of the numbers of the page's visible text (what ``shift_digits`` edits)."""
     return sum(
-        len(_DIGIT.findall(m.group()))
+        len(run.group()) - (2 if _YEAR.fullmatch(run.group()) else 0)
         for m in _ENTITY_OR_TOKEN.finditer(visible_text(parse(decode(body))))
         if m.group("num")
+        for run in _NUMBER_DIGITS.finditer(m.group())
     )
 
 
@@ -364,14 +378,14 @@ def build(
     kinds = ["mirror", "print", "tracking"]
     injected: list[Page] = []
     links: dict[str, list[tuple[str, str]]] = {}
+    mirrors: list[tuple[str, str]] = []
     for i, rel in enumerate(originals):
         kind = kinds[i % 3]
         group = f"{kind}:{rel}"
         next(p for p in pages if p.path == rel).group = group
-        if kind == "mirror":
+        if kind == "mirror":  # copied once every link is in: a mirror holds the page as it is served
             copy = Page("mirror/" + rel, kind=kind, group=group)
-            (dest / copy.path).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(dest / rel, dest / copy.path)
+            mirrors.append((rel, copy.path))
             links.setdefault(rels[0], []).append((copy.url_path, "Mirror"))
         elif kind == "print":
             copy = Page("print/" + rel, kind=kind, group=group)
@@ -395,6 +409,9 @@ def build(
         links.setdefault(on, []).append((missing.url_path, f"Old page {i}"))
     for rel, page_links in links.items():
         _insert_links(dest / rel, page_links)
+    for rel, path in mirrors:
+        (dest / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(dest / rel, dest / path)
     return pages + injected
 
 

@@ -27,7 +27,7 @@ from judge import (
     template_lines,
     visible_text,
 )
-from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, text_blocks
+from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, shift_digits, text_blocks
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
 N_PAGES = 40
@@ -102,6 +102,20 @@ def test_build_selects_pages_breadth_first_and_adds_duplicates(source: Path, tmp
             assert copy.query.startswith("utm_source=") and copy.path == original.path
 
 
+def test_a_mirror_holds_its_page_as_served_with_the_links_added_to_it(source: Path, tmp_path: Path) -> None:
+    # A seed whose mirrored page also gets a broken link (to a soft-404 URL): before, the mirror was
+    # copied first and lacked it (sqlite-api's session.html: a line the mirror lacks, so kept).
+    for seed in range(60):
+        dest = tmp_path / f"s{seed}" / "site"
+        pages = build(source, "p0.html", dest, max_pages=31, seed=seed)
+        mirror = next(p for p in pages if p.kind == "mirror")
+        original = dest / mirror.path.removeprefix("mirror/")
+        if "Old page" in original.read_text():
+            assert (dest / mirror.path).read_bytes() == original.read_bytes()
+            return
+    pytest.fail("no seed gives a mirrored page a broken link")
+
+
 def test_edits_delete_a_third_of_the_blocks_or_change_only_digits(source: Path, tmp_path: Path) -> None:
     dest = tmp_path / "work" / "site"
     pages = build(source, "p0.html", dest, max_pages=N_PAGES)
@@ -123,6 +137,18 @@ def test_edits_delete_a_third_of_the_blocks_or_change_only_digits(source: Path, 
         assert "var x = 12345;" in new and "&#8212;" in new  # scripts and entities untouched
     untouched = [p for p in pages if p.kind == "page" and p.edit is None]
     assert all((dest / p.path).read_text() == before[p.path] for p in untouched)
+
+
+def test_digit_edits_move_numbers_not_names_and_keep_a_year_a_year(tmp_path: Path) -> None:
+    page = tmp_path / "p.html"
+    names = "x86_64 MFD_HUGE_64KB 100_000 0u128 0x4a sha256"
+    page.write_text(f"<html><body><p>Last revised: May 19, 2023 at 08:12:33 GMT. {names} 3rd 12px</p></body></html>")
+    info = shift_digits(page)
+    text = page.read_text()
+    # Before: "May 42, 5356 at 31:45:66" (no year: the line is no date), x86_97, MFD_HUGE_97KB, 433_333, 3u451.
+    assert "May 42, 2056 at 31:45:66 GMT" in text
+    assert "x86_64 MFD_HUGE_64KB 433_000 3u128 3x4a sha256 6rd 45px" in text
+    assert info["digits"] == 2 + 2 + 6 + 3 + 1 + 1 + 1 + 2  # 19, 20(23), 08:12:33, 100, 0(u128), 0(x4a), 3rd, 12px
 
 
 def test_server_ignores_the_query_and_answers_unknown_paths_with_a_soft_404(source: Path, tmp_path: Path) -> None:

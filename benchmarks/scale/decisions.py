@@ -2,12 +2,13 @@
 of ``../shared/data`` through the real ``ChangeTracker.observe`` (the URLs of ``bytes_per_url.py``:
 75% kept pages, 25% near-duplicates of a kept one, each decided against the store's index).
 
-    nice .venv/bin/python benchmarks/scale/decisions.py build PATH --urls 1000000 [--json OUT]
+    nice .venv/bin/python benchmarks/scale/decisions.py build PATH --urls 1000000 [--no-sync] [--json OUT]
     nice .venv/bin/python benchmarks/scale/decisions.py decide PATH [--decisions 10000] [--json OUT]
 
 ``build`` makes the store at PATH (one process, one decision per URL), printing at every tenth of
 ``--urls`` the decisions per second (CPU and wall) of the last tenth, the file's size and the
-process's mapped file pages (``RssFile`` of ``/proc/self/status``). ``decide`` opens the store
+process's mapped file pages (``RssFile`` of ``/proc/self/status``), then the store's bytes per
+URL by part (as ``bytes_per_url.py`` prints them). ``decide`` opens the store
 built in a fresh process and makes ``--decisions`` more decisions (new URLs, 25% of them
 near-duplicates of the new kept ones, whose evidence is read; give each run its own ``--seed``:
 a seed run again refetches its URLs), printing their rate and the
@@ -19,6 +20,7 @@ process's ``RssFile``, ``VmHWM`` (the peak RSS, what Scrapy's ``MEMUSAGE`` exten
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -30,9 +32,10 @@ from typing import Any
 
 _HERE = Path(__file__).resolve()
 sys.path.insert(0, str(_HERE.parent))
-from bytes_per_url import KEPT_SHARE, base_pages, variant
+from bytes_per_url import COLD, KEPT_SHARE, base_pages, parts, variant
 from scrapy.settings import Settings
 
+from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.scrapy.settings import load_config
 from scrapy_simhash.store.index import SimhashIndex
@@ -66,16 +69,14 @@ def decide(tracker: ChangeTracker, first: int, count: int, seed: int, pages: lis
             page = pages[rng.randrange(len(pages))]
             observed = variant(page, rng.getrandbits(64), f"Page {i} of the synthetic crawl")
             kept.append((observed.fp, observed))
-        verdict = tracker.observe(
-            f"https://site{i % 97}.example/{i:08d}", observed, now=1.7e9 + i, validators=('W/"abc"', None)
-        )
+        verdict = tracker.observe(_key(i), observed, now=1.7e9 + i, validators=('W/"abc"', None))
         verdicts[verdict.verdict.value] = verdicts.get(verdict.verdict.value, 0) + 1
     return verdicts
 
 
-def _tracker(path: str) -> tuple[SimhashIndex, ChangeTracker]:
+def _tracker(path: str, durable: bool = True) -> tuple[SimhashIndex, ChangeTracker]:
     config = load_config(Settings())
-    index = SimhashIndex.open(path, map_size=1 << 30)
+    index = SimhashIndex.open(path, map_size=1 << 30, durable=durable)
     return index, ChangeTracker(index, **config.tracker_kwargs())
 
 
@@ -111,18 +112,93 @@ def _print(row: dict) -> None:
     )
 
 
+def _key(i: int) -> str:
+    return f"https://site{i % 97}.example/{i:08d}"
+
+
+def _templates(index: SimhashIndex, urls: int) -> list[tuple[int | None, PageRecord, float | None, bytes | None]]:
+    """What the real decisions stored for URLs ``0 .. urls - 1``: (indexed fingerprint, record,
+    due time, evidence) each."""
+    out = []
+    for i in range(urls):
+        key = _key(i)
+        raw = index.get_record(key)
+        assert raw is not None
+        record = PageRecord.from_bytes(raw)
+        out.append((index.get(key), record, record.next_due, index.get_evidence(key)))
+    return out
+
+
+def _shifted(record: PageRecord, delta: float, fp: int | None) -> PageRecord:
+    """``record`` observed ``delta`` seconds later (its times and its schedule's), its last
+    fingerprint ``fp`` (``None``: as it is)."""
+    schedule = dict(record.schedule) if record.schedule is not None else None
+    if schedule is not None:
+        for name in ("last_fetch", "last_change", "next_due"):
+            if isinstance(schedule.get(name), float):
+                schedule[name] += delta
+    history = record.history if fp is None or not record.history else ((fp, record.history[0][1]), *record.history[1:])
+    return dataclasses.replace(
+        record,
+        first_seen=record.first_seen + delta,
+        last_fetched=record.last_fetched + delta,
+        last_changed=record.last_changed + delta,
+        next_due=None if record.next_due is None else record.next_due + delta,
+        schedule=schedule,
+        history=history,
+    )
+
+
+def copy_urls(index: SimhashIndex, first: int, count: int, templates: list, seed: int) -> None:
+    """URLs ``first .. first + count - 1`` written through the store's write path (``add``,
+    ``put_record`` with the evidence, in batches of 1,000) as copies of the real decisions'
+    ``templates`` (URL ``i`` a copy of URL ``i % len(templates)``, observed as many seconds
+    later): the same records, due times and evidence, a new random fingerprint for each indexed
+    one (its evidence framed with it)."""
+    rng = random.Random(seed)
+    for start in range(first, first + count, 1000):
+        with index.batch():
+            for i in range(start, min(start + 1000, first + count)):
+                fp, record, due, evidence = templates[i % len(templates)]
+                delta = float(i - i % len(templates))
+                new_fp = rng.getrandbits(64) if fp is not None else None
+                key = _key(i)
+                if new_fp is not None:
+                    index.add(key, new_fp)
+                    if evidence is not None:
+                        evidence = new_fp.to_bytes(16, "big") + evidence[16:]
+                index.put_record(
+                    key,
+                    _shifted(record, delta, new_fp).to_bytes(),
+                    due=None if due is None else due + delta,
+                    evidence=evidence,
+                )
+
+
 def build(args: argparse.Namespace) -> list[dict]:
     pages = base_pages()
-    index, tracker = _tracker(args.path)
-    step = max(args.urls // 10, 1)
+    index, tracker = _tracker(args.path, not args.no_sync)
+    real = min(args.real or args.urls, args.urls)
+    step = max(real // 10, 1)
     rows: list[dict] = []
     kept: list[Any] = []
     with index:
         rng_seed = 7
-        for first in range(0, args.urls, step):
-            rows.append(_block(index, tracker, first, min(step, args.urls - first), rng_seed + first, pages, kept))
+        for first in range(0, real, step):
+            rows.append(_block(index, tracker, first, min(step, real - first), rng_seed + first, pages, kept))
             _print(rows[-1])
             del kept[: max(len(kept) - 100_000, 0)]  # near-duplicates of the recent kept pages
+        if real < args.urls:
+            started = time.perf_counter()
+            copy_urls(index, real, args.urls - real, _templates(index, real), rng_seed)
+            print(f"{args.urls - real:,} copies of the first {real:,} URLs in {time.perf_counter() - started:,.0f} s")
+        by_part = parts(index.info(), args.urls)
+    for name, value in by_part.items():
+        print(f"  {name:28} {value:>8,.0f} B/URL")
+    hot = sum(v for k, v in by_part.items() if k not in COLD)
+    print(f"  {'hot (all but the cold parts)':28} {hot:>8,.0f} B/URL")
+    print(f"  {'hot and the change sketches':28} {hot + by_part.get('change sketches', 0.0):>8,.0f} B/URL")
+    rows.append({"parts": by_part})
     return rows
 
 
@@ -153,6 +229,14 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=10_000)
     parser.add_argument("--seed", type=int, default=11, help="decide: which new URLs (1-99)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--real", type=int, help="build: the first this many URLs decided, the others copies of them (copy_urls)"
+    )
+    parser.add_argument(
+        "--no-sync",
+        action="store_true",
+        help="build: commit without fsync (SIMHASH_DURABLE = False; wall rates without the disk's waits)",
+    )
     parser.add_argument("--baseline", action="store_true", help="decide: read the evidence through the map, no trim")
     parser.add_argument("--trim-every", type=int, help="decide: trim the map every this many transactions")
     args = parser.parse_args()

@@ -12,6 +12,11 @@ one (``--package /work/main``: the selection before hot states), so one store an
     nice python benchmarks/scale/selection.py build /tmp/sel-2e5 --urls 200000
     nice python benchmarks/scale/selection.py run /tmp/sel-2e5 [--package /work/main]
     nice python benchmarks/scale/selection.py redis --urls 1000000   # a redis-server of its own
+    nice python benchmarks/scale/selection.py redis /tmp/sel-redis --urls 1000000 [--package /work/main]
+    nice python benchmarks/scale/selection.py redis --urls 1000000 --repeat 3 --compare /work/main
+
+``redis`` with a folder: the store is built once there (a redis-server's dump), then each call
+starts a redis-server on it and measures in a fresh process (either checkout on the same store).
 """
 
 from __future__ import annotations
@@ -129,7 +134,12 @@ def _run_child(args: argparse.Namespace) -> None:
     from scrapy_simhash import SimhashIndex
 
     meta = json.loads(Path(args.path + ".json").read_text())
-    index = SimhashIndex.open(args.path, readonly=False)
+    if args.redis_url:
+        from scrapy_simhash.store.redisstore import RedisStore
+
+        index = SimhashIndex(RedisStore(args.redis_url, prefix="sel"))
+    else:
+        index = SimhashIndex.open(args.path, readonly=False)
     out = measure(index, meta["now"] + args.later * DAY, args.budget, not args.no_heap)
     out["urls"] = meta["urls"]
     out["cpu_us_per_url"] = round(out["cpu_s"] / meta["urls"] * 1e6, 2)
@@ -146,6 +156,9 @@ def main() -> None:
     parser.add_argument("--no-heap", action="store_true", help="skip the second selection, under tracemalloc")
     parser.add_argument("--later", type=float, default=0.0, help="select this many days later (0: ~5%% due)")
     parser.add_argument("--package", help="run the selection with the package of this checkout")
+    parser.add_argument("--repeat", type=int, default=1, help="redis: measure this many times")
+    parser.add_argument("--compare", help="redis: after each measure, one with the package of this checkout")
+    parser.add_argument("--redis-url", help=argparse.SUPPRESS)  # child: the store of a redis-server
     args = parser.parse_args()
     if args.what in ("build", "redis"):
         sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's package
@@ -161,17 +174,25 @@ def main() -> None:
     elif args.what == "child":
         _run_child(args)
     elif args.what == "run":
-        env = dict(os.environ)
-        env["PYTHONPATH"] = args.package or str(Path(__file__).resolve().parents[2])
-        cmd = [sys.executable, __file__, "child", args.path, "--budget", str(args.budget), "--later", str(args.later)]
-        cmd += ["--no-heap"] if args.no_heap else []
-        print(subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.strip())
+        print(_child(args, args.path))
     else:
         _redis(args)
 
 
+def _child(args: argparse.Namespace, path: str, redis_url: str | None = None) -> str:
+    """The line that :func:`_run_child` prints, run in a fresh process with ``args.package``."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = args.package or str(Path(__file__).resolve().parents[2])
+    cmd = [sys.executable, __file__, "child", path, "--budget", str(args.budget), "--later", str(args.later)]
+    cmd += ["--no-heap"] if args.no_heap else []
+    cmd += ["--redis-url", redis_url] if redis_url else []
+    return subprocess.run(cmd, env=env, check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+
+
 def _redis(args: argparse.Namespace) -> None:
     import tempfile
+
+    import redis
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tests"))
     from helpers.redis_servers import RedisServer, redis_server_binary
@@ -183,18 +204,28 @@ def _redis(args: argparse.Namespace) -> None:
     if binary is None:
         sys.exit("no redis-server on PATH")
     with tempfile.TemporaryDirectory() as tmp:
-        server = RedisServer(binary, Path(tmp)).start()
+        folder = Path(args.path or tmp)
+        built = (folder / "dump.rdb").exists()
+        server = RedisServer(binary, folder).start()  # loads the dump of an earlier build
         try:
-            index = SimhashIndex(RedisStore(server.url, prefix="sel"))
-            t = time.perf_counter()
-            now = build(index, args.urls, args.budget, args.first_only)
-            print(f"built {args.urls} URLs in {time.perf_counter() - t:.0f} s", file=sys.stderr)
-            out = measure(index, now, args.budget, not args.no_heap)
-            out["urls"] = args.urls
-            out["cpu_us_per_url"] = round(out["cpu_s"] / args.urls * 1e6, 2)
-            print(json.dumps(out))
+            if not built:
+                index = SimhashIndex(RedisStore(server.url, prefix="sel"))
+                t = time.perf_counter()
+                now = build(index, args.urls, args.budget, args.first_only)
+                print(f"built {args.urls} URLs in {time.perf_counter() - t:.0f} s", file=sys.stderr)
+                Path(str(folder) + ".json").write_text(json.dumps({"now": now, "urls": args.urls}))
+                if args.path:
+                    redis.Redis.from_url(server.url, socket_timeout=3600).save()  # a dump, for the next call
+            for _ in range(args.repeat):
+                print(_child(args, str(folder), server.url), flush=True)
+                if args.compare:  # the other checkout on the same server, alternating
+                    print(
+                        _child(argparse.Namespace(**{**vars(args), "package": args.compare}), str(folder), server.url)
+                    )
         finally:
             server.stop()
+            if not args.path:
+                Path(str(folder) + ".json").unlink(missing_ok=True)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,11 @@ being a near-duplicate of another page under a second template. A Twisted static
 separate process serves it on 127.0.0.1. Each crawl runs in its own process (a real ``CrawlerProcess``)
 with the same spider and settings; only ``SIMHASH_ENABLED`` (and ``SIMHASH_TOKENIZER``) differ. Configs
 are run in turn, ``--repeats`` times, each repeat starting one config later (with 3 configs and 3
-repeats every config runs first, second and third once); the figures are medians, and the ratio is
-against the crawl without the middleware measured in the same run.
+repeats every config runs first, second and third once); the figures are medians, and each ratio is
+against two crawls without the middleware measured in the same run: ``off`` (nothing more) and
+``off-freeze`` (the middleware's start-up freeze of the garbage collector, ``SIMHASH_GC_FREEZE``, done
+alone when the spider opens: what the freeze gives a crawl without us). ``--variant
+nofreeze:SIMHASH_GC_FREEZE=false`` measures the middleware without it.
 
     .venv/bin/python benchmarks/speed/bench_crawl.py [--pages 2000] [--repeats 3] [--concurrency 16]
         [--spiders selectors,noparse] [--configs native,python] [--site generated|real|api]
@@ -107,6 +110,8 @@ REVISIONS = DATA / "revisions" / "pairs.jsonl.gz"
 AEB = DATA / "scrapinghub-aeb" / "html"
 CEE = DATA / "zh-web-cee" / "original"
 API = Path("/usr/share/doc/libgtk-4-doc/gtk4")  # Debian's libgtk-4-doc: GTK 4's reference (gi-docgen)
+#: The crawls without us that every run measures, the ratios' denominators.
+BASELINES = ("off", "off-freeze")
 TRACKING = "?utm_source=newsletter&utm_medium=email&utm_campaign=bench"
 PER_LIST = 50  # article links per list page
 
@@ -305,10 +310,6 @@ def _child(config: dict[str, Any]) -> None:
             cpu.append(time.process_time())
             for counter in counters:
                 counter.update(dict.fromkeys(counter, 0))
-            if config.get("freeze"):
-                import gc
-
-                gc.freeze()
 
     class SelectorSpider(scrapy.Spider):
         """Parses as real spiders do: the title and the links with ``response.css``, following links."""
@@ -366,6 +367,16 @@ def _child(config: dict[str, Any]) -> None:
         _sample_memory(peaks)
     logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)
     crawler = process.create_crawler(BenchSpider)
+
+    def freeze(spider: Any) -> None:  # "off-freeze": the middleware's start-up freeze, without it
+        import gc
+
+        if gc.isenabled() and not gc.get_freeze_count():
+            gc.collect()
+            gc.freeze()
+
+    if config.get("freeze"):
+        crawler.signals.connect(freeze, signal=scrapy.signals.spider_opened)
     started = time.perf_counter()
     process.crawl(crawler)
     gc_spent = _gc_timer()
@@ -430,7 +441,11 @@ def _start(process: Any, profile: str | None) -> None:
 def _run(name: str, settings: dict[str, Any], index_dir: Path, **config: Any) -> dict[str, Any]:
     """One crawl in a child process (``config``: start_url, urls, spider, concurrency, profile)."""
     code = settings.get("_code")  # a --baseline config: the child imports scrapy_simhash from there
-    config.update(settings={k: v for k, v in settings.items() if k != "_code"}, index_dir=str(index_dir))
+    config.update(
+        settings={k: v for k, v in settings.items() if not k.startswith("_")},
+        index_dir=str(index_dir),
+        freeze=settings.get("_freeze", False),
+    )
     sampler = config.pop("sampler", None)
     sampled = str(config.pop("profile")) if sampler else ""
     config_file = index_dir.with_name(f"{index_dir.name}.json")  # not argv: 100,000 URLs pass no command line
@@ -670,6 +685,8 @@ def main() -> int:
 
     available: dict[str, dict[str, Any]] = {
         "off": {"SIMHASH_ENABLED": False},
+        # the crawl without us with the middleware's start-up freeze (SIMHASH_GC_FREEZE) done alone
+        "off-freeze": {"SIMHASH_ENABLED": False, "_freeze": True},
         "jieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "jieba"},
         "rjieba": {"SIMHASH_ENABLED": True, "SIMHASH_TOKENIZER": "rjieba"},
         # the default tokenizer ("auto") with the native core if installed, and without it
@@ -696,14 +713,15 @@ def main() -> int:
             parser.error(f"--variant {variant!r}: write NAME:SETTING=JSON[,SETTING=JSON]")
         available[name] = {**available["native"], **extra}
     names = [
-        "off",
-        *(c for c in args.configs.split(",") if c and c != "off"),
+        *BASELINES,
+        *(c for c in args.configs.split(",") if c and c not in BASELINES),
         *(v.partition(":")[0] for v in args.variant),
     ]
     if args.baseline:  # the same configs on the baseline's code, alternating with this code's
-        for name in names[1:]:
+        ours = names[len(BASELINES) :]
+        for name in ours:
             available[f"{name}-base"] = {**available[name], "_code": str(Path(args.baseline).resolve())}
-        names += [f"{name}-base" for name in names[1:]]
+        names += [f"{name}-base" for name in ours]
     unknown = [c for c in names if c not in available]
     if unknown:
         parser.error(f"--configs: unknown {unknown}; choose from {sorted(available)}")
@@ -788,7 +806,7 @@ def main() -> int:
                         r["pages_cpu_s"] = (r["responses"] - 1) / r["cpu_s"]
                         results[spider, name].append(r)
                         print(
-                            f"  repeat {rep + 1} {spider:9} {name:7} {r['responses']} responses in {r['crawl_s']:.2f} s = "
+                            f"  repeat {rep + 1} {spider:9} {name:10} {r['responses']} responses in {r['crawl_s']:.2f} s = "
                             f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); "
                             f"first response after {r['first_response_s']:.2f} s; "
                             f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
@@ -807,15 +825,17 @@ def main() -> int:
 
     print(
         f"\nmedians over {args.repeats} repeats ({args.site} site, {n} pages); pages per CPU second counts the "
-        "crawler process's own CPU time (user+sys), less sensitive than wall time to other processes on the machine:"
+        "crawler process's own CPU time (user+sys), less sensitive than wall time to other processes on the machine; "
+        "each ratio against 'off' (the crawl without us) and against 'off-freeze' (the same with the "
+        "middleware's start-up freeze of the garbage collector, SIMHASH_GC_FREEZE, done alone):"
     )
     print(
-        f"  {'spider':9} {'config':7} {'pages/s':>8} {'ratio':>6} {'pages/CPU s':>12} {'ratio':>6} "
-        f"{'CPU ms/page':>12} {'+ms':>6} {'ms/page in middleware':>22} {'peak RSS MB':>12}"
+        f"  {'spider':9} {'config':10} {'pages/s':>8} {'ratio':>6} {'/frz':>6} {'pages/CPU s':>12} {'ratio':>6} "
+        f"{'/frz':>6} {'CPU ms/page':>12} {'+ms':>6} {'ms/page in middleware':>22} {'peak RSS MB':>12}"
     )
     for spider in spiders:
-        base = statistics.median(r["pages_s"] for r in results[spider, "off"])
-        base_cpu = statistics.median(r["pages_cpu_s"] for r in results[spider, "off"])
+        base, frozen = (statistics.median(r["pages_s"] for r in results[spider, b]) for b in BASELINES)
+        base_cpu, frozen_cpu = (statistics.median(r["pages_cpu_s"] for r in results[spider, b]) for b in BASELINES)
         for name in configs:
             rs = results[spider, name]
             pps = statistics.median(r["pages_s"] for r in rs)
@@ -823,8 +843,9 @@ def main() -> int:
             ms = statistics.median(r["time_ms_total"] / r["fingerprinted"] if r["fingerprinted"] else 0 for r in rs)
             rss = statistics.median(r["max_rss_mb"] for r in rs)
             print(
-                f"  {spider:9} {name:7} {pps:8.0f} {pps / base:6.2f} {ppc:12.0f} {ppc / base_cpu:6.2f} "
-                f"{1000 / ppc:12.2f} {1000 / ppc - 1000 / base_cpu:6.2f} {ms:22.2f} {rss:12.0f}"
+                f"  {spider:9} {name:10} {pps:8.0f} {pps / base:6.2f} {pps / frozen:6.2f} {ppc:12.0f} "
+                f"{ppc / base_cpu:6.2f} {ppc / frozen_cpu:6.2f} {1000 / ppc:12.2f} {1000 / ppc - 1000 / base_cpu:6.2f} "
+                f"{ms:22.2f} {rss:12.0f}"
             )
     if args.stages:
         _print_stages(spiders, configs, results)
@@ -854,7 +875,7 @@ def _print_stages(
         off = med((s, "off"), lambda r: r["cpu_s"] * 1000)
         gc_off = med((s, "off"), lambda r: r["gc_ms"])
         for c in configs:
-            if c == "off":
+            if c in BASELINES:
                 continue
             key = (s, c)
             more = med(key, lambda r: r["cpu_s"] * 1000) - off

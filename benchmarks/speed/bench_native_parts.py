@@ -60,7 +60,6 @@ schedule: Any = importlib.import_module("scrapy_simhash.schedule")
 PARTS = (
     ("Core.page", "every page"),
     ("HtmlWalker.walk", "every page"),
-    ("HtmlWalker.title_parts", "every page"),
     ("decision.rs in observe", "every page (record read + write, schedule numbers and state)"),
     ("  pack_record (to_bytes)", "every page"),
     ("  unpack_record (from_bytes)", "every refetch"),
@@ -163,7 +162,6 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
             for path, f in (("python", python), ("native", native)):
                 on = f is native
                 t.time("HtmlWalker.walk", path, i, walk, root, on)
-                t.time("HtmlWalker.title_parts", path, i, ex._title_and_heading, root, on, times=5)
                 t.time("Core.fingerprint", path, i, partial(f._fingerprint, doc.text, doc.title, native=on))
                 t.time("Core.tokens", path, i, f._extractor.tokens, doc.visible)
                 t.time("FlatText.document", path, i, partial(ex._flat_document, htmls[i], None, "large", native=on))

@@ -1,13 +1,9 @@
 //! The block walk of `extract._Walker.walk`, natively, over the tree that libxml2 built for lxml,
 //! and the classification of its blocks (`extract._classify_base`).
 //!
-//! It reads lxml's element (`struct LxmlElement` of lxml's `etree.h`) and libxml2's nodes
-//! (`xmlNode`, `xmlAttr` of `libxml/tree.h`, stable public ABI) directly, without linking either:
-//! the structs are declared here `#[repr(C)]` up to the last field read. The caller
-//! (`scrapy_simhash/_native.py`) runs it only on lxml / libxml2 versions whose layout was verified,
-//! and every call checks that the element's node points back to the element (lxml keeps the
-//! proxy in `_private`). The GIL is held throughout, with a reference to the root element (which
-//! keeps its document alive): nothing can change the tree while it is read.
+//! It reads the tree through `lxml.rs`'s `Node` and `Attr` (all the `unsafe` code of the reading,
+//! and the invariant it rests on); the caller (`scrapy_simhash/text/native.py`) builds a walker
+//! only on lxml / libxml2 versions whose layout was verified.
 //!
 //! It gives exactly the blocks, element numbering (parent, subtree end), landmark and budget
 //! stops of the Python walk, which stays the reference (`tests/test_native_html.py`), and the
@@ -18,64 +14,18 @@
 //! `Unsupported`, and the caller runs the Python walk.
 
 use std::borrow::Cow;
-use std::ffi::{c_int, c_void, CStr};
+use std::ffi::c_int;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use pyo3::exceptions::PyValueError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use rustc_hash::{FxHashMap, FxHashSet};
 
+use crate::lxml::{self, Attr, Node, CDATA, COMMENT, ELEMENT, ENTITY_REF, PI, TEXT, XINCLUDE_END, XINCLUDE_START};
 use crate::CharSet;
-
-#[repr(C)]
-struct XmlNode {
-    private: *mut c_void,
-    typ: c_int,
-    name: *const std::ffi::c_char,
-    children: *mut XmlNode,
-    last: *mut XmlNode,
-    parent: *mut XmlNode,
-    next: *mut XmlNode,
-    prev: *mut XmlNode,
-    doc: *mut c_void,
-    ns: *mut c_void,
-    content: *const std::ffi::c_char,
-    properties: *mut XmlAttr,
-}
-
-#[repr(C)]
-struct XmlAttr {
-    private: *mut c_void,
-    typ: c_int,
-    name: *const std::ffi::c_char,
-    children: *mut XmlNode,
-    last: *mut XmlNode,
-    parent: *mut XmlNode,
-    next: *mut XmlAttr,
-    prev: *mut XmlAttr,
-    doc: *mut c_void,
-    ns: *mut c_void,
-}
-
-/// lxml's `struct LxmlElement { PyObject_HEAD; _doc; _c_node; _tag }`.
-#[repr(C)]
-struct LxmlElement {
-    head: pyo3::ffi::PyObject,
-    doc: *mut c_void,
-    c_node: *mut XmlNode,
-}
-
-const ELEMENT: c_int = 1;
-const ATTRIBUTE: c_int = 2;
-const TEXT: c_int = 3;
-const CDATA: c_int = 4;
-const ENTITY_REF: c_int = 5;
-const PI: c_int = 7;
-const COMMENT: c_int = 8;
-const XINCLUDE_START: c_int = 19;
-const XINCLUDE_END: c_int = 20;
 
 /// `extract._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
 /// here, a block with full-width letters or digits) and thresholds.
@@ -84,9 +34,6 @@ const SHORT: i8 = 1;
 const LINKS: i8 = 0;
 const META: i8 = -1;
 const UNCLASSIFIED: i8 = -2;
-const LINKED_SENTENCE_WEIGHT: usize = 150;
-const META_MAX_WEIGHT: usize = 200;
-const META_MARKUP_SHARE: f64 = 0.5;
 
 /// Flags of `extract._IN_CHROME_TAG` / `_IN_CHROME_CLASS`.
 const IN_CHROME_TAG: u8 = 1;
@@ -154,133 +101,91 @@ fn remembered<V: Copy>(memo: &Mutex<Memo<V>>, key: &str, answer: impl FnOnce() -
     Ok(found)
 }
 
-unsafe fn cstr<'a>(p: *const std::ffi::c_char) -> &'a [u8] {
-    if p.is_null() {
-        b""
-    } else {
-        CStr::from_ptr(p).to_bytes()
-    }
-}
-
 fn utf8(bytes: &[u8]) -> Res<&str> {
     std::str::from_utf8(bytes).map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
-/// lxml's `_textNodeOrSkip`: the node if it is text, skipping XInclude markers; else null.
-unsafe fn text_node_or_skip(mut node: *mut XmlNode) -> *mut XmlNode {
-    while !node.is_null() {
-        match (*node).typ {
-            TEXT | CDATA => return node,
-            XINCLUDE_START | XINCLUDE_END => node = (*node).next,
-            _ => return std::ptr::null_mut(),
+/// lxml's `_textNodeOrSkip`: the node if it is text, skipping XInclude markers; else `None`.
+fn text_node_or_skip(mut node: Option<Node<'_>>) -> Option<Node<'_>> {
+    while let Some(n) = node {
+        match n.kind() {
+            TEXT | CDATA => return Some(n),
+            XINCLUDE_START | XINCLUDE_END => node = n.next(),
+            _ => return None,
         }
     }
-    node
+    None
 }
 
 /// lxml's `_collectText`: the adjacent text nodes from `node` joined (`.text` of a parent's
 /// first child, `.tail` of an element's next sibling); `None` when there is none.
-unsafe fn collect_text<'a>(node: *mut XmlNode) -> Res<Option<Cow<'a, str>>> {
-    let first = text_node_or_skip(node);
-    if first.is_null() {
+fn collect_text<'t>(node: Option<Node<'t>>) -> Res<Option<Cow<'t, str>>> {
+    let Some(first) = text_node_or_skip(node) else {
         return Ok(None);
-    }
-    let second = text_node_or_skip((*first).next);
-    if second.is_null() {
-        return Ok(Some(Cow::Borrowed(utf8(cstr((*first).content))?)));
+    };
+    if text_node_or_skip(first.next()).is_none() {
+        return Ok(Some(Cow::Borrowed(utf8(first.content())?)));
     }
     let mut out = Vec::new();
-    let mut cur = first;
-    while !cur.is_null() {
-        out.extend_from_slice(cstr((*cur).content));
-        cur = text_node_or_skip((*cur).next);
+    let mut cur = Some(first);
+    while let Some(n) = cur {
+        out.extend_from_slice(n.content());
+        cur = text_node_or_skip(n.next());
     }
     String::from_utf8(out)
         .map(|s| Some(Cow::Owned(s)))
         .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
-/// The attributes of an element as lxml's `get(name)` and `keys()` see them (no namespace).
-unsafe fn find_attr(node: *mut XmlNode, name: &[u8]) -> *mut XmlAttr {
-    let mut a = (*node).properties;
-    while !a.is_null() {
-        if (*a).typ == ATTRIBUTE && (*a).ns.is_null() && cstr((*a).name) == name {
-            return a;
-        }
-        a = (*a).next;
-    }
-    a
-}
-
-/// `el.get(name)` (libxml2's `xmlGetNsProp(node, name, NULL)`): `None` when absent, `""` for an
-/// attribute without value.
-unsafe fn get_attr<'a>(node: *mut XmlNode, name: &[u8]) -> Res<Option<Cow<'a, str>>> {
-    attr_value(find_attr(node, name))
-}
-
-/// The value of attribute `a` as `get_attr` gives it; `None` for a null `a`.
-unsafe fn attr_value<'a>(a: *mut XmlAttr) -> Res<Option<Cow<'a, str>>> {
-    if a.is_null() {
+/// The value of attribute `a` as lxml's `el.get(name)` gives it (libxml2's `xmlGetNsProp`):
+/// `None` for no attribute, `""` for an attribute without value.
+fn attr_value(a: Option<Attr<'_>>) -> Res<Option<Cow<'_, str>>> {
+    let Some(a) = a else {
         return Ok(None);
-    }
-    let mut child = (*a).children;
-    if child.is_null() {
+    };
+    let Some(first) = a.children() else {
         return Ok(Some(Cow::Borrowed("")));
-    }
-    if (*child).next.is_null() && matches!((*child).typ, TEXT | CDATA) {
-        return Ok(Some(Cow::Borrowed(utf8(cstr((*child).content))?)));
+    };
+    if first.next().is_none() && matches!(first.kind(), TEXT | CDATA) {
+        return Ok(Some(Cow::Borrowed(utf8(first.content())?)));
     }
     let mut out = Vec::new();
-    while !child.is_null() {
-        if (*child).typ != TEXT {
+    let mut child = Some(first);
+    while let Some(c) = child {
+        if c.kind() != TEXT {
             return Err(Stop::Unsupported("an attribute value with entity references"));
         }
-        out.extend_from_slice(cstr((*child).content));
-        child = (*child).next;
+        out.extend_from_slice(c.content());
+        child = c.next();
     }
     String::from_utf8(out)
         .map(|s| Some(Cow::Owned(s)))
         .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
-}
-
-/// Whether the element is a <p> or <br> (`iterdescendants("p", "br")`): its name read in place,
-/// without measuring it.
-#[inline]
-unsafe fn is_paragraph(node: *mut XmlNode) -> bool {
-    let p = (*node).name as *const u8;
-    if p.is_null() || !(*node).ns.is_null() {
-        return false;
-    }
-    match *p {
-        b'p' => *p.add(1) == 0,
-        b'b' => *p.add(1) == b'r' && *p.add(2) == 0,
-        _ => false,
-    }
 }
 
 /// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element (at least one
 /// when `wanted` is 0, as Python's loop).
-unsafe fn wraps_paragraphs(node: *mut XmlNode, wanted: usize) -> bool {
+fn wraps_paragraphs(node: Node<'_>, wanted: usize) -> bool {
     let wanted = wanted.max(1);
     let mut count = 0;
     let mut stack = Vec::new();
-    let mut cur = (*node).children;
+    let mut cur = node.children();
     loop {
-        while !cur.is_null() {
-            if (*cur).typ == ELEMENT {
-                if is_paragraph(cur) {
+        while let Some(c) = cur {
+            if c.kind() == ELEMENT {
+                if c.is_paragraph() {
                     count += 1;
                     if count >= wanted {
                         return true;
                     }
                 }
-                if !(*cur).children.is_null() {
-                    stack.push((*cur).next);
-                    cur = (*cur).children;
+                if c.children().is_some() {
+                    stack.push(c.next());
+                    cur = c.children();
                     continue;
                 }
             }
-            cur = (*cur).next;
+            cur = c.next();
         }
         match stack.pop() {
             Some(next) => cur = next,
@@ -462,34 +367,34 @@ impl Names {
 }
 
 /// An element's attributes that the walk reads (the first of each name without namespace, as
-/// `find_attr`); null where absent.
+/// lxml's `get(name)`); `None` where absent.
 #[derive(Clone, Copy)]
-struct Attrs {
-    class: *mut XmlAttr,
-    id: *mut XmlAttr,
-    style: *mut XmlAttr,
-    hidden: *mut XmlAttr,
-    role: *mut XmlAttr,
+struct Attrs<'t> {
+    class: Option<Attr<'t>>,
+    id: Option<Attr<'t>>,
+    style: Option<Attr<'t>>,
+    hidden: Option<Attr<'t>>,
+    role: Option<Attr<'t>>,
 }
 
-const NO_ATTRS: Attrs = Attrs {
-    class: std::ptr::null_mut(),
-    id: std::ptr::null_mut(),
-    style: std::ptr::null_mut(),
-    hidden: std::ptr::null_mut(),
-    role: std::ptr::null_mut(),
+const NO_ATTRS: Attrs<'static> = Attrs {
+    class: None,
+    id: None,
+    style: None,
+    hidden: None,
+    role: None,
 };
 
 /// What `chrome` found out about an element, for its walk: its name's bits, its attributes, and
 /// its class/id answers once read (`None`: not yet; `Some(None)`: neither class nor id).
 #[derive(Clone, Copy)]
-struct Seen {
+struct Seen<'t> {
     bits: u16,
-    attrs: Attrs,
+    attrs: Attrs<'t>,
     class: Option<Option<u8>>,
 }
 
-struct Walk<'a, 'py> {
+struct Walk<'a, 'py, 't> {
     walker: &'a HtmlWalker,
     display_none: &'a Bound<'py, PyAny>,
     /// (text, links, owner, meta, flags, characters), the text where it lies in `texts`
@@ -512,39 +417,38 @@ struct Walk<'a, 'py> {
     step: usize,
     /// The last element found to hold fewer than `wrapper_paragraphs` <p>/<br>, and how many
     /// such elements the walk is inside: an element inside one holds fewer too.
-    few_paragraphs: *mut XmlNode,
+    few_paragraphs: Option<Node<'t>>,
     in_few: u32,
     /// The last element whose `wraps_paragraphs` was read, and the answer (its chrome and its
     /// metadata test both ask).
-    last_wraps: (*mut XmlNode, bool),
+    last_wraps: (Option<Node<'t>>, bool),
     names: Names,
     /// The class/id string being looked up, and its lower case (buffers for the walk).
     key: String,
     lower: String,
 }
 
-impl Walk<'_, '_> {
+impl<'t> Walk<'_, '_, 't> {
     /// `wraps_paragraphs` of `node`, without reading the subtree of an element inside one
     /// that holds fewer.
-    unsafe fn wraps_paragraphs(&mut self, node: *mut XmlNode) -> bool {
-        if self.in_few > 0 || node == self.few_paragraphs {
+    fn wraps_paragraphs(&mut self, node: Node<'t>) -> bool {
+        if self.in_few > 0 || Some(node) == self.few_paragraphs {
             return false;
         }
-        if self.last_wraps.0 == node {
+        if self.last_wraps.0 == Some(node) {
             return self.last_wraps.1;
         }
         let wraps = wraps_paragraphs(node, self.walker.wrapper_paragraphs);
         if !wraps {
-            self.few_paragraphs = node;
+            self.few_paragraphs = Some(node);
         }
-        self.last_wraps = (node, wraps);
+        self.last_wraps = (Some(node), wraps);
         wraps
     }
 
-    /// `HtmlWalker::name_bits` of the name at `name`, kept by its address.
+    /// `HtmlWalker::name_bits` of `name`, kept by its address `key` (`Node::name_key`).
     #[inline]
-    unsafe fn name(&mut self, name: *const std::ffi::c_char) -> u16 {
-        let key = name as usize;
+    fn name(&mut self, key: usize, name: &[u8]) -> u16 {
         if key == 0 {
             return self.walker.name_bits(b"");
         }
@@ -560,7 +464,7 @@ impl Walk<'_, '_> {
             }
             i = (i + 1) % NAME_SLOTS;
         }
-        let bits = self.walker.name_bits(cstr(name));
+        let bits = self.walker.name_bits(name);
         if names.len < NAME_FILL {
             names.keys[i] = key;
             names.bits[i] = bits;
@@ -571,20 +475,20 @@ impl Walk<'_, '_> {
 
     /// The element's name bits (only elements without namespace are handled).
     #[inline]
-    unsafe fn tag_bits(&mut self, node: *mut XmlNode) -> Res<u16> {
-        if !(*node).ns.is_null() {
+    fn tag_bits(&mut self, node: Node<'t>) -> Res<u16> {
+        if node.has_ns() {
             return Err(Stop::Unsupported("a namespaced element"));
         }
-        Ok(self.name((*node).name))
+        Ok(self.name(node.name_key(), node.name()))
     }
 
     /// The attributes the walk reads, in one pass over the element's attributes.
-    unsafe fn attrs(&mut self, node: *mut XmlNode) -> Attrs {
+    fn attrs(&mut self, node: Node<'t>) -> Attrs<'t> {
         let mut out = NO_ATTRS;
-        let mut a = (*node).properties;
-        while !a.is_null() {
-            if (*a).typ == ATTRIBUTE && (*a).ns.is_null() {
-                let bits = self.name((*a).name);
+        let mut next = node.attrs();
+        while let Some(a) = next {
+            if a.kind() == lxml::ATTRIBUTE && !a.has_ns() {
+                let bits = self.name(a.name_key(), a.name());
                 let slot = match bits & (N_CLASS | N_ID | N_STYLE | N_HIDDEN | N_ROLE) {
                     N_CLASS => &mut out.class,
                     N_ID => &mut out.id,
@@ -592,22 +496,22 @@ impl Walk<'_, '_> {
                     N_HIDDEN => &mut out.hidden,
                     N_ROLE => &mut out.role,
                     _ => {
-                        a = (*a).next;
+                        next = a.next();
                         continue;
                     }
                 };
-                if slot.is_null() {
-                    *slot = a;
+                if slot.is_none() {
+                    *slot = Some(a);
                 }
             }
-            a = (*a).next;
+            next = a.next();
         }
         out
     }
 
     /// The class/id answers of an element (`NEGATIVE_CLASS`, `META_CLASS`) of
     /// `f"{el.get('class') or ''} {el.get('id') or ''}"`; `None` when it has neither.
-    unsafe fn class_answers(&mut self, attrs: &Attrs) -> Res<Option<u8>> {
+    fn class_answers(&mut self, attrs: &Attrs<'t>) -> Res<Option<u8>> {
         let class = attr_value(attrs.class)?;
         let id = attr_value(attrs.id)?;
         if class.is_none() && id.is_none() {
@@ -695,19 +599,17 @@ impl Walk<'_, '_> {
         let start = self.texts.len();
         let text = &mut self.texts;
         let size = if self.pieces.is_ascii() {
-            // byte by byte: an ASCII byte is its character
+            // by the table: an ASCII character is its byte
             let space = &self.walker.ascii_space;
             for word in self
                 .pieces
-                .as_bytes()
-                .split(|&b| space[b as usize & 127])
+                .split(|c: char| space[c as usize & 127])
                 .filter(|w| !w.is_empty())
             {
                 if text.len() > start {
                     text.push(' ');
                 }
-                // SAFETY: ASCII bytes
-                text.push_str(unsafe { std::str::from_utf8_unchecked(word) });
+                text.push_str(word);
             }
             text.len() - start
         } else {
@@ -743,7 +645,7 @@ impl Walk<'_, '_> {
     /// of the element is kept in `seen` for the element's walk. The class flag is left to the
     /// caller: `true` when the class/id says chrome, then the flag is `IN_CHROME_CLASS` unless the
     /// element wraps paragraphs.
-    unsafe fn chrome(&mut self, node: *mut XmlNode, seen: &mut Seen) -> Res<(i8, bool)> {
+    fn chrome(&mut self, node: Node<'t>, seen: &mut Seen<'t>) -> Res<(i8, bool)> {
         let bits = seen.bits;
         if bits & N_INVISIBLE != 0 {
             return Ok((-1, false));
@@ -753,13 +655,13 @@ impl Walk<'_, '_> {
         } else {
             0
         };
-        if (*node).properties.is_null() {
+        if node.attrs().is_none() {
             seen.class = Some(None);
             return Ok((flag, false));
         }
         let attrs = self.attrs(node);
         seen.attrs = attrs;
-        if !attrs.hidden.is_null() {
+        if attrs.hidden.is_some() {
             return Ok((-1, false));
         }
         if let Some(style) = attr_value(attrs.style)? {
@@ -777,7 +679,7 @@ impl Walk<'_, '_> {
     }
 
     /// `extract._is_meta_element`
-    unsafe fn is_meta_element(&mut self, node: *mut XmlNode, seen: &Seen) -> Res<bool> {
+    fn is_meta_element(&mut self, node: Node<'t>, seen: &Seen<'t>) -> Res<bool> {
         let meta = if seen.bits & N_TIME != 0 {
             true
         } else if seen.bits & (N_PAGE | N_A) != 0 {
@@ -796,15 +698,7 @@ impl Walk<'_, '_> {
     }
 
     /// The walk of an element whose chrome flag is `flag` (> 0: chrome, 0: none).
-    unsafe fn enter(
-        &mut self,
-        node: *mut XmlNode,
-        seen: Seen,
-        flag: i8,
-        parent: u32,
-        in_link: bool,
-        depth: u32,
-    ) -> Res<()> {
+    fn enter(&mut self, node: Node<'t>, seen: Seen<'t>, flag: i8, parent: u32, in_link: bool, depth: u32) -> Res<()> {
         if flag == 0 || self.flags & flag as u8 == flag as u8 {
             return self.walk(node, Some(seen), parent, in_link, depth);
         }
@@ -823,14 +717,7 @@ impl Walk<'_, '_> {
     }
 
     /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
-    unsafe fn walk(
-        &mut self,
-        node: *mut XmlNode,
-        seen: Option<Seen>,
-        parent: u32,
-        mut in_link: bool,
-        depth: u32,
-    ) -> Res<()> {
+    fn walk(&mut self, node: Node<'t>, seen: Option<Seen<'t>>, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
         let idx = self.parent.len();
         if idx >= self.next_check {
             self.check_budget()?;
@@ -864,19 +751,19 @@ impl Walk<'_, '_> {
             self.in_meta += 1;
         }
         // (after both of this element's own tests, which may have read its subtree)
-        let few = self.in_few == 0 && self.few_paragraphs == node;
+        let few = self.in_few == 0 && self.few_paragraphs == Some(node);
         if few {
             self.in_few += 1;
         }
-        if let Some(text) = collect_text((*node).children)? {
+        if let Some(text) = collect_text(node.children())? {
             if !text.is_empty() {
                 self.add(&text, idx32, in_link);
             }
         }
         if depth < MAX_DEPTH {
-            let mut child = (*node).children;
-            while !child.is_null() {
-                match (*child).typ {
+            let mut next = node.children();
+            while let Some(child) = next {
+                match child.kind() {
                     ELEMENT => {
                         let mut seen = Seen {
                             bits: self.tag_bits(child)?,
@@ -896,16 +783,16 @@ impl Walk<'_, '_> {
                     COMMENT | PI => {}
                     ENTITY_REF => return Err(Stop::Unsupported("an entity reference node")),
                     _ => {
-                        child = (*child).next;
+                        next = child.next();
                         continue; // text (collected as .text or .tail) and nodes lxml does not iterate
                     }
                 }
-                if let Some(tail) = collect_text((*child).next)? {
+                if let Some(tail) = collect_text(child.next())? {
                     if !tail.is_empty() {
                         self.add(&tail, idx32, in_link);
                     }
                 }
-                child = (*child).next;
+                next = child.next();
             }
         } else {
             // absurdly deep markup: flatten the rest (" ".join(el.itertext()))
@@ -930,26 +817,26 @@ impl Walk<'_, '_> {
 
 /// lxml's `itertext()` of an element made of elements and text only: its text, then each
 /// child's text (recursively) and tail, "" items included.
-unsafe fn itertext(node: *mut XmlNode, items: &mut Vec<String>) -> Res<()> {
-    if let Some(text) = collect_text((*node).children)? {
+fn itertext(node: Node<'_>, items: &mut Vec<String>) -> Res<()> {
+    if let Some(text) = collect_text(node.children())? {
         items.push(text.into_owned());
     }
-    let mut child = (*node).children;
-    while !child.is_null() {
-        match (*child).typ {
+    let mut next = node.children();
+    while let Some(child) = next {
+        match child.kind() {
             ELEMENT => {
-                if !(*child).ns.is_null() {
+                if child.has_ns() {
                     return Err(Stop::Unsupported("a namespaced element"));
                 }
                 itertext(child, items)?;
-                if let Some(tail) = collect_text((*child).next)? {
+                if let Some(tail) = collect_text(child.next())? {
                     items.push(tail.into_owned());
                 }
             }
             TEXT | CDATA => {}
             _ => return Err(Stop::Unsupported("a node other than text or element below depth 200")),
         }
-        child = (*child).next;
+        next = child.next();
     }
     Ok(())
 }
@@ -1162,13 +1049,10 @@ fn weight(text: &str) -> Option<usize> {
 }
 
 /// The native block walk and block classification: `HtmlWalker(lxml.etree._Element,
-/// space_ranges, block, invisible, chrome_tags, wrapper_paragraphs, negative, meta_class,
-/// display_none, punct, sentence_end, ellipses, digit_ranges, meta_keywords, meta_han_keywords,
-/// boilerplate_any, boilerplate_start, meta_text)`:
-/// `\s` as code point ranges, `extract`'s tag sets, constants and character sets, its class/id
-/// words (`negative`: `(words, tokens, not_after)`, `meta_class`: `(words, tokens)`, see
-/// `ClassWords`) and its predicates over
-/// style and block strings.
+/// space_ranges, digit_ranges, rules)`: `\s` and `\d` as code point ranges, and `text.rules`' tag
+/// sets, thresholds, character sets, class/id words (`negative`, `meta_class`: `(words, tokens)`,
+/// and `negative_not_after`, see `ClassWords`) and the predicates over style and block strings, as
+/// one mapping.
 #[pyclass(frozen, module = "scrapy_simhash_native")]
 pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
@@ -1198,9 +1082,78 @@ pub struct HtmlWalker {
     meta_keywords: Vec<String>,
     meta_han_keywords: Vec<String>,
     ellipses: Vec<String>,
+    /// `ellipses` as a tuple, for `str.endswith`.
+    ellipses_tuple: Py<PyTuple>,
     boilerplate_any: Py<PyAny>,
     boilerplate_start: Py<PyAny>,
     meta_text: Py<PyAny>,
+    /// `text.rules`' thresholds of a block's class.
+    limits: Limits,
+    /// `text.rules`' content region: `DECAY`, `EXTEND_RATIO`, `EXTEND_LEVELS` (`main_blocks`).
+    decay: Vec<f64>,
+    extend_ratio: f64,
+    extend_levels: usize,
+}
+
+/// The thresholds of `region._classify_base` (`text.rules`: `LINK_DENSITY` ... `GOOD_SENTENCE_WEIGHT`).
+struct Limits {
+    link_density: f64,
+    linked_density: f64,
+    linked_sentence_weight: usize,
+    sentence_punct: usize,
+    boilerplate_max_weight: usize,
+    boilerplate_start_max_weight: usize,
+    meta_max_weight: usize,
+    meta_markup_share: f64,
+    teaser_max_weight: usize,
+    good_weight: usize,
+    good_punct_weight: usize,
+    good_sentence_weight: usize,
+}
+
+/// The names of the rules `HtmlWalker::new` reads (`HtmlWalker.rule_names`).
+const RULES: [&str; 31] = [
+    "block",
+    "invisible",
+    "chrome_tags",
+    "wrapper_paragraphs",
+    "negative",
+    "negative_not_after",
+    "meta_class",
+    "display_none",
+    "punct",
+    "sentence_end",
+    "ellipses",
+    "meta_keywords",
+    "meta_han_keywords",
+    "boilerplate_any",
+    "boilerplate_start",
+    "meta_text",
+    "link_density",
+    "linked_density",
+    "linked_sentence_weight",
+    "sentence_punct",
+    "boilerplate_max_weight",
+    "boilerplate_start_max_weight",
+    "meta_max_weight",
+    "meta_markup_share",
+    "teaser_max_weight",
+    "good_weight",
+    "good_punct_weight",
+    "good_sentence_weight",
+    "decay",
+    "extend_ratio",
+    "extend_levels",
+];
+
+/// The rule `name` of the rules mapping (`text.rules.native_rules`), or a `ValueError` naming it.
+fn rule<'py, T: FromPyObjectOwned<'py>>(rules: &Bound<'py, PyDict>, name: &str) -> PyResult<T> {
+    match rules.get_item(name)? {
+        Some(value) => value.extract().map_err(Into::into),
+        None => Err(PyValueError::new_err(format!(
+            "the rules lack {name:?} (text.rules.native_rules)"
+        ))),
+    }
 }
 
 impl HtmlWalker {
@@ -1238,36 +1191,15 @@ impl HtmlWalker {
     }
 
     /// The libxml2 node of ``root``, an ``lxml.etree._Element``.
-    fn root_node(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<*mut XmlNode> {
+    fn root_node<'t>(&self, py: Python<'_>, root: &'t Bound<'_, PyAny>) -> PyResult<Node<'t>> {
         if !root.get_type().is(self.element_type.bind(py)) {
             return Err(PyValueError::new_err(format!(
                 "not an lxml.etree._Element: {}",
                 root.get_type().name()?
             )));
         }
-        // SAFETY: `root` is an lxml _Element, on an lxml whose layout was verified (the caller
-        // builds this walker only there); the back pointer confirms it. `root` keeps the element and its document alive
-        // and the GIL is held, so nothing frees or changes the tree while it is read.
-        unsafe {
-            let element = root.as_ptr() as *const LxmlElement;
-            let node = (*element).c_node;
-            if node.is_null() || (*node).private != element as *mut c_void || (*node).typ != ELEMENT {
-                return Err(PyValueError::new_err(
-                    "not an lxml element of the verified layout (its node does not point back to it)",
-                ));
-            }
-            Ok(node)
-        }
-    }
-
-    /// Whether `text` holds a character that is neither `\s` nor a heading mark (`_HEADING_MARKS`).
-    fn has_heading_text(&self, text: &str) -> bool {
-        text.chars()
-            .any(|c| !self.space.contains(c) && !matches!(c, '\u{b6}' | '#' | '\u{a7}'))
-    }
-
-    fn is_blank(&self, text: &str) -> bool {
-        text.chars().all(|c| self.space.contains(c))
+        // (the exact class this walker was built for, on an lxml the caller verified)
+        lxml::root(root).map_err(PyValueError::new_err)
     }
 }
 
@@ -1278,15 +1210,16 @@ fn elementish(typ: c_int) -> bool {
 
 /// Whether the text nodes from `node` up to the next element-like sibling hold a character other
 /// than ASCII white space (a superset of Python's: `str.isspace` takes more characters for space).
-unsafe fn text_up_to_element(mut node: *mut XmlNode) -> bool {
+fn text_up_to_element(mut node: Option<Node<'_>>) -> bool {
     let mut any = false;
-    while !node.is_null() && !elementish((*node).typ) {
-        if matches!((*node).typ, TEXT | CDATA) {
-            any |= cstr((*node).content)
+    while let Some(n) = node.filter(|n| !elementish(n.kind())) {
+        if matches!(n.kind(), TEXT | CDATA) {
+            any |= n
+                .content()
                 .iter()
                 .any(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'));
         }
-        node = (*node).next;
+        node = n.next();
     }
     any
 }
@@ -1296,183 +1229,52 @@ unsafe fn text_up_to_element(mut node: *mut XmlNode) -> bool {
 /// `extract._comment_splits` can be true only then. It reads lxml's text and tails a little
 /// more widely (all text nodes up to the next element-like node, ASCII white space only), so that
 /// false here is false there.
-unsafe fn comment_runs(root: *mut XmlNode) -> bool {
-    let mut cur = (*root).children;
-    while !cur.is_null() {
-        let typ = (*cur).typ;
+fn comment_runs(root: Node<'_>) -> bool {
+    let is_comment = |n: Option<Node<'_>>| n.is_some_and(|n| matches!(n.kind(), COMMENT | PI));
+    let mut next = root.children();
+    while let Some(mut cur) = next {
+        let typ = cur.kind();
         if matches!(typ, COMMENT | PI) {
-            let mut prev = (*cur).prev;
-            while !prev.is_null() && !elementish((*prev).typ) {
-                prev = (*prev).prev;
+            let mut prev = cur.prev();
+            while let Some(p) = prev.filter(|p| !elementish(p.kind())) {
+                prev = p.prev();
             }
-            if prev.is_null() || !matches!((*prev).typ, COMMENT | PI) {
+            if !is_comment(prev) {
                 // the first of its run: the text before it, then each node's tail
-                let before = if prev.is_null() {
-                    (*(*cur).parent).children
-                } else {
-                    (*prev).next
+                let before = match prev {
+                    None => cur.parent().and_then(|p| p.children()),
+                    Some(p) => p.next(),
                 };
                 let mut pieces = usize::from(text_up_to_element(before));
-                let mut node = cur;
-                while !node.is_null() && matches!((*node).typ, COMMENT | PI) {
-                    pieces += usize::from(text_up_to_element((*node).next));
+                let mut node = Some(cur);
+                while let Some(n) = node.filter(|n| matches!(n.kind(), COMMENT | PI)) {
+                    pieces += usize::from(text_up_to_element(n.next()));
                     if pieces >= 2 {
                         return true;
                     }
-                    node = (*node).next;
-                    while !node.is_null() && !elementish((*node).typ) {
-                        node = (*node).next;
+                    node = n.next();
+                    while let Some(m) = node.filter(|m| !elementish(m.kind())) {
+                        node = m.next();
                     }
                 }
             }
         }
-        if typ == ELEMENT && !(*cur).children.is_null() {
-            cur = (*cur).children;
+        if typ == ELEMENT && cur.children().is_some() {
+            next = cur.children();
             continue;
         }
-        while (*cur).next.is_null() {
-            cur = (*cur).parent;
-            if cur == root || cur.is_null() {
-                return false;
+        loop {
+            if let Some(n) = cur.next() {
+                next = Some(n);
+                break;
+            }
+            match cur.parent() {
+                Some(p) if p != root => cur = p,
+                _ => return false,
             }
         }
-        cur = (*cur).next;
     }
     false
-}
-
-/// `"".join(el.itertext())`
-unsafe fn joined_text(node: *mut XmlNode) -> Res<String> {
-    let mut items = Vec::new();
-    itertext(node, &mut items)?;
-    Ok(items.concat())
-}
-
-/// What `extract._find_title` reads of the tree, in one pass in document order (as `root.iter`):
-/// the first `<title>`'s text, the first `og:title` / `twitter:title` meta content that is not
-/// blank, the first three `<h1>` texts with more than whitespace and heading marks (else those
-/// of `<h2>`) of the whole page and of its first `<main>` (`extract._headings`), the first `<h1>`
-/// text that is not blank.
-#[derive(Default)]
-struct TitleParts {
-    title: Option<String>,
-    meta: Option<String>,
-    page: Headings,
-    main: Headings,
-    first_h1: Option<String>,
-}
-
-/// The first three `<h1>` texts with heading text, and the first three `<h2>` ones while there
-/// is no such `<h1>` (`extract._first_headings`).
-#[derive(Default)]
-struct Headings {
-    h1: Vec<String>,
-    h2: Vec<String>,
-}
-
-impl Headings {
-    fn add(&mut self, walker: &HtmlWalker, h1: bool, text: &str) {
-        if !walker.has_heading_text(text) {
-            return;
-        }
-        if h1 && self.h1.len() < 3 {
-            self.h1.push(text.to_owned());
-        } else if !h1 && self.h1.is_empty() && self.h2.len() < 3 {
-            self.h2.push(text.to_owned());
-        }
-    }
-
-    fn wants(&self, h1: bool) -> bool {
-        if h1 {
-            self.h1.len() < 3
-        } else {
-            self.h1.is_empty() && self.h2.len() < 3
-        }
-    }
-
-    fn texts(self) -> Vec<String> {
-        if self.h1.is_empty() {
-            self.h2
-        } else {
-            self.h1
-        }
-    }
-}
-
-/// Whether `node` is `ancestor` or below it.
-unsafe fn within(mut node: *mut XmlNode, ancestor: *mut XmlNode) -> bool {
-    while !node.is_null() {
-        if node == ancestor {
-            return true;
-        }
-        node = (*node).parent;
-    }
-    false
-}
-
-/// `TitleParts` as Python reads it: ``(title, meta, headings, first_h1)``.
-type TitleTuple = (Option<String>, Option<String>, Vec<String>, Option<String>);
-
-unsafe fn title_parts(walker: &HtmlWalker, root: *mut XmlNode) -> Res<TitleParts> {
-    let mut parts = TitleParts::default();
-    let mut main: *mut XmlNode = std::ptr::null_mut(); // the first <main>, once seen
-    let mut stack = vec![root];
-    while let Some(node) = stack.pop() {
-        // children pushed last first: popped in document order
-        let mut child = (*node).last;
-        while !child.is_null() {
-            if (*child).typ == ELEMENT {
-                stack.push(child);
-            }
-            child = (*child).prev;
-        }
-        if !(*node).ns.is_null() {
-            continue; // root.iter("title") and the others: elements without namespace only
-        }
-        match cstr((*node).name) {
-            b"title" if parts.title.is_none() => {
-                parts.title = Some(joined_text(node)?);
-            }
-            b"meta" if parts.meta.is_none() => {
-                let key = match get_attr(node, b"property")? {
-                    Some(p) if !p.is_empty() => Some(p),
-                    _ => get_attr(node, b"name")?,
-                };
-                // `.lower()`: no other character lowers to an ASCII letter of these names
-                let wanted =
-                    key.is_some_and(|k| k.eq_ignore_ascii_case("og:title") || k.eq_ignore_ascii_case("twitter:title"));
-                if wanted {
-                    if let Some(content) = get_attr(node, b"content")? {
-                        if !walker.is_blank(&content) {
-                            parts.meta = Some(content.into_owned());
-                        }
-                    }
-                }
-            }
-            b"main" if main.is_null() => main = node,
-            name @ (b"h1" | b"h2") => {
-                let h1 = name == b"h1";
-                let in_main = !main.is_null() && within(node, main);
-                let wanted = parts.page.wants(h1) || (in_main && parts.main.wants(h1));
-                if wanted || (h1 && parts.first_h1.is_none()) {
-                    let text = joined_text(node)?;
-                    parts.page.add(walker, h1, &text);
-                    if in_main {
-                        parts.main.add(walker, h1, &text);
-                    }
-                    if h1 && parts.first_h1.is_none() && !walker.is_blank(&text) {
-                        parts.first_h1 = Some(text);
-                    }
-                }
-            }
-            _ => {}
-        }
-        // Nothing later changes the title: its text, and three headings of <main>
-        if parts.main.h1.len() >= 3 && parts.title.as_deref().is_some_and(|t| !walker.is_blank(t)) {
-            break;
-        }
-    }
-    Ok(parts)
 }
 
 /// The classification of a block, called by the walk (not by Python).
@@ -1505,26 +1307,33 @@ impl HtmlWalker {
             buf: low,
             done: false,
         };
-        if density > 0.6 || (density > 0.33 && (punct < 2 || (weight < LINKED_SENTENCE_WEIGHT && !sentence))) {
+        let l = &self.limits;
+        if density > l.link_density
+            || (density > l.linked_density
+                && (punct < l.sentence_punct || (weight < l.linked_sentence_weight && !sentence)))
+        {
             return Ok((LINKS, false));
         }
-        if weight < 1000
+        if weight < l.boilerplate_max_weight
             && (self.boilerplate_any(py, text, facts, &mut low)?
-                || (weight < 200 && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
+                || (weight < l.boilerplate_start_max_weight
+                    && self.boilerplate_start.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((LINKS, false));
         }
         if first == '<' && last == '>' {
             return Ok((LINKS, false)); // markup shown as text
         }
-        if weight < META_MAX_WEIGHT
-            && ((meta as f64 >= META_MARKUP_SHARE * size && !(sentence && punct >= 2))
+        if weight < l.meta_max_weight
+            && ((meta as f64 >= l.meta_markup_share * size && !(sentence && punct >= l.sentence_punct))
                 || (self.may_say_meta(text, facts, &mut low) && self.meta_text.bind(py).call1((text,))?.is_truthy()?))
         {
             return Ok((META, false));
         }
-        let teaser = weight < 600 && self.ellipses.iter().any(|e| text.ends_with(e.as_str()));
-        let good = weight >= 160 || (weight >= 60 && punct >= 2) || (weight >= 100 && sentence);
+        let teaser = weight < l.teaser_max_weight && self.ellipses.iter().any(|e| text.ends_with(e.as_str()));
+        let good = weight >= l.good_weight
+            || (weight >= l.good_punct_weight && punct >= l.sentence_punct)
+            || (weight >= l.good_sentence_weight && sentence);
         Ok((if good { GOOD } else { SHORT }, teaser))
     }
 
@@ -1560,56 +1369,68 @@ impl HtmlWalker {
 
 #[pymethods]
 impl HtmlWalker {
-    /// `negative` is three lists, its tokens' `not_after` the third (`_native.API` asks for it).
-    #[classattr]
-    const NOT_AFTER: bool = true;
-
+    /// A walker over `element_type` with `rules` (`text.rules.native_rules`, with the
+    /// punctuation's characters and the Han keywords' words: `_native.html_walker`); the running
+    /// Python's `\s` and `\d` as code point ranges.
     #[new]
-    #[allow(clippy::too_many_arguments)] // the arguments of a Python constructor
     fn new(
         element_type: Py<PyAny>,
         space_ranges: Vec<(u32, u32)>,
-        block: Vec<String>,
-        invisible: Vec<String>,
-        chrome_tags: Vec<String>,
-        wrapper_paragraphs: usize,
-        negative: (Vec<String>, Vec<String>, Vec<String>),
-        meta_class: (Vec<String>, Vec<String>),
-        display_none: Py<PyAny>,
-        punct: String,
-        sentence_end: String,
-        ellipses: Vec<String>,
         digit_ranges: Vec<(u32, u32)>,
-        meta_keywords: Vec<String>,
-        meta_han_keywords: Vec<String>,
-        boilerplate_any: Py<PyAny>,
-        boilerplate_start: Py<PyAny>,
-        meta_text: Py<PyAny>,
+        rules: &Bound<'_, PyDict>,
     ) -> PyResult<Self> {
         let space = CharSet::from_ranges(&space_ranges)?;
+        let negative: (Vec<String>, Vec<String>) = rule(rules, "negative")?;
+        let meta_class: (Vec<String>, Vec<String>) = rule(rules, "meta_class")?;
+        let punct: String = rule(rules, "punct")?;
+        let sentence_end: String = rule(rules, "sentence_end")?;
         Ok(HtmlWalker {
             element_type,
             ascii_space: std::array::from_fn(|b| space.contains(b as u8 as char)),
             space,
-            block: tag_set(block),
-            invisible: tag_set(invisible),
-            chrome_tags: tag_set(chrome_tags),
-            wrapper_paragraphs,
-            negative: ClassWords::new(negative.0, negative.1, negative.2)?,
+            block: tag_set(rule(rules, "block")?),
+            invisible: tag_set(rule(rules, "invisible")?),
+            chrome_tags: tag_set(rule(rules, "chrome_tags")?),
+            wrapper_paragraphs: rule(rules, "wrapper_paragraphs")?,
+            negative: ClassWords::new(negative.0, negative.1, rule(rules, "negative_not_after")?)?,
             meta_class: ClassWords::new(meta_class.0, meta_class.1, Vec::new())?,
-            display_none,
+            display_none: rule(rules, "display_none")?,
             class_memo: Mutex::new(Memo::new()),
             style_memo: Mutex::new(Memo::new()),
             punct: CharTable::new(punct.chars()),
             sentence_end: CharTable::new(sentence_end.chars()),
-            ellipses,
+            ellipses_tuple: PyTuple::new(rules.py(), rule::<Vec<String>>(rules, "ellipses")?)?.unbind(),
+            ellipses: rule(rules, "ellipses")?,
             digit: CharSet::from_ranges(&digit_ranges)?,
-            meta_keywords,
-            meta_han_keywords,
-            boilerplate_any,
-            boilerplate_start,
-            meta_text,
+            meta_keywords: rule(rules, "meta_keywords")?,
+            meta_han_keywords: rule(rules, "meta_han_keywords")?,
+            boilerplate_any: rule(rules, "boilerplate_any")?,
+            boilerplate_start: rule(rules, "boilerplate_start")?,
+            meta_text: rule(rules, "meta_text")?,
+            limits: Limits {
+                link_density: rule(rules, "link_density")?,
+                linked_density: rule(rules, "linked_density")?,
+                linked_sentence_weight: rule(rules, "linked_sentence_weight")?,
+                sentence_punct: rule(rules, "sentence_punct")?,
+                boilerplate_max_weight: rule(rules, "boilerplate_max_weight")?,
+                boilerplate_start_max_weight: rule(rules, "boilerplate_start_max_weight")?,
+                meta_max_weight: rule(rules, "meta_max_weight")?,
+                meta_markup_share: rule(rules, "meta_markup_share")?,
+                teaser_max_weight: rule(rules, "teaser_max_weight")?,
+                good_weight: rule(rules, "good_weight")?,
+                good_punct_weight: rule(rules, "good_punct_weight")?,
+                good_sentence_weight: rule(rules, "good_sentence_weight")?,
+            },
+            decay: rule(rules, "decay")?,
+            extend_ratio: rule(rules, "extend_ratio")?,
+            extend_levels: rule(rules, "extend_levels")?,
         })
+    }
+
+    /// The names of the rules the walker reads (``text.rules.native_rules``' keys).
+    #[staticmethod]
+    fn rule_names() -> Vec<&'static str> {
+        RULES.to_vec()
     }
 
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
@@ -1653,14 +1474,14 @@ impl HtmlWalker {
             next_check: step,
             max_blocks,
             step,
-            few_paragraphs: std::ptr::null_mut(),
+            few_paragraphs: None,
             in_few: 0,
-            last_wraps: (std::ptr::null_mut(), false),
+            last_wraps: (None, false),
             names: Names::new(),
             key: String::new(),
             lower: String::new(),
         };
-        match unsafe { w.walk(node, None, 0, false, 0) } {
+        match w.walk(node, None, 0, false, 0) {
             Ok(()) => {}
             Err(Stop::Large) => return PyTuple::new(py, ["large"]),
             Err(Stop::Budget) => return PyTuple::new(py, ["budget"]),
@@ -1713,30 +1534,146 @@ impl HtmlWalker {
         (answers & NEGATIVE_CLASS != 0, answers & META_CLASS != 0)
     }
 
+    /// ``region._main_blocks(walker, blocks, relaxed)``: the content region's blocks among
+    /// ``blocks`` (``_Block`` objects, a subsequence of the walker's), ``parent`` and ``end`` the
+    /// walker's element numbering; the same list of the same objects. ``None`` when a block is not
+    /// classified yet (``base`` -2: full-width letters or digits), which the Python side does.
+    #[pyo3(signature = (blocks, parent, end, relaxed))]
+    fn main_blocks<'py>(
+        &self,
+        py: Python<'py>,
+        blocks: &Bound<'py, PyList>,
+        parent: &Bound<'py, PyList>,
+        end: &Bound<'py, PyList>,
+        relaxed: bool,
+    ) -> PyResult<Option<Bound<'py, PyList>>> {
+        let found = PyList::empty(py);
+        if blocks.is_empty() {
+            return Ok(Some(found));
+        }
+        let n = parent.len();
+        let ellipses = self.ellipses_tuple.bind(py);
+        let parent_of = |i: usize| -> PyResult<usize> { parent.get_item(i)?.extract() };
+        // each block's owner, weight, links, base and teaser; teasers: 2+ blocks cut with "..."
+        let mut read = Vec::with_capacity(blocks.len());
+        let mut cut = 0usize;
+        for block in blocks.iter() {
+            let base: i8 = block.getattr(intern!(py, "base"))?.extract()?;
+            if base == UNCLASSIFIED {
+                return Ok(None);
+            }
+            if cut < 2 {
+                // (str.endswith in place: no UTF-8 copy of the text)
+                let norm = block.getattr(intern!(py, "norm"))?;
+                cut += norm.call_method1(intern!(py, "endswith"), (ellipses,))?.is_truthy()? as usize;
+            }
+            let owner: usize = block.getattr(intern!(py, "owner"))?.extract()?;
+            if owner >= n {
+                return Err(PyValueError::new_err(format!(
+                    "block owner {owner} past the {n} elements"
+                )));
+            }
+            let weight: i64 = block.getattr(intern!(py, "weight"))?.extract()?;
+            read.push((owner, weight, base, block));
+        }
+        let teasers = cut >= 2;
+        let mut kinds = Vec::with_capacity(read.len());
+        let mut good = vec![0i64; n];
+        let mut score = vec![0f64; n];
+        let mut holders = Vec::new();
+        for (owner, weight, base, block) in &read {
+            // region._kind
+            let kind = if *base <= LINKS {
+                *base
+            } else if teasers && block.getattr(intern!(py, "teaser"))?.is_truthy()? {
+                SHORT
+            } else if relaxed {
+                GOOD
+            } else {
+                *base
+            };
+            kinds.push(kind);
+            let value: f64 = if kind == GOOD {
+                let links: i64 = block.getattr(intern!(py, "links"))?.extract()?;
+                good[*owner] += weight - links;
+                holders.push(*owner);
+                (weight - links) as f64
+            } else if kind == LINKS {
+                -(*weight as f64)
+            } else {
+                -(*weight as f64) / 4.0
+            };
+            let mut i = *owner;
+            for decay in &self.decay {
+                score[i] += value * decay;
+                if i == 0 {
+                    break;
+                }
+                i = parent_of(i)?;
+            }
+        }
+        // the good blocks' owners and their ancestors, children after their parent
+        let mut above = vec![false; n];
+        let mut order = Vec::new();
+        for &h in &holders {
+            let mut i = h;
+            while !above[i] {
+                above[i] = true;
+                order.push(i);
+                if i == 0 {
+                    break;
+                }
+                i = parent_of(i)?;
+            }
+        }
+        order.sort_unstable();
+        for &i in order.iter().rev() {
+            if i != 0 {
+                let up = parent_of(i)?;
+                good[up] += good[i];
+            }
+        }
+        let mut best: Option<(usize, f64)> = None;
+        for &i in &order {
+            if good[i] != 0 && best.is_none_or(|(_, s)| score[i] > s) {
+                best = Some((i, score[i]));
+            }
+        }
+        let Some((mut best, _)) = best else {
+            return Ok(Some(found));
+        };
+        while best != 0 {
+            let mut up = parent_of(best)?;
+            let mut levels = 1;
+            while up != 0 && good[up] == good[best] {
+                up = parent_of(up)?;
+                levels += 1;
+            }
+            if levels <= self.extend_levels && good[up] as f64 >= self.extend_ratio * good[best] as f64 {
+                best = up;
+            } else {
+                break;
+            }
+        }
+        let (lo, hi): (usize, usize) = (best, end.get_item(best)?.extract()?);
+        let inside: Vec<usize> = (0..read.len()).filter(|&j| lo <= read[j].0 && read[j].0 < hi).collect();
+        let Some(first) = inside.iter().position(|&j| kinds[j] == GOOD) else {
+            return Ok(Some(found));
+        };
+        let last = inside.iter().rposition(|&j| kinds[j] == GOOD).unwrap_or(first);
+        for &j in &inside[first..=last] {
+            if kinds[j] > LINKS {
+                found.append(&read[j].3)?;
+            }
+        }
+        Ok(Some(found))
+    }
+
     /// Whether a comment or processing instruction below ``root`` may split a text run as
     /// ``extract._comment_splits`` asks (see `comment_runs`): when false, it does not.
     fn comment_runs(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<bool> {
         let node = self.root_node(py, root)?;
-        // SAFETY: as `walk`: a verified lxml element, kept alive by `root`, read under the GIL.
-        Ok(unsafe { comment_runs(node) })
-    }
-
-    /// What ``extract._find_title`` reads of the tree below ``root`` (see `TitleParts`):
-    /// ``(title, meta, headings, first_h1)``, ``headings`` the raw texts of the first three
-    /// ``<h1>`` with text, else of ``<h2>``, of the first ``<main>`` where it has any, else of the
-    /// page; ``None`` for a tree it does not handle.
-    fn title_parts(&self, py: Python<'_>, root: &Bound<'_, PyAny>) -> PyResult<Option<TitleTuple>> {
-        let node = self.root_node(py, root)?;
-        match unsafe { title_parts(self, node) } {
-            Ok(p) => {
-                // the headings of the first <main> where it has any (`extract._headings`)
-                let main = p.main.texts();
-                let headings = if main.is_empty() { p.page.texts() } else { main };
-                Ok(Some((p.title, p.meta, headings, p.first_h1)))
-            }
-            Err(Stop::Py(e)) => Err(e),
-            Err(_) => Ok(None),
-        }
+        Ok(comment_runs(node))
     }
 }
 

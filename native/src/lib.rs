@@ -22,6 +22,7 @@ use std::io::BufReader;
 
 mod flat;
 mod html;
+mod lxml;
 
 use jieba_rs::Jieba;
 use pyo3::exceptions::{PyOSError, PyValueError};

@@ -73,29 +73,52 @@ def _log_posterior(
     """Log posterior over the grid rates ``-neg_rates`` (log-uniform prior), shifted so that its
     maximum is 0: ``changed`` the elapsed times of the fetches that saw a change, ``exposure`` the
     total elapsed time of those that did not, folded older changes as in :func:`estimate_rate`."""
-    # Every page fetched runs this: few numpy calls, in place where possible. (-r) * t is -(r * t)
-    # to the bit, so the result is that of the formula as written in estimate_rate's docstring.
-    log_like = neg_rates * exposure
-    folded = old_changes > 0 and old_changed_secs > 0
-    if not changed and not folded and exposure >= 0:
-        # The maximum is the first: the grid rates ascend, so -rate * exposure descends.
-        log_like -= log_like[0]
-        return log_like
-    if changed:
-        terms = np.multiply.outer(np.array(changed), neg_rates)  # one row per change: sums fast down columns
+    return _log_posteriors(neg_rates, [changed], np.array([exposure], dtype=float), [old_changes], [old_changed_secs])[
+        0
+    ]
+
+
+def _log_posteriors(
+    neg_rates: np.ndarray,
+    changed: Sequence[Sequence[float]],
+    exposure: np.ndarray,
+    old_changes: Sequence[float],
+    old_changed_secs: Sequence[float],
+) -> np.ndarray:
+    """:func:`_log_posterior` of many URLs, one row each (row ``i`` of ``changed[i]``,
+    ``exposure[i]``, ...), vectorised over the URLs with as many changes: each row is the one URL's,
+    to the bit (the same operations per rate; a URL's changes summed in order)."""
+    # (-r) * t is -(r * t) to the bit, so a row is that of the formula as written in estimate_rate's docstring.
+    log_like = np.multiply(neg_rates, exposure[:, None])
+    groups: dict[int, list[int]] = {}
+    for i, times in enumerate(changed):
+        if times:
+            groups.setdefault(len(times), []).append(i)
+    for k, at in groups.items():
+        terms = np.multiply.outer(np.array([changed[i] for i in at], dtype=float), neg_rates)
         np.expm1(terms, out=terms)
         np.negative(terms, out=terms)
         np.log(terms, out=terms)
-        log_like += terms[0] if len(changed) == 1 else terms.sum(axis=0)  # one row: its own sum
+        _add_rows(log_like, at, terms[:, 0] if k == 1 else terms.sum(axis=1))
+    folded = [i for i, (c, secs) in enumerate(zip(old_changes, old_changed_secs)) if c > 0 and secs > 0]
     if folded:
-        old = neg_rates * (old_changed_secs / old_changes)
+        counts = np.array([old_changes[i] for i in folded], dtype=float)
+        old = neg_rates * (np.array([old_changed_secs[i] for i in folded], dtype=float) / counts)[:, None]
         np.expm1(old, out=old)
         np.negative(old, out=old)
         np.log(old, out=old)
-        old *= old_changes
-        log_like += old
-    log_like -= log_like.max()
+        old *= counts[:, None]
+        _add_rows(log_like, folded, old)
+    log_like -= log_like.max(axis=1, keepdims=True)
     return log_like
+
+
+def _add_rows(values: np.ndarray, at: list[int], rows: np.ndarray) -> None:
+    """``values[at] += rows``, in place (all the rows at once when ``at`` is every row, in order)."""
+    if len(at) == len(values):
+        values += rows
+    else:
+        values[at] += rows
 
 
 def estimate_rate(
@@ -372,19 +395,34 @@ class FreshnessPolicy(SchedulePolicy):
         """The probabilities of the URL's change rate being each of the policy's grid rates
         (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations, the
         likelihood raised to the power ``evidence``."""
-        changed = []
-        exposure = state.old_unchanged_secs
-        for t, s in state.recent:
-            if not s:
-                exposure += t
-            elif t > 0:
-                changed.append(t)
-        log_like = _log_posterior(self._neg_rates, changed, exposure, state.old_changes, state.old_changed_secs)
+        return self._posteriors([state])[0]
+
+    def _posteriors(self, states: Sequence[ScheduleState]) -> np.ndarray:
+        """:meth:`posterior` of each of ``states``, one row each (the same numbers, to the bit)."""
+        changed_rows: list[list[float]] = []
+        exposure = np.empty(len(states))
+        for i, state in enumerate(states):
+            changed = []
+            unchanged = state.old_unchanged_secs
+            for t, s in state.recent:
+                if not s:
+                    unchanged += t
+                elif t > 0:
+                    changed.append(t)
+            changed_rows.append(changed)
+            exposure[i] = unchanged
+        log_like = _log_posteriors(
+            self._neg_rates,
+            changed_rows,
+            exposure,
+            [state.old_changes for state in states],
+            [state.old_changed_secs for state in states],
+        )
         if self.evidence != 1.0:
             log_like *= self.evidence  # the likelihood tempered: its maximum stays 0
-        posterior = np.exp(log_like, out=log_like)
-        posterior /= posterior.sum()
-        return posterior
+        np.exp(log_like, out=log_like)
+        log_like /= log_like.sum(axis=1, keepdims=True)
+        return log_like
 
     def expected_value(self, posterior: np.ndarray, elapsed: Any) -> Any:
         """:func:`refresh_value` (weight 1) ``elapsed`` seconds after the last fetch, averaged over
@@ -471,11 +509,15 @@ class FreshnessPolicy(SchedulePolicy):
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
         weight = self.weight(columns.size)
-        value = refresh_value(columns.rate, weight, elapsed)
-        if self.uncertainty:  # rows with a history: averaged over the posterior (rows without: as above)
+        posteriors = np.zeros((len(elapsed), 1))
+        if self.uncertainty:  # rows with a history: averaged over the posterior (rows without: as below)
             key = ("posterior", self.low_rate, self.high_rate, self.evidence)
             posteriors = columns.derived(key, len(self._rates) + 1, self._posterior_row, self._posterior_rows)
-            uncertain = posteriors[:, -1] > 0
+        uncertain = posteriors[:, -1] > 0
+        if len(elapsed) and uncertain.all():  # a selection's ranked rows: no copy of the posteriors
+            value = self.expected_value(posteriors[:, :-1], elapsed) * weight
+        else:
+            value = refresh_value(columns.rate, weight, elapsed)
             if uncertain.any():
                 value[uncertain] = (
                     self.expected_value(posteriors[uncertain, :-1], elapsed[uncertain]) * weight[uncertain]
@@ -513,51 +555,12 @@ class FreshnessPolicy(SchedulePolicy):
         return np.where(history, bound, value), ~history
 
     def _posterior_rows(self, states: Sequence[ScheduleState]) -> np.ndarray:
-        """:meth:`_posterior_row` of many states at once (the same numbers, to the bit: the same
-        operations per rate, vectorised over the states with as many changes)."""
-        neg_rates = self._neg_rates
-        n = len(states)
-        exposure, old_changes, old_secs = np.empty(n), np.empty(n), np.empty(n)
-        groups: dict[int, tuple[list[int], list[list[float]]]] = {}
-        history = np.zeros(n, dtype=bool)
-        for i, state in enumerate(states):
-            changed = []
-            unchanged = state.old_unchanged_secs
-            for t, s in state.recent:
-                if not s:
-                    unchanged += t
-                elif t > 0:
-                    changed.append(t)
-            exposure[i], old_changes[i], old_secs[i] = unchanged, state.old_changes, state.old_changed_secs
-            history[i] = _history(state)
-            if changed:
-                group = groups.setdefault(len(changed), ([], []))
-                group[0].append(i)
-                group[1].append(changed)
-        # _log_posterior's operations, row by row: a change's terms are summed in order, as there
-        log_like = np.multiply(neg_rates, exposure[:, None])
-        for k, (at, changed_rows) in groups.items():
-            terms = np.multiply.outer(np.array(changed_rows), neg_rates)
-            np.expm1(terms, out=terms)
-            np.negative(terms, out=terms)
-            np.log(terms, out=terms)
-            log_like[at] += terms[:, 0] if k == 1 else terms.sum(axis=1)
-        folded = np.flatnonzero((old_changes > 0) & (old_secs > 0))
-        if len(folded):
-            old = neg_rates * (old_secs[folded] / old_changes[folded])[:, None]
-            np.expm1(old, out=old)
-            np.negative(old, out=old)
-            np.log(old, out=old)
-            old *= old_changes[folded][:, None]
-            log_like[folded] += old
-        log_like -= log_like.max(axis=1, keepdims=True)  # a row's first when _log_posterior takes it
-        if self.evidence != 1.0:
-            log_like *= self.evidence
-        np.exp(log_like, out=log_like)
-        log_like /= log_like.sum(axis=1, keepdims=True)
-        rows = np.zeros((n, len(neg_rates) + 1))
-        rows[history, :-1] = log_like[history]
-        rows[history, -1] = 1.0
+        """:meth:`_posterior_row` of many states at once (the same numbers, to the bit)."""
+        rows = np.zeros((len(states), len(self._rates) + 1))
+        history = [i for i, state in enumerate(states) if _history(state)]
+        if history:
+            rows[history, :-1] = self._posteriors([states[i] for i in history])
+            rows[history, -1] = 1.0
         return rows
 
     def _posterior_row(self, state: ScheduleState) -> np.ndarray:

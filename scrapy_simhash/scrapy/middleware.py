@@ -71,7 +71,7 @@ def _freeze_startup() -> bool:
     still alive moves to the collector's permanent generation (``gc.freeze``), so that each later
     full collection no longer walks it: on a crawl of real news pages the collector's time per
     page halves (``benchmarks/results/crawl_profile.md``). Not when the collector is off or the
-    process froze objects itself. True when this middleware holds the freeze (:func:`_thaw` at
+    process froze objects itself, nor with ``SIMHASH_GC_FREEZE = False``. True when this middleware holds the freeze (:func:`_thaw` at
     its close; the last holder unfreezes)."""
     global _freeze_holders
     if not _freeze_holders:
@@ -106,7 +106,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     `SIMHASH_ENABLED`, `SIMHASH_DIR`, `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`,
     `SIMHASH_BLOCKS`, `SIMHASH_CHANGE_THRESHOLD`, the Fingerprinter options, `SIMHASH_DROP_UNCHANGED`,
     `SIMHASH_FOLLOW_DUPLICATES`, `SIMHASH_ITEM_FIELD`, `SIMHASH_MAX_BODY_SIZE`, `SIMHASH_DEBUG`,
-    `SIMHASH_STATS_VERBOSE`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_MAX_CANDIDATES`,
+    `SIMHASH_STATS_VERBOSE`, `SIMHASH_GC_FREEZE`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_MAX_CANDIDATES`,
     `SIMHASH_HISTORY_SIZE`. Request meta: ``dont_simhash``, ``simhash_key``;
     spider attributes: ``simhash_enabled = False``, ``simhash_reset = True``.
     """
@@ -127,7 +127,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
         self._candidates_max: int | None = None  # the index's, as last given to the stats
         self._templates: SiteTemplates | None = None
         self._frozen = False  # holds _freeze_startup's freeze
-        #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``) and flushed
+        #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``), shown every
+        #: request the spider yields (``schedule(request)``: the request to schedule) and flushed
         #: before the index closes (``flush()``): the URL rules' learner.
         self.observers: list[Any] = []
 
@@ -169,7 +170,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
 
     def spider_opened(self, spider: Spider) -> None:
         self.open(spider)
-        if self.index is not None and not self._frozen:
+        if self.index is not None and not self._frozen and self.config.gc_freeze:
             self._frozen = _freeze_startup()
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
@@ -269,6 +270,8 @@ class SimhashSpiderMiddleware(_IndexComponent):
             if outcome.drop_requests:
                 self._inc("simhash/requests_dropped")
                 return None
+            for observer in self.observers:
+                obj = observer.schedule(obj)
             return obj
         if outcome.hold_items:
             self._inc("simhash/items_dropped")

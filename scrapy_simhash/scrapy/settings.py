@@ -83,6 +83,7 @@ class SimhashConfig:
     new_priority: int = defaults.SIMHASH_NEW_PRIORITY
     recrawl_budget: int = defaults.SIMHASH_RECRAWL_BUDGET
     conditional_requests: bool = defaults.SIMHASH_CONDITIONAL_REQUESTS
+    gc_freeze: bool = defaults.SIMHASH_GC_FREEZE
     remove_gone: bool = False
     clock: Callable[[], float] = time.time
     url_rules: bool = defaults.SIMHASH_URL_RULES
@@ -209,6 +210,7 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),
         debug=_get_bool(settings, "SIMHASH_DEBUG"),
         stats_verbose=_get_bool(settings, "SIMHASH_STATS_VERBOSE"),
+        gc_freeze=_get_bool(settings, "SIMHASH_GC_FREEZE"),
         store_cls=load_store_class(settings.get("SIMHASH_STORE", defaults.SIMHASH_STORE)),
         max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
         history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),

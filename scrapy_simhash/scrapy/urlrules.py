@@ -40,6 +40,8 @@ logger = logging.getLogger(__name__)
 RULE_META = "simhash_url_rule"
 #: The longest a request waits for the verdict on another URL of the same page, in flight.
 WAIT_SECONDS = 20.0
+#: How much the priority of a request that tests a rule not yet decided is raised.
+TEST_PRIORITY = 1
 #: ``request.meta`` keys that keep a request from ever being skipped by a rule.
 _NEVER_SKIP_META = ("simhash_force", "dont_simhash", "simhash_key", "redirect_urls")
 
@@ -193,6 +195,25 @@ class SimhashUrlRulesMiddleware:
         self._release(canonical_key(request.url))
 
     # -- learning (called by SimhashSpiderMiddleware) ----------------------------------------
+
+    def schedule(self, request: Request) -> Request:
+        """``request`` with its priority raised by :data:`TEST_PRIORITY` when its fetch would test
+        a rule not yet decided (so that the evidence comes before the copies it would skip);
+        otherwise ``request`` as it is."""
+        if self._must_fetch(request, None):
+            return request
+        book = self._rulebook()
+        if book is None:
+            return request
+        try:
+            tests = book.tests(canonical_key(request.url))
+        except Exception as exc:  # noqa: BLE001 - fail open: scheduled as it is
+            self._store_error(request.url, exc)
+            return request
+        if not tests:
+            return request
+        self._inc("simhash/url_rules/tests_first")
+        return request.replace(priority=request.priority + TEST_PRIORITY)
 
     def observe(self, key: str, response: Response, verdict: str | None, duplicate_of: str | None) -> None:
         """Learn from one verdict, then wake the requests waiting for it; never raises (a store

@@ -34,10 +34,11 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
 ``fps``
     ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
 ``due_index``
-    ``indexed due + id + key -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
-    selection reads; the key cut to fit LMDB's 511 bytes, read from the entry when cut): a
-    selection reads its keys from here, in due order (from the entries, in no order of their
-    pages, it took ~2 us a key at 2e5 URLs). The index entry is a lower bound of the due time, not the due time itself: a record
+    ``indexed due + id -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
+    selection reads), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
+    unread (:class:`_EntryKeys`): a key is read from its entry when the selection asks for it,
+    which it does for the rows that may enter it only (the key kept here as well cost 31 of a
+    URL's bytes for keys of 31 characters). The index entry is a lower bound of the due time, not the due time itself: a record
     whose due time moves later (a refetch, nearly always) keeps its entry, so that writing it
     touches one entry of the index instead of two (measured with
     ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at
@@ -126,9 +127,8 @@ _MAX_ID = (1 << 32) - 1
 #: ``_MOVED``: and its due time, which is another (else the same, or none without ``_DUE``).
 _HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED = 1, 2, 4, 8, 16, 32
 _HOLDS = _HAS_FP | _HAS_RECORD | _HAS_EVIDENCE
-#: A due-index entry: indexed due (8 bytes), id (4), then the key, cut to fit LMDB's 511 bytes.
+#: A due-index entry: indexed due (8 bytes), then the id (4).
 _DUE_ID_END = 12
-_DUE_KEY_MAX = 511 - _DUE_ID_END
 _FLAGS_AT = 0
 #: LMDB's page header (an overflow page's too) and a node's header plus its slot in a page.
 _PAGE_HEAD, _NODE_HEAD = 16, 10
@@ -545,6 +545,42 @@ def _with_fp(entry: bytes, fp: bytes | None, vw: int) -> bytes:
 def _with_dues(entry: bytes, indexed: bytes, due: bytes) -> bytes:
     """``entry`` with the due times ``indexed`` and ``due``."""
     return _head(entry[0], indexed, due) + entry[_fp_at(entry[0]) :]
+
+
+class _EntryKeys(list):  # type: ignore[type-arg]
+    """The keys of a page of the due index (what :meth:`LmdbStore.due_states` returns), each read
+    from its record entry, by id, the first time it is asked for (a read transaction of its
+    own): a selection asks for those of the rows that may enter it only. A list of ``bytes`` to
+    its callers (indexing, slicing, iteration, ``len``)."""
+
+    __slots__ = ("_entries", "_store")
+
+    def __init__(self, store: LmdbStore, entries: bytes) -> None:
+        """``entries``: the page's due-index keys (:data:`_DUE_ID_END` bytes each), one after the other."""
+        super().__init__([None] * (len(entries) // _DUE_ID_END))
+        self._store = store
+        self._entries = entries
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        key = list.__getitem__(self, i)
+        if key is None:
+            at = (i if i >= 0 else i + len(self)) * _DUE_ID_END
+            key = self._store._read(self._store._entry_key, self._entries[at + 8 : at + _DUE_ID_END])
+            list.__setitem__(self, i, key)
+        return key
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
+    def __eq__(self, other: object) -> bool:
+        return list(iter(self)) == other
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(iter(self)))
 
 
 class LmdbStore(FingerprintStore):
@@ -1219,10 +1255,10 @@ class LmdbStore(FingerprintStore):
             # (or there is none); a record never due leaves the index.
             if due < indexed or (due == _NO_DUE and indexed != _NO_DUE):
                 if indexed != _NO_DUE:
-                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=due_index)
+                    txn.delete(indexed + kid, db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid + key[:_DUE_KEY_MAX], hot_of(value, int.from_bytes(due, "big")), db=due_index)
+                put(indexed + kid, hot_of(value, int.from_bytes(due, "big")), db=due_index)
             put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
             written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
@@ -1293,7 +1329,7 @@ class LmdbStore(FingerprintStore):
                     txn.delete(kid, db=self._sketches)
                 indexed = _dues(entry)[0]
                 if indexed != _NO_DUE:
-                    txn.delete(indexed + kid + key[:_DUE_KEY_MAX], db=self._due_index)
+                    txn.delete(indexed + kid, db=self._due_index)
                 self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, _fp_of(entry, vw), key, b""))
             return n
 
@@ -1379,9 +1415,10 @@ class LmdbStore(FingerprintStore):
     def _due_states(
         self, txn: Any, after: bytes | None, limit: int, keys: bool
     ) -> tuple[bytes | None, list[bytes], bytes]:
-        """The due index's entries after ``after``, their values the hot states; an entry of no
-        current record (stale: its record moved later or is gone) is passed over, and one without
-        a hot state (written before them) gets it from its record."""
+        """The due index's entries after ``after``, their values the hot states, and the keys
+        (with ``keys``: unread, :class:`_EntryKeys`); an entry of no current record (stale: its
+        record moved later or is gone) is passed over, and one without a hot state (written
+        before them) gets it from its record."""
         cursor = txn.cursor(self._due_index) if self._due_index is not None and limit > 0 else None
         if cursor is None or not (cursor.set_range(after) if after is not None else cursor.first()):
             return None, [], b""
@@ -1400,22 +1437,24 @@ class LmdbStore(FingerprintStore):
         page = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
         if not page:
             return None, [], b""
-        last = page[-1][0]
-        if not keys:
-            return last, [], b"".join([made for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None])
+        last = bytes(page[-1][0])
         hots = b"".join([hot for _, hot in page])
-        # The keys from the entries (a key cut to fit, or a hot state missing: from the records).
-        found = [entry[_DUE_ID_END:] for entry, _ in page]
-        if len(hots) == HOT_SIZE * len(page) and all(len(key) < _DUE_KEY_MAX for key in found):
-            return last, found, hots
-        get, records, vw = txn.get, self._records, self._vw
-        read = [(get(entry[8:_DUE_ID_END], db=records), entry, hot) for entry, hot in page]
-        rows = [
-            (_key_of(value, vw), made)
-            for value, entry, hot in read
-            if value is not None and (made := self._hot(txn, entry, hot, value)) is not None
-        ]
-        return last, [key for key, _ in rows], b"".join([hot for _, hot in rows])
+        if len(hots) != HOT_SIZE * len(page):
+            page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
+            hots = b"".join([hot for _, hot in page])
+        return last, _EntryKeys(self, b"".join([entry for entry, _ in page])) if keys else [], hots
+
+    def _entry_key(self, txn: Any, kid: bytes) -> bytes:
+        """The key of the record entry ``kid`` (:class:`_EntryKeys`)."""
+        entry = txn.get(kid, db=self._records)
+        if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD:
+            raise StoreError(
+                self.path,
+                "io",
+                "a record that a recrawl selection had read was deleted while it ran: run the selection again",
+                "read",
+            )
+        return _key_of(entry, self._vw)
 
     def _hot(self, txn: Any, entry: bytes, hot: bytes, value: bytes | None = None) -> bytes | None:
         """The hot state of a due-index entry (its value, or made from its record ``value``, read

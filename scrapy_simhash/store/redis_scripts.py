@@ -20,6 +20,9 @@ SHARDS = 1024
 #: Bits of a table key that name its bucket (part of the format).
 BUCKET_BITS = 16
 
+#: The bytes of a hot state in an entry (:data:`scrapy_simhash.store.hot.HOT`).
+HOT_WIDTH = 57
+
 
 # Operations that need no layout: open, create and replace the metadata, destroy. KEYS[1] = P meta.
 _ADMIN_LUA = r"""
@@ -55,10 +58,28 @@ local function audit(meta, shards)
       lost[#lost + 1] = 'its count of ' .. what .. ' (' .. P .. name .. ': ' .. c .. ', its shards hold ' .. holds .. ')'
     end
   end
-  local keys, records, hots = sum('k'), sum('r'), sum('h')
+  -- The entries (a key's fingerprint, record and hot state in one: P r<shard>) against P ne; where
+  -- they or a count disagree, the fingerprints, records and hot states are counted in the entries.
+  local entries = sum('r')
+  local ne, n, nr, nh = redis.call('GET', P .. 'ne'), redis.call('GET', P .. 'n'), redis.call('GET', P .. 'nr'),
+    redis.call('GET', P .. 'nh')
+  local keys, records, hots = tonumber(n) or 0, tonumber(nr) or 0, tonumber(nh) or 0
+  if tonumber(ne) ~= entries or (entries > 0 and not (n and nr and nh)) then
+    keys, records, hots = 0, 0, 0
+    for s = 0, shards - 1 do
+      for _, v in ipairs(redis.call('HVALS', P .. 'r' .. s)) do
+        local f = string.byte(v, 1)
+        if f % 2 == 1 then keys = keys + 1 end
+        if math.floor(f / 2) % 2 == 1 then records = records + 1 end
+        if f >= 4 then hots = hots + 1 end
+      end
+    end
+  end
   if not redis.call('GET', P .. 'id') then lost[#lost + 1] = 'its token (' .. P .. 'id)' end
-  if keys + records > 0 and not redis.call('GET', P .. 'w') then lost[#lost + 1] = 'its write count (' .. P .. 'w)' end
-  counted('n', "URLs' fingerprints", keys, P .. 'k0..' .. (shards - 1))
+  if entries > 0 and not redis.call('GET', P .. 'w') then lost[#lost + 1] = 'its write count (' .. P .. 'w)' end
+  counted('ne', "URLs' entries", entries, P .. 'r0..' .. (shards - 1))
+  counted('nh', 'hot states', hots, P .. 'r0..' .. (shards - 1))
+  counted('n', "URLs' fingerprints", keys, P .. 'r0..' .. (shards - 1))
   counted('nr', 'records', records, P .. 'r0..' .. (shards - 1))
   if keys > 0 then
     if redis.call('HLEN', P .. 'fps') == 0 then lost[#lost + 1] = 'its fingerprints (' .. P .. 'fps)' end
@@ -67,12 +88,6 @@ local function audit(meta, shards)
       if redis.call('EXISTS', name) == 0 then lost[#lost + 1] = 'its table ' .. name end
     end
   end
-  local dues = redis.call('ZCARD', P .. 'due')
-  if hots > dues then
-    lost[#lost + 1] = 'the due times of ' .. (hots - dues) .. ' of its ' .. hots .. ' scheduled records (' .. P .. 'due)'
-  elseif dues > hots then
-    lost[#lost + 1] = 'the hot states of ' .. (dues - hots) .. ' of its ' .. dues .. ' scheduled records (' .. P .. 'h*)'
-  end
   return lost
 end
 
@@ -80,12 +95,10 @@ if op == 'open' then
   local t = redis.call('TYPE', P .. 'meta')['ok']
   local meta = false
   if t == 'string' then meta = redis.call('GET', P .. 'meta') end
-  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'due', P .. 'aux', P .. 'id', P .. 'w')
+  local others = redis.call('EXISTS', P .. 'fps', P .. 'n', P .. 'aux', P .. 'id', P .. 'w')
   if not meta and others == 0 and ARGV[2] == 'audit' then  -- no metadata: records or keys left?
-    local names = {P .. 'nr'}
-    for s = 0, tonumber(ARGV[3]) - 1 do
-      names[#names + 1] = P .. 'k' .. s; names[#names + 1] = P .. 'r' .. s; names[#names + 1] = P .. 'h' .. s
-    end
+    local names = {P .. 'nr', P .. 'ne', P .. 'nh'}
+    for s = 0, tonumber(ARGV[3]) - 1 do names[#names + 1] = P .. 'r' .. s end
     others = redis.call('EXISTS', unpack(names))
   end
   local lost = {}
@@ -94,6 +107,7 @@ if op == 'open' then
 elseif op == 'cmeta' then
   redis.call('SET', P .. 'meta', ARGV[2], 'NX')
   redis.call('SET', P .. 'id', ARGV[3], 'NX')
+  for _, name in ipairs({'n', 'nr', 'ne', 'nh'}) do redis.call('SET', P .. name, '0', 'NX') end
   return {redis.call('GET', P .. 'meta'), redis.call('GET', P .. 'id'), redis.call('GET', P .. 'w') or '0'}
 elseif op == 'wmeta' then
   if redis.call('GET', P .. 'id') ~= ARGV[3] then return redis.error_reply('SIMHASH_LOST') end
@@ -103,11 +117,11 @@ elseif op == 'destroy' then  -- only the keys an index owns: its names, each of 
   if redis.call('TYPE', P .. 'meta')['ok'] ~= 'string' then return 0 end
   local ok, meta = pcall(cjson.decode, redis.call('GET', P .. 'meta'))
   if not ok or type(meta) ~= 'table' or meta['format'] ~= 'scrapy-simhash-index' then return 0 end
-  local names = {meta = 'string', id = 'string', n = 'string', nr = 'string', w = 'string', fps = 'hash', due = 'zset',
-                 aux = 'hash'}
+  local names = {meta = 'string', id = 'string', n = 'string', nr = 'string', ne = 'string', nh = 'string',
+                 w = 'string', fps = 'hash', due = 'zset', aux = 'hash'}  -- due: layout 1
   for t = 0, tables_of(meta) - 1 do names[string.format('t%02d', t)] = 'hash' end
   for s = 0, tonumber(ARGV[2]) - 1 do
-    names['k' .. s] = 'hash'
+    names['k' .. s] = 'hash'  -- k and h: an index of the layout before entries (LAYOUT 1)
     names['r' .. s] = 'hash'
     names['h' .. s] = 'hash'
   end
@@ -175,12 +189,21 @@ end
 local VW, T, BB, NB = %(vw)d, %(tables)d, %(bucket_bits)d, %(bits)d
 local SEGS = %(segs)s
 local KB = %(key_bits)s
-local FPS, NKEY, DUE, AUX = P .. 'fps', P .. 'n', P .. 'due', P .. 'aux'
+local FPS, NKEY, AUX = P .. 'fps', P .. 'n', P .. 'aux'
 local TN = {}
 for t = 1, T do TN[t] = P .. string.format('t%%02d', t - 1) end
 local band, bxor, rshift = bit.band, bit.bxor, bit.rshift
 local POW2 = {[0] = 1, 2, 4, 8, 16, 32, 64, 128}
 local SEP = '\255'
+local HW = %(hot_width)d
+local function unpack_entry(v)  -- an entry's flags, fp, hot state, record (false: none)
+  local f, p = byte(v, 1), 2
+  local fp, hot, rec = false, false, false
+  if band(f, 1) ~= 0 then fp = sub(v, p, p + VW - 1); p = p + VW end
+  if band(f, 4) ~= 0 then hot = sub(v, p, p + HW - 1); p = p + HW end
+  if band(f, 2) ~= 0 then rec = sub(v, p) end
+  return f, fp, hot, rec
+end
 local EV = {}  -- rput's evidence: {key, value or ''} (filled before the op runs)
 
 -- Before the first write: every key a write may touch holds its type or nothing (a script that
@@ -191,20 +214,23 @@ local function need(name, want)
     error({err = 'SIMHASH_FOREIGN the key ' .. name .. ' holds a ' .. t .. ', not a ' .. want})
   end
 end
-local function need_shards(kind, step)  -- the shard hashes of the (key, shard, ...) from ARGV[3]
-  for i = 3, #ARGV, step do need(P .. kind .. ARGV[i + 1], 'hash') end
+local function need_entries(shard)  -- the entries' shard hash and its count
+  need(P .. 'r' .. shard, 'hash'); need(P .. 'ne', 'string')
+end
+local function need_shards(step)  -- the entries' shards of the (key, shard, ...) from ARGV[3]
+  for i = 3, #ARGV, step do need_entries(ARGV[i + 1]) end
 end
 -- What each writing op may write besides W (whose count the call checked first): fingerprints
--- (the tables, fps, the count of keys, the key shards), records (due, the record shards), aux.
+-- (the tables, fps, the count of keys, the entries' shards), records (the entries' shards), aux.
 local function need_fps(step)
   need(FPS, 'hash'); need(NKEY, 'string')
   for t = 1, T do need(TN[t], 'hash') end
   local n = redis.call('GET', NKEY)
   if n and not tonumber(n) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
-  need_shards('k', step)
+  need_shards(step)
 end
 local function need_records(step)
-  need(DUE, 'zset'); need(P .. 'nr', 'string'); need_shards('r', step); need_shards('h', step)
+  need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_shards(step)
 end
 local function writing()  -- checks what a writing op may write (false: the op only reads)
   if op == 'cadd' then need_fps(#ARGV)
@@ -350,6 +376,27 @@ local function bucket_remove(t, bid, fp)
   end
 end
 
+-- A key's entry in its shard (P r<shard>: key -> entry): a flags byte (1: a fingerprint, 2: a
+-- record, 4: a hot state), then the fingerprint (VW bytes), the hot state (HW bytes), the record.
+local function entry(key, shard)  -- flags, fp, hot, record (false: none)
+  local v = redis.call('HGET', P .. 'r' .. shard, key)
+  if not v then return 0, false, false, false end
+  return unpack_entry(v)
+end
+
+local function put_entry(key, shard, fp, hot, rec)  -- the key's entry (none: deleted, P ne counts them)
+  local rh = P .. 'r' .. shard
+  if not fp and not rec then
+    if redis.call('HDEL', rh, key) == 1 then redis.call('DECR', P .. 'ne') end
+    return
+  end
+  hot = rec and hot or false
+  local f = (fp and 1 or 0) + (rec and 2 or 0) + (hot and 4 or 0)
+  if redis.call('HSET', rh, key, string.char(f) .. (fp or '') .. (hot or '') .. (rec or '')) == 1 then
+    redis.call('INCR', P .. 'ne')
+  end
+end
+
 local function unfile(key, fp)  -- key no longer has fp
   local ks = redis.call('HGET', FPS, fp)
   if not ks or ks == key then
@@ -371,11 +418,10 @@ end
 
 -- key (in shard) gets fp (bucket ids in ARGV from i, or computed when i is nil); returns its old fp
 local function add(key, shard, fp, i)
-  local kh = P .. 'k' .. shard
-  local old = redis.call('HGET', kh, key)
+  local _, old, hot, rec = entry(key, shard)
   if old == fp then return old end
   if old then unfile(key, old) else redis.call('INCR', NKEY) end
-  redis.call('HSET', kh, key, fp)
+  put_entry(key, shard, fp, hot, rec)
   local ks = redis.call('HGET', FPS, fp)
   if ks then
     redis.call('HSET', FPS, fp, ks .. SEP .. key)
@@ -388,30 +434,27 @@ local function add(key, shard, fp, i)
 end
 
 local function remove(key, shard)  -- returns the key's old fp (or false)
-  local kh = P .. 'k' .. shard
-  local old = redis.call('HGET', kh, key)
+  local _, old, hot, rec = entry(key, shard)
   if not old then return false end
-  redis.call('HDEL', kh, key)
+  put_entry(key, shard, false, hot, rec)
   redis.call('DECR', NKEY)
   unfile(key, old)
   return old
 end
 
 local function set_record(key, shard, value, due, hot)  -- value, due, hot: false to delete
-  local rh = P .. 'r' .. shard
-  if value then  -- P nr: the number of records (what open() checks the shards against)
-    if redis.call('HSET', rh, key, value) == 1 then redis.call('INCR', P .. 'nr') end
-  elseif redis.call('HDEL', rh, key) == 1 then
-    redis.call('DECR', P .. 'nr')
-  end
-  if due then redis.call('ZADD', DUE, due, key) else redis.call('ZREM', DUE, key) end
-  if value and due and hot then redis.call('HSET', P .. 'h' .. shard, key, hot) else redis.call('HDEL', P .. 'h' .. shard, key) end
+  local _, fp, had_hot, had = entry(key, shard)
+  -- P nr, P nh: the numbers of records and of hot states (what open() checks against)
+  if value and not had then redis.call('INCR', P .. 'nr') elseif had and not value then redis.call('DECR', P .. 'nr') end
+  hot = value and due and hot or false
+  if hot and not had_hot then redis.call('INCR', P .. 'nh') elseif had_hot and not hot then redis.call('DECR', P .. 'nh') end
+  put_entry(key, shard, fp, hot, value)
 end
 
-local function get_record(key, shard)  -- {value or false, due or false}
-  local v = redis.call('HGET', P .. 'r' .. shard, key)
+local function get_record(key, shard)  -- {value or false, its hot state (its due time first) or false}
+  local _, _, hot, v = entry(key, shard)
   if not v then return {false, false} end
-  return {v, redis.call('ZSCORE', DUE, key) or false}
+  return {v, hot}
 end
 
 local function arg(v) if v == '' then return false end return v end
@@ -478,8 +521,7 @@ local function state(i, evidence, check)
     end
     return others, true
   end
-  local rec = redis.call('HGET', P .. 'r' .. shard, key)
-  local own = redis.call('HGET', P .. 'k' .. shard, key)
+  local _, own, _, rec = entry(key, shard)
   local d, nd = {}, 0
   local function piece(s)  -- its length, then itself: no copy of a bucket's blob until the one concat
     d[nd + 1] = #s .. ':'; d[nd + 2] = s; nd = nd + 2
@@ -524,7 +566,7 @@ local function state(i, evidence, check)
           local one = sub(ks, p, (s or 0) - 1)
           if not seen[one] then
             seen[one] = true
-            local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+            local _, _, _, r = entry(one, shard_of(one))
             if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
             if r and evp ~= '' and list[2] == 5 and one ~= key then ev(one) end
           end
@@ -565,7 +607,7 @@ local function run()
       while ks ~= '' do
         local s = find(ks, SEP, p, true)
         local one = sub(ks, p, (s or 0) - 1)
-        local r = redis.call('HGET', P .. 'r' .. shard_of(one), one)
+        local _, _, _, r = entry(one, shard_of(one))
         if r then recs[#recs + 1] = one; recs[#recs + 1] = r end
         if not s then break end
         p = s + 1
@@ -603,12 +645,12 @@ local function run()
     local na = tonumber(ARGV[ai])
     -- Before the first write: every key it may write holds its type or nothing.
     if fop ~= 'n' then
-      need(FPS, 'hash'); need(NKEY, 'string'); need(P .. 'k' .. shard, 'hash')
+      need(FPS, 'hash'); need(NKEY, 'string'); need_entries(shard)
       for t = 1, T do need(TN[t], 'hash') end
       local cnt = redis.call('GET', NKEY)
       if cnt and not tonumber(cnt) then error({err = 'SIMHASH_FOREIGN the key ' .. NKEY .. ' holds no count'}) end
     end
-    if rop ~= 'n' then need(DUE, 'zset'); need(P .. 'r' .. shard, 'hash'); need(P .. 'h' .. shard, 'hash') end
+    if rop ~= 'n' then need(P .. 'nr', 'string'); need(P .. 'nh', 'string'); need_entries(shard) end
     for _, e in ipairs(ev) do need(e[1], 'string') end
     if na > 0 then need(AUX, 'hash') end
     if fop == 'a' then add(key, shard, ARGV[fi], fi + 1) elseif fop == 'r' then remove(key, shard) end
@@ -637,7 +679,8 @@ local function run()
   elseif op == 'undo_fp' then  -- (key, shard, now, before)*: put `before` back where `now` still is
     for i = 3, #ARGV, 4 do
       local key, shard = ARGV[i], ARGV[i + 1]
-      if (redis.call('HGET', P .. 'k' .. shard, key) or '') == ARGV[i + 2] then
+      local _, now = entry(key, shard)
+      if (now or '') == ARGV[i + 2] then
         local before = arg(ARGV[i + 3])
         if before then add(key, shard, before, nil) else remove(key, shard) end
       end
@@ -645,29 +688,41 @@ local function run()
     return 1
   elseif op == 'get' then  -- (key, shard)*
     local out = {}
-    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'k' .. ARGV[i + 1], ARGV[i]) or nil} end
+    for i = 3, #ARGV, 2 do
+      local _, fp = entry(ARGV[i], ARGV[i + 1])
+      out[#out + 1] = {fp or nil}
+    end
     return out
   elseif op == 'count' then
     return tonumber(redis.call('GET', NKEY) or '0')
-  elseif op == 'scan' then  -- kind ('k', 'r' or 'h'), first shard, limit: whole shards, limit entries past the first
+  elseif op == 'scan' then  -- kind ('k': fingerprints, 'r': records), first shard, limit: whole shards, limit entries past the first
     local kind, s, limit = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
     local out, n = {}, 0
     local first = s
     while s < %(shards)d and (s == first or n < limit) do
-      local all = redis.call('HGETALL', P .. kind .. s)
-      if #all > 0 then
+      local all = redis.call('HGETALL', P .. 'r' .. s)
+      local got = {}
+      for j = 1, #all, 2 do
+        local _, fp, _, rec = unpack_entry(all[j + 1])
+        local v = kind == 'k' and fp or kind == 'r' and rec
+        if v then got[#got + 1] = all[j]; got[#got + 1] = v end
+      end
+      if #got > 0 then
         out[#out + 1] = s
-        out[#out + 1] = all
-        if s ~= first then n = n + #all / 2 end
+        out[#out + 1] = got
+        if s ~= first then n = n + #got / 2 end
       end
       s = s + 1
     end
     return out
   elseif op == 'rget' then  -- (key, shard)*
     local out = {}
-    for i = 3, #ARGV, 2 do out[#out + 1] = {redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or nil} end
+    for i = 3, #ARGV, 2 do
+      local _, _, _, rec = entry(ARGV[i], ARGV[i + 1])
+      out[#out + 1] = {rec or nil}
+    end
     return out
-  elseif op == 'rput' then  -- (key, shard, value, due, hot)*: old {value, due} of each; then the evidence
+  elseif op == 'rput' then  -- (key, shard, value, due, hot)*: old {value, hot} of each; then the evidence
     local out = {}
     for i = 3, #ARGV, 5 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
@@ -677,7 +732,7 @@ local function run()
       if e[2] == '' then redis.call('DEL', e[1]) else redis.call('SET', e[1], e[2]) end
     end
     return out
-  elseif op == 'rdel' then  -- (key, shard)*: old {value, due} of each
+  elseif op == 'rdel' then  -- (key, shard)*: old {value, hot} of each
     local out = {}
     for i = 3, #ARGV, 2 do
       out[#out + 1] = get_record(ARGV[i], ARGV[i + 1])
@@ -687,7 +742,8 @@ local function run()
   elseif op == 'undo_rec' then  -- (key, shard, now, value, due, hot)*: put value back where `now` still is
     for i = 3, #ARGV, 6 do
       local key, shard = ARGV[i], ARGV[i + 1]
-      if (redis.call('HGET', P .. 'r' .. shard, key) or '') == ARGV[i + 2] then
+      local _, _, _, now = entry(key, shard)
+      if (now or '') == ARGV[i + 2] then
         set_record(key, shard, arg(ARGV[i + 3]), arg(ARGV[i + 4]), arg(ARGV[i + 5]))
       end
     end
@@ -696,13 +752,16 @@ local function run()
     local s, limit = tonumber(ARGV[3]), tonumber(ARGV[4])
     local out, n, first = {}, 0, s
     while s < %(shards)d and (s == first or n < limit) do
-      local all = redis.call('HGETALL', P .. 'h' .. s)
-      if #all > 0 then
-        local keys, hots = {}, {}
-        for j = 1, #all, 2 do
+      local all = redis.call('HGETALL', P .. 'r' .. s)
+      local keys, hots = {}, {}
+      for j = 1, #all, 2 do
+        local _, _, hot = unpack_entry(all[j + 1])
+        if hot then
           keys[#keys + 1] = all[j]
-          hots[#hots + 1] = all[j + 1]
+          hots[#hots + 1] = hot
         end
+      end
+      if #keys > 0 then
         out[#out + 1] = s
         out[#out + 1] = table.concat(keys, SEP)
         out[#out + 1] = table.concat(hots)
@@ -711,12 +770,6 @@ local function run()
       s = s + 1
     end
     return out
-  elseif op == 'hcount' then  -- the records with a due time, and the hot states
-    local n = 0
-    for s = 0, %(shards)d - 1 do n = n + redis.call('HLEN', P .. 'h' .. s) end
-    return {redis.call('ZCARD', DUE), n}
-  elseif op == 'due' then  -- before (ms), limit
-    return redis.call('ZRANGEBYSCORE', DUE, '-inf', ARGV[3], 'WITHSCORES', 'LIMIT', 0, ARGV[4])
   elseif op == 'aget' then
     local out = {}
     for i = 3, #ARGV do out[#out + 1] = {redis.call('HGET', AUX, ARGV[i]) or nil} end
@@ -738,16 +791,15 @@ local function run()
     return n
   elseif op == 'stats' then
     local out = {'keys', tonumber(redis.call('GET', NKEY) or '0'), 'fps', redis.call('HLEN', FPS),
-                 'dues', redis.call('ZCARD', DUE)}
+                 'dues', tonumber(redis.call('GET', P .. 'nh') or '0')}
     local used = 0
-    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', W, FPS, DUE, AUX}) do
+    for _, name in ipairs({P .. 'meta', P .. 'id', P .. 'n', P .. 'nr', P .. 'ne', P .. 'nh', W, FPS, AUX}) do
       used = used + (redis.call('MEMORY', 'USAGE', name, 'SAMPLES', 0) or 0)
     end
     local tables = 0
     for t = 1, T do tables = tables + (redis.call('MEMORY', 'USAGE', TN[t], 'SAMPLES', 0) or 0) end
-    local keys, records = 0, 0
+    local keys, records = 0, 0  -- the entries: keys, fingerprints, hot states and records in one
     for s = 0, %(shards)d - 1 do
-      keys = keys + (redis.call('MEMORY', 'USAGE', P .. 'k' .. s, 'SAMPLES', 0) or 0)
       records = records + (redis.call('MEMORY', 'USAGE', P .. 'r' .. s, 'SAMPLES', 0) or 0)
     end
     local fpsb = redis.call('MEMORY', 'USAGE', FPS, 'SAMPLES', 0) or 0
@@ -799,6 +851,7 @@ def _main_lua(layout: TableLayout) -> str:
         "segs": segs,
         "key_bits": "{" + ", ".join(str(kb) for kb in layout.key_bits) + "}",
         "shards": SHARDS,
+        "hot_width": HOT_WIDTH,
         "crc": _crc_table(),
         "bits8": _bits8_table(),
     }

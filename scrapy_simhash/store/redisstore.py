@@ -22,12 +22,17 @@ in one Redis Cluster slot (every script's keys are on one node):
     default 64-bit layout with 4 tables), so a table has at most 65536 fields however big it grows.
 ``P fps``
     Hash: fingerprint -> the keys that have it, joined by ``0xFF`` (never a byte of UTF-8).
-``P k0`` .. ``P k1023``
-    Hashes: key -> fingerprint, split by ``crc32(key) % 1024`` so that :meth:`scan` reads one
-    bounded piece at a time (the store's order: shard, then key bytes). ``P n``: number of keys.
 ``P r0`` .. ``P r1023``
-    Hashes: key -> record, split as the keys. ``P nr``: number of records. ``P due``: sorted set
-    key -> due time (ms).
+    Hashes: key -> the key's entry, split by ``crc32(key) % 1024`` so that :meth:`scan` reads one
+    bounded piece at a time (the store's order: shard, then key bytes). An entry holds all that the
+    index keeps of a key but its evidence and due time, so that the key is stored once for it: a
+    flags byte (1: a fingerprint, 2: a record, 4: a hot state), the fingerprint (``value_width``
+    bytes), the hot state (:func:`~scrapy_simhash.store.hot.hot_of`, what a selection reads: a
+    record with a due time has one) and the record. ``P n``, ``P nr``, ``P nh``, ``P ne``: the
+    numbers of fingerprints, records, hot states and entries. No due index: a record's due time
+    is the first field of its hot state, and :meth:`records_due` reads them all, shard by shard,
+    as a selection does (the sorted set it replaced cost ~134 B a URL). The stored metadata names the key layout first (``"redis_layout": 2``): an index
+    of an earlier layout is refused, to be rebuilt.
 ``P aux``
     Hash: name -> blob.
 ``E <key>``
@@ -51,9 +56,9 @@ in one Redis Cluster slot (every script's keys are on one node):
 Every write checks, before its first write, that each key it may write holds its type or
 nothing (a Lua script that fails half-way is not rolled back): a foreign key fails the call
 (``foreign_key``) with nothing written. :meth:`open` refuses a server whose ``maxmemory-policy``
-evicts keys (``eviction``), and an index whose shards hold fewer keys or records than ``P n`` and
-``P nr`` count, or that lacks a table, its token or its write count (``lost_keys``: evicted or
-deleted). Every :data:`EVICTION_CHECK_CALLS`-th call of a process checks in its script that the
+evicts keys (``eviction``), and an index whose shards hold fewer entries, keys, records or hot
+states than ``P ne``, ``P n``, ``P nr`` and ``P nh`` count, or that lacks a table, its token or its
+write count (``lost_keys``: evicted or deleted). Every :data:`EVICTION_CHECK_CALLS`-th call of a process checks in its script that the
 server evicted nothing since the process opened the index (``INFO stats``) and still has
 ``noeviction``; after an eviction every later call fails (``eviction``).
 
@@ -73,6 +78,7 @@ answer ends that. So only the call that finds the server gone waits (up to three
 from __future__ import annotations
 
 import contextlib
+import heapq
 import json
 import logging
 import os
@@ -82,6 +88,7 @@ import zlib
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
+import numpy as np
 import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
@@ -98,7 +105,7 @@ from scrapy_simhash.store.base import (
     sort_hits,
     wide_found,
 )
-from scrapy_simhash.store.hot import hot_of
+from scrapy_simhash.store.hot import HOT, hot_of
 from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, BUCKET_BITS, SHARDS, _main_lua
 
 if TYPE_CHECKING:
@@ -135,6 +142,27 @@ _CLIENT_DEFAULTS = {"socket_timeout": 5.0, "socket_connect_timeout": 2.0}
 #: scrapy-redis's REDIS_PARAMS keys that are not redis-py connection arguments.
 _NOT_CLIENT_PARAMS = frozenset({"redis_cls", "encoding", "decode_responses"})
 _KEY_SEP = b"\xff"
+#: Entries read per call by :meth:`RedisStore.records_due` (whole shards: a little more).
+_DUE_PAGE = 20_000
+#: The key layout of an index this version writes, named first in its stored metadata (an index of
+#: an earlier layout is refused: rebuilt, never converted).
+LAYOUT = 2
+_LAYOUT_FIELD = b'"redis_layout": %d' % LAYOUT
+
+
+def _with_layout(meta: bytes) -> bytes:
+    """The index's JSON metadata as stored: the layout named first (the index's bytes kept as they are)."""
+    if not meta.startswith(b"{"):
+        return meta
+    return b"{" + _LAYOUT_FIELD + (b"}" if meta[1:].strip() == b"}" else b", " + meta[1:])
+
+
+def _without_layout(stored: bytes) -> bytes | None:
+    """The index's metadata as it wrote it, from the stored one; ``None``: written in another layout."""
+    if stored == b"{" + _LAYOUT_FIELD + b"}":
+        return b"{}"
+    head = b"{" + _LAYOUT_FIELD + b", "
+    return b"{" + stored[len(head) :] if stored.startswith(head) else None
 
 
 def _present(values: list[list[Any]]) -> list[bytes | None]:
@@ -508,7 +536,7 @@ class RedisStore(FingerprintStore):
         index lacks keys that its own counts say it has (evicted, or deleted by another program)."""
         return self._open(audit=True)
 
-    def _open(self, audit: bool) -> bytes | None:
+    def _open(self, audit: bool, layout: bool = True) -> bytes | None:
         if self._admin is None:
             client = self._connect()
             self._check_eviction(client)
@@ -522,10 +550,21 @@ class RedisStore(FingerprintStore):
         if meta is None or meta is False:
             raise self._not_an_index(f"its meta key holds a {kind}, not a string")
         self._check_meta(meta)
+        mine = _without_layout(bytes(meta))
+        if mine is None and layout:
+            raise self._layout_error()
         if lost:
             what = ", ".join(_text(bytes(part)) for part in lost)
             raise StoreError(self.path, "lost_keys", f"it lacks {what}{self._evicted_note(';')}", "open")
-        return bytes(meta)
+        return bytes(meta) if mine is None else mine
+
+    def _layout_error(self) -> SimhashIndexError:
+        return SimhashIndexError(
+            f"The simhash index at {self.path} was written by an earlier version of scrapy-simhash "
+            f"(another Redis key layout; this version reads and writes layout {LAYOUT}). Rebuild it: delete it "
+            "(`scrapy simhash <spider> reset`, SimhashIndex.destroy(path) or SIMHASH_RESET = True) and crawl "
+            "again, or use another SIMHASH_REDIS_PREFIX; it was left untouched."
+        )
 
     def _evicted_note(self, sep: str) -> str:
         """Where the server evicted keys since it started: ``<sep> <how many, the policy>: its own
@@ -584,16 +623,21 @@ class RedisStore(FingerprintStore):
     def create_meta(self, value: bytes) -> bytes:
         if self._admin is None:
             self.open()
-        meta, token, writes = self._run(self._admin, ["cmeta", value, os.urandom(16)], "create")
+        meta, token, writes = self._run(self._admin, ["cmeta", _with_layout(value), os.urandom(16)], "create")
         self._token = bytes(token)
         self._seen = int(writes)
-        return bytes(meta)
+        mine = _without_layout(bytes(meta))
+        if mine is None:  # another process created an index of an earlier layout meanwhile
+            raise self._layout_error()
+        return mine
 
     def write_meta(self, value: bytes) -> None:
-        self._run(self._admin, ["wmeta", value, self._token or b""], "write to")
+        self._run(self._admin, ["wmeta", _with_layout(value), self._token or b""], "write to")
 
     def destroy(self) -> bool:
-        if self._open(audit=False) is None:  # refuses keys that are not an index's (one that lost keys: deleted)
+        if (
+            self._open(audit=False, layout=False) is None
+        ):  # refuses keys that are not an index's (one that lost keys: deleted)
             return False  # no index: the keys under its names, if any, are someone else's
         deleted = bool(self._run(self._admin, ["destroy", SHARDS], "delete"))
         pattern = "".join("\\" + ch if ch in "*?[]\\" else ch for ch in self.evidence_prefix.decode()) + "*"
@@ -847,9 +891,9 @@ class RedisStore(FingerprintStore):
         if self._undo is None:
             return
         undo: list[bytes] = []
-        for key, now, (value, due) in zip(reversed(keys), reversed(written), reversed(olds)):
-            hot = hot_of(value, int(float(due))) if value and due else b""
-            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), bytes(due or b""), hot]
+        for key, now, (value, hot) in zip(reversed(keys), reversed(written), reversed(olds)):
+            hot = bytes(hot) if value and hot else b""  # the hot state, its due time first
+            undo += [key, str(shard_of(key)).encode(), now, bytes(value or b""), b"1" if hot else b"", hot]
         self._log("undo_rec", undo)
 
     def put_records(
@@ -912,13 +956,7 @@ class RedisStore(FingerprintStore):
         return self._scan(b"r", after, limit)
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
-        # The hot-state shards (``P h<shard>``: key -> hot state), whole ones from the one after ``after``.
-        if after is None:
-            dues, hots_kept = self._call("hcount", action="read")
-            if int(dues) != int(hots_kept):  # records written before hot states: read from the records
-                return self._from_records(None, limit)
-        elif after[:1] == b"r":
-            return self._from_records(after[1:], limit)
+        # The hot states of the entries' shards (``P r<shard>``), whole shards from the one after ``after``.
         first = 0 if after is None else int(after) + 1
         if limit <= 0 or first >= SHARDS:
             return None, [], b""
@@ -930,16 +968,22 @@ class RedisStore(FingerprintStore):
             found += bytes(joined).split(b"\xff")  # 0xFF never occurs in UTF-8
         return str(int(res[-3])).encode(), found, b"".join(res[2::3])
 
-    def _from_records(self, after: bytes | None, limit: int) -> tuple[bytes | None, list[bytes], bytes]:
-        """:meth:`FingerprintStore.due_states` from the records (their cursors marked ``r``)."""
-        cursor, found, hots = super().due_states(after, limit)
-        return (None if cursor is None else b"r" + cursor), found, hots
-
     def records_due(self, before: float, limit: int) -> list[tuple[bytes, float]]:
+        # No due index: the hot states of the entries, read shard by shard (as a selection reads them).
         if limit <= 0:
             return []
-        res = self._call("due", due_ms(min(max(before, 0.0), MAX_DUE)), limit, action="read")
-        return [(bytes(res[i]), int(float(res[i + 1])) / 1000) for i in range(0, len(res), 2)]
+        cut = due_ms(min(max(before, 0.0), MAX_DUE))
+        found: list[tuple[int, bytes]] = []
+        after: bytes | None = None
+        while True:
+            after, keys, hots = self.due_states(after, _DUE_PAGE)
+            dues = np.frombuffer(hots, HOT)["due"].tolist() if hots else []
+            found += [(due, key) for due, key in zip(dues, keys) if due <= cut]
+            if len(found) > 4 * limit + _DUE_PAGE:
+                found = heapq.nsmallest(limit, found)
+            if after is None:
+                break
+        return [(key, due / 1000) for due, key in heapq.nsmallest(limit, found)]
 
     # -- aux -------------------------------------------------------------------------------
 

@@ -10,35 +10,27 @@ import re
 import time
 import unicodedata
 from operator import attrgetter
+from typing import Any
 
 from lxml import etree
 
+from scrapy_simhash.text import rules
 from scrapy_simhash.text.cache import SizedCache
 
-#: A page cut into more text blocks than this is not judged block by block: its text is found by
-#: regular expressions (``method="large"``); each block costs a few microseconds per decision.
-MAX_BLOCKS = 20_000
-
-
-# Never text: skipped in both modes (with their content; their tail text is kept). Not <head>:
-# libxml2 puts the whole <body> inside <head> after an unknown tag there (<sohu_cms_include>).
-_INVISIBLE = frozenset(
-    "title script style noscript template svg math canvas object embed iframe frame frameset "
-    "select datalist option optgroup textarea button input audio video source track map area "
-    "param link meta base".split()
-)
-
-
-# Page chrome: also skipped in main-content mode.
-_CHROME_TAGS = frozenset("nav aside footer header menu dialog figure figcaption".split())
-
-
-# Tags that start a new text block.
-_BLOCK = frozenset(
-    "address article aside blockquote body caption center dd details dir div dl dt fieldset "
-    "figcaption figure footer form h1 h2 h3 h4 h5 h6 header hr html legend li main menu nav "
-    "ol p pre section summary table tbody td tfoot th thead tr ul br".split()
-)
+# The walk's rules (text/rules.py), bound here for the walk's lookups.
+MAX_BLOCKS = rules.MAX_BLOCKS
+_BUDGET_STEP = rules.BUDGET_STEP
+_INVISIBLE = rules.INVISIBLE
+_CHROME_TAGS = rules.CHROME_TAGS
+_BLOCK = rules.BLOCK
+_NEGATIVE_WORDS = rules.NEGATIVE_WORDS
+_NEGATIVE_TOKENS = rules.NEGATIVE_TOKENS
+_NEGATIVE_NOT_AFTER = rules.NEGATIVE_NOT_AFTER
+_WRAPPER_PARAGRAPHS = rules.WRAPPER_PARAGRAPHS
+_META_CLASS_WORDS = rules.META_CLASS_WORDS
+_META_CLASS_TOKENS = rules.META_CLASS_TOKENS
+_DISPLAY_NONE_RE = rules.DISPLAY_NONE_RE
+_PUNCT_RE = rules.PUNCT_RE
 
 
 # Elements whose class/id can make them page chrome: block-level ones but <body> and <html>.
@@ -56,32 +48,12 @@ def _class_words_re(
     return re.compile("|".join(words) + r"|(?:^|[\s_-])(?:" + "|".join(tokens) + rf"){unless}(?:$|[\s_\d-])")
 
 
-# class/id words of page chrome (substrings: long words; whole tokens: short ones).
-_NEGATIVE_WORDS = tuple(
-    "sidebar side-bar footer breadcrumb crumbs comment navbar navigation menu share sharing social related "
-    "recommend advert sponsor banner popup modal cookie newsletter subscribe copyright pagination pager "
-    "disqus masthead toolbar widget promo outbrain taboola caption gallery slideshow carousel".split()
-)
-_NEGATIVE_TOKENS = tuple(
-    "nav ad ads adv tag tags foot header hd login signup rss link links topbar bottom print hidden hide".split()
-)
-# A token that names a place inside the content column is no chrome ("column-center-bottom":
-# LilyPond's "Old News" and "Legalese" sections; "page-bottom" and "bottom" stay chrome).
-_NEGATIVE_NOT_AFTER = tuple(f"{column}{sep}bottom" for column in ("center", "main", "content") for sep in "-_")
 _NEGATIVE_RE = _class_words_re(_NEGATIVE_WORDS, _NEGATIVE_TOKENS, _NEGATIVE_NOT_AFTER)
-
-
-# An element with such a class/id that holds this many <p>/<br> is a wrapper of the page, not chrome
-# ("penci_sidebar", "header-style-2" on a container): it is walked, and link density decides.
-_WRAPPER_PARAGRAPHS = 5
 
 
 # class/id string -> whether it matches: bounded in entries and characters (long generated
 # class strings cannot grow them without bound).
 _NEGATIVE_CACHE = SizedCache(50_000, 4 << 20)
-
-
-_DISPLAY_NONE_RE = re.compile(r"display\s*:\s*none", re.IGNORECASE)
 
 
 _ENTITY = etree.Entity
@@ -139,10 +111,6 @@ _DENSE_RUN_RE = re.compile(rf"{_DENSE_RE.pattern}+")  # removing runs removes th
 _FULL_WIDTH_ALNUM_RE = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-# Sentence punctuation, full-width too (the block signals below accept both widths).
-_PUNCT_RE = re.compile(r"[.,;:!?，。；：！？、．]")
-
-
 _XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 
 
@@ -153,12 +121,6 @@ _CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
 _SCRIPT_START_RE = re.compile(r"<(script|style)\b")
 
 
-# class/id words of metadata lines (byline, dateline, counters): whole tokens, or these substrings.
-_META_CLASS_WORDS = tuple(
-    "byline dateline timestamp pubdate publishdate postmeta post-meta entry-meta article-meta postinfo "
-    "post-info article-info view-count viewcount".split()
-)
-_META_CLASS_TOKENS = tuple("meta info date datetime time stats counter view views author".split())
 _META_CLASS_RE = _class_words_re(_META_CLASS_WORDS, _META_CLASS_TOKENS)
 
 
@@ -257,10 +219,6 @@ class _Block:
 _IN_CHROME_TAG, _IN_CHROME_CLASS = 1, 2
 
 
-#: Elements walked before the walk checks its time budget again.
-_BUDGET_STEP = 2048
-
-
 class _Budget(Exception):
     """The walk ran past its deadline ("budget") or its block cap ("large")."""
 
@@ -284,6 +242,7 @@ class _Walker:
         self.deadline = deadline
         self.next_check = _BUDGET_STEP
         self.landmark = -1  # the first <main> / role="main" element, if any
+        self.core: Any = None  # the native HtmlWalker that walked the page (text.native.walk_native)
 
     def flush(self) -> None:
         if not self.pieces:

@@ -454,7 +454,7 @@ def _walked(
 ) -> Document:
     """The :class:`Document` of the parsed page ``root`` (``html``: the prepared text it was parsed
     from, for the regular-expression fallback)."""
-    title, heading, named = _title_and_heading(root, native)
+    title, heading, named = _title_and_heading(root)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         if not (native and walk_native(walker, root)):

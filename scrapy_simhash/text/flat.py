@@ -8,10 +8,11 @@ from __future__ import annotations
 import html as htmllib
 import re
 
+from scrapy_simhash.text import rules
 from scrapy_simhash.text.blocks import _BLOCK, _SCRIPT_START_RE
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
 
-_INVISIBLE_ELEMENTS = "script|style|noscript|template|svg|math|textarea|select|object|iframe"
+_INVISIBLE_ELEMENTS = rules.INVISIBLE_ELEMENTS
 
 
 _INVISIBLE_BLOCK_RE = re.compile(rf"<({_INVISIBLE_ELEMENTS})\b.*?(?:</\1\s*>|\Z)", re.IGNORECASE | re.DOTALL)

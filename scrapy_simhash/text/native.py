@@ -1,10 +1,9 @@
 """The native counterparts of the text layer, each chosen here once (the Python code of
-:mod:`~scrapy_simhash.text.blocks`, :mod:`~scrapy_simhash.text.title` and
-:mod:`~scrapy_simhash.text.flat` is the reference and the fallback): the walk over lxml's tree and
-the title's parts (``HtmlWalker``, on the lxml / libxml2 families in :data:`HTML_VERIFIED` only;
-which walk ran is counted in :data:`HTML_WALKS`), and the regular-expression fallback
-(``FlatText``). :mod:`scrapy_simhash._native` makes them from the tables and predicates passed
-here."""
+:mod:`~scrapy_simhash.text.blocks` and :mod:`~scrapy_simhash.text.flat` is the reference and the
+fallback): the walk over lxml's tree (``HtmlWalker``, on the lxml / libxml2 families in
+:data:`HTML_VERIFIED` only; which walk ran is counted in :data:`HTML_WALKS`), and the
+regular-expression fallback (``FlatText``). :mod:`scrapy_simhash._native` makes them from the
+rules of :mod:`~scrapy_simhash.text.rules`, passed here."""
 
 from __future__ import annotations
 
@@ -17,34 +16,9 @@ from lxml import etree
 from lxml.html import HtmlElement
 
 from scrapy_simhash import _native
-from scrapy_simhash.text.blocks import (
-    _BLOCK,
-    _BUDGET_STEP,
-    _CHROME_TAGS,
-    _DISPLAY_NONE_RE,
-    _INVISIBLE,
-    _META_CLASS_TOKENS,
-    _META_CLASS_WORDS,
-    _NEGATIVE_NOT_AFTER,
-    _NEGATIVE_TOKENS,
-    _NEGATIVE_WORDS,
-    _PUNCT_RE,
-    _WRAPPER_PARAGRAPHS,
-    MAX_BLOCKS,
-    _Block,
-    _Budget,
-    _Walker,
-)
-from scrapy_simhash.text.flat import _INVISIBLE_ELEMENTS
-from scrapy_simhash.text.region import (
-    _BOILERPLATE_RE,
-    _ELLIPSES,
-    _META_HAN_KEYWORD_RE,
-    _META_KEYWORDS_SORTED,
-    _SENTENCE_END,
-    _boilerplate_any,
-    _is_meta_text,
-)
+from scrapy_simhash.text import rules
+from scrapy_simhash.text.blocks import _Block, _Budget, _Walker
+from scrapy_simhash.text.region import _boilerplate_any, _is_meta_text
 
 #: (lxml major version, libxml2 major version) families whose struct layouts the native walk reads
 #: (lxml's public ``struct LxmlElement``: ``PyObject_HEAD``, ``_doc``, ``_c_node``, unchanged since
@@ -102,31 +76,18 @@ def html_walker(element_type: type = etree._Element) -> Any:
                     )
                 else:
                     walker = _WALKERS[element_type] = _native.html_walker(
-                        element_type,
-                        block=_BLOCK,
-                        invisible=_INVISIBLE,
-                        chrome=_CHROME_TAGS,
-                        wrapper_paragraphs=_WRAPPER_PARAGRAPHS,
-                        negative_class=(_NEGATIVE_WORDS, _NEGATIVE_TOKENS, _NEGATIVE_NOT_AFTER),
-                        meta_class=(_META_CLASS_WORDS, _META_CLASS_TOKENS),
-                        # the patterns' own methods: the walk takes a match for true and None for
-                        # false, the answers of `... is not None`, without a Python call around each
-                        display_none=_DISPLAY_NONE_RE.search,
-                        punctuation=_PUNCT_RE.pattern,
-                        sentence_end=_SENTENCE_END,
-                        ellipses=_ELLIPSES,
-                        meta_keywords=_META_KEYWORDS_SORTED,
-                        meta_han_keywords=_native.literal_words(_META_HAN_KEYWORD_RE.pattern),
-                        boilerplate_any=_boilerplate_any,
-                        boilerplate=_BOILERPLATE_RE.match,
-                        meta_text=_is_meta_text,
+                        element_type, rules.native_rules(boilerplate_any=_boilerplate_any, meta_text=_is_meta_text)
                     )
     return walker
 
 
 def _walker_unavailable() -> str:
     why = _native.unavailable() or ""
-    return "the native core is not installed" if why.startswith("the native core") else f"the native core is not used ({why})"
+    return (
+        "the native core is not installed"
+        if why.startswith("the native core")
+        else f"the native core is not used ({why})"
+    )
 
 
 def html_walk_status() -> str:
@@ -134,15 +95,6 @@ def html_walk_status() -> str:
     if html_walker() is not None:
         return "native HTML walk"
     return f"Python HTML walk ({_WALKER_ERROR})"
-
-
-def _native_title_parts(root: Any) -> tuple[Any, ...] | None:
-    """What :func:`~scrapy_simhash.text.title._title_and_heading` reads of ``root``'s tree,
-    natively (``HtmlWalker.title_parts``); ``None`` when the Python reads must run."""
-    walker = html_walker(type(root))
-    if walker is None:
-        return None
-    return walker.title_parts(root)  # type: ignore[no-any-return]
 
 
 def native_comment_runs(root: Any) -> bool | None:
@@ -183,7 +135,7 @@ def native_flat_text() -> Any:
     if _FLAT is None:
         with _NATIVE_LOCK:
             if _FLAT is None:
-                _FLAT = _native.flat_text([*_INVISIBLE_ELEMENTS.split("|"), "title"], _BLOCK) or False
+                _FLAT = _native.flat_text([*rules.INVISIBLE_ELEMENTS.split("|"), "title"], rules.BLOCK) or False
     return _FLAT or None
 
 
@@ -192,12 +144,13 @@ def walk_native(walker: _Walker, root: Any) -> bool:
     (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
     installed, an lxml it was not verified on, a tree it does not handle."""
     remaining = None if walker.deadline is None else walker.deadline - time.perf_counter()
-    result = _native_walk(root, remaining, MAX_BLOCKS, _BUDGET_STEP)
+    result = _native_walk(root, remaining, rules.MAX_BLOCKS, rules.BUDGET_STEP)
     if result is None:
         return False
     if result[0] != "ok":
         raise _Budget(result[0])
     blocks, walker.parent, walker.end, walker.landmark, walker.next_check = result[1:]
+    walker.core = html_walker(type(root))
     new = _Block.__new__
     for text, links, owner, meta, flags, weight, base, teaser in blocks:
         if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here

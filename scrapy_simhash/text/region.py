@@ -8,34 +8,32 @@ from __future__ import annotations
 
 import re
 
+from scrapy_simhash.text import rules
 from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _TEXT, _Block, _heading, _Walker, _weight_of
 
 _GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
 
-
-_SENTENCE_END = frozenset(".!?。！？．\"”’'＂＇")
-
-
-_ELLIPSES = ("...", "…", "．．．", "更多>>", "详细>>", "更多＞＞", "详细＞＞", "more", "More")
-
-
-# Short lines that are page furniture wherever they appear (start of the line) ...
-_BOILERPLATE_RE = re.compile(
-    r"^(?:copyright|©|[(（]c[)）]|all rights reserved|版权所有|责任编辑|编辑[:：]|分享到|分享至|"
-    r"相关(?:链接|新闻|阅读|文章|报道|专题)|上一篇|下一篇|上一页|下一页|打印本页|关闭窗口|返回顶部|"
-    r"返回首页|【?(?:打印|关闭|字体|收藏|评论|推荐)|点击(?:这里|此处)|share this|share on|"
-    r"related (?:articles|posts|stories|content)|advertisement|read more|sign up|subscribe|"
-    r"follow us|click here|posted in|filed under|tags?[:：])",
-    re.IGNORECASE,
+# The block classes' rules (text/rules.py), bound here for their lookups.
+_SENTENCE_END = rules.SENTENCE_END
+_ELLIPSES = rules.ELLIPSES
+_BOILERPLATE_RE = rules.BOILERPLATE_RE
+_BOILERPLATE_ANY_RE = rules.BOILERPLATE_ANY_RE
+_META_KEYWORDS = rules.META_KEYWORDS
+_META_HAN_KEYWORD_RE = rules.META_HAN_KEYWORD_RE
+_LINK_DENSITY, _LINKED_DENSITY, _SENTENCE_PUNCT = rules.LINK_DENSITY, rules.LINKED_DENSITY, rules.SENTENCE_PUNCT
+_LINKED_SENTENCE_WEIGHT = rules.LINKED_SENTENCE_WEIGHT
+_BOILERPLATE_MAX_WEIGHT, _BOILERPLATE_START_MAX_WEIGHT = (
+    rules.BOILERPLATE_MAX_WEIGHT,
+    rules.BOILERPLATE_START_MAX_WEIGHT,
 )
-
-
-# ... or anywhere in a block of modest size (copyright lines, cookie banners).
-_BOILERPLATE_ANY_RE = re.compile(
-    r"all rights reserved|版权所有|copyright ©|©\s*\d{4}|"
-    r"\bcookies?\b.{0,300}\b(?:consent|privacy|polic(?:y|ies)|accept)",
-    re.IGNORECASE | re.DOTALL,
+_META_MAX_WEIGHT, _META_MARKUP_SHARE = rules.META_MAX_WEIGHT, rules.META_MARKUP_SHARE
+_TEASER_MAX_WEIGHT = rules.TEASER_MAX_WEIGHT
+_GOOD_WEIGHT, _GOOD_PUNCT_WEIGHT, _GOOD_SENTENCE_WEIGHT = (
+    rules.GOOD_WEIGHT,
+    rules.GOOD_PUNCT_WEIGHT,
+    rules.GOOD_SENTENCE_WEIGHT,
 )
+_DECAY, _EXTEND_RATIO, _EXTEND_LEVELS = rules.DECAY, rules.EXTEND_RATIO, rules.EXTEND_LEVELS
 
 
 def _boilerplate_any(text: str) -> bool:
@@ -49,28 +47,9 @@ def _boilerplate_any(text: str) -> bool:
     return False
 
 
-#: The content region grows to an ancestor at most this many levels up (wrappers with no more
-#: good text do not count) that holds at least this many times its good text.
-_EXTEND_RATIO = 1.5
-
-
-_EXTEND_LEVELS = 3
-
-
-#: A block with 33-60% link text is a link list unless it is a sentence at least this heavy.
-_LINKED_SENTENCE_WEIGHT = 150
-
-
-#: Blocks lighter than this can be metadata lines (bylines, datelines, counters) ...
-_META_MAX_WEIGHT = 200
-
-
-#: ... if at least this share of their characters is inside <time> / metadata-class elements ...
-_META_MARKUP_SHARE = 0.5
-
-
-#: ... or if at most this share of their words is not a date, time, number or metadata word,
-#: and at most this many words (Latin script) / characters (Han) are not.
+#: A line lighter than ``rules.META_MAX_WEIGHT`` is metadata if at most this share of its words is
+#: not a date, time, number or metadata word, and at most this many words (Latin script) /
+#: characters (Han) are not (:func:`_is_meta_text`).
 _META_OTHER_SHARE = 1 / 3
 
 
@@ -80,13 +59,8 @@ _META_OTHER_WORDS = 3
 _META_OTHER_HAN = 6
 
 
-# Words that make a line metadata, besides a year: they "say" it ...
-_META_KEYWORDS = frozenset(
-    "views viewed reads comments likes shares replies posted published updated modified edited ago".split()
-)
-
-
-# ... and words that are metadata too but also common in lines that are not: they only count.
+# Words that are metadata too (besides rules.META_KEYWORDS, which say it) but also common in lines
+# that are not: they only count.
 _META_WORDS = _META_KEYWORDS | frozenset(
     "by on at and last view read comment like share reply written min mins minute minutes hour "
     "hours day days week weeks month months year years am pm utc gmt est edt cst cdt pst pdt bst "
@@ -96,11 +70,7 @@ _META_WORDS = _META_KEYWORDS | frozenset(
 )
 
 
-# Han metadata words that say it (their characters count as metadata) ...
-_META_HAN_KEYWORD_RE = re.compile(r"阅读|浏览|评论|点击|发布|更新|来源|作者|时间|日期|发表|次数")
-
-
-# ... dates and times written with 年月日 (a number with its unit: one token), weekdays.
+# Dates and times written with 年月日 (a number with its unit: one token), weekdays.
 _META_HAN_DATE_RE = re.compile(r"\d+\s*[年月日号时点分秒次]|星期[一二三四五六日天]|周[一二三四五六日]|上午|下午")
 
 
@@ -195,10 +165,6 @@ def _is_meta_text(text: str) -> bool:
     )
 
 
-#: Share of a block's score credited to its element, parent, grandparent, ... (readability).
-_DECAY = (1.0, 1.0, 0.5, 1 / 9, 1 / 12, 1 / 15)
-
-
 def _classify_base(block: _Block) -> int:
     """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META, before
     the page-level teaser and relaxed rules (see :func:`_kind`); sets ``block.teaser``."""
@@ -207,18 +173,27 @@ def _classify_base(block: _Block) -> int:
     density = block.links / len(block.text)  # both counted on the text as written
     punct = len(_PUNCT_RE.findall(text))
     sentence = text[-1] in _SENTENCE_END
-    if density > 0.6 or (density > 0.33 and (punct < 2 or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))):
+    if density > _LINK_DENSITY or (
+        density > _LINKED_DENSITY and (punct < _SENTENCE_PUNCT or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))
+    ):
         return _LINKS
-    if weight < 1000 and (_boilerplate_any(text) or (weight < 200 and _BOILERPLATE_RE.match(text))):
+    if weight < _BOILERPLATE_MAX_WEIGHT and (
+        _boilerplate_any(text) or (weight < _BOILERPLATE_START_MAX_WEIGHT and _BOILERPLATE_RE.match(text))
+    ):
         return _LINKS
     if text[0] == "<" and text[-1] == ">":
         return _LINKS  # markup shown as text (<noscript> in <head>)
     if weight < _META_MAX_WEIGHT and (
-        (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= 2)) or _is_meta_text(text)
+        (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= _SENTENCE_PUNCT))
+        or _is_meta_text(text)
     ):
         return _META  # byline, dateline, view counter: differs between copies of one article
-    block.teaser = weight < 600 and text.endswith(_ELLIPSES)
-    if weight >= 160 or (weight >= 60 and punct >= 2) or (weight >= 100 and sentence):
+    block.teaser = weight < _TEASER_MAX_WEIGHT and text.endswith(_ELLIPSES)
+    if (
+        weight >= _GOOD_WEIGHT
+        or (weight >= _GOOD_PUNCT_WEIGHT and punct >= _SENTENCE_PUNCT)
+        or (weight >= _GOOD_SENTENCE_WEIGHT and sentence)
+    ):
         return _GOOD
     return _SHORT
 
@@ -238,7 +213,18 @@ def _kind(block: _Block, teasers: bool, relaxed: bool = False) -> int:
 
 
 def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
-    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``)."""
+    """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``): by the
+    native core where it walked the page (``HtmlWalker.main_blocks``, the same blocks), else
+    :func:`_main_blocks_python`."""
+    if walker.core is not None:
+        found: list[_Block] | None = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+        if found is not None:
+            return found
+    return _main_blocks_python(walker, blocks, relaxed)
+
+
+def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
+    """:func:`_main_blocks` in Python: the reference."""
     if not blocks:
         return []
     n = len(walker.parent)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 
 from scrapy_simhash.text.blocks import _CJK, _WS_RE, _fold, _heading, _weight
-from scrapy_simhash.text.native import _native_title_parts
 
 # " - ", " | ", " :: ", "--", "——", "|", a bare "-" between Han characters ("新闻-搜狐"), and "_"
 # beside a space or a character outside ASCII ("新闻_搜狐", "iPhone15_新浪"), not inside an ASCII
@@ -67,9 +66,8 @@ def _first_headings(root) -> list[str]:
     return out
 
 
-def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
-    """The page's title, its main heading and whether the title names it, from one read of the
-    tree (natively when the native walk runs: ``HtmlWalker.title_parts``).
+def _title_and_heading(root) -> tuple[str, str, bool]:
+    """The page's title, its main heading and whether the title names it.
 
     The title is the page's <title>, else its og:title / twitter:title (cut where its headings
     show which part is the page's own: :func:`_clean_title`), else its first <h1>. The main
@@ -79,17 +77,8 @@ def _title_and_heading(root, native: bool = True) -> tuple[str, str, bool]:
     with it (Javadoc's "Class CharSet" under "CharSet (Apache Commons Lang 3.12.0 API)"), else
     "": a heading that has nothing of the title (a site's name in its page header) is not the
     page's."""
-    parts = _native_title_parts(root) if native else None
-    if parts is None:
-        headings = _headings(root)
-        title = _find_title_python(root, headings)
-    else:
-        text, meta, raw, h1 = parts
-        headings = [_heading(h) for h in raw]
-        title = next(
-            (_clean_title(t, headings) for t in (text, meta) if t is not None and t.strip()),
-            _WS_RE.sub(" ", h1).strip() if h1 is not None else "",
-        )
+    headings = _headings(root)
+    title = _find_title(root, headings)
     named = next((h for h in headings if h and _names(title, h)), None)
     if named is not None:
         return title, named, True
@@ -118,7 +107,7 @@ _NOT_LETTERS_RE = re.compile(r"[\W_\d]+")
 _WORD_RE = re.compile(r"[^\W_\d]{3,}")
 
 
-def _find_title_python(root, headings: list[str]) -> str:
+def _find_title(root, headings: list[str]) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():

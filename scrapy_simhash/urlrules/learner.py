@@ -131,7 +131,8 @@ class RuleBook:
     is no fetched page, e.g. gone). ``min_support``, ``confidence`` (Wilson lower bound, ``z``),
     ``max_rules`` per host; counts are merged into the store every ``refresh_every`` uses of a host.
     ``max_pending``: how many URLs never fetched, rewrites of fetched ones, are remembered (in this
-    process) to test and apply rules in the other order; ``max_hosts``: hosts whose state is kept.
+    process) to test and apply rules in the other order, and how many forms of fetched URLs (by
+    the rules applied then) to join a request to; ``max_hosts``: hosts whose state is kept.
     """
 
     def __init__(
@@ -159,6 +160,8 @@ class RuleBook:
         self._hosts: dict[str, _Host] = {}
         #: A URL never fetched -> (rule id, fetched URL) of the fetched URLs a rule rewrites into it.
         self._pending: dict[str, list[tuple[str, str]]] = {}
+        #: A fetched URL's form (rewritten by the rules applied when it was fetched) -> (those rules, the URL).
+        self._forms: dict[str, tuple[tuple[str, ...], str]] = {}
 
     # -- state ---------------------------------------------------------------------------------
 
@@ -304,6 +307,11 @@ class RuleBook:
         ]
         for rules_of, target in tried:
             joined.extend(((*rules_of, rid), source) for rid, source in self._pending.get(target, ()) if rid in ids)
+        # ... or a fetched URL that the rules applied then rewrote into this one's form.
+        own, form = ([], key) if composite is None else ([r.id for r in composite[0]], composite[1])
+        source = self._forms.get(form)
+        if source is not None and ids.issuperset(source[0]):
+            joined.append((tuple(dict.fromkeys([*own, *source[0]])), source[1]))
         tried.extend(test for test in joined if test[1] != key)
         if not tried:
             return None
@@ -315,6 +323,23 @@ class RuleBook:
             if kept:
                 return Plan(rules_of, target, kept)
         return None
+
+    def tests(self, key: str) -> bool:
+        """Whether a fetch of ``key`` (a canonical URL) would test a rule of its host not yet
+        decided (neither applied, vetoed nor set by hand): a rule rewrites it into a URL fetched
+        before, or a URL fetched before into it."""
+        host = host_of(key)
+        state = self._host(host)
+        open_ = [(rule.id, target) for rule, target in hypotheses(key) if self._undecided(state, rule.id)]
+        if any(self._undecided(state, rid) for rid, _ in self._pending.get(key, ())):
+            return True
+        if not open_:
+            return False
+        known = self.known(list(dict.fromkeys(target for _, target in open_)))
+        return any(known.get(target) for _, target in open_)
+
+    def _undecided(self, state: _Host, rid: str) -> bool:
+        return rid not in state.vetoed and rid not in state.overrides and not self._applies(state, rid)
 
     def form(self, key: str) -> str:
         """``key`` rewritten by every rule applied on its host (``key`` when none changes it): the
@@ -344,6 +369,8 @@ class RuleBook:
         composite = rewrite(key, [Rule.parse(rid) for rid in self._active_ids(state)])
         if composite is not None and len(composite[0]) > 1:
             tests.append((tuple(r.id for r in composite[0]), composite[1]))
+        if composite is not None:
+            self._forms.setdefault(composite[1], (tuple(r.id for r in composite[0]), key))
         if tried is not None:
             tests.append((tuple(tried.rules), tried.target))
         # The other order: fetched URLs that a rule rewrites into this one (remembered, or the
@@ -356,6 +383,9 @@ class RuleBook:
             applied = [Rule.parse(rid) for rid in self._active_ids(state)]
             forms = {rule.apply(duplicate_of) for rule in applied} | {(rewrite(duplicate_of, applied) or ([], None))[1]}
             tests.extend(((rid,), duplicate_of) for rid, target in rewrites if target in forms)
+            # ... and a rule that rewrites that page into what the applied rules make of this one.
+            own = {rule.apply(key) for rule in applied} | {None if composite is None else composite[1]}
+            tests.extend(((rule.id,), duplicate_of) for rule, target in hypotheses(duplicate_of) if target in own)
         # An explored plan of one rule is one of the tests; the URL itself is no test of a rule.
         tests = [test for test in dict.fromkeys(tests) if test[1] != key]
         known = self.known(list(dict.fromkeys(target for _, target in tests)))
@@ -396,6 +426,8 @@ class RuleBook:
             self._pending.setdefault(target, []).append((rid, key))
         while len(self._pending) > self.max_pending:
             del self._pending[next(iter(self._pending))]
+        while len(self._forms) > self.max_pending:
+            del self._forms[next(iter(self._forms))]
 
     def _evidence(self, state: _Host, rid: str) -> tuple[int, float]:
         return state.counts.get(rid, [0])[SUPPORT], self._confidence(state, rid)

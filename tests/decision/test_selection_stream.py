@@ -31,7 +31,6 @@ from scrapy_simhash.schedule import (
 )
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.lmdbstore import LmdbStore
-from scrapy_simhash.store.redis_scripts import SHARDS
 from scrapy_simhash.store.redisstore import RedisStore
 
 T0 = 1_700_000_000.0
@@ -207,23 +206,9 @@ def test_a_refetch_moves_the_hot_state_with_the_record(tmp_path):
     index.close()
 
 
-def test_a_redis_index_without_hot_states_is_read_from_its_records(redis_server, tmp_path):
-    import redis
-
-    index = SimhashIndex(RedisStore(redis_server.url, prefix=str(tmp_path)))
-    now = fill(index, 300, seed=7)
-    want = reference(index, POLICY, now, 50, DAY)
-    client = redis.Redis.from_url(redis_server.url)
-    store = index._store
-    hot = next(name for s in range(SHARDS) if client.exists(name := f"{store.prefix}h{s}"))
-    assert client.delete(hot) == 1  # a shard of hot states lost: as records written before them
-    assert ChangeTracker(index, policy=POLICY).selection(now, 50, DAY) == want
-    index.close()
-
-
-def test_keys_are_read_only_for_the_pages_where_a_row_may_enter(tmp_path, monkeypatch):
-    # In the LMDB due index's order, the due rows come first: the pages after them cannot enter a
-    # budget that the due rows fill, and their keys are not read.
+def due_state_reads(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> tuple[list[bool], int]:
+    """A budgeted selection (the brute force's rows) over 900 URLs in pages of 32 on LMDB: per
+    ``due_states`` read whether it asked for the keys, and the number of pages of the due index."""
     monkeypatch.setattr(selection_module, "PAGE", 32)
     index = SimhashIndex.open(tmp_path / "idx", durable=False)
     now = fill(index, 900, seed=3)
@@ -239,8 +224,15 @@ def test_keys_are_read_only_for_the_pages_where_a_row_may_enter(tmp_path, monkey
     monkeypatch.undo()
     assert rows == reference(index, POLICY, now, 20, None)
     pages = -(-len(index.records_due(math.inf, limit=10_000)) // 32)
-    assert calls.count(True) < pages / 2 < calls.count(False)
     index.close()
+    return calls, pages
+
+
+def test_keys_are_read_only_for_the_pages_where_a_row_may_enter(tmp_path, monkeypatch):
+    # In the LMDB due index's order, the due rows come first: the pages after them cannot enter a
+    # budget that the due rows fill, and their keys are not read.
+    calls, pages = due_state_reads(tmp_path, monkeypatch)
+    assert calls.count(True) < pages / 2 < calls.count(False)
 
 
 @pytest.mark.parametrize("kept", [0, 5 * 64 * HOT.itemsize, 1 << 30])
@@ -258,27 +250,12 @@ def test_the_same_rows_whatever_the_first_pass_keeps_for_the_second(index, name,
 
 @pytest.mark.parametrize("kept", [0, 1 << 30])
 def test_hot_states_kept_by_the_first_pass_are_not_read_again(tmp_path, monkeypatch, kept):
-    monkeypatch.setattr(selection_module, "PAGE", 32)
     monkeypatch.setattr(selection_module, "_KEPT", kept)
-    index = SimhashIndex.open(tmp_path / "idx", durable=False)
-    now = fill(index, 900, seed=3)
-    calls: list[bool] = []
-    due_states = index.due_states
-
-    def counting(after, limit=1000, keys=True):
-        calls.append(keys)
-        return due_states(after, limit, keys)
-
-    monkeypatch.setattr(index, "due_states", counting)
-    rows = ChangeTracker(index, policy=POLICY).selection(now, 20, None)
-    monkeypatch.undo()
-    assert rows == reference(index, POLICY, now, 20, None)
-    pages = -(-len(index.records_due(math.inf, limit=10_000)) // 32)
+    calls, pages = due_state_reads(tmp_path, monkeypatch)
     if kept:  # the first pass's reads (and its last, past the end), and none of the second's
         assert calls.count(False) <= pages + 2
     else:
         assert calls.count(False) >= 1.5 * pages
-    index.close()
 
 
 def test_a_store_changed_between_the_passes_is_read_again_from_there(tmp_path, monkeypatch):

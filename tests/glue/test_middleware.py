@@ -748,6 +748,19 @@ def test_start_up_is_frozen_when_the_spider_opens_and_thawed_when_the_last_middl
     assert gc.get_freeze_count() == 0 and tracked(start_up)
 
 
+def test_no_freeze_with_simhash_gc_freeze_false(make_mw: Any) -> None:
+    """SIMHASH_GC_FREEZE = False: the collector is left as it is (nothing frozen, nothing thawed)."""
+    import gc
+
+    mw = make_mw(SIMHASH_GC_FREEZE=False)
+    later = [[]]
+    mw.spider_opened(mw.crawler.spider)
+    run(mw, make_response("https://example.com/a", article_html("harbour")))
+    assert gc.get_freeze_count() == 0 and any(o is later for o in gc.get_objects())
+    mw.spider_closed(mw.crawler.spider, "finished")
+    assert gc.get_freeze_count() == 0
+
+
 def test_a_freeze_of_the_process_is_left_alone(make_mw: Any) -> None:
     """A process that froze objects itself (a pre-fork server) keeps its freeze: the middleware
     neither adds to it nor undoes it."""

@@ -60,6 +60,8 @@ class RulesSpider(scrapy.Spider):
             "duplicate_of": meta.get("simhash_duplicate_of"),
             "redirected": bool(meta.get("redirect_urls")),
             "explored": meta.get("simhash_url_rule"),
+            "learned": self.crawler.stats.get_value("simhash/url_rules/learned", 0),
+            "skipped": self.crawler.stats.get_value("simhash/url_rules/skipped", 0),
         }
         self._log_file.write(json.dumps(line) + "\n")
         for link in response.css("a[href]"):

@@ -57,6 +57,9 @@ def test_check_names_what_is_missing() -> None:
     assert why is not None and "lacks HtmlWalker.class_words" in why  # a build of older sources
     walker.class_words = None
     why = _native.check(older)[1]
-    assert why is not None and "lacks HtmlWalker.NOT_AFTER" in why  # one that takes two class lists
-    walker.NOT_AFTER = True
+    assert why is not None and "lacks HtmlWalker.rule_names" in why  # a walker that took its rules one by one
+    walker.rule_names = None
+    why = _native.check(older)[1]
+    assert why is not None and "lacks HtmlWalker.main_blocks" in why  # one without the content region
+    walker.main_blocks = None
     assert _native.check(older)[1] is None

@@ -15,7 +15,9 @@ import lmdb
 import pytest
 
 from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.errors import StoreError
 from scrapy_simhash.store import lmdbstore
+from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
 from scrapy_simhash.store.lmdbstore import LmdbStore, _key_of
 
@@ -53,6 +55,27 @@ def test_a_due_time_moved_later_keeps_its_entry_until_records_due_moves_it(tmp_p
         assert max(_entries(index)) == (500.0, b"https://e.example/0")
         assert index.records_due(1e9) == [*expected, ("https://e.example/0", 500.0)]
         assert index.get_record("https://e.example/0") == b"r2"
+
+
+def test_the_due_index_names_a_record_by_its_id_and_a_key_is_read_when_asked_for(tmp_path: Path) -> None:
+    with SimhashIndex.open(tmp_path / "idx") as index:
+        index.put_records([(key, value, due) for key, (value, due) in RECORDS.items()])
+        store = index.store
+        assert isinstance(store, LmdbStore)
+        with store._env.begin() as txn:  # type: ignore[union-attr]
+            assert [len(k) for k, _ in txn.cursor(store._due_index)] == [12, 12]  # due + id, no key
+        after, keys, hots = index.due_states(None, 10)
+        assert after is not None and len(hots) == 2 * HOT.itemsize
+        assert keys == [LONG.encode(), b"https://a.example/"]  # by due time: 20.5, then 30.0
+        assert keys[-1] == b"https://a.example/" and keys[:1] == [LONG.encode()] and len(keys) == 2
+        assert index.due_states(None, 10, keys=False)[1] == []
+        # A page read, then its record deleted before its key is asked for: a clear error.
+        _, keys, _ = index.due_states(None, 10)
+        assert index.delete_record("https://a.example/")
+        assert keys[0] == LONG.encode()
+        with pytest.raises(StoreError, match="deleted while it ran: run the selection again"):
+            keys[1]
+        assert index.due_states(None, 10)[1] == [LONG.encode()]
 
 
 def _earlier_index(path: Path) -> None:

@@ -21,7 +21,7 @@ import redis
 from scrapy.utils.test import get_crawler
 
 from scrapy_simhash.decision.record import PageRecord
-from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, StoreError
+from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore
@@ -161,6 +161,55 @@ def test_destroy_deletes_every_key_of_the_index(redis_server: Any, tmp_path: Pat
     assert RedisStore(redis_server.url, str(tmp_path)).destroy()
     assert client.keys(pattern) == []
     assert not RedisStore(redis_server.url, str(tmp_path)).destroy()
+    client.close()
+
+
+def test_an_index_of_the_earlier_key_layout_is_refused_untouched_and_a_reset_deletes_it(
+    redis_server: Any, tmp_path: Path
+) -> None:
+    # The layout before entries: fingerprints in P k<shard>, records in P r<shard>, hot states in
+    # P h<shard>, the metadata without the layout's field.
+    client = redis.Redis.from_url(redis_server.url)
+    index = _index(redis_server.url, str(tmp_path))
+    index.close()
+    prefix = RedisStore(prefix=str(tmp_path)).prefix
+    meta = json.loads(client.get(prefix + "meta"))
+    assert meta.pop("redis_layout") == 2
+    client.set(prefix + "meta", json.dumps(meta, sort_keys=True))
+    client.hset(prefix + "k7", "https://a.example/", b"\x00" * 8)
+    client.hset(prefix + "r7", "https://a.example/", b"an old record")
+    client.hset(prefix + "h7", "https://a.example/", b"\x00" * 57)
+    before = {name: client.dump(name) for name in client.keys(prefix.replace("{", "\\{") + "*")}
+    with pytest.raises(SimhashIndexError, match="earlier version.*layout 2.*Rebuild it.*SIMHASH_RESET"):
+        _index(redis_server.url, str(tmp_path))
+    assert {name: client.dump(name) for name in before} == before  # untouched
+    assert RedisStore(redis_server.url, str(tmp_path)).destroy()
+    assert client.keys(prefix.replace("{", "\\{") + "*") == []
+    client.close()
+
+
+def test_a_urls_fingerprint_record_and_hot_state_are_one_entry(redis_server: Any, tmp_path: Path) -> None:
+    # The URL is stored in its entry (and the due index and, for a fingerprint's keys, P fps) only.
+    index = _index(redis_server.url, str(tmp_path))
+    url = "https://a.example/page"
+    index.add(url, 0x0123456789ABCDEF)
+    index.put_record(url, b"a record", due=5.0)
+    client = redis.Redis.from_url(redis_server.url)
+    prefix = RedisStore(prefix=str(tmp_path)).prefix
+    holders = [
+        bytes(name)
+        for name in client.keys(prefix.replace("{", "\\{") + "*")
+        if client.type(name) == b"hash" and client.hexists(name, url)
+    ]
+    assert [name[len(prefix) :].rstrip(b"0123456789") for name in holders] == [b"r"]
+    entry = client.hget(holders[0], url)
+    assert entry[0] == 7 and entry[1:9] == (0x0123456789ABCDEF).to_bytes(8, "big") and entry.endswith(b"a record")
+    assert len(entry) == 1 + 8 + 57 + len(b"a record")
+    index.remove(url)  # the record stays, the fingerprint goes; then the record goes: no entry left
+    assert index.get_record(url) == b"a record" and client.hget(holders[0], url)[0] == 6
+    assert index.delete_record(url) and not client.hexists(holders[0], url)
+    assert int(client.get(prefix + "ne")) == 0 and int(client.get(prefix + "nh")) == 0
+    index.close()
     client.close()
 
 
@@ -405,10 +454,10 @@ def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster, tmp_path)
             elif name.startswith(store.evidence_prefix):  # (the session's cluster holds other tests' keys)
                 evidence_bytes[node.port] = evidence_bytes.get(node.port, 0) + size
         direct.close()
-    # The records (and, with a recrawl schedule, the hot states and due times): in the index's slot.
+    # The entries (fingerprint, record, hot state of each key) and the due times: in the index's slot.
     mine = store.prefix.replace("{", "\\{").replace("}", "\\}") + "*"
     kinds = {bytes(name)[len(store.prefix) :].rstrip(b"0123456789") for name in client.scan_iter(match=mine)}
-    assert {b"r", b"k", b"fps", b"t", b"meta", b"id", b"w", b"n", b"nr"} <= kinds
+    assert {b"r", b"fps", b"t", b"meta", b"id", b"w", b"n", b"nr", b"ne"} <= kinds and b"k" not in kinds
     assert set(evidence_bytes) == {node.port for node in client.get_primaries()}  # on every node
     assert sum(evidence_bytes.values()) > 4 * sum(index_bytes.values())  # most of the bytes
     assert min(evidence_bytes.values()) > sum(evidence_bytes.values()) / 6  # about a third each

@@ -221,15 +221,17 @@ def test_a_foreign_key_fails_a_write_before_it_writes_anything(redis_server: Any
     index = _index(redis_server.url, str(tmp_path))
     prefix = RedisStore(prefix=str(tmp_path)).prefix
     index.put_record("https://a.example/0", b"kept", due=5.0)
-    client.delete(prefix + "due")
-    client.set(prefix + "due", b"another program's string")
+    count = client.get(prefix + "nh")
+    client.delete(prefix + "nh")
+    client.hset(prefix + "nh", "another", "program's")
     before = _dumps(client, prefix)
-    with pytest.raises(StoreError) as info:  # the record (HSET) before the due time (ZADD)
+    with pytest.raises(StoreError) as info:  # the entry (HSET) before the count of hot states (INCR)
         index.put_record("https://a.example/1", b"new", due=7.0)
     assert _dumps(client, prefix) == before
-    assert info.value.kind == "foreign_key" and f"{prefix}due holds a string, not a zset" in str(info.value)
+    assert info.value.kind == "foreign_key" and f"{prefix}nh holds a hash, not a string" in str(info.value)
     assert "SIMHASH_REDIS_PREFIX" in str(info.value)
-    client.delete(prefix + "due")
+    client.delete(prefix + "nh")
+    client.set(prefix + "nh", count)
     # Several records, the second in a shard hash that holds a list: the first is not written.
     a = "https://a.example/2"
     b = next(k for k in (f"https://b.example/{i}" for i in range(99)) if shard_of(k.encode()) != shard_of(a.encode()))
@@ -254,11 +256,13 @@ def test_a_foreign_key_fails_a_write_before_it_writes_anything(redis_server: Any
 # -- 8: a policy switched to evicting mid-crawl, and an index that lost keys -------------------------------
 
 
-def _shard_lengths(client: redis.Redis, prefix: str, kind: str) -> int:
+def _entry_counts(client: redis.Redis, prefix: str) -> tuple[int, int, int, int]:
+    """The entries in the shards, and those with a fingerprint, a record, a hot state (flags 1, 2, 4)."""
     pipe = client.pipeline(transaction=False)
     for s in range(1024):
-        pipe.hlen(f"{prefix}{kind}{s}")
-    return sum(pipe.execute())
+        pipe.hvals(f"{prefix}r{s}")
+    flags = [value[0] for values in pipe.execute() for value in values]
+    return len(flags), sum(f & 1 for f in flags), sum(f >> 1 & 1 for f in flags), sum(f >> 2 & 1 for f in flags)
 
 
 def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_within_8_calls(
@@ -299,15 +303,15 @@ def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_
     # Room for what an open writes: what it says must depend on the keys left, not on a full server.
     admin.config_set("maxmemory", "0")
     prefix = store.prefix
-    keys, records = _shard_lengths(admin, prefix, "k"), _shard_lengths(admin, prefix, "r")
+    entries, keys, records, hots = _entry_counts(admin, prefix)
     n, nr = int(admin.get(prefix + "n") or 0), int(admin.get(prefix + "nr") or 0)
-    hots, dues = _shard_lengths(admin, prefix, "h"), admin.zcard(prefix + "due")
-    left = admin.exists(*(prefix + name for name in ("fps", "n", "nr", "due", "aux", "id", "w"))) + keys + records + hots
+    ne, nh = int(admin.get(prefix + "ne") or 0), int(admin.get(prefix + "nh") or 0)
+    left = admin.exists(*(prefix + name for name in ("fps", "n", "nr", "ne", "nh", "aux", "id", "w"))) + entries
     if not admin.exists(prefix + "meta") and left:
         # The eviction took the metadata (read only at open, so the idlest key) and left others.
         with pytest.raises(NotAnIndexError, match="no metadata.*evicted"):
             SimhashIndex(RedisStore(server.url, "crawl"))
-    elif (n, nr, hots) == (keys, records, dues):
+    elif (n, nr, ne, nh) == (keys, records, entries, hots):
         # Only evidence was evicted, or the whole index with its metadata: nothing left to tell of.
         SimhashIndex(RedisStore(server.url, "crawl")).close()
     else:
@@ -355,14 +359,16 @@ def test_a_policy_switched_before_the_server_is_full_is_reported_before_anything
 @pytest.mark.parametrize(
     ("name", "said"),
     [
-        ("k{key}", "1 of its 40 URLs' fingerprints"),
+        ("r{key}", "1 of its 40 URLs' entries"),
+        ("r{key}", "1 of its 40 URLs' fingerprints"),
         ("r{key}", "1 of its 40 records"),
-        ("h{key}", "the hot states of 1 of its 40 scheduled records"),
-        ("due", "the due times of 40 of its 40 scheduled records"),
+        ("r{key}", "1 of its 40 hot states"),
         ("fps", "its fingerprints ({p}fps)"),
         ("t02", "its table {p}t02"),
         ("n", "its count of URLs' fingerprints ({p}n)"),
         ("nr", "its count of records ({p}nr)"),
+        ("ne", "its count of URLs' entries ({p}ne)"),
+        ("nh", "its count of hot states ({p}nh)"),
         ("w", "its write count ({p}w)"),
         ("id", "its token ({p}id)"),
     ],

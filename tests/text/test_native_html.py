@@ -15,7 +15,17 @@ from pathlib import Path
 import pytest
 from helpers.ci import native_required
 from helpers.data import load_pages
-from helpers.native_fuzz import HTML_ATTRS, HTML_DEPTHS, HTML_ENCODINGS, HTML_TAGS, HTML_TEXTS, html_outcomes, walked
+from helpers.native_fuzz import (
+    HTML_ATTRS,
+    HTML_DEPTHS,
+    HTML_ENCODINGS,
+    HTML_TAGS,
+    HTML_TEXTS,
+    _root,
+    html_outcomes,
+    random_html,
+    walked,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lxml import etree
@@ -161,38 +171,27 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
     assert nat._native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
 
-@pytest.mark.parametrize(
-    "page",
-    [
-        "<title>Foo — Site docs</title><h1>¶</h1><h1>FOO ¶</h1><h2>bar</h2>",
-        "<title> </title><meta property='' name='OG:Title' content=' X | Y '><h2>y</h2>",
-        "<meta property=og:title content='　'><meta name=twitter:title content='B - A'><h1>a</h1>",
-        "<meta property='og:tİtle' content='no'><h1> </h1><h1>T  <b>one</b> two</h1>",
-        "<body><p>no title</p></body>",
-        "<title>新闻-搜狐</title><h1>x</h1><h1>y</h1><h1>z</h1><h1>新闻</h1>",
-        # the first <main>'s headings where it has any (mdBook: the menu-bar <h1> is the book's name)
-        "<title>Comments - The Book</title><h1>The Book</h1><main><h2>Comments</h2></main>",
-        "<title>A - B</title><h2>a</h2><main><h2>¶</h2></main><main><h1>b</h1></main>",
-        "<title>A - B</title><h1>b</h1><h1>c</h1><h1>d</h1><main><h2>x</h2><h1>a</h1><h2>b</h2></main>",
-        "<title>A - B</title><main><h1>x</h1><h1>y</h1><h1>z</h1><h1>b</h1></main><meta name=og:title content=q>",
-        "<title>A - B</title><main><p>no heading</p></main><h1>B</h1><h2>a</h2>",
-        # the main heading: the first the title names (SQLite's pages), else the first
-        "<title>Enable It</title><h2>SQLite C Interface</h2><h2>Enable It</h2>",
-        "<title>CharSet (API)</title><div><h1>Class <span>CharSet</span> ¶</h1></div><h2>x</h2>",
-    ],
-)
-def test_title_read_natively_is_the_python_title(page: str) -> None:
-    root = ex._parse(page)
-    assert nat._native_title_parts(root) is not None
-    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
+def test_the_native_walk_takes_its_rules_as_data() -> None:
+    """The native walk's block classes follow the thresholds of the rules it is given
+    (``text.rules.native_rules``); a rule missing from them is named."""
+    from scrapy_simhash import _native
+    from scrapy_simhash.text import region, rules
 
+    root = ex._parse("<html><body><p>" + "A sentence of some words. " * 12 + "</p></body></html>")
 
-def test_title_of_a_tree_it_does_not_handle_is_read_by_python() -> None:
-    root = ex._parse("<html><head><title>one</title></head><body><h1>x</h1></body></html>")
-    root.find("head/title").append(etree.Entity("nbsp"))
-    assert nat._native_title_parts(root) is None
-    assert ex._title_and_heading(root, True) == ex._title_and_heading(root, False)
-    assert ex._title_and_heading(root, True)[0] == "one&nbsp;"
+    def classes(**changed: object) -> list[int]:
+        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        result = _native.html_walker(etree._Element, given).walk(root, remaining=None, max_blocks=100, step=100)
+        return [block[6] for block in result[1]]
+
+    assert classes() == [region._GOOD]
+    assert classes(good_weight=10**6, good_punct_weight=10**6, good_sentence_weight=10**6) == [region._SHORT]
+    assert classes(link_density=-1.0) == [region._LINKS]
+    given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text)
+    assert sorted(given) == sorted(_native.module().HtmlWalker.rule_names())  # every rule read, none left over
+    del given["teaser_max_weight"]
+    with pytest.raises(ValueError, match="teaser_max_weight"):
+        _native.html_walker(etree._Element, given)
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -207,6 +206,76 @@ def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -
     doc = ex.extract("<html><body><p>Some text that is long enough to be kept as the page text.</p></body></html>")
     assert doc.text == "Some text that is long enough to be kept as the page text."
     assert nat.HTML_WALKS[reason] == before + 1
+
+
+def _regions(page: str | bytes) -> list[tuple[list[int], list[int]]]:
+    """The content regions ``_choose`` asks for on ``page`` (its content blocks, its blocks outside
+    chrome tags, both relaxed), each natively (``HtmlWalker.main_blocks``) and in Python
+    (``region._main_blocks_python``), as the chosen blocks' positions in the page."""
+    from scrapy_simhash.text import region
+
+    root = _root(page)
+    walker = ex._Walker()
+    if root is None or not nat.walk_native(walker, root):
+        return []
+    walker.flush()
+    assert walker.core is nat.html_walker(type(root))
+    at = {id(b): i for i, b in enumerate(walker.blocks)}
+    content = [b for b in walker.blocks if not b.flags]
+    unchromed = [b for b in walker.blocks if not b.flags & ex._IN_CHROME_TAG]
+    out = []
+    for blocks in (content, unchromed, walker.blocks[: len(walker.blocks) // 2]):
+        for relaxed in (False, True):
+            python = region._main_blocks_python(walker, blocks, relaxed)
+            native = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+            if native is None:  # an unclassified block (full-width): Python's, and then classified
+                assert any(b.base == -2 for b in blocks)
+                native = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+            out.append(([at[id(b)] for b in native], [at[id(b)] for b in python]))
+    return out
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
+def test_content_region_identical() -> None:
+    """The native content region (``HtmlWalker.main_blocks``) is the Python one, block for block,
+    on every real page and on generated hostile pages, for each set of blocks ``_choose`` asks about."""
+    pages = [page for bodies in load_pages().values() for page in bodies]
+    rng = random.Random(37)
+    pages += [random_html(rng) for _ in range(300)]
+    regions = found = 0
+    for page in pages:
+        for native, python in _regions(page):
+            assert native == python
+            regions += 1
+            found += bool(python)
+    assert regions >= 6 * 250 and found >= 3 * 250  # most real pages have a region
+
+
+def test_content_region_reads_the_rules() -> None:
+    """The region's decay and widening come from the rules it is given (``DECAY``,
+    ``EXTEND_RATIO``, ``EXTEND_LEVELS``): a long paragraph beside a short one in a wider element."""
+    from scrapy_simhash import _native
+    from scrapy_simhash.text import region, rules
+
+    sentence = "A sentence of some words, and more. "
+    short, long = sentence * 6, sentence * 20
+    root = ex._parse(f"<html><body><div><div><p>{short}</p></div><p>{long}</p></div></body></html>")
+
+    def region_of(**changed: object) -> list[int]:
+        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        core = _native.html_walker(etree._Element, given)
+        _, found, parent, end, *_ = core.walk(root, remaining=None, max_blocks=100, step=100)
+        blocks = [ex._Block(*b[:5]) for b in found]
+        for b in blocks:
+            region._kind(b, False)
+        return [len(b.text) for b in core.main_blocks(blocks, parent, end, False)]
+
+    both, alone = [len(short.strip()), len(long.strip())], [len(long.strip())]
+    assert region_of() == both  # their <div> scores best
+    own = [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]  # each block scores its element alone: the long <p> is best
+    assert region_of(decay=own) == alone  # (its <div> holds under 1.5 times its good text)
+    assert region_of(decay=own, extend_ratio=1.2) == both
+    assert region_of(decay=own, extend_ratio=1.2, extend_levels=0) == alone
 
 
 def test_walker_reads_only_lxml_elements() -> None:
@@ -292,11 +361,12 @@ def test_block_cap_inside_wrappers_like_the_python_walk(
 ) -> None:
     """The element and block caps stop the walk at the same element when they are reached inside a
     chrome or metadata wrapper, with and without five paragraphs."""
-    from scrapy_simhash.text import blocks
+    from scrapy_simhash.text import blocks, rules
 
-    for module in (blocks, nat):
-        monkeypatch.setattr(module, "MAX_BLOCKS", max_blocks)
-        monkeypatch.setattr(module, "_BUDGET_STEP", step)
+    monkeypatch.setattr(blocks, "MAX_BLOCKS", max_blocks)  # the Python walk's
+    monkeypatch.setattr(blocks, "_BUDGET_STEP", step)
+    monkeypatch.setattr(rules, "MAX_BLOCKS", max_blocks)  # the native walk's
+    monkeypatch.setattr(rules, "BUDGET_STEP", step)
     page = (
         f"<html><body><p>one</p><div class=sidebar><h2>a</h2><p>b</p>{_PARAS}</div>"
         f"<div class=sidebar><h2>c</h2><p>d</p><p>e</p></div><p>two</p><span class=meta>x<br>y</span>"

@@ -227,6 +227,8 @@ def _reference(
                 (rewrite(duplicate_of, active()) or ([], None))[1]
             }
             tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(url) if target in forms]
+            own = {rule.apply(url) for rule in active()} | {(rewrite(url, active()) or ([], None))[1]}
+            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(duplicate_of) if target in own]
         tests = list(dict.fromkeys(tests))
         new_vetoes = set()
         for ids, target in tests:
@@ -315,6 +317,44 @@ def test_copies_fetched_before_their_originals_are_evidence_and_are_joined_in_ei
     plan = book.plan(f"{HOST}/p7?utm_source=b")
     assert plan is not None and plan.target == f"{HOST}/p7?utm_source=a"
     assert book.plan(f"{HOST}/p8") is None  # no copy of it fetched
+
+
+def test_a_request_is_joined_to_a_copy_fetched_before_whose_form_is_its_own() -> None:
+    site, store = Site(), DictStore()
+    book = RuleBook(store, site.known, min_support=6, confidence=0.5)
+    for i in range(6):  # learns index:index.html, slash:strip and prefix:print
+        for url in (f"{HOST}/p{i}", f"{HOST}/p{i}/", f"{HOST}/p{i}/index.html", f"{HOST}/print/p{i}"):
+            book.observe(url, *site.fetch(url))
+    assert {"index:index.html", "slash:strip", "prefix:print"} <= {r.id for r in book.active("shop.test")}
+    # /q/index.html first: no one rule rewrites /print/q or /q into it, but the rules make all three /q
+    book.observe(f"{HOST}/q/index.html", *site.fetch(f"{HOST}/q/index.html"))
+    plan = book.plan(f"{HOST}/print/q")
+    assert plan is not None and plan.target == plan.kept == f"{HOST}/q/index.html"
+    assert set(plan.rules) == {"prefix:print", "index:index.html", "slash:strip"}
+    assert book.plan(f"{HOST}/q").target == f"{HOST}/q/index.html"  # type: ignore[union-attr]
+    assert book.plan(f"{HOST}/print/r") is None  # no URL of /r fetched
+
+
+def test_a_request_tests_a_rule_when_its_rewrite_was_fetched_until_the_rule_is_decided() -> None:
+    site, store = Site(), DictStore()
+    book = RuleBook(store, site.known, min_support=6, confidence=0.5)
+    book.observe(f"{HOST}/p0", *site.fetch(f"{HOST}/p0"))
+    assert book.tests(f"{HOST}/p0?utm_source=a")  # param:utm_source rewrites it into /p0, fetched
+    assert not book.tests(f"{HOST}/p1?utm_source=a")  # /p1 never fetched: nothing to test
+    book.observe(f"{HOST}/p1?ref=x", *site.fetch(f"{HOST}/p1?ref=x"))
+    assert book.tests(f"{HOST}/p1")  # the other order: a fetched URL that param:ref rewrites into it
+    for i in range(6):
+        for url in (f"{HOST}/p{i}", f"{HOST}/p{i}?utm_source=a", f"{HOST}/p{i}?page=2"):
+            if url not in site.records:
+                book.observe(url, *site.fetch(url))
+    assert "param:utm_source" in {r.id for r in book.active("shop.test")}
+    assert "param:page" in book.vetoed("shop.test")
+    book.observe(f"{HOST}/p7", *site.fetch(f"{HOST}/p7"))
+    assert not book.tests(f"{HOST}/p7?utm_source=a")  # param:utm_source and value:utm_source=a applied: decided
+    assert book.tests(f"{HOST}/p7/")  # slash:strip into /p7, or slash:add from /p7: undecided
+    book.set_override("shop.test", Rule("slash", "strip"), "disabled")
+    book.set_override("shop.test", Rule("slash", "add"), "pinned")
+    assert not book.tests(f"{HOST}/p7/")  # set by hand: decided
 
 
 def test_a_page_kept_as_new_vetoes_the_rule_that_rewrites_a_page_fetched_before_into_it() -> None:
