@@ -29,6 +29,7 @@ from scrapy_simhash.fingerprint.fields import fields_text
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.memory import MemoryStore
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
@@ -102,7 +103,9 @@ class KeptLines:
     (``max_distance`` ``k``, no candidate cap; novelty evidence without a size bound)."""
 
     def __init__(self, bits: int, k: int, keep_adds: int = defaults.SIMHASH_KEEP_ADDS) -> None:
-        self.index = SimhashIndex(bits=bits, max_distance=k, blocks=None, max_candidates=0)
+        # No undo log: an error ends the run, and the index with it.
+        store = MemoryStore(undo=False)
+        self.index = SimhashIndex(store=store, bits=bits, max_distance=k, blocks=None, max_candidates=0)
         self.tracker = ChangeTracker(self.index, keep_adds=keep_adds, evidence_max_bytes=0)
         #: Lines kept although they resemble a kept line (their own text adds to it).
         self.kept_adds = 0

@@ -179,14 +179,20 @@ class Lookup:
     def resembling(self) -> Iterator[Resembled]:
         """The kept short texts (other keys) that this one resembles, by key."""
         key, short = self._key, self._short
-        found = sorted({k for raw in self._raws for k in _keys(raw)} - {key})
+        found = sorted({k for raw in self._raws if raw for k in _keys(raw)} - {key})
         if not found:
             return
         index = self._index
+        sig = np.frombuffer(short.sig, dtype=np.uint32)
         for other, blob in zip(found, index.get_aux_many([_text_name(k) for k in found])):
-            stored = _decode(blob)
-            if stored is None or alike(short.sig, stored[1]) < MIN_ALIKE:
+            if blob is None or len(blob) < _FP_BYTES + _SIG_BYTES:
+                continue  # no short text stored
+            theirs = np.frombuffer(blob, dtype=np.uint32, count=_BANDS * _ROWS, offset=_FP_BYTES)
+            if np.count_nonzero(sig == theirs) < MIN_ALIKE:
                 continue  # too unlike to measure
+            stored = _decode(blob)
+            if stored is None:
+                continue
             if index.get(other) != stored[0]:
                 continue  # refetched with other content, removed or dropped since
             adds = resembles(short.text, stored[2])
@@ -204,10 +210,12 @@ class Lookup:
         for name, raw in zip(self._names, self._raws):
             if not raw:
                 blobs[name] = raw_key
-                continue
-            keys = [k for k in _keys(raw) if k != key][-(MAX_KEYS - 1) :]
-            keys.append(key)
-            blobs[name] = "\n".join(keys).encode("utf-8", "surrogatepass")
+            elif raw.count(b"\n") < MAX_KEYS - 1 and b"\n" + raw_key + b"\n" not in b"\n" + raw + b"\n":
+                blobs[name] = raw + b"\n" + raw_key  # room, and not there yet (most bands)
+            else:
+                keys = [k for k in _keys(raw) if k != key][-(MAX_KEYS - 1) :]
+                keys.append(key)
+                blobs[name] = "\n".join(keys).encode("utf-8", "surrogatepass")
         short = self._short
         text = short.text.encode("utf-8", "surrogatepass")
         blobs[_text_name(key)] = fp.to_bytes(_FP_BYTES, "little") + short.sig + text
