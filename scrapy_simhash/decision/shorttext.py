@@ -139,10 +139,6 @@ def _added(mine: str, theirs: str) -> float:
     return added_to(mine, theirs) if mine else 0.0
 
 
-def _band_name(band: int) -> str:
-    return f"{_BAND_PREFIX}{band:x}"
-
-
 def _text_name(key: str) -> str:
     return _TEXT_PREFIX + hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
@@ -173,7 +169,7 @@ class Lookup:
 
     def __init__(self, index: SimhashIndex, key: str, short: ShortText) -> None:
         self._index, self._key, self._short = index, key, short
-        self._names = [_band_name(band) for band in bands(short.sig)]
+        self._names = [f"{_BAND_PREFIX}{band:x}" for band in bands(short.sig)]
         self._raws = index.get_aux_many(self._names)
 
     def resembling(self) -> Iterator[Resembled]:

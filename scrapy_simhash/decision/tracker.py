@@ -89,6 +89,9 @@ class _Found(NamedTuple):
     evidence: shortcopy.Evidence | None = None
 
 
+#: A first record's fields after its history, but for its evidence flag (duplicate_of to visible_key).
+_FIRST_REST = (None, None, None, None, None, False, None, None, None)
+
 #: Nothing found (most pages): one instance.
 _NOTHING = _Found(None)
 
@@ -221,7 +224,7 @@ class ChangeTracker:
         adds to the page it duplicates, or to the one it resembles and is kept beside,
         ``adds_to``), and a kept key's novelty evidence is stored, what later keys are measured
         against. With ``short`` (:func:`~scrapy_simhash.decision.shorttext.short_text` of its
-        text), a key that no key within ``max_distance`` makes redundant is also a near-duplicate
+        text; the ``dedup`` command), a key that no key within ``max_distance`` makes redundant is also a near-duplicate
         of a kept short text it resembles (:mod:`~scrapy_simhash.decision.shorttext`, the earliest
         key first) and adds fewer than ``keep_adds`` characters to (``Reason.SHORT_TEXT``)."""
         return self.index.decide(
@@ -261,7 +264,9 @@ class ChangeTracker:
             )
         if own is not None and self.keep_adds:
             evidence = self._evidence(fp, own)
-            record = replace(PageRecord.first(fp), evidence=evidence is not None)
+            now = time.time()  # PageRecord.first's, with its evidence flag (as _observe builds it)
+            history = ((fp, None),)
+            record = _record(PageRecord, now, now, now, 1, 0, history, *_FIRST_REST, evidence is not None)
             ix.put_record(key, record.to_bytes(), evidence=evidence or b"")
         if lookup is not None:
             lookup.remember(fp)

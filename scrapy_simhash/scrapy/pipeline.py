@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import DropItem, NotConfigured
 
-from scrapy_simhash.decision.shorttext import short_text
 from scrapy_simhash.decision.tracker import Verdict
 from scrapy_simhash.decision.verdicts import NEW
 from scrapy_simhash.fingerprint.fields import fields_text
@@ -165,8 +164,9 @@ class SimhashDedupPipeline(_IndexComponent):
             return item
         key = self._item_key(adapter)
         try:
-            own = f"{title}\n{text}" if title and text else title or text
-            verdict = tracker.deduplicate(key, fp, OwnText([title, text]), short_text(own))
+            # No short-text rule (the dedup command's): on real short items it drops items that differ
+            # in a name (benchmarks/quality/short_text_items.py).
+            verdict = tracker.deduplicate(key, fp, OwnText([title, text]))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             verdict = Verdict(NEW, fp)

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
 _MISSING = object()
+#: Candidates verified one by one (more: with :func:`~scrapy_simhash.store.base.verify`'s arrays).
+_FEW = 32
 
 
 class MemoryStore(FingerprintStore):
@@ -50,6 +52,8 @@ class MemoryStore(FingerprintStore):
         self._undoable = undo
         self._aborted = False
         self._lock = threading.RLock()
+        self._last_fp: bytes | None = None
+        self._last_tkeys: list[bytes] = []
 
     def open(self) -> bytes | None:
         return self._meta
@@ -154,8 +158,11 @@ class MemoryStore(FingerprintStore):
     # -- fingerprints ----------------------------------------------------------------------
 
     def _tkeys(self, fp: bytes) -> list[bytes]:
+        if fp == self._last_fp:  # a lookup, then its add
+            return self._last_tkeys
         assert self._layout is not None, "configure() first"
-        return self._layout.tkeys(fp)
+        self._last_fp, self._last_tkeys = fp, self._layout.tkeys(fp)
+        return self._last_tkeys
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
         with self._lock:
@@ -164,7 +171,16 @@ class MemoryStore(FingerprintStore):
                 bucket = table.get(tkey)
                 if bucket is not None:
                     parts.extend(self._members(bucket))
-            found, total = verify(b"".join(parts), fp, k, limit)
+            total = len(parts)
+            if total <= _FEW and not 0 < limit < total:  # a few: no arrays (verify's result)
+                q = int.from_bytes(fp, "big")
+                found = {}
+                for other in parts:
+                    distance = (int.from_bytes(other, "big") ^ q).bit_count()
+                    if distance <= k:
+                        found[other] = distance
+            else:
+                found, total = verify(b"".join(parts), fp, k, limit)
             return Probe(sort_hits(found, self._keys_of, exclude), total, 0 < limit < total)
 
     def _keys_of(self, fp: bytes) -> list[bytes]:

@@ -119,3 +119,15 @@ def test_long_texts_have_no_signature() -> None:
     assert shorttext.short_text("字" * (shorttext.SHORT_CHARS + 1)) is None
     assert shorttext.short_text("ab, c!") is None  # fewer than 5 letters and digits
     assert shorttext.short_text("abcde") is not None
+
+
+def test_an_item_decisions_record_is_a_first_record_with_its_evidence_flag() -> None:
+    from dataclasses import replace
+
+    from scrapy_simhash.decision.record import PageRecord
+
+    index = SimhashIndex(max_distance=3)
+    ChangeTracker(index).deduplicate("a", 5, OwnText(["a text of its own"]))
+    record = PageRecord.parse(index.get_record("a"))
+    assert record is not None
+    assert record == replace(PageRecord.first(5, now=record.first_seen), evidence=True)
