@@ -62,6 +62,7 @@ class MemoryStore(FingerprintStore):
         if not self._tables:
             self._tables = [{} for _ in layout.tables]
         self._layout = layout
+        self._last_fp = None  # table keys of another layout
 
     def create_meta(self, value: bytes) -> bytes:
         with self._lock:
