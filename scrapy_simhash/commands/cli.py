@@ -25,7 +25,7 @@ from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.reports import EXIT_ERROR, EXIT_USAGE, CommandError
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from scrapy_simhash.fingerprint.simhash import Fingerprinter
     from scrapy_simhash.scrapy.settings import SimhashConfig
@@ -376,7 +376,7 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             report = files.enter_context(open(ns.report, "wb")) if ns.report else None
         except OSError as exc:
             raise CommandError(f"{exc.filename}: {exc.strerror}") from None
-        with _progress_bar() as bar, _temp_space():
+        with _progress_bar() as bar:
             result = dedup(
                 source,
                 kept,
@@ -390,17 +390,6 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
             )
         kept.flush()
     sys.stderr.write("dedup: " + ", ".join(f"{name}={value}" for name, value in result.as_dict().items()) + "\n")
-
-
-@contextlib.contextmanager
-def _temp_space() -> Iterator[None]:
-    """A full temporary disk stops ``dedup`` with one line that names it and the way out."""
-    from scrapy_simhash.commands.dedup import TempSpaceError
-
-    try:
-        yield
-    except TempSpaceError as exc:
-        raise CommandError(str(exc.strerror)) from None
 
 
 def _progress_bar() -> Any:

@@ -1,7 +1,8 @@
 """The decision layer: what one fetched page is (new, a near-duplicate of a kept page, unchanged or
 changed since its last fetch) and why (``verdicts``), decided over the index in one store
-transaction (``tracker``: :class:`ChangeTracker`), with the per-URL record it keeps (``record``)
-and the copies of short and template-only pages (``shortcopy``). It imports the fingerprint and
+transaction (``tracker``: :class:`ChangeTracker`), with the per-URL record it keeps (``record``),
+the copies of short and template-only pages (``shortcopy``) and the near copies of short
+texts beyond ``max_distance`` (``shorttext``: items). It imports the fingerprint and
 store layers, never the Scrapy glue."""
 
 from scrapy_simhash.decision.record import PageRecord, change_size, change_verdict, visible_key

@@ -16,7 +16,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import defaults
-from scrapy_simhash.decision import shortcopy
+from scrapy_simhash.decision import shortcopy, shorttext
 from scrapy_simhash.decision.record import (
     PageRecord,
     _record,
@@ -88,6 +88,9 @@ class _Found(NamedTuple):
     unlike: str | None = None
     evidence: shortcopy.Evidence | None = None
 
+
+#: A first record's fields after its history, but for its evidence flag (duplicate_of to visible_key).
+_FIRST_REST = (None, None, None, None, None, False, None, None, None)
 
 #: Nothing found (most pages): one instance.
 _NOTHING = _Found(None)
@@ -211,24 +214,44 @@ class ChangeTracker:
         self.policy = policy
         self.clock = clock
 
-    def deduplicate(self, key: str, fp: int, own: OwnText | None = None) -> Verdict:
-        """Only the near-duplicate decision (the item pipeline): ``new`` (``fp`` is now ``key``'s
-        fingerprint) or ``near_duplicate`` of a key within the index's ``max_distance``
-        (check-and-add), in one batch. With ``own`` (the item's own text) and ``keep_adds``, the
-        containment rule of :meth:`observe` applies (``Verdict.adds``: what it adds to the page it
-        duplicates, or to the one it resembles and is kept beside, ``adds_to``), and a kept key's
-        novelty evidence is stored, what later keys are measured against."""
+    def deduplicate(
+        self, key: str, fp: int, own: OwnText | None = None, short: shorttext.ShortText | None = None
+    ) -> Verdict:
+        """Only the near-duplicate decision (the item pipeline, the ``dedup`` command): ``new``
+        (``fp`` is now ``key``'s fingerprint) or ``near_duplicate`` of a key within the index's
+        ``max_distance`` (check-and-add), in one batch. With ``own`` (the item's own text) and
+        ``keep_adds``, the containment rule of :meth:`observe` applies (``Verdict.adds``: what it
+        adds to the page it duplicates, or to the one it resembles and is kept beside,
+        ``adds_to``), and a kept key's novelty evidence is stored, what later keys are measured
+        against. With ``short`` (:func:`~scrapy_simhash.decision.shorttext.short_text` of its
+        text; the ``dedup`` command), a key that no key within ``max_distance`` makes redundant is also a near-duplicate
+        of a kept short text it resembles (:mod:`~scrapy_simhash.decision.shorttext`, the earliest
+        key first) and adds fewer than ``keep_adds`` characters to (``Reason.SHORT_TEXT``)."""
         return self.index.decide(
-            key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own), evidence=self._measures(own)
+            key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own, short), evidence=self._measures(own)
         )
 
-    def _deduplicate(self, ix: Index, key: str, fp: int, own: OwnText | None) -> Verdict:
+    def _deduplicate(
+        self, ix: Index, key: str, fp: int, own: OwnText | None, short: shorttext.ShortText | None
+    ) -> Verdict:
         """:meth:`deduplicate` over ``ix`` (:meth:`SimhashIndex.decide`'s view)."""
         match = ix.check_and_add(key, fp)
         adds_to = adds = kept = None
         missing = False
+        reason = Reason.NEAR
         if match is not None:
             match, adds_to, adds, kept, missing = self._adds(ix, key, fp, match, own, True)
+        lookup = None if short is None else shorttext.Lookup(ix, key, short)
+        if match is None and lookup is not None:
+            resembled = None
+            for found in lookup.resembling():
+                if not self.keep_adds or found.adds < self.keep_adds:
+                    ix.remove(key)  # indexed above: a duplicate now
+                    match, adds, reason = self._short_match(found, fp), found.adds, Reason.SHORT_TEXT
+                    break
+                resembled = resembled or found
+            if match is None and resembled is not None and adds_to is None:
+                adds_to, adds, kept = resembled.key, resembled.adds, Reason.KEPT_ADDS
         if match is not None:
             return Verdict(
                 NEAR_DUPLICATE,
@@ -236,14 +259,24 @@ class ChangeTracker:
                 match.distance,
                 match.key,
                 adds=adds,
-                reason=Reason.NEAR,
+                reason=reason,
                 evidence_missing=missing,
             )
         if own is not None and self.keep_adds:
             evidence = self._evidence(fp, own)
-            record = replace(PageRecord.first(fp), evidence=evidence is not None)
+            now = time.time()  # PageRecord.first's, with its evidence flag (as _observe builds it)
+            history = ((fp, None),)
+            record = _record(PageRecord, now, now, now, 1, 0, history, *_FIRST_REST, evidence is not None)
             ix.put_record(key, record.to_bytes(), evidence=evidence or b"")
+        if lookup is not None:
+            lookup.remember(fp)
         return Verdict(NEW, fp, adds_to=adds_to, adds=adds, reason=Reason.NEW, kept=kept, evidence_missing=missing)
+
+    @staticmethod
+    def _short_match(found: shorttext.Resembled, fp: int) -> Match:
+        from scrapy_simhash.store.index import Match
+
+        return Match(found.key, found.fp, (fp ^ found.fp).bit_count())
 
     def _evidence(self, fp: int, own: OwnText) -> bytes | None:
         """The novelty evidence of a page kept with fingerprint ``fp`` (framed for the store:

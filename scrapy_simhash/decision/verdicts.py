@@ -63,6 +63,9 @@ class Reason(_Text):
     WIDE = "duplicate/wide"
     #: A copy of a kept short page (``shortcopy``: its whole visible text is the kept page's).
     SHORT_COPY = "duplicate/short_copy"
+    #: A near copy of a kept short text beyond ``max_distance`` (the ``dedup`` command's lines:
+    #: ``shorttext``, the LSH of their character 5-grams).
+    SHORT_TEXT = "duplicate/short_text"
     #: A copy of a kept page of nothing but its site's template.
     TEMPLATE_COPY = "duplicate/template_copy"
     #: Kept: within ``max_distance`` of a page whose change sketch disagrees (``near_similarity``).

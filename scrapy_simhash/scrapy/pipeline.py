@@ -16,14 +16,13 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from scrapy_simhash.decision.tracker import Verdict
 from scrapy_simhash.decision.verdicts import NEW
+from scrapy_simhash.fingerprint.fields import fields_text
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
 from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.statscollectors import StatsCollector
@@ -33,8 +32,6 @@ if TYPE_CHECKING:
 
 # The logger keeps the module's former name: it is in every log line users filter on.
 logger = logging.getLogger(__name__)
-
-_TITLE_FIELD = "title"
 
 
 class NearDuplicateItem(DropItem):
@@ -167,6 +164,8 @@ class SimhashDedupPipeline(_IndexComponent):
             return item
         key = self._item_key(adapter)
         try:
+            # No short-text rule (the dedup command's): on real short items it drops items that differ
+            # in a name (benchmarks/quality/short_text_items.py).
             verdict = tracker.deduplicate(key, fp, OwnText([title, text]))
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
@@ -206,29 +205,3 @@ class SimhashDedupPipeline(_IndexComponent):
         self._inc("simhash/items/no_key")
         return f"(no {self.config.item_key_field}) {uuid.uuid4().hex}"
 
-
-def fields_text(item: Any, fields: Iterable[str]) -> tuple[str, str]:
-    """``(title, text)`` of an item (anything with ``.get``: an ItemAdapter, a dict) for
-    ``SIMHASH_ITEM_FIELDS``: the ``title`` field is the title, the other fields' text is joined
-    by newlines (the ``dedup`` command builds its lines' text with it too)."""
-    title = ""
-    parts: list[str] = []
-    for field in fields:
-        value = _text_of(item.get(field))
-        if not value:
-            continue
-        if field == _TITLE_FIELD and not title:
-            title = value
-        else:
-            parts.append(value)
-    return title, "\n".join(parts)
-
-
-def _text_of(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value.strip()
-    if isinstance(value, (list, tuple)):
-        return "\n".join(part.strip() for part in value if isinstance(part, str) and part.strip())
-    return ""

@@ -770,6 +770,8 @@ class SimhashIndex:
 
     @staticmethod
     def _aux_name(name: Any) -> str:
+        if type(name) is str and 0 < len(name) <= 500 and name.isascii():  # most names: no encoding
+            return name
         if not isinstance(name, str) or not name or len(name.encode("utf-8")) > 500:
             raise ValueError(f"aux name ({name!r}) is invalid: it must be a non-empty str of at most 500 bytes")
         return name

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import bisect
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from scrapy_simhash.errors import SimhashIndexError
 from scrapy_simhash.store.base import (
     MAX_DUE,
     FingerprintStore,
@@ -22,27 +22,38 @@ from scrapy_simhash.store.hot import hot_of
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
+_MISSING = object()
+#: Candidates verified one by one (more: with :func:`~scrapy_simhash.store.base.verify`'s arrays).
+_FEW = 32
+
 
 class MemoryStore(FingerprintStore):
     """A :class:`~scrapy_simhash.store.base.FingerprintStore` in Python dicts; nothing persists.
 
     Each operation holds a lock (threads may share the store); a group (:meth:`begin`) keeps an
-    undo log, so that :meth:`abort` leaves no trace.
+    undo log, so that :meth:`abort` leaves no trace. ``undo=False``: no undo log, for one writer
+    that drops the store on any error (the ``dedup`` command); after an abort it refuses new groups.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, undo: bool = True) -> None:
         self.path = None
         self._meta: bytes | None = None
         self._layout: TableLayout | None = None
-        self._tables: list[dict[bytes, set[bytes]]] = []
-        self._fps: dict[bytes, set[bytes]] = {}  # fp -> keys
+        # A bucket holds one value as itself (most buckets), several as a set.
+        self._tables: list[dict[bytes, bytes | set[bytes]]] = []
+        self._fps: dict[bytes, bytes | set[bytes]] = {}  # fp -> keys
         self._keys: dict[bytes, bytes] = {}  # key -> fp
         self._records: dict[bytes, tuple[bytes, int | None]] = {}
         self._due: list[tuple[int, bytes]] = []  # sorted (due_ms, key)
         self._evidence: dict[bytes, bytes] = {}
         self._aux: dict[str, bytes] = {}
-        self._undo: list[Callable[[], Any]] | None = None
+        # Undo entries: (function, *arguments), called in reverse order by abort().
+        self._undo: list[tuple[Any, ...]] | None = None
+        self._undoable = undo
+        self._aborted = False
         self._lock = threading.RLock()
+        self._last_fp: bytes | None = None
+        self._last_tkeys: list[bytes] = []
 
     def open(self) -> bytes | None:
         return self._meta
@@ -51,6 +62,7 @@ class MemoryStore(FingerprintStore):
         if not self._tables:
             self._tables = [{} for _ in layout.tables]
         self._layout = layout
+        self._last_fp = None  # table keys of another layout
 
     def create_meta(self, value: bytes) -> bytes:
         with self._lock:
@@ -61,15 +73,20 @@ class MemoryStore(FingerprintStore):
 
     def write_meta(self, value: bytes) -> None:
         with self._lock:
-            old = self._meta
-            self._log(lambda: setattr(self, "_meta", old))
+            if self._undo is not None:
+                self._undo.append((setattr, self, "_meta", self._meta))
             self._meta = bytes(value)
 
     # -- groups ----------------------------------------------------------------------------
 
     def begin(self) -> None:
         self._lock.acquire()
-        self._undo = []
+        if self._aborted:
+            self._lock.release()
+            raise SimhashIndexError(
+                "The in-memory index without an undo log was left part-written by an aborted group: make a new one"
+            )
+        self._undo = [] if self._undoable else None
 
     def commit(self) -> None:
         self._undo = None
@@ -77,70 +94,98 @@ class MemoryStore(FingerprintStore):
 
     def abort(self) -> None:
         undo, self._undo = self._undo, None
-        for fn in reversed(undo or ()):
-            fn()
+        if not self._undoable:
+            self._aborted = True
+        for fn, *args in reversed(undo or ()):
+            fn(*args)
         self._lock.release()
 
-    def _log(self, fn: Callable[[], Any]) -> None:
-        if self._undo is not None:
-            self._undo.append(fn)
-
     def _set(self, d: dict[Any, Any], k: Any, v: Any) -> None:
-        if k in d:
-            old = d[k]
-            self._log(lambda: d.__setitem__(k, old))
-        else:
-            self._log(lambda: d.pop(k, None))
+        undo = self._undo
+        if undo is not None:
+            old = d.get(k, _MISSING)
+            undo.append((d.pop, k, None) if old is _MISSING else (d.__setitem__, k, old))
         d[k] = v
 
     def _del(self, d: dict[Any, Any], k: Any) -> bool:
-        if k not in d:
+        old = d.pop(k, _MISSING)
+        if old is _MISSING:
             return False
-        old = d.pop(k)
-        self._log(lambda: d.__setitem__(k, old))
+        if self._undo is not None:
+            self._undo.append((d.__setitem__, k, old))
         return True
 
-    def _set_add(self, d: dict[bytes, set[bytes]], k: bytes, v: bytes) -> bool:
-        """Add ``v`` to the set ``d[k]``; ``True`` if the set was empty before."""
+    def _set_add(self, d: dict[bytes, bytes | set[bytes]], k: bytes, v: bytes) -> bool:
+        """Add ``v`` to the bucket ``d[k]``; ``True`` if the bucket was empty before."""
         s = d.get(k)
         if s is None:
-            s = d[k] = set()
-            self._log(lambda: d.pop(k, None))
-        was_empty = not s
-        if v not in s:
+            self._set(d, k, v)
+            return True
+        if isinstance(s, bytes):
+            if s != v:
+                self._set(d, k, {s, v})
+        elif v not in s:
             s.add(v)
-            self._log(lambda: s.discard(v))
-        return was_empty
+            if self._undo is not None:
+                self._undo.append((s.discard, v))
+        return False
 
-    def _set_remove(self, d: dict[bytes, set[bytes]], k: bytes, v: bytes) -> bool:
-        """Remove ``v`` from the set ``d[k]``; ``True`` if the set is empty afterwards."""
+    def _set_remove(self, d: dict[bytes, bytes | set[bytes]], k: bytes, v: bytes) -> bool:
+        """Remove ``v`` from the bucket ``d[k]``; ``True`` if the bucket is empty afterwards."""
         s = d.get(k)
         if s is None:
+            return True
+        if isinstance(s, bytes):
+            if s != v:
+                return False
+            self._del(d, k)
             return True
         if v in s:
             s.discard(v)
-            self._log(lambda: s.add(v))
+            if self._undo is not None:
+                self._undo.append((s.add, v))
         if not s:
-            del d[k]
-            self._log(lambda: d.__setitem__(k, s))
+            self._del(d, k)
             return True
         return False
+
+    @staticmethod
+    def _members(bucket: bytes | set[bytes] | None) -> list[bytes]:
+        """A bucket's values, sorted."""
+        if bucket is None:
+            return []
+        return [bucket] if isinstance(bucket, bytes) else sorted(bucket)
 
     # -- fingerprints ----------------------------------------------------------------------
 
     def _tkeys(self, fp: bytes) -> list[bytes]:
+        if fp == self._last_fp:  # a lookup, then its add
+            return self._last_tkeys
         assert self._layout is not None, "configure() first"
-        return self._layout.tkeys(fp)
+        self._last_fp, self._last_tkeys = fp, self._layout.tkeys(fp)
+        return self._last_tkeys
 
     def near(self, fp: bytes, k: int, limit: int, exclude: bytes | None = None) -> Probe:
         with self._lock:
             parts: list[bytes] = []
             for table, tkey in zip(self._tables, self._tkeys(fp)):
                 bucket = table.get(tkey)
-                if bucket:
-                    parts.extend(sorted(bucket))
-            found, total = verify(b"".join(parts), fp, k, limit)
-            return Probe(sort_hits(found, lambda f: sorted(self._fps.get(f, ())), exclude), total, 0 < limit < total)
+                if bucket is not None:
+                    parts.extend(self._members(bucket))
+            total = len(parts)
+            if total <= _FEW and not 0 < limit < total:  # a few: no arrays (verify's result)
+                q = int.from_bytes(fp, "big")
+                found = {}
+                for other in parts:
+                    distance = (int.from_bytes(other, "big") ^ q).bit_count()
+                    if distance <= k:
+                        found[other] = distance
+            else:
+                found, total = verify(b"".join(parts), fp, k, limit)
+            return Probe(sort_hits(found, self._keys_of, exclude), total, 0 < limit < total)
+
+    def _keys_of(self, fp: bytes) -> list[bytes]:
+        return self._members(self._fps.get(fp))
 
     def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         with self._lock:
@@ -155,10 +200,10 @@ class MemoryStore(FingerprintStore):
                 for table, tkey, around in zip(self._tables, tkeys, self._layout.probe_tkeys(tkeys)):
                     for tk in (tkey, *around):
                         bucket = table.get(tk)
-                        if bucket:
-                            parts.extend(sorted(bucket))
+                        if bucket is not None:
+                            parts.extend(self._members(bucket))
                 found = wide_found(b"".join(parts), fp, k, wide, limit)
-                probe = probe._replace(wide=tuple(sort_hits(found, lambda f: sorted(self._fps.get(f, ())), key)))
+                probe = probe._replace(wide=tuple(sort_hits(found, self._keys_of, key)))
             self._add(key, fp)
             return probe
 
@@ -220,13 +265,16 @@ class MemoryStore(FingerprintStore):
 
     def _set_due(self, key: bytes, old: int | None, new: int | None) -> None:
         due = self._due
+        undo = self._undo
         if old is not None:
             i = bisect.bisect_left(due, (old, key))
             del due[i]
-            self._log(lambda: bisect.insort(due, (old, key)))
+            if undo is not None:
+                undo.append((bisect.insort, due, (old, key)))
         if new is not None:
             bisect.insort(due, (new, key))
-            self._log(lambda: due.remove((new, key)))
+            if undo is not None:
+                undo.append((due.remove, (new, key)))
 
     def put_records(
         self, items: Sequence[tuple[bytes, bytes, float | None]], evidence: Mapping[bytes, bytes | None] | None = None

@@ -17,9 +17,9 @@ from scrapy_simhash import Fingerprinter, SimhashIndex
 from scrapy_simhash.commands.cli import main
 from scrapy_simhash.commands.dedup import dedup
 from scrapy_simhash.decision.tracker import ChangeTracker
-from scrapy_simhash.fingerprint import PageFingerprint, novelty
-from scrapy_simhash.fingerprint.novelty import OwnText, normalize
-from scrapy_simhash.scrapy.pipeline import fields_text
+from scrapy_simhash.fingerprint import PageFingerprint
+from scrapy_simhash.fingerprint.fields import fields_text
+from scrapy_simhash.fingerprint.novelty import OwnText
 
 CONSOLE = str(Path(sys.executable).parent / "scrapy-simhash")
 
@@ -310,17 +310,17 @@ def test_dedup_finds_short_copies_that_their_fingerprints_put_beyond_k(tmp_path)
 
 
 def test_dedup_keeps_short_lines_that_share_a_paragraph_and_little_else(tmp_path):
-    from scrapy_simhash.commands.dedup import _MIN_ALIKE, RESEMBLANCE, _alike, lsh_bands, lsh_signature
+    from scrapy_simhash.decision.shorttext import MIN_ALIKE, RESEMBLANCE, alike, bands, signature
 
     shared = ZH_ARTICLES["metro"][1][1]
     a = "今天的天气很好，我们一家人去公园散步，还看到了很多盛开的花。" + shared
     b = "这家餐厅的菜味道一般，服务也不到位，所以不会再来了。" + shared
     own_a, own_b = OwnText([a]), OwnText([b])
     adds, lacks = own_b.added(own_a.sketch()), own_a.added(own_b.sketch())
-    sig_a, sig_b = lsh_signature(a), lsh_signature(b)
+    sig_a, sig_b = signature(a), signature(b)
     assert sig_a is not None and sig_b is not None
-    assert set(lsh_bands(sig_a)) & set(lsh_bands(sig_b))  # the LSH makes a a candidate for b
-    assert _alike(sig_a, sig_b) >= _MIN_ALIKE  # ... alike enough to be measured
+    assert set(bands(sig_a)) & set(bands(sig_b))  # the LSH makes a a candidate for b
+    assert alike(sig_a, sig_b) >= MIN_ALIKE  # ... alike enough to be measured
     assert adds < 100  # b adds little to a: by that alone, b would go
     assert 1 - (adds + lacks) / (own_a.chars + own_b.chars) < RESEMBLANCE  # but they share too little
     for keep_adds in (100, 0):
@@ -391,26 +391,12 @@ def test_console_door_reads_a_redis_index(redis_server, capsys):
     assert result.stdout.startswith("https://mirror.example/harbour\thttps://a.example/harbour\t")
 
 
-def test_dedup_on_a_full_temporary_disk_stops_with_a_line_that_says_so(tmp_path, monkeypatch, capsys):
-    import tempfile
-
-    # /dev/full: every write fails with ENOSPC, as on a full disk
-    monkeypatch.setattr(tempfile, "TemporaryFile", lambda: open("/dev/full", "w+b", buffering=0))  # noqa: SIM115
-    source = tmp_path / "in.jsonl"
-    source.write_text("".join(json.dumps(r) + "\n" for r in _corpus()[0]))
-    assert main(["dedup", str(source), "--field", "title", "--field", "text", "--workers", "1"]) == 1
-    err = capsys.readouterr().err
-    assert "error: could not write the kept lines' texts to a temporary file in " in err
-    assert "No space left on device" in err and "point TMPDIR at a disk with room" in err
-
-
-def test_dedup_count_of_what_a_line_adds_is_the_measure(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``_Text.added_at_most`` lets dedup decide without hashing: it must be ``OwnText.added``
-    wherever it is given (the kept sketch is the kept text), and be withheld for a kept text whose
-    sketch may be sampled."""
+def test_dedup_count_of_what_a_short_line_adds_is_the_measure() -> None:
+    """What the short-text rule counts a line as adding (:func:`shorttext.added`, reported as
+    ``adds``) is :meth:`OwnText.added` against the kept line's exact sketch, the crawl's measure."""
     import random
 
-    from scrapy_simhash.commands.dedup import _Text
+    from scrapy_simhash.decision.shorttext import added
 
     rng = random.Random(21)
     paragraphs = [p for _, ps in {**EN_ARTICLES, **ZH_ARTICLES}.values() for p in ps]
@@ -424,14 +410,5 @@ def test_dedup_count_of_what_a_line_adds_is_the_measure(monkeypatch: pytest.Monk
             new = new[:i] + rng.choice([*pieces, rng.choice(paragraphs)[:40]]) + new[i + rng.randint(0, 5) :]
         pairs.append((kept, new))
     pairs += [("short", "shorter"), ("x", "y"), ("", "abc"), ("abc", ""), ("ab" * 50, "ab" * 80)]
-    given = 0
     for kept, new in pairs:
-        at_most = _Text(new).added_at_most(_Text(kept))
-        if at_most is not None:
-            given += 1
-            assert at_most == OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
-    assert given == len(pairs)  # paragraphs are short: every kept sketch is exact
-    long_kept = " ".join(paragraphs)
-    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is not None
-    monkeypatch.setattr(novelty, "TEXT_BYTES", 4 * len(normalize(long_kept)))  # its sketch may be a sample
-    assert _Text(paragraphs[0]).added_at_most(_Text(long_kept)) is None
+        assert added(new, kept) == OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)

@@ -822,10 +822,10 @@ def test_explain_says_what_a_kept_page_adds(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("seed", range(4))
 def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
-    """``scrapy-simhash dedup`` measures a line without compressing its kept line's text (and,
-    for ASCII lines, without hashing): the same count as :meth:`OwnText.added`, Chinese lines,
-    links and numbers included."""
-    from scrapy_simhash.commands.dedup import _Text
+    """What ``scrapy-simhash dedup`` and the item pipeline count a short text as adding to a kept
+    one that it resembles beyond ``max_distance`` (:func:`shorttext.added`) is
+    :meth:`OwnText.added`'s count, Chinese lines, links and numbers included."""
+    from scrapy_simhash.decision.shorttext import added
 
     rng = random.Random(seed)
     english = [sentence(rng) + f" See https://docs.example/{rng.randrange(999)}/page.html." for _ in range(5)]
@@ -833,7 +833,7 @@ def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
     for lines in (english, chinese, english[:2] + chinese[:3]):
         kept = "\n".join(lines)
         new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
-        counted = _Text(new).added_at_most(_Text(kept))
+        counted = added(new, kept)
         assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
         assert counted == brute_added(kept, new)
 

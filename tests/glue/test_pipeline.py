@@ -341,3 +341,17 @@ def test_the_kept_items_texts_are_measured_across_crawls(make_pipeline, store_se
     bigger = digest("https://news.example.com/week/4", TICKETS, FERRY, updated="26 May 2025, 3,020 readers")
     assert second.process_item(bigger) is bigger  # a sentence more than the kept superset
     assert stat(second, "simhash/items/kept/adds") == 1
+
+
+def test_short_items_that_differ_in_a_name_are_both_kept(make_pipeline):
+    """The pipeline has no short-text rule (the ``dedup`` command's): two real short items of one
+    template about two towns (CLUECorpusSmall) share all but the names, and both are kept; an item's
+    exact copy is still dropped."""
+    pipeline = make_pipeline(SIMHASH_ITEM_FIELDS=["body"])
+    first = {"url": "https://a.example/1", "body": "麻榨镇，是下辖的一个乡镇级行政单位。麻榨镇下辖以下地区："}
+    other = {"url": "https://a.example/2", "body": "湾岭镇，是下辖的一个乡镇级行政单位。湾岭镇下辖以下地区："}
+    assert pipeline.process_item(first) is first
+    assert pipeline.process_item(other) is other
+    with pytest.raises(NearDuplicateItem) as exc:
+        pipeline.process_item({"url": "https://a.example/3", "body": other["body"]})
+    assert exc.value.duplicate_of == "https://a.example/2"

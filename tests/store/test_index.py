@@ -314,3 +314,24 @@ def test_memory_fingerprint_settings_and_repr() -> None:
     idx.close()
     with pytest.raises(SimhashIndexError, match="closed"):
         idx.add("a", 1)
+
+
+def test_a_memory_store_without_undo_refuses_groups_after_an_abort() -> None:
+    """``MemoryStore(undo=False)`` (the ``dedup`` command's): no undo log, so an aborted group's
+    writes stay, and every later group is refused with an error that says so; with the undo log
+    (the default) the same abort leaves no trace and the index goes on."""
+    for undo in (True, False):
+        idx = SimhashIndex(MemoryStore(undo=undo))
+        idx.add("a", 1)
+        with pytest.raises(RuntimeError, match="boom"), idx.batch():
+            idx.add("b", 1 << 40)
+            idx.remove("a")
+            raise RuntimeError("boom")
+        if undo:
+            assert (idx.get("a"), idx.get("b")) == (1, None)
+            assert idx.check_and_add("c", 1) == Match("a", 1, 0)
+        else:
+            assert (idx.get("a"), idx.get("b")) == (None, 1 << 40)  # part-written: no undo
+            with pytest.raises(SimhashIndexError, match="aborted group: make a new one"), idx.batch():
+                idx.check_and_add("c", 1)
+        idx.close()

@@ -198,6 +198,7 @@ _WORKER = textwrap.dedent(
     from scrapy_simhash.store.index import SimhashIndex
     path, tag, n, go = sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
     idx = SimhashIndex.open(path, map_size=1 << 16, durable=False)
+    open(go + "." + tag, "w").close()  # opened: ready to race
     while not os.path.exists(go):
         time.sleep(0.005)
     salt = 0x9E3779B97F4A7C15 if tag == "a" else 0xC2B2AE3D27D4EB4F
@@ -233,7 +234,10 @@ def test_two_processes_add_at_once(tmp_path: Path, precreate: bool) -> None:
         )
         for tag in ("a", "b")
     ]
-    time.sleep(0.5)
+    deadline = time.monotonic() + 120
+    while not all((tmp_path / f"go.{tag}").exists() for tag in ("a", "b")):  # both opened the index
+        assert time.monotonic() < deadline and all(p.poll() is None for p in procs), "a writer did not start"
+        time.sleep(0.01)
     go.touch()
     for p in procs:
         out, err = p.communicate(timeout=300)
