@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from twisted.internet.interfaces import IReactorTime
     from typing_extensions import Self
 
     from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
@@ -68,6 +69,7 @@ class SimhashUrlRulesMiddleware:
         #: The canonical form (:meth:`RuleBook.form`) of a URL in flight -> the requests waiting for it.
         self._fetching: dict[str, list[Deferred[None]]] = {}
         self._form_of: dict[str, str] = {}  # a URL in flight -> its form
+        self.clock: IReactorTime | None = None  # times the waits (None: the reactor)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -164,10 +166,13 @@ class SimhashUrlRulesMiddleware:
     async def _wait(self, form: str) -> None:
         """Wait until the fetch in flight whose URL rewrites into ``form`` is decided, or it failed,
         or :data:`WAIT_SECONDS` passed."""
-        from twisted.internet import reactor
+        clock = self.clock
+        if clock is None:
+            from twisted.internet import reactor
 
+            clock = reactor  # type: ignore[assignment]
         waiter: Deferred[None] = Deferred()
-        waiter.addTimeout(WAIT_SECONDS, reactor)  # type: ignore[arg-type]
+        waiter.addTimeout(WAIT_SECONDS, clock)
         self._fetching[form].append(waiter)
         try:
             await maybe_deferred_to_future(waiter)
