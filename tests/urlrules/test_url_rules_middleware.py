@@ -50,6 +50,17 @@ def test_a_request_that_tests_an_undecided_rule_is_scheduled_first(mws: Any) -> 
     assert rules.crawler.stats.get_value("simhash/url_rules/tests_first") == 1
 
 
+def test_a_request_that_tests_a_rule_with_a_url_still_in_flight_is_scheduled_first(mws: Any) -> None:
+    """A copy found before its page's verdict (the spider's verdicts lag the downloads) tests the
+    rule all the same: scheduled first, not left to a depth-first walk to fetch at the end."""
+    _, rules = mws
+    asyncio.run(rules.process_request(Request(PAGE)))  # handed to the downloader, no verdict yet
+    assert rules.schedule(Request(f"{PAGE}?utm_source=feed")).priority == TEST_PRIORITY
+    assert rules.schedule(Request(f"{HOST}/guide/telescope?utm_source=feed")).priority == 0
+    rules.process_exception(Request(PAGE), ConnectionRefusedError())  # no verdict will come
+    assert rules.schedule(Request(f"{PAGE}?utm_source=mail")).priority == 0
+
+
 async def _turns() -> None:
     """Let the event loop run what is ready (a fixed number of turns: no clock involved)."""
     for _ in range(5):
