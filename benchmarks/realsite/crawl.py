@@ -8,13 +8,18 @@ served copy show in the next crawl.
 ``crawl(config)`` runs one real Scrapy crawl (``CrawlerProcess``: engine, scheduler, downloader, the
 scrapy-simhash add-on) in a child process, with a generic spider that follows every link to a page
 of the served set, and returns one record per response: URL, status, ``simhash_verdict``,
-``simhash_duplicate_of``, ``simhash_distance``, and the body saved to a file.
+``simhash_duplicate_of``, ``simhash_distance``, and the body saved to a file. With ``url_rules`` in
+the config the crawl runs with ``SIMHASH_URL_RULES`` on, and each request the rules skipped is a
+record too (``skipped``: the URL, and ``kept``: the kept page the rule made it a copy of), followed
+by the crawl's ``simhash/url_rules/*`` stats and the rules it learned.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -80,16 +85,37 @@ def crawl(config: dict[str, Any], timeout: float = 1800) -> list[dict[str, Any]]
     raise RuntimeError(f"the crawl failed (exit status {out.returncode}):\n{out.stderr[-3000:]}")
 
 
+def split_records(records: list[dict[str, Any]]) -> tuple[list[dict[str, Any]], list[dict[str, Any]], dict[str, Any]]:
+    """A crawl's records as (responses, requests the URL rules skipped, the rules' stats and
+    learned rules: empty with the rules off)."""
+    responses = [r for r in records if not r.get("skipped") and "url_rules" not in r]
+    skipped = [r for r in records if r.get("skipped")]
+    summary = next((r for r in records if "url_rules" in r), {})
+    return responses, skipped, summary
+
+
 def body_file(bodies: Path, url: str) -> Path:
     return bodies / (hashlib.sha1(url.encode()).hexdigest() + ".html")
 
 
-def _child(config: dict[str, Any]) -> None:
-    import logging
+#: How the rules' IgnoreRequest names the kept page: "simhash: URL is a copy of KEPT by URL rule ...".
+_SKIP_MESSAGE = re.compile(r"^simhash: (?P<url>.+) is a copy of (?P<kept>\S+) by URL rule ")
 
+
+def skip_record(message: str) -> dict[str, Any] | None:
+    """The record of a request the URL rules skipped, from its IgnoreRequest's message (``None``:
+    another IgnoreRequest)."""
+    found = _SKIP_MESSAGE.match(message)
+    if found is None:
+        return None
+    return {"url": found["url"], "status": None, "skipped": True, "kept": found["kept"]}
+
+
+def _child(config: dict[str, Any]) -> None:
     import scrapy
     from prepare import link_key
     from scrapy.crawler import CrawlerProcess
+    from scrapy.exceptions import IgnoreRequest
 
     base = config["base"]
     allowed = {link_key(base + "/", path): path for path in config["allowed"]}
@@ -123,7 +149,13 @@ def _child(config: dict[str, Any]) -> None:
             for href in response.css("a::attr(href)").getall():
                 key = link_key(response.url, href)
                 if key in allowed:
-                    yield response.follow(allowed[key])
+                    yield response.follow(allowed[key], errback=self.failed)
+
+        def failed(self, failure: Any) -> None:
+            if failure.check(IgnoreRequest):
+                record = skip_record(str(failure.value))
+                if record is not None:
+                    records.append(record)
 
     settings = {
         "ADDONS": {"scrapy_simhash.Addon": 0},
@@ -133,11 +165,36 @@ def _child(config: dict[str, Any]) -> None:
         "TELNETCONSOLE_ENABLED": False,
         "CONCURRENT_REQUESTS": 8,
     }
+    learned: list[str] = []
+    if config.get("url_rules"):
+        settings["SIMHASH_URL_RULES"] = True
     process = CrawlerProcess(settings)
     logging.getLogger("scrapy_simhash").setLevel(logging.WARNING)
-    process.crawl(process.create_crawler(RealSiteSpider))
+    if config.get("url_rules"):
+        rules_log = logging.getLogger("scrapy_simhash.scrapy.urlrules")
+        rules_log.setLevel(logging.INFO)
+        rules_log.addHandler(_Collect(learned))
+    crawler = process.create_crawler(RealSiteSpider)
+    process.crawl(crawler)
     process.start()
+    if config.get("url_rules"):
+        stats = crawler.stats.get_stats() if crawler.stats is not None else {}
+        rules = {k: v for k, v in stats.items() if k.startswith("simhash/url_rules/")}
+        records.append({"url_rules": rules, "learned": learned, "status": None, "url": None})
     print("RESULT " + json.dumps(records), flush=True)
+
+
+class _Collect(logging.Handler):
+    """Keeps the messages of the rules learned."""
+
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.INFO)
+        self.into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if message.startswith("Learned a URL rule"):
+            self.into.append(message)
 
 
 if __name__ == "__main__":

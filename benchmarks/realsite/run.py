@@ -2,7 +2,7 @@
 true duplicates real sites have, judged against each page's whole visible text.
 
     .venv/bin/python benchmarks/realsite/run.py [--sites python,django,...] [--max-pages N] [--json OUT]
-        [--keep DIR] [--no-install]
+        [--keep DIR] [--no-install] [--url-rules]
 
 Each site comes from a Debian package (installed with apt-get where missing; ``--no-install`` skips
 a missing one instead). Its first pages in breadth-first link order from its start page (200, or
@@ -34,6 +34,13 @@ should be dropped by a true drop); the share of each page's visible text that is
 lines, that the fingerprinted title and text hold; median, and the pages under 25%); change detection; and ms per page: the CPU time of
 ``Fingerprinter().fingerprint_html`` on every fetched body, after the crawl, in page order (median,
 p99, max).
+
+``--url-rules``: both crawls run with ``SIMHASH_URL_RULES`` on. Every request the rules skipped is
+fetched from the served copy right after its crawl (before the edits, for crawl 1) and judged by
+the product's keep-adds rule (:func:`lossy_skips`: scrapy-simhash's default decision on it after
+every page its crawl fetched; a skip is lossy when that page would have been kept), and, for crawl
+1, by the content-loss judge against the kept page the rule made it a copy of. Reported per site:
+requests skipped (the fetches saved), lossy skips, the rules learned.
 """
 
 from __future__ import annotations
@@ -45,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -54,7 +62,7 @@ from w3lib.url import canonicalize_url
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from crawl import body_file, crawl, serve
+from crawl import body_file, crawl, serve, split_records
 from judge import (
     FALSE_DROP_JACCARD,
     LOSS_CHARS,
@@ -305,15 +313,57 @@ class Fetched:
         return f"title={self.title!r} text={text[:limit]!r}{more}"
 
 
-def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
-    """Builds, serves and crawls one site twice (edits in between); returns its figures."""
+def fetch_body(url: str) -> tuple[bytes, str]:
+    """The body and Content-Type of ``url`` (a page of the served copy)."""
+    with urllib.request.urlopen(url, timeout=60) as answer:
+        return answer.read(), answer.headers.get("Content-Type") or ""
+
+
+def lossy_skips(fetched: list[tuple[str, bytes, str]], skipped: list[tuple[str, bytes, str]]) -> list[str]:
+    """The URLs of ``skipped`` (url, body, Content-Type) that scrapy-simhash's default decision
+    would keep (``new``) after the ``fetched`` pages, in their order, each skip decided alone."""
+    from scrapy.settings import Settings
+
+    from scrapy_simhash.decision.tracker import ChangeTracker
+    from scrapy_simhash.scrapy.component import canonical_key
+    from scrapy_simhash.scrapy.settings import build_fingerprinter, load_config
+    from scrapy_simhash.store.index import SimhashIndex
+
+    config = load_config(Settings({"SIMHASH_ENABLED": True}))
+    fingerprinter = build_fingerprinter(config)
+    tracker = ChangeTracker(SimhashIndex(**config.index_kwargs()), **config.tracker_kwargs())
+
+    def observe(url: str, body: bytes, ctype: str) -> str:
+        try:
+            page = fingerprinter.fingerprint_page(body, url, content_type=ctype or None)
+        except ValueError:  # no text at all: not a page the middleware decides
+            return "no text"
+        return tracker.observe(canonical_key(url), page, now=1.0).verdict
+
+    for url, body, ctype in fetched:
+        observe(url, body, ctype)
+    lossy = []
+    for url, body, ctype in skipped:
+        key = canonical_key(url)
+        if observe(url, body, ctype) == "new":
+            lossy.append(url)
+        tracker.index.remove(key)  # each skip judged against the fetched pages only
+        tracker.index.delete_record(key)
+    return lossy
+
+
+def run_site(site: Site, work: Path, max_pages: int, url_rules: bool = False) -> dict[str, Any]:
+    """Builds, serves and crawls one site twice (edits in between); returns its figures
+    (``url_rules``: crawls with the URL rules on, and the judged skips)."""
     served = work / "site"
     pages = build(Path(site.root), site.start, served, max_pages, site.include)
     plan_edits(served, pages)
     by_key = {p.key: p for p in pages}
     bodies = work / "bodies"
     bodies.mkdir()
+    bodies2 = work / "bodies2"
     t0 = time.perf_counter()
+    skips: list[list[tuple[str, bytes, str]]] = [[], []]
     with serve(served, work / SOFT404_FILE) as base:
         config: dict[str, Any] = {
             "base": base,
@@ -321,10 +371,15 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
             "allowed": [p.url_path for p in pages],
             "index_dir": str(work / "index"),
             "bodies": str(bodies),
+            "url_rules": url_rules,
         }
-        run1 = crawl(config)
+        run1, skipped1, rules1 = split_records(crawl(config))
+        skips[0] = [(r["url"], *fetch_body(r["url"])) for r in skipped1]
         apply_edits(served, pages)
-        run2 = crawl({**config, "bodies": None})
+        if url_rules:
+            bodies2.mkdir()
+        run2, skipped2, rules2 = split_records(crawl({**config, "bodies": str(bodies2) if url_rules else None}))
+        skips[1] = [(r["url"], *fetch_body(r["url"])) for r in skipped2]
     crawl_s = time.perf_counter() - t0
 
     fp = Fingerprinter()
@@ -375,7 +430,49 @@ def run_site(site: Site, work: Path, max_pages: int) -> dict[str, Any]:
         "ms_p99": _percentile(ms, 0.99),
         "ms_max": max(ms),
         "crawl_s": round(crawl_s, 1),
+        "url_rules": (
+            _url_rules(
+                fetched, template, (run1, run2), (skipped1, skipped2), skips, (rules1, rules2), (bodies, bodies2)
+            )
+            if url_rules
+            else None
+        ),
     }
+
+
+def _url_rules(
+    fetched: dict[str, Fetched],
+    template: set[str],
+    runs: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    skipped: tuple[list[dict[str, Any]], list[dict[str, Any]]],
+    skips: list[list[tuple[str, bytes, str]]],
+    rules: tuple[dict[str, Any], dict[str, Any]],
+    bodies: tuple[Path, Path],
+) -> dict[str, Any]:
+    """Per crawl: fetches, requests skipped, the skips the product would keep (lossy), and for
+    crawl 1 the skips whose page holds ``LOSS_CHARS`` of its own text that its kept page lacks."""
+    out: dict[str, Any] = {}
+    for n, (run, skipped_n, skips_n, rules_n, folder) in enumerate(zip(runs, skipped, skips, rules, bodies), 1):
+        pages = [
+            (r["url"], body_file(folder, r["url"]).read_bytes(), r["content_type"]) for r in run if r["status"] == 200
+        ]
+        lost = []
+        for record, (url, body, ctype) in zip(skipped_n, skips_n):
+            kept = fetched.get(canonicalize_url(record["kept"])) if n == 1 else None
+            if kept is not None:
+                loss = content_loss(page_lines(body, ctype or None), kept.lines, template)
+                if loss.chars >= LOSS_CHARS:
+                    lost.append({"url": url, "kept": record["kept"], "lost_chars": loss.chars})
+        out[f"crawl{n}"] = {
+            "fetches": len(run),
+            "skipped": len(skips_n),
+            "lossy": lossy_skips(pages, skips_n),
+            "content_lost": lost,
+            "skips": [[r["url"], r["kept"]] for r in skipped_n],
+            "stats": rules_n.get("url_rules", {}),
+            "learned": rules_n.get("learned", []),
+        }
+    return out
 
 
 def _drops(fetched: dict[str, Fetched], template: set[str]) -> list[dict[str, Any]]:
@@ -501,9 +598,29 @@ def print_site(r: dict[str, Any]) -> None:
         ("ms/page median / p99 / max", f"{r['ms_median']:.1f} / {r['ms_p99']:.1f} / {r['ms_max']:.1f}"),
         ("two crawls + edits, s", r["crawl_s"]),
     ]
+    rules = r.get("url_rules")
+    if rules:
+        for n in ("crawl1", "crawl2"):
+            u = rules[n]
+            rows.append(
+                (f"URL rules, {n}: fetches / requests skipped (fetches saved)", f"{u['fetches']} / {u['skipped']}")
+            )
+            rows.append((f"URL rules, {n}: lossy skips (the product would keep the page)", len(u["lossy"])))
+        rows.append(
+            ("URL rules, crawl1: skips losing >= 100 chars of their kept page", len(rules["crawl1"]["content_lost"]))
+        )
     print("| measure | value |\n| --- | --- |")
     for k, v in rows:
         print(f"| {k} | {v} |")
+    if rules:
+        for n in ("crawl1", "crawl2"):
+            u = rules[n]
+            for line in u["learned"]:
+                print(f"  {n}: {line}")
+            for url in u["lossy"]:
+                print(f"  {n}: LOSSY skip {url}")
+            for d in u["content_lost"]:
+                print(f"  {n}: skip losing {d['lost_chars']} chars: {d['url']} ~ {d['kept']}")
     if r["false_drops"]:
         print(
             "\nfalse drops (page ~ kept page; Jaccard of the whole visible text; characters of the page's own"
@@ -586,6 +703,29 @@ def summary(results: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def rules_summary(results: list[dict[str, Any]]) -> str:
+    """The URL rules' table: per site, crawl 1's and crawl 2's fetches, skips and lossy skips."""
+    head = (
+        "| site | crawl 1 fetches | skipped (saved) | lossy | losing >= 100 chars | crawl 2 fetches | skipped | lossy "
+        "| rules learned |"
+    )
+    lines = [
+        head,
+        "|" + " --- |" * 9,
+    ]
+    for r in results:
+        u = r["url_rules"]
+        one, two = u["crawl1"], u["crawl2"]
+        learned = ", ".join(
+            line.split("(", 1)[1].split(";")[0] for line in one["learned"] + two["learned"] if "(" in line
+        )
+        lines.append(
+            f"| {r['site']} | {one['fetches']} | {one['skipped']} | {len(one['lossy'])} | {len(one['content_lost'])} "
+            f"| {two['fetches']} | {two['skipped']} | {len(two['lossy'])} | {learned or '-'} |"
+        )
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--sites", default=",".join(s.name for s in SITES), help="comma-separated site names")
@@ -595,6 +735,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the full results to this JSON file")
     parser.add_argument("--no-install", action="store_true", help="skip sites whose package is missing")
     parser.add_argument("--keep", type=Path, help="keep the served copies and crawl data under this directory")
+    parser.add_argument(
+        "--url-rules", action="store_true", help="crawl with SIMHASH_URL_RULES on and judge every skipped request"
+    )
     args = parser.parse_args(argv)
     known = {s.name: s for s in SITES}
     names = [n for n in args.sites.split(",") if n]
@@ -617,7 +760,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"== {site.name}: crawling ...", flush=True)
             # One broken site must not lose the others' figures.
             try:
-                result = run_site(site, work, args.max_pages or site.max_pages)
+                result = run_site(site, work, args.max_pages or site.max_pages, args.url_rules)
             except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
                 print(f"{site.name} FAILED: {exc}")
                 failed.append(site.name)
@@ -627,6 +770,9 @@ def main(argv: list[str] | None = None) -> int:
     if results:
         print("\n## Summary\n")
         print(summary(results))
+        if args.url_rules:
+            print("\n## URL rules (SIMHASH_URL_RULES on)\n")
+            print(rules_summary(results))
     if args.json:
         args.json.write_text(json.dumps({"sites": results}, indent=1, ensure_ascii=False))
         print(f"\nwrote {args.json}")

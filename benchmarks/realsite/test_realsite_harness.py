@@ -350,3 +350,45 @@ def test_a_print_view_keeps_its_pages_charset(tmp_path: Path) -> None:
     _write_tree(tmp_path / "print.html", root, encoding)
     text = decode((tmp_path / "print.html").read_bytes())
     assert "아파치 문서" in text and "Printed from /ko/index.html" in text
+
+
+def test_a_skip_is_lossy_when_the_products_decision_would_keep_its_page(source: Path) -> None:
+    """run.lossy_skips (--url-rules): a skipped copy of a fetched page, or its print view, loses
+    nothing; a skipped page with three paragraphs of its own, or a page no fetch showed, is lossy."""
+    from prepare import print_view
+    from run import lossy_skips
+
+    base = "http://127.0.0.1:1/"
+    body = {i: (source / f"p{i}.html").read_bytes() for i in (3, 4, 5)}
+    root, encoding = print_view(body[3], "/p3.html")
+    printed = lxml_html.tostring(root, encoding="unicode").encode(encoding)
+    own = "".join(
+        f"<p>Release {i} fixes a bug in the planner that corrupts indexes of table t{i}.</p>" for i in range(3)
+    )
+    ctype = "text/html"
+    fetched = [(base + "p3.html", body[3], ctype), (base + "p4.html", body[4], ctype)]
+    skipped = [
+        (base + "p3.html?utm_source=x", body[3], ctype),
+        (base + "print/p3.html", printed, ctype),
+        (base + "p3.html?ref=adds", body[3].replace(b"</h1>", b"</h1>" + own.encode()), ctype),
+        (base + "p5.html?utm_source=x", body[5], ctype),
+    ]
+    assert lossy_skips(fetched, skipped) == [base + "p3.html?ref=adds", base + "p5.html?utm_source=x"]
+    # each skip is judged against the fetched pages alone: the same skips in another order, the same
+    assert lossy_skips(fetched, skipped[::-1]) == [base + "p5.html?utm_source=x", base + "p3.html?ref=adds"]
+
+
+def test_a_skipped_request_is_read_from_the_rules_ignore_request() -> None:
+    """crawl.skip_record reads the URL rules' IgnoreRequest message
+    (scrapy_simhash.scrapy.urlrules); another IgnoreRequest is no skip. split_records parts a
+    crawl's records."""
+    from crawl import skip_record, split_records
+
+    message = "simhash: http://h/p1?utm_source=a is a copy of http://h/p1 by URL rule param:utm_source, slash:add"
+    record = skip_record(message)
+    assert record == {"url": "http://h/p1?utm_source=a", "status": None, "skipped": True, "kept": "http://h/p1"}
+    assert skip_record("Forbidden by robots.txt") is None
+    page = {"url": "http://h/p1", "status": 200}
+    summary = {"url_rules": {"simhash/url_rules/skipped": 1}, "learned": [], "status": None, "url": None}
+    assert split_records([page, record, summary]) == ([page], [record], summary)
+    assert split_records([page]) == ([page], [], {})

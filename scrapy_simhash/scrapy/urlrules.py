@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from scrapy import Request, Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
+    from twisted.internet.interfaces import IReactorTime
     from typing_extensions import Self
 
     from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
@@ -42,6 +43,8 @@ RULE_META = "simhash_url_rule"
 WAIT_SECONDS = 20.0
 #: How much the priority of a request that tests a rule not yet decided is raised.
 TEST_PRIORITY = 1
+#: The most URLs remembered as being fetched (their verdict to come).
+MAX_IN_FLIGHT = 10_000
 #: ``request.meta`` keys that keep a request from ever being skipped by a rule.
 _NEVER_SKIP_META = ("simhash_force", "dont_simhash", "simhash_key", "redirect_urls")
 
@@ -68,6 +71,9 @@ class SimhashUrlRulesMiddleware:
         #: The canonical form (:meth:`RuleBook.form`) of a URL in flight -> the requests waiting for it.
         self._fetching: dict[str, list[Deferred[None]]] = {}
         self._form_of: dict[str, str] = {}  # a URL in flight -> its form
+        #: The URLs handed to the downloader whose verdict is still to come (oldest first).
+        self._in_flight: dict[str, None] = {}
+        self.clock: IReactorTime | None = None  # times the waits (None: the reactor)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -143,11 +149,13 @@ class SimhashUrlRulesMiddleware:
                     if form != key and form not in self._fetching:
                         self._fetching[form] = []
                         self._form_of[key] = form
+                    self._fetch(key)
                     return
             if explored(key, self.config.url_rules_explore):
                 book.count(plan, EXPLORED)
                 request.meta[RULE_META] = [list(plan.rules), plan.target, plan.kept]
                 self._inc("simhash/url_rules/explored")
+                self._fetch(key)
                 return
             book.count(plan, SKIPPED)
         except Exception as exc:  # noqa: BLE001 - fail open: the request is fetched
@@ -164,18 +172,29 @@ class SimhashUrlRulesMiddleware:
     async def _wait(self, form: str) -> None:
         """Wait until the fetch in flight whose URL rewrites into ``form`` is decided, or it failed,
         or :data:`WAIT_SECONDS` passed."""
-        from twisted.internet import reactor
+        clock = self.clock
+        if clock is None:
+            from twisted.internet import reactor
 
+            clock = reactor  # type: ignore[assignment]
         waiter: Deferred[None] = Deferred()
-        waiter.addTimeout(WAIT_SECONDS, reactor)  # type: ignore[arg-type]
+        waiter.addTimeout(WAIT_SECONDS, clock)
         self._fetching[form].append(waiter)
         try:
             await maybe_deferred_to_future(waiter)
         except defer.TimeoutError:
             pass
 
+    def _fetch(self, key: str) -> None:
+        """``key`` goes to the downloader: a request that a rule would join to it tests the rule
+        (see :meth:`schedule`) once its verdict comes."""
+        self._in_flight[key] = None
+        while len(self._in_flight) > MAX_IN_FLIGHT:  # verdicts that never came: the oldest forgotten
+            del self._in_flight[next(iter(self._in_flight))]
+
     def _release(self, key: str) -> None:
         """The fetch of ``key`` is decided (or failed): wake the requests waiting for it."""
+        self._in_flight.pop(key, None)
         form = self._form_of.pop(key, None)
         if form is None:
             return
@@ -198,15 +217,15 @@ class SimhashUrlRulesMiddleware:
 
     def schedule(self, request: Request) -> Request:
         """``request`` with its priority raised by :data:`TEST_PRIORITY` when its fetch would test
-        a rule not yet decided (so that the evidence comes before the copies it would skip);
-        otherwise ``request`` as it is."""
+        a rule not yet decided, with a URL fetched before or still being fetched (so that the
+        evidence comes before the copies it would skip); otherwise ``request`` as it is."""
         if self._must_fetch(request, None):
             return request
         book = self._rulebook()
         if book is None:
             return request
         try:
-            tests = book.tests(canonical_key(request.url))
+            tests = book.tests(canonical_key(request.url), self._in_flight)
         except Exception as exc:  # noqa: BLE001 - fail open: scheduled as it is
             self._store_error(request.url, exc)
             return request

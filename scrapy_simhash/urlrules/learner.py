@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from scrapy_simhash.urlrules.rules import Rule, host_of, hypotheses, rewrite, wilson_lower
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping, Sequence
+    from collections.abc import Callable, Container, Mapping, Sequence
 
     from scrapy_simhash.store.index import SimhashIndex
 
@@ -324,10 +324,11 @@ class RuleBook:
                 return Plan(rules_of, target, kept)
         return None
 
-    def tests(self, key: str) -> bool:
+    def tests(self, key: str, fetching: Container[str] = ()) -> bool:
         """Whether a fetch of ``key`` (a canonical URL) would test a rule of its host not yet
         decided (neither applied, vetoed nor set by hand): a rule rewrites it into a URL fetched
-        before, or a URL fetched before into it."""
+        before or being fetched (in ``fetching``: its verdict is to come), or a URL fetched before
+        into it."""
         host = host_of(key)
         state = self._host(host)
         open_ = [(rule.id, target) for rule, target in hypotheses(key) if self._undecided(state, rule.id)]
@@ -335,6 +336,8 @@ class RuleBook:
             return True
         if not open_:
             return False
+        if any(target in fetching for _, target in open_):
+            return True
         known = self.known(list(dict.fromkeys(target for _, target in open_)))
         return any(known.get(target) for _, target in open_)
 
