@@ -132,7 +132,9 @@ def test_a_big_edit_deletes_content_never_a_list_of_links_in_the_content_area(tm
     # in its content area, beside two short paragraphs; deleting 40% of the blocks deleted links
     # alone, the entry stayed as it was, and the benchmark counted `unchanged` a missed change.
     toc = "".join(f'<li><a href="e{k}.html">1.{k} entry number {k}</a></li>' for k in range(60))
-    paras = "".join(f"<p>Paragraph {k}: " + " ".join(WORDS[(k + w) % len(WORDS)] for w in range(14)) + ".</p>" for k in range(8))
+    paras = "".join(
+        f"<p>Paragraph {k}: " + " ".join(WORDS[(k + w) % len(WORDS)] for w in range(14)) + ".</p>" for k in range(8)
+    )
     page = tmp_path / "entry.html"
     page.write_text(f"<html><head><title>Entry</title></head><body><div><ul>{toc}</ul>{paras}</div></body></html>")
     assert len(text_blocks(parse(page.read_text()))) == 8  # the paragraphs, not the links
