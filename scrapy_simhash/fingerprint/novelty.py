@@ -44,7 +44,10 @@ edit counts) 0.93 (``benchmarks/quality/count_windows.py``).
 **A page about another named thing** (:meth:`OwnText.names_other`): a page whose own heading (its
 cleaned title, numbers and versions out: :func:`heading_name`) has another key than the kept
 page's, and which the kept page shows nowhere, is no copy of it however little it adds: a sibling
-method's page. The key (32 bits) is stored in the page's evidence, beside its sketch.
+method's page. The key (32 bits) is stored in the page's evidence, beside its sketch. So is a page
+whose own text names in code (:func:`code_names`: ``std::unordered_map``, ``QHash::begin``,
+``const_iterator``, ``getValue``) what the kept page names otherwise (:func:`renames`: each has a
+name the other lacks): sibling API pages of one template under one heading, about two containers.
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
@@ -60,7 +63,8 @@ whose error grows with the number of edits and the length of the page (on 40,000
 within about half of the truth); each position counts its first character's weight.
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
-arithmetic (numpy, wrapping), no ``hash()``.
+arithmetic (numpy, wrapping), no ``hash()``. (Over 600 lines: one text's normalisation, its
+windows, its sketch and its names, which a drop's check reads together and which must agree.)
 """
 
 from __future__ import annotations
@@ -80,7 +84,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
-    "OwnText", "added_to", "heading_key", "heading_name", "normalize", "one_line", "run_weight", "uncovered",
+    "OwnText", "added_to", "code_names", "heading_key", "heading_name", "normalize", "one_line", "renames", "run_weight",
+    "uncovered",
     "weight",
 ]
 
@@ -151,6 +156,15 @@ _HEAD = struct.Struct("<BI")
 _VERSION_RE = re.compile(r"(?<!\w)v?\d+")
 #: ... and every character that is no letter or digit (a word's separator).
 _NOT_NAME_RE = re.compile(r"[\W_]+")
+#: A name in code (:func:`code_names`): words joined by "::" or "->" (``std::unordered_map``,
+#: ``QHash::begin``), a word with an inner "_" (``unordered_set``, ``const_iterator``), or a word in
+#: CamelCase (``QHash``, ``QSet``, ``getValue``, ``JavaScript``); not a dotted word (``e.g``, a host).
+_CODE_NAME_RE = re.compile(
+    r"(?<![\w:])[A-Za-z_]\w*(?:(?:::|->)~?[A-Za-z_]\w*)+"
+    r"|(?<![\w:])[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9](?![\w:])"
+    r"|(?<![\w:])(?:[a-z]+[A-Z]|[A-Z]+[a-z]+[A-Z]|[A-Z]{2,}[a-z])\w*(?![\w:])"
+)
+_NAME_DIGITS_RE = re.compile(r"\d+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -370,16 +384,24 @@ class OwnText:
         )
 
     def names_other(self, kept: bytes, heading: int | None) -> bool:
-        """Whether this page's own heading names something else than the page whose sketch is
-        ``kept`` and whose heading key is ``heading``: both have one, their keys differ, and that
-        page shows nothing of this heading (:func:`heading_name` of its text, from a word's start:
-        a syndicated copy under another section title shows the headline; a sibling's page does
-        not name its sibling). ``False`` when ``kept`` is a sample (its text is not known)."""
-        if self.heading is None or heading is None or heading == self.heading or kept[:1] != _RAW_BYTE:
+        """Whether this page is about something else than the page whose sketch is ``kept`` and
+        whose heading key is ``heading``: its own heading names something else (both have one,
+        their keys differ, and that page shows nothing of this heading: :func:`heading_name` of its
+        text, from a word's start: a syndicated copy under another section title shows the
+        headline; a sibling's page does not name its sibling), or its own text names in code what
+        that page names otherwise (:func:`renames`: ``QHash::begin`` on one container's page,
+        ``QSet::begin`` on its sibling's, under one heading). ``False`` when ``kept`` is a sample
+        (its text is not known)."""
+        if kept[:1] != _RAW_BYTE:
             return False
-        shown = heading_name(_inflate(kept))
-        # From a word's start: a title cut short ("... announcing wif") is still the headline.
-        return (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}"
+        if self.heading is not None and heading is not None and heading != self.heading:
+            shown = heading_name(_inflate(kept))
+            # From a word's start: a title cut short ("... announcing wif") is still the headline.
+            if (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}":
+                return True
+        if self._lines is None:
+            return False
+        return renames("\n".join(self._lines), "\n".join(self._rest or ()), _inflate(kept, normalised=False))
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose sketch is ``kept`` lacks: exact
@@ -430,6 +452,30 @@ class OwnText:
         if not self._rows:
             return self.text
         return self.text + "\n" + normalize("\n".join(self._rows))
+
+
+def code_names(text: str) -> set[str]:
+    """The names in code that ``text`` holds (:data:`_CODE_NAME_RE`: ``std::unordered_map``,
+    ``QHash``, ``unordered_set``, ``getValue``), NFKC, their digits as ``0`` (a version is no
+    other name: ``qt5::x`` is ``qt6::x``)."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(text)}
+
+
+def renames(own: str, rest: str, kept: str) -> bool:
+    """Whether a page whose own text is ``own`` (and whose other visible text is ``rest``) names
+    in code what the page that shows ``kept`` names otherwise (:func:`code_names`): its own text
+    has a name that ``kept`` lacks, and ``kept`` has one that the page shows nowhere (a name put
+    for another: sibling API pages generated from one template, one about ``QHash``, one about
+    ``QSet``). A copy names what its page names; a page that only adds a name adds text."""
+    mine = code_names(own)
+    if not mine:
+        return False
+    theirs = code_names(kept)
+    if not mine - theirs:
+        return False
+    return bool(theirs - mine - code_names(rest))
 
 
 def added_to(text: str, kept: str) -> float:
