@@ -51,7 +51,7 @@ name the other lacks): sibling API pages of one template under one heading, abou
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
-when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of English), and
+when that takes at most :data:`TEXT_BYTES` (texts up to about 600,000 characters of English), and
 the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
 most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
 smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
@@ -103,8 +103,11 @@ SKETCH_ANCHORS = 1600
 #: Sketch kinds: a sample; the text as the page has it (normalised when it is compared).
 _SAMPLED, _RAW_TEXT = 2, 5
 _SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
-#: A page's own text is kept whole (compressed) when that takes at most this many bytes.
-TEXT_BYTES = 1 << 16
+#: A page's own text is kept whole (compressed) when that takes at most this many bytes (and is
+#: at most 4 * MAX_TEXT bytes of UTF-8): texts up to about 600,000 characters of English. With 64 KiB
+#: (150,000 characters), a real release-notes page of 350,000 characters kept a sample, and a
+#: refetch adding a 300-character paragraph counted 0-330 (``benchmarks/quality/big_page_adds.py``).
+TEXT_BYTES = 1 << 18
 #: zstd's level for a text sketch (``benchmarks/scale/evidence_codecs.py``: on real pages up to 10%
 #: smaller than zlib's level 1, mostly faster; level 19 is 10-20% smaller at 10-60 ms a page).
 ZSTD_LEVEL = 3
@@ -366,9 +369,10 @@ class OwnText:
         # Its table rows too: a later page's rows are compared with rows, not with cells that the
         # shown text orders its own lines first (a cell of links after the others).
         raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
-        packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
-        if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
-            return _RAW_BYTE + packed
+        encoded = raw.encode("utf-8", "surrogatepass")
+        packed = _codec().compress(encoded)
+        if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes) and len(encoded) <= 4 * MAX_TEXT:
+            return _RAW_BYTE + packed  # read back whole (``_inflate``)
         shown = self if normalised else OwnText.normalised(normalize(raw))
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
