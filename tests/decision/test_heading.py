@@ -311,3 +311,7 @@ def test_code_names_and_renames() -> None:
     assert not novelty.renames(kept + " Also QSet::end.", "", kept)  # adds a name, puts none for another
     assert not novelty.renames("Calls QHash::begin.", "See QSet::begin, std::unordered_set", kept)  # it shows them
     assert not novelty.renames("Calls begin.", "", kept)  # names nothing
+    # A print view's line names its URL, no code (sqlite's c3ref/txn_state.html and its print view).
+    printed = kept + "\nPrinted from https://sqlite.example/c3ref/txn_state.html"
+    assert novelty.code_names(printed) == novelty.code_names(kept)
+    assert not novelty.renames(kept + " See sqlite3_txn_state.", "", printed)
