@@ -168,9 +168,9 @@ _CODE_NAME_RE = re.compile(
     r"|(?<![\w:])(?:[a-z]+[A-Z]|[A-Z]+[a-z]+[A-Z]|[A-Z]{2,}[a-z])\w*(?![\w:])"
 )
 _NAME_DIGITS_RE = re.compile(r"\d+")
-#: A URL or an e-mail address, whatever its case: no name in code (a print view's "Printed from
-#: https://.../c3ref/txn_state.html" names nothing its page does not).
-_ADDRESS_ANY_RE = re.compile(r"(?i)[a-z][a-z0-9+.-]*://\S*|www\.\S*|\S+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
+#: A URL, a path or an e-mail address, whatever its case: no name in code (a print view's
+#: "Printed from https://.../c3ref/txn_state.html" names nothing its page does not).
+_ADDRESS_ANY_RE = re.compile(r"(?i)\S*/\S*|www\.\S*|\S+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -464,10 +464,10 @@ class OwnText:
 def code_names(text: str) -> set[str]:
     """The names in code that ``text`` holds (:data:`_CODE_NAME_RE`: ``std::unordered_map``,
     ``QHash``, ``unordered_set``, ``getValue``), NFKC, their digits as ``0`` (a version is no
-    other name: ``qt5::x`` is ``qt6::x``); not in URLs and e-mail addresses."""
+    other name: ``qt5::x`` is ``qt6::x``); not in URLs, paths and e-mail addresses."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
-    if "://" in text or "www." in text or "@" in text:
+    if "/" in text or "www." in text or "@" in text:
         text = _ADDRESS_ANY_RE.sub(" ", text)
     return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(text)}
 

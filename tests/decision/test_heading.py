@@ -315,3 +315,4 @@ def test_code_names_and_renames() -> None:
     printed = kept + "\nPrinted from https://sqlite.example/c3ref/txn_state.html"
     assert novelty.code_names(printed) == novelty.code_names(kept)
     assert not novelty.renames(kept + " See sqlite3_txn_state.", "", printed)
+    assert novelty.code_names(kept + "\nPrinted from /c3ref/txn_state.html") == novelty.code_names(kept)
