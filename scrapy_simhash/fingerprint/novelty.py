@@ -51,7 +51,7 @@ name the other lacks): sibling API pages of one template under one heading, abou
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
-when that takes at most :data:`TEXT_BYTES` (texts up to about 600,000 characters of English), and
+when that takes at most :data:`TEXT_BYTES` (texts up to about 800,000 characters of English), and
 the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
 most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
 smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
@@ -104,7 +104,7 @@ SKETCH_ANCHORS = 1600
 _SAMPLED, _RAW_TEXT = 2, 5
 _SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes (and is
-#: at most 4 * MAX_TEXT bytes of UTF-8): texts up to about 600,000 characters of English. With 64 KiB
+#: at most 4 * MAX_TEXT bytes of UTF-8): texts up to about 800,000 characters of English. With 64 KiB
 #: (150,000 characters), a real release-notes page of 350,000 characters kept a sample, and a
 #: refetch adding a 300-character paragraph counted 0-330 (``benchmarks/quality/big_page_adds.py``).
 TEXT_BYTES = 1 << 18
