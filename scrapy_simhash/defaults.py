@@ -46,7 +46,7 @@ SIMHASH_KEEP_ADDS = 100
 #: resembles it against; stored apart from its record): its text compressed, else a sample of it,
 #: when that fits, else none: the pages that resemble it are then kept
 #: (``simhash/evidence_missing``). 0: no bound.
-SIMHASH_EVIDENCE_MAX_BYTES = 65536
+SIMHASH_EVIDENCE_MAX_BYTES = 262144
 
 #: Index layout: the fingerprint is split into this many blocks (> SIMHASH_MAX_DISTANCE).
 #: ``None``: the index's default layout for SIMHASH_MAX_DISTANCE.

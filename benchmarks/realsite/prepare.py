@@ -52,6 +52,8 @@ SOFT404_TEXT = (
     "to find what you were looking for."
 )
 _CONTENT_SHARE = 0.7
+#: A block whose own text is at least this much link text is navigation, no text block to edit.
+_LINK_SHARE = 0.5
 _BLOCKS = (
     *("p", "li", "pre", "dd", "dt", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "blockquote"),
     *("div", "section", "article", "table", "tr", "ul", "ol", "dl", "caption", "figcaption", "address"),
@@ -256,10 +258,26 @@ def _own_text(el: Any) -> str:
     return collapse("".join(parts))
 
 
+def _link_share(el: Any) -> float:
+    """The share of ``el``'s own text (:func:`_own_text`) that is the text of links."""
+    own = _own_text(el)
+    if not own:
+        return 0.0
+    links = sum(
+        len(collapse(a.text_content()))
+        for child in el
+        if isinstance(child.tag, str) and child.tag not in _BLOCKS
+        for a in ([child] if child.tag == "a" else child.iter("a"))
+    )
+    return min(1.0, links / len(own))
+
+
 def text_blocks(root: Any) -> list[Any]:
     """The text blocks of the content area: block elements (paragraphs, items, code, cells,
-    headings, divisions) with text of their own, outside their block descendants."""
-    return [el for el in main_container(root).iter(*_BLOCKS) if _own_text(el)]
+    headings, divisions) with text of their own, outside their block descendants, that are not
+    mostly links (a table of contents that the content area holds, a glossary's list of entries:
+    deleting those changes no content)."""
+    return [el for el in main_container(root).iter(*_BLOCKS) if _own_text(el) and _link_share(el) < _LINK_SHARE]
 
 
 def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any]:

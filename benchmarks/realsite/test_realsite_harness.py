@@ -4,6 +4,7 @@ and no crawl needed."""
 
 from __future__ import annotations
 
+import random
 import sys
 import urllib.request
 from pathlib import Path
@@ -27,7 +28,17 @@ from judge import (
     template_lines,
     visible_text,
 )
-from prepare import SOFT404_FILE, SOFT404_TEXT, apply_edits, build, link_key, plan_edits, shift_digits, text_blocks
+from prepare import (
+    SOFT404_FILE,
+    SOFT404_TEXT,
+    apply_edits,
+    build,
+    delete_blocks,
+    link_key,
+    plan_edits,
+    shift_digits,
+    text_blocks,
+)
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
 N_PAGES = 40
@@ -114,6 +125,23 @@ def test_a_mirror_holds_its_page_as_served_with_the_links_added_to_it(source: Pa
             assert (dest / mirror.path).read_bytes() == original.read_bytes()
             return
     pytest.fail("no seed gives a mirrored page a broken link")
+
+
+def test_a_big_edit_deletes_content_never_a_list_of_links_in_the_content_area(tmp_path: Path) -> None:
+    # LilyPond's glossary: each entry's page holds the whole glossary's list of entries (300 links)
+    # in its content area, beside two short paragraphs; deleting 40% of the blocks deleted links
+    # alone, the entry stayed as it was, and the benchmark counted `unchanged` a missed change.
+    toc = "".join(f'<li><a href="e{k}.html">1.{k} entry number {k}</a></li>' for k in range(60))
+    paras = "".join(
+        f"<p>Paragraph {k}: " + " ".join(WORDS[(k + w) % len(WORDS)] for w in range(14)) + ".</p>" for k in range(8)
+    )
+    page = tmp_path / "entry.html"
+    page.write_text(f"<html><head><title>Entry</title></head><body><div><ul>{toc}</ul>{paras}</div></body></html>")
+    assert len(text_blocks(parse(page.read_text()))) == 8  # the paragraphs, not the links
+    info = delete_blocks(page, 0.4, random.Random(3))
+    text = page.read_text()
+    assert all(f"entry number {k}<" in text for k in range(60))  # every link is left
+    assert info["deleted"] >= 3 and sum(f"<p>Paragraph {k}:" in text for k in range(8)) <= 5
 
 
 def test_edits_delete_a_third_of_the_blocks_or_change_only_digits(source: Path, tmp_path: Path) -> None:

@@ -158,8 +158,9 @@ class ChangeTracker:
         to every other indexed page within ``max_distance`` of it (``Verdict.adds``), against the
         novelty evidence of the kept page (stored apart from its record, read only then), or when
         its own heading (its cleaned title, numbers and versions out; its key is stored in the
-        evidence) names something else than that page's, which shows nothing of it: a page about
-        another function, class or entry is no copy however little text it adds
+        evidence) names something else than that page's, which shows nothing of it, or its own
+        text names other code than that page (``QHash::begin`` where it has ``QSet::begin``): a
+        page about another function, class or entry is no copy however little text it adds
         (``Reason.KEPT_HEADING``; ``OwnText.names_other``). A kept
         page without evidence (no own text) cannot be judged: the resemblance decides; one whose
         evidence is gone is no evidence for a drop: the page is kept (``Verdict.evidence_missing``).

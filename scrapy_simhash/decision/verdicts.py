@@ -73,7 +73,7 @@ class Reason(_Text):
     #: Kept: it resembles a kept page, but its own text adds at least ``keep_adds`` characters.
     KEPT_ADDS = "kept/adds"
     #: Kept: it resembles a kept page, but its own heading names something else (another function,
-    #: class, module or entry: ``keep_adds``).
+    #: class, module or entry: ``keep_adds``), or its own text names other code than that page's.
     KEPT_HEADING = "kept/heading"
 
     @property

@@ -44,11 +44,14 @@ edit counts) 0.93 (``benchmarks/quality/count_windows.py``).
 **A page about another named thing** (:meth:`OwnText.names_other`): a page whose own heading (its
 cleaned title, numbers and versions out: :func:`heading_name`) has another key than the kept
 page's, and which the kept page shows nowhere, is no copy of it however little it adds: a sibling
-method's page. The key (32 bits) is stored in the page's evidence, beside its sketch.
+method's page. The key (32 bits) is stored in the page's evidence, beside its sketch. So is a page
+whose own text names in code (:func:`code_names`: ``std::unordered_map``, ``QHash::begin``,
+``const_iterator``, ``getValue``) what the kept page names otherwise (:func:`renames`: each has a
+name the other lacks): sibling API pages of one template under one heading, about two containers.
 
 **The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
-when that takes at most :data:`TEXT_BYTES` (texts up to about 150,000 characters of English), and
+when that takes at most :data:`TEXT_BYTES` (texts up to about 800,000 characters of English), and
 the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
 most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
 smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
@@ -60,7 +63,8 @@ whose error grows with the number of edits and the length of the page (on 40,000
 within about half of the truth); each position counts its first character's weight.
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
-arithmetic (numpy, wrapping), no ``hash()``.
+arithmetic (numpy, wrapping), no ``hash()``. (Over 600 lines: one text's normalisation, its
+windows, its sketch and its names, which a drop's check reads together and which must agree.)
 """
 
 from __future__ import annotations
@@ -80,7 +84,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
-    "OwnText", "added_to", "heading_key", "heading_name", "normalize", "one_line", "run_weight", "uncovered",
+    "OwnText", "added_to", "code_names", "heading_key", "heading_name", "normalize", "one_line", "renames", "run_weight",
+    "uncovered",
     "weight",
 ]
 
@@ -98,8 +103,11 @@ SKETCH_ANCHORS = 1600
 #: Sketch kinds: a sample; the text as the page has it (normalised when it is compared).
 _SAMPLED, _RAW_TEXT = 2, 5
 _SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
-#: A page's own text is kept whole (compressed) when that takes at most this many bytes.
-TEXT_BYTES = 1 << 16
+#: A page's own text is kept whole (compressed) when that takes at most this many bytes (and is
+#: at most 4 * MAX_TEXT bytes of UTF-8): texts up to about 800,000 characters of English. With 64 KiB
+#: (150,000 characters), a real release-notes page of 350,000 characters kept a sample, and a
+#: refetch adding a 300-character paragraph counted 0-330 (``benchmarks/quality/big_page_adds.py``).
+TEXT_BYTES = 1 << 18
 #: zstd's level for a text sketch (``benchmarks/scale/evidence_codecs.py``: on real pages up to 10%
 #: smaller than zlib's level 1, mostly faster; level 19 is 10-20% smaller at 10-60 ms a page).
 ZSTD_LEVEL = 3
@@ -151,6 +159,18 @@ _HEAD = struct.Struct("<BI")
 _VERSION_RE = re.compile(r"(?<!\w)v?\d+")
 #: ... and every character that is no letter or digit (a word's separator).
 _NOT_NAME_RE = re.compile(r"[\W_]+")
+#: A name in code (:func:`code_names`): words joined by "::" or "->" (``std::unordered_map``,
+#: ``QHash::begin``), a word with an inner "_" (``unordered_set``, ``const_iterator``), or a word in
+#: CamelCase (``QHash``, ``QSet``, ``getValue``, ``JavaScript``); not a dotted word (``e.g``, a host).
+_CODE_NAME_RE = re.compile(
+    r"(?<![\w:])[A-Za-z_]\w*(?:(?:::|->)~?[A-Za-z_]\w*)+"
+    r"|(?<![\w:])[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9](?![\w:])"
+    r"|(?<![\w:])(?:[a-z]+[A-Z]|[A-Z]+[a-z]+[A-Z]|[A-Z]{2,}[a-z])\w*(?![\w:])"
+)
+_NAME_DIGITS_RE = re.compile(r"\d+")
+#: A URL, a path or an e-mail address, whatever its case: no name in code (a print view's
+#: "Printed from https://.../c3ref/txn_state.html" names nothing its page does not).
+_ADDRESS_ANY_RE = re.compile(r"(?i)\S*/\S*|www\.\S*|\S+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
 
 
 def _mix(x: np.ndarray) -> np.ndarray:
@@ -352,9 +372,10 @@ class OwnText:
         # Its table rows too: a later page's rows are compared with rows, not with cells that the
         # shown text orders its own lines first (a cell of links after the others).
         raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
-        packed = _codec().compress(raw.encode("utf-8", "surrogatepass"))
-        if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes):
-            return _RAW_BYTE + packed
+        encoded = raw.encode("utf-8", "surrogatepass")
+        packed = _codec().compress(encoded)
+        if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes) and len(encoded) <= 4 * MAX_TEXT:
+            return _RAW_BYTE + packed  # read back whole (``_inflate``)
         shown = self if normalised else OwnText.normalised(normalize(raw))
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
@@ -370,16 +391,24 @@ class OwnText:
         )
 
     def names_other(self, kept: bytes, heading: int | None) -> bool:
-        """Whether this page's own heading names something else than the page whose sketch is
-        ``kept`` and whose heading key is ``heading``: both have one, their keys differ, and that
-        page shows nothing of this heading (:func:`heading_name` of its text, from a word's start:
-        a syndicated copy under another section title shows the headline; a sibling's page does
-        not name its sibling). ``False`` when ``kept`` is a sample (its text is not known)."""
-        if self.heading is None or heading is None or heading == self.heading or kept[:1] != _RAW_BYTE:
+        """Whether this page is about something else than the page whose sketch is ``kept`` and
+        whose heading key is ``heading``: its own heading names something else (both have one,
+        their keys differ, and that page shows nothing of this heading: :func:`heading_name` of its
+        text, from a word's start: a syndicated copy under another section title shows the
+        headline; a sibling's page does not name its sibling), or its own text names in code what
+        that page names otherwise (:func:`renames`: ``QHash::begin`` on one container's page,
+        ``QSet::begin`` on its sibling's, under one heading). ``False`` when ``kept`` is a sample
+        (its text is not known)."""
+        if kept[:1] != _RAW_BYTE:
             return False
-        shown = heading_name(_inflate(kept))
-        # From a word's start: a title cut short ("... announcing wif") is still the headline.
-        return (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}"
+        if self.heading is not None and heading is not None and heading != self.heading:
+            shown = heading_name(_inflate(kept))
+            # From a word's start: a title cut short ("... announcing wif") is still the headline.
+            if (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}":
+                return True
+        if self._lines is None:
+            return False
+        return renames("\n".join(self._lines), "\n".join(self._rest or ()), _inflate(kept, normalised=False))
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose sketch is ``kept`` lacks: exact
@@ -430,6 +459,32 @@ class OwnText:
         if not self._rows:
             return self.text
         return self.text + "\n" + normalize("\n".join(self._rows))
+
+
+def code_names(text: str) -> set[str]:
+    """The names in code that ``text`` holds (:data:`_CODE_NAME_RE`: ``std::unordered_map``,
+    ``QHash``, ``unordered_set``, ``getValue``), NFKC, their digits as ``0`` (a version is no
+    other name: ``qt5::x`` is ``qt6::x``); not in URLs, paths and e-mail addresses."""
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    if "/" in text or "www." in text or "@" in text:
+        text = _ADDRESS_ANY_RE.sub(" ", text)
+    return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(text)}
+
+
+def renames(own: str, rest: str, kept: str) -> bool:
+    """Whether a page whose own text is ``own`` (and whose other visible text is ``rest``) names
+    in code what the page that shows ``kept`` names otherwise (:func:`code_names`): its own text
+    has a name that ``kept`` lacks, and ``kept`` has one that the page shows nowhere (a name put
+    for another: sibling API pages generated from one template, one about ``QHash``, one about
+    ``QSet``). A copy names what its page names; a page that only adds a name adds text."""
+    mine = code_names(own)
+    if not mine:
+        return False
+    theirs = code_names(kept)
+    if not mine - theirs:
+        return False
+    return bool(theirs - mine - code_names(rest))
 
 
 def added_to(text: str, kept: str) -> float:

@@ -18,6 +18,7 @@ from helpers.pages import make_response, run
 from scrapy_simhash.decision.record import evidence_sketch, frame_evidence, read_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, Reason
+from scrapy_simhash.fingerprint import novelty
 from scrapy_simhash.fingerprint.novelty import OwnText, heading_key
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
@@ -171,7 +172,9 @@ def test_the_heading_rule_is_part_of_keep_adds(make_index: Callable[[], SimhashI
     """``SIMHASH_KEEP_ADDS = 0`` (resemblance alone) turns it off with the count."""
     tracker = ChangeTracker(make_index(), keep_adds=0)
     observe(tracker, "http://docs.example/pkg.where", api_page("where", "True"))
-    assert observe(tracker, "http://docs.example/pkg.where_not", api_page("where_not", "False")).verdict == NEAR_DUPLICATE
+    assert (
+        observe(tracker, "http://docs.example/pkg.where_not", api_page("where_not", "False")).verdict == NEAR_DUPLICATE
+    )
 
 
 def test_middleware_counts_the_kept_sibling(make_mw: Callable[..., Any]) -> None:
@@ -215,3 +218,101 @@ def test_a_syndicated_copy_under_another_title_is_still_dropped(make_index: Call
         assert (verdict.verdict, verdict.duplicate_of) == (NEAR_DUPLICATE, "http://daily.example/a"), title
     other = observe(tracker, "http://feed.example/3", syndicated("Democrats Lead the Senate Again"))
     assert (other.verdict, other.kept) == (NEW, Reason.KEPT_HEADING)
+
+
+def qdoc_page(container: str, std: str, variable: str = "it") -> str:
+    """A QDoc page of a container's iterator's obsolete members (Qt 5's qset-iterator-obsolete.html
+    and qhash-iterator-obsolete.html): one heading for both, the container named in code alone."""
+    members = "".join(
+        f"<h3 class='fn'>iterator iterator::operator{op}(int j) const</h3>"
+        "<p>This function is obsolete. It is provided to keep old source code working.</p>"
+        f"<p>This operator is deprecated in order to align with std::{std} functionality.</p>"
+        f"<p>{sentence(random.Random(op))}</p>"
+        for op in ("+", "+=", "-", "-=", "--")
+    )
+    return (
+        "<html><head><title>Obsolete Members for iterator | Qt Core 5.15.8</title></head><body>"
+        f"<div class='sidebar'><a href='{container.lower()}-iterator.html'>iterator</a></div>"
+        "<div class='content mainContent'><h1 class='title'>Obsolete Members for iterator</h1>"
+        "<p><b>The following members of class iterator are obsolete.</b> They are provided to keep old source"
+        f" code working.</p>{members}<p>The prefix -- operator (--{variable}) makes the preceding item current."
+        f" Calling this function on {container}::begin() leads to undefined results.</p></div></body></html>"
+    )
+
+
+def test_sibling_api_pages_that_name_other_code_under_one_heading_are_both_kept(
+    make_index: Callable[[], SimhashIndex], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """QDoc's ``QHash::iterator`` and ``QSet::iterator`` obsolete-members pages: one heading, one
+    template; they differ in ``std::unordered_map`` / ``std::unordered_set`` and ``QHash::begin`` /
+    ``QSet::begin`` (too few characters for ``SIMHASH_KEEP_ADDS``): a page about another container,
+    kept. Its copies (a print view, a tracking URL) name what it names: dropped."""
+    qset, qhash = qdoc_page("QSet", "unordered_set"), qdoc_page("QHash", "unordered_map", "i")
+    tracker = ChangeTracker(make_index())
+    assert observe(tracker, "http://doc.example/qset-iterator-obsolete.html", qset).verdict == NEW
+    found = observe(tracker, "http://doc.example/qhash-iterator-obsolete.html", qhash)
+    assert (found.verdict, found.kept) == (NEW, Reason.KEPT_HEADING)
+    assert found.adds is not None and found.adds < tracker.keep_adds  # the count alone would drop it
+    printed = qhash.replace("<div class='sidebar'>", "<div class='sidebar' hidden>").replace(
+        "</div></body>", "<p>Printed from https://doc.example/qhash-iterator-obsolete.html</p></div></body>"
+    )
+    for url, html in (
+        ("http://doc.example/qhash-iterator-obsolete.html?utm_source=x", qhash),
+        ("http://doc.example/print/qhash", printed),
+    ):
+        copy = observe(tracker, url, html)
+        assert (copy.verdict, copy.duplicate_of) == (
+            NEAR_DUPLICATE,
+            "http://doc.example/qhash-iterator-obsolete.html",
+        ), url
+    # Without the rule: the QHash page goes as a copy of the QSet page.
+    monkeypatch.setattr(novelty, "renames", lambda own, rest, kept: False)
+    without = ChangeTracker(make_index())
+    observe(without, "http://doc.example/qset-iterator-obsolete.html", qset)
+    dropped = observe(without, "http://doc.example/qhash-iterator-obsolete.html", qhash)
+    assert (dropped.verdict, dropped.duplicate_of) == (NEAR_DUPLICATE, "http://doc.example/qset-iterator-obsolete.html")
+
+
+QTCORE = Path("/usr/share/qt5/doc/qtcore")
+
+
+@pytest.mark.skipif(not QTCORE.is_dir(), reason="Qt 5's documentation (Debian's qtbase5-doc-html) is not installed")
+@pytest.mark.parametrize("member", ["iterator", "const-iterator"])
+def test_qt5_qhash_and_qset_iterator_pages_are_both_kept(member: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real pair a user's crawl of Qt 5's reference dropped (and the const_iterator pair)."""
+    pages = {name: (QTCORE / f"{name}-{member}-obsolete.html").read_bytes() for name in ("qset", "qhash")}
+
+    def second(rule: bool) -> Any:
+        if not rule:
+            monkeypatch.setattr(novelty, "renames", lambda own, rest, kept: False)
+        tracker = ChangeTracker(SimhashIndex())
+        for name, body in pages.items():
+            url = f"http://doc.example/qtcore/{name}-{member}-obsolete.html"
+            verdict = tracker.observe(url, FP.fingerprint_page(body, url=url), now=1.0)
+        return verdict
+
+    found = second(rule=True)
+    assert (found.verdict, found.kept) == (NEW, Reason.KEPT_HEADING)
+    assert second(rule=False).verdict == NEAR_DUPLICATE  # without the rule: dropped, as they resemble each other
+
+
+def test_code_names_and_renames() -> None:
+    assert novelty.code_names("align with std::unordered_set; QSet::begin(), QHash, getValue, x86_64, e.g. Python") == {
+        "std::unordered_set",
+        "QSet::begin",
+        "QHash",
+        "getValue",
+        "x0_0",
+    }
+    assert novelty.code_names("qt5::version and qt6::version") == {"qt0::version"}  # a version is no other name
+    kept = "Calls QSet::begin on std::unordered_set."
+    assert novelty.renames("Calls QHash::begin on std::unordered_map.", "", kept)  # another container
+    assert not novelty.renames(kept, "", kept)  # a copy
+    assert not novelty.renames(kept + " Also QSet::end.", "", kept)  # adds a name, puts none for another
+    assert not novelty.renames("Calls QHash::begin.", "See QSet::begin, std::unordered_set", kept)  # it shows them
+    assert not novelty.renames("Calls begin.", "", kept)  # names nothing
+    # A print view's line names its URL, no code (sqlite's c3ref/txn_state.html and its print view).
+    printed = kept + "\nPrinted from https://sqlite.example/c3ref/txn_state.html"
+    assert novelty.code_names(printed) == novelty.code_names(kept)
+    assert not novelty.renames(kept + " See sqlite3_txn_state.", "", printed)
+    assert novelty.code_names(kept + "\nPrinted from /c3ref/txn_state.html") == novelty.code_names(kept)

@@ -255,7 +255,7 @@ def test_numbers_dates_and_hashes_add_nothing() -> None:
 def test_sampled_estimate_is_unbiased_on_long_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A text too long to keep is sampled (about 1 position in 25 here): each estimate is off by
     up to half, their mean is close, and scattered one-word edits stay well under 100."""
-    monkeypatch.setattr(novelty, "TEXT_BYTES", 4096)  # texts of 40,000 characters, not 150,000
+    monkeypatch.setattr(novelty, "TEXT_BYTES", 4096)  # texts of 40,000 characters, not 800,000
     ratios = []
     for seed in range(8):
         rng = random.Random(seed)
