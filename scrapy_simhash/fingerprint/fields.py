@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-_TITLE_FIELD = "title"
+#: The field that is passed as the title (when SIMHASH_ITEM_FIELDS lists it).
+TITLE_FIELD = "title"
 
 
 def fields_text(item: Any, fields: Iterable[str]) -> tuple[str, str]:
@@ -20,7 +21,7 @@ def fields_text(item: Any, fields: Iterable[str]) -> tuple[str, str]:
         value = _text_of(item.get(field))
         if not value:
             continue
-        if field == _TITLE_FIELD and not title:
+        if field == TITLE_FIELD and not title:
             title = value
         else:
             parts.append(value)

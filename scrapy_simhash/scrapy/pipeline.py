@@ -16,7 +16,7 @@ from scrapy.exceptions import DropItem, NotConfigured
 
 from scrapy_simhash.decision.tracker import Verdict
 from scrapy_simhash.decision.verdicts import NEW
-from scrapy_simhash.fingerprint.fields import fields_text
+from scrapy_simhash.fingerprint.fields import TITLE_FIELD, fields_text
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
 from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
@@ -150,9 +150,8 @@ class SimhashDedupPipeline(_IndexComponent):
             self._inc("simhash/items/skipped/not_an_item")
             return item
         title, text = self._item_text(adapter)
-        if not title and not text:
-            self._inc("simhash/items/skipped/no_fields")
-            return item
+        if not text and (not title or any(f != TITLE_FIELD for f in self.config.item_fields)):
+            return self._no_fields(item, adapter)
         try:
             fp = self.fingerprinter.fingerprint_text(text, title)
         except EmptyTextError:
@@ -194,6 +193,19 @@ class SimhashDedupPipeline(_IndexComponent):
             message, key=key, duplicate_of=verdict.duplicate_of, distance=verdict.distance, adds=verdict.adds
         )
 
+    def _no_fields(self, item: Any, adapter: Any) -> Any:
+        """``item`` passed through unfingerprinted: it has no text in the listed fields (a title
+        alone is never compared when other fields are listed), warned about once."""
+        self._inc("simhash/items/skipped/no_fields")
+        if not self.stats or self.stats.get_value("simhash/items/skipped/no_fields") == 1:
+            logger.warning(
+                "An item has no text in SIMHASH_ITEM_FIELDS %(fields)s (fields it has: %(has)s): such items "
+                "pass through, never deduplicated (simhash/items/skipped/no_fields); check the field names",
+                {"fields": list(self.config.item_fields), "has": sorted(map(str, adapter.keys()))[:20]},
+                extra={"spider": self._spider},
+            )
+        return item
+
     def _item_text(self, adapter: Any) -> tuple[str, str]:
         return fields_text(adapter, self.config.item_fields)
 
@@ -204,4 +216,3 @@ class SimhashDedupPipeline(_IndexComponent):
         # No identity: compare by content only, under a key no other item has.
         self._inc("simhash/items/no_key")
         return f"(no {self.config.item_key_field}) {uuid.uuid4().hex}"
-

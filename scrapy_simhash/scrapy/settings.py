@@ -143,7 +143,14 @@ def _get_field_list(settings: BaseSettings, name: str) -> tuple[str, ...]:
     value = settings.get(name, getattr(defaults, name))
     if value is None:
         return ()
-    if isinstance(value, str):
+    if isinstance(value, str) and value.strip().startswith("["):  # -s 'NAME=["title", "body"]'
+        try:
+            fields = json.loads(value)
+        except ValueError:
+            raise _invalid(name, value, 'a list in a string must be JSON, e.g. ["title", "body"]') from None
+        if not isinstance(fields, list):
+            raise _invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
+    elif isinstance(value, str):
         fields = [part.strip() for part in value.split(",")]
     elif isinstance(value, (list, tuple)):
         fields = list(value)

@@ -102,6 +102,20 @@ def test_same_key_again_replaces_the_item(make_pipeline):
     assert pipeline.process_item(other) is other
 
 
+def test_an_item_with_only_its_title_among_the_fields_is_never_dropped_by_its_title(make_pipeline, caplog):
+    pipeline = make_pipeline()  # SIMHASH_ITEM_FIELDS = ["title", "body"]; these items keep their text in "text"
+    title, paragraphs = EN_ARTICLES["harbour"]
+    guide = {"url": "https://docs.example/guide", "title": title, "text": "\n".join(paragraphs)}
+    contents = {"url": "https://docs.example/contents", "title": title, "text": paragraphs[0][:80]}
+    assert pipeline.process_item(contents) is contents and pipeline.process_item(guide) is guide
+    assert stat(pipeline, "simhash/items/skipped/no_fields") == 2
+    assert caplog.text.count("has no text in SIMHASH_ITEM_FIELDS ['title', 'body']") == 1 and "'text'" in caplog.text
+    only_title = make_pipeline(SIMHASH_ITEM_FIELDS=["title"])  # the title is what the user asked to compare
+    assert only_title.process_item(dict(contents)) is not None
+    with pytest.raises(NearDuplicateItem):
+        only_title.process_item(dict(guide, url="https://docs.example/other"))
+
+
 def test_item_lacking_the_fields_passes_and_is_counted(make_pipeline):
     pipeline = make_pipeline()
     item = {"url": "https://news.example.com/x", "price": 3}

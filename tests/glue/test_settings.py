@@ -55,6 +55,7 @@ def test_values_from_the_command_line_are_parsed():
     assert config.item_fields == ("title", "body")
     assert config.fingerprinter_kwargs == {"min_features": 5}
     assert config.drop_unchanged is False
+    assert config_of(SIMHASH_ITEM_FIELDS='["title", "body"]').item_fields == ("title", "body")  # -s NAME=[...]
 
 
 @pytest.mark.parametrize(
@@ -78,6 +79,8 @@ def test_values_from_the_command_line_are_parsed():
         ("SIMHASH_ITEM_FIELD", "", "non-empty field name"),
         ("SIMHASH_ITEM_FIELDS", 42, "list of field names"),
         ("SIMHASH_ITEM_FIELDS", ["title", ""], "non-empty field names"),
+        ("SIMHASH_ITEM_FIELDS", '["title", body]', "must be JSON"),
+        ("SIMHASH_ITEM_FIELDS", '["title", 3]', "non-empty field names"),
         ("SIMHASH_ITEM_KEY_FIELD", "  ", "non-empty field name"),
         ("SIMHASH_DIR", "", "directory path"),
     ],
