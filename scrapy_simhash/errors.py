@@ -49,7 +49,7 @@ STORE_ERROR_FIXES: dict[str, str] = {
         "stop every process that uses the index and open it again; never delete lock.mdb while a "
         "process has the index open (LMDB cannot protect an index whose lock file was replaced)"
     ),
-    "corrupt": "restore the index from a copy, or delete it (SIMHASH_RESET = True) to rebuild it from a new crawl",
+    "corrupt": "restore the index from a copy, or delete it (SIMHASH_RESET = True, or `scrapy-simhash DIR reset --yes`) to rebuild it from a new crawl",
     "io": "check the disk and the file system that hold the index",
     "connection": "check that the Redis server is running and reachable (SIMHASH_REDIS_URL, else REDIS_URL)",
     "memory_full": "raise the Redis server's maxmemory, or give the index its own server",

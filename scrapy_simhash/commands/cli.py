@@ -289,35 +289,15 @@ def _confirm(question: str) -> bool:
     return sys.stdin.readline().strip().lower() in ("y", "yes")
 
 
-def _open_elsewhere(path: Path) -> bool:
-    """Whether another process has the LMDB index at ``path`` open: each one holds a shared lock
-    on the first byte of its ``lock.mdb``, which an exclusive lock then cannot take."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: LMDB locks otherwise there; not checked
-        return False
-    try:
-        fd = os.open(path / "lock.mdb", os.O_RDWR)
-    except OSError:
-        return False
-    try:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
-        except OSError:
-            return True
-        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0, os.SEEK_SET)
-        return False
-    finally:
-        os.close(fd)
-
-
 def _reset(target: Target, yes: bool, out: TextIO) -> None:
     from scrapy_simhash.store.index import SimhashIndex
 
     with target.open() as index:  # refuses anything that is not an index
         keys, records = len(index), sum(1 for _ in index.iter_records())
         where = index.path
-    if where and _open_elsewhere(Path(where)):
+    from scrapy_simhash.store.lmdbstore import open_elsewhere
+
+    if where and open_elsewhere(where):
         raise CommandError(
             f"the index at {where} is open in another process (a crawl?): stop it, then reset; nothing was deleted"
         )

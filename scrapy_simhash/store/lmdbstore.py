@@ -458,6 +458,11 @@ def destroy_dir(path: str) -> bool:
     shared = _ENVS.get(os.path.realpath(path))
     if shared is not None and shared.pid == os.getpid():
         raise SimhashIndexError(f"Cannot delete the index at {path}: it is open in this process; close it first")
+    if open_elsewhere(path):
+        raise SimhashIndexError(
+            f"Cannot delete the index at {path}: it is open in another process (a crawl?); stop it first. "
+            "Nothing was deleted"
+        )
     for name in _LMDB_FILES:
         try:
             os.remove(os.path.join(path, name))
@@ -465,6 +470,28 @@ def destroy_dir(path: str) -> bool:
             pass
     os.rmdir(path)
     return True
+
+
+def open_elsewhere(path: str | os.PathLike[str]) -> bool:
+    """Whether another process has the LMDB index at ``path`` open: each one holds a shared lock
+    on the first byte of its ``lock.mdb``, which an exclusive lock then cannot take."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: LMDB locks otherwise there; not checked
+        return False
+    try:
+        fd = os.open(os.path.join(path, "lock.mdb"), os.O_RDWR)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, 0, os.SEEK_SET)
+        except OSError:
+            return True
+        fcntl.lockf(fd, fcntl.LOCK_UN, 1, 0, os.SEEK_SET)
+        return False
+    finally:
+        os.close(fd)
 
 
 def _digest(key: bytes) -> bytes:

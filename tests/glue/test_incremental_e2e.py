@@ -563,7 +563,7 @@ def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_statu
     errors = [line for line in result.stderr.splitlines() if " ERROR: " in line]
     assert len(errors) == 1, result.stderr[-3000:]
     assert f"scrapy-simhash cannot start: Could not read the index at {pages} (corrupt: " in errors[0]
-    assert "restore the index from a copy, or delete it (SIMHASH_RESET = True)" in errors[0]
+    assert "restore the index from a copy, or delete it (SIMHASH_RESET = True, or `scrapy-simhash DIR reset --yes`)" in errors[0]
     assert "no known URL" not in result.stderr
     assert (pages / "data.mdb").read_bytes() == damaged  # left as it was, for the user to restore
 
