@@ -54,6 +54,9 @@ class Addon:
     at any priority, or disabled with ``None``) is left as it is.
     """
 
+    def __repr__(self) -> str:
+        return "scrapy_simhash.Addon"  # Scrapy's "Enabled addons" line
+
     def update_settings(self, settings: BaseSettings) -> None:
         settings.set("SIMHASH_ENABLED", True, priority="addon")
         _insert(settings, "SPIDER_MIDDLEWARES", _MIDDLEWARE, MIDDLEWARE_PRIORITY)

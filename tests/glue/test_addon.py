@@ -89,3 +89,9 @@ def test_addon_inserts_the_url_rules_middleware_only_with_simhash_url_rules():
         assert (settings["DOWNLOADER_MIDDLEWARES"].get(rules) == URL_RULES_MIDDLEWARE_PRIORITY) is inserted, value
     with pytest.raises(ValueError, match=r"SIMHASH_URL_RULES \('maybe'\) is invalid"):
         crawler_with(SIMHASH_URL_RULES="maybe")
+
+
+def test_the_addon_is_named_in_scrapys_enabled_addons_line():
+    from scrapy_simhash import Addon
+
+    assert repr(Addon()) == "scrapy_simhash.Addon"
