@@ -1,6 +1,6 @@
 """Decisions per second per process on Redis, and round trips per page, against the index's size.
 
-    nice .venv/bin/python benchmarks/scale/redis_decisions.py [--sizes 100000,1000000] [--decisions 3000]
+    nice .venv/bin/python benchmarks/scale/redis_decisions.py [--sizes 100000,1000000] [--decisions 3000] [--floor]
     PYTHONPATH=<another checkout> nice .venv/bin/python benchmarks/scale/redis_decisions.py   # before/after
 
 A fresh ``redis-server`` (127.0.0.1, no persistence) is filled with ``size`` synthetic 64-bit
@@ -25,6 +25,12 @@ keys); and the issue's bar (2,000 decisions per second: 500 us for everything) a
 this run spends and against its own client CPU with the calls at the floor's wall time.
 ``--transports tcp,unix``: over the loopback TCP port, then a unix socket of the same server (the
 same index, other pages). redis-py uses hiredis to parse replies where it is installed (printed).
+``--floor``: also the floor of a decision against the bar: the round trips at the floor's wall
+time, the server's least reads and writes (each snapshot and write call made again as a script
+that only reads what the same verdict needs: the key's entry, the page's buckets and, where the
+snapshot read them, the wide tier's, the entries and evidence of the keys found; or writes the
+key's entry, its fingerprint's field and buckets and its evidence, as the same bytes again), and
+the client's own work (all of its CPU but the Redis calls).
 """
 
 from __future__ import annotations
@@ -225,11 +231,110 @@ def floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
     return {"wall": wall, "cpu": cpu, "server": cpu_seconds(client) - before}
 
 
+# The floor of what a decision must do on the server, each of the decisions' script calls made
+# again as a script that does only that: reads, the key's entry, the page's buckets in every table
+# and, where the snapshot read them (no other page within k), the buckets one bit away, the entries
+# and evidence of the keys found; writes (as the same bytes again: the index stays as it is), the
+# key's entry, and for a fingerprint filed, its keys' field and its bucket in every table (no
+# append without reading the bucket: a bucket is one field), the evidence. ARGV as the store's.
+_READS_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local byte, char, bxor = string.byte, string.char, bit.bxor
+local KB = {%(kb)s}
+local key, shard, fp, evp = ARGV[4], ARGV[5], ARGV[6], ARGV[10]
+local wide = ARGV[11 + #KB] == '1'
+local out = {redis.call('HGET', P .. 'r' .. shard, key) or ''}
+if fp ~= '' then
+  for t = 1, #KB do
+    local bid = ARGV[10 + t]
+    local names = {bid}
+    if wide then
+      local hi, lo = byte(bid, 1), byte(bid, 2)
+      for j = 0, math.min(16, KB[t]) - 1 do
+        if j < 8 then names[#names + 1] = char(hi, bxor(lo, 2 ^ j)) else names[#names + 1] = char(bxor(hi, 2 ^ (j - 8)), lo) end
+      end
+    end
+    for _, v in ipairs(redis.call('HMGET', P .. string.format('t%%02d', t - 1), unpack(names))) do out[#out + 1] = v or '' end
+  end
+end
+for i = 12 + #KB, #ARGV, 2 do
+  out[#out + 1] = redis.call('HGET', P .. 'r' .. ARGV[i + 1], ARGV[i]) or ''
+  if evp ~= '' then out[#out + 1] = redis.call('GET', evp .. ARGV[i]) or '' end
+end
+if evp ~= '' then out[#out + 1] = redis.call('GET', evp .. key) or '' end
+return table.concat(out)
+"""
+_WRITES_LUA = r"""
+local P = string.sub(KEYS[1], 1, -5)
+local T = tonumber(ARGV[4])
+local key, shard, fp, ev = ARGV[5], ARGV[6], ARGV[7], ARGV[8]
+local function again(h, f)  -- a field read and written as it is
+  local v = redis.call('HGET', h, f)
+  if v then redis.call('HSET', h, f, v) end
+end
+again(P .. 'r' .. shard, key)
+if fp ~= '' then
+  again(P .. 'fps', fp)
+  for t = 1, T do again(P .. string.format('t%02d', t - 1), ARGV[8 + t]) end
+end
+if ev ~= '' then
+  local v = redis.call('GET', ev)
+  if v then redis.call('SET', ev, v) end
+end
+return 1
+"""
+
+
+def server_floor(store: Any, client: Any, calls: list[list[Any]]) -> dict[str, float]:
+    """Server CPU seconds of the reads and the writes the decisions' calls must make at least (the
+    scripts above, each call made again), and of the wide tier's reads alone."""
+    layout = store._layout
+    tables = len(layout.tables)
+    reads = client.register_script(_READS_LUA % {"kb": ", ".join(str(kb) for kb in layout.key_bits)})
+    writes = client.register_script(_WRITES_LUA)
+    meta = [store._meta_key]
+    read_args, write_args = [], []
+    for args in calls:
+        if args[0] == "snap":
+            spec = args[3 : 3 + 7 + tables]
+            _, _, res, wraw, _, _, _ = store._main(keys=meta, args=args)[1]
+            found = [k for i in range(4, len(res), 3) for k in bytes(res[i]).split(b"\xff") if k and k != spec[0]]
+            pairs = [x for k in found for x in (k, redisstore.shard_of(k))]
+            read_args.append([*args[:3], *spec, b"1" if wraw else b"0", *pairs])
+        elif args[0] == "apply":
+            key, shard = args[3], args[4]
+            i = 3 + 7 + tables
+            i += 1 + int(args[i + 1]) + 1  # the version, the fingerprints found
+            fop = args[i]
+            fp = args[i + 1] if fop == b"a" else b""
+            buckets = args[i + 2 : i + 2 + tables] if fop == b"a" else [b""] * tables
+            i += 2 + tables if fop == b"a" else 1
+            i += 4 if args[i] == b"1" else 1
+            ev = args[i + 1] if int(args[i]) else b""
+            write_args.append([b"w", b"", b"", tables, key, shard, fp, ev, *buckets])
+    out = {}
+    for name, script, batch in (("reads", reads, read_args), ("writes", writes, write_args)):
+        script(keys=meta, args=batch[0])
+        before = cpu_seconds(client)
+        for args in batch:
+            script(keys=meta, args=args)
+        out[name] = cpu_seconds(client) - before
+    narrow = [[*a[: 10 + tables], b"0", *a[11 + tables :]] for a in read_args]
+    before = cpu_seconds(client)
+    for args in narrow:
+        reads(keys=meta, args=args)
+    out["wide"] = out["reads"] - (cpu_seconds(client) - before)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="100000,1000000")
     parser.add_argument("--decisions", type=int, default=3000)
     parser.add_argument("--transports", default="tcp,unix", help="tcp, unix or both (comma-separated)")
+    parser.add_argument(
+        "--floor", action="store_true", help="also the floor of a decision: its round trips, reads, writes and rules"
+    )
     args = parser.parse_args()
     Counting.install()
     binary()  # (exits where there is none)
@@ -263,9 +368,12 @@ def main() -> None:
                 evalsha = evalsha_stats(plain)
                 out["server_snap"] = replayed(index.store, out["calls"], plain, "snap")
                 low = floor(index.store, plain, out["calls"])
+                least = server_floor(index.store, plain, out["calls"]) if args.floor else None
                 plain.close()
                 index.close()
                 report(transport, args.decisions, out, evalsha, low)
+                if least is not None:
+                    report_floor(args.decisions, out, low, least)
 
 
 def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any], low: dict[str, float]) -> None:
@@ -301,6 +409,33 @@ def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any],
         f"    the bar, {BAR:,}/s: {budget:,.0f} us a decision for client, server and the wait between; "
         f"this run spends {cpu:,.0f} us of CPU ({cpu / budget:.1f}x), "
         f"{(out['cpu'] - out['inside']) * us + low['wall'] * us:,.0f} us with the Redis calls at the floor"
+    )
+
+
+def report_floor(n: int, out: dict[str, Any], low: dict[str, float], least: dict[str, float]) -> None:
+    """The floor of a decision against the bar: the round trips as the same bytes to a script that
+    returns 1 (their wall time: the client's packing and parsing, the socket, the server's call),
+    the server's least reads and writes beyond that, and the client's own work (the rules, the
+    evidence, the records, decoding the snapshot and encoding the write: all of the client's CPU
+    but its Redis calls)."""
+    us = 1e6 / n
+    calls = len(out["calls"])
+    trivial = low["server"] / calls * us  # a script call's own server CPU, in the reads' and writes' too
+    snaps = sum(1 for a in out["calls"] if a[0] == "snap")
+    applies = sum(1 for a in out["calls"] if a[0] == "apply")
+    reads = least["reads"] * us - trivial * snaps / n
+    writes = least["writes"] * us - trivial * applies / n
+    own = (out["cpu"] - out["inside"]) * us
+    parts = {label: secs * us for label, secs in out["parts"].items()}
+    rules = sum(v for label, v in parts.items() if not label.startswith(("Redis", "snapshot", "write: encode")))
+    total = low["wall"] * us + reads + writes + own
+    budget = 1e6 / BAR
+    print(
+        f"    the floor of a decision, us: the round trips (same bytes, a script that returns 1) {low['wall'] * us:,.0f} "
+        f"wall; the server's least reads {reads:,.0f} (of which the wide tier's buckets {least['wide'] * us:,.0f}) "
+        f"and writes {writes:,.0f}; the client's own work {own:,.0f} (the rules, the evidence and the records "
+        f"{rules:,.0f}, the rest decoding and encoding): {total:,.0f} us, {total / budget:.1f}x the bar's "
+        f"{budget:,.0f} us ({1e6 / total:,.0f} decisions/s at best, one process)"
     )
 
 

@@ -565,7 +565,9 @@ class ChangeTracker:
             return None, False, True
         sketch, heading = evidence
         try:
-            return own.added(sketch), own.names_other(sketch, heading), False
+            adds = own.added(sketch)
+            # The heading's and the names' rule decide only a page that adds too little.
+            return adds, adds < self.keep_adds and own.names_other(sketch, heading), False
         except ValueError:  # unreadable: gone
             return None, False, True
 

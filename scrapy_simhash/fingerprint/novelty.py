@@ -468,7 +468,13 @@ def code_names(text: str) -> set[str]:
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     if "/" in text or "www." in text or "@" in text:
-        text = _ADDRESS_ANY_RE.sub(" ", text)
+        # Word by word (no name, path or address spans a space): a word with "/" is a path whole;
+        # only a word with "@" or "www." is looked at closer.
+        text = " ".join(
+            _ADDRESS_ANY_RE.sub(" ", word) if "@" in word or "www." in word.lower() else word
+            for word in text.split()
+            if "/" not in word
+        )
     return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(text)}
 
 

@@ -316,3 +316,25 @@ def test_code_names_and_renames() -> None:
     assert novelty.code_names(printed) == novelty.code_names(kept)
     assert not novelty.renames(kept + " See sqlite3_txn_state.", "", printed)
     assert novelty.code_names(kept + "\nPrinted from /c3ref/txn_state.html") == novelty.code_names(kept)
+
+
+def test_code_names_taken_word_by_word_find_what_the_whole_text_finds() -> None:
+    """``code_names`` takes the addresses out word by word (a long run of Han text scanned once):
+    the same names as the address pattern over the whole text."""
+    import re
+    import unicodedata
+
+    rng = random.Random(38)
+    parts = [*"abcXYZ_:->~ \n\t9é中/@.w", "::", "->", "aB", "ABc", "q_x", "www.", "WWW.", "a@b.c", "x/y", "\u3000"]
+    parts += ["\u00a0", "\uff57\uff57\uff57\uff0e", "\uff21"]  # NFKC: "www.", "A"
+
+    def whole(text: str) -> set[str]:
+        if not text.isascii():
+            text = unicodedata.normalize("NFKC", text)
+        if "/" in text or "www." in text or "@" in text:
+            text = novelty._ADDRESS_ANY_RE.sub(" ", text)
+        return {re.sub(r"\d+", "0", name) for name in novelty._CODE_NAME_RE.findall(text)}
+
+    for _ in range(20000):
+        text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
+        assert novelty.code_names(text) == whole(text), text
