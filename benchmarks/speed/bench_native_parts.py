@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.decision.record import schedule_state
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
@@ -154,8 +154,7 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
             t.time("fingerprint_page", "native", i, native.fingerprint_page, html)
             raw = index.get_record(key)
             assert raw is not None
-            record = PageRecord.from_bytes(raw)
-            state = _state(record)
+            state = schedule_state(raw)
             assert state is not None
             t.time("Core.page", "python", i, python._python_page, doc)
             t.time("Core.page", "native", i, native._native_page, doc)
