@@ -136,14 +136,14 @@ def cost(bounds: tuple[int, ...], least: int = 100_000) -> None:
     text compresses far below 64 KiB), its evidence as the tracker makes it (``OwnText.sketch`` at
     each bound: the text, else a sample), and the bytes per HTML file of the roots that each bound
     adds to the first's."""
-    from scrapy_simhash.fingerprint.simhash import _own_text
+    from scrapy_simhash.fingerprint.simhash import own_text
     from scrapy_simhash.text.extract import extract
 
     files = [f for root in map(Path, ROOTS) if Path(root).is_dir() for f in Path(root).rglob("*.html")]
     big = [f for f in files if least < f.stat().st_size <= 4 * 1024 * 1024]
     sketches: dict[int, list[bytes]] = {b: [] for b in bounds}
     for f in big:
-        own = _own_text(extract(f.read_bytes()), None, None)
+        own = own_text(extract(f.read_bytes()), None, None)
         if own.has_text:
             for b in bounds:
                 sketches[b].append(own.sketch(b))

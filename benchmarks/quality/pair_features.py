@@ -27,7 +27,7 @@ import build_pairs as bp
 import wide_tier
 from evaluate import spearman
 
-from scrapy_simhash.fingerprint.simhash import _EMPTY_TEXT, EmptyTextError, Fingerprinter, _exact_fp, _simhash
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, exact_fp, simhash_from_weights
 from scrapy_simhash.store.base import TableLayout
 
 K = 3
@@ -40,12 +40,12 @@ def _with_pairs(self: Fingerprinter, text: str, title: str, native: bool = True)
     feats = self._extractor.extract(text, title)
     tokens = feats.tokens
     if not feats.weights:
-        raise EmptyTextError(_EMPTY_TEXT)
+        raise EmptyTextError("text has no features")
     if len(feats.weights) < self.min_features:
-        return _exact_fp(tokens, self.bits) or 1, True, tokens
+        return exact_fp(tokens, self.bits) or 1, True, tokens
     weights = dict.fromkeys(tokens, 1.0)
     weights.update((f"{a} {b}", 1.0) for a, b in itertools.pairwise(tokens))
-    return _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits) or 1, False, tokens
+    return simhash_from_weights(weights, bits=self.bits, feature_hash=self.feature_hash) or 1, False, tokens
 
 
 def measure(ps: bp.PairSet, name: str) -> dict[str, Any]:

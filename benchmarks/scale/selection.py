@@ -44,7 +44,7 @@ def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed
     which about 5% of them are due (a budgeted crawl's steady state: each URL refetched about
     every ``urls / budget`` runs, a run a day). ``first_only``: every URL fetched once (no
     history), as after a first crawl (issue 38's measure: real pages observed once)."""
-    from scrapy_simhash.decision.record import PageRecord, _schedule_of
+    from scrapy_simhash.decision.record import PageRecord, schedule_of
     from scrapy_simhash.schedule import FreshnessPolicy
 
     interval = urls / budget * DAY
@@ -68,7 +68,7 @@ def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed
         state = base.evolve(
             last_fetch=base.last_fetch + shift, last_change=base.last_change + shift, next_due=base.next_due + shift
         )
-        next_due, schedule = _schedule_of(state)
+        next_due, schedule = schedule_of(state)
         record = replace(
             PageRecord.first(rng.getrandbits(64), now=state.last_fetch),
             schedule=schedule,

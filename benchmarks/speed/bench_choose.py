@@ -19,7 +19,7 @@ import bench_crawl as bc
 
 from scrapy_simhash.text import extract as ex
 from scrapy_simhash.text import region
-from scrapy_simhash.text.title import _title_and_heading
+from scrapy_simhash.text.title import title_and_heading
 
 
 def _best(pages: list[Any], f: Any) -> float:
@@ -43,7 +43,7 @@ def main() -> int:
         if root is None or not ex.walk_native(walker, root):
             continue
         walker.flush()
-        pages.append((walker, *_title_and_heading(root)[1:]))
+        pages.append((walker, *title_and_heading(root)[1:]))
     print(f"{len(pages)} pages walked natively")
     choose = _best(pages, ex._choose)
     content = [(w, [b for b in w.blocks if not b.flags]) for w, _, _ in pages]

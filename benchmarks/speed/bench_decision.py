@@ -51,7 +51,7 @@ from scrapy_simhash.fingerprint import PageFingerprint
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.record import PageRecord, _schedule_of
+from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
@@ -123,7 +123,7 @@ def _flip(rng: np.random.Generator, fp: int, d: int) -> int:
 
 def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float, clock: Any) -> float:
     """Median us of the policy's own step for a refetch of ``keys`` (their stored schedules):
-    ``observe`` and the schedule's numbers for the record (``_schedule_of``: ``to_dict``'s)."""
+    ``observe`` and the schedule's numbers for the record (``schedule_of``: ``to_dict``'s)."""
     policy = tracker.policy
     assert policy is not None
     records = [PageRecord.parse(raw) for raw in index.get_records(keys)]
@@ -132,7 +132,7 @@ def _policy_cost(tracker: ChangeTracker, index: Any, keys: list[str], now: float
     for _ in range(5):
         t = clock()
         for state in states:
-            _schedule_of(policy.observe(state, now, False, 0))
+            schedule_of(policy.observe(state, now, False, 0))
         times.append((clock() - t) / max(len(states), 1) * 1e6)
     return median(times)
 

@@ -7,7 +7,7 @@ The same functions the crawl calls, on the real pages' fingerprints (``Fingerpri
 made before the clock runs):
 
 - ``fingerprint_page``: the whole per-page fingerprint (for scale), and of it ``own text``: the
-  page's own text (``fingerprint._own_text``) and ``sketch``: the bytes its record keeps;
+  page's own text (``fingerprint.own_text``) and ``sketch``: the bytes its record keeps;
 - the decision (``ChangeTracker.observe`` on LMDB, ``durable=False`` as a crawl, the default
   ``FreshnessPolicy``) of each page under a new URL (``new``) and of its copy under another URL
   (``copy``: the check reads the kept page's record and finds the same text) and of an edited
@@ -43,7 +43,7 @@ sys.path.insert(0, str(REPO))
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import novelty
 from scrapy_simhash.fingerprint.novelty import OwnText
-from scrapy_simhash.fingerprint.simhash import Fingerprinter, _own_text
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, own_text
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract
@@ -85,7 +85,7 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="bench-keep-adds-"))
     for r in range(args.rounds):
         times.setdefault("fingerprint_page", []).append(per_page(bodies, fper.fingerprint_page))
-        times.setdefault("own text", []).append(per_page(docs, lambda d: _own_text(d, None, None)))
+        times.setdefault("own text", []).append(per_page(docs, lambda d: own_text(d, None, None)))
         owns = [p.own for p in pages]
         times.setdefault("sketch", []).append(per_page(owns, lambda o: o.sketch()))
         for label, with_own in (("own", True), ("resemblance only", False), ("own, keep_adds 0", True)):

@@ -273,8 +273,8 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
             continue
         if root is None:
             continue
-        timed("title, native", ex._title_and_heading, root)
-        timed("title, Python", ex._title_and_heading, root, False)
+        timed("title, native", ex.title_and_heading, root)
+        timed("title, Python", ex.title_and_heading, root, False)
         walker = ex._Walker()
         timed("walk, native", nat.walk_native, walker, root)
         timed("walk, Python", ex._Walker().walk, root, 0, False, 0)

@@ -18,7 +18,7 @@ runs. Printed per corpus, in microseconds of CPU (medians over the pages):
   title, the record codec) the share is what it saves a crawl; the others run only in some cases
   (said in their line), and the share is what they save on a page where they run.
 
-The decision's functions (the record codec and CPython's rounding, ``native/src/decision.rs``) were
+The decision's functions (the record codec and CPython's rounding, once native in the core) were
 removed for what this measured (under 1% of a page); the decision is Python only, and ``observe`` is
 measured as it runs.
 """
@@ -43,7 +43,7 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.record import PageRecord, _state
+from scrapy_simhash.decision.record import schedule_state
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
@@ -60,7 +60,7 @@ schedule: Any = importlib.import_module("scrapy_simhash.schedule")
 PARTS = (
     ("Core.page", "every page"),
     ("HtmlWalker.walk", "every page"),
-    ("decision.rs in observe", "every page (record read + write, schedule numbers and state)"),
+    ("record codec in observe", "every page (record read + write, schedule numbers and state)"),
     ("  pack_record (to_bytes)", "every page"),
     ("  unpack_record (from_bytes)", "every refetch"),
     ("  schedule_numbers", "every page with a schedule"),
@@ -154,8 +154,7 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
             t.time("fingerprint_page", "native", i, native.fingerprint_page, html)
             raw = index.get_record(key)
             assert raw is not None
-            record = PageRecord.from_bytes(raw)
-            state = _state(record)
+            state = schedule_state(raw)
             assert state is not None
             t.time("Core.page", "python", i, python._python_page, doc)
             t.time("Core.page", "native", i, native._native_page, doc)
@@ -184,7 +183,7 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
         f"{'native function':32} {'python us':>10} {'native us':>10} {'saved us':>9} {'x':>6} {'of page':>8}  runs on"
     )
     for part, runs_on in PARTS:
-        if part == "decision.rs in observe":
+        if part == "record codec in observe":
             py, nat = observe["python"], observe["native"]
         else:
             py, nat = t.per_page(part, "python", n), t.per_page(part, "native", n)

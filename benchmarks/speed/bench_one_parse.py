@@ -74,7 +74,7 @@ def in_process(repeats: int) -> None:
     from scrapy.http import HtmlResponse
 
     from scrapy_simhash.fingerprint.simhash import Fingerprinter
-    from scrapy_simhash.scrapy.middleware import _response_text
+    from scrapy_simhash.scrapy.middleware import response_text
     from scrapy_simhash.scrapy.tree import shared_tree
     from scrapy_simhash.text import extract
 
@@ -87,7 +87,7 @@ def in_process(repeats: int) -> None:
     def page(i: int, body: bytes, shared: bool, parses: bool) -> float:
         r = response(i, body)
         started = time.process_time()
-        html = _response_text(r)
+        html = response_text(r)
         tree = shared_tree(r, html)[0] if shared else None
         fingerprinter.fingerprint_page(html, url=r.url, tree=tree)
         if parses:
@@ -97,7 +97,7 @@ def in_process(repeats: int) -> None:
 
     def parse_only(i: int, body: bytes) -> tuple[float, float]:
         r = response(i, body)
-        html = _response_text(r)
+        html = response_text(r)
         started = time.process_time()
         extract._parse(extract._prepare(html))
         own = time.process_time() - started

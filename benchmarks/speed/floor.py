@@ -5,7 +5,7 @@ middleware's: a bar on the crawl's speed above a floor's ratio cannot be met by 
 that floor leaves out.
 
 Each also freezes the garbage collector's start-up objects when the spider opens, as the
-middleware does (``middleware._freeze_startup``: each later full collection skips them).
+middleware does (``middleware.freeze_startup``: each later full collection skips them).
 
 - ``PassFloor`` (``floor-pass``): nothing else; one more spider middleware in the chain.
 - ``StoreFloor`` (``floor-store``): one LMDB write transaction a page, opened as the store opens
@@ -41,13 +41,13 @@ from scrapy import signals
 from scrapy.http import TextResponse
 
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
-from scrapy_simhash.scrapy.middleware import _freeze_startup, _response_text, _thaw
+from scrapy_simhash.scrapy.middleware import freeze_startup, response_text, thaw
 from scrapy_simhash.scrapy.tree import shared_tree
 from scrapy_simhash.store import LmdbStore
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.text.blocks import _BUDGET_STEP, MAX_BLOCKS
 from scrapy_simhash.text.features import normalize
-from scrapy_simhash.text.native import _native_walk
+from scrapy_simhash.text.native import native_walk
+from scrapy_simhash.text.rules import BUDGET_STEP, MAX_BLOCKS
 
 _FP = struct.Struct("<Q")
 
@@ -70,11 +70,11 @@ class _Floor:
         return floor
 
     def spider_opened(self, spider: Any) -> None:
-        self._frozen = _freeze_startup()  # the middleware's start-up freeze of the collector
+        self._frozen = freeze_startup()  # the middleware's start-up freeze of the collector
 
     def spider_closed(self, spider: Any) -> None:
         if self._frozen:
-            _thaw()
+            thaw()
         self.env.close()
         self._dir.cleanup()
 
@@ -118,7 +118,7 @@ class StoreFloor(_Floor):
 
 class FingerprintFloor(_Floor):
     def _page(self, response: TextResponse) -> tuple[int, bytes]:
-        html = _response_text(response)
+        html = response_text(response)
         tree, _ = shared_tree(response, html)
         page = self.fingerprinter.fingerprint_page(html, url=response.url, tree=tree)
         return page.fp, page.sketch or b""
@@ -145,7 +145,7 @@ class TextFloor(_Floor):
 
     @staticmethod
     def _tree(response: TextResponse) -> Any:
-        tree, _ = shared_tree(response, _response_text(response))
+        tree, _ = shared_tree(response, response_text(response))
         return response.selector.root if tree is None else tree  # none to share: parse as the spider would
 
     def _fingerprint(self, text: str) -> tuple[int, bytes]:
@@ -161,5 +161,5 @@ class TextFloor(_Floor):
 
 class WalkFloor(TextFloor):
     def _page(self, response: TextResponse) -> tuple[int, bytes]:
-        result = _native_walk(self._tree(response), None, MAX_BLOCKS, _BUDGET_STEP)
+        result = native_walk(self._tree(response), None, MAX_BLOCKS, BUDGET_STEP)
         return self._fingerprint("\n".join(block[0] for block in result[1]) if result and result[0] == "ok" else "")

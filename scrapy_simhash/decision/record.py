@@ -704,7 +704,7 @@ class _Schedule(Mapping[str, Any]):
         return repr(self._get())
 
 
-def _schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
+def schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
     numbers), as a :class:`_Schedule` where the record packs them, else that mapping."""
     if set(map(len, state.recent)) <= _PAIR:

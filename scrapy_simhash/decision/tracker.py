@@ -20,12 +20,12 @@ from scrapy_simhash.decision import shortcopy, shorttext
 from scrapy_simhash.decision.record import (
     PageRecord,
     _record,
-    _schedule_of,
     _state,
     change_size,
     evidence_sketch,
     frame_evidence,
     read_evidence,
+    schedule_of,
     visible_key,
 )
 from scrapy_simhash.decision.selection import DueRow, select_known
@@ -838,7 +838,7 @@ class ChangeTracker:
         """The next due time and schedule (a record's mapping, to the millisecond as stored)
         after a fetch at ``now``, by the policy (which must be set)."""
         assert self.policy is not None
-        return _schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
+        return schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
 
 
 #: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).

@@ -9,7 +9,7 @@ class, an article with one paragraph more are kept.
 **Own text.** A page's content-like text (its title, the fingerprinted text, every other
 content-like block: what the change sketch covers, and the other lines inside its content:
 ``Document.inner``, an API page's member signatures; chrome, and link lists and bylines outside
-the content, are not in it; ``fingerprint._own_text`` leaves out the other blocks' lines that its
+the content, are not in it; ``fingerprint.own_text`` leaves out the other blocks' lines that its
 site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces
 as one (none next to a Han character or kana: Chinese and Japanese put none between words), one
 line break between lines, every URL and e-mail address as ``0``, every hexadecimal run of 7 or

@@ -240,7 +240,7 @@ def simhash_from_weights(
     return _simhash(cache.digests(weights.keys()), list(weights.values()), bits)
 
 
-def _exact_fp(tokens: Sequence[str], bits: int) -> int:
+def exact_fp(tokens: Sequence[str], bits: int) -> int:
     digest = hashlib.blake2b(
         "\x1f".join(tokens).encode("utf-8", "surrogatepass"),
         digest_size=bits // 8,
@@ -542,7 +542,7 @@ class Fingerprinter:
         if not weights:
             raise EmptyTextError(_EMPTY_TEXT)
         if len(weights) < self.min_features:
-            return _exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
+            return exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
         fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
         return fp or 1, False, feats.tokens
 
@@ -612,7 +612,7 @@ class Fingerprinter:
             visible = doc.visible[: self.max_chars] if self.max_chars else doc.visible
             whole = self._extractor.extract(visible, doc.title).tokens
             if whole:
-                fp = _exact_fp(whole, self.bits) or 1
+                fp = exact_fp(whole, self.bits) or 1
         fallback = Fallback.SHORT if short else None
         if short and content_key is not None and doc.rest and _POINTER_RE.search(doc.rest):
             # A line that only points at a page ("Printed from /a/b.html") is no content: a print
@@ -622,7 +622,7 @@ class Fingerprinter:
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
             fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
-        own = _own_text(doc, url, templates)
+        own = own_text(doc, url, templates)
         return PageFingerprint(
             fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own, doc.parse
         )
@@ -635,7 +635,7 @@ class Fingerprinter:
             _, _, tokens = self._fingerprint(doc.text, doc.title, native=False)
             if doc.rest:
                 tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
-            return (_exact_fp(tokens, self.bits) or 1) if tokens else None
+            return (exact_fp(tokens, self.bits) or 1) if tokens else None
         return parts[3]
 
     def _python_page(self, doc: Document) -> _PageParts:
@@ -646,7 +646,7 @@ class Fingerprinter:
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
         sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
-        content_key = (_exact_fp(tokens, self.bits) or 1) if short and tokens else None
+        content_key = (exact_fp(tokens, self.bits) or 1) if short and tokens else None
         return fp, short, sketch, content_key, None
 
     def _native_page(self, doc: Document, lines: bool = True, min_features: int | None = None) -> _PageParts | None:
@@ -700,7 +700,7 @@ class Fingerprinter:
 _ALL_SHORT = 1 << 62
 
 
-def _own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
+def own_text(doc: Document, url: str | None, templates: SiteTemplates | None) -> OwnText:
     """The page's own text: its title, its fingerprinted text, its other content-like lines
     (``doc.rest``) and the other lines inside its content (``doc.inner``: an API page's member
     signatures, whose type names are links) less those that are its site's learned template, and

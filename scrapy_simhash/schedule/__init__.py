@@ -1,8 +1,8 @@
 """Recrawl schedules: when each known URL is due again and how valuable a fetch of it is.
 
-The state of one URL (``state``), the policies (``policies``), one crawl's selection over many URLs
-(``runs``); the names below are re-exported here, where settings name them
-(``SIMHASH_RECRAWL_POLICY = "scrapy_simhash.schedule.FreshnessPolicy"``).
+The state of one URL (``state``), many URLs' states as columns (``columns``), the policies
+(``policies``), one crawl's selection over many URLs (``runs``); the names below are re-exported
+here, where settings name them (``SIMHASH_RECRAWL_POLICY = "scrapy_simhash.schedule.FreshnessPolicy"``).
 
 Pure: no Scrapy and no store import. A :class:`ScheduleState` lives in a URL's record
 (:meth:`ScheduleState.to_dict` / :meth:`ScheduleState.from_dict`: plain numbers only); a policy
@@ -23,6 +23,7 @@ Policies, pluggable by dotted path like Scrapy's ``HTTPCACHE_POLICY``:
 Times are Unix seconds, rates are changes per second, change sizes are change distances (bits).
 """
 
+from scrapy_simhash.schedule.columns import ScheduleColumns
 from scrapy_simhash.schedule.policies import (
     FixedIntervalPolicy,
     FreshnessPolicy,
@@ -33,7 +34,6 @@ from scrapy_simhash.schedule.policies import (
 )
 from scrapy_simhash.schedule.runs import (
     RUNS_AUX,
-    ScheduleColumns,
     budget_interval,
     iso,
     plan_run,

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from scrapy_simhash.schedule.runs import ScheduleColumns
+from scrapy_simhash.schedule.columns import ScheduleColumns
 from scrapy_simhash.schedule.state import _BELOW_ONE, _BLANK, DAY, HOUR, ScheduleState
 
 # -- theory (Cho & Garcia-Molina 2003) -------------------------------------------------------------

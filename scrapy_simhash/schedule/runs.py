@@ -1,82 +1,21 @@
-"""One crawl's selection over many URLs at once: their schedule states as numpy columns
-(:class:`ScheduleColumns`), the policy's priorities of them, the budget's cut (:func:`plan_run`),
-and the time between runs (:func:`run_period`)."""
+"""One crawl's selection over many URLs at once: the policy's priorities of their schedule states
+(:class:`~scrapy_simhash.schedule.columns.ScheduleColumns`), the budget's cut (:func:`plan_run`), and
+the time between runs (:func:`run_period`)."""
 
 from __future__ import annotations
 
 import itertools
 import json
 import statistics
-from collections.abc import Sequence
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from scrapy_simhash.schedule.state import ScheduleState
-
 if TYPE_CHECKING:
+    from scrapy_simhash.auxblobs import AuxBlobs
+    from scrapy_simhash.schedule.columns import ScheduleColumns
     from scrapy_simhash.schedule.policies import SchedulePolicy
-    from scrapy_simhash.store.index import SimhashIndex
-
-
-class ScheduleColumns:
-    """The numbers that priorities depend on, for many URLs, as numpy arrays (one row per URL),
-    and the states themselves (``states``, ``None`` for rows not set from one), from which a policy
-    may derive more per row (:meth:`derived`: computed once per row and kept until the row is set
-    again)."""
-
-    FIELDS = ("last_fetch", "next_due", "interval", "rate", "size", "probe")
-
-    def __init__(self, n: int) -> None:
-        self.last_fetch = np.zeros(n)
-        self.next_due = np.zeros(n)
-        self.interval = np.ones(n)
-        self.rate = np.zeros(n)
-        self.size = np.zeros(n)
-        self.probe = np.zeros(n)
-        self.states: list[ScheduleState | None] = [None] * n
-        self._derived: dict[Any, tuple[np.ndarray, set[int]]] = {}
-
-    @classmethod
-    def of(cls, states: Sequence[ScheduleState]) -> ScheduleColumns:
-        """One row per state, in order."""
-        columns = cls(0)
-        for name in cls.FIELDS:
-            setattr(columns, name, np.array([getattr(state, name) for state in states], dtype=float))
-        columns.states = list(states)
-        return columns
-
-    def put(self, i: int, state: ScheduleState) -> None:
-        """Set row ``i`` from ``state``."""
-        for name in self.FIELDS:
-            getattr(self, name)[i] = getattr(state, name)
-        self.states[i] = state
-        for _, stale in self._derived.values():
-            stale.add(i)
-
-    def derived(self, key: Any, width: int, row: Any, rows: Any = None) -> np.ndarray:
-        """A ``(rows, width)`` array, row ``i`` being ``row(states[i])`` (a row without a state is
-        zeros), kept under ``key`` and recomputed only for the rows set since; ``rows``, if given,
-        makes many of them at once (a list of states -> their rows, the same values)."""
-        if key not in self._derived:
-            self._derived[key] = (np.zeros((len(self.states), width)), set(range(len(self.states))))
-        values, stale = self._derived[key]
-        if rows is not None and len(stale) >= _BATCH:
-            at = [i for i in sorted(stale) if self.states[i] is not None]
-            values[sorted(stale)] = 0.0
-            if at:
-                values[at] = rows([self.states[i] for i in at])
-        else:
-            for i in stale:
-                state = self.states[i]
-                values[i] = 0.0 if state is None else row(state)
-        stale.clear()
-        return values
-
-
-#: Stale rows from which :meth:`ScheduleColumns.derived` makes them at once (when it can).
-_BATCH = 8
 
 
 def select(priorities: np.ndarray, budget: int, *, due_only: bool = True) -> np.ndarray:
@@ -155,7 +94,7 @@ RUNS_AUX = "recrawl/runs"
 _RUNS_KEPT = 5
 
 
-def run_period(index: SimhashIndex, now: float, *, record: bool = False) -> float | None:
+def run_period(index: AuxBlobs, now: float, *, record: bool = False) -> float | None:
     """The time between incremental crawls into ``index``: the median of the gaps between the
     last few crawls' start times and ``now`` (one crawl restarted at once does not make it
     short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""

@@ -1,4 +1,5 @@
-"""_IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging).
+"""_IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging);
+PAGE_MIDDLEWARES: the spider middleware of each crawler, as its partners see it (:class:`PageMiddleware`).
 
 Scrapy glue only; private to the package.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from w3lib.url import canonicalize_url
 
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
 
     from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.fingerprint.simhash import Fingerprinter
-    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.base import FingerprintStore
     from scrapy_simhash.store.index import SimhashIndex
@@ -228,5 +228,22 @@ class _IndexComponent:
             self.stats.inc_value(key)
 
 
+class PageMiddleware(Protocol):
+    """The crawl's ``SimhashSpiderMiddleware`` as the recrawl and URL-rules middlewares and the
+    selection use it: its index and tracker, its observers of verdicts, its store-error count."""
+
+    config: SimhashConfig
+    index: SimhashIndex | None
+    tracker: ChangeTracker | None
+    observers: list[Any]
+    _spider: Spider | None
+    _disabled: bool
+    _itemless: set[str]
+
+    def _ready(self) -> bool: ...
+
+    def _store_error(self, key: str, exc: BaseException) -> None: ...
+
+
 #: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
-PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, SimhashSpiderMiddleware] = weakref.WeakKeyDictionary()
+PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, PageMiddleware] = weakref.WeakKeyDictionary()

@@ -69,13 +69,13 @@ _PASS = _Outcome()
 _freeze_holders = 0
 
 
-def _freeze_startup() -> bool:
+def freeze_startup() -> bool:
     """When the spider opens (start-up done: the crawler, the index, the fingerprinter's tables;
     no response yet, whose memory a freeze would keep), one full collection, then everything
     still alive moves to the collector's permanent generation (``gc.freeze``), so that each later
     full collection no longer walks it: on a crawl of real news pages the collector's time per
     page halves (``benchmarks/results/crawl_profile.md``). Not when the collector is off or the
-    process froze objects itself, nor with ``SIMHASH_GC_FREEZE = False``. True when this middleware holds the freeze (:func:`_thaw` at
+    process froze objects itself, nor with ``SIMHASH_GC_FREEZE = False``. True when this middleware holds the freeze (:func:`thaw` at
     its close; the last holder unfreezes)."""
     global _freeze_holders
     if not _freeze_holders:
@@ -87,8 +87,8 @@ def _freeze_startup() -> bool:
     return True
 
 
-def _thaw() -> None:
-    """One holder of :func:`_freeze_startup`'s freeze is closed: the last one unfreezes, so that what
+def thaw() -> None:
+    """One holder of :func:`freeze_startup`'s freeze is closed: the last one unfreezes, so that what
     the crawl left behind can be collected."""
     global _freeze_holders
     _freeze_holders -= 1
@@ -133,7 +133,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
         #: Keys found new or changed in this crawl by a start request (``dont_filter``) that gave no
         #: item: fetched again unchanged (a CrawlSpider's rule callback), its items pass.
         self._itemless: set[str] = set()
-        self._frozen = False  # holds _freeze_startup's freeze
+        self._frozen = False  # holds freeze_startup's freeze
         #: Told of every verdict (``observe(key, response, verdict, duplicate_of)``), shown every
         #: request the spider yields (``schedule(request)``: the request to schedule) and flushed
         #: before the index closes (``flush()``): the URL rules' learner.
@@ -178,7 +178,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def spider_opened(self, spider: Spider) -> None:
         self.open(spider)
         if self.index is not None and not self._frozen and self.config.gc_freeze:
-            self._frozen = _freeze_startup()
+            self._frozen = freeze_startup()
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
         """Keep what was learned of the sites' templates, log the summary line, close the index."""
@@ -195,7 +195,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
                 self._store_error("(URL rules)", exc)
         if self._frozen:
             self._frozen = False
-            _thaw()
+            thaw()
         self._close(spider)
 
     def _site_templates(self) -> SiteTemplates | None:
@@ -369,7 +369,7 @@ class SimhashSpiderMiddleware(_IndexComponent):
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
         """The page's fingerprint and its evidence (the one call into the fingerprinting code),
         read from the tree the spider's selectors use (:func:`~scrapy_simhash.scrapy.tree.shared_tree`)."""
-        html = _response_text(response)
+        html = response_text(response)
         tree, why = shared_tree(response, html)
         if why is not None:
             self._inc(f"simhash/parse/own/{why}")
@@ -582,7 +582,7 @@ def _is_text_type(response: Response) -> bool:
     return top == "application" and (sub in _APPLICATION_TEXT or sub.endswith(("+xml", "+json")))
 
 
-def _response_text(response: TextResponse) -> str:
+def response_text(response: TextResponse) -> str:
     """The response's text. Scrapy's decoding when a charset is declared (header, BOM, <meta>);
     otherwise :func:`scrapy_simhash.text.extract.decode_html`, which sniffs GBK/GB18030 where Scrapy
     would fall back to cp1252."""

@@ -27,7 +27,7 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_simhash.decision.tracker import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, Plan
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
 from scrapy_simhash.scrapy.middleware import validators
 from scrapy_simhash.scrapy.selection import _SELECTIONS, crawl_selection
 from scrapy_simhash.scrapy.settings import get_config
@@ -38,7 +38,6 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from typing_extensions import Self
 
-    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
 __all__ = ["SimhashRecrawlMiddleware"]
 
@@ -137,7 +136,7 @@ class SimhashRecrawlMiddleware:
 
     # -- the index ---------------------------------------------------------------------------
 
-    def _page_middleware(self) -> SimhashSpiderMiddleware | None:
+    def _page_middleware(self) -> PageMiddleware | None:
         mw = PAGE_MIDDLEWARES.get(self.crawler)
         if mw is not None and mw._ready() and mw.tracker is not None:
             return mw
@@ -198,7 +197,7 @@ class SimhashRecrawlMiddleware:
             return True
         return False
 
-    def _decide(self, plan: Plan, mw: SimhashSpiderMiddleware) -> tuple[str, float]:
+    def _decide(self, plan: Plan, mw: PageMiddleware) -> tuple[str, float]:
         """The status and priority of a request planned as ``plan``: a known URL in the crawl's
         selection (:func:`crawl_selection`) is ``due`` whether or not its due time came; with a
         budget the others are ``over_budget`` when due, else ``not_due``; without one, a URL that

@@ -15,7 +15,7 @@ from scrapy.spiders import CrawlSpider
 
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import run_period
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
 from scrapy_simhash.scrapy.settings import _get_int, load_clock, load_policy
 
 if TYPE_CHECKING:
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.settings import BaseSettings
 
-    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.store.index import SimhashIndex
 
 __all__ = ["IncrementalSpiderMixin", "due_report", "due_requests"]
@@ -48,7 +47,7 @@ class _Selection:
 _SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
 
 
-def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
+def _selection(mw: PageMiddleware) -> _Selection:
     """The crawl's :class:`_Selection`, made on first use: :meth:`ChangeTracker.selection` at the
     crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted, marked failed)."""
     tracker = mw.tracker
@@ -72,7 +71,7 @@ def _selection(mw: SimhashSpiderMiddleware) -> _Selection:
     return selection
 
 
-def check_at_start(mw: SimhashSpiderMiddleware) -> None:
+def check_at_start(mw: PageMiddleware) -> None:
     """At the start of an incremental crawl, read the whole index once (:meth:`SimhashIndex.check`):
     a damaged one raises its store error and stops the crawl, which would otherwise select
     nothing, or treat the known URLs it cannot read as new."""
@@ -80,7 +79,7 @@ def check_at_start(mw: SimhashSpiderMiddleware) -> None:
         mw.tracker.index.check()
 
 
-def crawl_selection(mw: SimhashSpiderMiddleware) -> dict[str, float]:
+def crawl_selection(mw: PageMiddleware) -> dict[str, float]:
     """The keys of the known URLs this crawl fetches, with their priorities (see
     :meth:`ChangeTracker.selection`), made once per crawl."""
     return _selection(mw).priorities
@@ -119,7 +118,7 @@ def _request(spider: Spider, url: str, callback: Callable[..., Any] | None) -> R
     return Request(url, callback=callback)
 
 
-def _start_due(mw: SimhashSpiderMiddleware, spider: Spider | None) -> list[Request]:
+def _start_due(mw: PageMiddleware, spider: Spider | None) -> list[Request]:
     """The selection's requests that the spider middleware puts first, unless the spider yielded
     :func:`due_requests` itself: not its ``start_urls`` (its own start requests fetch those)."""
     if spider is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
@@ -130,7 +129,7 @@ def _start_due(mw: SimhashSpiderMiddleware, spider: Spider | None) -> list[Reque
     return [request for request in due_requests(spider) if canonical_key(request.url) not in own]
 
 
-def start_with_due(mw: SimhashSpiderMiddleware, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
+def start_with_due(mw: PageMiddleware, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
     """``start`` (a spider's start requests, Scrapy < 2.13) after the crawl's selected known URLs
     (:func:`due_requests`), so that any spider refetches them: one whose start page answers 304
     finds no link to them. The spider's first start request is read first: a spider that yields
@@ -144,7 +143,7 @@ def start_with_due(mw: SimhashSpiderMiddleware, start: Iterable[Any], spider: Sp
 
 
 async def start_with_due_async(
-    mw: SimhashSpiderMiddleware, start: AsyncIterator[Any], spider: Spider | None
+    mw: PageMiddleware, start: AsyncIterator[Any], spider: Spider | None
 ) -> AsyncIterator[Any]:
     """:func:`start_with_due` for Scrapy >= 2.13's ``start``."""
     iterator = start.__aiter__()

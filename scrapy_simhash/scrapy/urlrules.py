@@ -17,7 +17,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, canonical_key
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
 from scrapy_simhash.scrapy.settings import get_config
 from scrapy_simhash.urlrules.learner import EXPLORED, SKIPPED, IndexRuleStore, Plan, RuleBook, index_known
 from scrapy_simhash.urlrules.rules import explored
@@ -29,7 +29,6 @@ if TYPE_CHECKING:
     from twisted.internet.interfaces import IReactorTime
     from typing_extensions import Self
 
-    from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
     from scrapy_simhash.urlrules.learner import Event
 
 __all__ = ["SimhashUrlRulesMiddleware"]
@@ -67,7 +66,7 @@ class SimhashUrlRulesMiddleware:
         self.config = get_config(crawler)
         self.stats = crawler.stats
         self.book: RuleBook | None = None
-        self._page: SimhashSpiderMiddleware | None = None
+        self._page: PageMiddleware | None = None
         #: The canonical form (:meth:`RuleBook.form`) of a URL in flight -> the requests waiting for it.
         self._fetching: dict[str, list[Deferred[None]]] = {}
         self._form_of: dict[str, str] = {}  # a URL in flight -> its form

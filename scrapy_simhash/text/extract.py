@@ -102,7 +102,7 @@ from scrapy_simhash.text.region import (
     _with_heading,
     _without_sidebar,
 )
-from scrapy_simhash.text.title import _clean_title, _title_and_heading
+from scrapy_simhash.text.title import _clean_title, title_and_heading
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 
@@ -185,7 +185,7 @@ class Document:
     rest: str = ""
     #: The other lines between the content's first and last block that are not chrome (link
     #: lists, labels: an API page's member signatures, whose type names are links), one block per
-    #: line: what a page adds is counted on them too (``fingerprint._own_text``).
+    #: line: what a page adds is counted on them too (``fingerprint.own_text``).
     inner: str = ""
     #: Each run of two or more short content-like lines (under 16 characters, a window) that
     #: are the cells of one table row (or the items of one list of short lines) in ``text``,
@@ -455,7 +455,7 @@ def _walked(
 ) -> Document:
     """The :class:`Document` of the parsed page ``root`` (``html``: the prepared text it was parsed
     from, for the regular-expression fallback)."""
-    title, heading, named = _title_and_heading(root)
+    title, heading, named = title_and_heading(root)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         if not (native and walk_native(walker, root)):

@@ -109,7 +109,7 @@ def native_comment_runs(root: Any) -> bool | None:
     return walker.comment_runs(root)  # type: ignore[no-any-return]
 
 
-def _native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
+def native_walk(root: Any, remaining: float | None, max_blocks: int, step: int) -> tuple[Any, ...] | None:
     """The native walk of ``root`` (see ``HtmlWalker.walk``): ``("ok", ...)``, ``("large",)`` or
     ``("budget",)``; ``None`` when the Python walk must run (counted in :data:`HTML_WALKS`)."""
     if type(root) not in ELEMENT_TYPES:
@@ -140,11 +140,11 @@ def native_flat_text() -> Any:
 
 
 def walk_native(walker: _Walker, root: Any) -> bool:
-    """:meth:`_Walker.walk` of ``root`` by the native core (:func:`_native_walk`): the same blocks
+    """:meth:`_Walker.walk` of ``root`` by the native core (:func:`native_walk`): the same blocks
     (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
     installed, an lxml it was not verified on, a tree it does not handle."""
     remaining = None if walker.deadline is None else walker.deadline - time.perf_counter()
-    result = _native_walk(root, remaining, rules.MAX_BLOCKS, rules.BUDGET_STEP)
+    result = native_walk(root, remaining, rules.MAX_BLOCKS, rules.BUDGET_STEP)
     if result is None:
         return False
     if result[0] != "ok":

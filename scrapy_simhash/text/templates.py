@@ -38,7 +38,7 @@ from scrapy_simhash.text.native import native_flat_text
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.auxblobs import AuxBlobs
 
 __all__ = [
     "DEFAULT_MIN_PAGES",
@@ -93,7 +93,7 @@ class IndexTemplateStore:
 
     PREFIX = "template:"
 
-    def __init__(self, index: SimhashIndex) -> None:
+    def __init__(self, index: AuxBlobs) -> None:
         self.index = index
 
     def get(self, host: str) -> bytes | None:

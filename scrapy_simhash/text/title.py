@@ -1,7 +1,7 @@
 """A page's title: its ``<title>``, else its ``og:title`` / ``twitter:title``, else its first
 ``<h1>``; the site's name and the separators around it cut off where the page's headings show
 which part is the page's own (:func:`_clean_title`). With it, the page's main heading, which the
-content region widens to (:func:`_title_and_heading`)."""
+content region widens to (:func:`title_and_heading`)."""
 
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ def _first_headings(root) -> list[str]:
     return out
 
 
-def _title_and_heading(root) -> tuple[str, str, bool]:
+def title_and_heading(root) -> tuple[str, str, bool]:
     """The page's title, its main heading and whether the title names it.
 
     The title is the page's <title>, else its og:title / twitter:title (cut where its headings

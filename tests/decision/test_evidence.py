@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib
 import random
+import time
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ from helpers.pages import EN_ARTICLES, make_response, run
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import scrapy_simhash
 from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
@@ -94,19 +97,35 @@ def test_a_walk_past_its_time_budget_falls_back_to_the_regex_text():
         Fingerprinter(time_budget=-1)
 
 
+def _clock_readers() -> list[types.ModuleType]:
+    """Every module of the layers a page's fingerprint runs through that reads the clock."""
+    readers = []
+    for layer in ("text", "fingerprint"):
+        for path in sorted((Path(scrapy_simhash.__file__).parent / layer).glob("*.py")):
+            if "time." in path.read_text(encoding="utf-8"):
+                module = importlib.import_module(f"scrapy_simhash.{layer}.{path.stem}".removesuffix(".__init__"))
+                if getattr(module, "time", None) is time:
+                    readers.append(module)
+    return readers
+
+
 def test_the_default_fingerprint_does_not_depend_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
     """A page's fingerprint is the same on a loaded machine: with the default settings no clock
-    decides anything (the work caps do). Here every clock reading is 1,000 s after the last."""
+    decides anything (the work caps do). Here every clock reading of every module that reads one
+    is 1,000 s after the last, so the opt-in budget is spent at its first check whatever the load."""
     page = "<html><body>" + "".join(f"<p>paragraph {i} of a long page</p>" for i in range(10_000)) + "</body></html>"
     quiet = Fingerprinter().fingerprint_page(page)
     readings = iter(range(0, 10**9, 1000))
     clock = types.SimpleNamespace(perf_counter=lambda: float(next(readings)))
-    for module in (extract_module, blocks_module, native_module):  # every module that reads the clock
+    readers = _clock_readers()
+    assert {m.__name__.rsplit(".", 1)[1] for m in readers} >= {"extract", "blocks", "native"}
+    for module in readers:
         monkeypatch.setattr(module, "time", clock)
     loaded = Fingerprinter().fingerprint_page(page)
     assert (loaded.fp, loaded.method, loaded.sketch) == (quiet.fp, quiet.method, quiet.sketch)
     assert quiet.method != "budget" and next(readings) > 0  # the clock was there to be read
-    assert Fingerprinter(time_budget=5.0).fingerprint_page(page).method == "budget"  # opt-in: it decides
+    for native in (False, True):  # opt-in: it decides (the native walk is handed a budget already spent)
+        assert Fingerprinter(time_budget=5.0, native=native).fingerprint_page(page).method == "budget"
 
 
 def test_a_huge_inline_script_does_not_push_the_article_past_the_cut():
@@ -412,12 +431,22 @@ def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page(store: str, t
     # (content keys of their own: a kept template-only page's copies are shortcopy's, tested above)
     args = {"fallback": "template"}
     near = fp ^ 0b101  # within max_distance (3)
-    copy = tracker.observe("http://a.test/copy", PageFingerprint.of(near, visible="Stub\nshared footer", content_key=1, **args), 2.0)
+    copy = tracker.observe(
+        "http://a.test/copy", PageFingerprint.of(near, visible="Stub\nshared footer", content_key=1, **args), 2.0
+    )
     assert (copy.verdict, copy.duplicate_of, copy.distance) == ("near_duplicate", "http://a.test/kept", 2)
-    other = tracker.observe("http://a.test/other", PageFingerprint.of(fp, visible="Stub two\nshared footer", content_key=2, **args), 3.0)
+    other = tracker.observe(
+        "http://a.test/other", PageFingerprint.of(fp, visible="Stub two\nshared footer", content_key=2, **args), 3.0
+    )
     assert other.verdict == "new"
-    far = tracker.observe("http://a.test/far", PageFingerprint.of(fp ^ 0xF, visible="Stub\nshared footer", content_key=3, **args), 4.0)
+    far = tracker.observe(
+        "http://a.test/far", PageFingerprint.of(fp ^ 0xF, visible="Stub\nshared footer", content_key=3, **args), 4.0
+    )
     assert far.verdict == "new"  # not within max_distance: the index does not propose it
-    tracker.observe("http://a.test/kept", PageFingerprint.of(fp ^ (0xFF << 40), visible="Stub, rewritten\nshared footer"), 5.0)
-    late = tracker.observe("http://a.test/late", PageFingerprint.of(fp, visible="Stub\nshared footer", content_key=4, **args), 6.0)
+    tracker.observe(
+        "http://a.test/kept", PageFingerprint.of(fp ^ (0xFF << 40), visible="Stub, rewritten\nshared footer"), 5.0
+    )
+    late = tracker.observe(
+        "http://a.test/late", PageFingerprint.of(fp, visible="Stub\nshared footer", content_key=4, **args), 6.0
+    )
     assert late.verdict == "new"  # the kept page holds other content now

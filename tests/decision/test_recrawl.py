@@ -199,11 +199,11 @@ def test_every_float_of_a_schedule_reads_back_as_it_was(value):
 def test_a_record_costs_its_sketch_and_a_few_bytes_more():
     """The record of a page fetched once with a schedule, a validator, a visible key and a change
     sketch: the sketch (64 bytes, at 8 bits a slot), the fingerprint (8) and the visible key (8), then under 50."""
-    from scrapy_simhash.decision.record import _schedule_of
+    from scrapy_simhash.decision.record import schedule_of
     from scrapy_simhash.schedule import ScheduleState
 
     state = ScheduleState(last_fetch=1.7e9 + 0.5, last_change=1.7e9 + 0.5, interval=86400.0, next_due=1.7e9 + 86400.5)
-    due, schedule = _schedule_of(state)
+    due, schedule = schedule_of(state)
     record = replace(
         PageRecord.first(FP1, now=1.7e9 + 0.5),
         schedule=schedule,
@@ -346,13 +346,13 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
     mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
-    from scrapy_simhash.decision.record import _Schedule, _schedule_of, _state
+    from scrapy_simhash.decision.record import _Schedule, _state, schedule_of
     from scrapy_simhash.schedule import ScheduleState
 
     record = _full_record()
     for state in _random_states(400, 3):
         expected = state.to_dict()
-        due, schedule = _schedule_of(state)
+        due, schedule = schedule_of(state)
         assert type(schedule) is _Schedule and due == expected["next_due"]
         assert dict(schedule) == expected and schedule == expected and expected == schedule
         assert json.dumps(dict(schedule)) == json.dumps(expected)  # the same types, digit for digit
@@ -365,7 +365,7 @@ def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
         assert _state(back) == _state(with_dict) == ScheduleState.from_dict(expected)
     # ints where to_dict has floats: not the packed form (the record keeps it as JSON, types and all)
     odd = replace(_random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
-    due, schedule = _schedule_of(odd)
+    due, schedule = schedule_of(odd)
     assert schedule == odd.to_dict() and type(schedule) is dict
     back = PageRecord.from_bytes(replace(record, schedule=schedule, next_due=due).to_bytes()).schedule
     assert back == schedule and json.dumps(back) == json.dumps(schedule)

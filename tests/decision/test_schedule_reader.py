@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from helpers.states import _random_states
 
-from scrapy_simhash.decision.record import PageRecord, _schedule_of, _state, schedule_state, schedule_states
+from scrapy_simhash.decision.record import PageRecord, _state, schedule_of, schedule_state, schedule_states
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
@@ -50,7 +50,7 @@ def random_records(n: int, seed: int) -> list[PageRecord]:
             for k in [rng.randrange(10)]
             for j in range(k)
         )
-        next_due, schedule = _schedule_of(state)
+        next_due, schedule = schedule_of(state)
         shape = i % 7
         if shape == 1:
             schedule = state.to_dict()  # a mapping of the packed form (not a _Schedule)

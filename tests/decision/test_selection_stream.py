@@ -14,7 +14,7 @@ import pytest
 
 from scrapy_simhash import SimhashIndex
 from scrapy_simhash.decision import selection as selection_module
-from scrapy_simhash.decision.record import PageRecord, _schedule_of, _state
+from scrapy_simhash.decision.record import PageRecord, _state, schedule_of
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import (
     DAY,
@@ -89,7 +89,7 @@ def fill(index: SimhashIndex, n: int, seed: int) -> float:
             state = POLICY.observe(state, t, changed, rng.choice((3.0, 7.0, 20.0)) if changed else None)
             t += rng.choice((HOUR, DAY, rng.uniform(HOUR, 9 * DAY)))
         assert state is not None
-        next_due, schedule = _schedule_of(state)
+        next_due, schedule = schedule_of(state)
         record = PageRecord.first(rng.getrandbits(64), now=state.last_fetch)
         kind = rng.random()
         if kind < 0.05:
@@ -203,7 +203,7 @@ def test_a_refetch_moves_the_hot_state_with_the_record(tmp_path):
     now = fill(index, 200, seed=9)
     state = POLICY.observe(None, now, None)
     for i in range(0, 200, 3):
-        next_due, schedule = _schedule_of(state)
+        next_due, schedule = schedule_of(state)
         record = replace(PageRecord.first(i, now=now), schedule=schedule, next_due=next_due)
         index.put_record(f"https://s{i % 7}.example/{i}", record.to_bytes(), due=next_due)
     for when in (now, now + 5 * DAY):
@@ -278,7 +278,7 @@ def test_a_store_changed_between_the_passes_is_read_again_from_there(tmp_path, m
     def writing(after, limit=1000, keys=True):
         if keys and not written:  # the second pass's first read of keys
             for i in range(40):
-                next_due, schedule = _schedule_of(state)
+                next_due, schedule = schedule_of(state)
                 record = replace(PageRecord.first(i, now=T0), schedule=schedule, next_due=next_due)
                 written.append(f"https://new.example/{i}")
                 index.put_record(written[-1], record.to_bytes(), due=T0 - DAY)  # before every page

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash import _native
-from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, _exact_fp, simhash_from_weights
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, exact_fp, simhash_from_weights
 from scrapy_simhash.text.extract import Document, extract
 from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.templates import SiteTemplates, line_key
@@ -104,7 +104,7 @@ def _reference_fp(f: Fingerprinter, tokens: list[str]) -> int | None:
     if not weights:
         return None
     if len(weights) < f.min_features:
-        return _exact_fp(tokens, f.bits) or 1
+        return exact_fp(tokens, f.bits) or 1
     return simhash_from_weights(weights, bits=f.bits, feature_hash=f.feature_hash) or 1
 
 

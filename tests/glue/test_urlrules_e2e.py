@@ -116,19 +116,23 @@ class Crawls:
         self.logs: dict[int, str] = {}
         self.pages: dict[int, list[dict[str, Any]]] = {}
         try:
+            self._crawl(tmp_path)
+        finally:
+            self.site.stop()
+
+    def _crawl(self, tmp_path: Path) -> None:
+        with rules_crawl.CrawlServer() as crawler:
             for run in RUNS:
                 self.site.run = run
                 paths = {name: str(tmp_path / f"{name}{run}") for name in ("stats_path", "page_log", "log_path")}
                 settings = {**SETTINGS, "SIMHASH_DIR": str(tmp_path / "simhash")}
                 if run == EXPLORE_RUN:
                     settings["SIMHASH_URL_RULES_EXPLORE"] = 1.0
-                self.stats[run] = rules_crawl.run(
+                self.stats[run] = crawler.run(
                     {**paths, "start_url": self.site.url("/index.html"), "settings": settings, "must_fetch": "marked"}
                 )
                 self.logs[run] = Path(paths["log_path"]).read_text(encoding="utf-8")
                 self.pages[run] = demo.read_jsonl(Path(paths["page_log"]))
-        finally:
-            self.site.stop()
 
     def stat(self, run: int, name: str) -> int:
         return int(self.stats[run].get(f"simhash/url_rules/{name}", 0))

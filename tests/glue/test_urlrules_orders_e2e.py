@@ -87,11 +87,12 @@ def crawls(tmp_path_factory: pytest.TempPathFactory) -> tuple[Site, dict[int, di
     site = Site()
     stats: dict[int, dict[str, Any]] = {}
     try:
-        for run in RUNS:
-            site.run = run
-            paths = {name: str(tmp / f"{name}{run}") for name in ("stats_path", "page_log", "log_path")}
-            settings = {**SETTINGS, "SIMHASH_DIR": str(tmp / "simhash")}
-            stats[run] = rules_crawl.run({**paths, "start_url": site.url("/index.html"), "settings": settings})
+        with rules_crawl.CrawlServer() as crawler:
+            for run in RUNS:
+                site.run = run
+                paths = {name: str(tmp / f"{name}{run}") for name in ("stats_path", "page_log", "log_path")}
+                settings = {**SETTINGS, "SIMHASH_DIR": str(tmp / "simhash")}
+                stats[run] = crawler.run({**paths, "start_url": site.url("/index.html"), "settings": settings})
     finally:
         site.stop()
     return site, stats

@@ -72,19 +72,20 @@ def test_a_second_crawl_process_skips_by_the_rules_the_first_learned_on_redis(re
     site = Site()
     stats: dict[int, dict[str, Any]] = {}
     try:
-        for run in RUNS:
-            site.run = run
-            paths = {name: str(tmp_path / f"{name}{run}") for name in ("stats_path", "page_log", "log_path")}
-            settings = {
-                "SIMHASH_URL_RULES": True,
-                "SIMHASH_URL_RULES_MIN_SUPPORT": ARTICLES,
-                "SIMHASH_URL_RULES_CONFIDENCE": 0.5,
-                "SIMHASH_URL_RULES_EXPLORE": 0.0,
-                "SIMHASH_STORE": "scrapy_simhash.store.RedisStore",
-                "SIMHASH_REDIS_URL": server.url,
-                "SIMHASH_DIR": str(tmp_path / f"unused{run}"),  # nothing shared but the store
-            }
-            stats[run] = rules_crawl.run({**paths, "start_url": site.url("/index.html"), "settings": settings})
+        with rules_crawl.CrawlServer() as crawler:
+            for run in RUNS:
+                site.run = run
+                paths = {name: str(tmp_path / f"{name}{run}") for name in ("stats_path", "page_log", "log_path")}
+                settings = {
+                    "SIMHASH_URL_RULES": True,
+                    "SIMHASH_URL_RULES_MIN_SUPPORT": ARTICLES,
+                    "SIMHASH_URL_RULES_CONFIDENCE": 0.5,
+                    "SIMHASH_URL_RULES_EXPLORE": 0.0,
+                    "SIMHASH_STORE": "scrapy_simhash.store.RedisStore",
+                    "SIMHASH_REDIS_URL": server.url,
+                    "SIMHASH_DIR": str(tmp_path / f"unused{run}"),  # nothing shared but the store
+                }
+                stats[run] = crawler.run({**paths, "start_url": site.url("/index.html"), "settings": settings})
     finally:
         site.stop()
     assert stats[1].get("simhash/url_rules/learned", 0) >= 1  # param:utm_source (and value:utm_source=a)

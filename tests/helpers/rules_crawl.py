@@ -1,4 +1,5 @@
-"""One real Scrapy crawl (``CrawlerProcess``) of a site on 127.0.0.1 with scrapy-simhash's add-on, run as a child process.
+"""One real Scrapy crawl (``CrawlerProcess``) of a site on 127.0.0.1 with scrapy-simhash's add-on, run as a child process;
+several, one after the other, each in a fresh child forked from one that imported Scrapy once (:class:`CrawlServer`).
 
 ``python rules_crawl.py CONFIG_JSON``: ``start_url``, ``settings``, ``stats_path`` (the final stats,
 JSON), ``page_log`` (one JSON line per response), ``log_path`` (Scrapy's log) and ``must_fetch`` (a
@@ -12,13 +13,18 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
+import signal
 import subprocess
 import sys
+import tempfile
+import traceback
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import scrapy
+from typing_extensions import Self
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -115,10 +121,121 @@ def run(config: Mapping[str, Any], timeout: float = 120) -> dict[str, Any]:
         text=True,
     )
     if proc.returncode != 0 or not Path(config["stats_path"]).exists():
-        log = Path(config["log_path"]).read_text(encoding="utf-8") if Path(config["log_path"]).exists() else ""
-        raise RuntimeError(f"the crawl failed (exit code {proc.returncode}):\n{proc.stderr[-3000:]}\n{log[-3000:]}")
+        raise _failed(config, proc.returncode, proc.stderr)
     return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
 
 
+def _failed(config: Mapping[str, Any], code: int | None, stderr: str) -> RuntimeError:
+    log = Path(config["log_path"]).read_text(encoding="utf-8") if Path(config["log_path"]).exists() else ""
+    return RuntimeError(f"the crawl failed (exit code {code}):\n{stderr[-3000:]}\n{log[-3000:]}")
+
+
+#: What every crawl imports (and nothing that runs: no reactor is installed before a crawl's fork).
+_PRELOAD = (
+    "scrapy.crawler",
+    "scrapy_simhash.scrapy.addon",
+    "scrapy_simhash.scrapy.middleware",
+    "scrapy_simhash.scrapy.pipeline",
+    "scrapy_simhash.scrapy.recrawl",
+    "scrapy_simhash.scrapy.urlrules",
+)
+
+
+def _serve() -> None:
+    """Import what a crawl imports, then for each config line on stdin fork a child that crawls
+    (a fresh process but for the imports) and answer ``done <exit code>``."""
+    import importlib
+
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    assert "twisted.internet.reactor" not in sys.modules  # each crawl installs its own
+    print("ready", flush=True)
+    for line in sys.stdin:
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            code = 0
+            try:
+                _crawl(json.loads(line))
+            except BaseException:  # noqa: BLE001 - told by the exit code, the traceback on stderr
+                traceback.print_exc()
+                code = 1
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+        print("done", os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), flush=True)
+
+
+class CrawlServer:
+    """Crawls one after the other (:meth:`run`, as :func:`run`), each in a fresh child process
+    forked from one that has imported Scrapy and the package: a crawl's start without the imports
+    (without ``os.fork``: :func:`run`'s child each)."""
+
+    _proc: subprocess.Popen[str] | None = None
+
+    def __enter__(self) -> Self:
+        if not hasattr(os, "fork"):
+            return self
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+        self._stderr = tempfile.TemporaryFile(mode="w+", encoding="utf-8")
+        self._proc = subprocess.Popen(
+            [sys.executable, __file__, "--serve"],
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+            start_new_session=True,  # a crawl past its time is killed with the server (its group)
+        )
+        if self._line(120) != "ready":
+            self.__exit__()
+            raise RuntimeError(f"the crawl server did not start:\n{self._errors()}")
+        return self
+
+    def _line(self, timeout: float) -> str | None:
+        assert self._proc is not None and self._proc.stdout is not None
+        if not select.select([self._proc.stdout], [], [], timeout)[0]:
+            return None
+        return self._proc.stdout.readline().strip()
+
+    def _errors(self) -> str:
+        self._stderr.seek(0)
+        return self._stderr.read()
+
+    def run(self, config: Mapping[str, Any], timeout: float = 120) -> dict[str, Any]:
+        """One crawl in a fresh child; its final stats."""
+        if self._proc is None:
+            return run(config, timeout)
+        for name in ("stats_path", "page_log", "log_path"):
+            Path(config[name]).unlink(missing_ok=True)
+        assert self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps(dict(config)) + "\n")
+        self._proc.stdin.flush()
+        answer = self._line(timeout)
+        code = int(answer.split()[1]) if answer and answer.startswith("done ") else None
+        if code is None:
+            os.killpg(self._proc.pid, signal.SIGKILL)  # a crawl past its time: the server and its child
+        if code != 0 or not Path(config["stats_path"]).exists():
+            raise _failed(config, code, self._errors())
+        return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is None:
+            return
+        if self._proc.stdin is not None:
+            self._proc.stdin.close()
+        try:
+            self._proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self._proc.kill()
+            self._proc.wait()
+        if self._proc.stdout is not None:
+            self._proc.stdout.close()
+        self._stderr.close()
+
+
 if __name__ == "__main__":
-    _crawl(json.loads(sys.argv[1]))
+    if sys.argv[1] == "--serve":
+        _serve()
+    else:
+        _crawl(json.loads(sys.argv[1]))

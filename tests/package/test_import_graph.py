@@ -1,11 +1,12 @@
 """The package's import graph: no cycle among its modules, and each module imports on its own in a
 fresh interpreter; and no module over 600 lines without saying why in its docstring.
 
-Edges are the ``import`` statements of each module, read with ``ast``: at module level and inside
-functions (a lazy import is still a dependency), but not under ``if TYPE_CHECKING:`` (never run).
-``from scrapy_simhash.a import b`` is an edge to ``scrapy_simhash.a.b`` when that is a module, else
-to ``scrapy_simhash.a``. The implicit import of a module's parent packages is not an edge (every
-module would otherwise cycle through ``scrapy_simhash/__init__``, which imports the public API).
+Edges are the ``import`` statements of each module, read with ``ast``: at module level, inside
+functions (a lazy import is still a dependency) and under ``if TYPE_CHECKING:`` (a type-only circle
+is still a circle for the reader and for the type checker). ``from scrapy_simhash.a import b`` is an
+edge to ``scrapy_simhash.a.b`` when that is a module, else to ``scrapy_simhash.a``. The implicit
+import of a module's parent packages is not an edge (every module would otherwise cycle through
+``scrapy_simhash/__init__``, which imports the public API).
 """
 
 from __future__ import annotations
@@ -31,28 +32,19 @@ def _module_name(path: Path) -> str:
 MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _is_type_checking(node: ast.If) -> bool:
-    test = node.test
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _imports(tree: ast.AST, package: str) -> set[str]:
     """The package's modules that ``tree`` imports (see the module docstring)."""
     out: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if isinstance(node, ast.If) and _is_type_checking(node):
-            for child in node.orelse:
-                visit(child)
-            return
         if isinstance(node, ast.Import):
             out.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
-                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else []))
+                base = ".".join(
+                    package.split(".")[: len(package.split(".")) - node.level + 1] + ([base] if base else [])
+                )
             for alias in node.names:
                 full = f"{base}.{alias.name}"
                 out.add(full if full in MODULES else base)
@@ -103,20 +95,35 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_the_graph_sees_lazy_imports_and_skips_type_checking() -> None:
+def test_the_graph_sees_lazy_and_type_only_imports() -> None:
     tree = ast.parse(
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from scrapy_simhash.store.index import SimhashIndex\n"
         "def f():\n    from scrapy_simhash import defaults\n    import scrapy_simhash.errors\n"
+        "    from .schedule import runs\n"
     )
-    assert _imports(tree, "scrapy_simhash") == {"scrapy_simhash.defaults", "scrapy_simhash.errors"}
+    assert _imports(tree, "scrapy_simhash") == {
+        "scrapy_simhash.defaults",
+        "scrapy_simhash.errors",
+        "scrapy_simhash.store.index",
+        "scrapy_simhash.schedule.runs",
+    }
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
+#: Known circles, each to be broken by its layer's owner (then removed here): the snapshot view
+#: annotates the index that builds it (``SimhashIndex.decide``).
+KNOWN_CYCLES = [["scrapy_simhash.store.index", "scrapy_simhash.store.snapshot"]]
+
+
 def test_no_import_cycle() -> None:
-    assert cycles(graph()) == []
+    assert cycles(graph()) == KNOWN_CYCLES
 
 
+# Importing ``scrapy_simhash.a.b`` in a fresh interpreter imports ``scrapy_simhash`` whole, then
+# ``scrapy_simhash.a``, then ``b``. So a child forked once its parent packages are imported starts as
+# a fresh interpreter would: each module is imported in a fork of its package's process (a tree of
+# forks, one per module), not after importing the whole package again.
 ISOLATED = r"""
 import importlib, os, sys, traceback
 for dep in ("numpy", "lxml.etree", "scrapy", "twisted.internet.defer", "lmdb", "jieba"):
@@ -125,28 +132,41 @@ for dep in ("numpy", "lxml.etree", "scrapy", "twisted.internet.defer", "lmdb", "
     except ImportError:
         pass
 assert not [m for m in sys.modules if m.startswith("scrapy_simhash")]
-failed = []
-for name in sys.argv[1:]:
+names = sys.argv[1:]
+children = {}
+for name in names:
+    children.setdefault(name.rpartition(".")[0], []).append(name)
+
+def check(name):
+    # Import name in a fork of this process; then (a package) each of its modules in a fork of that one.
+    sys.stdout.flush()
+    sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
         try:
             importlib.import_module(name)
         except BaseException:
             traceback.print_exc()
+            sys.stderr.flush()
+            failed = [n for n in names if n == name or n.startswith(name + ".")]  # a package's modules too
+            os.write(1, ("FAILED " + " ".join(failed) + "\n").encode())
             os._exit(1)
+        for child in children.get(name, ()):
+            check(child)
         os._exit(0)
-    if os.waitpid(pid, 0)[1] != 0:
-        failed.append(name)
-print("FAILED:", " ".join(failed))
+    os.waitpid(pid, 0)
+
+for root in children[""]:
+    check(root)
 """
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a fresh child per module")
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forks a child per module")
 def test_each_module_imports_on_its_own() -> None:
     # redis is optional: its store is checked where it is installed
     names = [name for name in MODULES if "redisstore" not in name or _installed("redis")]
     out = subprocess.run([sys.executable, "-c", ISOLATED, *names], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "FAILED:", out.stdout + out.stderr
+    assert out.stdout.strip() == "", out.stdout + out.stderr
 
 
 def _installed(name: str) -> bool:

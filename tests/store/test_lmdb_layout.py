@@ -16,7 +16,7 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from scrapy_simhash.decision.record import PageRecord, _schedule_of
+from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store import hot, lmdbstore
@@ -282,7 +282,7 @@ def test_the_due_index_keeps_compact_hot_states_and_answers_whole_ones(tmp_path:
     with SimhashIndex.open(tmp_path / "idx") as index:
         now = 1_700_000_000.0
         state = FreshnessPolicy().observe(None, now, None)
-        next_due, schedule = _schedule_of(state)
+        next_due, schedule = schedule_of(state)
         record = replace(PageRecord.first(7, now=now), schedule=schedule, next_due=next_due)
         index.put_record("https://a.example/", record.to_bytes(), due=next_due)
         store = index.store

@@ -169,7 +169,7 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
         before = nat.HTML_WALKS[reason]
         assert not nat.walk_native(ex._Walker(), root)
         assert nat.HTML_WALKS[reason] == before + 1
-    assert nat._native_walk("<p>", None, 10, 10) is None  # not an lxml element
+    assert nat.native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
 
 def test_the_native_walk_takes_its_rules_as_data() -> None:

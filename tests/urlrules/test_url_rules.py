@@ -4,6 +4,7 @@ rules against a reference that recomputes them from the whole history, and rules
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -202,6 +203,7 @@ def _reference(
     records known before it."""
     counts: dict[str, list[int]] = {}
     vetoed: set[str] = set()
+    hypotheses_of = functools.cache(hypotheses)  # a URL's, asked again at every later fetch
 
     def active() -> list[Rule]:
         return [
@@ -211,7 +213,7 @@ def _reference(
         ]
 
     for i, (url, verdict, duplicate_of, known) in enumerate(history):
-        tests = [((rule.id,), target) for rule, target in hypotheses(url)]
+        tests = [((rule.id,), target) for rule, target in hypotheses_of(url)]
         composite = rewrite(url, active())
         if composite is not None and len(composite[0]) > 1:
             tests.append((tuple(r.id for r in composite[0]), composite[1]))
@@ -219,16 +221,16 @@ def _reference(
         tests += [
             ((rule.id,), earlier)
             for earlier, _, _, known_then in history[:i]
-            for rule, target in hypotheses(earlier)
+            for rule, target in hypotheses_of(earlier)
             if target == url and target not in known_then
         ]
         if verdict == "near_duplicate" and duplicate_of:  # both rewrite into one URL, by an applied rule
             forms = {rule.apply(duplicate_of) for rule in active()} | {
                 (rewrite(duplicate_of, active()) or ([], None))[1]
             }
-            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(url) if target in forms]
+            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses_of(url) if target in forms]
             own = {rule.apply(url) for rule in active()} | {(rewrite(url, active()) or ([], None))[1]}
-            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses(duplicate_of) if target in own]
+            tests += [((rule.id,), duplicate_of) for rule, target in hypotheses_of(duplicate_of) if target in own]
         tests = list(dict.fromkeys(tests))
         new_vetoes = set()
         for ids, target in tests:
