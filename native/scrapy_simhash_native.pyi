@@ -78,16 +78,20 @@ class HtmlWalker:
     def walk(
         self, root: Any, *, remaining: float | None, max_blocks: int, step: int
     ) -> (
-        tuple[Literal["ok"], list[_Block], list[int], list[int], int, int]
+        tuple[Literal["ok"], list[_Block], list[int], list[int], int, int, bool]
         | tuple[Literal["large"]]
         | tuple[Literal["budget"]]
         | tuple[Literal["unsupported"], str]
     ):
         """``extract._Walker.walk(root, 0, False, 0)``: ``("ok", blocks, parent, end, landmark,
-        next_check)``, a stop (``"large"``, ``"budget"``), or ``("unsupported", why)``."""
+        next_check, comments)`` (``comments``: ``comment_runs(root)``, read by the same walk), a
+        stop (``"large"``, ``"budget"``), or ``("unsupported", why)``."""
     @staticmethod
     def rule_names() -> list[str]:
         """The keys of the rules mapping the constructor reads (``text.rules.native_rules``)."""
+    @staticmethod
+    def walk_fields() -> list[str]:
+        """The fields of ``walk``'s result when it walked the tree."""
     def class_words(self, text: str) -> tuple[bool, bool]:
         """Whether a class/id string matches ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``."""
     def main_blocks(self, blocks: list[Any], parent: list[int], end: list[int], relaxed: bool) -> list[Any] | None:

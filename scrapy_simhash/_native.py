@@ -61,6 +61,7 @@ API = (
     "HtmlWalker.class_words",
     "HtmlWalker.rule_names",
     "HtmlWalker.main_blocks",
+    "HtmlWalker.walk_fields",
 )
 _FIX = "pip install ./native again from this checkout (needs a Rust toolchain)"
 _INSTALL_HINT = (

@@ -434,6 +434,9 @@ struct Walk<'a, 'py, 't> {
     /// The class/id string being looked up, and its lower case (buffers for the walk).
     key: String,
     lower: String,
+    /// Whether a comment or processing instruction below the root may split a text run
+    /// (`comment_runs` of the whole tree, read as the walk goes).
+    comments: bool,
 }
 
 impl<'t> Walk<'_, '_, 't> {
@@ -786,9 +789,16 @@ impl<'t> Walk<'_, '_, 't> {
                                 flag
                             };
                             self.enter(child, seen, flag, idx32, in_link, depth + 1)?;
+                        } else if !self.comments {
+                            // skipped with its content: its comments are read here
+                            self.comments = comment_runs(child);
                         }
                     }
-                    COMMENT | PI => {}
+                    COMMENT | PI => {
+                        if !self.comments {
+                            self.comments = comment_splits_at(child);
+                        }
+                    }
                     ENTITY_REF => return Err(Stop::Unsupported("an entity reference node")),
                     _ => {
                         next = child.next();
@@ -804,6 +814,9 @@ impl<'t> Walk<'_, '_, 't> {
             }
         } else {
             // absurdly deep markup: flatten the rest (" ".join(el.itertext()))
+            if !self.comments {
+                self.comments = comment_runs(node);
+            }
             let mut items = Vec::new();
             itertext(node, &mut items)?;
             let joined = items.join(" ");
@@ -1242,34 +1255,11 @@ fn text_up_to_element(mut node: Option<Node<'_>>) -> bool {
 /// more widely (all text nodes up to the next element-like node, ASCII white space only), so that
 /// false here is false there.
 fn comment_runs(root: Node<'_>) -> bool {
-    let is_comment = |n: Option<Node<'_>>| n.is_some_and(|n| matches!(n.kind(), COMMENT | PI));
     let mut next = root.children();
     while let Some(mut cur) = next {
         let typ = cur.kind();
-        if matches!(typ, COMMENT | PI) {
-            let mut prev = cur.prev();
-            while let Some(p) = prev.filter(|p| !elementish(p.kind())) {
-                prev = p.prev();
-            }
-            if !is_comment(prev) {
-                // the first of its run: the text before it, then each node's tail
-                let before = match prev {
-                    None => cur.parent().and_then(|p| p.children()),
-                    Some(p) => p.next(),
-                };
-                let mut pieces = usize::from(text_up_to_element(before));
-                let mut node = Some(cur);
-                while let Some(n) = node.filter(|n| matches!(n.kind(), COMMENT | PI)) {
-                    pieces += usize::from(text_up_to_element(n.next()));
-                    if pieces >= 2 {
-                        return true;
-                    }
-                    node = n.next();
-                    while let Some(m) = node.filter(|m| !elementish(m.kind())) {
-                        node = m.next();
-                    }
-                }
-            }
+        if matches!(typ, COMMENT | PI) && comment_splits_at(cur) {
+            return true;
         }
         if typ == ELEMENT && cur.children().is_some() {
             next = cur.children();
@@ -1284,6 +1274,37 @@ fn comment_runs(root: Node<'_>) -> bool {
                 Some(p) if p != root => cur = p,
                 _ => return false,
             }
+        }
+    }
+    false
+}
+
+/// `comment_runs`' test of one comment or processing instruction `cur`: whether it is the first
+/// of its run and the run has text with more than white space in two of its pieces.
+fn comment_splits_at(cur: Node<'_>) -> bool {
+    let is_comment = |n: Option<Node<'_>>| n.is_some_and(|n| matches!(n.kind(), COMMENT | PI));
+    let mut prev = cur.prev();
+    while let Some(p) = prev.filter(|p| !elementish(p.kind())) {
+        prev = p.prev();
+    }
+    if is_comment(prev) {
+        return false; // not the first of its run: read at the first
+    }
+    // the first of its run: the text before it, then each node's tail
+    let before = match prev {
+        None => cur.parent().and_then(|p| p.children()),
+        Some(p) => p.next(),
+    };
+    let mut pieces = usize::from(text_up_to_element(before));
+    let mut node = Some(cur);
+    while let Some(n) = node.filter(|n| matches!(n.kind(), COMMENT | PI)) {
+        pieces += usize::from(text_up_to_element(n.next()));
+        if pieces >= 2 {
+            return true;
+        }
+        node = n.next();
+        while let Some(m) = node.filter(|m| !elementish(m.kind())) {
+            node = m.next();
         }
     }
     false
@@ -1474,9 +1495,15 @@ impl HtmlWalker {
         RULES.to_vec()
     }
 
+    /// The fields of ``walk``'s result when it walked the tree (its first, ``"ok"``, included).
+    #[staticmethod]
+    fn walk_fields() -> Vec<&'static str> {
+        vec!["ok", "blocks", "parent", "end", "landmark", "next_check", "comments"]
+    }
+
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
     /// ``_Walker.walk(root, 0, False, 0)`` does. Returns ``("ok", blocks, parent, end, landmark,
-    /// next_check)`` with blocks ``(text, links, owner, meta, flags, weight, base, teaser)``
+    /// next_check, comments)`` (``comments``: ``comment_runs`` of ``root``, read by this walk) with blocks ``(text, links, owner, meta, flags, weight, base, teaser)``
     /// (``_Block``'s fields; ``weight`` -1 and ``base`` -2: a block with full-width letters or
     /// digits, which the Python side folds and classifies), ``("large" | "budget",)`` when the walk stops as the Python walk
     /// would, ``("unsupported", reason)`` for a tree it does not handle. ``remaining``: seconds
@@ -1521,6 +1548,7 @@ impl HtmlWalker {
             names: Names::new(),
             key: String::new(),
             lower: String::new(),
+            comments: false,
         };
         match w.walk(node, None, 0, false, 0) {
             Ok(()) => {}
@@ -1557,6 +1585,7 @@ impl HtmlWalker {
             PyList::new(py, &w.end)?,
             w.landmark,
             w.next_check,
+            w.comments,
         )
             .into_pyobject(py)
     }

@@ -257,7 +257,11 @@ def heading_name(heading: str) -> str:
 def heading_key(heading: str) -> int | None:
     """32 bits of the BLAKE2b hash of :func:`heading_name` (never 0: a page's evidence says "none"
     so), ``None`` when it is empty (no evidence)."""
-    name = heading_name(heading)
+    return _name_key(heading_name(heading))
+
+
+def _name_key(name: str) -> int | None:
+    """:func:`heading_key` of the heading whose :func:`heading_name` is ``name``."""
     if not name:
         return None
     digest = hashlib.blake2b(name.encode("utf-8", "surrogatepass"), digest_size=4).digest()
@@ -301,7 +305,7 @@ class OwnText:
         self._h8 = self._h16 = None
         self._rest = None
         self._name = heading_name(heading) if heading else ""
-        self.heading = heading_key(heading) if self._name else None
+        self.heading = _name_key(self._name)
         if shown is not None:
             mine = set(self._lines)
             self._rest = [line for line in shown if line and line not in mine]

@@ -245,6 +245,8 @@ class _Walker:
         self.next_check = _BUDGET_STEP
         self.landmark = -1  # the first <main> / role="main" element, if any
         self.core: Any = None  # the native HtmlWalker that walked the page (text.native.walk_native)
+        # whether a comment may split a text run (HtmlWalker.comment_runs, read by the native walk)
+        self.comments: bool | None = None
 
     def flush(self) -> None:
         if not self.pieces:

@@ -42,7 +42,12 @@ def _with_entries(blocks: list[_Block], main: list[_Block], landmarked: bool = F
     taken = set(main)
     flags = (0, _IN_CHROME_CLASS) if landmarked else (0,)
     entries = [
-        b for b in blocks if b.flags in flags and b not in taken and _kind(b, False) in (_LINKS, _SHORT) and _is_entry(b.norm)
+        b
+        for b in blocks
+        if b.flags in flags
+        and b not in taken
+        and (b.base if b.base != -2 else _kind(b, False)) in (_LINKS, _SHORT)
+        and _is_entry(b.norm)
     ]
     if len(entries) < _MIN_ENTRIES:
         return main
@@ -64,10 +69,16 @@ def _has_members(blocks: list[_Block], main: list[_Block]) -> bool:
     return sum(1 for b in blocks if b not in taken and _is_entry(b.norm)) >= _MIN_MEMBERS
 
 
+#: The first characters that :data:`_ENTRY_RE`'s alternatives anchored at the start can match; each
+#: of the others needs ":", ">", "<" or "(" (tested first: a regular expression costs more).
+_ENTRY_FIRST = "|=abcdefghijklmnopqrstuvwxyz"
+
+
 def _is_entry(text: str) -> bool:
     """Whether a line of links is a declaration (ASCII, :data:`_ENTRY_RE`), not boilerplate or markup."""
     return (
         text.isascii()
+        and (":" in text or ">" in text or "<" in text or "(" in text or text[0] in _ENTRY_FIRST)
         and _ENTRY_RE.search(text) is not None
         and not (text[0] == "<" and text[-1] == ">")
         and not _boilerplate_any(text)

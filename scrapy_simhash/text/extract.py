@@ -220,8 +220,17 @@ class _TooDeep(Exception):
 
 
 def _prepare(html: str) -> str:
+    return _without_nuls(_without_prefix(html))
+
+
+def _without_prefix(html: str) -> str:
+    """``html`` without its XML declaration and CleanEval prefix (the first steps of :func:`_prepare`)."""
     html = _XML_DECL_RE.sub("", html, count=1)
-    html = _CLEANEVAL_RE.sub("", html, count=1)
+    return _CLEANEVAL_RE.sub("", html, count=1)
+
+
+def _without_nuls(html: str) -> str:
+    """``html`` without NULs, cut when over :data:`MAX_HTML_CHARS` (the rest of :func:`_prepare`)."""
     if ("\x00" in html) if html.isascii() else _NUL_RE.search(html) is not None:
         html = html.replace("\x00", "")
     if len(html) > MAX_HTML_CHARS:
@@ -258,7 +267,7 @@ def _parse(html: str):
 _CUT_DEPTH = 2000
 
 
-def _tree_differs(tree: etree._Element, html: str, native: bool = True) -> str | None:
+def _tree_differs(tree: etree._Element, html: str, native: bool = True, comments: bool = True) -> str | None:
     """Why ``tree`` (the root parsel built from ``html``) cannot give the text of our own parse of
     ``html`` ("not_root" when it is no root element), or None when it gives exactly that text.
 
@@ -269,7 +278,8 @@ def _tree_differs(tree: etree._Element, html: str, native: bool = True) -> str |
     removes it), a page nested deeper than libxml2 parses ("deep": ours is flattened and parsed
     again), and a comment that splits a text run in a way the walk would count differently
     ("comments": :func:`_comment_splits`; with ``native``, only where the native core's reading of
-    the tree says a comment may: ``native_comment_runs``)."""
+    the tree says a comment may: ``native_comment_runs``; not with ``comments=False``: the walk
+    checks them, :func:`_walked`)."""
     if not isinstance(tree, etree._Element) or not isinstance(tree.tag, str) or tree.getparent() is not None:
         return "not_root"
     if len(html) > MAX_HTML_CHARS:
@@ -284,9 +294,15 @@ def _tree_differs(tree: etree._Element, html: str, native: bool = True) -> str |
         depth += 1
     if depth >= _CUT_DEPTH:
         return "deep"
-    if (not native or native_comment_runs(tree) is not False) and _comment_splits(tree):
+    if comments and _may_split(tree, native) and _comment_splits(tree):
         return "comments"
     return None
+
+
+def _may_split(tree: etree._Element, native: bool) -> bool:
+    """False where the native core's reading of ``tree`` says that no comment splits a text run
+    (``native_comment_runs``: :func:`_comment_splits` is false there too)."""
+    return not native or native_comment_runs(tree) is not False
 
 
 def _comment_splits(tree: etree._Element) -> bool:
@@ -419,16 +435,48 @@ def extract(
             f"html must be str or bytes, got {type(html).__name__}; pass response.body "
             "(with content_type=response.headers.get('Content-Type')) or response.text"
         )
-    html = _prepare(html)
     method = "main" if main_content else "all"
+    if tree is not None and source is not None:
+        # The shared tree's path, without the NUL search (its prepared text is needed only where the
+        # walk stops: the regular-expression fallback) where the shortcuts give what _prepare would.
+        light = _without_prefix(source)
+        stripped = light.strip()
+        if len(light) <= MAX_HTML_CHARS and light.count("<") <= MAX_ELEMENTS and stripped and stripped[0] != "\x00":
+            differs = _tree_differs(tree, source, native, comments=False)
+            if differs is None:
+                shared = _walked(tree, light, used, method, main_content, started, time_budget, native, "shared", True)
+                if shared is not None:
+                    return shared
+                differs = "comments"
+            # (the page is parsed as below: its prepared text has no other stop)
+            html = _prepare(source)
+            return _own(html, used, method, main_content, started, time_budget, native, f"own/{differs}")
+    html = _prepare(html)
     if _too_many_elements(html):
         return _flat_document(html, used, "large", native)
     parse = "own"
     if tree is not None and html.strip():
         differs = _tree_differs(tree, source, native) if source is not None else "bytes"
         if differs is None:
-            return _walked(tree, html, used, method, main_content, started, time_budget, native, "shared")
+            shared = _walked(tree, html, used, method, main_content, started, time_budget, native, "shared")
+            assert shared is not None  # (its comments were checked)
+            return shared
         parse = f"own/{differs}"
+    return _own(html, used, method, main_content, started, time_budget, native, parse)
+
+
+def _own(
+    html: str,
+    used: str | None,
+    method: str,
+    main_content: bool,
+    started: float,
+    time_budget: float | None,
+    native: bool,
+    parse: str,
+) -> Document:
+    """The :class:`Document` of prepared ``html`` by our own parse (``parse``: why the spider's tree
+    was not walked, or "own")."""
     try:
         root = _parse(html)
     except _TooDeep:
@@ -439,7 +487,9 @@ def extract(
             return _flat_document(html, used, "deep", native)
     if root is None:
         return Document(title="", text="", encoding=used, method="empty", coverage=0.0, parse=parse)
-    return _walked(root, html, used, method, main_content, started, time_budget, native, parse)
+    doc = _walked(root, html, used, method, main_content, started, time_budget, native, parse)
+    assert doc is not None  # (None only where it checks the comments of a shared tree)
+    return doc
 
 
 def _walked(
@@ -452,14 +502,20 @@ def _walked(
     time_budget: float | None,
     native: bool,
     parse: str,
-) -> Document:
+    comments: bool = False,
+) -> Document | None:
     """The :class:`Document` of the parsed page ``root`` (``html``: the prepared text it was parsed
-    from, for the regular-expression fallback)."""
+    from, for the regular-expression fallback). ``comments``: ``root`` is the spider's tree, not yet
+    checked for comments that split a text run (:func:`_tree_differs`), and ``html`` is prepared
+    but for its NULs: ``None`` when a comment splits one (read by the native walk as it goes)."""
     title, heading, named = title_and_heading(root)
     walker = _Walker(deadline=None if time_budget is None else started + time_budget)
     try:
-        if not (native and walk_native(walker, root)):
+        natively = native and walk_native(walker, root)
+        if not natively:
             walker.walk(root, 0, False, 0)
+        if comments and (walker.comments if natively else _may_split(root, native)) and _comment_splits(root):
+            return None
         walker.flush()
         walker.check_budget()
         blocks = walker.blocks
@@ -470,6 +526,10 @@ def _walked(
             )
         chosen, found, content_like = _choose(walker, heading, named)
     except _Budget as exc:
+        if comments:
+            if _may_split(root, native) and _comment_splits(root):
+                return None
+            html = _without_nuls(html)
         return _flat_document(html, used, str(exc), native)
     total = _weight_of(blocks)
     taken = set(chosen)  # blocks compare by identity
@@ -542,9 +602,12 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     # alone would let the rest of the page change, or differ, unseen. Take all of it instead.
     # Judged on content-like blocks (_GOOD: sentences, code), so that a short article beside a
     # long list of short lines (opening hours, a price list) keeps its own text.
-    good = sum(b.weight for b in content if _kind(b, False) == _GOOD)
-    content_like = [b for b in content if _kind(b, False) >= _SHORT]
-    if sum(b.weight for b in main if _kind(b, False) == _GOOD) < _COVERAGE * good:
+    # (each block's class on its own, _kind(b, False), is its base class: read once classified)
+    _classified(content)
+    _classified(main)
+    good = sum(b.weight for b in content if b.base == _GOOD)
+    content_like = [b for b in content if b.base >= _SHORT]
+    if sum(b.weight for b in main if b.base == _GOOD) < _COVERAGE * good:
         main, found = content_like, "page"
     elif _weight_of(main) < _COVERAGE * _weight_of(content_like) and (
         (landmarked and all(b.weight < _PARAGRAPH_WEIGHT for b in main)) or _has_members(content_like, main)
@@ -571,7 +634,7 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         links = [b for b in content if _is_link_list(b)]
         near_content, links = _without_sidebar(walker, content, links, _MIN_MAIN_CHARS, heading)
     if weight < _LIST_SHARE * _weight_of(near_content):
-        listing = [b for b in near_content if _kind(b, False) >= _SHORT or _is_link_list(b)]
+        listing = [b for b in near_content if b.base >= _SHORT or _is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
         if _weight_of(listing) > weight and 2 * _weight_of(links) > _weight_of(listing):
             main, found = listing, "list"
@@ -584,10 +647,17 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         near = _container_links(walker, main, links)
         if _weight_of(near) > weight:
             taken = set(near)
-            content_like = [b for b in content if b in taken or _kind(b, False) >= _SHORT]
+            content_like = [b for b in content if b in taken or b.base >= _SHORT]
     if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
         main, found = walker.blocks, "visible"
     return main, found, content_like
+
+
+def _classified(blocks: list[_Block]) -> None:
+    """Class each of ``blocks`` not classed yet (:func:`_kind`: its ``base``, read on first use)."""
+    for block in blocks:
+        if block.base == -2:
+            _kind(block, False)
 
 
 def _container_links(walker: _Walker, main: list[_Block], links: list[_Block]) -> list[_Block]:

@@ -142,14 +142,15 @@ def native_flat_text() -> Any:
 def walk_native(walker: _Walker, root: Any) -> bool:
     """:meth:`_Walker.walk` of ``root`` by the native core (:func:`native_walk`): the same blocks
     (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
-    installed, an lxml it was not verified on, a tree it does not handle."""
+    installed, an lxml it was not verified on, a tree it does not handle. It also reads whether a
+    comment may split a text run (``walker.comments``: :func:`native_comment_runs` of ``root``)."""
     remaining = None if walker.deadline is None else walker.deadline - time.perf_counter()
     result = native_walk(root, remaining, rules.MAX_BLOCKS, rules.BUDGET_STEP)
     if result is None:
         return False
     if result[0] != "ok":
         raise _Budget(result[0])
-    blocks, walker.parent, walker.end, walker.landmark, walker.next_check = result[1:]
+    blocks, walker.parent, walker.end, walker.landmark, walker.next_check, walker.comments = result[1:]
     walker.core = html_walker(type(root))
     new = _Block.__new__
     for text, links, owner, meta, flags, weight, base, teaser in blocks:

@@ -48,14 +48,22 @@ def _headings(root) -> list[str]:
     """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
     case-folded, without permalink signs: the page's own headings, not a header's site name
     (mdBook's menu-bar <h1>, a theme's site-title <h1> above an <h2> article title)."""
-    main = next(root.iter("main"), None)
-    return (_first_headings(main) if main is not None else None) or _first_headings(root)
+    # (one pass over the tree for the first <main> and the page's <h1> and <h2>)
+    main = None
+    found: dict[str, list] = {"h1": [], "h2": []}
+    for el in root.iter("main", "h1", "h2"):
+        if el.tag == "main":
+            main = el if main is None else main
+        else:
+            found[el.tag].append(el)
+    return (_first_headings(main) if main is not None else None) or _first_headings(root, found)
 
 
-def _first_headings(root) -> list[str]:
+def _first_headings(root, found: dict[str, list] | None = None) -> list[str]:
+    """The first <h1> (else <h2>) texts below ``root`` (``found``: its <h1> and <h2>, in order)."""
     out = []
     for tag in ("h1", "h2"):
-        for el in root.iter(tag):
+        for el in root.iter(tag) if found is None else found[tag]:
             text = _heading("".join(el.itertext()))
             if text:
                 out.append(text)

@@ -62,4 +62,7 @@ def test_check_names_what_is_missing() -> None:
     why = _native.check(older)[1]
     assert why is not None and "lacks HtmlWalker.main_blocks" in why  # one without the content region
     walker.main_blocks = None
+    why = _native.check(older)[1]
+    assert why is not None and "lacks HtmlWalker.walk_fields" in why  # one whose walk reads no comments
+    walker.walk_fields = None
     assert _native.check(older)[1] is None

@@ -18,8 +18,18 @@ _T = "<a href='../base/System-Posix-Types.html#t:{0}' title='System.Posix.Types'
 
 #: (name, argument types, result, one-line description)
 MEMBERS = [
-    ("unionFileModes", ["FileMode", "FileMode"], "FileMode", "Combines the two file modes into one that contains both."),
-    ("intersectFileModes", ["FileMode", "FileMode"], "FileMode", "Combines two file modes into one that has the common."),
+    (
+        "unionFileModes",
+        ["FileMode", "FileMode"],
+        "FileMode",
+        "Combines the two file modes into one that contains both.",
+    ),
+    (
+        "intersectFileModes",
+        ["FileMode", "FileMode"],
+        "FileMode",
+        "Combines two file modes into one that has the common.",
+    ),
     ("setFileMode", ["FilePath", "FileMode"], "IO ()", "Changes the permission of the file given by path to mode."),
     ("setFdMode", ["Fd", "FileMode"], "IO ()", "Acts like setFileMode but uses a file descriptor instead."),
     ("fileAccess", ["FilePath", "Bool", "Bool"], "IO Bool", "Checks if the file can be accessed by the process."),
@@ -232,3 +242,47 @@ def test_member_c_function_names_are_fingerprinted(native: bool) -> None:
     for name, _ in C_METHODS:
         assert name in lines
     assert "gtk" not in lines and "Gtk" not in lines  # not a link of the heading alone
+
+
+def test_the_entry_test_reads_what_its_regex_reads() -> None:
+    """``_is_entry``'s test of the characters every alternative of ``_ENTRY_RE`` needs never
+    changes its answer: on declarations, headlines, the lines of every real page."""
+    from helpers.data import load_pages
+
+    from scrapy_simhash.text import entries
+    from scrapy_simhash.text.extract import _parse, _prepare, _Walker, decode_html
+    from scrapy_simhash.text.region import _boilerplate_any
+
+    def reference(text: str) -> bool:
+        return (
+            text.isascii()
+            and entries._ENTRY_RE.search(text) is not None
+            and not (text[0] == "<" and text[-1] == ">")
+            and not _boilerplate_any(text)
+            and not entries._BOILERPLATE_RE.match(text)
+        )
+
+    texts = [
+        "unionFileModes :: FileMode -> FileMode",
+        "add(long operand)",
+        "| Just a",
+        "= Nothing",
+        "gtk_cell_area_activate",
+        "fn rem_assign(&mut self, rhs: Rhs)",
+        "Vec<T>",
+        "public static int nextInt(int a)",
+        "World news",
+        "x => y",
+        "Read more (2)",
+        "struct\tFoo",
+        "Cookie policy",
+    ]
+    for bodies in load_pages().values():
+        for body in bodies[:40]:
+            walker = _Walker()
+            walker.walk(_parse(_prepare(decode_html(body)[0])), 0, False, 0)
+            walker.flush()
+            texts += [b.norm for b in walker.blocks]
+    found = [entries._is_entry(t) for t in texts]
+    assert found == [reference(t) for t in texts]
+    assert sum(found) >= 8  # (the declarations above at least)

@@ -233,6 +233,7 @@ def test_the_native_comment_check_is_false_only_where_no_comment_splits_text() -
         tree = parsel_tree(_random_page(rng))
         native = native_comment_runs(tree)
         assert native == _runs_with_text(tree)
+        assert _walk_reads_comments(tree) is native  # the walk reads the same, as it goes
         splits = ex._comment_splits(tree)
         assert native or not splits
         seen[native, splits] += 1
@@ -241,6 +242,32 @@ def test_the_native_comment_check_is_false_only_where_no_comment_splits_text() -
         for body in bodies:
             tree = parsel_tree(ex.decode_html(body)[0])
             assert native_comment_runs(tree) or not ex._comment_splits(tree)
+            assert _walk_reads_comments(tree) is native_comment_runs(tree)
+
+
+def _walk_reads_comments(tree: Any) -> bool | None:
+    """The native walk's reading of ``tree``'s comments (``_Walker.comments``)."""
+    from scrapy_simhash.text.native import walk_native
+
+    walker = ex._Walker()
+    return walker.comments if walk_native(walker, tree) else None  # None: the Python walk takes it
+
+
+@pytest.mark.skipif(html_walker() is None, reason="no native HTML walk")
+def test_the_walk_reads_comments_in_what_it_skips() -> None:
+    """A comment that splits text inside an element the walk skips (a script's fallback, hidden
+    text) is read as ``HtmlWalker.comment_runs`` reads it; one in markup deeper than the walk goes
+    leaves the tree to the Python walk (which the comment check of ``_tree_differs`` follows)."""
+    hidden = f"<html><body><p>{ARTICLE}</p><div hidden>one <!-- c --> two</div></body></html>"
+    deep = f"<html><body><p>{ARTICLE}</p>{'<div>' * 210}one <!-- c --> two{'</div>' * 210}</body></html>"
+    inside = f"<html><body><p>{ARTICLE}</p><noscript><p>one <!-- c --> two</p></noscript></body></html>"
+    quiet = f"<html><body><p>{ARTICLE}</p><div hidden>one <!-- c --></div></body></html>"
+    from scrapy_simhash.text.native import native_comment_runs
+
+    for html, expected in ((hidden, True), (deep, True), (inside, True), (quiet, False)):
+        tree = parsel_tree(html)
+        assert native_comment_runs(tree) is expected, html[-80:]
+        assert _walk_reads_comments(tree) is (None if html is deep else expected), html[-80:]
 
 
 @pytest.mark.skipif(html_walker() is None, reason="no native HTML walk")
