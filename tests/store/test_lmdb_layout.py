@@ -97,7 +97,7 @@ def test_a_selection_reads_the_records_of_its_rows_by_id_with_their_keys(tmp_pat
             keys.records([0])  # type: ignore[attr-defined]
 
 
-def _earlier_index(path: Path) -> None:
+def _earlier_index(path: Path, schema: int = 1) -> None:
     """An index as the version before this record format wrote it: the same tables and records
     (an earlier layout: no due times in front, a ``dues`` table), schema version 1 in ``meta``."""
     with SimhashIndex.open(path) as index:
@@ -107,7 +107,7 @@ def _earlier_index(path: Path) -> None:
         meta_db, records, dues = (env.open_db(name, txn=txn) for name in (b"meta", b"records", b"dues"))
         meta = json.loads(bytes(txn.get(b"index", db=meta_db)))
         assert meta["schema"] == SCHEMA_VERSION > 1
-        txn.put(b"index", json.dumps({**meta, "schema": 1}, sort_keys=True).encode(), db=meta_db)
+        txn.put(b"index", json.dumps({**meta, "schema": schema}, sort_keys=True).encode(), db=meta_db)
         txn.put(b"https://a.example/", b"\x04\x02old record", db=records)
         txn.put(b"https://a.example/", (30_000).to_bytes(8, "big"), db=dues)
     env.close()
@@ -117,15 +117,18 @@ def _checksum(path: Path) -> str:
     return hashlib.sha256((path / "data.mdb").read_bytes()).hexdigest()
 
 
+@pytest.mark.parametrize("schema", [1, 7])  # 7: the layout before the shared buckets and key prefixes
 @pytest.mark.parametrize("readonly", [False, True])
-def test_an_index_of_an_earlier_version_is_refused_with_how_to_rebuild_it(tmp_path: Path, readonly: bool) -> None:
+def test_an_index_of_an_earlier_version_is_refused_with_how_to_rebuild_it(
+    tmp_path: Path, readonly: bool, schema: int
+) -> None:
     path = tmp_path / "old"
-    _earlier_index(path)
+    _earlier_index(path, schema)
     before = _checksum(path)
     with pytest.raises(SimhashIndexError) as info:
         SimhashIndex.open(path, readonly=readonly)
     message = str(info.value)
-    assert "written by an earlier version of scrapy-simhash (schema version 1" in message
+    assert f"written by an earlier version of scrapy-simhash (schema version {schema};" in message
     assert "Rebuild it" in message and "SIMHASH_RESET = True" in message and str(path) in message
     assert _checksum(path) == before  # never converted, never deleted
     assert sorted(p.name for p in path.iterdir()) == ["data.mdb", "lock.mdb"]
