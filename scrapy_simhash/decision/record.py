@@ -567,6 +567,26 @@ def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
 _EVIDENCE_HEAD = 20
 
 
+def last_fp_span(raw: bytes, at: int = 0) -> tuple[int, int] | None:
+    """Where the last fetch's fingerprint lies in the stored record ``raw[at:]`` (``(start, end)``
+    in ``raw``), ``None`` for a record without history or a value that is no record: what a
+    store that keeps a key's fingerprint in its record reads it from."""
+    if raw[at : at + 1] != _FORMAT_BYTE:
+        return None
+    try:
+        _, flags = _HEAD.unpack_from(raw, at)
+        i = at + _HEAD.size
+        for _ in range(3):
+            _, _, i = _get_number(raw, i, 0)
+        for _ in range(2):
+            _, i = _get_uint(raw, i)
+        n, i = _get_uint(raw, i)
+    except (IndexError, struct.error, ValueError):
+        return None
+    end = i + (16 if flags & _WIDE else 8)
+    return (i, end) if n and end <= len(raw) else None
+
+
 def split_sketch(raw: bytes) -> tuple[bytes, bytes | None]:
     """A stored record without its change sketch (its last ``STORED_BYTES`` bytes, where its
     flags have ``_SKETCH``), and the sketch (``None``: none); ``rest + sketch`` is ``raw``. What a

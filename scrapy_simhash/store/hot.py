@@ -1,7 +1,8 @@
 """A record's hot state: the fixed 57 bytes of it that a recrawl selection reads (its due time, the
 schedule numbers a policy ranks by, whether it has a usable schedule and a history), kept by the
 stores beside each record with a due time and written with it (:func:`hot_of`); LMDB keeps it in
-34 bytes where they hold it exactly (:func:`compact`, :func:`expand`)."""
+34 bytes where they hold it exactly (:func:`compact`, :func:`expand`), and in 28 without the due
+time where the due index's key holds it (:func:`keyed`)."""
 
 from __future__ import annotations
 
@@ -117,6 +118,25 @@ def compact(hot: bytes) -> bytes:
     return packed if expand_one(packed) == hot else hot
 
 
+#: A compact hot state without its due time (bytes 1 to 6, :data:`COMPACT`'s ``due`` and
+#: ``due_hi``): what the LMDB due index keeps where its key holds the same due time.
+KEYED_SIZE = COMPACT.itemsize - 6
+
+
+def keyed(packed: bytes, due: int) -> bytes:
+    """The compact hot state ``packed`` without its due time, when that is ``due`` (ms), else as it is."""
+    if len(packed) == COMPACT.itemsize and int.from_bytes(packed[1:7], "little") == due:
+        return packed[:1] + packed[7:]
+    return packed
+
+
+def unkeyed(packed: bytes, due: int) -> bytes:
+    """The compact hot state of a :func:`keyed` one filed under ``due`` (ms); others as they are."""
+    if len(packed) == KEYED_SIZE:
+        return packed[:1] + due.to_bytes(6, "little") + packed[1:]
+    return packed
+
+
 def expand_one(packed: bytes) -> bytes:
     """The hot state of one compact one (:func:`expand`'s, with Python's floats: the same IEEE
     operations)."""
@@ -134,10 +154,29 @@ def expand_one(packed: bytes) -> bytes:
     )
 
 
-def expand(values: list[bytes]) -> bytes | None:
-    """The hot states of ``values`` (each compact or whole) one after the other, ``None`` when one
-    of them is neither (a store written without them)."""
+def expand(values: list[bytes], dues: bytes | None = None) -> bytes | None:
+    """The hot states of ``values`` (each compact, :func:`keyed` or whole) one after the other,
+    ``None`` when one of them is none of these (a store written without them); ``dues``: the due
+    index keys of the values, one after the other (8 bytes of due time, big-endian, then 4 of
+    id), what a keyed value's due time is read from."""
     sizes = set(map(len, values))
+    if KEYED_SIZE in sizes:
+        if dues is None or len(dues) != 12 * len(values):
+            return None
+        if sizes == {KEYED_SIZE}:  # each one's due time put back, at bytes 1 to 6
+            n = len(values)
+            rows = np.empty((n, COMPACT.itemsize), dtype=np.uint8)
+            rest = np.frombuffer(b"".join(values), dtype=np.uint8).reshape(n, KEYED_SIZE)
+            rows[:, :1] = rest[:, :1]
+            rows[:, 7:] = rest[:, 1:]
+            ms = np.frombuffer(dues, dtype=np.dtype([("due", ">i8"), ("id", "V4")]))["due"].astype("<i8")
+            rows[:, 1:7] = ms.view(np.uint8).reshape(n, 8)[:, :6]
+            return _expand(rows.reshape(-1).view(COMPACT)).tobytes()
+        values = [
+            unkeyed(v, int.from_bytes(dues[i * 12 : i * 12 + 8], "big")) if len(v) == KEYED_SIZE else v
+            for i, v in enumerate(values)
+        ]
+        sizes = set(map(len, values))
     if sizes <= {HOT.itemsize}:
         return b"".join(values)
     if sizes == {COMPACT.itemsize}:

@@ -59,7 +59,7 @@ __all__ = [
 
 #: Version of the stored layout and record format; an index with another one is refused (one
 #: written by an earlier version is rebuilt, never converted).
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 #: Candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`).
 DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 #: More tables than this is a layout nobody wants (and LMDB sub-database names have 2 digits).

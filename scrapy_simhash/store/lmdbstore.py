@@ -7,36 +7,50 @@ guard the same files; split, each half would need the other's invariants.)
 Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
 
 ``t00`` .. ``tNN``
-    One per table: ``tkey -> packed bucket``, the bucket's fingerprints as one value, sorted,
-    ``value_width`` bytes each. A lookup is one ``get`` per table, read straight into numpy.
-    (Measured against ``dupsort`` + ``dupfixed`` buckets read with ``getmulti``: at 10 million
-    fingerprints a lookup took ~25 us instead of ~20 us and the tables 56 instead of 36 bytes
-    per fingerprint. The price: adding to a bucket rewrites it, ~1 KB at 10 million.)
+    One per table: ``bucket key -> packed bucket``, the bucket's fingerprints as one value,
+    sorted, ``value_width`` bytes each; the bucket key is the table key without its low bits, so
+    that a bucket holds the fingerprints of ``2 ** shift`` table keys (``shift``: the table key's
+    bits less ``_BUCKET_BITS``, 3 for 64-bit fingerprints in 4 tables; a lookup keeps the
+    fingerprints of its own table key, :meth:`LmdbStore._fine`, so that it finds what one bucket
+    per table key held). ``t00``'s bucket holds each fingerprint once per key filed under it,
+    sorted by ``(fingerprint, id)``, the ids (4 bytes each) after the fingerprints, in the same
+    order: what finds a fingerprint's keys. A lookup is one ``get`` per table, read straight into
+    numpy. (Measured against ``dupsort`` + ``dupfixed`` buckets read with ``getmulti``: at 10
+    million fingerprints a lookup took ~25 us instead of ~20 us and the tables 56 instead of 36
+    bytes per fingerprint. The price: adding to a bucket rewrites it, ~1 KB at 1 million, ~8 KB at
+    10 million. One bucket per table key cost 22 bytes a URL per table at 1e5 URLs, most of them
+    LMDB's node of a bucket of one or two fingerprints, and a ``fps`` table of ``fp -> id`` 26
+    more: ``benchmarks/scale/hot_bytes.py``.)
 ``records``
     ``id -> entry``, one per key with a fingerprint, a record or evidence; ``id``: 4 bytes
     big-endian, the last one plus one (so that the entries of new keys, most of a crawl's writes,
     fill their pages in order instead of leaving them ~40% empty, as keys in no order do). An
-    entry: a flags byte (``_HAS_FP``, ``_HAS_RECORD``, ``_HAS_EVIDENCE``, ``_HAS_SKETCH``, and
-    ``_DUE``, ``_MOVED`` for the due times that follow); the time the record is filed under in
-    ``due_index`` (``indexed due``: with ``_DUE``) and its due time when that is another one
-    (with ``_MOVED``), each in milliseconds, 8 bytes big-endian; the key's fingerprint
-    (``value_width`` bytes, with ``_HAS_FP``); the key's length (1 byte, or ``0xFF`` and 4 bytes
-    little-endian) and the key; then the record's bytes but its change sketch. The key is stored
-    here only: every other table names the entry by its id.
+    entry: a flags byte (``_HAS_FP``, ``_HAS_RECORD``, ``_HAS_EVIDENCE``, ``_HAS_SKETCH``,
+    ``_DUE``, ``_MOVED`` for the due times that follow, ``_PREFIXED``, ``_SHARED``); the time the
+    record is filed under in ``due_index`` (``indexed due``: with ``_DUE``) and its due time when
+    that is another one (with ``_MOVED``), each in milliseconds, 8 bytes big-endian; the key's
+    fingerprint (``value_width`` bytes, with ``_HAS_FP``, unless ``_SHARED``: it is the record's
+    last fingerprint, read there); the key: with ``_PREFIXED``, the code of its prefix (up to the
+    ``/`` after the host, ``prefixes``; a varint), then the length of the rest (1 byte, or
+    ``0xFF`` and 4 bytes little-endian) and the rest; then the record's bytes but its change
+    sketch. The key is stored here only: every other table names the entry by its id.
 ``sketches``
     ``id -> change sketch``: a record's last 64 bytes (``decision.record.split_sketch``), kept
     apart so that the entries' pages hold only what every decision and selection reads; joined
     back to the record in the same transaction by every read of it.
 ``ids``
-    ``BLAKE2b-64 digest of the key -> id`` (``dupsort``: keys of one digest are told apart by the
+    ``BLAKE2b-32 digest of the key -> id`` (``dupsort``: keys of one digest are told apart by the
     key in their entry). A key's entry is found with two ``get``; the order of
     :meth:`LmdbStore.scan` and :meth:`LmdbStore.scan_records` is ``(digest, key)``.
-``fps``
-    ``fp -> id`` (``dupsort``: pages with identical content share a fingerprint).
+``prefixes``
+    ``b"p" + prefix -> code`` and ``b"c" + code -> prefix`` (4 bytes big-endian): the key
+    prefixes that entries name by code, given in order, never changed nor deleted; a process
+    keeps those it has seen committed in memory (:meth:`LmdbStore._key`).
 ``due_index``
     ``indexed due + id -> hot state`` (:func:`~scrapy_simhash.store.hot.hot_of`, what a
-    selection reads; in 34 bytes where they hold it to the bit, :func:`~scrapy_simhash.store.hot.compact`,
-    answered as the 57), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
+    selection reads; in 28 bytes where they hold it to the bit and its due time is the key's,
+    :func:`~scrapy_simhash.store.hot.keyed`, 34 where it is another,
+    :func:`~scrapy_simhash.store.hot.compact`, answered as the 57), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
     unread (:class:`_EntryKeys`): a key is read from its entry when the selection asks for it,
     which it does for the rows that may enter it only (the key kept here as well cost 31 of a
     URL's bytes for keys of 31 characters). The index entry is a lower bound of the due time, not the due time itself: a record
@@ -90,6 +104,7 @@ import lmdb
 import numpy as np
 
 from scrapy_simhash import defaults
+from scrapy_simhash.decision.record import last_fp_span
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError, StoreFullError
 from scrapy_simhash.store.base import (
     MAX_DUE,
@@ -102,7 +117,7 @@ from scrapy_simhash.store.base import (
     verify,
     wide_found,
 )
-from scrapy_simhash.store.hot import COMPACT, HOT, compact, expand, expand_one, hot_of
+from scrapy_simhash.store.hot import COMPACT, HOT, KEYED_SIZE, compact, expand, expand_one, hot_of, keyed, unkeyed
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -123,10 +138,14 @@ _META_KEY = b"index"
 _NO_DUE = b"\xff" * 8
 #: An entry's id (``records``' key): 4 bytes, big-endian, given in order.
 _ID = struct.Struct(">I")
+#: The longest key prefix that ``prefixes`` names, and the most a process keeps in memory.
+_MAX_PREFIX, _MAX_CACHED = 256, 1 << 16
 _MAX_ID = (1 << 32) - 1
 #: An entry's flags (its first byte): what it holds; ``_DUE``: its indexed due time follows,
 #: ``_MOVED``: and its due time, which is another (else the same, or none without ``_DUE``).
-_HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED = 1, 2, 4, 8, 16, 32
+#: ``_PREFIXED``: the key's first part (up to its host's ``/``) is named by its code in ``prefixes``;
+#: ``_SHARED``: the fingerprint (``_HAS_FP``) is the record's last one, read there (not stored twice).
+_HAS_FP, _HAS_RECORD, _HAS_EVIDENCE, _HAS_SKETCH, _DUE, _MOVED, _PREFIXED, _SHARED = 1, 2, 4, 8, 16, 32, 64, 128
 _HOLDS = _HAS_FP | _HAS_RECORD | _HAS_EVIDENCE
 #: A due-index entry: indexed due (8 bytes), then the id (4).
 _DUE_ID_END = 12
@@ -135,9 +154,16 @@ _FLAGS_AT = 0
 _PAGE_HEAD, _NODE_HEAD = 16, 10
 HOT_SIZE, _COMPACT_SIZE = HOT.itemsize, COMPACT.itemsize
 
+#: A table's bucket holds the fingerprints of ``2 ** _FINE`` table keys (the key's low bits
+#: dropped, down to ``_BUCKET_BITS`` bits): fuller buckets, fewer LMDB nodes (10 bytes each, and
+#: their pages' slack); a lookup keeps those of its own table key (:meth:`LmdbStore._fine`).
+_BUCKET_BITS = 13
+#: ``t00``'s buckets hold each fingerprint's entry id beside it (4 bytes, after the fingerprints).
+_ID_SIZE = 4
+
 #: Stale due-index entries moved per write transaction by ``records_due``.
 _REKEY_BATCH = 1000
-#: (``dues``, ``keys``, ``aliases``: tables of an earlier version's index, which only ``destroy`` meets.)
+#: (``dues``, ``keys``, ``aliases``, ``fps``: tables of an earlier version's index, which only ``destroy`` meets.)
 _OUR_DBS = frozenset(
     {
         b"meta",
@@ -151,6 +177,7 @@ _OUR_DBS = frozenset(
         b"evidence",
         b"evidence_tail",
         b"sketches",
+        b"prefixes",
         b"aux",
     }
 )
@@ -211,6 +238,18 @@ class _SharedEnv:
         #: Where the map of ``data.mdb`` lies in this process (start, end), read from
         #: ``/proc/self/maps``; ``None``: not read yet, or the map was remapped (:meth:`resize`).
         self.span: tuple[int, int] | None = None
+        #: Key prefixes (``prefixes``) this process has read or written and seen committed: by
+        #: code, and codes by prefix (a code is never given twice, nor changed).
+        self.prefixes: dict[int, bytes] = {}
+        self.codes: dict[bytes, int] = {}
+
+    def learn(self, code: int, prefix: bytes) -> None:
+        """Keep the prefix ``code`` in memory (up to ``_MAX_CACHED``: then forget them all)."""
+        if len(self.prefixes) >= _MAX_CACHED:
+            self.prefixes.clear()
+            self.codes.clear()
+        self.prefixes[code] = prefix
+        self.codes[prefix] = code
 
     def resize(self, size: int) -> None:
         """``set_mapsize(size)``: LMDB maps the file again, maybe elsewhere."""
@@ -495,8 +534,8 @@ def open_elsewhere(path: str | os.PathLike[str]) -> bool:
 
 
 def _digest(key: bytes) -> bytes:
-    """What ``ids`` files a key under: its BLAKE2b-64 digest."""
-    return hashlib.blake2b(key, digest_size=8).digest()
+    """What ``ids`` files a key under: its BLAKE2b-32 digest."""
+    return hashlib.blake2b(key, digest_size=4).digest()
 
 
 def _fp_at(flags: int) -> int:
@@ -512,35 +551,77 @@ def _dues(entry: bytes) -> tuple[bytes, bytes]:
     return entry[1:9], entry[9:17] if flags & _MOVED else entry[1:9]
 
 
+def _fp_size(flags: int, vw: int) -> int:
+    """The bytes of the fingerprint stored before the key in an entry with ``flags``."""
+    return vw if flags & (_HAS_FP | _SHARED) == _HAS_FP else 0
+
+
 def _fp_of(entry: bytes, vw: int) -> bytes:
     """An entry's fingerprint (``b""``: none)."""
     flags = entry[0]
     if not flags & _HAS_FP:
         return b""
+    if flags & _SHARED:
+        span = last_fp_span(entry, _key_at(entry, vw)[2])
+        if span is None:
+            raise lmdb.CorruptedError("an entry's fingerprint is its record's, which holds none")
+        return entry[span[0] : span[1]]
     at = _fp_at(flags)
     return entry[at : at + vw]
 
 
-def _key_at(entry: bytes, vw: int) -> tuple[int, int]:
-    """Where the key lies in an entry (``vw``: the fingerprints' width): (start, end)."""
+def _key_at(entry: bytes, vw: int) -> tuple[int, int, int]:
+    """Where the key lies in an entry (``vw``: the fingerprints' width): ``(code, start, end)``,
+    its prefix's code (``-1``: none, the whole key at ``start:end``) and where the rest lies."""
     flags = entry[0]
-    at = _fp_at(flags) + (vw if flags & _HAS_FP else 0)
+    at = _fp_at(flags) + _fp_size(flags, vw)
+    code = -1
+    if flags & _PREFIXED:
+        code, shift = 0, 0
+        while True:
+            byte = entry[at]
+            at += 1
+            code |= (byte & 0x7F) << shift
+            shift += 7
+            if byte < 0x80:
+                break
     n = entry[at]
     if n < 255:
-        return at + 1, at + 1 + n
+        return code, at + 1, at + 1 + n
     n = int.from_bytes(entry[at + 1 : at + 5], "little")
-    return at + 5, at + 5 + n
+    return code, at + 5, at + 5 + n
 
 
-def _key_of(entry: bytes, vw: int) -> bytes:
-    """The key an entry is of."""
-    start, end = _key_at(entry, vw)
-    return entry[start:end]
+def _field_of(entry: bytes, vw: int) -> bytes:
+    """An entry's key as it stores it (its prefix's code, its length and its rest)."""
+    flags = entry[0]
+    return entry[_fp_at(flags) + _fp_size(flags, vw) : _key_at(entry, vw)[2]]
+
+
+def _field(rest: bytes, code: int) -> bytes:
+    """A key as an entry stores it: ``code`` (a varint, ``-1``: none, ``rest`` is the whole key),
+    the length of ``rest`` (1 byte, or ``0xFF`` and 4 bytes little-endian) and ``rest``."""
+    head = bytearray()
+    if code >= 0:
+        while code >= 0x80:
+            head.append(code & 0x7F | 0x80)
+            code >>= 7
+        head.append(code)
+    n = len(rest)
+    head += bytes((n,)) if n < 255 else b"\xff" + n.to_bytes(4, "little")
+    return bytes(head) + rest
 
 
 def _record_of(entry: bytes, vw: int) -> bytes:
     """The record an entry holds (what follows its key)."""
-    return entry[_key_at(entry, vw)[1] :]
+    return entry[_key_at(entry, vw)[2] :]
+
+
+def _url_prefix(key: bytes) -> bytes | None:
+    """What ``prefixes`` names of a key: up to the ``/`` after its host (``None``: no such part)."""
+    at = key.find(b"://")
+    end = key.find(b"/", at + 3) if at > 0 else -1
+    return key[: end + 1] if 0 < end < _MAX_PREFIX else None
 
 
 def _head(flags: int, indexed: bytes, due: bytes) -> bytes:
@@ -553,21 +634,25 @@ def _head(flags: int, indexed: bytes, due: bytes) -> bytes:
     return bytes((flags | _DUE | _MOVED,)) + indexed + due
 
 
-def _entry(indexed: bytes, due: bytes, flags: int, fp: bytes, key: bytes, record: bytes) -> bytes:
+def _entry(indexed: bytes, due: bytes, flags: int, fp: bytes, field: bytes, record: bytes) -> bytes:
     """An entry: its flags and due times (:func:`_head`), ``fp`` (with ``_HAS_FP``, else
-    ``b""``), the key's length (1 byte, or ``0xFF`` and 4 bytes) and the key, then the record."""
-    n = len(key)
-    length = bytes((n,)) if n < 255 else b"\xff" + n.to_bytes(4, "little")
-    return b"".join((_head(flags, indexed, due), fp, length, key, record))
+    ``b""``; with ``_SHARED`` instead where it is the record's last fingerprint), the key
+    (``field``: :func:`_field`; with ``_PREFIXED`` where it has a code), then the record."""
+    flags &= ~_SHARED
+    if fp and record:
+        span = last_fp_span(record)
+        if span is not None and record[span[0] : span[1]] == fp:
+            flags |= _SHARED
+            fp = b""
+    return b"".join((_head(flags, indexed, due), fp, field, record))
 
 
 def _with_fp(entry: bytes, fp: bytes | None, vw: int) -> bytes:
     """``entry`` with the fingerprint ``fp`` (``None``: without one)."""
     flags = entry[0]
-    at = _fp_at(flags)
-    rest = entry[at + vw if flags & _HAS_FP else at :]
+    indexed, due = _dues(entry)
     flags = flags | _HAS_FP if fp is not None else flags & ~_HAS_FP
-    return b"".join((bytes((flags,)), entry[1:at], fp or b"", rest))
+    return _entry(indexed, due, flags, fp or b"", _field_of(entry, vw), _record_of(entry, vw))
 
 
 def _with_dues(entry: bytes, indexed: bytes, due: bytes) -> bytes:
@@ -614,7 +699,7 @@ class _EntryKeys(list):  # type: ignore[type-arg]
             self._store._read(self._load, missing, False)
 
     def _load(self, txn: Any, rows: Sequence[int], records: bool = True) -> list[bytes | None]:
-        store, entries, vw = self._store, self._entries, self._store._vw
+        store, entries = self._store, self._entries
         out: list[bytes | None] = []
         for i in rows:
             at = i * _DUE_ID_END
@@ -622,10 +707,10 @@ class _EntryKeys(list):  # type: ignore[type-arg]
             key = list.__getitem__(self, i)
             if key is None:
                 entry = store._current(txn, kid)
-                list.__setitem__(self, i, _key_of(entry, vw))
+                list.__setitem__(self, i, store._key(txn, entry))
             else:
                 entry = txn.get(kid, db=store._records)
-                if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD or _key_of(entry, vw) != key:
+                if entry is None or not entry[_FLAGS_AT] & _HAS_RECORD or store._key(txn, entry) != key:
                     out.append(None)
                     continue
             if records:
@@ -675,6 +760,9 @@ class LmdbStore(FingerprintStore):
         self._tdbs: list[Any] = []
         self._txn: Any = None  # the group's write transaction
         self._holding = False  # this object holds the environment lock for a group
+        #: Key prefixes given in the write transaction under way (:meth:`_new_field`).
+        self._fresh: dict[int, bytes] = {}
+        self._fresh_codes: dict[bytes, int] = {}
         self.grows = 0
 
     @classmethod
@@ -772,13 +860,15 @@ class LmdbStore(FingerprintStore):
         try:
             self._tdbs = [self._db(b"t%02d" % t) for t in range(len(layout.tables))]
             self._vw = layout.value_width
-            self._fps = self._db(b"fps", dupsort=True)
+            self._kw = layout.key_width
+            self._shifts = [max(kb - _BUCKET_BITS, 0) if self._vw == 8 else 0 for kb in layout.key_bits]
             self._ids = self._db(b"ids", dupsort=True)
             self._records = self._db(b"records")
             self._due_index = self._db(b"due_index")
             self._evidence = self._db(b"evidence")
             self._evidence_tail = self._db(b"evidence_tail")
             self._sketches = self._db(b"sketches")
+            self._prefixes = self._db(b"prefixes")
             from scrapy_simhash.decision.record import split_sketch
 
             self._split = split_sketch
@@ -875,20 +965,25 @@ class LmdbStore(FingerprintStore):
             try:
                 for _ in range(100):
                     txn = self._begin(True)
+                    self._settle(False)
                     try:
                         result = fn(txn, *args)
                         txn.commit()
+                        self._settle(True)
                         shared.tick()
                         self._synced()
                         return result
                     except lmdb.MapFullError:
                         _abort(txn)
+                        self._settle(False)
                         self._grow()
                     except lmdb.MapResizedError:
                         _abort(txn)
+                        self._settle(False)
                         shared.resize(0)
                     except BaseException:
                         _abort(txn)
+                        self._settle(False)
                         raise
             except lmdb.Error as exc:
                 raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
@@ -905,6 +1000,7 @@ class LmdbStore(FingerprintStore):
             shared.lock.acquire()
             self._holding = True
         try:
+            self._settle(False)
             self._txn = self._begin(True)
         except lmdb.Error as exc:
             self._release()
@@ -920,8 +1016,10 @@ class LmdbStore(FingerprintStore):
             self._txn = txn
             self._full()
         except lmdb.Error as exc:
+            self._settle(False)
             self._release()
             raise StoreError(self.path, _kind(exc), str(exc), "write to") from exc
+        self._settle(True)
         if self._shared is not None:
             self._shared.tick()
         self._release()
@@ -931,6 +1029,7 @@ class LmdbStore(FingerprintStore):
         txn, self._txn = self._txn, None
         if txn is not None:
             _abort(txn)
+        self._settle(False)
         self._release()
 
     def _release(self) -> None:
@@ -945,6 +1044,7 @@ class LmdbStore(FingerprintStore):
         txn, self._txn = self._txn, None
         if txn is not None:
             _abort(txn)
+        self._settle(False)
         self._grow()
         raise StoreFullError(f"LMDB map of {self.path} was full; grown to {self.map_size} bytes")
 
@@ -985,6 +1085,60 @@ class LmdbStore(FingerprintStore):
 
     # -- entries ---------------------------------------------------------------------------
 
+    def _key(self, txn: Any, entry: bytes) -> bytes:
+        """The key of an entry, its prefix read by its code (kept in memory once read)."""
+        code, start, end = _key_at(entry, self._vw)
+        if code < 0:
+            return entry[start:end]
+        shared = self._shared
+        assert shared is not None
+        prefix = shared.prefixes.get(code)
+        if prefix is None:
+            prefix = self._fresh.get(code)
+            if prefix is None:
+                raw = txn.get(b"c" + code.to_bytes(4, "big"), db=self._prefixes)
+                if raw is None:
+                    raise lmdb.CorruptedError(f"an entry names the key prefix {code}, which the index does not hold")
+                prefix = bytes(raw)
+                shared.learn(code, prefix)
+        return prefix + entry[start:end]
+
+    def _new_field(self, txn: Any, key: bytes) -> tuple[int, bytes]:
+        """How a new entry stores ``key``: ``(flag, field)``, its prefix named by a code where it
+        has one (:func:`_url_prefix`; one given here when the prefix is new) with ``_PREFIXED``."""
+        prefix = _url_prefix(key)
+        if prefix is None:
+            return 0, _field(key, -1)
+        shared = self._shared
+        assert shared is not None
+        code = shared.codes.get(prefix)
+        if code is None:
+            code = self._fresh_codes.get(prefix)
+        if code is None:
+            raw = txn.get(b"p" + prefix, db=self._prefixes)
+            if raw is not None:
+                code = int.from_bytes(raw, "big")
+                shared.learn(code, prefix)
+            else:
+                cur = txn.cursor(self._prefixes)
+                last = cur.key() if (cur.prev() if cur.set_range(b"d") else cur.last()) else b""
+                code = int.from_bytes(last[1:], "big") + 1 if last[:1] == b"c" else 0
+                if code >= 1 << 32:  # pragma: no cover - four billion hosts
+                    return 0, _field(key, -1)
+                txn.put(b"p" + prefix, code.to_bytes(4, "big"), db=self._prefixes)
+                txn.put(b"c" + code.to_bytes(4, "big"), prefix, db=self._prefixes)
+                self._fresh[code] = prefix  # known to this process once the transaction commits
+                self._fresh_codes[prefix] = code
+        return _PREFIXED, _field(key[len(prefix) :], code)
+
+    def _settle(self, committed: bool) -> None:
+        """The prefixes given in the transaction that ended: kept in memory when it committed."""
+        if self._fresh:
+            if committed and self._shared is not None:
+                for code, prefix in self._fresh.items():
+                    self._shared.learn(code, prefix)
+            self._fresh, self._fresh_codes = {}, {}
+
     def _find(self, txn: Any, key: bytes) -> tuple[bytes | None, bytes | None]:
         """``(id, entry)`` of ``key`` (``(None, None)``: it has none): the ``ids`` of its hash, the
         one whose entry holds ``key``."""
@@ -993,13 +1147,13 @@ class LmdbStore(FingerprintStore):
         if kid is None:
             return None, None
         entry = txn.get(kid, db=self._records)
-        if entry is not None and _key_of(entry, self._vw) == key:
+        if entry is not None and self._key(txn, entry) == key:
             return kid, entry
         cur = txn.cursor(self._ids)  # another key with the same hash: its other ids
         if cur.set_key(digest):
             for kid in cur.iternext_dup(keys=False, values=True):
                 entry = txn.get(kid, db=self._records)
-                if entry is not None and _key_of(entry, self._vw) == key:
+                if entry is not None and self._key(txn, entry) == key:
                     return kid, entry
         return None, None
 
@@ -1032,7 +1186,7 @@ class LmdbStore(FingerprintStore):
         start = None if after is None else _digest(after)
         if not (cur.first() if start is None else cur.set_range(start)):
             return out
-        get, records, vw = txn.get, self._records, self._vw
+        get, records = txn.get, self._records
         group: list[tuple[bytes, bytes, bytes]] = []
         digest = None
         for h, kid in itertools.chain(cur.iternext(keys=True, values=True), [(None, None)]):
@@ -1049,35 +1203,124 @@ class LmdbStore(FingerprintStore):
             digest = h
             entry = get(kid, db=records)
             if entry is not None and entry[_FLAGS_AT] & flag:
-                group.append((_key_of(entry, vw), kid, entry))
+                group.append((self._key(txn, entry), kid, entry))
         return out[:limit]
 
     # -- fingerprints ----------------------------------------------------------------------
 
+    def _ckeys(self, tkeys: list[bytes]) -> list[bytes]:
+        """The bucket keys of a fingerprint's table keys ``tkeys``: each without its low
+        ``_shifts[t]`` bits."""
+        kw = self._kw
+        return [
+            tk if s == 0 else (int.from_bytes(tk, "big") >> s).to_bytes(kw, "big") for tk, s in zip(tkeys, self._shifts)
+        ]
+
     def _buckets(self, txn: Any, tkeys: list[bytes]) -> list[bytes | None]:
         """The bucket of each table key (``None``: empty)."""
         get = txn.get
-        return [get(tk, db=db) for db, tk in zip(self._tdbs, tkeys)]
+        return [get(ck, db=db) for db, ck in zip(self._tdbs, self._ckeys(tkeys))]
 
-    def _near(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, own: list[bytes | None]) -> Probe:
-        """The lookup of ``fp`` in its buckets ``own`` (:meth:`_buckets` of its table keys)."""
-        found, total = verify(b"".join([b for b in own if b]), fp, k, limit)
+    def _prints(self, t: int, blob: bytes) -> bytes:
+        """A bucket's fingerprints (``t00``'s without the ids after them)."""
+        if t:
+            return blob
+        vw = self._vw
+        return blob[: len(blob) // (vw + _ID_SIZE) * vw]
+
+    def _fine(self, t: int, blob: bytes, tkey: bytes) -> bytes:
+        """The distinct fingerprints of table ``t``'s bucket ``blob`` whose table key is ``tkey``
+        (what the bucket of that key alone held: the same ones, in the same order)."""
+        fps, shift, vw = self._prints(t, blob), self._shifts[t], self._vw
+        if len(fps) == vw or (t and not shift):
+            return fps if not shift or self._layout.tkeys(fps)[t] == tkey else b""  # type: ignore[union-attr]
+        if vw != 8:  # no shift: the ids' duplicates only
+            rows = [fps[i : i + vw] for i in range(0, len(fps), vw)]
+            return b"".join(f for i, f in enumerate(rows) if not i or rows[i - 1] != f)
+        arr = np.frombuffer(fps, dtype=">u8")
+        keep = np.ones(len(arr), dtype=bool)
+        if shift:
+            layout = self._layout
+            assert layout is not None
+            keep = layout.tkeys_np(arr.astype(np.uint64), t) == np.uint64(int.from_bytes(tkey, "big"))
+        if not t:
+            keep[1:] &= arr[1:] != arr[:-1]
+        return arr[keep].tobytes()
+
+    def _wide_fine(self, t: int, blobs: list[bytes], tkey: bytes) -> bytes:
+        """The fingerprints of table ``t``'s buckets ``blobs`` (the own one first) whose table key
+        is ``tkey`` or one bit away, in the order of those keys' buckets (``tkey``'s, then the key
+        with bit 0 flipped, 1, ...): what a wide lookup of one bucket per key read."""
+        if not self._shifts[t]:
+            return b"".join(self._fine(t, b, tkey) for b in blobs)
+        layout = self._layout
+        assert layout is not None
+        arr = np.frombuffer(b"".join([self._prints(t, b) for b in blobs]), dtype=">u8")
+        if not t:
+            keep = np.ones(len(arr), dtype=bool)
+            keep[1:] = arr[1:] != arr[:-1]
+            arr = arr[keep]
+        d = layout.tkeys_np(arr.astype(np.uint64), t) ^ np.uint64(int.from_bytes(tkey, "big"))
+        near = np.flatnonzero((d & (d - np.uint64(1))) == 0)  # d == 0 or one bit
+        d = d[near]
+        rank = np.where(d == 0, 0, np.log2(np.maximum(d, np.uint64(1)).astype(np.float64)).astype(np.int64) + 1)
+        return arr[near[np.argsort(rank, kind="stable")]].tobytes()
+
+    def _near(
+        self,
+        txn: Any,
+        fp: bytes,
+        k: int,
+        limit: int,
+        exclude: bytes | None,
+        own: list[bytes | None],
+        tkeys: list[bytes],
+    ) -> Probe:
+        """The lookup of ``fp`` in its buckets ``own`` (:meth:`_buckets` of its table keys ``tkeys``)."""
+        raw = b"".join([self._fine(t, b, tk) for t, (b, tk) in enumerate(zip(own, tkeys)) if b])
+        found, total = verify(raw, fp, k, limit)
         return Probe(self._hits(txn, found, exclude), total, 0 < limit < total)
+
+    def _links(self, blob: bytes | None, fp: bytes) -> tuple[int, int, int]:
+        """Where ``fp``'s ids lie in the ``t00`` bucket ``blob``: ``(n, lo, hi)``, the bucket's
+        count and the rows ``lo:hi`` of ``fp`` (``lo == hi``: none, ``lo`` where it would go)."""
+        if not blob:
+            return 0, 0, 0
+        vw = self._vw
+        n = len(blob) // (vw + _ID_SIZE)
+        lo, hi = 0, n
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if blob[mid * vw : mid * vw + vw] < fp:
+                lo = mid + 1
+            else:
+                hi = mid
+        end = lo
+        while end < n and blob[end * vw : end * vw + vw] == fp:
+            end += 1
+        return n, lo, end
+
+    def _ids_of(self, txn: Any, fp: bytes) -> list[bytes]:
+        """The ids of the entries that ``fp`` is filed for (``t00``'s bucket of it)."""
+        layout = self._layout
+        assert layout is not None
+        blob = txn.get(self._ckeys(layout.tkeys(fp)[:1])[0], db=self._tdbs[0])
+        n, lo, hi = self._links(blob, fp)
+        at = n * self._vw
+        return [blob[at + i * _ID_SIZE : at + i * _ID_SIZE + _ID_SIZE] for i in range(lo, hi)]
 
     def _hits(self, txn: Any, found: dict[bytes, int], exclude: bytes | None) -> list[Hit]:
         hits: list[Hit] = []
         if found:
-            cur = txn.cursor(self._fps)
-            get, records, vw = txn.get, self._records, self._vw
+            get, records = txn.get, self._records
             for other, distance in found.items():
-                if cur.set_key(other):
-                    for kid in cur.iternext_dup(keys=False, values=True):
-                        entry = get(kid, db=records)
-                        if entry is None:  # pragma: no cover - every filed id has its entry
-                            continue
-                        key = _key_of(entry, vw)
-                        if key != exclude:
-                            hits.append(Hit(key, other, distance))
+                for kid in self._ids_of(txn, other):
+                    entry = get(kid, db=records)
+                    if entry is None:  # pragma: no cover - every filed id has its entry
+                        continue
+                    key = self._key(txn, entry)
+                    if key != exclude:
+                        hits.append(Hit(key, other, distance))
             if len(hits) > 1:
                 hits.sort(key=hit_order)
         return hits
@@ -1087,22 +1330,27 @@ class LmdbStore(FingerprintStore):
         return self._read(self._lookup, fp, k, limit, exclude, self._layout.tkeys(fp))  # type: ignore[no-any-return]
 
     def _lookup(self, txn: Any, fp: bytes, k: int, limit: int, exclude: bytes | None, tkeys: list[bytes]) -> Probe:
-        return self._near(txn, fp, k, limit, exclude, self._buckets(txn, tkeys))
+        return self._near(txn, fp, k, limit, exclude, self._buckets(txn, tkeys), tkeys)
 
     def _check_and_add(self, txn: Any, key: bytes, fp: bytes, k: int, limit: int, wide: int) -> Probe:
-        assert self._layout is not None
-        tkeys = self._layout.tkeys(fp)
+        layout = self._layout
+        assert layout is not None
+        tkeys = layout.tkeys(fp)
         own = self._buckets(txn, tkeys)  # read once: the lookup, the wide lookup and the add use them
-        probe = self._near(txn, fp, k, limit, key, own)
+        probe = self._near(txn, fp, k, limit, key, own, tkeys)
         if probe.hits:
             self._remove_one(txn, key)
             return probe
         if wide > k:
             parts: list[bytes] = []
-            for db, blob, around in zip(self._tdbs, own, self._layout.probe_tkeys(tkeys)):
-                if blob:
-                    parts.append(blob)
-                parts += [b for _, b in txn.cursor(db).getmulti(around)]  # one call per table
+            kw = self._kw
+            for t, (db, blob, tkey, shift) in enumerate(zip(self._tdbs, own, tkeys, self._shifts)):
+                ck = int.from_bytes(tkey, "big") >> shift
+                around = [(ck ^ (1 << i)).to_bytes(kw, "big") for i in range(layout.key_bits[t] - shift)]
+                blobs = [blob] if blob else []
+                blobs += [b for _, b in txn.cursor(db).getmulti(around)]  # one call per table
+                if blobs:
+                    parts.append(self._wide_fine(t, blobs, tkey))
             found = wide_found(b"".join(parts), fp, k, wide, limit)
             probe = probe._replace(wide=tuple(self._hits(txn, found, key)))
         self._add(txn, key, fp, tkeys, own)
@@ -1111,14 +1359,14 @@ class LmdbStore(FingerprintStore):
     def check_and_add(self, key: bytes, fp: bytes, k: int, limit: int, wide: int = 0) -> Probe:
         return self._write(self._check_and_add, key, fp, k, limit, wide)  # type: ignore[no-any-return]
 
-    def _bucket_insert(self, txn: Any, db: Any, tkey: bytes, fp: bytes, remove: bool = False, blob: Any = ...) -> None:
-        """Add ``fp`` to (or ``remove`` it from) the bucket ``tkey`` of table ``db``, whose value
-        ``blob`` is read here unless given (as read in this transaction, unchanged since)."""
+    def _bucket_insert(self, txn: Any, db: Any, ckey: bytes, fp: bytes, remove: bool = False, blob: Any = ...) -> None:
+        """Add ``fp`` to (or ``remove`` it from) the bucket ``ckey`` of a table but ``t00``, whose
+        value ``blob`` is read here unless given (as read in this transaction, unchanged since)."""
         if blob is ...:
-            blob = txn.get(tkey, db=db)
+            blob = txn.get(ckey, db=db)
         if blob is None:
             if not remove:
-                txn.put(tkey, fp, db=db)
+                txn.put(ckey, fp, db=db)
             return
         vw = len(fp)
         lo, hi = 0, len(blob) // vw
@@ -1133,11 +1381,39 @@ class LmdbStore(FingerprintStore):
         if remove and found:
             rest = blob[:off] + blob[off + vw :]
             if rest:
-                txn.put(tkey, rest, db=db)
+                txn.put(ckey, rest, db=db)
             else:
-                txn.delete(tkey, db=db)
+                txn.delete(ckey, db=db)
         elif not remove and not found:
-            txn.put(tkey, blob[:off] + fp + blob[off:], db=db)
+            txn.put(ckey, blob[:off] + fp + blob[off:], db=db)
+
+    def _link(self, txn: Any, ckey: bytes, fp: bytes, kid: bytes, remove: bool = False, blob: Any = ...) -> bool:
+        """File the id ``kid`` under ``fp`` in ``t00``'s bucket ``ckey`` (or ``remove`` it);
+        whether ``fp`` has other ids there."""
+        db = self._tdbs[0]
+        if blob is ...:
+            blob = txn.get(ckey, db=db)
+        n, lo, hi = self._links(blob, fp)
+        vw = self._vw
+        at = n * vw
+        fps, ids = (bytes(blob[:at]), bytes(blob[at:])) if blob else (b"", b"")
+        mine = [i for i in range(lo, hi) if ids[i * _ID_SIZE : i * _ID_SIZE + _ID_SIZE] == kid]
+        if remove:
+            if mine:
+                i = mine[0]
+                fps = fps[: i * vw] + fps[i * vw + vw :]
+                ids = ids[: i * _ID_SIZE] + ids[i * _ID_SIZE + _ID_SIZE :]
+                if fps:
+                    txn.put(ckey, fps + ids, db=db)
+                else:
+                    txn.delete(ckey, db=db)
+            return hi - lo - len(mine[:1]) > 0
+        if not mine:
+            i = lo
+            while i < hi and ids[i * _ID_SIZE : i * _ID_SIZE + _ID_SIZE] < kid:
+                i += 1
+            txn.put(ckey, fps[: i * vw] + fp + fps[i * vw :] + ids[: i * _ID_SIZE] + kid + ids[i * _ID_SIZE :], db=db)
+        return hi - lo - len(mine) > 0
 
     def _add(
         self, txn: Any, key: bytes, fp: bytes, tkeys: list[bytes] | None = None, own: list[Any] | None = None
@@ -1147,7 +1423,8 @@ class LmdbStore(FingerprintStore):
         kid, entry = self._find(txn, key)
         if kid is None or entry is None:
             kid = self._new_id(txn, key)
-            entry = _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, key, b"")
+            code, field = self._new_field(txn, key)
+            entry = _entry(_NO_DUE, _NO_DUE, _HAS_FP | code, fp, field, b"")
         else:
             if entry[_FLAGS_AT] & _HAS_FP:
                 old = _fp_of(entry, self._vw)
@@ -1157,20 +1434,19 @@ class LmdbStore(FingerprintStore):
                 own = None  # the old fingerprint may have left one of those buckets
             entry = _with_fp(entry, fp, self._vw)
         txn.put(kid, entry, db=self._records)
-        was_empty = txn.get(fp, db=self._fps) is None
-        txn.put(fp, kid, db=self._fps, dupdata=True)
-        if was_empty:
-            assert self._layout is not None
-            tkeys = tkeys or self._layout.tkeys(fp)
-            for db, tkey, blob in zip(self._tdbs, tkeys, [...] * len(tkeys) if own is None else own):
-                self._bucket_insert(txn, db, tkey, fp, blob=blob)
+        assert self._layout is not None
+        ckeys = self._ckeys(tkeys or self._layout.tkeys(fp))
+        blobs = [...] * len(ckeys) if own is None else own
+        if not self._link(txn, ckeys[0], fp, kid, blob=blobs[0]):
+            for db, ckey, blob in zip(self._tdbs[1:], ckeys[1:], blobs[1:]):
+                self._bucket_insert(txn, db, ckey, fp, blob=blob)
 
     def _unfile(self, txn: Any, kid: bytes, fp: bytes) -> None:
-        txn.delete(fp, kid, db=self._fps)
-        if txn.get(fp, db=self._fps) is None:
-            assert self._layout is not None
-            for db, tkey in zip(self._tdbs, self._layout.tkeys(fp)):
-                self._bucket_insert(txn, db, tkey, fp, remove=True)
+        assert self._layout is not None
+        ckeys = self._ckeys(self._layout.tkeys(fp))
+        if not self._link(txn, ckeys[0], fp, kid, remove=True):
+            for db, ckey in zip(self._tdbs[1:], ckeys[1:]):
+                self._bucket_insert(txn, db, ckey, fp, remove=True)
 
     def _remove_one(self, txn: Any, key: bytes) -> bool:
         kid, entry = self._find(txn, key)
@@ -1200,44 +1476,48 @@ class LmdbStore(FingerprintStore):
             raise StoreError(self.path, "full", f"every one of its {_MAX_ID + 1} entry ids is taken", "write to")
         _putmulti(
             txn.cursor(self._records),
-            [(kid, _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, key, b"")) for kid, (key, fp) in zip(kids, pairs)],
+            [(kid, _entry(_NO_DUE, _NO_DUE, _HAS_FP, fp, _field(key, -1), b"")) for kid, (key, fp) in zip(kids, pairs)],
         )
         _putmulti(
             txn.cursor(self._ids), sorted((_digest(key), kid) for kid, (key, _) in zip(kids, pairs)), dupdata=True
         )
-        kw, vw = layout.key_width, layout.value_width
+        kw, vw = self._kw, layout.value_width
         if vw != 8:
             links = sorted((fp, kid) for kid, (_, fp) in zip(kids, pairs))
             del pairs, kids
-            _putmulti(txn.cursor(self._fps), links, dupdata=True)
-            distinct = sorted({fp for fp, _ in links})
-            del links
-        else:
-            # numpy sorts: a stable sort by fingerprint keeps each fingerprint's ids in order (as
-            # LMDB sorts duplicates).
-            arr = np.frombuffer(b"".join(fp for _, fp in pairs), dtype=">u8").astype(np.uint64)
-            order = np.argsort(arr, kind="stable").tolist()
-            _putmulti(txn.cursor(self._fps), [(pairs[i][1], kids[i]) for i in order], dupdata=True)
-            del pairs, order, kids
-            arr = np.unique(arr)
             for t, db in enumerate(self._tdbs):
-                tk = layout.tkeys_np(arr, t)
-                o = np.lexsort((arr, tk))
-                tk, vals = tk[o], arr[o].astype(">u8").tobytes()
-                starts = np.concatenate(([0], np.flatnonzero(tk[1:] != tk[:-1]) + 1)).tolist()
-                ends = [*starts[1:], len(tk)]
-                tkb = tk[starts].astype(">u8").tobytes()
-                groups = [
-                    (tkb[i * 8 + 8 - kw : i * 8 + 8], vals[s * 8 : e * 8]) for i, (s, e) in enumerate(zip(starts, ends))
-                ]
-                _putmulti(txn.cursor(db), groups)
+                buckets: dict[bytes, list[tuple[bytes, bytes]]] = {}
+                for fp, kid in links:
+                    rows = buckets.setdefault(layout.tkeys(fp)[t], [])
+                    if t == 0 or not rows or rows[-1][0] != fp:
+                        rows.append((fp, kid))
+                _putmulti(
+                    txn.cursor(db),
+                    [
+                        (tk, b"".join(f for f, _ in rows) + (b"".join(i for _, i in rows) if t == 0 else b""))
+                        for tk, rows in sorted(buckets.items())
+                    ],
+                )
             return
-        keyed = [layout.tkeys(fp) for fp in distinct]
+        # numpy sorts: a stable sort by fingerprint keeps each fingerprint's ids in order (as
+        # they were given: the keys' order).
+        arr = np.frombuffer(b"".join(fp for _, fp in pairs), dtype=">u8").astype(np.uint64)
+        del pairs
+        ids = np.arange(len(arr), dtype=">u4")
         for t, db in enumerate(self._tdbs):
-            buckets: dict[bytes, list[bytes]] = {}
-            for tkeys, fp in sorted(zip((tks[t] for tks in keyed), distinct)):
-                buckets.setdefault(tkeys, []).append(fp)
-            _putmulti(txn.cursor(db), [(tk, b"".join(fps)) for tk, fps in buckets.items()])
+            vals = arr if t == 0 else np.unique(arr)
+            tk = layout.tkeys_np(vals, t) >> np.uint64(self._shifts[t])
+            o = np.lexsort((ids, vals, tk)) if t == 0 else np.lexsort((vals, tk))
+            tk, fps = tk[o], vals[o].astype(">u8").tobytes()
+            id_bytes = ids[o].tobytes() if t == 0 else b""
+            starts = np.concatenate(([0], np.flatnonzero(tk[1:] != tk[:-1]) + 1)).tolist() if len(tk) else []
+            ends = [*starts[1:], len(tk)]
+            tkb = tk[starts].astype(">u8").tobytes()
+            groups = [
+                (tkb[i * 8 + 8 - kw : i * 8 + 8], fps[s * 8 : e * 8] + id_bytes[s * _ID_SIZE : e * _ID_SIZE])
+                for i, (s, e) in enumerate(zip(starts, ends))
+            ]
+            _putmulti(txn.cursor(db), groups)
 
     def put(self, items: Sequence[tuple[bytes, bytes]]) -> None:
         if items:
@@ -1258,7 +1538,10 @@ class LmdbStore(FingerprintStore):
         return self._read(self._fps_of, keys)  # type: ignore[no-any-return]
 
     def count(self) -> int:
-        return self._read(lambda txn: int(txn.stat(self._fps)["entries"]))  # type: ignore[no-any-return]
+        step = self._vw + _ID_SIZE
+        return self._read(  # type: ignore[no-any-return]
+            lambda txn: sum(len(blob) // step for blob in txn.cursor(self._tdbs[0]).iternext(keys=False, values=True))
+        )
 
     def scan(self, after: bytes | None, limit: int) -> list[tuple[bytes, bytes]]:
         def scan(txn: Any) -> list[tuple[bytes, bytes]]:
@@ -1297,9 +1580,11 @@ class LmdbStore(FingerprintStore):
         for key, value, due in items:
             kid, entry = self._find(txn, key)
             if kid is None or entry is None:
-                kid, indexed, flags, fp = self._new_id(txn, key), _NO_DUE, 0, b""
+                kid, indexed, fp = self._new_id(txn, key), _NO_DUE, b""
+                flags, field = self._new_field(txn, key)
             else:
                 indexed, flags, fp = _dues(entry)[0], entry[_FLAGS_AT], _fp_of(entry, vw)
+                field = _field_of(entry, vw)
             if key in evidence:
                 flags = flags | _HAS_EVIDENCE if evidence[key] is not None else flags & ~_HAS_EVIDENCE
             rest, sketch = self._split(value)
@@ -1316,8 +1601,9 @@ class LmdbStore(FingerprintStore):
                     txn.delete(indexed + kid, db=due_index)
                 indexed = due
             if due != _NO_DUE:  # the entry's value: the record's hot state (what a selection reads)
-                put(indexed + kid, compact(hot_of(value, int.from_bytes(due, "big"))), db=due_index)
-            put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, key, rest), db=self._records)
+                ms = int.from_bytes(due, "big")
+                put(indexed + kid, keyed(compact(hot_of(value, ms)), int.from_bytes(indexed, "big")), db=due_index)
+            put(kid, _entry(indexed, due, flags | _HAS_RECORD, fp, field, rest), db=self._records)
             written[key] = kid
         psize = self._shared.psize if self._shared is not None else 4096
         for key, framed in evidence.items():
@@ -1328,7 +1614,8 @@ class LmdbStore(FingerprintStore):
                     if framed is None:
                         continue
                     kid = self._new_id(txn, key)
-                    entry = _entry(_NO_DUE, _NO_DUE, 0, b"", key, b"")
+                    code, field = self._new_field(txn, key)
+                    entry = _entry(_NO_DUE, _NO_DUE, code, b"", field, b"")
                 flags = entry[_FLAGS_AT] | _HAS_EVIDENCE if framed is not None else entry[_FLAGS_AT] & ~_HAS_EVIDENCE
                 self._keep(txn, kid, key, bytes((flags,)) + entry[1:])
             if framed is None:
@@ -1388,7 +1675,10 @@ class LmdbStore(FingerprintStore):
                 indexed = _dues(entry)[0]
                 if indexed != _NO_DUE:
                     txn.delete(indexed + kid, db=self._due_index)
-                self._keep(txn, kid, key, _entry(_NO_DUE, _NO_DUE, flags & _HAS_FP, _fp_of(entry, vw), key, b""))
+                kept = _entry(
+                    _NO_DUE, _NO_DUE, flags & (_HAS_FP | _PREFIXED), _fp_of(entry, vw), _field_of(entry, vw), b""
+                )
+                self._keep(txn, kid, key, kept)
             return n
 
         return self._write(delete)  # type: ignore[no-any-return]
@@ -1426,7 +1716,7 @@ class LmdbStore(FingerprintStore):
         ``batch`` stale entries (``found`` is then partial)."""
         found: list[tuple[int, bytes]] = []
         stale: list[bytes] = []
-        get, records, vw = txn.get, self._records, self._vw
+        get, records = txn.get, self._records
         for entry in txn.cursor(self._due_index).iternext(keys=True, values=False):
             due = int.from_bytes(entry[:8], "big")
             # Every entry after this one is due at least at ``due``; so is its record.
@@ -1446,7 +1736,7 @@ class LmdbStore(FingerprintStore):
                 actual = int.from_bytes(moved, "big")
                 if actual > end:
                     continue
-            bisect.insort(found, (actual, _key_of(value, vw)))
+            bisect.insort(found, (actual, self._key(txn, value)))
             if len(found) > limit:
                 found.pop()
         return [(key, due / 1000) for due, key in found], stale, True
@@ -1462,9 +1752,11 @@ class LmdbStore(FingerprintStore):
                 txn.delete(entry, db=self._due_index)  # not this record's entry (none has it)
                 continue
             if due != indexed:
-                hot = txn.pop(entry, db=self._due_index)
+                hot = txn.pop(entry, db=self._due_index) or b""
                 if due != _NO_DUE:
-                    txn.put(due + entry[8:], hot or b"", db=self._due_index)
+                    # (a keyed hot state's due time is its old entry's: made whole, then keyed to its new one)
+                    hot = keyed(unkeyed(hot, int.from_bytes(entry[:8], "big")), int.from_bytes(due, "big"))
+                    txn.put(due + entry[8:], hot, db=self._due_index)
                 txn.put(kid, _with_dues(value, due, due), db=self._records)
 
     def due_states(self, after: bytes | None, limit: int, keys: bool = True) -> tuple[bytes | None, list[bytes], bytes]:
@@ -1482,13 +1774,11 @@ class LmdbStore(FingerprintStore):
             return None, [], b""
         if after is not None and cursor.key() == after and not cursor.next():
             return None, [], b""
-        if not keys:  # the values alone, and the last one's key as the cursor
-            alone = list(itertools.islice(cursor.iternext(keys=False, values=True), limit))
-            hots = expand(alone)
+        if not keys:  # the hot states alone, and the last one's key as the cursor
+            rows = list(itertools.islice(cursor.iternext(keys=True, values=True), limit))
+            hots = expand([v for _, v in rows], b"".join([k for k, _ in rows]))
             if hots is not None:
-                if len(alone) < limit:
-                    cursor.last()
-                return (bytes(cursor.key()) if alone else None), [], hots
+                return (bytes(rows[-1][0]) if rows else None), [], hots
             cursor.set_range(after) if after is not None else cursor.first()
             if after is not None and cursor.key() == after:
                 cursor.next()
@@ -1496,7 +1786,7 @@ class LmdbStore(FingerprintStore):
         if not page:
             return None, [], b""
         last = bytes(page[-1][0])
-        hots = expand([hot for _, hot in page])
+        hots = expand([hot for _, hot in page], b"".join([entry for entry, _ in page]))
         if hots is None:
             page = [(entry, made) for entry, hot in page if (made := self._hot(txn, entry, hot)) is not None]
             hots = b"".join([hot for _, hot in page])
@@ -1504,7 +1794,7 @@ class LmdbStore(FingerprintStore):
 
     def _entry_key(self, txn: Any, kid: bytes) -> bytes:
         """The key of the record entry ``kid`` (:class:`_EntryKeys`)."""
-        return _key_of(self._current(txn, kid), self._vw)
+        return self._key(txn, self._current(txn, kid))
 
     def _current(self, txn: Any, kid: bytes) -> bytes:
         """The record entry ``kid`` that a selection read in the due index (:class:`_EntryKeys`);
@@ -1524,8 +1814,8 @@ class LmdbStore(FingerprintStore):
         here unless given; ``None``: the entry is no current record's)."""
         if len(hot) == HOT_SIZE:
             return hot
-        if len(hot) == _COMPACT_SIZE:
-            return expand_one(hot)
+        if len(hot) in (_COMPACT_SIZE, KEYED_SIZE):
+            return expand_one(unkeyed(hot, int.from_bytes(entry[:8], "big")))
         if value is None:
             value = txn.get(entry[8:_DUE_ID_END], db=self._records)
         if value is None or not value[_FLAGS_AT] & _HAS_RECORD:

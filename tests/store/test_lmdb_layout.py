@@ -22,7 +22,7 @@ from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store import hot, lmdbstore
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
-from scrapy_simhash.store.lmdbstore import LmdbStore, _key_of
+from scrapy_simhash.store.lmdbstore import LmdbStore
 
 LONG = "https://example.com/" + "x" * 600  # filed under a digest (LMDB's 511-byte key limit)
 RECORDS = {"https://a.example/": (b"ra", 30.0), "https://b.example/": (b"rb", None), LONG: (b"rl", 20.5)}
@@ -34,7 +34,7 @@ def _entries(index: SimhashIndex) -> list[tuple[float, bytes]]:
     assert isinstance(store, LmdbStore)
     with store._env.begin() as txn:  # type: ignore[union-attr]
         return [
-            (int.from_bytes(k[:8], "big") / 1000, _key_of(txn.get(k[8:12], db=store._records), 8))
+            (int.from_bytes(k[:8], "big") / 1000, store._key(txn, txn.get(k[8:12], db=store._records)))
             for k, _ in txn.cursor(store._due_index)
         ]
 
@@ -97,7 +97,7 @@ def test_a_selection_reads_the_records_of_its_rows_by_id_with_their_keys(tmp_pat
             keys.records([0])  # type: ignore[attr-defined]
 
 
-def _earlier_index(path: Path) -> None:
+def _earlier_index(path: Path, schema: int = 1) -> None:
     """An index as the version before this record format wrote it: the same tables and records
     (an earlier layout: no due times in front, a ``dues`` table), schema version 1 in ``meta``."""
     with SimhashIndex.open(path) as index:
@@ -107,7 +107,7 @@ def _earlier_index(path: Path) -> None:
         meta_db, records, dues = (env.open_db(name, txn=txn) for name in (b"meta", b"records", b"dues"))
         meta = json.loads(bytes(txn.get(b"index", db=meta_db)))
         assert meta["schema"] == SCHEMA_VERSION > 1
-        txn.put(b"index", json.dumps({**meta, "schema": 1}, sort_keys=True).encode(), db=meta_db)
+        txn.put(b"index", json.dumps({**meta, "schema": schema}, sort_keys=True).encode(), db=meta_db)
         txn.put(b"https://a.example/", b"\x04\x02old record", db=records)
         txn.put(b"https://a.example/", (30_000).to_bytes(8, "big"), db=dues)
     env.close()
@@ -117,15 +117,18 @@ def _checksum(path: Path) -> str:
     return hashlib.sha256((path / "data.mdb").read_bytes()).hexdigest()
 
 
+@pytest.mark.parametrize("schema", [1, 7])  # 7: the layout before the shared buckets and key prefixes
 @pytest.mark.parametrize("readonly", [False, True])
-def test_an_index_of_an_earlier_version_is_refused_with_how_to_rebuild_it(tmp_path: Path, readonly: bool) -> None:
+def test_an_index_of_an_earlier_version_is_refused_with_how_to_rebuild_it(
+    tmp_path: Path, readonly: bool, schema: int
+) -> None:
     path = tmp_path / "old"
-    _earlier_index(path)
+    _earlier_index(path, schema)
     before = _checksum(path)
     with pytest.raises(SimhashIndexError) as info:
         SimhashIndex.open(path, readonly=readonly)
     message = str(info.value)
-    assert "written by an earlier version of scrapy-simhash (schema version 1" in message
+    assert f"written by an earlier version of scrapy-simhash (schema version {schema};" in message
     assert "Rebuild it" in message and "SIMHASH_RESET = True" in message and str(path) in message
     assert _checksum(path) == before  # never converted, never deleted
     assert sorted(p.name for p in path.iterdir()) == ["data.mdb", "lock.mdb"]
@@ -181,7 +184,7 @@ def test_evidence_over_a_page_is_read_back_whole_and_fills_its_pages(tmp_path: P
 def test_keys_of_one_digest_are_told_apart_by_their_entries(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Every key filed under one of two digests: each key still has its own fingerprint, record,
     # evidence and due time; a scan lists each once, in (digest, key) order, from any key.
-    monkeypatch.setattr(lmdbstore, "_digest", lambda key: bytes(8) if len(key) % 2 else b"\x01" * 8)
+    monkeypatch.setattr(lmdbstore, "_digest", lambda key: bytes(4) if len(key) % 2 else b"\x01" * 4)
     keys = [f"https://c.example/{'x' * i}" for i in range(12)]
     with SimhashIndex.open(tmp_path / "idx") as index:
         for i, key in enumerate(keys):
@@ -288,7 +291,7 @@ def test_the_due_index_keeps_compact_hot_states_and_answers_whole_ones(tmp_path:
         store = index.store
         assert isinstance(store, LmdbStore)
         with store._env.begin() as txn:  # type: ignore[union-attr]
-            assert [len(v) for _, v in txn.cursor(store._due_index)] == [hot.COMPACT.itemsize]
+            assert [len(v) for _, v in txn.cursor(store._due_index)] == [hot.KEYED_SIZE]
         want = hot.hot_of(record.to_bytes(), round(next_due * 1000))
         assert index.due_states(None, 10)[2] == want
         assert index.due_states(None, 10, keys=False)[2] == want
