@@ -12,7 +12,7 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from scrapy_simhash.decision.record import PageRecord, _schedule_of
+from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store import hot, lmdbstore
@@ -178,7 +178,7 @@ def test_a_hot_state_keyed_by_its_entry_reads_back_after_its_due_time_moves(tmp_
     key = "https://a.example/"
     now = 1_700_000_000.0
     state = FreshnessPolicy().observe(None, now, None)
-    next_due, schedule = _schedule_of(state)
+    next_due, schedule = schedule_of(state)
     record = replace(PageRecord.first(7, now=now), schedule=schedule, next_due=next_due).to_bytes()
     with SimhashIndex.open(tmp_path / "idx") as index:
         store = _store(index)
