@@ -304,7 +304,7 @@ def test_prune_forgets_old_urls(base_settings, capsys):
     out = json.loads(out_of(capsys, base_settings, "test", "prune", "--older-than", "15d", "--json"))
     assert out["removed"] == 1
     keys = [json.loads(x)["key"] for x in out_of(capsys, base_settings, "test", "export").splitlines()]
-    assert keys == ["https://x.example/harbour", "https://x.example/orchard"]
+    assert sorted(keys) == ["https://x.example/harbour", "https://x.example/orchard"]
     assert invoke(base_settings, "test", "prune", "--older-than", "soon") == 2
 
 
