@@ -163,9 +163,9 @@ _NOT_NAME_RE = re.compile(r"[\W_]+")
 #: ``QHash::begin``), a word with an inner "_" (``unordered_set``, ``const_iterator``), or a word in
 #: CamelCase (``QHash``, ``QSet``, ``getValue``, ``JavaScript``); not a dotted word (``e.g``, a host).
 _CODE_NAME_RE = re.compile(
-    r"(?<![\w:])[A-Za-z_]\w*(?:(?:::|->)~?[A-Za-z_]\w*)+"
-    r"|(?<![\w:])[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9](?![\w:])"
-    r"|(?<![\w:])(?:[a-z]+[A-Z]|[A-Z]+[a-z]+[A-Z]|[A-Z]{2,}[a-z])\w*(?![\w:])"
+    r"(?<![\w:])(?:[A-Za-z_]\w*(?:(?:::|->)~?[A-Za-z_]\w*)+"
+    r"|[A-Za-z][A-Za-z0-9]*_\w*[A-Za-z0-9](?![\w:])"
+    r"|(?:[a-z]+[A-Z]|[A-Z]+[a-z]+[A-Z]|[A-Z]{2,}[a-z])\w*(?![\w:]))"
 )
 _NAME_DIGITS_RE = re.compile(r"\d+")
 #: A URL, a path or an e-mail address, whatever its case: no name in code (a print view's
@@ -471,15 +471,17 @@ def code_names(text: str) -> set[str]:
     other name: ``qt5::x`` is ``qt6::x``); not in URLs, paths and e-mail addresses."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
+    # Word by word (no name, path or address spans a space), only the words that can hold a name:
+    # one with "_", ":" or ">", or a capital after its first character.
+    words = [word for word in text.split() if not word[1:].islower() or "_" in word or ":" in word or ">" in word]
     if "/" in text or "www." in text or "@" in text:
-        # Word by word (no name, path or address spans a space): a word with "/" is a path whole;
-        # only a word with "@" or "www." is looked at closer.
-        text = " ".join(
+        # A word with "/" is a path whole; only a word with "@" or "www." is looked at closer.
+        words = [
             _ADDRESS_ANY_RE.sub(" ", word) if "@" in word or "www." in word.lower() else word
-            for word in text.split()
+            for word in words
             if "/" not in word
-        )
-    return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(text)}
+        ]
+    return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(" ".join(words))}
 
 
 def renames(own: str, rest: str, kept: str) -> bool:
