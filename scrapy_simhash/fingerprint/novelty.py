@@ -469,7 +469,7 @@ def code_names(text: str) -> set[str]:
     """The names in code that ``text`` holds (:data:`_CODE_NAME_RE`: ``std::unordered_map``,
     ``QHash``, ``unordered_set``, ``getValue``), NFKC, their digits as ``0`` (a version is no
     other name: ``qt5::x`` is ``qt6::x``); not in URLs, paths and e-mail addresses."""
-    if not text.isascii():
+    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     # Word by word (no name, path or address spans a space), only the words that can hold a name:
     # one with "_", ":" or ">", or a capital after its first character.
