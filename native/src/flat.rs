@@ -25,7 +25,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::CharSet;
 
-/// Names of `extract._INVISIBLE_ELEMENTS` and `title`, and of `extract._BLOCK` (given by Python).
+/// Names of `rules.INVISIBLE_ELEMENTS` and `title`, and of `rules.BLOCK` (given by Python).
 struct Names(Vec<Vec<u8>>);
 
 impl Names {
@@ -494,7 +494,7 @@ mod tests {
     const INVISIBLE: &[&str] = &[
         "script", "style", "noscript", "template", "svg", "math", "textarea", "select", "object", "iframe", "title",
     ];
-    #[rustfmt::skip] // extract._BLOCK, sorted
+    #[rustfmt::skip] // rules.BLOCK, sorted
     const BLOCK: &[&str] = &[
         "address", "article", "aside", "blockquote", "body", "br", "caption", "center", "dd", "details", "dir", "div",
         "dl", "dt", "fieldset", "figcaption", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",

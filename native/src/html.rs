@@ -1,12 +1,12 @@
-//! The block walk of `extract._Walker.walk`, natively, over the tree that libxml2 built for lxml,
-//! and the classification of its blocks (`extract._classify_base`).
+//! The block walk of `blocks._Walker.walk`, natively, over the tree that libxml2 built for lxml,
+//! and the classification of its blocks (`region._classify_base`).
 //!
 //! It reads the tree through `lxml.rs`'s `Node` and `Attr` (all the `unsafe` code of the reading,
 //! and the invariant it rests on); the caller (`scrapy_simhash/text/native.py`) builds a walker
 //! only on lxml / libxml2 versions whose layout was verified.
 //!
 //! It gives exactly the blocks, element numbering (parent, subtree end), landmark and budget
-//! stops of the Python walk, which stays the reference (`tests/test_native_html.py`), and the
+//! stops of the Python walk, which stays the reference (`tests/text/test_native_html.py`), and the
 //! same block classes. The regular expressions stay Python's: the class/id and `display:none`
 //! tests are called back once per distinct string (answers kept here, bounded), the boilerplate
 //! and metadata-line tests only for the blocks that may match them; what the walk does not handle (a namespaced element, an
@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::lxml::{self, Attr, Node, CDATA, COMMENT, ELEMENT, ENTITY_REF, PI, TEXT, XINCLUDE_END, XINCLUDE_START};
 use crate::CharSet;
 
-/// `extract._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
+/// `region._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
 /// here, a block with full-width letters or digits) and thresholds.
 const GOOD: i8 = 2;
 const SHORT: i8 = 1;
@@ -38,9 +38,9 @@ const UNCLASSIFIED: i8 = -2;
 /// Flags of `extract._IN_CHROME_TAG` / `_IN_CHROME_CLASS`.
 const IN_CHROME_TAG: u8 = 1;
 const IN_CHROME_CLASS: u8 = 2;
-/// `extract._Walker.walk` flattens the rest below this depth.
+/// `blocks._Walker.walk` flattens the rest below this depth.
 const MAX_DEPTH: u32 = 200;
-/// Bounds of the answers kept per predicate (as `extract._NEGATIVE_CACHE`).
+/// Bounds of the answers kept per predicate (as `blocks._NEGATIVE_CACHE`).
 const MEMO_ENTRIES: usize = 50_000;
 const MEMO_CHARS: usize = 4 << 20;
 /// The bounds of `HtmlWalker::text_memo` (block texts: longer, more of them distinct).
@@ -171,7 +171,7 @@ fn attr_value(a: Option<Attr<'_>>) -> Res<Option<Cow<'_, str>>> {
         .map_err(|_| Stop::Unsupported("text that is not UTF-8"))
 }
 
-/// `extract._wraps_paragraphs`: at least `wanted` <p>/<br> below the element (at least one
+/// `blocks._wraps_paragraphs`: at least `wanted` <p>/<br> below the element (at least one
 /// when `wanted` is 0, as Python's loop).
 fn wraps_paragraphs(node: Node<'_>, wanted: usize) -> bool {
     let wanted = wanted.max(1);
@@ -689,7 +689,7 @@ impl<'t> Walk<'_, '_, 't> {
         Ok((flag, class))
     }
 
-    /// `extract._is_meta_element`
+    /// `blocks._is_meta_element`
     fn is_meta_element(&mut self, node: Node<'t>, seen: &Seen<'t>) -> Res<bool> {
         let meta = if seen.bits & N_TIME != 0 {
             true
@@ -967,14 +967,14 @@ impl Lower<'_> {
     }
 }
 
-/// `extract._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
+/// `region._ASCII_LETTER_LOOKALIKE_RE`: the only characters that `re` matches with an ASCII
 /// letter case-insensitively or whose `str.lower()` holds one.
 #[inline]
 fn is_lookalike(c: char) -> bool {
     matches!(c, '\u{130}' | '\u{131}' | '\u{17f}' | '\u{212a}')
 }
 
-// `extract._CJK_SPACE_RE`'s classes: Han and kana; punctuation of both widths and CJK symbols.
+// `blocks._CJK_SPACE_RE`'s classes: Han and kana; punctuation of both widths and CJK symbols.
 #[inline]
 fn han_kana(c: char) -> bool {
     matches!(c, '\u{2e80}'..='\u{2fff}' | '\u{3040}'..='\u{9fff}' | '\u{f900}'..='\u{faff}')
@@ -1004,7 +1004,7 @@ fn space_punct(c: char) -> bool {
     any_punct(c) || ('\u{3000}'..='\u{303f}').contains(&c)
 }
 
-/// Whether `extract._CJK_SPACE_RE` takes out a single space between `p` and `n`.
+/// Whether `blocks._CJK_SPACE_RE` takes out a single space between `p` and `n`.
 #[inline]
 fn cjk_space_goes(p: char, n: char) -> bool {
     // (each alternative needs a Han or kana character: none between ASCII characters)
@@ -1012,7 +1012,7 @@ fn cjk_space_goes(p: char, n: char) -> bool {
         && ((han_kana(p) && (han_kana(n) || space_punct(n))) || (space_punct(p) && han_kana(n)))
 }
 
-/// `extract._CJK_SPACE_RE.sub("", " ".join(pieces.split()))` (`split` at the characters of
+/// `blocks._CJK_SPACE_RE.sub("", " ".join(pieces.split()))` (`split` at the characters of
 /// `space`) written to `text`; returns its characters. A space goes where the regular expression
 /// takes it out: between the last character of a word and the first of the next.
 fn join_words(pieces: &str, space: &CharSet, text: &mut String) -> usize {
@@ -1032,7 +1032,7 @@ fn join_words(pieces: &str, space: &CharSet, text: &mut String) -> usize {
     size
 }
 
-// `extract._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
+// `blocks._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
 #[inline]
 fn cjk_char(c: char) -> bool {
     matches!(c, '\u{2e80}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{ac00}'..='\u{d7af}')
@@ -1079,12 +1079,12 @@ pub struct HtmlWalker {
     /// `lxml.etree._Element`: the only type read as `LxmlElement`.
     element_type: Py<PyAny>,
     space: CharSet,
-    /// `extract._BLOCK`, `_INVISIBLE`, `_CHROME_TAGS`, `_WRAPPER_PARAGRAPHS`
+    /// `rules.BLOCK`, `_INVISIBLE`, `_CHROME_TAGS`, `_WRAPPER_PARAGRAPHS`
     block: TagSet,
     invisible: TagSet,
     chrome_tags: TagSet,
     wrapper_paragraphs: usize,
-    /// `extract._NEGATIVE_RE`, `_META_CLASS_RE`
+    /// `blocks._NEGATIVE_RE`, `_META_CLASS_RE`
     negative: ClassWords,
     meta_class: ClassWords,
     display_none: Py<PyAny>,
@@ -1095,7 +1095,7 @@ pub struct HtmlWalker {
     /// so far (`HtmlWalker::asked`), the Python predicates being pure functions of the text: a
     /// site's bylines, datelines and footers recur on its pages.
     text_memo: Mutex<Memo<u8>>,
-    /// `extract._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
+    /// `region._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
     /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
     /// `_is_meta_text`), called only where the answer is not decided here.
     punct: CharTable,
@@ -1312,7 +1312,7 @@ fn comment_splits_at(cur: Node<'_>) -> bool {
 
 /// The classification of a block, called by the walk (not by Python).
 impl HtmlWalker {
-    /// `extract._classify_base` of a block whose folded text is its text: (class, teaser).
+    /// `region._classify_base` of a block whose folded text is its text: (class, teaser).
     /// `size`: its characters; `facts`: its `text_facts`, `weight` their weight; `low`: a buffer
     /// for its lower case.
     #[allow(clippy::too_many_arguments)]
@@ -1369,7 +1369,7 @@ impl HtmlWalker {
         Ok((if good { GOOD } else { SHORT }, teaser))
     }
 
-    /// False when `extract._meta_says` is (then `_is_meta_text` is False): no digit, no Han
+    /// False when `region._meta_says` is (then `_is_meta_text` is False): no digit, no Han
     /// metadata word, no metadata keyword (ASCII case folding is enough without the four
     /// look-alike characters, which go to Python).
     fn may_say_meta(&self, text: &str, facts: &Facts, low: &mut Lower<'_>) -> bool {
@@ -1383,7 +1383,7 @@ impl HtmlWalker {
         self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
     }
 
-    /// `extract._boilerplate_any`: its test for the strings that each alternative of the regex
+    /// `region._boilerplate_any`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
     fn boilerplate_any(&self, py: Python<'_>, text: &str, facts: &Facts, low: &mut Lower<'_>) -> PyResult<bool> {
@@ -1591,7 +1591,7 @@ impl HtmlWalker {
     }
 
     /// ``(negative, meta)``: whether ``text`` (a class and id, space-separated) matches
-    /// ``extract._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
+    /// ``blocks._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
     fn class_words(&self, text: &str) -> (bool, bool) {
         let answers = class_words_of(
             &self.negative,
@@ -1749,8 +1749,8 @@ impl HtmlWalker {
 
 /// The pure text functions of the walk against the Python reference: the expected values were
 /// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
-/// text) and `extract._CJK_SPACE_RE.sub("", " ".join(text.split()))` and pasted here. The walk
-/// itself reads lxml's tree: `tests/test_native_html.py` compares it with the Python walk.
+/// text) and `blocks._CJK_SPACE_RE.sub("", " ".join(text.split()))` and pasted here. The walk
+/// itself reads lxml's tree: `tests/text/test_native_html.py` compares it with the Python walk.
 #[cfg(test)]
 mod tests {
     use super::*;

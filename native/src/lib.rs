@@ -2,8 +2,8 @@
 //! with a page's change sketch, content key and template line keys from the same tokens and
 //! text (`Core.page`), and (`html`) the block walk over lxml's parsed tree.
 //!
-//! It gives the outputs of the Python reference (`scrapy_simhash/features.py`, `fingerprint.py`,
-//! `sketch.py`, `extract.py`) bit for bit; `tests/test_native.py` and `tests/test_native_html.py`
+//! It gives the outputs of the Python reference (`scrapy_simhash/text/features.py`, `fingerprint/simhash.py`,
+//! `sketch.py`, `extract.py`) bit for bit; `tests/fingerprint/test_native.py` and `tests/text/test_native_html.py`
 //! check it, and each module's unit tests (`cargo test`) check its steps against values of the
 //! Python path. The Python surface is typed in `scrapy_simhash_native.pyi`. Everything that depends on
 //! the Unicode tables of the running Python is handed in by the caller, so that the two paths
@@ -127,7 +127,7 @@ impl Core {
         out.into()
     }
 
-    /// A letter or digit that is not Han: `features._ALNUM`.
+    /// A letter or digit that is not Han: `tokenizers._ALNUM`.
     #[inline]
     fn is_alnum(&self, c: char) -> bool {
         (self.word.contains(c) || self.digit.contains(c)) && !is_han(c)
@@ -309,7 +309,7 @@ fn options(bits: usize, feature_hash: &str, weighting: &str) -> PyResult<(Hash, 
 /// A page's fingerprint and what is made of the same tokens (`Core.page`).
 type Page<'py> = (u128, bool, Bound<'py, PyBytes>, Option<u128>, Vec<u64>);
 
-/// `fingerprint._exact_fp`: blake2b of the tokens joined by U+001F, personalised.
+/// `simhash.exact_fp`: blake2b of the tokens joined by U+001F, personalised.
 fn exact_fp(tokens: &[&str], bits: usize) -> u128 {
     let mut state = blake2b_simd::Params::new()
         .hash_length(bits / 8)
@@ -455,7 +455,7 @@ impl Core {
     /// ``None`` when ``text`` has no feature. ``text``: the normalised title line(s) and text, as
     /// for ``fingerprint`` (same options); ``rest``: the normalised other content-like text, or
     /// ``None``. ``sketch``: ``sketch.sketch_tokens`` of the tokens of ``text`` then of ``rest``;
-    /// ``content_key``: on a short page, ``fingerprint._exact_fp`` of those same tokens (else
+    /// ``content_key``: on a short page, ``simhash.exact_fp`` of those same tokens (else
     /// ``None``); ``line_keys``: ``templates.line_key`` of each line of ``text`` (empty unless
     /// ``lines``: only the site-template check reads them). Each distinct token is hashed once
     /// (the simhash's digests are the sketch's with blake2b and 64 bits).
@@ -543,7 +543,7 @@ fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 }
 
 /// What each step computes on its own, against the Python reference: the expected values were
-/// computed once with the package's Python path (`scrapy_simhash.features.FeatureExtractor.tokens`,
+/// computed once with the package's Python path (`scrapy_simhash.text.features.FeatureExtractor.tokens`,
 /// `fingerprint._simhash` / `_exact_fp` / `_hash_cache`, `sketch.sketch_tokens`, on the same
 /// inputs) and pasted here. The character classes are the ASCII and Latin-1 parts of Python's
 /// (`_ranges` in `_native.py` makes the full ones), enough for the texts used.

@@ -169,38 +169,6 @@ def stale_in_python(paths: list[Path]) -> list[str]:
     return stale
 
 
-#: Stale references in the native sources, left for the core's owner to fix (then removed here),
-#: as (file, reference): the walk and its classes moved from ``text/extract.py`` to
-#: ``text/blocks.py`` and ``text/region.py``; the tests to ``tests/text/`` and ``tests/fingerprint/``.
-KNOWN_STALE_IN_RUST = {
-    ("native/src/flat.rs", "extract._INVISIBLE_ELEMENTS"),
-    ("native/src/flat.rs", "extract._BLOCK"),
-    ("native/src/html.rs", "extract._Walker.walk"),
-    ("native/src/html.rs", "extract._classify_base"),
-    ("native/src/html.rs", "tests/test_native_html.py"),
-    ("native/src/html.rs", "extract._NEGATIVE_CACHE"),
-    ("native/src/html.rs", "extract._wraps_paragraphs"),
-    ("native/src/html.rs", "extract._is_meta_element"),
-    ("native/src/html.rs", "extract._ASCII_LETTER_LOOKALIKE_RE"),
-    ("native/src/html.rs", "extract._CJK_SPACE_RE"),
-    ("native/src/html.rs", "extract._CJK"),
-    ("native/src/html.rs", "extract._BLOCK"),
-    ("native/src/html.rs", "extract._NEGATIVE_RE"),
-    ("native/src/html.rs", "extract._meta_says"),
-    ("native/src/html.rs", "extract._boilerplate_any"),
-    ("native/src/lib.rs", "scrapy_simhash/features.py"),
-    ("native/src/lib.rs", "fingerprint.py"),
-    ("native/src/lib.rs", "tests/test_native.py"),
-    ("native/src/lib.rs", "tests/test_native_html.py"),
-    ("native/src/lib.rs", "features._ALNUM"),
-    ("native/src/lib.rs", "fingerprint._exact_fp"),
-    ("native/src/lib.rs", "scrapy_simhash.features.FeatureExtractor.tokens"),
-}
-
-
-def _key(stale: str) -> tuple[str, str]:
-    where, ref = stale.split(": ", 1)
-    return where.split(":")[0], ref
 
 
 def test_the_checks_tell_stale_references_from_live_ones(tmp_path: Path) -> None:
@@ -225,8 +193,7 @@ def test_the_checks_tell_stale_references_from_live_ones(tmp_path: Path) -> None
 
 
 def test_the_native_sources_cite_existing_python() -> None:
-    stale = [s for s in stale_in_rust(rust_comments()) if _key(s) not in KNOWN_STALE_IN_RUST]
-    assert stale == []
+    assert stale_in_rust(rust_comments()) == []
 
 
 def test_python_cites_existing_native_code_and_tests() -> None:
