@@ -153,6 +153,8 @@ _NOT_CLIENT_PARAMS = frozenset({"redis_cls", "encoding", "decode_responses"})
 _KEY_SEP = b"\xff"
 #: Entries read per call by :meth:`RedisStore.records_due` (whole shards: a little more).
 _DUE_PAGE = 20_000
+#: Record shards whose hot states one pipeline reads on a cluster.
+_HOT_SHARDS = 64
 #: The key layout of an index this version writes, named first in its stored metadata (an index of
 #: an earlier layout is refused: rebuilt, never converted).
 LAYOUT = 2
@@ -1062,6 +1064,44 @@ class RedisStore(FingerprintStore):
             self._policy_bad = self._policy_bad and not check
             return res
 
+    def _rcall_shards(self, shards: Sequence[int], args: list[Any], action: str) -> list[Any]:
+        """:meth:`_rcall` of each of ``shards`` (a read), the calls sent in one pipeline a node: the
+        same replies; a shard whose reply is an error is called again alone."""
+        if len(shards) < 2 or self._rolled_back or self._evicted is not None or self._down:
+            return [self._rcall(shard, args, action) for shard in shards]
+        client = self._connect()
+        by_node: dict[str, tuple[Any, list[int]]] = {}
+        checks = []
+        for i, shard in enumerate(shards):
+            name = self._record_shards[shard]
+            node = client.get_node_from_key(name)
+            self._rcalls += 1
+            base = self._node_evicted.get(node.name)
+            check = base is not None and (self._policy_bad or self._rcalls % EVICTION_CHECK_CALLS == 0)
+            checks.append(check)
+            if node.name not in by_node:
+                by_node[node.name] = (node.redis_connection.pipeline(transaction=False), [])
+            pipe, at = by_node[node.name]
+            pipe.evalsha(self._records.sha, 1, name, b"%d" % base if base is not None and check else b"", *args)
+            at.append(i)
+        replies: list[Any] = [None] * len(shards)
+        for pipe, at in by_node.values():
+            try:
+                for i, reply in zip(at, pipe.execute(raise_on_error=False)):
+                    replies[i] = reply
+            except redis.RedisError:
+                pass  # each called again alone, which reports the fault
+        out = []
+        for shard, reply, check in zip(shards, replies, checks):
+            if reply is None or isinstance(reply, Exception):
+                # Called again alone, which reports the fault; an eviction reply checks there again.
+                self._policy_bad = self._policy_bad or "SIMHASH_EVICTED" in str(reply)
+                reply = self._rcall(shard, args, action)
+            elif check:
+                self._policy_bad = False
+            out.append(reply)
+        return out
+
     def _entries(self, keys: Sequence[bytes]) -> list[bytes | None]:
         """The record entry of each key (``None``: none): one call per shard."""
         by_shard: dict[int, list[bytes]] = {}
@@ -1155,15 +1195,20 @@ class RedisStore(FingerprintStore):
             named: list[bytes] = []
             hots: list[bytes] = []
             n, last = 0, first
-            for last in range(first, SHARDS):
-                joined, packed = self._rcall(last, [b"hot"], "read")
-                if joined:
-                    some = bytes(joined).split(b"\xff")
-                    n += len(some)
-                    named += some if keys else []
-                    hots.append(bytes(packed))
-                if n >= limit:
-                    break
+            while last < SHARDS and n < limit:  # _HOT_SHARDS shards a pipeline
+                batch = range(last, min(last + _HOT_SHARDS, SHARDS))
+                for last, (joined, packed) in zip(batch, self._rcall_shards(batch, [b"hot"], "read")):
+                    if joined:
+                        some = bytes(joined).split(b"\xff")
+                        n += len(some)
+                        named += some if keys else []
+                        hots.append(bytes(packed))
+                    if n >= limit:
+                        break
+                else:
+                    last += 1
+            if n < limit:
+                last -= 1
             return (str(last).encode() if n else None), named, b"".join(hots)
         res = self._call("hot", first, limit, action="read")
         if not res:

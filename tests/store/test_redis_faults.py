@@ -173,6 +173,38 @@ def test_on_a_cluster_a_node_of_records_switched_to_evicting_is_noticed_within_a
     assert RedisStore(redis_cluster.url, "evicting-records").destroy()
 
 
+def test_on_a_cluster_the_selections_read_of_hot_states_notices_an_evicting_node(redis_cluster: Any) -> None:
+    """The hot states a selection reads (pipelined a node) check the policy as a call alone does."""
+    from redis.cluster import RedisCluster
+
+    from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS
+
+    RedisStore(redis_cluster.url, "evicting-hot").destroy()
+    index = SimhashIndex(RedisStore(redis_cluster.url, "evicting-hot"))
+    for i in range(200):
+        index.put_record(f"https://a.example/{i}", b"r", due=1000.0 + i)
+    want = index.due_states(None, 10_000)
+    assert len(want[1]) == 200
+    cluster = RedisCluster.from_url(redis_cluster.url)
+    ports = [node.port for node in cluster.get_primaries()]
+    try:
+        for port in ports:
+            redis.Redis(port=port).config_set("maxmemory-policy", "allkeys-lru")
+        with pytest.raises(StoreError) as info:
+            for _ in range(EVICTION_CHECK_CALLS):
+                index.due_states(None, 10_000)
+        assert info.value.kind == "eviction" and "maxmemory-policy became allkeys-lru" in str(info.value)
+        for port in ports:
+            redis.Redis(port=port).config_set("maxmemory-policy", "noeviction")
+        assert index.due_states(None, 10_000) == want  # nothing evicted: the crawl goes on
+    finally:
+        for port in ports:
+            redis.Redis(port=port).config_set("maxmemory-policy", "noeviction")
+        cluster.close()
+    index.close()
+    assert RedisStore(redis_cluster.url, "evicting-hot").destroy()
+
+
 def test_the_policy_is_checked_where_config_is_disabled_and_warned_about_where_info_is(
     redis_factory: Callable[..., Any], caplog: pytest.LogCaptureFixture
 ) -> None:
