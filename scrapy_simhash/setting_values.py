@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 __all__ = ["BOOL_VALUES", "read_bool"]
 
 
-def _invalid(name: str, value: Any, expected: str) -> InvalidSettingError:
+def invalid(name: str, value: Any, expected: str) -> InvalidSettingError:
     return InvalidSettingError(f"{name} ({value!r}) is invalid: {expected}")
 
 
@@ -38,15 +38,15 @@ def read_bool(name: str, value: Any) -> bool:
             return True
         if value in ("False", "false"):
             return False
-    raise _invalid(name, value, BOOL_VALUES)
+    raise invalid(name, value, BOOL_VALUES)
 
 
-def _get_bool(settings: BaseSettings, name: str) -> bool:
+def get_bool(settings: BaseSettings, name: str) -> bool:
     return read_bool(name, settings.get(name, getattr(defaults, name)))
 
 
 @overload
-def _get_int(
+def get_int(
     settings: BaseSettings,
     name: str,
     low: int,
@@ -58,7 +58,7 @@ def _get_int(
 
 
 @overload
-def _get_int(
+def get_int(
     settings: BaseSettings,
     name: str,
     low: int,
@@ -69,7 +69,7 @@ def _get_int(
 ) -> int | None: ...
 
 
-def _get_int(
+def get_int(
     settings: BaseSettings,
     name: str,
     low: int,
@@ -82,7 +82,7 @@ def _get_int(
     if value is None or (optional and isinstance(value, str) and value.strip().lower() in ("", "none")):
         if optional:
             return None
-        raise _invalid(name, value, f"it must be an integer >= {low}")
+        raise invalid(name, value, f"it must be an integer >= {low}")
     if isinstance(value, bool):
         number = None
     elif isinstance(value, int):
@@ -104,5 +104,5 @@ def _get_int(
     if optional:
         expected += " (or None for the default)"
     if number is None or number < low or (high is not None and number > high):
-        raise _invalid(name, value, expected)
+        raise invalid(name, value, expected)
     return number

@@ -393,7 +393,7 @@ def change_sketches(ps: bp.PairSet) -> dict[str, bytes | None]:
                 else:  # a text: its own tokens, as fingerprint_page takes them from a page's body
                     full = f"{doc.title}\n{doc.content}" if doc.title else doc.content
                     tokens = fper._extractor.tokens(full[: fper.max_chars])  # type: ignore[index]
-                    out[i] = sketch_tokens(fpm._hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+                    out[i] = sketch_tokens(fpm.hash_cache("blake2b", 64).digests(tokens)) if tokens else None
             except fpm.EmptyTextError:
                 out[i] = None
     return out

@@ -201,7 +201,7 @@ def _insert_links(path: Path, links: list[tuple[str, str]]) -> None:
         path.write_bytes(data + block)
 
 
-def _write_tree(path: Path, root: Any, encoding: str) -> None:
+def write_tree(path: Path, root: Any, encoding: str) -> None:
     """``root`` written in ``encoding``, with a ``<meta charset>`` saying so where none is left
     (libxml2's serializer drops ``<meta http-equiv="Content-Type">``: an EUC-KR page would be
     served without its charset, and read as another)."""
@@ -305,7 +305,7 @@ def delete_blocks(path: Path, share: float, rng: random.Random) -> dict[str, Any
                     gone_text += size[b]
     for el in cut:
         el.drop_tree()
-    _write_tree(path, root, _encoding(body))
+    write_tree(path, root, _encoding(body))
     after = len(visible_text(parse(decode(path.read_bytes()))))
     return {"blocks": len(blocks), "deleted": len(gone), "text_before": before, "text_after": after}
 
@@ -408,7 +408,7 @@ def build(
         elif kind == "print":
             copy = Page("print/" + rel, kind=kind, group=group)
             root, encoding = print_view((dest / rel).read_bytes(), "/" + quote(rel))
-            _write_tree(dest / copy.path, root, encoding)
+            write_tree(dest / copy.path, root, encoding)
             links.setdefault(rel, []).append((copy.url_path, "Print this page"))
         else:
             copy = Page(rel, f"utm_source=newsletter&utm_medium=email&utm_campaign=c{i}", kind=kind, group=group)

@@ -396,7 +396,7 @@ def run_site(site: Site, work: Path, max_pages: int, url_rules: bool = False) ->
     for f in fetched.values():
         covered, total = content_share(f.lines, f.title + "\n" + f.text, template)
         f.content_share = covered / total if total else 1.0
-    drops = _drops(fetched, template)
+    drops = judged_drops(fetched, template)
     n_false = sum(d["false"] for d in drops)
     n_lossy = sum(d["lossy"] for d in drops)
     expected, found, missed = _recall(fetched, drops)
@@ -475,7 +475,7 @@ def _url_rules(
     return out
 
 
-def _drops(fetched: dict[str, Fetched], template: set[str]) -> list[dict[str, Any]]:
+def judged_drops(fetched: dict[str, Fetched], template: set[str]) -> list[dict[str, Any]]:
     """The near-duplicate verdicts of crawl 1, each judged against the page it duplicates: a drop is
     false when it loses content (the dropped page holds ``LOSS_CHARS`` of its own text that the kept
     page lacks, ``judge.content_loss``), or when the two pages' Jaccard is under

@@ -328,10 +328,10 @@ def test_content_loss_ignores_changed_numbers_hashes_and_single_words() -> None:
 
 
 def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp_path: Path) -> None:
-    """run._drops: a print view dropped as its page loses nothing (the "Printed from" line is the
+    """run.judged_drops: a print view dropped as its page loses nothing (the "Printed from" line is the
     benchmark's), a page dropped as one without three of its paragraphs is lossy."""
     from prepare import Page, print_view
-    from run import Fetched, _drops
+    from run import Fetched, judged_drops
 
     from scrapy_simhash import Fingerprinter
 
@@ -355,7 +355,7 @@ def test_drops_judge_content_loss_and_leave_out_the_print_line(source: Path, tmp
         base + "print/p3.html": fetched("print/p3.html", printed, "print", "near_duplicate", base + "p3.html"),
         base + "p4.html": fetched("p4.html", other, "page", "near_duplicate", base + "p3.html"),
     }
-    drops = {d["url"]: d for d in _drops(pages, set())}
+    drops = {d["url"]: d for d in judged_drops(pages, set())}
     copy, different = drops[base + "print/p3.html"], drops[base + "p4.html"]
     assert copy["lost_chars"] == 0 and not copy["false"]
     assert different["lossy"] and different["false"] and different["lost_chars"] >= LOSS_CHARS
@@ -368,14 +368,14 @@ def test_a_print_view_keeps_its_pages_charset(tmp_path: Path) -> None:
     """A page in EUC-KR that says so in ``<meta http-equiv>`` (apache2-doc's ko/ pages): its print
     view, written in EUC-KR, says so too (the serializer drops that meta: the print view was read
     as another charset, a copy no site serves, and never dropped)."""
-    from prepare import _write_tree, decode, print_view
+    from prepare import decode, print_view, write_tree
 
     page = (
         '<html><head><meta http-equiv="Content-Type" content="text/html; charset=EUC-KR"><title>문서</title>'
         "</head><body><div><h1>아파치 문서</h1><p>설정 지시어와 모듈의 참조 설명서입니다. 가상호스트와 로그파일.</p></div></body></html>"
     ).encode("euc-kr")
     root, encoding = print_view(page, "/ko/index.html")
-    _write_tree(tmp_path / "print.html", root, encoding)
+    write_tree(tmp_path / "print.html", root, encoding)
     text = decode((tmp_path / "print.html").read_bytes())
     assert "아파치 문서" in text and "Printed from /ko/index.html" in text
 

@@ -1,5 +1,5 @@
 """CPU time of the block decisions (``extract._choose``) and of one content region
-(``region._main_blocks``, native and Python), with the native region and with the Python one, per real news page (the 250 pages of ``--site real``
+(``region.main_blocks``, native and Python), with the native region and with the Python one, per real news page (the 250 pages of ``--site real``
 in ``bench_crawl.py``), best of 5 passes, after the native walk.
 
     PYTHONPATH=. .venv/bin/python benchmarks/speed/bench_choose.py
@@ -38,8 +38,8 @@ def main() -> int:
     bodies += [bc._unwrapped(p.read_bytes()) for p in sorted(bc.CEE.glob("*.html"))]
     pages = []
     for body in bodies:
-        root = ex._parse(ex._prepare(ex.decode_html(body)[0]))
-        walker = ex._Walker()
+        root = ex.parse_prepared(ex.prepare(ex.decode_html(body)[0]))
+        walker = ex.Walker()
         if root is None or not ex.walk_native(walker, root):
             continue
         walker.flush()

@@ -266,18 +266,18 @@ def stages(native: Fingerprinter, bodies: list[bytes]) -> None:
         return out
 
     for body in bodies:
-        html = ex._prepare(timed("decode", ex.decode_html, body)[0])
+        html = ex.prepare(timed("decode", ex.decode_html, body)[0])
         try:
-            root = timed("lxml parse", ex._parse, html)
+            root = timed("lxml parse", ex.parse_prepared, html)
         except ex._TooDeep:
             continue
         if root is None:
             continue
         timed("title, native", ex.title_and_heading, root)
         timed("title, Python", ex.title_and_heading, root, False)
-        walker = ex._Walker()
+        walker = ex.Walker()
         timed("walk, native", nat.walk_native, walker, root)
-        timed("walk, Python", ex._Walker().walk, root, 0, False, 0)
+        timed("walk, Python", ex.Walker().walk, root, 0, False, 0)
         timed("decisions", ex._choose, walker)
         timed("extract, native", extract, body)
         timed("fingerprint_page, native", page_fp, native, body)
@@ -301,10 +301,10 @@ def pathological(native: Fingerprinter, python: Fingerprinter, repeat: int) -> N
                 t = clock()
                 f.fingerprint_page(page)
                 runs[k].append(clock() - t)
-            html = ex._prepare(page if isinstance(page, str) else page.decode())
+            html = ex.prepare(page if isinstance(page, str) else page.decode())
             t = clock()
             try:
-                ex._parse(html)
+                ex.parse_prepared(html)
             except ex._TooDeep:
                 pass
             runs[2].append(clock() - t)

@@ -107,7 +107,7 @@ class Timer:
 
 def walk(root: Any, native: bool) -> None:
     """``extract``'s walk of ``root``: natively, or the Python walk."""
-    walker = ex._Walker(deadline=None)
+    walker = ex.Walker(deadline=None)
     if not (native and text_native.walk_native(walker, root)):
         walker.walk(root, 0, False, 0)
     walker.flush()
@@ -126,8 +126,8 @@ def run_corpus(name: str, pages: list[bytes], repeat: int, clock: Callable[[], i
     core = native._native_core()
     hmm = native._extractor.hmm
     docs = [ex.extract(html) for html in pages]
-    htmls = [ex._prepare(ex.decode_html(html)[0]) for html in pages]
-    roots = [ex._parse(h) for h in htmls]
+    htmls = [ex.prepare(ex.decode_html(html)[0]) for html in pages]
+    roots = [ex.parse_prepared(h) for h in htmls]
     index = SimhashIndex.open(tmp / name.split()[0], durable=False)
     tracker = ChangeTracker(index, policy=FreshnessPolicy())
     now = 1.7e9

@@ -99,7 +99,7 @@ def in_process(repeats: int) -> None:
         r = response(i, body)
         html = response_text(r)
         started = time.process_time()
-        extract._parse(extract._prepare(html))
+        extract.parse_prepared(extract.prepare(html))
         own = time.process_time() - started
         started = time.process_time()
         r.selector  # noqa: B018 - parsel's parse, as a spider's first response.css

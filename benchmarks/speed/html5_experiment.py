@@ -76,7 +76,7 @@ def _copy(src, parent):
 
 
 def html5_parse(html: str):
-    """``extract._parse`` with html5lib's tree (the WHATWG algorithm) as an lxml tree."""
+    """``extract.parse_prepared`` with html5lib's tree (the WHATWG algorithm) as an lxml tree."""
     if not html.strip():
         return None
     src = html5lib.parse(html, treebuilder="etree", namespaceHTMLElements=False)
@@ -111,7 +111,7 @@ def main() -> None:
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # html5lib's DataLossWarning on names XML cannot hold
     f = Fingerprinter(time_budget=0)
-    lxml_parse = extract_mod._parse
+    lxml_parse = extract_mod.parse_prepared
     print(f"lxml {etree.LXML_VERSION} with libxml2 {etree.LIBXML_VERSION}")
     print(
         f"{'pages':<16}{'n':>5}{'same title':>11}{'same text':>10}{'same visible':>13}{'same fp':>9}"
@@ -122,11 +122,11 @@ def main() -> None:
         t_lxml: list[float] = []
         t_h5: list[float] = []
         for body in bodies:
-            extract_mod._parse = lxml_parse
+            extract_mod.parse_prepared = lxml_parse
             a, fa = extract(body, time_budget=None), fp(f, body)
-            extract_mod._parse = html5_parse
+            extract_mod.parse_prepared = html5_parse
             b, fb = extract(body, time_budget=None), fp(f, body)
-            extract_mod._parse = lxml_parse
+            extract_mod.parse_prepared = lxml_parse
             same[0] += a.title == b.title
             same[1] += a.text == b.text
             same[2] += a.visible == b.visible

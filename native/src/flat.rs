@@ -1,4 +1,4 @@
-//! The regular-expression fallback of `extract` (`_flat_text`, the title of `_flat_document`,
+//! The regular-expression fallback of `extract` (`flat_text`, the title of `_flat_document`,
 //! `html.unescape`) and the line keys of `templates.line_keys`, natively.
 //!
 //! Each pass reproduces one regular expression of the Python reference, match for match:
@@ -6,7 +6,7 @@
 //! 1. `_INVISIBLE_TITLE_RE.sub(" ", html)`: `<(script|...|title)\b.*?(?:</\1\s*>|\Z)`, ignoring case;
 //! 2. `_BLOCK_TAG_RE.sub("\n", ...)`: `</?(?:address|...)\b[^>]*>`, ignoring case;
 //! 3. `_TAG_RE.sub("", ...)`: `<(/?)([A-Za-z][A-Za-z0-9:-]*)[^>]*>|<![^>]*>`;
-//! 4. `extract._unescape` (`html.unescape`: named references of HTML5 with its longest-prefix rule,
+//! 4. `extract.unescape` (`html.unescape`: named references of HTML5 with its longest-prefix rule,
 //!    numeric references with its replacement tables);
 //! 5. `_BLANKS_RE`, `_LINE_BREAK_RE` and `strip()`: a run of whitespace becomes "\n" when it holds
 //!    one, else " ", and none is left at either end.
@@ -221,7 +221,7 @@ impl FlatText {
         out.finish()
     }
 
-    /// Pass 4: `extract._unescape` (`html.unescape`).
+    /// Pass 4: `extract.unescape` (`html.unescape`).
     fn unescape<'a>(&self, s: &'a str) -> Cow<'a, str> {
         if !s.contains('&') {
             return s.into();
@@ -279,7 +279,7 @@ impl FlatText {
     }
 
     /// `html._replace_charref` of a numeric reference (its digits); a number too large for a
-    /// code point reads as one (`extract._unescape` clamps long decimal numbers the same way).
+    /// code point reads as one (`extract.unescape` clamps long decimal numbers the same way).
     fn numeric(&self, digits: &[u8], hex: bool) -> Cow<'_, str> {
         let radix = if hex { 16 } else { 10 };
         let mut num: u32 = 0;
@@ -359,7 +359,7 @@ impl FlatText {
         out
     }
 
-    /// `_TITLE_RE.search(html)`'s group: `<title\b[^>]*>(.*?)</title`, ignoring case.
+    /// `TITLE_RE.search(html)`'s group: `<title\b[^>]*>(.*?)</title`, ignoring case.
     fn title<'a>(&self, s: &'a str) -> Option<&'a str> {
         let mut i = 0;
         while let Some(off) = s[i..].find('<') {
@@ -460,7 +460,7 @@ impl FlatText {
         })
     }
 
-    /// `extract._flat_text(html)` and the unescaped title group of `_flat_document` (None when
+    /// `extract.flat_text(html)` and the unescaped title group of `_flat_document` (None when
     /// there is no `<title>`), with the GIL released.
     fn document(&self, py: Python<'_>, html: &str) -> (Option<String>, String) {
         py.detach(|| {
@@ -483,7 +483,7 @@ impl FlatText {
 }
 
 /// Each pass against the Python reference: the expected values were computed once with
-/// `extract._flat_text`, `extract._TITLE_RE` + `extract._unescape` and `templates._key_of` on the
+/// `extract.flat_text`, `extract.TITLE_RE` + `extract.unescape` and `templates._key_of` on the
 /// same inputs and pasted here. The tables are the parts of Python's that the inputs use (the
 /// tag names are `extract`'s own lists).
 #[cfg(test)]

@@ -1,4 +1,4 @@
-//! The block walk of `blocks._Walker.walk`, natively, over the tree that libxml2 built for lxml,
+//! The block walk of `blocks.Walker.walk`, natively, over the tree that libxml2 built for lxml,
 //! and the classification of its blocks (`region._classify_base`).
 //!
 //! It reads the tree through `lxml.rs`'s `Node` and `Attr` (all the `unsafe` code of the reading,
@@ -27,7 +27,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use crate::lxml::{self, Attr, Node, CDATA, COMMENT, ELEMENT, ENTITY_REF, PI, TEXT, XINCLUDE_END, XINCLUDE_START};
 use crate::CharSet;
 
-/// `region._classify_base`'s classes (`_GOOD`, `_SHORT`, `_LINKS`, `_META`; -2: not classified
+/// `region._classify_base`'s classes (`GOOD`, `SHORT`, `LINKS`, `META`; -2: not classified
 /// here, a block with full-width letters or digits) and thresholds.
 const GOOD: i8 = 2;
 const SHORT: i8 = 1;
@@ -35,10 +35,10 @@ const LINKS: i8 = 0;
 const META: i8 = -1;
 const UNCLASSIFIED: i8 = -2;
 
-/// Flags of `extract._IN_CHROME_TAG` / `_IN_CHROME_CLASS`.
+/// Flags of `extract.IN_CHROME_TAG` / `IN_CHROME_CLASS`.
 const IN_CHROME_TAG: u8 = 1;
 const IN_CHROME_CLASS: u8 = 2;
-/// `blocks._Walker.walk` flattens the rest below this depth.
+/// `blocks.Walker.walk` flattens the rest below this depth.
 const MAX_DEPTH: u32 = 200;
 /// Bounds of the answers kept per predicate (as `blocks._NEGATIVE_CACHE`).
 const MEMO_ENTRIES: usize = 50_000;
@@ -53,7 +53,7 @@ fn tag_set(tags: Vec<String>) -> TagSet {
     tags.into_iter().map(|t| t.into_bytes().into_boxed_slice()).collect()
 }
 
-/// Why the walk stopped early: the Python walk's `_Budget` reasons, or something it does not handle.
+/// Why the walk stopped early: the Python walk's `Budget` reasons, or something it does not handle.
 enum Stop {
     Large,
     Budget,
@@ -202,7 +202,7 @@ fn wraps_paragraphs(node: Node<'_>, wanted: usize) -> bool {
     }
 }
 
-/// A class/id test of `extract` (`_cached_search` of `_NEGATIVE_RE` or `_META_CLASS_RE`, built by
+/// A class/id test of `extract` (`cached_search` of `_NEGATIVE_RE` or `META_CLASS_RE`, built by
 /// `_class_words_re`), on the lower-cased string: one of `words` anywhere, or one of `tokens` after
 /// the start, white space (`\s`), `_` or `-`, and before the end, white space, a digit (`\d`), `_`
 /// or `-`, where the text up to the token's end does not end with one of `not_after`. The words
@@ -652,7 +652,7 @@ impl<'t> Walk<'_, '_, 't> {
         Ok(())
     }
 
-    /// `_Walker.chrome`: the chrome flag an element adds; -1 for an invisible one. What it read
+    /// `Walker.chrome`: the chrome flag an element adds; -1 for an invisible one. What it read
     /// of the element is kept in `seen` for the element's walk. The class flag is left to the
     /// caller: `true` when the class/id says chrome, then the flag is `IN_CHROME_CLASS` unless the
     /// element wraps paragraphs.
@@ -727,7 +727,7 @@ impl<'t> Walk<'_, '_, 't> {
         Ok(())
     }
 
-    /// `_Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
+    /// `Walker.walk` of `node`; `seen`: what `chrome` read of it (`None` for the root).
     fn walk(&mut self, node: Node<'t>, seen: Option<Seen<'t>>, parent: u32, mut in_link: bool, depth: u32) -> Res<()> {
         let idx = self.parent.len();
         if idx >= self.next_check {
@@ -1032,19 +1032,19 @@ fn join_words(pieces: &str, space: &CharSet, text: &mut String) -> usize {
     size
 }
 
-// `blocks._CJK` and Hangul: `_CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
+// `blocks.CJK` and Hangul: `CJK_CHAR_RE`; with punctuation of both widths: `_DENSE_RE`.
 #[inline]
 fn cjk_char(c: char) -> bool {
     matches!(c, '\u{2e80}'..='\u{9fff}' | '\u{f900}'..='\u{faff}' | '\u{ac00}'..='\u{d7af}')
 }
 
-/// Full-width letters and digits (`_fold` normalises a text with one).
+/// Full-width letters and digits (`fold` normalises a text with one).
 #[inline]
 fn full_width_alnum(c: char) -> bool {
     matches!(c, '\u{ff10}'..='\u{ff19}' | '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}')
 }
 
-/// `extract._weight(extract._fold(text))`, or `None` when `_fold` would normalise (full-width
+/// `extract.weight(extract.fold(text))`, or `None` when `fold` would normalise (full-width
 /// letters or digits: NFKC is Python's, by its Unicode tables): the reference that the tests hold
 /// `text_facts`'s weight to (the walk reads it there, with the block's other facts, in one pass).
 #[cfg(test)]
@@ -1084,7 +1084,7 @@ pub struct HtmlWalker {
     invisible: TagSet,
     chrome_tags: TagSet,
     wrapper_paragraphs: usize,
-    /// `blocks._NEGATIVE_RE`, `_META_CLASS_RE`
+    /// `blocks._NEGATIVE_RE`, `META_CLASS_RE`
     negative: ClassWords,
     meta_class: ClassWords,
     display_none: Py<PyAny>,
@@ -1095,9 +1095,9 @@ pub struct HtmlWalker {
     /// so far (`HtmlWalker::asked`), the Python predicates being pure functions of the text: a
     /// site's bylines, datelines and footers recur on its pages.
     text_memo: Mutex<Memo<u8>>,
-    /// `region._classify_base`'s character sets and suffixes (`_PUNCT_RE`, `_SENTENCE_END`,
-    /// `_ELLIPSES`) and its text predicates (`_boilerplate_any`, `_BOILERPLATE_RE.match`,
-    /// `_is_meta_text`), called only where the answer is not decided here.
+    /// `region._classify_base`'s character sets and suffixes (`PUNCT_RE`, `_SENTENCE_END`,
+    /// `_ELLIPSES`) and its text predicates (`is_boilerplate`, `BOILERPLATE_RE.match`,
+    /// `is_meta_text`), called only where the answer is not decided here.
     punct: CharTable,
     sentence_end: CharTable,
     /// Whether each ASCII character is in `space`.
@@ -1369,7 +1369,7 @@ impl HtmlWalker {
         Ok((if good { GOOD } else { SHORT }, teaser))
     }
 
-    /// False when `region._meta_says` is (then `_is_meta_text` is False): no digit, no Han
+    /// False when `region._meta_says` is (then `is_meta_text` is False): no digit, no Han
     /// metadata word, no metadata keyword (ASCII case folding is enough without the four
     /// look-alike characters, which go to Python).
     fn may_say_meta(&self, text: &str, facts: &Facts, low: &mut Lower<'_>) -> bool {
@@ -1383,7 +1383,7 @@ impl HtmlWalker {
         self.meta_keywords.iter().any(|k| low.contains(k.as_str()))
     }
 
-    /// `region._boilerplate_any`: its test for the strings that each alternative of the regex
+    /// `region.is_boilerplate`: its test for the strings that each alternative of the regex
     /// needs, here (ASCII case folding is enough without the four characters that `re` or
     /// `str.lower` take for an ASCII letter), the regex in Python only when one is there.
     fn boilerplate_any(&self, py: Python<'_>, text: &str, facts: &Facts, low: &mut Lower<'_>) -> PyResult<bool> {
@@ -1502,9 +1502,9 @@ impl HtmlWalker {
     }
 
     /// Walk the tree below ``root`` (an ``lxml.etree._Element`` of lxml's HTML parser) as
-    /// ``_Walker.walk(root, 0, False, 0)`` does. Returns ``("ok", blocks, parent, end, landmark,
+    /// ``Walker.walk(root, 0, False, 0)`` does. Returns ``("ok", blocks, parent, end, landmark,
     /// next_check, comments)`` (``comments``: ``comment_runs`` of ``root``, read by this walk) with blocks ``(text, links, owner, meta, flags, weight, base, teaser)``
-    /// (``_Block``'s fields; ``weight`` -1 and ``base`` -2: a block with full-width letters or
+    /// (``Block``'s fields; ``weight`` -1 and ``base`` -2: a block with full-width letters or
     /// digits, which the Python side folds and classifies), ``("large" | "budget",)`` when the walk stops as the Python walk
     /// would, ``("unsupported", reason)`` for a tree it does not handle. ``remaining``: seconds
     /// left of the time budget (``None``: no budget).
@@ -1591,7 +1591,7 @@ impl HtmlWalker {
     }
 
     /// ``(negative, meta)``: whether ``text`` (a class and id, space-separated) matches
-    /// ``blocks._NEGATIVE_RE`` and ``_META_CLASS_RE``, as the walk tests it.
+    /// ``blocks._NEGATIVE_RE`` and ``META_CLASS_RE``, as the walk tests it.
     fn class_words(&self, text: &str) -> (bool, bool) {
         let answers = class_words_of(
             &self.negative,
@@ -1604,8 +1604,8 @@ impl HtmlWalker {
         (answers & NEGATIVE_CLASS != 0, answers & META_CLASS != 0)
     }
 
-    /// ``region._main_blocks(walker, blocks, relaxed)``: the content region's blocks among
-    /// ``blocks`` (``_Block`` objects, a subsequence of the walker's), ``parent`` and ``end`` the
+    /// ``region.main_blocks(walker, blocks, relaxed)``: the content region's blocks among
+    /// ``blocks`` (``Block`` objects, a subsequence of the walker's), ``parent`` and ``end`` the
     /// walker's element numbering; the same list of the same objects. ``None`` when a block is not
     /// classified yet (``base`` -2: full-width letters or digits), which the Python side does.
     #[pyo3(signature = (blocks, parent, end, relaxed))]
@@ -1652,7 +1652,7 @@ impl HtmlWalker {
         let mut score = vec![0f64; n];
         let mut holders = Vec::new();
         for (owner, weight, base, block) in &read {
-            // region._kind
+            // region.block_kind
             let kind = if *base <= LINKS {
                 *base
             } else if teasers && block.getattr(intern!(py, "teaser"))?.is_truthy()? {
@@ -1748,7 +1748,7 @@ impl HtmlWalker {
 }
 
 /// The pure text functions of the walk against the Python reference: the expected values were
-/// computed once with `extract._weight(extract._fold(text))` (`None` where `_fold` changes the
+/// computed once with `extract.weight(extract.fold(text))` (`None` where `fold` changes the
 /// text) and `blocks._CJK_SPACE_RE.sub("", " ".join(text.split()))` and pasted here. The walk
 /// itself reads lxml's tree: `tests/text/test_native_html.py` compares it with the Python walk.
 #[cfg(test)]

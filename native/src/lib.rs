@@ -87,7 +87,7 @@ struct Core {
 }
 
 impl Core {
-    /// `features._HAN_LINE_BREAK_RE.sub("", text)`: a run of whitespace that holds a line break
+    /// `features.HAN_LINE_BREAK_RE.sub("", text)`: a run of whitespace that holds a line break
     /// and stands between two Han characters is removed.
     fn join_han_lines<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
         if !text.contains('\n') || text.is_ascii() {
@@ -133,7 +133,7 @@ impl Core {
         (self.word.contains(c) || self.digit.contains(c)) && !is_han(c)
     }
 
-    /// `Tokenizer.tokenize`: the matches of `features._TOKEN_RE`, in order; Han runs segmented
+    /// `Tokenizer.tokenize`: the matches of `features.TOKEN_RE`, in order; Han runs segmented
     /// by jieba, numbers (a run that starts with a digit) as NUMBER_TOKEN, words (a run that
     /// starts with a letter) with their digits.
     fn tokenize<'a>(&self, text: &'a str, hmm: bool, out: &mut Vec<&'a str>) {
@@ -236,7 +236,7 @@ fn digest(hash: Hash, data: &[u8], nbytes: usize) -> [u8; 16] {
     out
 }
 
-/// `fingerprint._simhash`: bit i is bit (i % 8) of byte i // 8 of the digests, set when the
+/// `fingerprint.weighted_simhash`: bit i is bit (i % 8) of byte i // 8 of the digests, set when the
 /// weights (scaled to integers as there) of the features with that bit outweigh the others.
 /// `digest_of` gives a feature's digest (`bits / 8` bytes used).
 fn simhash(
@@ -275,7 +275,7 @@ fn simhash(
     Ok(fp)
 }
 
-/// `fingerprint._hash_cache("blake2b", 64)`'s digest of a token, as the little-endian u64 that the
+/// `fingerprint.hash_cache("blake2b", 64)`'s digest of a token, as the little-endian u64 that the
 /// change sketch mixes.
 fn blake2b_64(token: &str) -> u64 {
     let h = blake2b_simd::Params::new().hash_length(8).hash(token.as_bytes());
@@ -544,7 +544,7 @@ fn scrapy_simhash_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// What each step computes on its own, against the Python reference: the expected values were
 /// computed once with the package's Python path (`scrapy_simhash.text.features.FeatureExtractor.tokens`,
-/// `fingerprint._simhash` / `_exact_fp` / `_hash_cache`, `sketch.sketch_tokens`, on the same
+/// `fingerprint.weighted_simhash` / `_exact_fp` / `hash_cache`, `sketch.sketch_tokens`, on the same
 /// inputs) and pasted here. The character classes are the ASCII and Latin-1 parts of Python's
 /// (`_ranges` in `_native.py` makes the full ones), enough for the texts used.
 #[cfg(test)]

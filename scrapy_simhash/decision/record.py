@@ -140,7 +140,7 @@ class PageRecord:
         if history_size < 1:
             raise ValueError(f"history_size ({history_size!r}) is invalid: it must be >= 1")
         now = time.time() if now is None else now
-        return _record(
+        return build_record(
             PageRecord,
             self.first_seen,
             now,
@@ -249,7 +249,7 @@ class PageRecord:
         flags, first_seen, last_fetched, last_changed, fetch_count, change_count, history, next_due, texts = parts[:9]
         schedule, visible, sketch = parts[9:]
         duplicate_of, etag, last_modified, moved_to = texts
-        return _record(
+        return build_record(
             cls,
             first_seen,
             last_fetched,
@@ -259,7 +259,7 @@ class PageRecord:
             history,
             duplicate_of,
             next_due,
-            _Schedule(schedule) if type(schedule) is tuple else schedule,
+            Schedule(schedule) if type(schedule) is tuple else schedule,
             etag,
             last_modified,
             bool(flags & _GONE),
@@ -284,7 +284,7 @@ def _walk(raw: bytes, whole: bool, numbers: bool = True) -> tuple[Any, ...] | No
     """The one reading of :meth:`PageRecord.to_bytes`' layout: the parts of the record ``raw``
     in order, ``(flags, first_seen, last_fetched, last_changed, fetch_count, change_count,
     history, next_due, texts, schedule, visible_key, sketch)`` (``schedule``: the numbers of
-    :class:`_Schedule`, a JSON mapping or ``None``), or raises what a malformed record raises.
+    :class:`Schedule`, a JSON mapping or ``None``), or raises what a malformed record raises.
     ``whole`` false: the history and texts passed over (checked as read), ``None`` for a record
     gone or without a schedule; ``numbers`` false too: ``schedule`` is ``(fetches, changes, its
     first _FIRST numbers, (start, stop, count))``, the others left unread where they must fill
@@ -384,7 +384,7 @@ def _walk(raw: bytes, whole: bool, numbers: bool = True) -> tuple[Any, ...] | No
 
 def schedule_state(raw: bytes | None) -> ScheduleState | None:
     """The schedule state of the record ``raw`` (a stored value), what the decoder and
-    ``_state`` give for a record not gone, read without the rest of the record: ``None`` for
+    ``schedule_state_of`` give for a record not gone, read without the rest of the record: ``None`` for
     no record, one gone, without a schedule or unreadable."""
     if raw is None or raw[:1] != _FORMAT_BYTE:
         return None
@@ -532,7 +532,7 @@ _FIELDS: tuple[str, ...] = tuple(f.name for f in fields(PageRecord))
 _FORMAT_BYTE = bytes((FORMAT,))
 
 
-def _record(cls: type[PageRecord], *values: Any) -> PageRecord:
+def build_record(cls: type[PageRecord], *values: Any) -> PageRecord:
     """``cls(*values)``, the fields in order, without the frozen dataclass's ``__init__`` (one
     ``object.__setattr__`` per field: it costs more than reading the record from its bytes)."""
     record = object.__new__(cls)
@@ -658,7 +658,7 @@ def _pack_schedule(schedule: Mapping[str, Any], refs: tuple[int, int, int, int, 
     three, ``probe`` and ``recent``'s numbers. ``refs``: the record's last fetch, last change and
     due time (ms), fetch and change counts, which the schedule's repeat (stored as differences to
     them: nearly always 0, one byte)."""
-    if type(schedule) is _Schedule:
+    if type(schedule) is Schedule:
         last_fetch, last_change, interval, next_due, rate, size, fetches, changes, *old, probe, flat = schedule.numbers
     else:
         parts = _exact_schedule(schedule)
@@ -691,7 +691,7 @@ def _pack_schedule(schedule: Mapping[str, Any], refs: tuple[int, int, int, int, 
     return bytes(out)
 
 
-class _Schedule(Mapping[str, Any]):
+class Schedule(Mapping[str, Any]):
     """A record's schedule as the record packs it: ``numbers`` are ``(last_fetch, last_change,
     interval, next_due, rate, size, fetches, changes, old_changes, old_changed_secs,
     old_unchanged_secs, probe, recent)`` (``recent``'s pairs one after the other), each of the
@@ -726,7 +726,7 @@ class _Schedule(Mapping[str, Any]):
 
 def schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
     """``state``'s due time and schedule as :meth:`ScheduleState.to_dict` gives them (the same
-    numbers), as a :class:`_Schedule` where the record packs them, else that mapping."""
+    numbers), as a :class:`Schedule` where the record packs them, else that mapping."""
     if set(map(len, state.recent)) <= _PAIR:
         numbers = state.numbers()
         flat = numbers[12]
@@ -737,7 +737,7 @@ def schedule_of(state: ScheduleState) -> tuple[float, Mapping[str, Any]]:
             and type(numbers[7]) is int
             and set(map(type, flat)) <= _FLOAT
         ):
-            return numbers[3], _Schedule(numbers)
+            return numbers[3], Schedule(numbers)
     schedule = state.to_dict()
     return schedule["next_due"], schedule
 
@@ -755,7 +755,7 @@ def _unpack_schedule(
     raw: bytes, at: int, refs: tuple[int, int, int, int, int], whole: bool = True
 ) -> tuple[tuple[Any, ...], int]:
     """The numbers of the schedule :func:`_pack_schedule` wrote at ``at`` with ``refs`` (in
-    :attr:`_Schedule.numbers`' order), and where it ends. ``whole`` false: only the first
+    :attr:`Schedule.numbers`' order), and where it ends. ``whole`` false: only the first
     :data:`_FIRST` numbers are read: ``(fetches, changes, those, how many follow)`` and where they start."""
     fetched_ms, changed_ms, due_ms, fetch_count, change_count = refs
     fetches, at = _get_int(raw, at, fetch_count)
@@ -900,16 +900,16 @@ def _get_number(raw: bytes, at: int, ref: int) -> tuple[float, int, int]:
     raise ValueError(f"number kind {kind} unknown")
 
 
-def _state(record: PageRecord) -> ScheduleState | None:
+def schedule_state_of(record: PageRecord) -> ScheduleState | None:
     """The record's schedule state (``None``: none, or unreadable, which starts a new one)."""
     schedule = record.schedule
-    if type(schedule) is _Schedule:
+    if type(schedule) is Schedule:
         return _numbers_state(schedule.numbers)
     return _mapping_state(schedule)
 
 
 def _numbers_state(numbers: tuple[Any, ...]) -> ScheduleState | None:
-    """:func:`_state` of a schedule of the numbers ``numbers`` (:attr:`_Schedule.numbers`):
+    """:func:`schedule_state_of` of a schedule of the numbers ``numbers`` (:attr:`Schedule.numbers`):
     ``ScheduleState.from_dict`` of them, its checks included, without a conversion per number
     (they have their types already)."""
     if not _DIRECT_STATE:
@@ -933,7 +933,7 @@ def _numbers_state(numbers: tuple[Any, ...]) -> ScheduleState | None:
 
 
 def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
-    """:func:`_state` of a schedule mapping (``None``: none)."""
+    """:func:`schedule_state_of` of a schedule mapping (``None``: none)."""
     if not schedule:
         return None
     parts = _exact_schedule(schedule) if _DIRECT_STATE else None
@@ -949,7 +949,7 @@ def _mapping_state(schedule: Mapping[str, Any] | None) -> ScheduleState | None:
 
 
 _INF = math.inf
-#: ScheduleState's fields, in order, when _state's direct path was written (``to_dict``'s keys up to
+#: ScheduleState's fields, in order, when schedule_state_of's direct path was written (``to_dict``'s keys up to
 #: ``recent``, then ``old`` unfolded, then ``probe``): if they change, ``from_dict`` is used.
 _STATE_FIELDS = (*_SCHEDULE_KEYS[:9], "old_changes", "old_changed_secs", "old_unchanged_secs", "probe")
 _DIRECT_STATE = tuple(f.name for f in fields(ScheduleState)) == _STATE_FIELDS

@@ -58,7 +58,7 @@ from urllib.parse import unquote, urljoin, urlsplit
 import numpy as np
 
 from scrapy_simhash.text.features import normalize
-from scrapy_simhash.text.region import _POINTER_RE, is_pointer
+from scrapy_simhash.text.region import POINTER_RE, is_pointer
 from scrapy_simhash.text.templates import line_key, line_keys
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def named_urls(lines: list[str], base: str) -> list[str]:
     for line in lines:
         if not is_pointer(line):
             continue
-        for match in _POINTER_RE.finditer(line):
+        for match in POINTER_RE.finditer(line):
             url = urljoin(base, match.group().rstrip(".,;:)]}>'\"")).split("#", 1)[0]
             if url.startswith(("http://", "https://")) and url not in found:
                 found.append(url)

@@ -19,13 +19,13 @@ from scrapy_simhash import defaults
 from scrapy_simhash.decision import shortcopy, shorttext
 from scrapy_simhash.decision.record import (
     PageRecord,
-    _record,
-    _state,
+    build_record,
     change_size,
     evidence_sketch,
     frame_evidence,
     read_evidence,
     schedule_of,
+    schedule_state_of,
     visible_key,
 )
 from scrapy_simhash.decision.selection import DueRow, select_known
@@ -267,7 +267,7 @@ class ChangeTracker:
             evidence = self._evidence(fp, own)
             now = time.time()  # PageRecord.first's, with its evidence flag (as _observe builds it)
             history = ((fp, None),)
-            record = _record(PageRecord, now, now, now, 1, 0, history, *_FIRST_REST, evidence is not None)
+            record = build_record(PageRecord, now, now, now, 1, 0, history, *_FIRST_REST, evidence is not None)
             ix.put_record(key, record.to_bytes(), evidence=evidence or b"")
         if lookup is not None:
             lookup.remember(fp)
@@ -429,7 +429,7 @@ class ChangeTracker:
         if not keep and own is not None and verdict != NEAR_DUPLICATE and self.keep_adds:
             evidence = self._evidence(fp, own)
         # The fields in order, without dataclasses.replace or the frozen __init__: every page.
-        new_record = _record(
+        new_record = build_record(
             PageRecord,
             first_seen,
             now,
@@ -803,7 +803,7 @@ class ChangeTracker:
             return Plan(PLAN_NEW, 0.0, None, key)
         if record.next_due is not None and now < record.next_due:
             return Plan(PLAN_NOT_DUE, 0.0, record.next_due, key)
-        state = _state(record)
+        state = schedule_state_of(record)
         priority = 1.0 if state is None or self.policy is None else self.policy.priority(state, now)
         return Plan(PLAN_DUE, max(priority, 1.0), record.next_due, key)
 
@@ -838,7 +838,7 @@ class ChangeTracker:
         """The next due time and schedule (a record's mapping, to the millisecond as stored)
         after a fetch at ``now``, by the policy (which must be set)."""
         assert self.policy is not None
-        return schedule_of(self.policy.observe(_state(old) if old is not None else None, now, changed, distance))
+        return schedule_of(self.policy.observe(schedule_state_of(old) if old is not None else None, now, changed, distance))
 
 
 #: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).

@@ -24,7 +24,7 @@ from scrapy_simhash.fingerprint.sketch import sketch_tokens
 from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.features import FeatureExtractor, normalize
 from scrapy_simhash.text.native import html_walk_status
-from scrapy_simhash.text.region import _POINTER_RE, is_pointer
+from scrapy_simhash.text.region import POINTER_RE, is_pointer
 from scrapy_simhash.text.tokenizers import DEFAULT_TOKENIZER
 
 if TYPE_CHECKING:
@@ -52,12 +52,12 @@ __all__ = [
 #: word that starts with a letter keeps its digits (``u64``), a number takes the letters joined
 #: to it (``3rd``), a Han character ends a word (``features`` module docstring). "4": a page's
 #: own heading, declaration and description join its text (an API reference page whose region
-#: is its member docs: ``text.region._with_heading``). "5": its member signatures whose type names
-#: are links join it too (``text.entries._with_entries``). "6": so do its members' C function names
+#: is its member docs: ``text.region.with_heading``). "5": its member signatures whose type names
+#: are links join it too (``text.entries.with_entries``). "6": so do its members' C function names
 #: alone (``gtk_cell_area_activate``: gi-docgen, gtk-doc). "7": a class/id that names a place
 #: inside the content column (``column-center-bottom``) is no chrome, and a line that only points
 #: at a page ("Printed from /a/b.html") no part of the body's column
-#: (``text.region._without_sidebar``). An index of another version raises
+#: (``text.region.without_sidebar``). An index of another version raises
 #: ``SettingsMismatchError`` naming the version and the fix.
 FINGERPRINT_VERSION = "7"
 
@@ -176,7 +176,7 @@ _CACHES: dict[tuple[str, int], _HashCache] = {}
 _CACHES_LOCK = threading.Lock()
 
 
-def _hash_cache(name: str, bits: int) -> _HashCache:
+def hash_cache(name: str, bits: int) -> _HashCache:
     key = (name, bits)
     cache = _CACHES.get(key)
     if cache is None:
@@ -196,7 +196,7 @@ def clear_caches() -> None:
         tok.clear_cache()
 
 
-def _simhash(digests: Sequence[bytes], weights: Sequence[float], bits: int) -> int:
+def weighted_simhash(digests: Sequence[bytes], weights: Sequence[float], bits: int) -> int:
     """SimHash of features given by their digests (bits // 8 bytes each) and positive weights.
 
     Bit i of the fingerprint is bit (i % 8) of byte i // 8 of the digests (little-endian), set when
@@ -236,8 +236,8 @@ def simhash_from_weights(
         raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
     if not weights:
         raise EmptyTextError("no features: a SimHash needs at least one")
-    cache = _hash_cache(feature_hash, bits)
-    return _simhash(cache.digests(weights.keys()), list(weights.values()), bits)
+    cache = hash_cache(feature_hash, bits)
+    return weighted_simhash(cache.digests(weights.keys()), list(weights.values()), bits)
 
 
 def exact_fp(tokens: Sequence[str], bits: int) -> int:
@@ -431,7 +431,7 @@ class Fingerprinter:
             hmm=hmm,
             native=native,
         )
-        self._cache = _hash_cache(feature_hash, bits)  # fails early if xxhash is missing
+        self._cache = hash_cache(feature_hash, bits)  # fails early if xxhash is missing
         self._settings: dict[str, object] | None = None
 
     @property
@@ -543,7 +543,7 @@ class Fingerprinter:
             raise EmptyTextError(_EMPTY_TEXT)
         if len(weights) < self.min_features:
             return exact_fp(feats.tokens, self.bits) or 1, True, feats.tokens
-        fp = _simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
+        fp = weighted_simhash(self._cache.digests(weights.keys()), list(weights.values()), self.bits)
         return fp or 1, False, feats.tokens
 
     def _native_options(self) -> dict[str, Any]:
@@ -614,7 +614,7 @@ class Fingerprinter:
             if whole:
                 fp = exact_fp(whole, self.bits) or 1
         fallback = Fallback.SHORT if short else None
-        if short and content_key is not None and doc.rest and _POINTER_RE.search(doc.rest):
+        if short and content_key is not None and doc.rest and POINTER_RE.search(doc.rest):
             # A line that only points at a page ("Printed from /a/b.html") is no content: a print
             # view's content key is its page's (the copy rule then compares their visible lines).
             rest = "\n".join(line for line in doc.rest.split("\n") if not is_pointer(line))
@@ -645,7 +645,7 @@ class Fingerprinter:
         # (doc.rest), never its chrome, also on a short page whose fingerprint covers all of it.
         if doc.rest:
             tokens = tokens + self._extractor.tokens(doc.rest[: self.max_chars] if self.max_chars else doc.rest)
-        sketch = sketch_tokens(_hash_cache("blake2b", 64).digests(tokens)) if tokens else None
+        sketch = sketch_tokens(hash_cache("blake2b", 64).digests(tokens)) if tokens else None
         content_key = (exact_fp(tokens, self.bits) or 1) if short and tokens else None
         return fp, short, sketch, content_key, None
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from scrapy_simhash.schedule.columns import ScheduleColumns
-from scrapy_simhash.schedule.state import _BELOW_ONE, _BLANK, DAY, HOUR, ScheduleState
+from scrapy_simhash.schedule.state import BELOW_ONE, BLANK, DAY, HOUR, ScheduleState
 
 # -- theory (Cho & Garcia-Molina 2003) -------------------------------------------------------------
 
@@ -198,7 +198,7 @@ class SchedulePolicy:
         (its size when changed; ``None`` if unknown, e.g. a changed ETag)."""
         if changed is None or state is None:
             # ScheduleState(last_fetch=..., ...) without the frozen dataclass's per-field __init__
-            first = _BLANK.evolve(
+            first = BLANK.evolve(
                 last_fetch=fetch_time,
                 last_change=fetch_time,
                 interval=self.default_interval,
@@ -504,7 +504,7 @@ class FreshnessPolicy(SchedulePolicy):
             value = max(value, elapsed / state.probe)
         if not uncertain:
             return value
-        return max(value, 1.0) if now >= state.next_due else min(value, _BELOW_ONE)
+        return max(value, 1.0) if now >= state.next_due else min(value, BELOW_ONE)
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
         elapsed = np.maximum(now - columns.last_fetch, 0.0)
@@ -527,7 +527,7 @@ class FreshnessPolicy(SchedulePolicy):
             return value
         # due (now >= next_due) and priority >= 1 agree exactly, whatever the rounding of the due time
         due = now >= columns.next_due
-        return np.where(uncertain, np.where(due, np.maximum(value, 1.0), np.minimum(value, _BELOW_ONE)), value)
+        return np.where(uncertain, np.where(due, np.maximum(value, 1.0), np.minimum(value, BELOW_ONE)), value)
 
     def _limited(self, value: np.ndarray, columns: ScheduleColumns, elapsed: np.ndarray) -> np.ndarray:
         """:meth:`priorities` of the values of fetches ``value``: over the threshold, within the
@@ -551,7 +551,7 @@ class FreshnessPolicy(SchedulePolicy):
         if not self.uncertainty or not history.any():
             return value, np.ones(len(history), dtype=bool)
         bound = self._limited(_GAIN_PER_X * elapsed * weight, columns, elapsed) * (1.0 + 1e-9)
-        bound = np.where(now >= columns.next_due, np.maximum(bound, 1.0), np.minimum(bound, _BELOW_ONE))
+        bound = np.where(now >= columns.next_due, np.maximum(bound, 1.0), np.minimum(bound, BELOW_ONE))
         return np.where(history, bound, value), ~history
 
     def _posterior_rows(self, states: Sequence[ScheduleState]) -> np.ndarray:

@@ -16,7 +16,7 @@ HOUR = 3600.0
 DAY = 24 * HOUR
 
 
-_BELOW_ONE = math.nextafter(1.0, 0.0)  # the highest priority of a URL that is not due
+BELOW_ONE = math.nextafter(1.0, 0.0)  # the highest priority of a URL that is not due
 
 
 def round_ms(x: Any) -> Any:
@@ -149,4 +149,4 @@ _NUMBER_FIELDS = operator.attrgetter(*_NUMBER_NAMES)
 
 
 #: A state's defaults: what :meth:`SchedulePolicy.observe` starts a URL's state from.
-_BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)
+BLANK = ScheduleState(last_fetch=0.0, last_change=0.0, interval=1.0, next_due=0.0)

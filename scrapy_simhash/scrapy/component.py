@@ -1,4 +1,4 @@
-"""_IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging);
+"""IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging);
 PAGE_MIDDLEWARES: the spider middleware of each crawler, as its partners see it (:class:`PageMiddleware`).
 
 Scrapy glue only; private to the package.
@@ -38,7 +38,7 @@ def canonical_key(value: str) -> str:
     return value
 
 
-class _IndexComponent:
+class IndexComponent:
     """A Scrapy component that owns one index below ``<SIMHASH_DIR>/<spider.name>/``.
 
     Opens it (on the first use if no signal did), counts stats under ``_stats_prefix`` and logs

@@ -21,7 +21,7 @@ from scrapy.http import Response, TextResponse
 
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.scrapy.tree import release_tree, shared_tree
@@ -96,7 +96,7 @@ def thaw() -> None:
         gc.unfreeze()
 
 
-class SimhashSpiderMiddleware(_IndexComponent):
+class SimhashSpiderMiddleware(IndexComponent):
     """Fingerprint every text response once; give it one verdict; hold back items of duplicates.
 
     Verdicts (``response.meta["simhash_verdict"]``): ``new``, ``near_duplicate`` (within

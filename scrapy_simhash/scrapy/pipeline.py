@@ -19,7 +19,7 @@ from scrapy_simhash.decision.verdicts import NEW
 from scrapy_simhash.fingerprint.fields import TITLE_FIELD, fields_text
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
-from scrapy_simhash.scrapy.component import _IndexComponent, canonical_key
+from scrapy_simhash.scrapy.component import IndexComponent, canonical_key
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class NearDuplicateItem(DropItem):
         self.adds = adds
 
 
-class SimhashDedupPipeline(_IndexComponent):
+class SimhashDedupPipeline(IndexComponent):
     """Fingerprint the text of the item fields named by `SIMHASH_ITEM_FIELDS` and drop
     near-duplicates with :class:`NearDuplicateItem`.
 

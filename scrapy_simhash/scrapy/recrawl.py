@@ -29,7 +29,7 @@ from scrapy.exceptions import IgnoreRequest, NotConfigured
 from scrapy_simhash.decision.tracker import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, Plan
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
 from scrapy_simhash.scrapy.middleware import validators
-from scrapy_simhash.scrapy.selection import _SELECTIONS, crawl_selection
+from scrapy_simhash.scrapy.selection import SELECTIONS, crawl_selection
 from scrapy_simhash.scrapy.settings import get_config
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ _DROP = (PLAN_NOT_DUE, "over_budget")
 _SUMMARY = ("due", "not_due", "over_budget", "forced", "not_modified", "gone", "moved")
 
 
-def _ignore_in_signal() -> bool:
+def ignore_in_signal() -> bool:
     """Whether the engine drops a request when a ``request_scheduled`` handler raises IgnoreRequest."""
     import scrapy
 
@@ -84,7 +84,7 @@ class SimhashRecrawlMiddleware:
         self._passed: set[str] = set()  # keys let through in this crawl
         self._due_now = 0  # of those counted simhash/due, the ones whose due time had come
         self._warned = False
-        self._ignore_in_signal = _ignore_in_signal()
+        self._ignore_in_signal = ignore_in_signal()
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -118,7 +118,7 @@ class SimhashRecrawlMiddleware:
         from scrapy_simhash.schedule import iso
 
         mw = self._page_middleware()
-        selection = None if mw is None or mw.tracker is None else _SELECTIONS.get(mw.tracker)
+        selection = None if mw is None or mw.tracker is None else SELECTIONS.get(mw.tracker)
         if selection is None:
             return None
         if selection.failed:

@@ -16,7 +16,7 @@ from scrapy.spiders import CrawlSpider
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import run_period
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
-from scrapy_simhash.scrapy.settings import _get_int, load_clock, load_policy
+from scrapy_simhash.scrapy.settings import get_int, load_clock, load_policy
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Mapping
@@ -44,7 +44,7 @@ class _Selection:
 
 
 #: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
-_SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
+SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
 
 
 def _selection(mw: PageMiddleware) -> _Selection:
@@ -52,7 +52,7 @@ def _selection(mw: PageMiddleware) -> _Selection:
     crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted, marked failed)."""
     tracker = mw.tracker
     assert tracker is not None
-    selection = _SELECTIONS.get(tracker)
+    selection = SELECTIONS.get(tracker)
     if selection is None:
         rows: list[DueRow] = []
         next_due = None
@@ -67,7 +67,7 @@ def _selection(mw: PageMiddleware) -> _Selection:
         except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
             mw._store_error("(recrawl selection)", exc)
             failed = True
-        selection = _SELECTIONS[tracker] = _Selection(rows, next_due, failed)
+        selection = SELECTIONS[tracker] = _Selection(rows, next_due, failed)
     return selection
 
 
@@ -213,5 +213,5 @@ def due_report(
         settings = Settings(dict(settings or {}))
     tracker = ChangeTracker(index, policy=load_policy(settings), clock=load_clock(settings))
     now = tracker.clock() if now is None else now
-    rows = tracker.selection(now, _get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0), run_period(index, now))
+    rows = tracker.selection(now, get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0), run_period(index, now))
     return [(row.key, row.due, row.priority) for row in rows[:limit]]

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Literal, overload
 
 from scrapy_simhash import defaults
 from scrapy_simhash.errors import InvalidSettingError, SimhashIndexError
-from scrapy_simhash.setting_values import _get_bool, _get_int, _invalid, read_bool
+from scrapy_simhash.setting_values import get_bool, get_int, invalid, read_bool
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -135,7 +135,7 @@ def _get_field_name(settings: BaseSettings, name: str, *, optional: bool) -> str
     if value is None and optional:
         return None
     if not isinstance(value, str) or not value.strip():
-        raise _invalid(name, value, "it must be a non-empty field name" + (" or None" if optional else ""))
+        raise invalid(name, value, "it must be a non-empty field name" + (" or None" if optional else ""))
     return value.strip()
 
 
@@ -147,17 +147,17 @@ def _get_field_list(settings: BaseSettings, name: str) -> tuple[str, ...]:
         try:
             fields = json.loads(value)
         except ValueError:
-            raise _invalid(name, value, 'a list in a string must be JSON, e.g. ["title", "body"]') from None
+            raise invalid(name, value, 'a list in a string must be JSON, e.g. ["title", "body"]') from None
         if not isinstance(fields, list):
-            raise _invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
+            raise invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
     elif isinstance(value, str):
         fields = [part.strip() for part in value.split(",")]
     elif isinstance(value, (list, tuple)):
         fields = list(value)
     else:
-        raise _invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
+        raise invalid(name, value, 'it must be a list of field names, e.g. ["title", "body"]')
     if not all(isinstance(field, str) and field.strip() for field in fields):
-        raise _invalid(name, value, 'it must be a list of non-empty field names, e.g. ["title", "body"]')
+        raise invalid(name, value, 'it must be a list of non-empty field names, e.g. ["title", "body"]')
     return tuple(field.strip() for field in fields)
 
 
@@ -166,7 +166,7 @@ def _get_dir(settings: BaseSettings) -> str:
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str) or not value.strip():
-        raise _invalid("SIMHASH_DIR", value, "it must be a non-empty directory path")
+        raise invalid("SIMHASH_DIR", value, "it must be a non-empty directory path")
     return value
 
 
@@ -180,9 +180,9 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
     raw_bits = settings.get("SIMHASH_BITS", defaults.SIMHASH_BITS)
     bits = 64 if str(raw_bits).strip() == "64" else 128 if str(raw_bits).strip() == "128" else None
     if bits is None or isinstance(raw_bits, bool):
-        raise _invalid("SIMHASH_BITS", raw_bits, "it must be 64 or 128")
-    max_distance = _get_int(settings, "SIMHASH_MAX_DISTANCE", 0, bits - 1, high_text=f"SIMHASH_BITS - 1 ({bits - 1})")
-    blocks = _get_int(
+        raise invalid("SIMHASH_BITS", raw_bits, "it must be 64 or 128")
+    max_distance = get_int(settings, "SIMHASH_MAX_DISTANCE", 0, bits - 1, high_text=f"SIMHASH_BITS - 1 ({bits - 1})")
+    blocks = get_int(
         settings,
         "SIMHASH_BLOCKS",
         max_distance + 1,
@@ -198,46 +198,46 @@ def load_config(settings: BaseSettings) -> SimhashConfig:
         if isinstance(value, str) and arg in _INT_ARGS and value.strip().lstrip("-").isdigit():
             value = int(value)  # from the command line: -s SIMHASH_MIN_FEATURES=5
         elif arg in _BOOL_ARGS and not isinstance(value, bool):
-            value = _get_bool(settings, name)
+            value = get_bool(settings, name)
         fingerprinter_kwargs[arg] = value
     return SimhashConfig(
-        enabled=_get_bool(settings, "SIMHASH_ENABLED"),
+        enabled=get_bool(settings, "SIMHASH_ENABLED"),
         dir=_get_dir(settings),
-        reset=_get_bool(settings, "SIMHASH_RESET"),
+        reset=get_bool(settings, "SIMHASH_RESET"),
         bits=bits,
         max_distance=max_distance,
         blocks=blocks,
-        change_threshold=_get_int(settings, "SIMHASH_CHANGE_THRESHOLD", 0, bits),
+        change_threshold=get_int(settings, "SIMHASH_CHANGE_THRESHOLD", 0, bits),
         fingerprinter_kwargs=fingerprinter_kwargs,
-        drop_unchanged=_get_bool(settings, "SIMHASH_DROP_UNCHANGED"),
-        follow_duplicates=_get_bool(settings, "SIMHASH_FOLLOW_DUPLICATES"),
+        drop_unchanged=get_bool(settings, "SIMHASH_DROP_UNCHANGED"),
+        follow_duplicates=get_bool(settings, "SIMHASH_FOLLOW_DUPLICATES"),
         item_field=_get_field_name(settings, "SIMHASH_ITEM_FIELD", optional=True),
         item_fields=_get_field_list(settings, "SIMHASH_ITEM_FIELDS"),
         item_key_field=_get_field_name(settings, "SIMHASH_ITEM_KEY_FIELD", optional=False),
-        max_body_size=_get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),
-        debug=_get_bool(settings, "SIMHASH_DEBUG"),
-        stats_verbose=_get_bool(settings, "SIMHASH_STATS_VERBOSE"),
-        gc_freeze=_get_bool(settings, "SIMHASH_GC_FREEZE"),
+        max_body_size=get_int(settings, "SIMHASH_MAX_BODY_SIZE", 0),
+        debug=get_bool(settings, "SIMHASH_DEBUG"),
+        stats_verbose=get_bool(settings, "SIMHASH_STATS_VERBOSE"),
+        gc_freeze=get_bool(settings, "SIMHASH_GC_FREEZE"),
         store_cls=load_store_class(settings.get("SIMHASH_STORE", defaults.SIMHASH_STORE)),
-        max_candidates=_get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
-        history_size=_get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),
-        incremental=_get_bool(settings, "SIMHASH_INCREMENTAL"),
+        max_candidates=get_int(settings, "SIMHASH_MAX_CANDIDATES", 1, optional=True),
+        history_size=get_int(settings, "SIMHASH_HISTORY_SIZE", 1, 1000),
+        incremental=get_bool(settings, "SIMHASH_INCREMENTAL"),
         policy=load_policy(settings),
-        new_priority=_get_int(settings, "SIMHASH_NEW_PRIORITY", -(10**9), 10**9),
-        recrawl_budget=_get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0),
-        conditional_requests=_get_bool(settings, "SIMHASH_CONDITIONAL_REQUESTS"),
+        new_priority=get_int(settings, "SIMHASH_NEW_PRIORITY", -(10**9), 10**9),
+        recrawl_budget=get_int(settings, "SIMHASH_RECRAWL_BUDGET", 0),
+        conditional_requests=get_bool(settings, "SIMHASH_CONDITIONAL_REQUESTS"),
         remove_gone=_get_choice(settings, "SIMHASH_GONE", ("keep", "remove")) == "remove",
         clock=load_clock(settings),
         change_similarity=_get_share(settings, "SIMHASH_CHANGE_SIMILARITY"),
-        wide_distance=_get_int(settings, "SIMHASH_WIDE_DISTANCE", 0, bits),
+        wide_distance=get_int(settings, "SIMHASH_WIDE_DISTANCE", 0, bits),
         wide_similarity=_get_float(
             settings, "SIMHASH_WIDE_SIMILARITY", lambda x: 0 < x <= 1, "it must be a number above 0 and at most 1"
         ),
         near_similarity=_get_share(settings, "SIMHASH_NEAR_SIMILARITY"),
-        keep_adds=_get_int(settings, "SIMHASH_KEEP_ADDS", 0),
-        evidence_max_bytes=_get_int(settings, "SIMHASH_EVIDENCE_MAX_BYTES", 0),
-        url_rules=_get_bool(settings, "SIMHASH_URL_RULES"),
-        url_rules_min_support=_get_int(settings, "SIMHASH_URL_RULES_MIN_SUPPORT", 6),
+        keep_adds=get_int(settings, "SIMHASH_KEEP_ADDS", 0),
+        evidence_max_bytes=get_int(settings, "SIMHASH_EVIDENCE_MAX_BYTES", 0),
+        url_rules=get_bool(settings, "SIMHASH_URL_RULES"),
+        url_rules_min_support=get_int(settings, "SIMHASH_URL_RULES_MIN_SUPPORT", 6),
         url_rules_confidence=_get_float(
             settings, "SIMHASH_URL_RULES_CONFIDENCE", lambda x: 0 < x < 1, "it must be a number above 0 and below 1"
         ),
@@ -252,7 +252,7 @@ def _get_float(settings: BaseSettings, name: str, valid: Callable[[float], bool]
     except (TypeError, ValueError):
         number = math.nan
     if isinstance(value, bool) or not math.isfinite(number) or not valid(number):
-        raise _invalid(name, value, expected)
+        raise invalid(name, value, expected)
     return number
 
 
@@ -267,7 +267,7 @@ def _get_share(settings: BaseSettings, name: str) -> float:
 def _get_choice(settings: BaseSettings, name: str, choices: tuple[str, ...]) -> str:
     value = settings.get(name, getattr(defaults, name))
     if not isinstance(value, str) or value.strip().lower() not in choices:
-        raise _invalid(name, value, "it must be " + " or ".join(repr(c) for c in choices))
+        raise invalid(name, value, "it must be " + " or ".join(repr(c) for c in choices))
     return value.strip().lower()
 
 
@@ -280,7 +280,7 @@ def _load(name: str, value: Any) -> Any:
     try:
         return load_object(value.strip())
     except (ImportError, AttributeError, NameError, ValueError) as exc:
-        raise _invalid(name, value, f"it cannot be imported ({exc})") from exc
+        raise invalid(name, value, f"it cannot be imported ({exc})") from exc
 
 
 def load_policy(settings: BaseSettings) -> SchedulePolicy:
@@ -292,7 +292,7 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
     value = settings.get(name, defaults.SIMHASH_RECRAWL_POLICY)
     cls = _load(name, value)
     if not isinstance(cls, type) or not issubclass(cls, SchedulePolicy):
-        raise _invalid(
+        raise invalid(
             name,
             value,
             "it must name a SchedulePolicy class, e.g. 'scrapy_simhash.schedule.FreshnessPolicy' or "
@@ -305,7 +305,7 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
         except ValueError:
             pass  # refused below, with the value given
     if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
-        raise _invalid(
+        raise invalid(
             "SIMHASH_RECRAWL_POLICY_OPTIONS",
             settings.get("SIMHASH_RECRAWL_POLICY_OPTIONS"),
             "it must be a dict of keyword arguments (a JSON object on the command line)",
@@ -331,7 +331,7 @@ def load_clock(settings: BaseSettings) -> Callable[[], float]:
         return time.time
     clock = _load("SIMHASH_CLOCK", value)
     if not callable(clock):
-        raise _invalid("SIMHASH_CLOCK", value, "it must be a callable returning Unix seconds, or None")
+        raise invalid("SIMHASH_CLOCK", value, "it must be a callable returning Unix seconds, or None")
     return clock  # type: ignore[no-any-return]
 
 
@@ -358,11 +358,11 @@ def load_store_class(value: Any) -> type[FingerprintStore]:
                     f"SIMHASH_STORE ({path!r}) needs the Python package {missing!r}, which is not installed: "
                     f"install it (pip install {missing}) or choose another store"
                 ) from exc
-            raise _invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
+            raise invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
         except (ImportError, AttributeError, NameError, ValueError) as exc:
-            raise _invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
+            raise invalid("SIMHASH_STORE", path, f"it cannot be imported ({exc})") from exc
     if not isinstance(value, type) or not issubclass(value, FingerprintStore):
-        raise _invalid(
+        raise invalid(
             "SIMHASH_STORE",
             given,
             "it must name a FingerprintStore class, e.g. 'scrapy_simhash.store.LmdbStore' or "

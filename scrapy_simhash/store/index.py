@@ -75,7 +75,7 @@ _SETTING_NAMES = {
     "blocks": "SIMHASH_BLOCKS",
 }
 
-_Layout = TableLayout  # the name the tests and benchmarks know
+Layout = TableLayout  # the name the tests and benchmarks know
 _T = TypeVar("_T")
 
 

@@ -768,13 +768,13 @@ class LmdbStore(FingerprintStore):
     @classmethod
     def from_crawler(cls, crawler: Crawler, path: Path) -> Self:
         """Reads `SIMHASH_LMDB_MAP_SIZE` and `SIMHASH_DURABLE`."""
-        from scrapy_simhash.setting_values import _get_bool, _get_int
+        from scrapy_simhash.setting_values import get_bool, get_int
 
         settings = crawler.settings
         return cls(
             path,
-            map_size=_get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),
-            durable=_get_bool(settings, "SIMHASH_DURABLE"),
+            map_size=get_int(settings, "SIMHASH_LMDB_MAP_SIZE", 1 << 20),
+            durable=get_bool(settings, "SIMHASH_DURABLE"),
         )
 
     # -- life cycle ------------------------------------------------------------------------

@@ -25,7 +25,7 @@ HOT_WIDTH = 57
 
 
 # Operations that need no layout: open, create and replace the metadata, destroy. KEYS[1] = P meta.
-_ADMIN_LUA = r"""
+ADMIN_LUA = r"""
 local P = string.sub(KEYS[1], 1, -5)
 local op = ARGV[1]
 
@@ -829,7 +829,7 @@ return {writes, res}
 # hash tag, so that the shards spread over the cluster's slots. ARGV[1] = '' or the node's
 # ``evicted_keys`` when the client opened the index (then the call first checks, as the main
 # script does, that the node evicted nothing since and still has ``noeviction``), ARGV[2] = the op.
-_RECORDS_LUA = r"""
+RECORDS_LUA = r"""
 local R, evicted = KEYS[1], table.remove(ARGV, 1)
 if evicted ~= '' then
   local n = tonumber(string.match(redis.call('INFO', 'stats'), 'evicted_keys:(%d+)') or '0')
@@ -895,7 +895,7 @@ def _bits8_table() -> str:
     return "{[0] = " + ", ".join(f"'{v:08b}'" for v in range(256)) + "}"
 
 
-def _main_lua(layout: TableLayout) -> str:
+def main_lua(layout: TableLayout) -> str:
     segs = "{" + ", ".join("{" + ", ".join(f"{{{s}, {w}}}" for s, _, w in segs) + "}" for segs in layout.segments) + "}"
     return _MAIN_LUA % {
         "vw": layout.value_width,

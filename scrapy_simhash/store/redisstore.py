@@ -115,7 +115,7 @@ from scrapy_simhash.store.base import (
     wide_found,
 )
 from scrapy_simhash.store.hot import HOT, hot_of
-from scrapy_simhash.store.redis_scripts import _ADMIN_LUA, _RECORDS_LUA, BUCKET_BITS, HOT_WIDTH, SHARDS, _main_lua
+from scrapy_simhash.store.redis_scripts import ADMIN_LUA, BUCKET_BITS, HOT_WIDTH, RECORDS_LUA, SHARDS, main_lua
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -590,7 +590,7 @@ class RedisStore(FingerprintStore):
         if self._admin is None:
             client = self._connect()
             self._check_eviction(client)
-            self._admin = client.register_script(_ADMIN_LUA)
+            self._admin = client.register_script(ADMIN_LUA)
         kind, meta, others, lost = self._run(self._admin, ["open", b"audit" if audit else b"", SHARDS], "open")
         kind = kind.decode() if isinstance(kind, bytes) else str(kind)
         if kind == "none":
@@ -686,9 +686,9 @@ class RedisStore(FingerprintStore):
     def configure(self, layout: TableLayout) -> None:
         self._layout = layout
         self._bucket_shift = [max(0, kb - BUCKET_BITS) for kb in layout.key_bits]
-        self._main = self._connect().register_script(_main_lua(layout))
+        self._main = self._connect().register_script(main_lua(layout))
         if self._is_cluster():
-            self._records = self._connect().register_script(_RECORDS_LUA)
+            self._records = self._connect().register_script(RECORDS_LUA)
 
     def _layout_no(self) -> int:
         """The key layout of this store's index: :data:`CLUSTER_LAYOUT` on a cluster, else :data:`LAYOUT`."""

@@ -1,4 +1,4 @@
-"""The one walk over a parsed page (:class:`_Walker`): its text blocks in document order, each
+"""The one walk over a parsed page (:class:`Walker`): its text blocks in document order, each
 with its features (text, weight, characters in links and in metadata elements, its owner element,
 the chrome flags), the element numbering and the ``<main>`` landmark (stage 1 of
 :mod:`scrapy_simhash.text.extract`). The native core does the same walk
@@ -22,7 +22,7 @@ MAX_BLOCKS = rules.MAX_BLOCKS
 _BUDGET_STEP = rules.BUDGET_STEP
 _INVISIBLE = rules.INVISIBLE
 _CHROME_TAGS = rules.CHROME_TAGS
-_BLOCK = rules.BLOCK
+BLOCK = rules.BLOCK
 _NEGATIVE_WORDS = rules.NEGATIVE_WORDS
 _NEGATIVE_TOKENS = rules.NEGATIVE_TOKENS
 _NEGATIVE_NOT_AFTER = rules.NEGATIVE_NOT_AFTER
@@ -30,11 +30,11 @@ _WRAPPER_PARAGRAPHS = rules.WRAPPER_PARAGRAPHS
 _META_CLASS_WORDS = rules.META_CLASS_WORDS
 _META_CLASS_TOKENS = rules.META_CLASS_TOKENS
 _DISPLAY_NONE_RE = rules.DISPLAY_NONE_RE
-_PUNCT_RE = rules.PUNCT_RE
+PUNCT_RE = rules.PUNCT_RE
 
 
 # Elements whose class/id can make them page chrome: block-level ones but <body> and <html>.
-_CLASS_CHROME_TAGS = _BLOCK - {"body", "html", "br"}
+_CLASS_CHROME_TAGS = BLOCK - {"body", "html", "br"}
 
 
 def _class_words_re(
@@ -59,23 +59,23 @@ _NEGATIVE_CACHE = SizedCache(50_000, 4 << 20)
 _ENTITY = etree.Entity
 
 
-_WS_RE = re.compile(r"\s+")
+WS_RE = re.compile(r"\s+")
 
 
 # A heading's permalink sign (Sphinx "¶", "#", "§") is no part of its text.
 _HEADING_MARKS = " \t\n¶#§"
 
 
-def _heading(text: str) -> str:
+def heading_text(text: str) -> str:
     """A heading's text as the title and the content region compare it: whitespace collapsed,
     case-folded, without permalink signs ("" when it has no text)."""
-    return _WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
+    return WS_RE.sub(" ", text).strip(_HEADING_MARKS).casefold()
 
 
 # Han, kana and CJK symbols (。、「」): scripts written without spaces between words. Not the
 # full-width forms (U+FF00-FFEF): a full-width letter or digit is a Latin letter or digit in
 # another width (NFKC maps it back), and "Ｋｉｍ Ｊｏｎｇ" keeps its spaces like "Kim Jong".
-_CJK = r"\u2e80-\u9fff\uf900-\ufaff"
+CJK = r"\u2e80-\u9fff\uf900-\ufaff"
 
 
 # Punctuation in both widths (and curly quotes, straight in a half-width copy): a space between
@@ -97,39 +97,39 @@ _CJK_SPACE_RE = re.compile(
 )
 
 
-_CJK_CHAR_RE = re.compile(rf"[{_CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
+CJK_CHAR_RE = re.compile(rf"[{CJK}\uac00-\ud7af]")  # + Hangul: dense scripts
 
 
 # What weighs 3 in a text with Han (or Hangul): those characters, and punctuation of either width.
-_DENSE_RE = re.compile(rf"[{_CJK}\uac00-\ud7af{_ANY_PUNCT}]")
+_DENSE_RE = re.compile(rf"[{CJK}\uac00-\ud7af{_ANY_PUNCT}]")
 
 
 _DENSE_RUN_RE = re.compile(rf"{_DENSE_RE.pattern}+")  # removing runs removes the same characters
 
 
-# Full-width letters and digits: a block with one is read in NFKC (see _fold).
+# Full-width letters and digits: a block with one is read in NFKC (see fold).
 _FULL_WIDTH_ALNUM_RE = re.compile(r"[\uff10-\uff19\uff21-\uff3a\uff41-\uff5a]")
 
 
-_XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
+XML_DECL_RE = re.compile(r"^\s*<\?xml[^>]*>", re.IGNORECASE)
 
 
 # The CleanEval corpus format (<text id=URL title=.. encoding=..>page</text>).
-_CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
+CLEANEVAL_RE = re.compile(r"^\s*<text\s+id=[^>]*>", re.IGNORECASE)
 
 
 #: A NUL: on a page that is not ASCII, a regular expression finds one in half the time of ``in``
 #: (CPython's one-character search of a two- or four-byte string).
-_NUL_RE = re.compile("\x00")
+NUL_RE = re.compile("\x00")
 
 
-_META_CLASS_RE = _class_words_re(_META_CLASS_WORDS, _META_CLASS_TOKENS)
+META_CLASS_RE = _class_words_re(_META_CLASS_WORDS, _META_CLASS_TOKENS)
 
 
-_META_CACHE = SizedCache(50_000, 4 << 20)
+META_CACHE = SizedCache(50_000, 4 << 20)
 
 
-def _cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bool:
+def cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bool:
     """Whether ``pattern`` matches the lower-cased class/id string ``attrs``; class names repeat
     across the pages of a site, so the answers are kept (in a bounded cache)."""
     found = cache.get(attrs)
@@ -152,7 +152,7 @@ def _is_meta_element(el, tag: str) -> bool:
         if attrs is None and ident is None:
             return False
         attrs = f"{attrs or ''} {ident or ''}"
-        meta = _cached_search(_META_CACHE, _META_CLASS_RE, attrs)
+        meta = cached_search(META_CACHE, META_CLASS_RE, attrs)
     # "article-info" around the whole story: a wrapper, not a metadata line.
     return meta and not _wraps_paragraphs(el)
 
@@ -165,7 +165,7 @@ def _wraps_paragraphs(el) -> bool:
     return False
 
 
-def _fold(text: str) -> str:
+def fold(text: str) -> str:
     """``text`` as the block signals read it: in NFKC if it has full-width letters or digits.
 
     Full-width punctuation, common in Chinese, is left alone (NFKC on every Chinese block would
@@ -176,16 +176,16 @@ def _fold(text: str) -> str:
     return unicodedata.normalize("NFKC", text)
 
 
-def _weight_of(blocks: list[_Block]) -> int:
-    """The weight of a sequence of blocks (each block's :func:`_weight`)."""
+def weight_of(blocks: list[Block]) -> int:
+    """The weight of a sequence of blocks (each block's :func:`weight`)."""
     return sum(map(_WEIGHT, blocks))
 
 
 #: A block's weight and text, read without a Python frame per block (``map``).
-_WEIGHT, _TEXT = attrgetter("weight"), attrgetter("text")
+_WEIGHT, TEXT = attrgetter("weight"), attrgetter("text")
 
 
-def _weight(text: str) -> int:
+def weight(text: str) -> int:
     """Weight of folded text: a Han character carries about as much as a short Latin word (3).
 
     In text with Han (or Hangul) characters, punctuation weighs 3 too, whether written
@@ -193,12 +193,12 @@ def _weight(text: str) -> int:
     original weighs.
     """
     size = len(text)
-    if text.isascii() or _CJK_CHAR_RE.search(text) is None:
+    if text.isascii() or CJK_CHAR_RE.search(text) is None:
         return size
     return 3 * size - 2 * len(_DENSE_RUN_RE.sub("", text))
 
 
-class _Block:
+class Block:
     __slots__ = ("base", "flags", "links", "meta", "norm", "owner", "teaser", "text", "weight")
 
     def __init__(self, text: str, links: int, owner: int, meta: int = 0, flags: int = 0) -> None:
@@ -206,33 +206,33 @@ class _Block:
         # The block's signals (weight, punctuation, boilerplate and metadata patterns) are read on
         # its folded form and count punctuation of both widths alike, so that a full-width copy
         # of a page picks the same blocks.
-        self.norm = _fold(text)
+        self.norm = fold(text)
         self.links = links
         self.meta = meta  # characters inside <time> / metadata-class elements
         self.owner = owner
-        self.flags = flags  # _IN_CHROME_TAG | _IN_CHROME_CLASS
-        self.weight = _weight(self.norm)
+        self.flags = flags  # IN_CHROME_TAG | IN_CHROME_CLASS
+        self.weight = weight(self.norm)
         self.base = -2  # _classify_base, computed on first use
         self.teaser = False
 
 
 #: Block flags: the block sits inside a page-chrome tag (nav, aside, footer, ...: dropped by main
 #: content) or inside an element whose class/id says chrome (dropped unless the class/id rules are off).
-_IN_CHROME_TAG, _IN_CHROME_CLASS = 1, 2
+IN_CHROME_TAG, IN_CHROME_CLASS = 1, 2
 
 
-class _Budget(Exception):
+class Budget(Exception):
     """The walk ran past its deadline ("budget") or its block cap ("large")."""
 
 
-class _Walker:
+class Walker:
     """The single pass over the tree: every visible text block with its features (length,
     weight, link and metadata characters, the element that owns it, whether it is inside page
     chrome), plus each element's parent and subtree end. Decisions are made afterwards, over the
     block sequence alone (:func:`_main_blocks`), so that this pass runs once per page."""
 
     def __init__(self, deadline: float | None = None) -> None:
-        self.blocks: list[_Block] = []
+        self.blocks: list[Block] = []
         self.parent: list[int] = []
         self.end: list[int] = []
         self.pieces: list[str] = []
@@ -251,13 +251,13 @@ class _Walker:
     def flush(self) -> None:
         if not self.pieces:
             return
-        text = " ".join("".join(self.pieces).split())  # = _WS_RE.sub(" ", ...).strip(): same \s
+        text = " ".join("".join(self.pieces).split())  # = WS_RE.sub(" ", ...).strip(): same \s
         self.pieces = []
         if text:
             if " " in text and not text.isascii():
                 text = _CJK_SPACE_RE.sub("", text)
             size = len(text)
-            self.blocks.append(_Block(text, min(self.links, size), self.owner, min(self.meta, size), self.flags))
+            self.blocks.append(Block(text, min(self.links, size), self.owner, min(self.meta, size), self.flags))
         self.links = 0
         self.meta = 0
 
@@ -273,20 +273,20 @@ class _Walker:
             self.meta += len(text.strip())
 
     def check_budget(self) -> None:
-        """Raise :class:`_Budget` past the deadline, or past :data:`MAX_BLOCKS` blocks (checked every
+        """Raise :class:`Budget` past the deadline, or past :data:`MAX_BLOCKS` blocks (checked every
         few thousand elements, so that its cost does not show)."""
         self.next_check = len(self.parent) + _BUDGET_STEP
         if len(self.blocks) > MAX_BLOCKS:
-            raise _Budget("large")
+            raise Budget("large")
         if self.deadline is not None and time.perf_counter() > self.deadline:
-            raise _Budget("budget")
+            raise Budget("budget")
 
     def chrome(self, el, tag: str) -> int:
         """The chrome flag an element adds (0 if none); -1 for an invisible element (skipped with
         its content)."""
         if tag in _INVISIBLE:
             return -1
-        flag = _IN_CHROME_TAG if tag in _CHROME_TAGS else 0
+        flag = IN_CHROME_TAG if tag in _CHROME_TAGS else 0
         keys = el.keys()
         if not keys:
             return flag
@@ -300,8 +300,8 @@ class _Walker:
         # its sentence or code line.
         if ("class" in keys or "id" in keys) and tag in _CLASS_CHROME_TAGS:
             attrs = f"{el.get('class') or ''} {el.get('id') or ''}"
-            if _cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs) and not _wraps_paragraphs(el):
-                flag |= _IN_CHROME_CLASS
+            if cached_search(_NEGATIVE_CACHE, _NEGATIVE_RE, attrs) and not _wraps_paragraphs(el):
+                flag |= IN_CHROME_CLASS
         return flag
 
     def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
@@ -312,7 +312,7 @@ class _Walker:
         parents.append(parent)
         self.end.append(0)
         tag = el.tag
-        block = tag in _BLOCK
+        block = tag in BLOCK
         if block and self.pieces:
             self.flush()
         if self.landmark < 0 and (tag == "main" or el.get("role") == "main"):

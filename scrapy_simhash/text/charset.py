@@ -23,7 +23,7 @@ MAX_HTML_CHARS = 1_000_000
 
 #: Bytes beyond this are not decoded at all (a margin over :data:`MAX_HTML_CHARS` for scripts
 #: that get removed and for multi-byte characters).
-_MAX_HTML_BYTES = 4 * MAX_HTML_CHARS
+MAX_HTML_BYTES = 4 * MAX_HTML_CHARS
 
 
 def _resolve(label: str | None) -> str | None:
@@ -96,8 +96,8 @@ def decode_html(
                 f"encoding={encoding!r} is not a known encoding label; use a name such as "
                 "'utf-8' or 'gbk', or None to detect it"
             )
-    if len(body) > _MAX_HTML_BYTES:
-        body = body[:_MAX_HTML_BYTES]
+    if len(body) > MAX_HTML_BYTES:
+        body = body[:MAX_HTML_BYTES]
 
     bom_encoding, bom = read_bom(body)
     if bom_encoding is not None:
@@ -140,7 +140,7 @@ def decode_html(
 _SCRIPT_START_BYTES_RE = re.compile(rb"<(script|style)\b")
 
 
-def _strip_scripts_bytes(body: bytes) -> bytes:
+def strip_scripts_bytes(body: bytes) -> bytes:
     """``body`` without its <script>/<style> elements, so that a page with a huge inline script
     keeps its text within the decoding cut (ASCII-compatible encodings; UTF-16 pages are cut as
     they are). Linear: each element's end is found with ``bytes.find``."""

@@ -1,15 +1,15 @@
 """An API reference page's own entries (stage 2 of :mod:`scrapy_simhash.text.extract`, after the
 content region: :mod:`~scrapy_simhash.text.region`): its member declarations, which the region
 leaves out as link lists (their type names link to the types' pages), join its content
-(:func:`_with_entries`); and whether a page documents members (:func:`_has_members`), so that its
+(:func:`with_entries`); and whether a page documents members (:func:`has_members`), so that its
 member docs are its content, not one member's docs or its class description alone."""
 
 from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _IN_CHROME_CLASS, _Block
-from scrapy_simhash.text.region import _BOILERPLATE_RE, _LINKS, _SHORT, _boilerplate_any, _kind
+from scrapy_simhash.text.blocks import IN_CHROME_CLASS, Block
+from scrapy_simhash.text.region import BOILERPLATE_RE, LINKS, SHORT, block_kind, is_boilerplate
 
 #: A member's declaration among a page's lines of ASCII: a type ("::"), an arrow ("->", "=>"), a
 #: generic ("List<E>"), a call with a parameter ("add(long operand)", not a counter: "Comments(12)"),
@@ -28,7 +28,7 @@ _ENTRY_RE = re.compile(
 _MIN_ENTRIES = 2
 
 
-def _with_entries(blocks: list[_Block], main: list[_Block], landmarked: bool = False) -> list[_Block]:
+def with_entries(blocks: list[Block], main: list[Block], landmarked: bool = False) -> list[Block]:
     """``main`` (a subsequence of ``blocks``, the page's blocks or its ``<main>`` landmark's, in page
     order) with the page's own entries: the member declarations that it leaves out as link lists,
     their type names being links to those types' pages (an API reference: Haddock's
@@ -40,13 +40,13 @@ def _with_entries(blocks: list[_Block], main: list[_Block], landmarked: bool = F
     if not main:
         return main
     taken = set(main)
-    flags = (0, _IN_CHROME_CLASS) if landmarked else (0,)
+    flags = (0, IN_CHROME_CLASS) if landmarked else (0,)
     entries = [
         b
         for b in blocks
         if b.flags in flags
         and b not in taken
-        and (b.base if b.base != -2 else _kind(b, False)) in (_LINKS, _SHORT)
+        and (b.base if b.base != -2 else block_kind(b, False)) in (LINKS, SHORT)
         and _is_entry(b.norm)
     ]
     if len(entries) < _MIN_ENTRIES:
@@ -62,7 +62,7 @@ def _with_entries(blocks: list[_Block], main: list[_Block], landmarked: bool = F
 _MIN_MEMBERS = 3
 
 
-def _has_members(blocks: list[_Block], main: list[_Block]) -> bool:
+def has_members(blocks: list[Block], main: list[Block]) -> bool:
     """Whether ``blocks`` outside ``main`` hold :data:`_MIN_MEMBERS` member declarations or more
     (:func:`_is_entry`: Javadoc's ``public static int nextInt(int startInclusive, ...)``)."""
     taken = set(main)
@@ -81,6 +81,6 @@ def _is_entry(text: str) -> bool:
         and (":" in text or ">" in text or "<" in text or "(" in text or text[0] in _ENTRY_FIRST)
         and _ENTRY_RE.search(text) is not None
         and not (text[0] == "<" and text[-1] == ">")
-        and not _boilerplate_any(text)
-        and not _BOILERPLATE_RE.match(text)
+        and not is_boilerplate(text)
+        and not BOILERPLATE_RE.match(text)
     )

@@ -19,7 +19,7 @@ Main-content extraction is a small, fast heuristic on ``lxml`` in the spirit of 
 jusText and text-density methods. It has two stages, so that a native port can reproduce it
 decision for decision:
 
-1. **One walk** over the tree (:class:`_Walker`) produces the page's text blocks, in document
+1. **One walk** over the tree (:class:`Walker`) produces the page's text blocks, in document
    order, each with its features: its text (whitespace collapsed; spaces between Han characters
    dropped), weight (a Han character weighs 3 Latin ones; see :func:`_weight`), characters inside
    links and inside metadata elements (``<time>``, class/id meta, info, byline, date...), the
@@ -30,7 +30,7 @@ decision for decision:
    wrapper). Blocks break at block-level tags, ``<br>`` and chrome boundaries. Invisible elements
    (``script``, ``style``, ``hidden``, ``display:none``...) are skipped with their content. The walk
    also notes the first ``<main>`` / ``role="main"`` element. The native core does this walk when it is
-   installed (:meth:`_Walker.walk_native`: the same blocks, read from libxml2's nodes); this
+   installed (:meth:`Walker.walk_native`: the same blocks, read from libxml2's nodes); this
    Python walk is the reference and the fallback.
 2. **Decisions over the block sequence** (:func:`_choose`), which never look at the tree again:
    each block is classed good / short / link list / metadata (:func:`_classify_base`: link
@@ -40,7 +40,7 @@ decision for decision:
    ending in "..." on a page with several); the signals are width-invariant (full-width letters
    and digits read as ASCII, full-width punctuation counted like ASCII). Then, in order:
    (a) blocks outside the ``<main>`` landmark are dropped when it holds 50+ characters;
-   (b) the content region (:func:`_main_blocks`): each block's score goes to its element and
+   (b) the content region (:func:`main_blocks`): each block's score goes to its element and
    ancestors with decay (readability), the best element is widened to a near ancestor with much
    more good text, and its leading and trailing non-good blocks and link lists are trimmed;
    (c) under 250 characters: again with the class/id chrome rule off, longer result kept;
@@ -52,8 +52,8 @@ decision for decision:
    of short lines), every block outside chrome that is not a link list, boilerplate or metadata;
    then the page's own heading (the first <h1>, else <h2>, that the title names or shares a word
    with), when it comes before what was found, brings the page's declaration and description
-   (:func:`~scrapy_simhash.text.region._with_heading`: an API reference page whose region is its
-   inherited member docs), and its member signatures join it (``entries._with_entries``); (f)
+   (:func:`~scrapy_simhash.text.region.with_heading`: an API reference page whose region is its
+   inherited member docs), and its member signatures join it (``entries.with_entries``); (f)
    "list": when what was found weighs under a fifth of all blocks outside chrome and link lists make
    up most of them, those blocks with the link lists (an index page), never those beside the
    element holding all content-like blocks (a sidebar); (g) under 50 characters: all visible text.
@@ -75,36 +75,36 @@ from itertools import pairwise
 from lxml import etree
 
 from scrapy_simhash.text.blocks import (
-    _CLEANEVAL_RE,
-    _IN_CHROME_TAG,
-    _META_CACHE,
-    _META_CLASS_RE,
-    _NUL_RE,
-    _TEXT,
-    _XML_DECL_RE,
+    CLEANEVAL_RE,
+    IN_CHROME_TAG,
     MAX_BLOCKS,
-    _Block,
-    _Budget,
-    _cached_search,
-    _Walker,
-    _weight_of,
+    META_CACHE,
+    META_CLASS_RE,
+    NUL_RE,
+    TEXT,
+    XML_DECL_RE,
+    Block,
+    Budget,
+    Walker,
+    cached_search,
+    weight_of,
 )
-from scrapy_simhash.text.charset import _MAX_HTML_BYTES, MAX_HTML_CHARS, _strip_scripts_bytes, decode_html
-from scrapy_simhash.text.entries import _has_members, _with_entries
-from scrapy_simhash.text.flat import _TITLE_RE, _cut, _flat_text, _flatten, _unescape
+from scrapy_simhash.text.charset import MAX_HTML_BYTES, MAX_HTML_CHARS, decode_html, strip_scripts_bytes
+from scrapy_simhash.text.entries import has_members, with_entries
+from scrapy_simhash.text.flat import TITLE_RE, cut, flat_text, flatten, unescape
 from scrapy_simhash.text.native import native_comment_runs, native_flat_text, walk_native
 from scrapy_simhash.text.region import (
-    _GOOD,
-    _SHORT,
-    _chars,
-    _is_link_list,
-    _kind,
-    _main_blocks,
-    _rows,
-    _with_heading,
-    _without_sidebar,
+    GOOD,
+    SHORT,
+    block_kind,
+    block_rows,
+    chars,
+    is_link_list,
+    main_blocks,
+    with_heading,
+    without_sidebar,
 )
-from scrapy_simhash.text.title import _clean_title, title_and_heading
+from scrapy_simhash.text.title import clean_title, title_and_heading
 
 __all__ = ["MAX_BLOCKS", "MAX_ELEMENTS", "MAX_HTML_CHARS", "Document", "decode_html", "extract"]
 
@@ -221,22 +221,22 @@ class _TooDeep(Exception):
     """libxml2 stopped at its depth limit: the rest of the page is missing from the tree."""
 
 
-def _prepare(html: str) -> str:
+def prepare(html: str) -> str:
     return _without_nuls(_without_prefix(html))
 
 
 def _without_prefix(html: str) -> str:
-    """``html`` without its XML declaration and CleanEval prefix (the first steps of :func:`_prepare`)."""
-    html = _XML_DECL_RE.sub("", html, count=1)
-    return _CLEANEVAL_RE.sub("", html, count=1)
+    """``html`` without its XML declaration and CleanEval prefix (the first steps of :func:`prepare`)."""
+    html = XML_DECL_RE.sub("", html, count=1)
+    return CLEANEVAL_RE.sub("", html, count=1)
 
 
 def _without_nuls(html: str) -> str:
-    """``html`` without NULs, cut when over :data:`MAX_HTML_CHARS` (the rest of :func:`_prepare`)."""
-    if ("\x00" in html) if html.isascii() else _NUL_RE.search(html) is not None:
+    """``html`` without NULs, cut when over :data:`MAX_HTML_CHARS` (the rest of :func:`prepare`)."""
+    if ("\x00" in html) if html.isascii() else NUL_RE.search(html) is not None:
         html = html.replace("\x00", "")
     if len(html) > MAX_HTML_CHARS:
-        html = _cut(html)
+        html = cut(html)
     return html
 
 
@@ -248,7 +248,7 @@ def _too_many_elements(html: str) -> bool:
     return opening > MAX_ELEMENTS and opening - html.count("</") > MAX_ELEMENTS
 
 
-def _parse(html: str):
+def parse_prepared(html: str):
     """The root element of prepared ``html``, or None if there is nothing to parse. Raises
     :class:`_TooDeep` when libxml2 gave up at its nesting limit (it keeps only what came before)."""
     if not html.strip():
@@ -286,7 +286,7 @@ def _tree_differs(tree: etree._Element, html: str, native: bool = True, comments
         return "not_root"
     if len(html) > MAX_HTML_CHARS:
         return "size"
-    if _CLEANEVAL_RE.match(html):
+    if CLEANEVAL_RE.match(html):
         return "prefix"
     depth, el = 0, tree
     while depth < _CUT_DEPTH:
@@ -345,13 +345,13 @@ def _counted(node: etree._Element) -> bool:
         if el.tag in ("a", "time"):
             return True
         attrs = el.get("class"), el.get("id")
-        if attrs != (None, None) and _cached_search(_META_CACHE, _META_CLASS_RE, f"{attrs[0] or ''} {attrs[1] or ''}"):
+        if attrs != (None, None) and cached_search(META_CACHE, META_CLASS_RE, f"{attrs[0] or ''} {attrs[1] or ''}"):
             return True
     return False
 
 
 def _flat_document(html: str, used: str | None, method: str, native: bool = True) -> Document:
-    """The :class:`Document` of :func:`_flat_text` (natively when the core is installed: the same
+    """The :class:`Document` of :func:`flat_text` (natively when the core is installed: the same
     title and text, ``native/src/flat.rs``)."""
     flat = native_flat_text() if native else None
     title: str | None = None
@@ -361,15 +361,15 @@ def _flat_document(html: str, used: str | None, method: str, native: bool = True
         except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
             flat = None
     if flat is None:
-        match = _TITLE_RE.search(html)
-        title = _unescape(match.group(1)) if match else None
-        text = _flat_text(html)
-    title = _clean_title(title) if title is not None else ""
+        match = TITLE_RE.search(html)
+        title = unescape(match.group(1)) if match else None
+        text = flat_text(html)
+    title = clean_title(title) if title is not None else ""
     return Document(title=title, text=text, encoding=used, method=method, coverage=1.0, visible=text)
 
 
-def _text_of(blocks: list[_Block]) -> str:
-    return "\n".join(map(_TEXT, blocks))
+def _text_of(blocks: list[Block]) -> str:
+    return "\n".join(map(TEXT, blocks))
 
 
 def extract(
@@ -425,8 +425,8 @@ def extract(
     if isinstance(html, (bytearray, memoryview)):
         html = bytes(html)
     if isinstance(html, bytes):
-        if len(html) > _MAX_HTML_BYTES:
-            html = _strip_scripts_bytes(html)
+        if len(html) > MAX_HTML_BYTES:
+            html = strip_scripts_bytes(html)
         html, used = decode_html(html, encoding=encoding, content_type=content_type)
         source = None
     elif isinstance(html, str):
@@ -440,7 +440,7 @@ def extract(
     method = "main" if main_content else "all"
     if tree is not None and source is not None:
         # The shared tree's path, without the NUL search (its prepared text is needed only where the
-        # walk stops: the regular-expression fallback) where the shortcuts give what _prepare would.
+        # walk stops: the regular-expression fallback) where the shortcuts give what prepare would.
         light = _without_prefix(source)
         stripped = light.strip()
         if len(light) <= MAX_HTML_CHARS and light.count("<") <= MAX_ELEMENTS and stripped and stripped[0] != "\x00":
@@ -451,9 +451,9 @@ def extract(
                     return shared
                 differs = "comments"
             # (the page is parsed as below: its prepared text has no other stop)
-            html = _prepare(source)
+            html = prepare(source)
             return _own(html, used, method, main_content, started, time_budget, native, f"own/{differs}")
-    html = _prepare(html)
+    html = prepare(html)
     if _too_many_elements(html):
         return _flat_document(html, used, "large", native)
     parse = "own"
@@ -480,11 +480,11 @@ def _own(
     """The :class:`Document` of prepared ``html`` by our own parse (``parse``: why the spider's tree
     was not walked, or "own")."""
     try:
-        root = _parse(html)
+        root = parse_prepared(html)
     except _TooDeep:
         method = "deep"
         try:
-            root = _parse(_flatten(html))
+            root = parse_prepared(flatten(html))
         except _TooDeep:  # cannot happen with <a> and <title> left, but never raise
             return _flat_document(html, used, "deep", native)
     if root is None:
@@ -511,7 +511,7 @@ def _walked(
     checked for comments that split a text run (:func:`_tree_differs`), and ``html`` is prepared
     but for its NULs: ``None`` when a comment splits one (read by the native walk as it goes)."""
     title, heading, named = title_and_heading(root)
-    walker = _Walker(deadline=None if time_budget is None else started + time_budget)
+    walker = Walker(deadline=None if time_budget is None else started + time_budget)
     try:
         natively = native and walk_native(walker, root)
         if not natively:
@@ -527,13 +527,13 @@ def _walked(
                 title=title, text=visible, encoding=used, method=method, coverage=1.0, visible=visible, parse=parse
             )
         chosen, found, content_like = _choose(walker, heading, named)
-    except _Budget as exc:
+    except Budget as exc:
         if comments:
             if _may_split(root, native) and _comment_splits(root):
                 return None
             html = _without_nuls(html)
         return _flat_document(html, used, str(exc), native)
-    total = _weight_of(blocks)
+    total = weight_of(blocks)
     taken = set(chosen)  # blocks compare by identity
     inner = _inner(blocks, chosen, taken.union(content_like))
     own = taken.union(content_like, inner)
@@ -542,16 +542,16 @@ def _walked(
         text=_text_of(chosen),
         encoding=used,
         method="deep" if method == "deep" else found,
-        coverage=_weight_of(chosen) / total if total else 0.0,
+        coverage=weight_of(chosen) / total if total else 0.0,
         visible=visible,
         rest=_text_of([b for b in content_like if b not in taken]),
         inner=_text_of(inner),
-        rows="\n".join(_rows(walker, [b for b in blocks if b in own])),
+        rows="\n".join(block_rows(walker, [b for b in blocks if b in own])),
         parse=parse,
     )
 
 
-def _inner(blocks: list[_Block], chosen: list[_Block], seen: set[_Block]) -> list[_Block]:
+def _inner(blocks: list[Block], chosen: list[Block], seen: set[Block]) -> list[Block]:
     """The blocks between the first and the last of ``chosen`` (in page order) that are not
     chrome and not in ``seen``."""
     if not chosen:
@@ -563,7 +563,7 @@ def _inner(blocks: list[_Block], chosen: list[_Block], seen: set[_Block]) -> lis
     return [b for b in blocks[min(span) : max(span) + 1] if not b.flags and b not in seen]
 
 
-def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[list[_Block], str, list[_Block]]:
+def _choose(walker: Walker, heading: str = "", named: bool = False) -> tuple[list[Block], str, list[Block]]:
     """The decisions over the block sequence: the blocks that are the page's content, how they
     were found: "main" (the content region), "relaxed" (a table or list of short lines), "page"
     (all content-like blocks), "list" (an index page: link lists too), "visible" (all blocks),
@@ -575,20 +575,20 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # current templates): text outside it (a footer paragraph, a licence) is never content.
         lo, hi = walker.landmark, walker.end[walker.landmark]
         inside = [b for b in blocks if lo <= b.owner < hi]
-        if _chars(inside) >= _MIN_MAIN_CHARS:
+        if chars(inside) >= _MIN_MAIN_CHARS:
             blocks, landmarked = inside, True
     content = [b for b in blocks if not b.flags]
-    main = _main_blocks(walker, content)
+    main = main_blocks(walker, content)
     pool = content
     found = "main"
     walker.check_budget()
-    if _chars(main) < _RETRY_CHARS:
+    if chars(main) < _RETRY_CHARS:
         # The content may sit in an element whose class/id looks like chrome.
-        unchromed = [b for b in blocks if not b.flags & _IN_CHROME_TAG]
-        retry = _main_blocks(walker, unchromed)
-        if _chars(retry) > _chars(main):
+        unchromed = [b for b in blocks if not b.flags & IN_CHROME_TAG]
+        retry = main_blocks(walker, unchromed)
+        if chars(retry) > chars(main):
             main, pool = retry, unchromed
-    if _chars(main) < _RELAXED_CHARS and _chars(main) < _RELAXED_SHARE * _chars(blocks):
+    if chars(main) < _RELAXED_CHARS and chars(main) < _RELAXED_SHARE * chars(blocks):
         # Little content-like text on a page with much text: the content may be a table or
         # a list of short lines (a standings table, a timetable). Take the region with the most
         # text that is neither links, boilerplate nor metadata, if it holds what was found
@@ -596,23 +596,23 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         walker.check_budget()
         # (from the blocks the region was found among: a footer line found with the class/id
         # rules off is then held by the relaxed region of its element, an entry of short lines)
-        relaxed = _main_blocks(walker, pool, relaxed=True)
-        if _chars(relaxed) >= _RELAXED_GAIN * _chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
+        relaxed = main_blocks(walker, pool, relaxed=True)
+        if chars(relaxed) >= _RELAXED_GAIN * chars(main) and {b.text for b in main} <= {b.text for b in relaxed}:
             main, found = relaxed, "relaxed"
     # The region holds too little of the page's content-like text (a documentation page whose
     # sections, definition lists and code the scoring splits; an index page): hashing that part
     # alone would let the rest of the page change, or differ, unseen. Take all of it instead.
-    # Judged on content-like blocks (_GOOD: sentences, code), so that a short article beside a
+    # Judged on content-like blocks (GOOD: sentences, code), so that a short article beside a
     # long list of short lines (opening hours, a price list) keeps its own text.
-    # (each block's class on its own, _kind(b, False), is its base class: read once classified)
+    # (each block's class on its own, block_kind(b, False), is its base class: read once classified)
     _classified(content)
     _classified(main)
-    good = sum(b.weight for b in content if b.base == _GOOD)
-    content_like = [b for b in content if b.base >= _SHORT]
-    if sum(b.weight for b in main if b.base == _GOOD) < _COVERAGE * good:
+    good = sum(b.weight for b in content if b.base == GOOD)
+    content_like = [b for b in content if b.base >= SHORT]
+    if sum(b.weight for b in main if b.base == GOOD) < _COVERAGE * good:
         main, found = content_like, "page"
-    elif _weight_of(main) < _COVERAGE * _weight_of(content_like) and (
-        (landmarked and all(b.weight < _PARAGRAPH_WEIGHT for b in main)) or _has_members(content_like, main)
+    elif weight_of(main) < _COVERAGE * weight_of(content_like) and (
+        (landmarked and all(b.weight < _PARAGRAPH_WEIGHT for b in main)) or has_members(content_like, main)
     ):
         # An API reference page is summary lines, signatures and member docs around a class
         # description, one member's docs or one line that counts as a sentence ("Methods inherited
@@ -623,22 +623,22 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
     # An API reference page's own heading, declaration and description around a region of member docs
     # (on a page taken whole, its heading and the declaration taken for a link list), and its signatures.
     whole = found == "page"
-    main = _with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
-    main = _with_entries(blocks, main, landmarked)
+    main = with_heading(walker, blocks, content if whole else pool, main, heading, named, whole)
+    main = with_entries(blocks, main, landmarked)
     # An index or listing page: its content is its lists of links (a table of contents, an
     # alphabetical index), which every rule above leaves out as navigation. When what was found is
     # a small part of the page outside its chrome, the lists count too.
     # A column of links beside the element that holds all of the page's content-like text (a
     # glossary's sidebar of every entry) is navigation, never the page's content: judged without it.
-    weight, total = _weight_of(main), _weight_of(content)
+    weight, total = weight_of(main), weight_of(content)
     near_content, links = content, []
     if total > 2 * weight:  # (the two rules below read them only then)
-        links = [b for b in content if _is_link_list(b)]
-        near_content, links = _without_sidebar(walker, content, links, _MIN_MAIN_CHARS, heading)
-    if weight < _LIST_SHARE * _weight_of(near_content):
-        listing = [b for b in near_content if b.base >= _SHORT or _is_link_list(b)]
+        links = [b for b in content if is_link_list(b)]
+        near_content, links = without_sidebar(walker, content, links, _MIN_MAIN_CHARS, heading)
+    if weight < _LIST_SHARE * weight_of(near_content):
+        listing = [b for b in near_content if b.base >= SHORT or is_link_list(b)]
         # Mostly links: a short article beside a long list of short lines keeps its own text.
-        if _weight_of(listing) > weight and 2 * _weight_of(links) > _weight_of(listing):
+        if weight_of(listing) > weight and 2 * weight_of(links) > weight_of(listing):
             main, found = listing, "list"
     # (the link lists, outside the region, can outweigh it only where the rest of the page does)
     if main and found in ("main", "relaxed") and total > 2 * weight:
@@ -647,22 +647,22 @@ def _choose(walker: _Walker, heading: str = "", named: bool = False) -> tuple[li
         # lists that share the introduction's container (a sidebar's "most read" list does not):
         # a chapter that lost half its sections has changed.
         near = _container_links(walker, main, links)
-        if _weight_of(near) > weight:
+        if weight_of(near) > weight:
             taken = set(near)
-            content_like = [b for b in content if b in taken or b.base >= _SHORT]
-    if _chars(main) < _MIN_MAIN_CHARS and _chars(walker.blocks) > _chars(main):
+            content_like = [b for b in content if b in taken or b.base >= SHORT]
+    if chars(main) < _MIN_MAIN_CHARS and chars(walker.blocks) > chars(main):
         main, found = walker.blocks, "visible"
     return main, found, content_like
 
 
-def _classified(blocks: list[_Block]) -> None:
-    """Class each of ``blocks`` not classed yet (:func:`_kind`: its ``base``, read on first use)."""
+def _classified(blocks: list[Block]) -> None:
+    """Class each of ``blocks`` not classed yet (:func:`block_kind`: its ``base``, read on first use)."""
     for block in blocks:
         if block.base == -2:
-            _kind(block, False)
+            block_kind(block, False)
 
 
-def _container_links(walker: _Walker, main: list[_Block], links: list[_Block]) -> list[_Block]:
+def _container_links(walker: Walker, main: list[Block], links: list[Block]) -> list[Block]:
     """The blocks of ``links`` inside the parent of the smallest element that holds ``main``."""
     first, last = min(b.owner for b in main), max(b.owner for b in main)
     top = first

@@ -48,15 +48,15 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from scrapy_simhash import _native
 from scrapy_simhash.text.tokenizers import (
-    _HAN_LINE_BREAK_RE,
-    _TOKEN_RE,
     DEFAULT_TOKENIZER,
+    HAN_LINE_BREAK_RE,
     NUMBER_TOKEN,
+    TOKEN_RE,
     TOKENIZERS,
     Tokenizer,
-    _file_digest,
-    _jieba_dict_path,
+    file_digest,
     get_tokenizer,
+    jieba_dict_path,
     jieba_identity,
     rjieba_matches_jieba,
 )
@@ -120,7 +120,7 @@ STOP_WORDS: frozenset[str] = _read_word_list(_STOP_FILES[0]) | _read_word_list(_
 SIGNAL_WORDS: frozenset[str] = _read_word_list(_SIGNAL_FILE)
 _STOP_AND_NUMBER = STOP_WORDS | {NUMBER_TOKEN}
 #: Checksum of the stop-word and signal-word lists (part of the fingerprint settings).
-WORD_LISTS_DIGEST = _file_digest(*(_DATA / n for n in (*_STOP_FILES, _SIGNAL_FILE)))
+WORD_LISTS_DIGEST = file_digest(*(_DATA / n for n in (*_STOP_FILES, _SIGNAL_FILE)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -157,12 +157,12 @@ def _load_idf() -> tuple[dict[str, float], float, str]:
                 table[word] = float(value)
     # Unknown words get the median IDF, as jieba.analyse.TFIDF does.
     median = statistics.median(table.values())
-    return table, median, _file_digest(path)
+    return table, median, file_digest(path)
 
 
 def _load_pos() -> dict[str, str]:
     tags: dict[str, str] = {}
-    with open(_jieba_dict_path(), encoding="utf-8") as f:
+    with open(jieba_dict_path(), encoding="utf-8") as f:
         for line in f:
             parts = line.split()
             if len(parts) >= 3:
@@ -268,7 +268,7 @@ class FeatureExtractor:
                 and self.features in ("words", "shingles")
                 and (self.tokenizer != "rjieba" or rjieba_matches_jieba())
             )
-            core = (usable and _native.core(str(_jieba_dict_path()), _STOP_AND_NUMBER, _LOG_TF)) or False
+            core = (usable and _native.core(str(jieba_dict_path()), _STOP_AND_NUMBER, _LOG_TF)) or False
             object.__setattr__(self, "_core", core)
         return core or None
 
@@ -320,7 +320,7 @@ class FeatureExtractor:
             except UnicodeEncodeError:  # lone surrogates: not UTF-8, Python's path takes them
                 pass
         if "\n" in norm and not norm.isascii():
-            norm = _HAN_LINE_BREAK_RE.sub("", norm)
+            norm = HAN_LINE_BREAK_RE.sub("", norm)
         if self.features == "chars":
             return _char_units(norm)
         return self._tokenizer().tokenize(norm)
@@ -413,7 +413,7 @@ def _ngrams(units: list[str], n: int, sep: str = "") -> list[str]:
 
 def _char_units(norm: str) -> list[str]:
     units: list[str] = []
-    for m in _TOKEN_RE.finditer(norm):
+    for m in TOKEN_RE.finditer(norm):
         kind = m.lastgroup
         if kind == "han":
             units.extend(m.group())

@@ -1,7 +1,7 @@
 """The regular-expression fallback of :mod:`scrapy_simhash.text.extract`: a page's text without
-parsing it (:func:`_flat_text`: invisible elements dropped, block tags as line breaks, entities
+parsing it (:func:`flat_text`: invisible elements dropped, block tags as line breaks, entities
 unescaped), for pages too large or too deep to walk, and the flattening of a page nested deeper
-than libxml2 parses (:func:`_flatten`)."""
+than libxml2 parses (:func:`flatten`)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import html as htmllib
 import re
 
 from scrapy_simhash.text import rules
-from scrapy_simhash.text.blocks import _BLOCK
+from scrapy_simhash.text.blocks import BLOCK
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
 
 _INVISIBLE_ELEMENTS = rules.INVISIBLE_ELEMENTS
@@ -29,10 +29,10 @@ def _flat_tag(match: re.Match[str]) -> str:
     tag = (match.group(2) or "").lower()
     if tag in ("title", "a"):
         return match.group()
-    return "<br>" if tag in _BLOCK else ""
+    return "<br>" if tag in BLOCK else ""
 
 
-def _flatten(html: str) -> str:
+def flatten(html: str) -> str:
     """``html`` without nesting: invisible elements removed, block tags turned into <br>, every
     other tag but <title> and <a> removed (for pages nested deeper than libxml2 goes)."""
     return _TAG_RE.sub(_flat_tag, _INVISIBLE_BLOCK_RE.sub(" ", html))
@@ -48,7 +48,7 @@ _SCRIPT_START_RE = re.compile(r"<([sS][cC][rR][iI][pP][tT]|[sS][tT][yY][lL][eE])
 _SCRIPT_END_RE = {name: re.compile("</" + "".join(f"[{c}{c.upper()}]" for c in name)) for name in ("script", "style")}
 
 
-def _cut(html: str) -> str:
+def cut(html: str) -> str:
     """The first MAX_HTML_CHARS of ``html`` after removing <script>/<style> blocks (linear time):
     positions found in ``html.lower()``, read in ``html`` itself when they are the same (no U+0130,
     whose lower case is two characters): lower-casing a large page that is not ASCII took 30 ms."""
@@ -69,17 +69,17 @@ def _cut(html: str) -> str:
     return " ".join(out)[:MAX_HTML_CHARS]
 
 
-def _flat_text(html: str) -> str:
+def flat_text(html: str) -> str:
     """All text of ``html`` by regular expressions alone, one block per line (linear, no tree:
     the fallback of a page that runs past its time budget or element cap)."""
     text = _INVISIBLE_TITLE_RE.sub(" ", html)
     text = _BLOCK_TAG_RE.sub("\n", text)
-    text = _unescape(_TAG_RE.sub("", text))
+    text = unescape(_TAG_RE.sub("", text))
     text = _BLANKS_RE.sub(" ", text)
     return _LINE_BREAK_RE.sub("\n", text).strip()
 
 
-_BLOCK_TAG_RE = re.compile(r"</?(?:" + "|".join(sorted(_BLOCK, key=len, reverse=True)) + r")\b[^>]*>", re.IGNORECASE)
+_BLOCK_TAG_RE = re.compile(r"</?(?:" + "|".join(sorted(BLOCK, key=len, reverse=True)) + r")\b[^>]*>", re.IGNORECASE)
 
 
 _BLANKS_RE = re.compile(r"[^\S\n]+")
@@ -96,7 +96,7 @@ def _short_decimal(match: re.Match[str]) -> str:
     return "&#" + (digits if len(digits) <= 7 else "99999999")
 
 
-def _unescape(text: str) -> str:
+def unescape(text: str) -> str:
     """``html.unescape(text)``, where a decimal reference too long for ``int()`` (4,300 digits)
     reads as the number it is: any of 8 digits or more but leading zeros is no code point."""
     if "&#" in text:
@@ -104,4 +104,4 @@ def _unescape(text: str) -> str:
     return htmllib.unescape(text)
 
 
-_TITLE_RE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)
+TITLE_RE = re.compile(r"<title\b[^>]*>(.*?)</title", re.IGNORECASE | re.DOTALL)

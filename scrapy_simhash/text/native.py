@@ -17,8 +17,8 @@ from lxml.html import HtmlElement
 
 from scrapy_simhash import _native
 from scrapy_simhash.text import rules
-from scrapy_simhash.text.blocks import _Block, _Budget, _Walker
-from scrapy_simhash.text.region import _boilerplate_any, _is_meta_text
+from scrapy_simhash.text.blocks import Block, Budget, Walker
+from scrapy_simhash.text.region import is_boilerplate, is_meta_text
 
 #: (lxml major version, libxml2 major version) families whose struct layouts the native walk reads
 #: (lxml's public ``struct LxmlElement``: ``PyObject_HEAD``, ``_doc``, ``_c_node``, unchanged since
@@ -76,7 +76,7 @@ def html_walker(element_type: type = etree._Element) -> Any:
                     )
                 else:
                     walker = _WALKERS[element_type] = _native.html_walker(
-                        element_type, rules.native_rules(boilerplate_any=_boilerplate_any, meta_text=_is_meta_text)
+                        element_type, rules.native_rules(boilerplate_any=is_boilerplate, meta_text=is_meta_text)
                     )
     return walker
 
@@ -139,8 +139,8 @@ def native_flat_text() -> Any:
     return _FLAT or None
 
 
-def walk_native(walker: _Walker, root: Any) -> bool:
-    """:meth:`_Walker.walk` of ``root`` by the native core (:func:`native_walk`): the same blocks
+def walk_native(walker: Walker, root: Any) -> bool:
+    """:meth:`Walker.walk` of ``root`` by the native core (:func:`native_walk`): the same blocks
     (classified: :func:`_classify_base`), element numbering, landmark and stops. False (counted there) when it cannot run: not
     installed, an lxml it was not verified on, a tree it does not handle. It also reads whether a
     comment may split a text run (``walker.comments``: :func:`native_comment_runs` of ``root``)."""
@@ -149,15 +149,15 @@ def walk_native(walker: _Walker, root: Any) -> bool:
     if result is None:
         return False
     if result[0] != "ok":
-        raise _Budget(result[0])
+        raise Budget(result[0])
     blocks, walker.parent, walker.end, walker.landmark, walker.next_check, walker.comments = result[1:]
     walker.core = html_walker(type(root))
-    new = _Block.__new__
+    new = Block.__new__
     for text, links, owner, meta, flags, weight, base, teaser in blocks:
         if weight < 0:  # full-width letters or digits: folded (NFKC) and classified here
-            walker.blocks.append(_Block(text, links, owner, meta, flags))
+            walker.blocks.append(Block(text, links, owner, meta, flags))
             continue
-        block = new(_Block)
+        block = new(Block)
         block.text = block.norm = text
         block.links = links
         block.meta = meta

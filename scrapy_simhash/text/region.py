@@ -1,22 +1,22 @@
 """The decisions over the block sequence that never look at the tree again (stage 2 of
 :mod:`scrapy_simhash.text.extract`): each block classed good / short / link list / metadata /
-boilerplate (:func:`_classify_base`, :func:`_kind`), the content region (:func:`_main_blocks`:
+boilerplate (:func:`_classify_base`, :func:`block_kind`), the content region (:func:`main_blocks`:
 scores with decay to the ancestors, widened and trimmed), the sidebar of links beside a page's
-body (:func:`_without_sidebar`) and the rows of short cells (:func:`_rows`)."""
+body (:func:`without_sidebar`) and the rows of short cells (:func:`block_rows`)."""
 
 from __future__ import annotations
 
 import re
 
 from scrapy_simhash.text import rules
-from scrapy_simhash.text.blocks import _CJK_CHAR_RE, _PUNCT_RE, _TEXT, _Block, _heading, _Walker, _weight_of
+from scrapy_simhash.text.blocks import CJK_CHAR_RE, PUNCT_RE, TEXT, Block, Walker, heading_text, weight_of
 
-_GOOD, _SHORT, _LINKS, _META = 2, 1, 0, -1
+GOOD, SHORT, LINKS, META = 2, 1, 0, -1
 
 # The block classes' rules (text/rules.py), bound here for their lookups.
 _SENTENCE_END = rules.SENTENCE_END
 _ELLIPSES = rules.ELLIPSES
-_BOILERPLATE_RE = rules.BOILERPLATE_RE
+BOILERPLATE_RE = rules.BOILERPLATE_RE
 _BOILERPLATE_ANY_RE = rules.BOILERPLATE_ANY_RE
 _META_KEYWORDS = rules.META_KEYWORDS
 _META_HAN_KEYWORD_RE = rules.META_HAN_KEYWORD_RE
@@ -36,7 +36,7 @@ _GOOD_WEIGHT, _GOOD_PUNCT_WEIGHT, _GOOD_SENTENCE_WEIGHT = (
 _DECAY, _EXTEND_RATIO, _EXTEND_LEVELS = rules.DECAY, rules.EXTEND_RATIO, rules.EXTEND_LEVELS
 
 
-def _boilerplate_any(text: str) -> bool:
+def is_boilerplate(text: str) -> bool:
     """``_BOILERPLATE_ANY_RE.search(text) is not None``, skipping the search when ``text`` holds
     none of the strings that each of its alternatives needs (most blocks)."""
     if not text.isascii() and _ASCII_LETTER_LOOKALIKE_RE.search(text) is not None:
@@ -49,7 +49,7 @@ def _boilerplate_any(text: str) -> bool:
 
 #: A line lighter than ``rules.META_MAX_WEIGHT`` is metadata if at most this share of its words is
 #: not a date, time, number or metadata word, and at most this many words (Latin script) /
-#: characters (Han) are not (:func:`_is_meta_text`).
+#: characters (Han) are not (:func:`is_meta_text`).
 _META_OTHER_SHARE = 1 / 3
 
 
@@ -120,7 +120,7 @@ def _meta_says(text: str, low: str) -> bool:
     return False
 
 
-def _is_meta_text(text: str) -> bool:
+def is_meta_text(text: str) -> bool:
     """Whether a short line is mostly dates, times, numbers and words like views/posted/发布.
 
     It must also hold a word that says so (views, updated, 发布...) or a year, so that a price
@@ -152,7 +152,7 @@ def _is_meta_text(text: str) -> bool:
             said = said or token in _META_KEYWORDS
         else:
             other += 1
-            if _CJK_CHAR_RE.match(token):  # one Han / kana character (or a Hangul word)
+            if CJK_CHAR_RE.match(token):  # one Han / kana character (or a Hangul word)
                 other_han += 1
             else:
                 other_words += 1
@@ -165,66 +165,66 @@ def _is_meta_text(text: str) -> bool:
     )
 
 
-def _classify_base(block: _Block) -> int:
-    """_GOOD (content-like), _SHORT (neutral), _LINKS (link list / boilerplate) or _META, before
-    the page-level teaser and relaxed rules (see :func:`_kind`); sets ``block.teaser``."""
+def _classify_base(block: Block) -> int:
+    """GOOD (content-like), SHORT (neutral), LINKS (link list / boilerplate) or META, before
+    the page-level teaser and relaxed rules (see :func:`block_kind`); sets ``block.teaser``."""
     weight = block.weight
     text = block.norm
     density = block.links / len(block.text)  # both counted on the text as written
-    punct = len(_PUNCT_RE.findall(text))
+    punct = len(PUNCT_RE.findall(text))
     sentence = text[-1] in _SENTENCE_END
     if density > _LINK_DENSITY or (
         density > _LINKED_DENSITY and (punct < _SENTENCE_PUNCT or (weight < _LINKED_SENTENCE_WEIGHT and not sentence))
     ):
-        return _LINKS
+        return LINKS
     if weight < _BOILERPLATE_MAX_WEIGHT and (
-        _boilerplate_any(text) or (weight < _BOILERPLATE_START_MAX_WEIGHT and _BOILERPLATE_RE.match(text))
+        is_boilerplate(text) or (weight < _BOILERPLATE_START_MAX_WEIGHT and BOILERPLATE_RE.match(text))
     ):
-        return _LINKS
+        return LINKS
     if text[0] == "<" and text[-1] == ">":
-        return _LINKS  # markup shown as text (<noscript> in <head>)
+        return LINKS  # markup shown as text (<noscript> in <head>)
     if weight < _META_MAX_WEIGHT and (
         (block.meta >= _META_MARKUP_SHARE * len(block.text) and not (sentence and punct >= _SENTENCE_PUNCT))
-        or _is_meta_text(text)
+        or is_meta_text(text)
     ):
-        return _META  # byline, dateline, view counter: differs between copies of one article
+        return META  # byline, dateline, view counter: differs between copies of one article
     block.teaser = weight < _TEASER_MAX_WEIGHT and text.endswith(_ELLIPSES)
     if (
         weight >= _GOOD_WEIGHT
         or (weight >= _GOOD_PUNCT_WEIGHT and punct >= _SENTENCE_PUNCT)
         or (weight >= _GOOD_SENTENCE_WEIGHT and sentence)
     ):
-        return _GOOD
-    return _SHORT
+        return GOOD
+    return SHORT
 
 
-def _kind(block: _Block, teasers: bool, relaxed: bool = False) -> int:
+def block_kind(block: Block, teasers: bool, relaxed: bool = False) -> int:
     """The block's class on its page: a teaser of another article (a block cut with "..." on a
-    page with several) is _SHORT; ``relaxed`` (a page whose content is a table or a list of short
-    lines): every other block that is not a link list, boilerplate or metadata is _GOOD."""
+    page with several) is SHORT; ``relaxed`` (a page whose content is a table or a list of short
+    lines): every other block that is not a link list, boilerplate or metadata is GOOD."""
     base = block.base
     if base == -2:
         base = block.base = _classify_base(block)
-    if base <= _LINKS:
+    if base <= LINKS:
         return base
     if teasers and block.teaser:
-        return _SHORT
-    return _GOOD if relaxed else base
+        return SHORT
+    return GOOD if relaxed else base
 
 
-def _main_blocks(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
+def main_blocks(walker: Walker, blocks: list[Block], relaxed: bool = False) -> list[Block]:
     """The content region's blocks among ``blocks`` (a subsequence of ``walker.blocks``): by the
     native core where it walked the page (``HtmlWalker.main_blocks``, the same blocks), else
     :func:`_main_blocks_python`."""
     if walker.core is not None:
-        found: list[_Block] | None = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
+        found: list[Block] | None = walker.core.main_blocks(blocks, walker.parent, walker.end, relaxed)
         if found is not None:
             return found
     return _main_blocks_python(walker, blocks, relaxed)
 
 
-def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = False) -> list[_Block]:
-    """:func:`_main_blocks` in Python: the reference."""
+def _main_blocks_python(walker: Walker, blocks: list[Block], relaxed: bool = False) -> list[Block]:
+    """:func:`main_blocks` in Python: the reference."""
     if not blocks:
         return []
     n = len(walker.parent)
@@ -234,15 +234,15 @@ def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = F
     # Several blocks cut short with "..." are a list of teasers of other articles; one is more
     # likely a paywall's cut.
     teasers = sum(1 for b in blocks if b.norm.endswith(_ELLIPSES)) >= 2
-    kinds = [_kind(block, teasers, relaxed) for block in blocks]
+    kinds = [block_kind(block, teasers, relaxed) for block in blocks]
     holders = []  # the owners of good blocks
     for block, kind in zip(blocks, kinds):
         value: float
-        if kind == _GOOD:
+        if kind == GOOD:
             value = block.weight - block.links
             good[block.owner] += value
             holders.append(block.owner)
-        elif kind == _LINKS:
+        elif kind == LINKS:
             value = -block.weight
         else:
             value = -block.weight / 4
@@ -291,11 +291,11 @@ def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = F
     lo, hi = best, walker.end[best]
     inside = [(b, k) for b, k in zip(blocks, kinds) if lo <= b.owner < hi]
     # Trim leading and trailing non-good blocks (bylines, "related" lists, share bars).
-    first = next((i for i, (_, k) in enumerate(inside) if k == _GOOD), None)
+    first = next((i for i, (_, k) in enumerate(inside) if k == GOOD), None)
     if first is None:
         return []
-    last = max(i for i, (_, k) in enumerate(inside) if k == _GOOD)
-    return [b for b, k in inside[first : last + 1] if k > _LINKS]
+    last = max(i for i, (_, k) in enumerate(inside) if k == GOOD)
+    return [b for b, k in inside[first : last + 1] if k > LINKS]
 
 
 #: Below this share of the content-like text of the element it shares with the page's main
@@ -303,18 +303,18 @@ def _main_blocks_python(walker: _Walker, blocks: list[_Block], relaxed: bool = F
 _PART_SHARE = 0.5
 
 
-def _with_heading(
-    walker: _Walker,
-    blocks: list[_Block],
-    pool: list[_Block],
-    main: list[_Block],
+def with_heading(
+    walker: Walker,
+    blocks: list[Block],
+    pool: list[Block],
+    main: list[Block],
     heading: str,
     named: bool,
     whole: bool = False,
-) -> list[_Block]:
+) -> list[Block]:
     """``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
     ``blocks``) widened up to the page's main heading (``heading``: as
-    :func:`~scrapy_simhash.text.blocks._heading` reads a heading; ``named``: the page title
+    :func:`~scrapy_simhash.text.blocks.heading_text` reads a heading; ``named``: the page title
     names it, else it shares a word with it), when that heading's block comes before the region.
 
     An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
@@ -357,7 +357,7 @@ def _with_heading(
             if lo <= b.owner < hi and b in in_pool and (b in taken or _content_line(b, teasers))
         ]
         below = any(b not in taken and at[b] < start for b in after)  # own lines above the region
-        if below and _depth(walker, lo) > 1 and _weight_of(main) < _PART_SHARE * _weight_of(after):
+        if below and _depth(walker, lo) > 1 and weight_of(main) < _PART_SHARE * weight_of(after):
             return [blocks[top], *after]
         # The region is the page's content, after its declaration: that joins (a line of code).
         code = (b for b in blocks[top + 1 : start] if b in in_pool and _content_line(b, teasers) and _is_code(b))
@@ -367,7 +367,7 @@ def _with_heading(
     return sorted([blocks[top], *own, *main], key=at.__getitem__) if whole else [blocks[top], *own, *main]
 
 
-def _depth(walker: _Walker, element: int) -> int:
+def _depth(walker: Walker, element: int) -> int:
     """How many elements hold ``element`` (the root's is 0, ``<body>``'s 1)."""
     parent, depth = walker.parent, 0
     while element and depth < 1000:
@@ -376,7 +376,7 @@ def _depth(walker: _Walker, element: int) -> int:
     return depth
 
 
-def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:
+def _holding(walker: Walker, a: int, b: int) -> tuple[int, int]:
     """The element range (first, end) of the smallest element that holds elements ``a`` and ``b``."""
     parent = walker.parent
     ancestors = {b}
@@ -388,10 +388,10 @@ def _holding(walker: _Walker, a: int, b: int) -> tuple[int, int]:
     return a, walker.end[a]
 
 
-def _content_line(block: _Block, teasers: bool) -> bool:
+def _content_line(block: Block, teasers: bool) -> bool:
     """Whether a block is content-like: not a link list, boilerplate, metadata, or (on a page
     with several) a teaser of another article."""
-    return _kind(block, teasers) >= _SHORT and not (teasers and block.teaser)
+    return block_kind(block, teasers) >= SHORT and not (teasers and block.teaser)
 
 
 #: A line partly of links is a declaration (see :func:`_own_line`) with at least this many
@@ -408,53 +408,53 @@ _CODE_RE = re.compile(r"[{}()<>\[\];=]|::")
 _DECLARATION_RE = re.compile(r"[{}<>;=]|::")
 
 
-def _is_code(block: _Block) -> bool:
+def _is_code(block: Block) -> bool:
     """Whether a content-like block is a declaration (see :data:`_DECLARATION_RE`)."""
     return _DECLARATION_RE.search(block.norm) is not None
 
 
-def _own_line(block: _Block) -> bool:
+def _own_line(block: Block) -> bool:
     """Whether a block near the main heading is the page's own text: a paragraph, a sentence, a
     line of code, or a declaration whose names link to their pages ("public class CharSet extends
     Object implements Serializable"); not a byline, a label, a counter or a line of navigation,
     nor a link list, boilerplate, markup shown as text or metadata."""
-    kind = _kind(block, False)
-    if kind == _META:
+    kind = block_kind(block, False)
+    if kind == META:
         return False
     text = block.norm
-    if kind == _LINKS:
+    if kind == LINKS:
         # A declaration: words between its links, no link list, boilerplate or markup.
         return (
             len(block.text) - block.links >= _DECLARATION_CHARS
-            and not (_boilerplate_any(text) or _BOILERPLATE_RE.match(text))
+            and not (is_boilerplate(text) or BOILERPLATE_RE.match(text))
             and not (text[0] == "<" and text[-1] == ">")
         )
-    return kind == _GOOD or text[-1] in _SENTENCE_END or _CODE_RE.search(text) is not None
+    return kind == GOOD or text[-1] in _SENTENCE_END or _CODE_RE.search(text) is not None
 
 
-def _is_heading(block: _Block, heading: str) -> bool:
-    """Whether ``block``'s text is ``heading`` (as :func:`~scrapy_simhash.text.blocks._heading`
+def _is_heading(block: Block, heading: str) -> bool:
+    """Whether ``block``'s text is ``heading`` (as :func:`~scrapy_simhash.text.blocks.heading_text`
     reads a heading: case-folded, without permalink signs)."""
     # (case folding never shortens a text: a block longer than the heading and its marks is not it)
-    return len(block.text) <= len(heading) + 8 and _heading(block.text) == heading
+    return len(block.text) <= len(heading) + 8 and heading_text(block.text) == heading
 
 
-def _is_link_list(block: _Block) -> bool:
-    """A block classed _LINKS for its links (not for boilerplate or markup shown as text)."""
-    return block.base == _LINKS and block.links > 0.33 * len(block.text) and not _boilerplate_any(block.norm)
+def is_link_list(block: Block) -> bool:
+    """A block classed LINKS for its links (not for boilerplate or markup shown as text)."""
+    return block.base == LINKS and block.links > 0.33 * len(block.text) and not is_boilerplate(block.norm)
 
 
-def _chars(blocks: list[_Block]) -> int:
+def chars(blocks: list[Block]) -> int:
     """Characters of the blocks' text joined with newlines."""
-    return sum(map(len, map(_TEXT, blocks))) + len(blocks) - 1 if blocks else 0
+    return sum(map(len, map(TEXT, blocks))) + len(blocks) - 1 if blocks else 0
 
 
-def _without_sidebar(
-    walker: _Walker, content: list[_Block], links: list[_Block], least: int, heading: str
-) -> tuple[list[_Block], list[_Block]]:
+def without_sidebar(
+    walker: Walker, content: list[Block], links: list[Block], least: int, heading: str
+) -> tuple[list[Block], list[Block]]:
     """``content`` and its link lists (``links``) without those outside the page's body column,
     the smallest element that holds all of its content-like blocks (at least ``least`` characters
-    of them) and its main heading (``heading``, as :func:`_with_heading` reads it), when that is an
+    of them) and its main heading (``heading``, as :func:`with_heading` reads it), when that is an
     element inside ``<body>`` that holds two blocks or more: a sidebar of links beside the body."""
     if not links:
         return content, links
@@ -463,9 +463,9 @@ def _without_sidebar(
     like = [
         b
         for b in content
-        if (_kind(b, False) >= _SHORT and not is_pointer(b.text)) or (heading and _own_heading(b, heading))
+        if (block_kind(b, False) >= SHORT and not is_pointer(b.text)) or (heading and _own_heading(b, heading))
     ]
-    if len(like) < 2 or _chars(like) < least:
+    if len(like) < 2 or chars(like) < least:
         return content, links
     parent = walker.parent
     held: dict[int, int] = {}
@@ -481,7 +481,7 @@ def _without_sidebar(
     for i in sorted(above, reverse=True):  # children come after their parent in document order
         if i:
             held[parent[i]] = held.get(parent[i], 0) + held.get(i, 0)
-    need = _weight_of(like)
+    need = weight_of(like)
     column = max(i for i, w in held.items() if w == need)  # they nest: the deepest comes last
     if _depth(walker, column) < 2:
         return content, links
@@ -493,29 +493,29 @@ def _without_sidebar(
 
 
 #: A URL or an absolute path in a line of text ("https://a.example/x", "/docs/a.html").
-_POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
+POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
 
 
 def is_pointer(line: str) -> bool:
     """Whether a line names a URL or a path and at most three words beside it ("Printed from
     /a/b.html", "Source: https://a.example/x")."""
-    rest, found = _POINTER_RE.subn("", line)
+    rest, found = POINTER_RE.subn("", line)
     return bool(found) and len(rest.split()) <= 3
 
 
-def _own_heading(block: _Block, heading: str) -> bool:
+def _own_heading(block: Block, heading: str) -> bool:
     """Whether ``block`` is the page's heading ``heading`` itself, not a link to it (a sidebar's)."""
-    return _is_heading(block, heading) and not _is_link_list(block)
+    return _is_heading(block, heading) and not is_link_list(block)
 
 
-#: A line shorter than this is a cell that :func:`_rows` joins with the other cells of its row
+#: A line shorter than this is a cell that :func:`block_rows` joins with the other cells of its row
 #: (``novelty.WINDOW``: a shorter line alone never counts as added).
-_ROW_CHARS = 16
+ROW_CHARS = 16
 
 
-def _rows(walker: _Walker, blocks: list[_Block]) -> list[str]:
+def block_rows(walker: Walker, blocks: list[Block]) -> list[str]:
     """The rows of ``blocks`` (in page order): each run of two or more blocks under
-    :data:`_ROW_CHARS` characters that share their row, the smallest element that holds a block
+    :data:`ROW_CHARS` characters that share their row, the smallest element that holds a block
     and one of its neighbours (a ``<tr>`` for a table's cells, the list for its items), joined by
     spaces."""
     parent, end = walker.parent, walker.end
@@ -526,7 +526,7 @@ def _rows(walker: _Walker, blocks: list[_Block]) -> list[str]:
             a = parent[a]
         return a
 
-    short = [len(b.text) < _ROW_CHARS for b in blocks] + [False]
+    short = [len(b.text) < ROW_CHARS for b in blocks] + [False]
     rows: list[str] = []
     run: list[str] = []
     row = -1

@@ -1,31 +1,31 @@
 """A page's title: its ``<title>``, else its ``og:title`` / ``twitter:title``, else its first
 ``<h1>``; the site's name and the separators around it cut off where the page's headings show
-which part is the page's own (:func:`_clean_title`). With it, the page's main heading, which the
+which part is the page's own (:func:`clean_title`). With it, the page's main heading, which the
 content region widens to (:func:`title_and_heading`)."""
 
 from __future__ import annotations
 
 import re
 
-from scrapy_simhash.text.blocks import _CJK, _WS_RE, _fold, _heading, _weight
+from scrapy_simhash.text.blocks import CJK, WS_RE, fold, heading_text, weight
 
 # " - ", " | ", " :: ", "--", "——", "|", a bare "-" between Han characters ("新闻-搜狐"), and "_"
 # beside a space or a character outside ASCII ("新闻_搜狐", "iPhone15_新浪"), not inside an ASCII
 # identifier ("CMAKE_BUILD_TYPE — CMake" is "CMAKE_BUILD_TYPE", not "CMAKE").
 _TITLE_SEP_RE = re.compile(
-    rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:-{{2,}}|——|[|｜])\s*|(?<=[{_CJK}])-(?=[{_CJK}])"
+    rf"\s+[-|–—·:»«]{{1,2}}\s+|\s*(?:-{{2,}}|——|[|｜])\s*|(?<=[{CJK}])-(?=[{CJK}])"
     r"|\s+_{1,2}\s*|_{1,2}\s+|(?<=[^\x00-\x7f])_{1,2}\s*|_{1,2}(?=[^\x00-\x7f])"
 )
 
 
-def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[assignment]
+def clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[assignment]
     """The page's own title: of the parts of ``title`` (split at " - ", " | ", " — ", "_"...),
     the first that a heading of the page repeats ("Foo — Django 3.2 documentation" with <h1>Foo</h1>:
     "Foo", not the site name, also when the site's name is a heading too, as mdBook's menu title
     is; a part under 4 characters as a whole word: "u64 - Rust" with <h1>Primitive Type u64</h1>,
     only where no longer part is repeated: "A - Keywords - Book" with <h2>Appendix A: Keywords</h2>
     is "Keywords"), else the heaviest one."""
-    title = _WS_RE.sub(" ", title).strip()
+    title = WS_RE.sub(" ", title).strip()
     parts = [p.strip() for p in _TITLE_SEP_RE.split(title)]
     parts = [p for p in parts if p]
     if len(parts) <= 1:
@@ -33,7 +33,7 @@ def _clean_title(title: str, headings: list[str] = ()) -> str:  # type: ignore[a
     repeated = [part for part in parts if any(_repeats(part.casefold(), heading) for heading in headings)]
     if repeated:  # the first, a part of 4 characters or more before a shorter one ("A - Keywords")
         return next((part for part in repeated if len(part) >= 4), repeated[0])
-    return max(parts, key=lambda part: _weight(_fold(part)))  # first of equals: max() keeps the first maximum
+    return max(parts, key=lambda part: weight(fold(part)))  # first of equals: max() keeps the first maximum
 
 
 def _repeats(part: str, heading: str) -> bool:
@@ -64,7 +64,7 @@ def _first_headings(root, found: dict[str, list] | None = None) -> list[str]:
     out = []
     for tag in ("h1", "h2"):
         for el in root.iter(tag) if found is None else found[tag]:
-            text = _heading("".join(el.itertext()))
+            text = heading_text("".join(el.itertext()))
             if text:
                 out.append(text)
             if len(out) >= 3:
@@ -78,7 +78,7 @@ def title_and_heading(root) -> tuple[str, str, bool]:
     """The page's title, its main heading and whether the title names it.
 
     The title is the page's <title>, else its og:title / twitter:title (cut where its headings
-    show which part is the page's own: :func:`_clean_title`), else its first <h1>. The main
+    show which part is the page's own: :func:`clean_title`), else its first <h1>. The main
     heading is the first of the page's own headings (:func:`_headings`: case-folded, without
     permalink signs) that the title names (:func:`_names`: SQLite's "Enable Or Disable Extended
     Result Codes" <h2> below its "SQLite C Interface" <h2>), else the first that shares a word
@@ -119,15 +119,15 @@ def _find_title(root, headings: list[str]) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():
-            return _clean_title(text, headings)
+            return clean_title(text, headings)
         break
     for el in root.iter("meta"):
         if (el.get("property") or el.get("name") or "").lower() in ("og:title", "twitter:title"):
             content = el.get("content")
             if content and content.strip():
-                return _clean_title(content, headings)
+                return clean_title(content, headings)
     for el in root.iter("h1"):
         text = "".join(el.itertext())
         if text.strip():
-            return _WS_RE.sub(" ", text).strip()
+            return WS_RE.sub(" ", text).strip()
     return ""

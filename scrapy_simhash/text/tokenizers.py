@@ -39,7 +39,7 @@ _HAN = "\u4e00-\u9fd5"
 _ALNUM = rf"[^\W_{_HAN}]"  # a letter or digit that is not Han
 
 
-_TOKEN_RE = re.compile(
+TOKEN_RE = re.compile(
     rf"(?P<han>[{_HAN}]+)"
     rf"|(?P<num>\d(?:{_ALNUM}|[.,:/\-]\d)*)"
     rf"|(?P<word>[^\W\d_]{_ALNUM}*(?:['\u2019][^\W\d_{_HAN}]{_ALNUM}*)*)"
@@ -47,10 +47,10 @@ _TOKEN_RE = re.compile(
 
 
 # A line break between two Han characters (of jieba's range): removed before segmenting.
-_HAN_LINE_BREAK_RE = re.compile(r"(?<=[\u4e00-\u9fd5])\s*\n\s*(?=[\u4e00-\u9fd5])")
+HAN_LINE_BREAK_RE = re.compile(r"(?<=[\u4e00-\u9fd5])\s*\n\s*(?=[\u4e00-\u9fd5])")
 
 
-def _file_digest(*paths: Path) -> str:
+def file_digest(*paths: Path) -> str:
     h = hashlib.sha256()
     for path in paths:
         with open(path, "rb") as f:
@@ -114,7 +114,7 @@ class Tokenizer:
         append = out.append
         extend = out.extend
         # Exactly one group of each match is non-empty (each needs a character).
-        for han, num, word in _TOKEN_RE.findall(text):
+        for han, num, word in TOKEN_RE.findall(text):
             if han:
                 extend(cut(han))
             elif num:
@@ -154,7 +154,7 @@ def _jieba_tokenizer() -> Any:
         return _JIEBA_DT
 
 
-def _jieba_dict_path() -> Path:
+def jieba_dict_path() -> Path:
     import jieba
 
     return Path(jieba.__file__).resolve().parent / jieba.DEFAULT_DICT_NAME
@@ -169,7 +169,7 @@ def jieba_identity() -> str:
     if _JIEBA_IDENTITY is None:
         import jieba
 
-        _JIEBA_IDENTITY = f"jieba-{jieba.__version__}/dict-{_file_digest(_jieba_dict_path())}"
+        _JIEBA_IDENTITY = f"jieba-{jieba.__version__}/dict-{file_digest(jieba_dict_path())}"
     return _JIEBA_IDENTITY
 
 

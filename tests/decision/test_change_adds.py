@@ -20,11 +20,11 @@ from helpers.pages import guide_page
 from scrapy_simhash import defaults
 from scrapy_simhash.decision.record import (
     PageRecord,
-    _state,
     change_size,
     evidence_sketch,
     frame_evidence,
     schedule_of,
+    schedule_state_of,
 )
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason
@@ -90,7 +90,7 @@ def test_a_known_page_with_a_paragraph_rewritten_is_changed(store: SimhashIndex,
     assert V2.own is not None and evidence == V2.own.sketch()  # what the next fetch is measured against
     # The change's size is the sketches' (at least one just past the threshold), as for any change.
     weight = max(change_size(V1.sketch, V2.sketch, 3), defaults.SIMHASH_CHANGE_THRESHOLD + 1)
-    next_due, schedule = schedule_of(policy.observe(_state(first.record), DAY, True, weight))
+    next_due, schedule = schedule_of(policy.observe(schedule_state_of(first.record), DAY, True, weight))
     assert (record.next_due, dict(record.schedule or {})) == (next_due, dict(schedule))
 
 

@@ -19,7 +19,7 @@ import scrapy_simhash
 from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
-from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache, hamming
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming, hash_cache
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
@@ -139,7 +139,7 @@ def test_caches_are_bounded_in_characters():
     for i in range(100):
         cache.put(f"{i:04d}" + "x" * 996, True)
         assert cache.chars <= 10_000 and len(cache) <= 10
-    hashes = _hash_cache("blake2b", 64)
+    hashes = hash_cache("blake2b", 64)
     long_tokens = " ".join(f"{i:05d}".translate(str.maketrans("0123456789", "abcdefghij")) * 200 for i in range(3000))
     FP.fingerprint_text(long_tokens)
     assert hashes.data.chars <= hashes.data.max_chars

@@ -32,7 +32,7 @@ from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.text.extract import extract
-from scrapy_simhash.text.region import _ROW_CHARS
+from scrapy_simhash.text.region import ROW_CHARS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -551,7 +551,7 @@ def javadoc_page(name: str, lock: str, methods: list[str]) -> str:
 def test_member_signatures_count_though_their_names_are_links(make_index: Callable[[], SimhashIndex]) -> None:
     """Two sibling classes whose pages differ in their member signatures only (the descriptions
     are the same): the lines are link-heavy, so the content region leaves them out, but they are
-    the page's entries (fingerprinted: ``text.entries._with_entries``) and count: the second class's
+    the page's entries (fingerprinted: ``text.entries.with_entries``) and count: the second class's
     page is kept. Counted without them, it would add only its heading and go."""
     kept = javadoc_page(
         "StampedLockVisitor", "StampedLock", ["acceptReadLocked", "acceptWriteLocked", "applyReadLocked"]
@@ -701,7 +701,7 @@ def test_a_table_of_short_cells_counts_by_its_rows(make_index: Callable[[], Simh
     observe(off, "http://glossary.example/pitch", kept)
     assert observe(off, "http://glossary.example/pitch-names", new).verdict == NEAR_DUPLICATE
     doc = extract(new)
-    assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == _ROW_CHARS
+    assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == ROW_CHARS
     without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")])
     sketch = FP.fingerprint_page(kept).own.sketch()
     assert without.added(sketch) < 100 <= FP.fingerprint_page(new).own.added(sketch)

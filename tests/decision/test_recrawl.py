@@ -6,7 +6,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from helpers.states import _random_states
+from helpers.states import random_states
 
 from scrapy_simhash.decision.record import FORMAT, PageRecord, change_verdict
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS
@@ -191,7 +191,7 @@ def test_every_float_of_a_schedule_reads_back_as_it_was(value):
     for name in ("last_fetch", "interval", "rate", "probe"):
         schedule = {**base, name: value, "recent": [[value, 0.0]], "old": [value, 0.0, 1.0]}
         back = PageRecord.from_bytes(replace(_full_record(), schedule=schedule).to_bytes()).schedule
-        assert type(back).__name__ == "_Schedule"  # packed as numbers, not JSON
+        assert type(back).__name__ == "Schedule"  # packed as numbers, not JSON
         for key in (name, "recent", "old"):
             assert repr(back[key]) == repr(schedule[key]), (name, key)
 
@@ -330,7 +330,7 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     ],
 )
 def test_schedule_state_of_a_record_is_from_dicts(changes):
-    from scrapy_simhash.decision.record import _state
+    from scrapy_simhash.decision.record import schedule_state_of
     from scrapy_simhash.schedule import ScheduleState
 
     schedule = {**_full_record().schedule, **changes}
@@ -339,21 +339,21 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
         expected = ScheduleState.from_dict(dict(schedule))
     except ValueError:
         expected = None
-    assert _state(record) == expected
-    assert _state(PageRecord.from_bytes(record.to_bytes())) == expected  # read back, packed or JSON
+    assert schedule_state_of(record) == expected
+    assert schedule_state_of(PageRecord.from_bytes(record.to_bytes())) == expected  # read back, packed or JSON
 
 
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
     mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
-    from scrapy_simhash.decision.record import _Schedule, _state, schedule_of
+    from scrapy_simhash.decision.record import Schedule, schedule_of, schedule_state_of
     from scrapy_simhash.schedule import ScheduleState
 
     record = _full_record()
-    for state in _random_states(400, 3):
+    for state in random_states(400, 3):
         expected = state.to_dict()
         due, schedule = schedule_of(state)
-        assert type(schedule) is _Schedule and due == expected["next_due"]
+        assert type(schedule) is Schedule and due == expected["next_due"]
         assert dict(schedule) == expected and schedule == expected and expected == schedule
         assert json.dumps(dict(schedule)) == json.dumps(expected)  # the same types, digit for digit
         with_fast = replace(record, schedule=schedule, next_due=due)
@@ -361,10 +361,10 @@ def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
         raw = with_fast.to_bytes()
         assert raw == with_dict.to_bytes()
         back = PageRecord.from_bytes(raw)
-        assert type(back.schedule) is _Schedule and back.to_bytes() == raw
-        assert _state(back) == _state(with_dict) == ScheduleState.from_dict(expected)
+        assert type(back.schedule) is Schedule and back.to_bytes() == raw
+        assert schedule_state_of(back) == schedule_state_of(with_dict) == ScheduleState.from_dict(expected)
     # ints where to_dict has floats: not the packed form (the record keeps it as JSON, types and all)
-    odd = replace(_random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
+    odd = replace(random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
     due, schedule = schedule_of(odd)
     assert schedule == odd.to_dict() and type(schedule) is dict
     back = PageRecord.from_bytes(replace(record, schedule=schedule, next_due=due).to_bytes()).schedule

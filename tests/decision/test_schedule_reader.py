@@ -1,6 +1,6 @@
 """The schedule-only record readers (``schedule_state``, what the hot states read, and
 ``schedule_states``, many records at once, what the selection reads) against the full decoder:
-the same schedule state as ``_state(PageRecord.parse(raw))`` (``None`` for a record gone,
+the same schedule state as ``schedule_state_of(PageRecord.parse(raw))`` (``None`` for a record gone,
 without a schedule or unreadable), on random records, their cut, padded and flipped bytes, and
 the records of real pages observed by the tracker."""
 
@@ -10,9 +10,9 @@ import random
 from pathlib import Path
 
 import pytest
-from helpers.states import _random_states
+from helpers.states import random_states
 
-from scrapy_simhash.decision.record import PageRecord, _state, schedule_of, schedule_state, schedule_states
+from scrapy_simhash.decision.record import PageRecord, schedule_of, schedule_state, schedule_state_of, schedule_states
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
@@ -22,7 +22,7 @@ from scrapy_simhash.store.lmdbstore import LmdbStore
 def full(raw: bytes | None):
     """The schedule state by the full decode, as the selection read it before the reader."""
     record = PageRecord.parse(raw)
-    return None if record is None or record.gone else _state(record)
+    return None if record is None or record.gone else schedule_state_of(record)
 
 
 def same(raws: list[bytes | None]) -> None:
@@ -40,7 +40,7 @@ def random_records(n: int, seed: int) -> list[PageRecord]:
     """Records of every shape the format holds: histories of 0-9 fetches (128-bit fingerprints
     too), texts (UTF-8), packed and JSON schedules, gone, visible keys, sketches, evidence."""
     rng = random.Random(seed)
-    states = _random_states(n, seed)
+    states = random_states(n, seed)
     out = []
     for i, state in enumerate(states):
         t = rng.choice((0.0, 1.0, 1_700_000_000.0)) + rng.uniform(0, 1e6)

@@ -14,7 +14,7 @@ import pytest
 
 from scrapy_simhash import SimhashIndex
 from scrapy_simhash.decision import selection as selection_module
-from scrapy_simhash.decision.record import PageRecord, _state, schedule_of
+from scrapy_simhash.decision.record import PageRecord, schedule_of, schedule_state_of
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import (
     DAY,
@@ -43,7 +43,7 @@ def reference(index: SimhashIndex, policy: Any, now: float, budget: int, run_per
     keys, dues, states = [], [], []
     for (key, when), raw in zip(listed, index.get_records([key for key, _ in listed])):
         record = PageRecord.parse(raw)
-        state = None if record is None or record.gone or policy is None else _state(record)
+        state = None if record is None or record.gone or policy is None else schedule_state_of(record)
         if state is None and when > now:
             continue
         keys.append(key)

@@ -12,7 +12,7 @@ import pytest
 
 from scrapy_simhash.decision import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, ChangeTracker, Reason, shortcopy
 from scrapy_simhash.fingerprint import Fallback, PageFingerprint
-from scrapy_simhash.fingerprint.simhash import _hash_cache
+from scrapy_simhash.fingerprint.simhash import hash_cache
 from scrapy_simhash.fingerprint.sketch import sketch_tokens
 from scrapy_simhash.store.index import SimhashIndex
 
@@ -21,7 +21,7 @@ FAR = FP ^ 0xFFFF_FFFF_0000_0000
 
 
 def _sketch(word: str) -> bytes:
-    return sketch_tokens(_hash_cache("blake2b", 64).digests([f"{word}{j}" for j in range(200)]))
+    return sketch_tokens(hash_cache("blake2b", 64).digests([f"{word}{j}" for j in range(200)]))
 
 
 def _tracker(**kwargs: object) -> ChangeTracker:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pytest
 from helpers.demo import Pages, demo
-from helpers.stores import LAYOUT, StoreKind, _open
+from helpers.stores import LAYOUT, StoreKind, open_store
 
 from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS, ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
@@ -60,7 +60,7 @@ def _sketch(rng: random.Random, base: np.ndarray) -> bytes:
 
 
 def test_store_returns_the_wide_candidates_of_brute_force(kind: StoreKind, tmp_path: Path) -> None:
-    store = _open(kind.make, tmp_path / "s")
+    store = open_store(kind.make, tmp_path / "s")
     rng = random.Random(7)
     kept: dict[bytes, bytes] = {}
     n_wide = 0

@@ -16,10 +16,10 @@ import pytest
 from scrapy_simhash.fingerprint.simhash import (
     EmptyTextError,
     Fingerprinter,
-    _simhash,
     hamming,
     simhash_from_weights,
     similarity,
+    weighted_simhash,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -304,9 +304,9 @@ def test_short_text_fallback_is_exact():
 
 def test_simhash_zero_maps_to_one():
     # A zero fingerprint is possible in principle (all bit sums <= 0); Fingerprinter returns 1 then.
-    assert _simhash([b"\x00" * 8], [1.0], 64) == 0
-    assert _simhash([b"\xff" * 8, b"\x00" * 8], [1.0, 1.0], 64) == 0  # ties -> 0
-    assert _simhash([b"\xff" * 8, b"\x00" * 8], [2.0, 1.0], 64) == (1 << 64) - 1
+    assert weighted_simhash([b"\x00" * 8], [1.0], 64) == 0
+    assert weighted_simhash([b"\xff" * 8, b"\x00" * 8], [1.0, 1.0], 64) == 0  # ties -> 0
+    assert weighted_simhash([b"\xff" * 8, b"\x00" * 8], [2.0, 1.0], 64) == (1 << 64) - 1
 
 
 def test_simhash_matches_bit_loop():
@@ -317,7 +317,7 @@ def test_simhash_matches_bit_loop():
     for i in range(128):
         s = sum(w if (int.from_bytes(d, "little") >> i) & 1 else -w for d, w in zip(digests, weights))
         expected |= (s > 0) << i
-    assert _simhash(digests, weights, 128) == expected
+    assert weighted_simhash(digests, weights, 128) == expected
 
 
 def test_simhash_from_weights_order_independent():

@@ -15,7 +15,7 @@ from helpers.pages import EN_ARTICLES, OPTIONS_A, OPTIONS_B, make_response, opti
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
-from scrapy_simhash.fingerprint.simhash import Fingerprinter, _hash_cache
+from scrapy_simhash.fingerprint.simhash import Fingerprinter, hash_cache
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, STORED_BYTES, filled, similarity, sketch_tokens, stored
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract
@@ -30,7 +30,7 @@ GOLDEN = (
 
 
 def sketch(tokens: list[str]) -> bytes:
-    return sketch_tokens(_hash_cache("blake2b", 64).digests(tokens))
+    return sketch_tokens(hash_cache("blake2b", 64).digests(tokens))
 
 
 def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
@@ -40,8 +40,8 @@ def shingles(tokens: list[str]) -> set[tuple[str, ...]]:
 def test_sketch_is_fixed_bytes_across_processes():
     assert sketch(TOKENS).hex() == GOLDEN and len(GOLDEN) == 2 * SKETCH_BYTES
     code = (
-        "from scrapy_simhash.fingerprint.simhash import _hash_cache; from scrapy_simhash.fingerprint.sketch import sketch_tokens; "
-        f"print(sketch_tokens(_hash_cache('blake2b', 64).digests({TOKENS!r})).hex())"
+        "from scrapy_simhash.fingerprint.simhash import hash_cache; from scrapy_simhash.fingerprint.sketch import sketch_tokens; "
+        f"print(sketch_tokens(hash_cache('blake2b', 64).digests({TOKENS!r})).hex())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from helpers.demo import GROUPS, MANIFEST, _wait_for_lines, demo
+from helpers.demo import GROUPS, MANIFEST, demo, wait_for_lines
 from w3lib.url import canonicalize_url
 
 pytestmark = [pytest.mark.e2e, pytest.mark.glue]  # glue: on the oldest supported Scrapy too (./dev test-min)
@@ -247,7 +247,7 @@ def test_crawl_killed_halfway_loses_nothing_and_next_run_carries_on(site: Site) 
         settings=site.settings(CONCURRENT_REQUESTS=1),
     )
     try:
-        _wait_for_lines(page_log, 12, proc, timeout=60)
+        wait_for_lines(page_log, 12, proc, timeout=60)
     finally:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)

@@ -50,8 +50,8 @@ from scrapy_simhash.schedule import (
     run_priorities,
     size_scale,
 )
-from scrapy_simhash.scrapy.recrawl import _ignore_in_signal
-from scrapy_simhash.scrapy.selection import _SELECTIONS
+from scrapy_simhash.scrapy.recrawl import ignore_in_signal
+from scrapy_simhash.scrapy.selection import SELECTIONS
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -323,7 +323,7 @@ def test_gate_drops_not_due_and_ranks_due_and_new_requests(crawl, clock):
     assert _stat(mw, "due") == 1
 
 
-@pytest.mark.skipif(not _ignore_in_signal(), reason="IgnoreRequest in request_scheduled needs Scrapy >= 2.11.2")
+@pytest.mark.skipif(not ignore_in_signal(), reason="IgnoreRequest in request_scheduled needs Scrapy >= 2.11.2")
 def test_not_due_request_is_dropped_before_it_is_queued(crawl, clock):
     mw, gate = crawl()
     _fetch(mw, "https://a.example/1")
@@ -754,7 +754,7 @@ def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
         gate.spider_closed(mw.crawler.spider)
     assert "no known URL was due in this crawl: the index held no known URL when the crawl started (every URL was new to it)" in caplog.text
     _history(mw.tracker, clock)
-    _SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
+    SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):

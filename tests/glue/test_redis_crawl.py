@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import redis
 import scrapy.spiders
-from helpers.demo import GROUPS, _wait_for_lines, demo
+from helpers.demo import GROUPS, demo, wait_for_lines
 from w3lib.url import canonicalize_url
 
 from scrapy_simhash.store.index import SimhashIndex
@@ -46,13 +46,13 @@ def test_crawl_survives_a_redis_restart_and_deduplicates_after_it(redis_factory:
             },
         )
         try:
-            _wait_for_lines(page_log, 8, proc, timeout=60)
+            wait_for_lines(page_log, 8, proc, timeout=60)
             server.kill()
             killed_at = _lines(page_log)
-            _wait_for_lines(page_log, killed_at + 6, proc, timeout=60)
+            wait_for_lines(page_log, killed_at + 6, proc, timeout=60)
             server.start()
             # Pages fail open at once until the store's ping thread (every 0.25 s) sees the server.
-            _wait_for_lines(page_log, _lines(page_log) + 4, proc, timeout=60)
+            wait_for_lines(page_log, _lines(page_log) + 4, proc, timeout=60)
             restarted_at = _lines(page_log)
             assert proc.wait(timeout=120) == 0
         finally:

@@ -34,7 +34,7 @@ MANIFEST = demo.load_manifest()
 GROUPS: dict[str, list[str]] = {g["id"]: [p["path"] for p in g["pages"]] for g in MANIFEST["groups"]}
 
 
-def _wait_for_lines(path: Path, n: int, proc: Any, timeout: float) -> None:
+def wait_for_lines(path: Path, n: int, proc: Any, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if path.exists() and len(path.read_text(encoding="utf-8").splitlines()) >= n:

@@ -100,19 +100,19 @@ def random_html(rng: random.Random) -> str | bytes:
     return html if encoding == "str" else html.encode(encoding, "replace")
 
 
-def _root(page: str | bytes):
+def page_root(page: str | bytes):
     html = ex.decode_html(page)[0] if isinstance(page, bytes) else page
     try:
-        return ex._parse(ex._prepare(html))
+        return ex.parse_prepared(ex.prepare(html))
     except ex._TooDeep:
-        return ex._parse(ex._flatten(ex._prepare(html)))
+        return ex.parse_prepared(ex.flatten(ex.prepare(html)))
 
 
 def walked(root: Any, native: bool) -> tuple[object, ...]:
     """What the native walk or the Python walk makes of the tree ``root``: the blocks (every field,
     their class and teaser flag), element numbering and landmark; ``("stopped", why)`` past the
     caps. ``AssertionError`` when the native walk does not run."""
-    walker = ex._Walker()
+    walker = ex.Walker()
     try:
         if native:
             assert nat.walk_native(walker, root), nat.HTML_WALKS
@@ -120,8 +120,8 @@ def walked(root: Any, native: bool) -> tuple[object, ...]:
             walker.walk(root, 0, False, 0)
         walker.flush()
         for b in walker.blocks:
-            ex._kind(b, False)  # classified: natively by the native walk, here by the Python one
-    except ex._Budget as stop:  # past MAX_BLOCKS: both stop
+            ex.block_kind(b, False)  # classified: natively by the native walk, here by the Python one
+    except ex.Budget as stop:  # past MAX_BLOCKS: both stop
         return ("stopped", str(stop))
     blocks = [(b.text, b.norm, b.weight, b.links, b.meta, b.owner, b.flags, b.base, b.teaser) for b in walker.blocks]
     return blocks, walker.parent, walker.end, walker.landmark
@@ -131,7 +131,7 @@ def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
     """What the walk and the extraction make of ``page`` with the native walk or the Python walk:
     :func:`walked` of its tree, and the documents of main content and all visible text (title,
     text, visible, rest, method, coverage). ``AssertionError`` when the native walk does not run."""
-    root = _root(page)
+    root = page_root(page)
     walk: tuple[object, ...] = () if root is None else walked(root, native)
     docs = []
     for main_content in (True, False):
@@ -140,7 +140,7 @@ def html_outcomes(page: str | bytes, native: bool) -> tuple[object, ...]:
     return walk, docs
 
 
-# Hostile input of the regular-expression fallback (extract._flat_text, _TITLE_RE, _unescape): tag
+# Hostile input of the regular-expression fallback (extract.flat_text, _TITLE_RE, _unescape): tag
 # names of every list in any case and with the characters re matches to ASCII letters ignoring case
 # (the long s, the Kelvin sign, dotted and dotless i), what may follow a name, unclosed and
 # mismatched closing tags, every kind of whitespace, references named (HTML5's, cut, with junk
@@ -235,8 +235,8 @@ def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
     ``_clean_title``) and text of ``html``, natively or by the Python reference."""
     if native:
         return nat.native_flat_text().document(html)  # type: ignore[no-any-return]
-    match = ex._TITLE_RE.search(html)
-    return (ex._unescape(match.group(1)) if match else None), ex._flat_text(html)
+    match = ex.TITLE_RE.search(html)
+    return (ex.unescape(match.group(1)) if match else None), ex.flat_text(html)
 
 
 def flat_fuzz(n: int, seed: int = 12) -> int:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-def _random_states(n: int, seed: int) -> list:
+def random_states(n: int, seed: int) -> list:
     """Schedule states as policies leave them: full-precision floats (unrounded times and rates),
     some already to the millisecond (read back from a record), long and empty histories."""
     import random

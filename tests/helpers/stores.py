@@ -50,44 +50,44 @@ for _name in REDIS_SERVERS:
 LAYOUT = TableLayout(64, 3, 4)
 
 
-def _fp(v: int) -> bytes:
+def fp_bytes(v: int) -> bytes:
     return v.to_bytes(8, "big")
 
 
-def _open(make: Callable[[Path], FingerprintStore], path: Path, layout: TableLayout = LAYOUT) -> FingerprintStore:
+def open_store(make: Callable[[Path], FingerprintStore], path: Path, layout: TableLayout = LAYOUT) -> FingerprintStore:
     store = make(path)
     store.open()
     store.configure(layout)
-    store.create_meta(_meta(0))
+    store.create_meta(meta(0))
     return store
 
 
-def _meta(n: int) -> bytes:
+def meta(n: int) -> bytes:
     return b'{"format": "scrapy-simhash-index", "n": %d}' % n
 
 
-def _group_fps(seed: int = 11) -> list[list[int]]:
+def group_fps(seed: int = 11) -> list[list[int]]:
     """Per group, one variant per worker: pairwise within 2 bits (a near-duplicate group)."""
     rng = random.Random(seed)
     groups = []
-    for _ in range(_GROUPS):
+    for _ in range(GROUPS):
         base = rng.getrandbits(64)
-        bits = rng.sample(range(64), _WORKERS)
+        bits = rng.sample(range(64), WORKERS)
         groups.append([base ^ (1 << b) for b in bits])
     return groups
 
 
-def _work(store: FingerprintStore, worker: int, groups: list[list[int]]) -> list[tuple[int, bool, bytes | None]]:
+def work(store: FingerprintStore, worker: int, groups: list[list[int]]) -> list[tuple[int, bool, bytes | None]]:
     order = list(range(len(groups)))
     random.Random(worker).shuffle(order)
     out = []
     for g in order:
-        probe = store.check_and_add(b"g%02d-w%d" % (g, worker), _fp(groups[g][worker]), 3, 0)
+        probe = store.check_and_add(b"g%02d-w%d" % (g, worker), fp_bytes(groups[g][worker]), 3, 0)
         out.append((g, not probe.hits, probe.hits[0].key if probe.hits else None))
     return out
 
 
-_GROUPS = 40
+GROUPS = 40
 
 
-_WORKERS = 4
+WORKERS = 4

@@ -1,5 +1,5 @@
 """The twins' cross-references name existing code: a comment of the native core (``native/src/*.rs``)
-that cites the Python reference (``text/blocks.py``, ``extract._Walker.walk``), and a Python
+that cites the Python reference (``text/blocks.py``, ``extract.Walker.walk``), and a Python
 comment or docstring that cites the core (``native/src/html.rs``, ``HtmlWalker.walk``) or a test
 file (``tests/text/test_native_html.py``), names a file that exists and, where it names a function,
 class or constant, one defined there."""
@@ -62,7 +62,7 @@ def _package_files(module: str) -> list[Path]:
 
 
 def python_reference_exists(ref: str) -> bool:
-    """Whether ``module.name`` or ``module.Class.member`` (``extract._Walker.walk``) names a
+    """Whether ``module.name`` or ``module.Class.member`` (``extract.Walker.walk``) names a
     definition of the package."""
     parts = ref.split(".")
     for cut in range(len(parts) - 1, 0, -1):
@@ -173,16 +173,16 @@ def stale_in_python(paths: list[Path]) -> list[str]:
 
 def test_the_checks_tell_stale_references_from_live_ones(tmp_path: Path) -> None:
     comments = [
-        ("a.rs:1", " The walk of `blocks._Walker.walk` (`text/blocks.py`), as `region._classify_base`."),
-        ("a.rs:2", " `text.len()` bytes of `extract._Walker.walk` (`extract._gone`, `tests/test_gone.py`)."),
+        ("a.rs:1", " The walk of `blocks.Walker.walk` (`text/blocks.py`), as `region._classify_base`."),
+        ("a.rs:2", " `text.len()` bytes of `extract.Walker.walk` (`extract._gone`, `tests/test_gone.py`)."),
     ]
     assert stale_in_rust(comments) == [
         "a.rs:2: tests/test_gone.py",
-        "a.rs:2: extract._Walker.walk",
+        "a.rs:2: extract.Walker.walk",
         "a.rs:2: extract._gone",
     ]
-    assert python_reference_exists("text.blocks._Walker.walk")
-    assert not python_reference_exists("blocks._Walker.nothing")
+    assert python_reference_exists("text.blocks.Walker.walk")
+    assert not python_reference_exists("blocks.Walker.nothing")
     source = tmp_path / "a.py"
     source.write_text(
         '"""``HtmlWalker.walk`` (native/src/html.rs) and ``Core.page`` in tests/text/test_native_html.py;\n'

@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 import redis
-from helpers.demo import GROUPS, _wait_for_lines, demo
+from helpers.demo import GROUPS, demo, wait_for_lines
 from w3lib.url import canonicalize_url
 
 from scrapy_simhash.decision.record import PageRecord
@@ -271,7 +271,7 @@ def _two_crawls(
     for n in range(2):
         items, stats, pages = tmp_path / f"items{n}.jsonl", tmp_path / f"stats{n}.json", tmp_path / f"pages{n}.jsonl"
         if n and after:
-            _wait_for_lines(runs[0][2], after, procs[0], timeout=60)
+            wait_for_lines(runs[0][2], after, procs[0], timeout=60)
         procs.append(
             demo.crawl_process(
                 site.url("/index.html"), items_path=items, stats_path=stats, page_log=pages, settings=settings

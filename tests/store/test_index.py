@@ -11,11 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from scrapy_simhash.store.index import (
+    Layout,
     Match,
     SettingsMismatchError,
     SimhashIndex,
     SimhashIndexError,
-    _Layout,
 )
 from scrapy_simhash.store.memory import MemoryStore
 
@@ -102,7 +102,7 @@ def test_near_equals_brute_force(make_index, bits: int, k: int, blocks: int) -> 
 def test_layout_pigeonhole(bits: int, k: int, extra: int, data: st.DataObject) -> None:
     """Any two fingerprints within distance k share the key of at least one table."""
     blocks = k + 1 + extra
-    layout = _Layout(bits, k, blocks)
+    layout = Layout(bits, k, blocks)
     assert sum(layout.widths) == bits and max(layout.widths) - min(layout.widths) <= 1
     assert len(layout.tables) == len(list(combinations(range(blocks), k)))
     a = data.draw(st.integers(0, (1 << bits) - 1))
@@ -114,9 +114,9 @@ def test_layout_pigeonhole(bits: int, k: int, extra: int, data: st.DataObject) -
 
 
 def test_layout_shapes() -> None:
-    default = _Layout(64, 3, 4)
+    default = Layout(64, 3, 4)
     assert default.widths == [16] * 4 and len(default.tables) == 4 and default.key_width == 2
-    wide = _Layout(64, 3, 6)
+    wide = Layout(64, 3, 6)
     assert len(wide.tables) == 20 and wide.widths == [11, 11, 11, 11, 10, 10]
     assert set(wide.key_bits) == {31, 32, 33} and wide.key_width == 5
     # Regression value: the table keys of a pinned fingerprint never change (they are on disk).
@@ -135,7 +135,7 @@ def test_layout_numpy_matches_python() -> None:
     rng = random.Random(5)
     fps = [rng.getrandbits(64) for _ in range(200)]
     for k, blocks in ((3, 4), (3, 6), (0, 1), (5, 7)):
-        layout = _Layout(64, k, blocks)
+        layout = Layout(64, k, blocks)
         arr = np.array(fps, dtype=np.uint64)
         for t in range(len(layout.tables)):
             vec = layout.tkeys_np(arr, t)

@@ -123,7 +123,7 @@ def test_sigkill_during_add_many_loses_nothing_reported(tmp_path: Path) -> None:
 _DECIDER = """
     import sys
     sys.path.insert(0, sys.argv[1])
-    from scrapy_simhash.fingerprint.simhash import _hash_cache
+    from scrapy_simhash.fingerprint.simhash import hash_cache
     from scrapy_simhash.store.index import SimhashIndex
     from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.fingerprint.sketch import sketch_tokens
@@ -131,7 +131,7 @@ _DECIDER = """
     def fp(tag, i):
         return ((tag << 32 | i) * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) % (1 << 64)
     def sketch(word, i):
-        return sketch_tokens(_hash_cache("blake2b", 64).digests([f"{word}{i}x{j}" for j in range(200)]))
+        return sketch_tokens(hash_cache("blake2b", 64).digests([f"{word}{i}x{j}" for j in range(200)]))
     idx = SimhashIndex.open(sys.argv[2], map_size=1 << 22)
     tracker = ChangeTracker(idx, near_similarity=0.6, wide_distance=0)
     print("ready", flush=True)

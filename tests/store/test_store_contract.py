@@ -16,7 +16,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from helpers.stores import _GROUPS, _WORKERS, LAYOUT, StoreKind, _fp, _group_fps, _meta, _open, _work
+from helpers.stores import GROUPS, LAYOUT, WORKERS, StoreKind, fp_bytes, group_fps, meta, open_store, work
 
 from scrapy_simhash.store.base import FingerprintStore, Probe, TableLayout
 from scrapy_simhash.store.redisstore import RedisStore
@@ -32,7 +32,7 @@ LONG = b"https://example.com/" + b"x" * 600  # over LMDB's 511-byte key limit
 
 @pytest.fixture
 def store(kind: StoreKind, tmp_path: Path):
-    s = _open(kind.make, tmp_path / "s")
+    s = open_store(kind.make, tmp_path / "s")
     yield s
     s.close()
 
@@ -56,13 +56,13 @@ def test_meta_is_created_once_then_replaced(kind: StoreKind, tmp_path: Path) -> 
     s = kind.make(tmp_path / "s")
     assert s.open() is None
     s.configure(LAYOUT)
-    assert s.create_meta(_meta(1)) == _meta(1)
-    assert s.create_meta(_meta(2)) == _meta(1)  # another process created it first
-    s.write_meta(_meta(3))
+    assert s.create_meta(meta(1)) == meta(1)
+    assert s.create_meta(meta(2)) == meta(1)  # another process created it first
+    s.write_meta(meta(3))
     s.close()
     if kind.worker_make is not None:  # persistent: a new object sees it
         again = kind.make(tmp_path / "s")
-        assert again.open() == _meta(3)
+        assert again.open() == meta(3)
         again.close()
 
 
@@ -73,7 +73,7 @@ def test_near_and_check_and_add_match_brute_force(store: FingerprintStore) -> No
     for i in range(400):
         key = b"k%d" % i
         fp = _flip(rng, rng.choice(bases), rng.randint(0, 5))
-        probe = store.check_and_add(key, _fp(fp), 3, 0)
+        probe = store.check_and_add(key, fp_bytes(fp), 3, 0)
         assert _hits(probe) == _brute(stored, fp, 3, key)
         if not probe.hits:
             stored[key] = fp
@@ -82,40 +82,40 @@ def test_near_and_check_and_add_match_brute_force(store: FingerprintStore) -> No
     for _ in range(200):
         q = _flip(rng, rng.choice(bases), rng.randint(0, 4))
         for k in (0, 2, 3):
-            assert _hits(store.near(_fp(q), k, 0)) == _brute(stored, q, k)
+            assert _hits(store.near(fp_bytes(q), k, 0)) == _brute(stored, q, k)
         key = rng.choice(sorted(stored))
-        assert _hits(store.near(_fp(q), 3, 0, key)) == _brute(stored, q, 3, key)
+        assert _hits(store.near(fp_bytes(q), 3, 0, key)) == _brute(stored, q, 3, key)
 
 
 def test_check_and_add_keeps_or_drops_the_key(store: FingerprintStore) -> None:
-    assert store.check_and_add(b"a", _fp(0xF0), 3, 0).hits == []
+    assert store.check_and_add(b"a", fp_bytes(0xF0), 3, 0).hits == []
     # The key's own entry is not its duplicate; a changed fingerprint replaces it.
-    assert store.check_and_add(b"a", _fp(0xF1), 3, 0).hits == []
-    assert store.get([b"a"]) == [_fp(0xF1)]
-    assert store.near(_fp(0xF0), 0, 0).hits == []
-    assert store.check_and_add(b"b", _fp(0xFF00), 3, 0).hits == []
+    assert store.check_and_add(b"a", fp_bytes(0xF1), 3, 0).hits == []
+    assert store.get([b"a"]) == [fp_bytes(0xF1)]
+    assert store.near(fp_bytes(0xF0), 0, 0).hits == []
+    assert store.check_and_add(b"b", fp_bytes(0xFF00), 3, 0).hits == []
     # b now serves a near-duplicate of a: nothing stored for b, its old fingerprint forgotten.
-    probe = store.check_and_add(b"b", _fp(0xF3), 3, 0)
-    assert _hits(probe) == [(b"a", 1)] and probe.hits[0].fp == _fp(0xF1)
-    assert store.get([b"a", b"b"]) == [_fp(0xF1), None]
-    assert store.near(_fp(0xFF00), 3, 0).hits == [] and store.count() == 1
+    probe = store.check_and_add(b"b", fp_bytes(0xF3), 3, 0)
+    assert _hits(probe) == [(b"a", 1)] and probe.hits[0].fp == fp_bytes(0xF1)
+    assert store.get([b"a", b"b"]) == [fp_bytes(0xF1), None]
+    assert store.near(fp_bytes(0xFF00), 3, 0).hits == [] and store.count() == 1
 
 
 def test_identical_fingerprints_share_and_part(store: FingerprintStore) -> None:
-    store.put([(b"b", _fp(5)), (b"a", _fp(5)), (b"c", _fp(7))])
-    assert _hits(store.near(_fp(5), 3, 0)) == [(b"a", 0), (b"b", 0), (b"c", 1)]
+    store.put([(b"b", fp_bytes(5)), (b"a", fp_bytes(5)), (b"c", fp_bytes(7))])
+    assert _hits(store.near(fp_bytes(5), 3, 0)) == [(b"a", 0), (b"b", 0), (b"c", 1)]
     assert store.remove([b"a", b"zz"]) == 1
-    assert _hits(store.near(_fp(5), 0, 0)) == [(b"b", 0)]
-    assert store.remove([b"b"]) == 1 and store.near(_fp(5), 0, 0).hits == []
+    assert _hits(store.near(fp_bytes(5), 0, 0)) == [(b"b", 0)]
+    assert store.remove([b"b"]) == 1 and store.near(fp_bytes(5), 0, 0).hits == []
     assert store.count() == 1 and store.remove([b"b"]) == 0
 
 
 def test_put_last_wins_and_scan_pages_through_everything(store: FingerprintStore) -> None:
-    items = [(b"key%04d" % i, _fp(i * 0x9E3779B97F4A7C15 % (1 << 64))) for i in range(250)]
-    store.put([*items, (b"key0001", _fp(1)), (LONG, _fp(2))])
-    expected = dict(items) | {b"key0001": _fp(1), LONG: _fp(2)}
+    items = [(b"key%04d" % i, fp_bytes(i * 0x9E3779B97F4A7C15 % (1 << 64))) for i in range(250)]
+    store.put([*items, (b"key0001", fp_bytes(1)), (LONG, fp_bytes(2))])
+    expected = dict(items) | {b"key0001": fp_bytes(1), LONG: fp_bytes(2)}
     assert store.count() == len(expected)
-    assert store.get([b"key0001", LONG, b"none"]) == [_fp(1), _fp(2), None]
+    assert store.get([b"key0001", LONG, b"none"]) == [fp_bytes(1), fp_bytes(2), None]
     seen: list[tuple[bytes, bytes]] = []
     after = None
     while page := store.scan(after, 64):
@@ -123,9 +123,9 @@ def test_put_last_wins_and_scan_pages_through_everything(store: FingerprintStore
         after = page[-1][0]
     assert dict(seen) == expected and len(seen) == len(expected)
     # a second put into a non-empty store: replaces and adds
-    store.put([(b"key0002", _fp(3)), (b"new", _fp(4))])
-    assert store.get([b"key0002", b"new"]) == [_fp(3), _fp(4)] and store.count() == len(expected) + 1
-    assert _hits(store.near(_fp(2), 0, 0)) == [(LONG, 0)]
+    store.put([(b"key0002", fp_bytes(3)), (b"new", fp_bytes(4))])
+    assert store.get([b"key0002", b"new"]) == [fp_bytes(3), fp_bytes(4)] and store.count() == len(expected) + 1
+    assert _hits(store.near(fp_bytes(2), 0, 0)) == [(LONG, 0)]
 
 
 def test_records_and_due_index(store: FingerprintStore) -> None:
@@ -160,13 +160,13 @@ def test_evidence_is_written_and_deleted_with_its_record(store: FingerprintStore
 
 
 def test_destroy_deletes_the_evidence(kind: StoreKind, tmp_path: Path) -> None:
-    s = _open(kind.make, tmp_path / "s")
+    s = open_store(kind.make, tmp_path / "s")
     s.put_records([(b"a", b"ra", None)], {b"a": b"ea"})
     s.close()
     destroyed = kind.make(tmp_path / "s").destroy()
     if not destroyed:
         pytest.skip("a store that lives in memory only")
-    s = _open(kind.make, tmp_path / "s")
+    s = open_store(kind.make, tmp_path / "s")
     assert s.get_evidence([b"a"]) == [None] and s.get_records([b"a"]) == [None]
     s.close()
 
@@ -237,35 +237,35 @@ def test_aux_blobs_are_not_keys(store: FingerprintStore) -> None:
 
 
 def test_group_abort_leaves_nothing(store: FingerprintStore) -> None:
-    store.put([(b"keep", _fp(1))])
+    store.put([(b"keep", fp_bytes(1))])
     store.begin()
-    store.put([(b"x", _fp(2))])
-    store.check_and_add(b"y", _fp(0xFFFF0000), 3, 0)
+    store.put([(b"x", fp_bytes(2))])
+    store.check_and_add(b"y", fp_bytes(0xFFFF0000), 3, 0)
     store.put_records([(b"x", b"r", 5.0)], {b"x": b"e"})
     store.put_aux({"a": b"1"})
-    assert store.get([b"x"]) == [_fp(2)] and store.get_evidence([b"x"]) == [b"e"]  # the group sees its own writes
+    assert store.get([b"x"]) == [fp_bytes(2)] and store.get_evidence([b"x"]) == [b"e"]  # the group sees its own writes
     store.abort()
-    assert store.get([b"x", b"y", b"keep"]) == [None, None, _fp(1)]
+    assert store.get([b"x", b"y", b"keep"]) == [None, None, fp_bytes(1)]
     assert store.get_records([b"x"]) == [None] and store.records_due(10, 10) == [] and store.get_aux(["a"]) == [None]
     if not isinstance(store, RedisStore):  # Redis leaves it: the framed evidence is of no record's content
         assert store.get_evidence([b"x"]) == [None]
     store.begin()
-    store.put([(b"x", _fp(2))])
+    store.put([(b"x", fp_bytes(2))])
     store.commit()
-    assert store.get([b"x"]) == [_fp(2)]
+    assert store.get([b"x"]) == [fp_bytes(2)]
 
 
 def test_capped_lookup_still_finds_exact_duplicates(store: FingerprintStore) -> None:
     base = 0xABCD << 48  # one hot bucket in the first table
-    store.put([(b"k%02d" % i, _fp(base | (i << 8))) for i in range(60)])
-    probe = store.near(_fp(base | (59 << 8)), 3, 10)
+    store.put([(b"k%02d" % i, fp_bytes(base | (i << 8))) for i in range(60)])
+    probe = store.near(fp_bytes(base | (59 << 8)), 3, 10)
     assert probe.capped and probe.candidates >= 60
     assert (b"k59", 0) in _hits(probe)
 
 
 def test_sixteen_byte_fingerprints(kind: StoreKind, tmp_path: Path) -> None:
     layout = TableLayout(128, 3, 4)
-    s = _open(kind.make, tmp_path / "s128", layout)
+    s = open_store(kind.make, tmp_path / "s128", layout)
     rng = random.Random(3)
     stored = {b"k%d" % i: rng.getrandbits(128) for i in range(100)}
     s.put([(k, v.to_bytes(16, "big")) for k, v in stored.items()])
@@ -283,13 +283,13 @@ _WORKER_SRC = textwrap.dedent(
     import json, os, sys, time
     sys.path.insert(0, sys.argv[1])
     sys.path.insert(0, sys.argv[1] + "/tests")
-    from helpers.stores import LAYOUT, _group_fps, _open, _work
+    from helpers.stores import LAYOUT, group_fps, open_store, work
     {make}
-    store = _open(make, sys.argv[2])
+    store = open_store(make, sys.argv[2])
     worker, go = int(sys.argv[3]), sys.argv[4]
     while not os.path.exists(go):
         time.sleep(0.002)
-    result = _work(store, worker, _group_fps())
+    result = work(store, worker, group_fps())
     store.close()
     print(json.dumps([[g, kept, None if of is None else of.decode()] for g, kept, of in result]))
     """
@@ -297,14 +297,14 @@ _WORKER_SRC = textwrap.dedent(
 
 
 def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, tmp_path: Path) -> None:
-    groups = _group_fps()
+    groups = group_fps()
     path = tmp_path / "shared"
-    results: list[list[tuple[int, bool, bytes | None]]] = [[] for _ in range(_WORKERS)]  # by worker
-    store = _open(kind.make, path)
+    results: list[list[tuple[int, bool, bytes | None]]] = [[] for _ in range(WORKERS)]  # by worker
+    store = open_store(kind.make, path)
     if kind.worker_make is None:  # one process: threads (they finish in any order)
         threads = [
-            threading.Thread(target=lambda w=w: results.__setitem__(w, _work(store, w, groups)))
-            for w in range(_WORKERS)
+            threading.Thread(target=lambda w=w: results.__setitem__(w, work(store, w, groups)))
+            for w in range(WORKERS)
         ]
         for t in threads:
             t.start()
@@ -320,7 +320,7 @@ def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, t
                 stderr=subprocess.PIPE,
                 text=True,
             )
-            for w in range(_WORKERS)
+            for w in range(WORKERS)
         ]
         go.touch()
         for w, p in enumerate(procs):
@@ -329,7 +329,7 @@ def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, t
             results[w] = [(g, kept, None if of is None else of.encode()) for g, kept, of in json.loads(out)]
     kept: dict[int, list[bytes]] = {}
     for w, result in enumerate(results):
-        assert sorted(g for g, _, _ in result) == list(range(_GROUPS))
+        assert sorted(g for g, _, _ in result) == list(range(GROUPS))
         for g, was_kept, of in result:
             key = b"g%02d-w%d" % (g, w)
             if was_kept:
@@ -339,5 +339,5 @@ def test_concurrent_check_and_add_keeps_exactly_one_per_group(kind: StoreKind, t
     stored = dict(store.scan(None, 10_000))
     store.close()
     # Exactly one key kept per group, and every add reported kept is stored (no lost add).
-    assert all(len(kept.get(g, [])) == 1 for g in range(_GROUPS)), kept
+    assert all(len(kept.get(g, [])) == 1 for g in range(GROUPS)), kept
     assert sorted(stored) == sorted(k for keys in kept.values() for k in keys)

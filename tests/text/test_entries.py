@@ -1,4 +1,4 @@
-"""An API reference page's own entries are in its fingerprinted text (``text.entries._with_entries``):
+"""An API reference page's own entries are in its fingerprinted text (``text.entries.with_entries``):
 the member signatures inside its content whose type names link to the types' pages (Haddock's
 ``unionFileModes :: FileMode -> FileMode -> FileMode``), which the content region leaves out as
 link lists; not a list of links without code inside the content. The same on the native walk
@@ -161,7 +161,7 @@ def test_a_page_that_documents_members_is_its_member_docs(
         assert f"public static {kind} {name}({params})" in lines
         assert description in lines
     assert "Copyright 2001-2025. All rights reserved." not in lines
-    monkeypatch.setattr("scrapy_simhash.text.extract._has_members", lambda blocks, main: False)
+    monkeypatch.setattr("scrapy_simhash.text.extract.has_members", lambda blocks, main: False)
     without = extract(page, native=native).text.split("\n")
     assert not any(description in without for *_, description in METHODS)
     assert any(line.startswith("Utility library that supplements") for line in without)
@@ -250,16 +250,16 @@ def test_the_entry_test_reads_what_its_regex_reads() -> None:
     from helpers.data import load_pages
 
     from scrapy_simhash.text import entries
-    from scrapy_simhash.text.extract import _parse, _prepare, _Walker, decode_html
-    from scrapy_simhash.text.region import _boilerplate_any
+    from scrapy_simhash.text.extract import Walker, decode_html, parse_prepared, prepare
+    from scrapy_simhash.text.region import is_boilerplate
 
     def reference(text: str) -> bool:
         return (
             text.isascii()
             and entries._ENTRY_RE.search(text) is not None
             and not (text[0] == "<" and text[-1] == ">")
-            and not _boilerplate_any(text)
-            and not entries._BOILERPLATE_RE.match(text)
+            and not is_boilerplate(text)
+            and not entries.BOILERPLATE_RE.match(text)
         )
 
     texts = [
@@ -279,8 +279,8 @@ def test_the_entry_test_reads_what_its_regex_reads() -> None:
     ]
     for bodies in load_pages().values():
         for body in bodies[:40]:
-            walker = _Walker()
-            walker.walk(_parse(_prepare(decode_html(body)[0])), 0, False, 0)
+            walker = Walker()
+            walker.walk(parse_prepared(prepare(decode_html(body)[0])), 0, False, 0)
             walker.flush()
             texts += [b.norm for b in walker.blocks]
     found = [entries._is_entry(t) for t in texts]

@@ -920,7 +920,7 @@ def test_a_page_is_large_by_its_start_tags_less_its_end_tags(page: str, large: b
 
 
 def _main_blocks_by_every_element(walker, blocks, relaxed=False):  # type: ignore[no-untyped-def]
-    """``region._main_blocks`` as first written: sums and choice over every element of the page
+    """``region.main_blocks`` as first written: sums and choice over every element of the page
     (the reference for the version that reads only the good blocks' owners and their ancestors)."""
     from scrapy_simhash.text import region as r
 
@@ -929,12 +929,12 @@ def _main_blocks_by_every_element(walker, blocks, relaxed=False):  # type: ignor
     n, parent = len(walker.parent), walker.parent
     good, score = [0] * n, [0.0] * n
     teasers = sum(1 for b in blocks if b.norm.endswith(r._ELLIPSES)) >= 2
-    kinds = [r._kind(block, teasers, relaxed) for block in blocks]
+    kinds = [r.block_kind(block, teasers, relaxed) for block in blocks]
     for block, kind in zip(blocks, kinds):
-        if kind == r._GOOD:
+        if kind == r.GOOD:
             value = block.weight - block.links
             good[block.owner] += value
-        elif kind == r._LINKS:
+        elif kind == r.LINKS:
             value = -block.weight
         else:
             value = -block.weight / 4
@@ -962,39 +962,39 @@ def _main_blocks_by_every_element(walker, blocks, relaxed=False):  # type: ignor
             break
     lo, hi = best, walker.end[best]
     inside = [(b, k) for b, k in zip(blocks, kinds) if lo <= b.owner < hi]
-    first = next((i for i, (_, k) in enumerate(inside) if k == r._GOOD), None)
+    first = next((i for i, (_, k) in enumerate(inside) if k == r.GOOD), None)
     if first is None:
         return []
-    last = max(i for i, (_, k) in enumerate(inside) if k == r._GOOD)
-    return [b for b, k in inside[first : last + 1] if k > r._LINKS]
+    last = max(i for i, (_, k) in enumerate(inside) if k == r.GOOD)
+    return [b for b, k in inside[first : last + 1] if k > r.LINKS]
 
 
 def test_the_region_is_the_one_every_element_would_give() -> None:
-    """``_main_blocks`` sums and compares only the elements that hold good text: the same region as
+    """``main_blocks`` sums and compares only the elements that hold good text: the same region as
     over every element, on every real page, for the content blocks, the blocks outside chrome
     tags and the relaxed rule."""
     from helpers.data import load_pages
 
     import scrapy_simhash.text.extract as ex
-    from scrapy_simhash.text.blocks import _IN_CHROME_TAG, _Walker
-    from scrapy_simhash.text.region import _main_blocks
+    from scrapy_simhash.text.blocks import IN_CHROME_TAG, Walker
+    from scrapy_simhash.text.region import main_blocks
 
     regions = 0
     for bodies in load_pages().values():
         for body in bodies:
-            root = ex._parse(ex._prepare(ex.decode_html(body)[0]))
+            root = ex.parse_prepared(ex.prepare(ex.decode_html(body)[0]))
             if root is None:
                 continue
-            walker = _Walker()
+            walker = Walker()
             walker.walk(root, 0, False, 0)
             walker.flush()
             for blocks in (
                 [b for b in walker.blocks if not b.flags],
-                [b for b in walker.blocks if not b.flags & _IN_CHROME_TAG],
+                [b for b in walker.blocks if not b.flags & IN_CHROME_TAG],
                 walker.blocks,
             ):
                 for relaxed in (False, True):
-                    found = _main_blocks(walker, blocks, relaxed)
+                    found = main_blocks(walker, blocks, relaxed)
                     assert found == _main_blocks_by_every_element(walker, blocks, relaxed)
                     regions += bool(found)
     assert regions > 1000

@@ -1,4 +1,4 @@
-"""The size cut of a large page (``flat._cut``) against its reference: the same text as searching
+"""The size cut of a large page (``flat.cut``) against its reference: the same text as searching
 ``html.lower()`` for ``<script`` / ``<style`` and their end tags."""
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ def test_cut_is_the_reference_on_random_pages(monkeypatch: pytest.MonkeyPatch, s
     rng = random.Random(seed)
     for _ in range(200):
         html = "".join(rng.choice(_PIECES) for _ in range(rng.randint(0, 60)))
-        assert flat._cut(html) == cut_reference(html), html
+        assert flat.cut(html) == cut_reference(html), html
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason=f"{DATA} not found beside the repo: the corpus tests need it")
@@ -78,4 +78,4 @@ def test_cut_is_the_reference_on_the_shared_pages(monkeypatch: pytest.MonkeyPatc
     pages = [decode_html(page)[0] for bodies in load_pages().values() for page in bodies]
     assert len(pages) >= 200
     for html in pages:
-        assert flat._cut(html) == cut_reference(html)
+        assert flat.cut(html) == cut_reference(html)

@@ -1,5 +1,5 @@
 """The native regular-expression fallback (``FlatText``, native/src/flat.rs) gives the Python
-reference's title and text (``extract._TITLE_RE`` + ``_unescape``, ``_flat_text``) on real pages,
+reference's title and text (``extract.TITLE_RE`` + ``_unescape``, ``_flat_text``) on real pages,
 the pathological pages and generated hostile strings, and ``templates.line_keys`` gives
 ``line_key``'s keys."""
 
@@ -32,7 +32,7 @@ if native_flat_text() is None:
 
 
 def _prepared(page: str | bytes) -> str:
-    return ex._prepare(ex.decode_html(page)[0] if isinstance(page, bytes) else page)
+    return ex.prepare(ex.decode_html(page)[0] if isinstance(page, bytes) else page)
 
 
 @functools.cache
@@ -86,7 +86,7 @@ def test_a_long_decimal_reference_is_no_crash() -> None:
     """int() refuses over 4,300 digits: the reference reads the number (a code point or not)."""
     for digits, expected in (("0" * 5000 + "65", "A"), ("1" * 5000, "\ufffd"), ("0" * 5000, "\ufffd")):
         page = f"<p>x&#{digits};y</p>"
-        assert ex._unescape(page) == f"<p>x{expected}y</p>"
+        assert ex.unescape(page) == f"<p>x{expected}y</p>"
         assert flat_outcomes(page, True) == flat_outcomes(page, False) == (None, f"x{expected}y")
     big = "<html><body>" + "<br>w" * 70_000 + "&#" + "9" * 5000 + ";</body></html>"
     for native in (True, False):
@@ -108,7 +108,7 @@ def test_line_keys_are_line_key() -> None:
         "lone \ud800 surrogate",
     ]
     for _, page in _real_pages()[:200]:
-        lines += ex._flat_text(page).split("\n")[:50]
+        lines += ex.flat_text(page).split("\n")[:50]
     expected = [templates.line_key(line) for line in lines]
     templates._KEYS.clear()
     assert templates.line_keys(lines) == expected

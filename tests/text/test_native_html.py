@@ -1,5 +1,5 @@
 """The native HTML walk (``HtmlWalker``, ``native/src/html.rs``) against the Python walk
-(``extract._Walker.walk``, the reference): identical blocks (text, folded text, weight, link and
+(``extract.Walker.walk``, the reference): identical blocks (text, folded text, weight, link and
 metadata characters, owner, flags, class and teaser flag), element numbering, landmark, and identical documents (title,
 text, visible text, rest, method, coverage) and page fingerprints (with their change sketch), on
 every page of ``../shared/data``, the demo site's pages, a sample of the Debian documentation HTML
@@ -22,8 +22,8 @@ from helpers.native_fuzz import (
     HTML_ENCODINGS,
     HTML_TAGS,
     HTML_TEXTS,
-    _root,
     html_outcomes,
+    page_root,
     random_html,
     walked,
 )
@@ -164,10 +164,10 @@ def test_what_it_does_not_handle_runs_the_python_walk() -> None:
         (lambda body: body.append(etree.Entity("nbsp")), "python: an entity reference node"),
         (lambda body: etree.SubElement(body, "{urn:x}y").set("class", "a"), "python: a namespaced element"),
     ):
-        root = ex._parse("<html><body><p>one</p><p>two</p></body></html>")
+        root = ex.parse_prepared("<html><body><p>one</p><p>two</p></body></html>")
         add(root.find("body"))
         before = nat.HTML_WALKS[reason]
-        assert not nat.walk_native(ex._Walker(), root)
+        assert not nat.walk_native(ex.Walker(), root)
         assert nat.HTML_WALKS[reason] == before + 1
     assert nat.native_walk("<p>", None, 10, 10) is None  # not an lxml element
 
@@ -178,17 +178,17 @@ def test_the_native_walk_takes_its_rules_as_data() -> None:
     from scrapy_simhash import _native
     from scrapy_simhash.text import region, rules
 
-    root = ex._parse("<html><body><p>" + "A sentence of some words. " * 12 + "</p></body></html>")
+    root = ex.parse_prepared("<html><body><p>" + "A sentence of some words. " * 12 + "</p></body></html>")
 
     def classes(**changed: object) -> list[int]:
-        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        given = rules.native_rules(boilerplate_any=region.is_boilerplate, meta_text=region.is_meta_text, **changed)
         result = _native.html_walker(etree._Element, given).walk(root, remaining=None, max_blocks=100, step=100)
         return [block[6] for block in result[1]]
 
-    assert classes() == [region._GOOD]
-    assert classes(good_weight=10**6, good_punct_weight=10**6, good_sentence_weight=10**6) == [region._SHORT]
-    assert classes(link_density=-1.0) == [region._LINKS]
-    given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text)
+    assert classes() == [region.GOOD]
+    assert classes(good_weight=10**6, good_punct_weight=10**6, good_sentence_weight=10**6) == [region.SHORT]
+    assert classes(link_density=-1.0) == [region.LINKS]
+    given = rules.native_rules(boilerplate_any=region.is_boilerplate, meta_text=region.is_meta_text)
     assert sorted(given) == sorted(_native.module().HtmlWalker.rule_names())  # every rule read, none left over
     del given["teaser_max_weight"]
     with pytest.raises(ValueError, match="teaser_max_weight"):
@@ -212,12 +212,12 @@ def test_the_walk_asks_python_once_per_text() -> None:
         return ask
 
     given = rules.native_rules(
-        boilerplate_any=counted("any", region._boilerplate_any), meta_text=counted("meta", region._is_meta_text)
+        boilerplate_any=counted("any", region.is_boilerplate), meta_text=counted("meta", region.is_meta_text)
     )
     given["boilerplate_start"] = counted("start", given["boilerplate_start"])
     walker = _native.html_walker(etree._Element, given)
     lines = ["Posted 2024-03-01 by Ann", "Copyright © 2024 Example", "Share this", "12 views"]
-    root = ex._parse("<html><body>" + "".join(f"<p>{line}</p>" for line in lines * 3) + "</body></html>")
+    root = ex.parse_prepared("<html><body>" + "".join(f"<p>{line}</p>" for line in lines * 3) + "</body></html>")
     first = walker.walk(root, remaining=None, max_blocks=100, step=100)
     once = list(asked)
     assert {name for name, _ in once} == {"any", "start", "meta"}
@@ -248,15 +248,15 @@ def _regions(page: str | bytes) -> list[tuple[list[int], list[int]]]:
     (``region._main_blocks_python``), as the chosen blocks' positions in the page."""
     from scrapy_simhash.text import region
 
-    root = _root(page)
-    walker = ex._Walker()
+    root = page_root(page)
+    walker = ex.Walker()
     if root is None or not nat.walk_native(walker, root):
         return []
     walker.flush()
     assert walker.core is nat.html_walker(type(root))
     at = {id(b): i for i, b in enumerate(walker.blocks)}
     content = [b for b in walker.blocks if not b.flags]
-    unchromed = [b for b in walker.blocks if not b.flags & ex._IN_CHROME_TAG]
+    unchromed = [b for b in walker.blocks if not b.flags & ex.IN_CHROME_TAG]
     out = []
     for blocks in (content, unchromed, walker.blocks[: len(walker.blocks) // 2]):
         for relaxed in (False, True):
@@ -293,15 +293,15 @@ def test_content_region_reads_the_rules() -> None:
 
     sentence = "A sentence of some words, and more. "
     short, long = sentence * 6, sentence * 20
-    root = ex._parse(f"<html><body><div><div><p>{short}</p></div><p>{long}</p></div></body></html>")
+    root = ex.parse_prepared(f"<html><body><div><div><p>{short}</p></div><p>{long}</p></div></body></html>")
 
     def region_of(**changed: object) -> list[int]:
-        given = rules.native_rules(boilerplate_any=region._boilerplate_any, meta_text=region._is_meta_text, **changed)
+        given = rules.native_rules(boilerplate_any=region.is_boilerplate, meta_text=region.is_meta_text, **changed)
         core = _native.html_walker(etree._Element, given)
         _, found, parent, end, *_ = core.walk(root, remaining=None, max_blocks=100, step=100)
-        blocks = [ex._Block(*b[:5]) for b in found]
+        blocks = [ex.Block(*b[:5]) for b in found]
         for b in blocks:
-            region._kind(b, False)
+            region.block_kind(b, False)
         return [len(b.text) for b in core.main_blocks(blocks, parent, end, False)]
 
     both, alone = [len(short.strip()), len(long.strip())], [len(long.strip())]
@@ -335,7 +335,7 @@ def test_class_words_match_as_the_regular_expressions() -> None:
     pieces += ["NAV", "Comment", "Meta", "\u212a", "\u0130", "\u03a3", "HİDE"]  # case: Kelvin sign, dotted I, sigma
 
     def expected(text: str) -> tuple[bool, bool]:  # as the Python walk asks: _cached_search
-        return bool(blocks._NEGATIVE_RE.search(text.lower())), bool(blocks._META_CLASS_RE.search(text.lower()))
+        return bool(blocks._NEGATIVE_RE.search(text.lower())), bool(blocks.META_CLASS_RE.search(text.lower()))
 
     rng = random.Random(3)
     seen = set()
@@ -407,7 +407,7 @@ def test_block_cap_inside_wrappers_like_the_python_walk(
         f"<div>t <span class=byline><b>by</b><br><br><br><br><br></span> u</div><p>three</p></body></html>"
     )
 
-    root = ex._parse(page)
+    root = ex.parse_prepared(page)
     assert walked(root, True) == walked(root, False)
 
 
@@ -416,7 +416,7 @@ def test_trees_built_by_hand_identical() -> None:
     name by its address): upper-case and mixed-case tag and attribute names (``<P>``, ``<BR>``,
     ``CLASS``), renamed elements, elements moved in from a document of another parser, the same
     names at other addresses."""
-    root = ex._parse(f"<html><body><div class=sidebar>{_FOUR}</div><p>one</p></body></html>")
+    root = ex.parse_prepared(f"<html><body><div class=sidebar>{_FOUR}</div><p>one</p></body></html>")
     body = root.find("body")
     for tag in ("P", "p", "BR", "br", "Div", "div", "MAIN", "time", "TIME", "nav", "A", "a"):
         el = etree.SubElement(body, tag)

@@ -20,7 +20,7 @@ from parsel import Selector
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.text.blocks import _Walker
+from scrapy_simhash.text.blocks import Walker
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
 from scrapy_simhash.text.native import HTML_WALKS, html_walker
 
@@ -67,8 +67,8 @@ def test_a_comment_splitting_link_text_is_parsed_again(native: bool) -> None:
     html = f"<html><body><p>{ARTICLE}</p><p><a href='/x'>Read the whole <!-- c --> report</a> here.</p></body></html>"
     assert_same(html, native, parse="own/comments")
     # Why: the walk counts a link's characters per piece, so parsel's tree gives other counts.
-    own, shared = _Walker(), _Walker()
-    own.walk(ex._parse(ex._prepare(html)), 0, False, 0)
+    own, shared = Walker(), Walker()
+    own.walk(ex.parse_prepared(ex.prepare(html)), 0, False, 0)
     shared.walk(parsel_tree(html), 0, False, 0)
     for w in (own, shared):
         w.flush()
@@ -246,10 +246,10 @@ def test_the_native_comment_check_is_false_only_where_no_comment_splits_text() -
 
 
 def _walk_reads_comments(tree: Any) -> bool | None:
-    """The native walk's reading of ``tree``'s comments (``_Walker.comments``)."""
+    """The native walk's reading of ``tree``'s comments (``Walker.comments``)."""
     from scrapy_simhash.text.native import walk_native
 
-    walker = ex._Walker()
+    walker = ex.Walker()
     return walker.comments if walk_native(walker, tree) else None  # None: the Python walk takes it
 
 
