@@ -114,7 +114,7 @@ def _join_wrapped(text: str) -> list[str]:
         if not line:
             continue
         cur += line
-        if cur[-1] in _SENT_END or len(cur) > 400 and cur[-1] in "，,":
+        if cur[-1] in _SENT_END or (len(cur) > 400 and cur[-1] in "，,"):
             out.append(cur)
             cur = ""
     if cur:
@@ -133,7 +133,7 @@ def _title_from_html(raw: str) -> str:
 def _decode_cee(raw: bytes) -> str:
     """A zh-web-cee original page as text: the CleanEval wrapper's encoding, else UTF-8, else GB18030."""
     m = re.search(rb'<text [^>]*encoding="([^"]*)"', raw[:400])
-    enc = {"utf8": "utf-8", "gb2312": "gb18030", "gbk": "gb18030"}.get(m.group(1).decode() if m else "", None)
+    enc = {"utf8": "utf-8", "gb2312": "gb18030", "gbk": "gb18030"}.get(m.group(1).decode() if m else "")
     if enc is None:
         try:
             return raw.decode("utf-8")

@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> None:
     a, b = _params(args.perm)
     fps: dict[str, int | None] = {}
     sk: dict[tuple[str, int], tuple[np.ndarray, int, frozenset[int]]] = {}
-    cost = {w: 0.0 for w in args.shingle}
+    cost = dict.fromkeys(args.shingle, 0.0)
     t0 = time.perf_counter()
     for i, (key, doc) in enumerate(ps.docs.items()):
         try:

@@ -355,7 +355,7 @@ def parse_duration(text: str) -> float:
     """``"90s"``, ``"30m"``, ``"12h"``, ``"7d"``, ``"2w"`` (or plain seconds) -> seconds."""
     units = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
     value = text.strip().lower()
-    scale = units.get(value[-1:], None)
+    scale = units.get(value[-1:])
     number = value[:-1] if scale is not None else value
     try:
         seconds = float(number) * (scale or 1)

@@ -287,7 +287,7 @@ class NutchAdaptivePolicy(SchedulePolicy):
         **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
-        if not (0 <= inc_rate and 0 <= dec_rate < 1 and 0 <= sync_delta_rate <= 1):
+        if not (inc_rate >= 0 and 0 <= dec_rate < 1 and 0 <= sync_delta_rate <= 1):
             raise ValueError(
                 f"need inc_rate >= 0, 0 <= dec_rate < 1, 0 <= sync_delta_rate <= 1, got {inc_rate}, {dec_rate}, "
                 f"{sync_delta_rate}"
