@@ -245,7 +245,7 @@ def add_paragraph(paras: list[str], rng: random.Random, donor: Article) -> tuple
     fits = [p for p in donor.paras if ADDED_PARAGRAPH <= len(p) <= 800]
     new = rng.choice(fits) if fits else min((p for p in donor.paras if len(p) >= ADDED_PARAGRAPH), key=len)
     at = rng.randint(1, len(paras))
-    return paras[:at] + [new] + paras[at:], len(new)
+    return [*paras[:at], new, *paras[at:]], len(new)
 
 
 # --------------------------------------------------------------------------- site templates
@@ -549,7 +549,7 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
 
     # encoding: real pages, GBK bytes vs UTF-8 bytes
     cee = data / "zh-web-cee" / "original"
-    for k, path in enumerate(sorted(cee.glob("*.html"))[: 12 if quick else None]):
+    for path in sorted(cee.glob("*.html"))[: 12 if quick else None]:
         text = _decode_cee(path.read_bytes())
         text = re.sub(r"^\s*<text [^>]*>", "", text)
         text = re.sub(r"</text>\s*$", "", text)
@@ -621,7 +621,7 @@ def build(data: Path = DATA, *, quick: bool = False, revisions: bool = True, see
             fits = [run for run in runs if len(run.encode()) >= ADDED_PARAGRAPH]  # UTF-8: a Han character 3
             new = rng4.choice(fits) if fits else max(runs, key=len)
             at = rng4.randint(1, len(art.paras))
-            paras = art.paras[:at] + [new] + art.paras[at:]
+            paras = [*art.paras[:at], new, *art.paras[at:]]
             ps.add("keep", "adds_sentences", 0, base, page(site, art, noise, paras), lang=lang, art=art.key, added=len(new))
             frac = (0.3, 0.4, 0.5)[k % 3]
             paras = rewrite(art.paras, rng4, lang, donor, frac)

@@ -23,6 +23,7 @@ characters or more).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gzip
 import json
 import sys
@@ -105,10 +106,8 @@ def run(rows: list[tuple[str, str, dict[str, Any]]], short: bool) -> list[Any]:
     for _, _, item in rows:
         before = len(seen)
         current.append(item)
-        try:
+        with contextlib.suppress(DropItem):
             pipe.process_item(dict(item), spider)
-        except DropItem:
-            pass
         verdicts.append(seen[-1] if len(seen) > before else None)
     pipe.close_spider(spider)
     return verdicts

@@ -46,6 +46,7 @@ requests skipped (the fetches saved), lossy skips, the rules learned.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import subprocess
@@ -288,10 +289,8 @@ class Fetched:
         # Timed first, before anything else reads the page (no cache holds its tokens yet), as CPU
         # time of this thread: other processes on the machine do not inflate it.
         started = time.thread_time()
-        try:
+        with contextlib.suppress(ValueError):  # EmptyTextError: no text at all
             fingerprinter.fingerprint_html(body, record["url"], content_type=ctype)
-        except ValueError:  # EmptyTextError: no text at all
-            pass
         self.ms = (time.thread_time() - started) * 1000
         root = parse(decode(body, ctype))
         self.page_title = collapse(root.findtext(".//title") or "") if root is not None else ""

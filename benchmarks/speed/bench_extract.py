@@ -128,7 +128,7 @@ def run(name: str, pages: list[tuple[str, bytes, str]], repeat: int, verbose: bo
     per_page: dict[str, list[float]] = {}
     for ex_name, fn in extractors().items():
         f1s, ps, rs, times = [], [], [], []
-        for (key, _body, truth), html in zip(pages, decoded):
+        for (_key, _body, truth), html in zip(pages, decoded):
             reps = []
             for _ in range(repeat):
                 t0 = time.perf_counter()

@@ -33,6 +33,8 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
+import contextlib
+
 import html5lib
 import markupever
 from lxml import etree
@@ -65,10 +67,8 @@ def _copy(src, parent):
         except ValueError:  # a name lxml refuses
             el = etree.SubElement(parent, re.sub(r"[^A-Za-z0-9_.-]", "_", child.tag) or "x")
         for k, v in child.attrib.items():
-            try:
+            with contextlib.suppress(ValueError):
                 el.set(k, _CONTROL.sub("", v))
-            except ValueError:
-                pass
         el.text = _CONTROL.sub("", child.text) if child.text else None
         el.tail = _CONTROL.sub("", child.tail) if child.tail else None
         _copy(child, el)

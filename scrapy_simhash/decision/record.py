@@ -147,7 +147,7 @@ class PageRecord:
             now if changed else self.last_changed,
             self.fetch_count + 1,
             self.change_count + (1 if changed else 0),
-            (((fp, distance),) + self.history)[:history_size],
+            ((fp, distance), *self.history)[:history_size],
             duplicate_of,
             self.next_due,
             self.schedule,

@@ -193,10 +193,7 @@ def _rank(
     left out (-inf)."""
     at = rows.tolist()
     read = getattr(keys, "records", None)  # the store reads them by the due index's ids
-    if read is not None:
-        records = read(at)
-    else:
-        records = index.get_records([keys[i].decode("utf-8") for i in at])
+    records = read(at) if read is not None else index.get_records([keys[i].decode("utf-8") for i in at])
     states = []
     for i, state in zip(at, schedule_states(records)):
         if state is None:

@@ -228,7 +228,8 @@ def remember(index: SimhashIndex, evidence: Evidence) -> None:
     key, fp, content_key, lines, urls = evidence
     if len(lines) > MAX_LINES:
         return
-    kept = [u for u in urls if u != key][-(MAX_URLS - 1) :] + [key]
+    kept = [u for u in urls if u != key][-(MAX_URLS - 1) :]
+    kept.append(key)
     blobs = {
         _key_name(content_key): json.dumps(kept).encode(),
         _page_name(key): _encode(key, fp, line_keys(list(lines))),

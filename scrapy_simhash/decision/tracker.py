@@ -406,7 +406,7 @@ class ChangeTracker:
             first_seen = record.first_seen
             last_changed = now if changed else record.last_changed
             fetch_count, change_count = record.fetch_count + 1, record.change_count + changed
-            history = (((fp, change),) + record.history)[: self.history_size]
+            history = ((fp, change), *record.history)[: self.history_size]
             next_due, schedule = record.next_due, record.schedule
         if self.policy is not None:
             # The size of a change: the change sketches' (on the bits' scale), else the bits';

@@ -209,7 +209,7 @@ class SchedulePolicy:
         size = 0.0  # unchanged
         if changed:
             size = float(distance) if distance is not None and distance > 0 else -1.0  # -1: changed, size unknown
-        recent = ((elapsed, size),) + state.recent
+        recent = ((elapsed, size), *state.recent)
         old = (state.old_changes, state.old_changed_secs, state.old_unchanged_secs)
         if len(recent) > self.recent:
             (t, s), recent = recent[-1], recent[:-1]

@@ -10,7 +10,7 @@ import os
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, overload
@@ -300,10 +300,8 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
         )
     options = settings.get("SIMHASH_RECRAWL_POLICY_OPTIONS") or {}
     if isinstance(options, str):  # -s SIMHASH_RECRAWL_POLICY_OPTIONS='{"probe_ratio": 4}', as Scrapy's getdict reads it
-        try:
+        with suppress(ValueError):  # refused below, with the value given
             options = json.loads(options)
-        except ValueError:
-            pass  # refused below, with the value given
     if not isinstance(options, dict) or not all(isinstance(k, str) for k in options):
         raise invalid(
             "SIMHASH_RECRAWL_POLICY_OPTIONS",

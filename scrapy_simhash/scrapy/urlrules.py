@@ -7,6 +7,7 @@ Scrapy glue only: the rules, their evidence and their state come from
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -179,10 +180,8 @@ class SimhashUrlRulesMiddleware:
         waiter: Deferred[None] = Deferred()
         waiter.addTimeout(WAIT_SECONDS, clock)
         self._fetching[form].append(waiter)
-        try:
+        with contextlib.suppress(defer.TimeoutError):
             await maybe_deferred_to_future(waiter)
-        except defer.TimeoutError:
-            pass
 
     def _fetch(self, key: str) -> None:
         """``key`` goes to the downloader: a request that a rule would join to it tests the rule

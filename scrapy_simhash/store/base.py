@@ -309,19 +309,19 @@ class FingerprintStore(ABC):
         :class:`~scrapy_simhash.errors.NotAnIndexError` and stays. Called before :meth:`open`."""
         return False
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - optional: a no-op for a store with nothing to release
         """Release resources and make committed writes durable. Idempotent."""
 
     # -- groups (optional) ------------------------------------------------------------------
 
-    def begin(self) -> None:
+    def begin(self) -> None:  # noqa: B027 - optional: a store without groups need not override it
         """Start a group: the operations until :meth:`commit` are one transaction where the
         store can do that (LMDB), so that they cost one commit; a store that cannot (one round
         trip per operation) keeps each operation atomic and need not override these. A store
         that runs out of room inside a group aborts it and raises
         :class:`~scrapy_simhash.errors.StoreFullError`; the index then replays the group."""
 
-    def hold(self, keys: Sequence[bytes]) -> None:
+    def hold(self, keys: Sequence[bytes]) -> None:  # noqa: B027 - optional, as begin
         """Inside a group: the records of ``keys`` are the group's until it ends or writes them
         (the write of a key's record ends its decision), so that a read-decide-write of a key's
         record by two processes at once happens one after the other (the other's group waits).
@@ -329,10 +329,10 @@ class FingerprintStore(ABC):
         that already and need not override this; one that keeps each call atomic on its own
         (Redis) locks the keys."""
 
-    def commit(self) -> None:
+    def commit(self) -> None:  # noqa: B027 - optional, as begin
         """End the group started by :meth:`begin`, keeping its writes."""
 
-    def abort(self) -> None:
+    def abort(self) -> None:  # noqa: B027 - optional, as begin
         """End the group started by :meth:`begin`, dropping its writes where the store can."""
 
     # -- decisions (optional) ---------------------------------------------------------------
@@ -471,7 +471,7 @@ class FingerprintStore(ABC):
         """Backend figures for benchmarks and the ``info`` command (sizes in bytes)."""
         return {}
 
-    def check(self) -> None:
+    def check(self) -> None:  # noqa: B027 - optional: a no-op for a store with nothing to damage
         """Read everything stored once; :class:`~scrapy_simhash.errors.StoreError` (kind
         ``corrupt``) if part of it cannot be read. A store with nothing to damage (memory, a
         server that checks its own data) need not override this."""

@@ -88,6 +88,7 @@ one opened and raises :class:`~scrapy_simhash.errors.StoreError` (``lock_file``)
 from __future__ import annotations
 
 import bisect
+import contextlib
 import ctypes
 import hashlib
 import itertools
@@ -503,10 +504,8 @@ def destroy_dir(path: str) -> bool:
             "Nothing was deleted"
         )
     for name in _LMDB_FILES:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             os.remove(os.path.join(path, name))
-        except FileNotFoundError:
-            pass
     os.rmdir(path)
     return True
 
@@ -837,7 +836,8 @@ class LmdbStore(FingerprintStore):
 
     def _db(self, name: bytes, **flags: Any) -> Any:
         shared, env = self._shared, self._env
-        assert shared is not None and env is not None
+        assert shared is not None
+        assert env is not None
         with shared.lock:
             for _ in range(100):
                 if name in shared.dbs:
@@ -1050,7 +1050,8 @@ class LmdbStore(FingerprintStore):
 
     def _grow_if_needed(self) -> None:
         env = self._env
-        assert env is not None and self._shared is not None
+        assert env is not None
+        assert self._shared is not None
         info = env.info()
         if (info["last_pgno"] + 1) * self._shared.psize > _GROW_AT * info["map_size"]:
             self._grow()
@@ -1863,10 +1864,8 @@ class LmdbStore(FingerprintStore):
         if env is None or self.path is None or shared is None:
             return {}
         out: dict[str, int] = {"map_size": env.info()["map_size"], "map_grows": self.grows}
-        try:
+        with contextlib.suppress(OSError):
             out["file_size"] = os.path.getsize(os.path.join(self.path, "data.mdb"))
-        except OSError:  # pragma: no cover
-            pass
         psize = shared.psize
         try:
             with shared.lock, env.begin() as txn:
@@ -1883,10 +1882,8 @@ class LmdbStore(FingerprintStore):
 
 
 def _abort(txn: Any) -> None:
-    try:
+    with contextlib.suppress(lmdb.Error):  # already ended by LMDB
         txn.abort()
-    except lmdb.Error:  # pragma: no cover - already ended by LMDB
-        pass
 
 
 def _putmulti(cur: Any, pairs: list[tuple[bytes, bytes]], dupdata: bool = False) -> None:

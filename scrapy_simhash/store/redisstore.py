@@ -1194,10 +1194,11 @@ class RedisStore(FingerprintStore):
         if self._records is not None:  # a cluster: each record shard in its own slot
             named: list[bytes] = []
             hots: list[bytes] = []
-            n, last = 0, first
-            while last < SHARDS and n < limit:  # _HOT_SHARDS shards a pipeline
-                batch = range(last, min(last + _HOT_SHARDS, SHARDS))
-                for last, (joined, packed) in zip(batch, self._rcall_shards(batch, [b"hot"], "read")):
+            n, last = 0, first - 1  # last: the last shard read
+            while last + 1 < SHARDS and n < limit:  # _HOT_SHARDS shards a pipeline
+                batch = range(last + 1, min(last + 1 + _HOT_SHARDS, SHARDS))
+                for shard, (joined, packed) in zip(batch, self._rcall_shards(batch, [b"hot"], "read")):
+                    last = shard
                     if joined:
                         some = bytes(joined).split(b"\xff")
                         n += len(some)
@@ -1205,10 +1206,6 @@ class RedisStore(FingerprintStore):
                         hots.append(bytes(packed))
                     if n >= limit:
                         break
-                else:
-                    last += 1
-            if n < limit:
-                last -= 1
             return (str(last).encode() if n else None), named, b"".join(hots)
         res = self._call("hot", first, limit, action="read")
         if not res:

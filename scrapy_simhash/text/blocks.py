@@ -159,10 +159,7 @@ def _is_meta_element(el, tag: str) -> bool:
 
 def _wraps_paragraphs(el) -> bool:
     """Whether ``el`` holds at least ``_WRAPPER_PARAGRAPHS`` <p>/<br>: a page wrapper, not chrome."""
-    for count, _ in enumerate(el.iterdescendants("p", "br"), 1):
-        if count >= _WRAPPER_PARAGRAPHS:
-            return True
-    return False
+    return any(count >= _WRAPPER_PARAGRAPHS for count, _ in enumerate(el.iterdescendants("p", "br"), 1))
 
 
 def fold(text: str) -> str:

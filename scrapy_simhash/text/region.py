@@ -114,10 +114,7 @@ def _meta_says(text: str, low: str) -> bool:
             return _META_SAYS_RE.search(text) is not None
         if _META_HAN_KEYWORD_RE.search(text) is not None:
             return True
-    for word in _META_KEYWORDS_SORTED:
-        if word in low:
-            return True
-    return False
+    return any(word in low for word in _META_KEYWORDS_SORTED)
 
 
 def is_meta_text(text: str) -> bool:

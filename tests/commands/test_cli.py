@@ -283,7 +283,7 @@ def test_dedup_keeps_a_line_that_adds_to_the_kept_one(tmp_path, keep_adds):
 def test_dedup_finds_short_copies_that_their_fingerprints_put_beyond_k(tmp_path):
     fingerprinter = Fingerprinter()
     rows, copies = [], {}
-    for title, paragraphs in ZH_ARTICLES.values():
+    for _title, paragraphs in ZH_ARTICLES.values():
         for paragraph in paragraphs:
             rows.append({"title": "", "text": paragraph})
             original = len(rows)

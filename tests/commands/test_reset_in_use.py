@@ -68,7 +68,7 @@ def test_a_crawls_reset_refuses_an_index_another_crawl_has_open(tmp_path: Path) 
     path = tmp_path / "spider" / "pages"
     with SimhashIndex.open(path) as index:
         index.add("https://a.example/1", 0x0F0F_0F0F_0F0F_0F0F)
-    with _held_open(path), pytest.raises(SimhashIndexError, match="open in another process .*Nothing was deleted"):
+    with _held_open(path), pytest.raises(SimhashIndexError, match=r"open in another process .*Nothing was deleted"):
         SimhashIndex.destroy(path)  # what SIMHASH_RESET / -a simhash_reset=1 calls at the spider's open
     with SimhashIndex.open(path, readonly=True) as index:
         assert len(index) == 2

@@ -173,7 +173,7 @@ def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
     raw = OwnText(kept).sketch()
     for damaged in (raw[:-3], raw[:1] + bytes(b ^ 0x5A for b in raw[1:]), b"\x05", b"\x05not zlib"):
         for own in (OwnText(kept[:3]), OwnText.normalised(normalize("\n".join(kept[:3])))):
-            with pytest.raises(ValueError, match="not a novelty sketch|cut short"):
+            with pytest.raises(ValueError, match=r"not a novelty sketch|cut short"):
                 own.added(damaged)
     assert OwnText(kept[:3]).added(raw) == 0  # the sketch undamaged: read
 

@@ -357,7 +357,7 @@ def test_hamming_and_similarity():
     ],
 )
 def test_invalid_settings_name_argument_and_range(kwargs, words):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=words[0]) as info:
         Fingerprinter(**kwargs)
     for w in words:
         assert w in str(info.value)

@@ -727,7 +727,7 @@ def test_store_mismatch_fails_at_start_up(make_mw):
     mw = make_mw()
     run(mw, make_response(URL_A, article_html("harbour")))
     mw.spider_closed(mw.crawler.spider, "finished")
-    with pytest.raises(ValueError, match="128|bits"):
+    with pytest.raises(ValueError, match=r"128|bits"):
         make_mw(SIMHASH_BITS=128)
 
 

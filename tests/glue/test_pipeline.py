@@ -176,7 +176,7 @@ def test_duplicates_are_found_across_crawls(make_pipeline):
     pipeline.process_item(story("tea", "https://zh.example.com/tea"))
     pipeline.close_spider(pipeline.crawler.spider)
     second = make_pipeline()
-    with pytest.raises(NearDuplicateItem, match="https://zh.example.com/tea"):
+    with pytest.raises(NearDuplicateItem, match=r"https://zh\.example\.com/tea"):
         second.process_item(story("tea", "https://copy.example.cn/tea"))
 
 
@@ -328,10 +328,10 @@ def test_an_item_that_adds_to_a_kept_item_is_kept_and_a_dated_copy_dropped(make_
         assert pipeline.process_item(superset) is superset
         assert stat(pipeline, "simhash/items/kept/adds") == 1
     else:  # resemblance alone: its sentence is lost
-        with pytest.raises(NearDuplicateItem, match="Near-duplicate of https://news.example.com/week/1"):
+        with pytest.raises(NearDuplicateItem, match=r"Near-duplicate of https://news\.example\.com/week/1"):
             pipeline.process_item(superset)
         assert stat(pipeline, "simhash/items/kept/adds") is None
-    with pytest.raises(NearDuplicateItem, match="Near-duplicate of https://news.example.com/week/1") as info:
+    with pytest.raises(NearDuplicateItem, match=r"Near-duplicate of https://news\.example\.com/week/1") as info:
         pipeline.process_item(copy)  # a date and a counter changed: it adds nothing
     assert info.value.adds == (0 if keep_adds else None)
 
@@ -344,13 +344,13 @@ def test_the_kept_items_texts_are_measured_across_crawls(make_pipeline, store_se
     pipeline.close_spider(pipeline.crawler.spider)
     second = make_pipeline(**settings)
     subset = digest("https://news.example.com/week/1", updated="12 May 2025, 1,204 readers")
-    with pytest.raises(NearDuplicateItem, match="https://news.example.com/week/2") as info:
+    with pytest.raises(NearDuplicateItem, match=r"https://news\.example\.com/week/2") as info:
         second.process_item(subset)  # the superset first: the subset says nothing new, and goes
     assert info.value.adds == 0
     other = digest(
         "https://news.example.com/week/3", FERRY.replace("ferry", "cruise"), updated="26 May 2025, 3,020 readers"
     )
-    with pytest.raises(NearDuplicateItem, match="https://news.example.com/week/2"):
+    with pytest.raises(NearDuplicateItem, match=r"https://news\.example\.com/week/2"):
         second.process_item(other)  # one word changed in the added sentence: little that is new
     bigger = digest("https://news.example.com/week/4", TICKETS, FERRY, updated="26 May 2025, 3,020 readers")
     assert second.process_item(bigger) is bigger  # a sentence more than the kept superset

@@ -86,7 +86,7 @@ def test_values_from_the_command_line_are_parsed():
     ],
 )
 def test_bad_value_names_setting_value_and_range(name, value, expected):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=name) as info:
         config_of(**{name: value})
     message = str(info.value)
     assert message.startswith(f"{name} ({value!r}) is invalid")
@@ -105,7 +105,7 @@ def test_bad_value_names_setting_value_and_range(name, value, expected):
 )
 def test_bad_fingerprinter_option_names_the_setting(name, value):
     config = config_of(**{name: value})
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=name) as info:
         build_fingerprinter(config)
     assert str(info.value).startswith(f"{name} ({value!r}) is invalid")
 
@@ -201,7 +201,8 @@ def test_simhash_store_with_a_missing_dependency_names_the_package(tmp_path, mon
         "import simhash_test_missing_pkg\nfrom scrapy_simhash.store.memory import MemoryStore as Store\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(ValueError) as info:  # never NotConfigured: the crawl must not run without it
+    # never NotConfigured: the crawl must not run without it
+    with pytest.raises(ValueError, match="SIMHASH_STORE") as info:
         config_of(SIMHASH_STORE="shop_stores.Store")
     message = str(info.value)
     assert "SIMHASH_STORE" in message and "pip install simhash_test_missing_pkg" in message

@@ -56,7 +56,7 @@ def test_the_docs_document_these_spider_arguments():
     assert documented == set(DOCUMENTED_ARGUMENTS)
 
 
-@pytest.mark.parametrize("value", FALSE_STRINGS + (False, 0))
+@pytest.mark.parametrize("value", [*FALSE_STRINGS, False, 0])
 def test_simhash_reset_false_keeps_the_index(base_settings, value):
     _indexed_once(base_settings)
     mw = _middleware(base_settings, simhash_reset=value)
@@ -66,7 +66,7 @@ def test_simhash_reset_false_keeps_the_index(base_settings, value):
     mw.spider_closed(mw.crawler.spider, "finished")
 
 
-@pytest.mark.parametrize("value", TRUE_STRINGS + (True, 1))
+@pytest.mark.parametrize("value", [*TRUE_STRINGS, True, 1])
 def test_simhash_reset_true_empties_the_index(base_settings, value):
     _indexed_once(base_settings)
     mw = _middleware(base_settings, simhash_reset=value)
@@ -98,7 +98,7 @@ def test_simhash_enabled_true_leaves_it_on(base_settings, value):
 @pytest.mark.parametrize("value", BAD_STRINGS)
 def test_an_unreadable_argument_stops_the_crawl_and_keeps_the_index(base_settings, name, value):
     _indexed_once(base_settings)
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=name) as info:
         _middleware(base_settings, **{name: value})
     message = str(info.value)
     assert message.startswith(f"The spider argument {name} ({value!r}) is invalid: it must be True or False")
@@ -134,7 +134,7 @@ def test_policy_options_from_the_command_line_are_json():
 
 
 def test_only_the_repetition_of_a_reported_error_is_left_out(base_settings, caplog):
-    with pytest.raises(ValueError) as reported, caplog.at_level(logging.INFO):
+    with pytest.raises(ValueError, match="SIMHASH_MAX_DISTANCE") as reported, caplog.at_level(logging.INFO):
         _middleware({**base_settings, "SIMHASH_MAX_DISTANCE": "99"})
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.ERROR] == [
         f"scrapy-simhash cannot start: {reported.value}"

@@ -20,7 +20,7 @@ def test_the_readme_shows_the_two_set_up_commands_verbatim() -> None:
     block = block[: block.index("\n```", 8)]
     assert [line.split("#")[0].strip() for line in block.splitlines()[1:]] == list(SETUP_COMMANDS)
     usage = (ROOT / "dev").read_text(encoding="utf-8")
-    for command in SETUP_COMMANDS + ("./dev docs",):
+    for command in (*SETUP_COMMANDS, "./dev docs"):
         assert f"#   {command} " in usage, f"./dev --help does not list {command}"
 
 

@@ -267,7 +267,7 @@ def test_128_bit_values(make_index) -> None:
 def test_batch_atomic(make_index) -> None:
     idx = make_index()
     idx.add("keep", 1)
-    with pytest.raises(RuntimeError), idx.batch():
+    with pytest.raises(RuntimeError), idx.batch():  # noqa: PT012 - an error inside the batch undoes it
         idx.add("x", 2)
         idx.remove("keep")
         idx.put_record("x", b"r")
@@ -323,7 +323,7 @@ def test_a_memory_store_without_undo_refuses_groups_after_an_abort() -> None:
     for undo in (True, False):
         idx = SimhashIndex(MemoryStore(undo=undo))
         idx.add("a", 1)
-        with pytest.raises(RuntimeError, match="boom"), idx.batch():
+        with pytest.raises(RuntimeError, match="boom"), idx.batch():  # noqa: PT012 - an error inside the batch
             idx.add("b", 1 << 40)
             idx.remove("a")
             raise RuntimeError("boom")

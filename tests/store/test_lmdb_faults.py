@@ -314,7 +314,7 @@ def test_damaged_data_file_is_refused_untouched(tmp_path: Path, damage: str) -> 
         assert "holds a damaged LMDB database" in done.stdout and "restore the index from a copy" in done.stdout
         assert "is not a scrapy-simhash index" not in done.stdout
     assert _checksums(path) == before
-    with pytest.raises(NotAnIndexError, match="data.mdb"):
+    with pytest.raises(NotAnIndexError, match=r"data\.mdb"):
         SimhashIndex.destroy(path)  # not deleted either
     assert _checksums(path) == before
 
@@ -395,7 +395,7 @@ def test_an_io_error_on_open_is_a_store_error_not_a_foreign_directory(
         raise lmdb.Error(f"{args[0]}: Input/output error")
 
     monkeypatch.setattr(lmdb, "open", eio)
-    with pytest.raises(StoreError, match="io: .*Input/output error") as info:
+    with pytest.raises(StoreError, match=r"io: .*Input/output error") as info:
         SimhashIndex.open(path)
     assert info.value.kind == "io" and str(path) in str(info.value)
     monkeypatch.undo()

@@ -84,7 +84,7 @@ def test_lua_files_and_unfiles_every_layout_as_python_does(
     stored["twin"] = stored.pop("k0")
     fps = {v.to_bytes(bits // 8, "big") for v in stored.values()}
     assert _table_contents(client, store) == _expected_tables(index.layout, fps)
-    for key, v in list(stored.items())[:30]:
+    for v in list(stored.values())[:30]:
         q = v ^ (1 << rng.randrange(bits)) ^ (1 << rng.randrange(bits))
         brute = sorted((kk, (vv ^ q).bit_count()) for kk, vv in stored.items() if (vv ^ q).bit_count() <= k)
         assert sorted((m.key, m.distance) for m in index.near(q)) == brute
@@ -180,7 +180,7 @@ def test_an_index_of_the_earlier_key_layout_is_refused_untouched_and_a_reset_del
     client.hset(prefix + "r7", "https://a.example/", b"an old record")
     client.hset(prefix + "h7", "https://a.example/", b"\x00" * 57)
     before = {name: client.dump(name) for name in client.keys(prefix.replace("{", "\\{") + "*")}
-    with pytest.raises(SimhashIndexError, match="earlier version.*layout 2.*Rebuild it.*SIMHASH_RESET"):
+    with pytest.raises(SimhashIndexError, match=r"earlier version.*layout 2.*Rebuild it.*SIMHASH_RESET"):
         _index(redis_server.url, str(tmp_path))
     assert {name: client.dump(name) for name in before} == before  # untouched
     assert RedisStore(redis_server.url, str(tmp_path)).destroy()
@@ -202,7 +202,7 @@ def test_on_a_cluster_an_index_of_the_servers_layout_is_refused_untouched(redis_
     assert meta.pop("redis_layout") == 3
     client.set(name, json.dumps({"redis_layout": 2, **meta}))
     before = client.get(name)
-    with pytest.raises(SimhashIndexError, match="earlier version.*layout 3 on a cluster.*Rebuild it"):
+    with pytest.raises(SimhashIndexError, match=r"earlier version.*layout 3 on a cluster.*Rebuild it"):
         _index(redis_cluster.url, prefix)
     assert client.get(name) == before
     assert RedisStore(redis_cluster.url, prefix).destroy()
@@ -295,7 +295,7 @@ def test_connection_loss_raises_then_resumes_when_the_server_is_back(redis_facto
             match = index.check_and_add("https://a.example/2", 0xABCDEF)
             break
         except StoreError as exc:
-            assert exc.kind == "connection" and time.monotonic() < deadline
+            assert exc.kind == "connection" and time.monotonic() < deadline  # noqa: PT017 - a retry loop
             time.sleep(0.05)
     assert match is not None and match.key == "https://a.example/1"
     index.close()

@@ -160,7 +160,7 @@ def test_on_a_cluster_a_node_of_records_switched_to_evicting_is_noticed_within_a
     theirs = [url for url in urls if node[url] == other]
     try:
         redis.Redis(port=other).config_set("maxmemory-policy", "allkeys-lru")
-        with pytest.raises(StoreError) as info:
+        with pytest.raises(StoreError) as info:  # noqa: PT012 - one of the calls refuses
             for _ in range(EVICTION_CHECK_CALLS):  # every such call of the process checks
                 index.get_record(theirs[0])
         assert info.value.kind == "eviction" and f":{other}'s maxmemory-policy became allkeys-lru" in str(info.value)
@@ -190,7 +190,7 @@ def test_on_a_cluster_the_selections_read_of_hot_states_notices_an_evicting_node
     try:
         for port in ports:
             redis.Redis(port=port).config_set("maxmemory-policy", "allkeys-lru")
-        with pytest.raises(StoreError) as info:
+        with pytest.raises(StoreError) as info:  # noqa: PT012 - one of the calls refuses
             for _ in range(EVICTION_CHECK_CALLS):
                 index.due_states(None, 10_000)
         assert info.value.kind == "eviction" and "maxmemory-policy became allkeys-lru" in str(info.value)
@@ -239,7 +239,7 @@ def test_a_server_at_its_maxmemory_is_memory_full(redis_factory: Callable[..., A
     index = _index(server.url, "crawl")
     client.config_set("maxmemory", client.info("memory")["used_memory"] + 1_000_000)  # noeviction: the default
     written = 0
-    with pytest.raises(StoreError) as info:
+    with pytest.raises(StoreError) as info:  # noqa: PT012 - writes until the server refuses one
         for i in range(10_000):
             index.put_record(f"https://a.example/{i}", b"x" * 4000, due=float(i))
             written += 1
@@ -362,7 +362,7 @@ def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_
         except StoreError as exc:
             kinds.append(exc.kind)
             if exc.kind == "eviction":
-                assert "allkeys-lru" in str(exc) and "maxmemory-policy noeviction" in str(exc)
+                assert "allkeys-lru" in str(exc) and "maxmemory-policy noeviction" in str(exc)  # noqa: PT017 - a loop
         if first_eviction is None and int(admin.info("stats")["evicted_keys"]) > 0:
             first_eviction = i
     assert first_eviction is not None and first_eviction >= 1000  # the server did evict
@@ -381,7 +381,7 @@ def test_a_policy_switched_to_evicting_at_page_1000_of_a_5mb_server_is_eviction_
     left = admin.exists(*(prefix + name for name in ("fps", "n", "nr", "ne", "nh", "aux", "id", "w"))) + entries
     if not admin.exists(prefix + "meta") and left:
         # The eviction took the metadata (read only at open, so the idlest key) and left others.
-        with pytest.raises(NotAnIndexError, match="no metadata.*evicted"):
+        with pytest.raises(NotAnIndexError, match=r"no metadata.*evicted"):
             SimhashIndex(RedisStore(server.url, "crawl"))
     elif (n, nr, ne, nh) == (keys, records, entries, hots):
         # Only evidence was evicted, or the whole index with its metadata: nothing left to tell of.
@@ -412,7 +412,7 @@ def test_a_policy_switched_before_the_server_is_full_is_reported_before_anything
         tracker.observe(f"https://a.example/{i}", PageFingerprint.of(_fp(i)))
     admin.config_set("maxmemory-policy", "volatile-lru")
     calls = 0
-    with pytest.raises(StoreError) as info:
+    with pytest.raises(StoreError) as info:  # noqa: PT012 - one of the calls refuses
         for calls in range(1, EVICTION_CHECK_CALLS + 1):
             index.get_record(f"https://a.example/{calls}")
     assert calls <= EVICTION_CHECK_CALLS and info.value.kind == "eviction"

@@ -269,7 +269,7 @@ def test_sixteen_byte_fingerprints(kind: StoreKind, tmp_path: Path) -> None:
     rng = random.Random(3)
     stored = {b"k%d" % i: rng.getrandbits(128) for i in range(100)}
     s.put([(k, v.to_bytes(16, "big")) for k, v in stored.items()])
-    for key, v in list(stored.items())[:20]:
+    for v in list(stored.values())[:20]:
         q = _flip(rng, v, 2, 128)
         assert _hits(s.near(q.to_bytes(16, "big"), 3, 0)) == _brute(stored, q, 3)
     s.close()

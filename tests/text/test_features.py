@@ -215,7 +215,7 @@ def test_weighting_seed000_pos_length_signal_title():
     ],
 )
 def test_invalid_options_name_argument_and_range(kwargs, words):
-    with pytest.raises(ValueError) as info:
+    with pytest.raises(ValueError, match=words[0]) as info:
         FeatureExtractor(**kwargs)
     for w in words:
         assert w in str(info.value)

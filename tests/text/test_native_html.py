@@ -316,7 +316,7 @@ def test_walker_reads_only_lxml_elements() -> None:
     class NotLxml:
         pass
 
-    with pytest.raises(ValueError, match="not an lxml.etree._Element: NotLxml"):
+    with pytest.raises(ValueError, match=r"not an lxml\.etree\._Element: NotLxml"):
         nat.html_walker().walk(NotLxml(), remaining=None, max_blocks=10, step=10)
 
 
@@ -389,7 +389,7 @@ def test_nested_wrappers_and_tag_names_identical(page: str) -> None:
     assert_same(page)
 
 
-@pytest.mark.parametrize("max_blocks, step", [(0, 1), (2, 3), (8, 1), (12, 5), (16, 1), (16, 5), (20, 7)])
+@pytest.mark.parametrize(("max_blocks", "step"), [(0, 1), (2, 3), (8, 1), (12, 5), (16, 1), (16, 5), (20, 7)])
 def test_block_cap_inside_wrappers_like_the_python_walk(
     max_blocks: int, step: int, monkeypatch: pytest.MonkeyPatch
 ) -> None:

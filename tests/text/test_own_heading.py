@@ -114,7 +114,7 @@ def gidocgen_page() -> str:
 
 
 @pytest.mark.parametrize(
-    "page, own",
+    ("page", "own"),
     [
         (
             javadoc_page(),
