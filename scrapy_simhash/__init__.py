@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash._version import __version__ as __version__
-from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, hamming, similarity
+from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, hamming, hamming_similarity
 from scrapy_simhash.store.index import (
     Match,
     NotAnIndexError,
@@ -44,7 +44,7 @@ __all__ = [
     "due_requests",
     "extract",
     "hamming",
-    "similarity",
+    "hamming_similarity",
 ]
 
 # The Scrapy glue is imported on first use, so that the pure parts (Fingerprinter,

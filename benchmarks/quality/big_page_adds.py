@@ -36,7 +36,7 @@ from scrapy.settings import Settings
 
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED
-from scrapy_simhash.fingerprint.novelty import normalize
+from scrapy_simhash.fingerprint.novelty import gram_text
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, PageFingerprint
 from scrapy_simhash.scrapy.settings import load_config
 from scrapy_simhash.store.index import SimhashIndex
@@ -92,7 +92,7 @@ def insert(body: bytes, para: str, rng: random.Random, own: str) -> bytes | None
     to a list of links; ``None``: the page has no such paragraph."""
     import html
 
-    ends = [m.end() for m in _PARA_RE.finditer(body) if len(t := normalize(_text(m.group(1)))) >= 40 and t in own]
+    ends = [m.end() for m in _PARA_RE.finditer(body) if len(t := gram_text(_text(m.group(1)))) >= 40 and t in own]
     if not ends:
         return None
     at = rng.choice(ends)
@@ -206,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
                         "evidence": "text" if kept[:1] == b"\x05" else "sample",
                         "size": size,
                         "seed": seed,
-                        "in_own_text": normalize(para)[:200] in second.own.text,
+                        "in_own_text": gram_text(para)[:200] in second.own.text,
                         "counted": round(second.own.added(kept)),
                         "changed": changed,
                         "reason": reason,

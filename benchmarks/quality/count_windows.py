@@ -35,7 +35,7 @@ import build_pairs as bp
 from keep_adds import Decider
 
 from scrapy_simhash.fingerprint import novelty
-from scrapy_simhash.fingerprint.novelty import normalize, one_line
+from scrapy_simhash.fingerprint.novelty import gram_text, one_line
 
 WINDOW = 16
 WAYS = {
@@ -108,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         a, b = decider.page(p.a), decider.page(p.b)
         if a is None or b is None or a.own is None or b.own is None:
             continue
-        kept = normalize("\n".join(a.own._lines or ()) + "\n" + "\n".join(a.own._rest or ()))
+        kept = gram_text("\n".join(a.own._lines or ()) + "\n" + "\n".join(a.own._rest or ()))
         sets.setdefault(name, []).append({way: count(b.own.text, kept, *args_) for way, args_ in WAYS.items()})
     print("Share counted under 100 (median count):\n")
     print("| pairs | n | " + " | ".join(WAYS) + " |")

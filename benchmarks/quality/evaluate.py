@@ -403,11 +403,11 @@ def product_change_rows(r: Result, ps: bp.PairSet, sketches: dict[str, bytes | N
     """Bars rows for ``ChangeTracker``'s decision: changed when the fingerprint moved more than
     t OR the change sketches' similarity is under ``SIMHASH_CHANGE_SIMILARITY``."""
     from scrapy_simhash.defaults import SIMHASH_CHANGE_SIMILARITY as floor
-    from scrapy_simhash.fingerprint.sketch import similarity
+    from scrapy_simhash.fingerprint.sketch import sketch_similarity
 
     def sim(p: bp.Pair) -> float:
         a, b = sketches.get(p.a), sketches.get(p.b)
-        return 1.0 if a is None or b is None else similarity(a, b)
+        return 1.0 if a is None or b is None else sketch_similarity(a, b)
 
     rows = []
     change = [(p, d) for p, d in zip(ps.pairs, distances_of(r, ps)) if p.group == "change"]

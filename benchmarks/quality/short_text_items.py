@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=30, help="short_text drops to print in full")
     args = parser.parse_args()
     from scrapy_simhash.decision.shorttext import SHORT_CHARS
-    from scrapy_simhash.fingerprint.novelty import normalize, uncovered
+    from scrapy_simhash.fingerprint.novelty import gram_text, uncovered
 
     rows = items()
     by_url = {item["url"]: (source, doc, item) for source, doc, item in rows}
@@ -145,8 +145,8 @@ def main() -> None:
     print(f"short_text drops: {len(drops)}, of them a version of the kept item's own document: {same_doc}")
     for (source, doc, item), v in drops[: args.show]:
         kept = by_url[v.duplicate_of][2]
-        mine = normalize((item["title"] + "\n" + item["body"]).strip())
-        theirs = normalize((kept["title"] + "\n" + kept["body"]).strip())
+        mine = gram_text((item["title"] + "\n" + item["body"]).strip())
+        theirs = gram_text((kept["title"] + "\n" + kept["body"]).strip())
         lost = uncovered(mine, theirs, 4)
         same = "same document" if by_url[v.duplicate_of][1] == doc else "OTHER document"
         print(f"- {source} {item['url']} <- kept {v.duplicate_of} ({same}; adds {v.adds}, distance {v.distance})")

@@ -36,7 +36,7 @@ import build_pairs as bp
 from scrapy_simhash import defaults
 from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter
-from scrapy_simhash.fingerprint.sketch import filled, similarity
+from scrapy_simhash.fingerprint.sketch import filled, sketch_similarity
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.text.extract import Document
 
@@ -74,7 +74,7 @@ def _unlike(a: Facts, b: Facts) -> bool:
         return False
     if min(filled(sa), filled(sb)) < WIDE_MIN_SLOTS:
         return False
-    return similarity(sa, sb) < defaults.SIMHASH_NEAR_SIMILARITY
+    return sketch_similarity(sa, sb) < defaults.SIMHASH_NEAR_SIMILARITY
 
 
 def product_duplicate(a: Facts | None, b: Facts | None, layout: TableLayout) -> tuple[bool, int]:
@@ -92,7 +92,7 @@ def product_duplicate(a: Facts | None, b: Facts | None, layout: TableLayout) -> 
     if sa is None or sb is None or min(filled(sa), filled(sb)) < WIDE_MIN_SLOTS:
         return False, d
     found = layout.key_distance(a[0].to_bytes(8, "big"), b[0].to_bytes(8, "big")) <= 1
-    return found and similarity(sa, sb) >= defaults.SIMHASH_WIDE_SIMILARITY, d
+    return found and sketch_similarity(sa, sb) >= defaults.SIMHASH_WIDE_SIMILARITY, d
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -127,7 +127,7 @@ def main(argv: list[str] | None = None) -> None:
         d = (fa[0] ^ fb[0]).bit_count()
         near_key = layout.key_distance(fa[0].to_bytes(8, "big"), fb[0].to_bytes(8, "big"))  # 0: a shared bucket
         ok = fa[1] is None and fb[1] is None and fa[2] is not None and fb[2] is not None
-        sim = similarity(fa[2], fb[2]) if ok else 0.0
+        sim = sketch_similarity(fa[2], fb[2]) if ok else 0.0
         slots = min(filled(fa[2]), filled(fb[2])) if ok else 0
         rows.append((p, d, near_key, ok, sim, slots))
 

@@ -11,7 +11,7 @@ included) and 19; zstd with a dictionary (16 KB) trained on the first half of th
 measured on the second half (the data's pages come from many sites, one or two each: one
 dictionary per set, the closest this data has to one per site), with the dictionary's own bytes
 amortised over that half beside; ``all``: the mean over every page (the mix ``bytes_per_url.py``
-stores); the same for the normalised text (``novelty.normalize``: what the
+stores); the same for the normalised text (``novelty.gram_text``: what the
 comparison reads; the raw text is what a copy is recognised by).
 
 (2) Variants of the evidence, each swapped in for ``OwnText.sketch`` (the product's decision
@@ -53,7 +53,7 @@ from helpers.data import load_pages
 
 from scrapy_simhash import Fingerprinter
 from scrapy_simhash.fingerprint import novelty
-from scrapy_simhash.fingerprint.novelty import OwnText, normalize
+from scrapy_simhash.fingerprint.novelty import OwnText, gram_text
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
 
 DICT_BYTES = 16 * 1024
@@ -103,7 +103,7 @@ def variant(kind: str, budget: int) -> Callable[[OwnText, int | None], bytes]:
 
     def sketch(own: OwnText, text_bytes: int | None = None) -> bytes:
         if kind == "normalised":
-            return _ORIGINAL(OwnText.normalised(normalize(shown(own)) if own._lines is not None else own.text))
+            return _ORIGINAL(OwnText.normalised(gram_text(shown(own)) if own._lines is not None else own.text))
         if kind in ("sampled", "fit"):
             saved = novelty.SKETCH_ANCHORS
             novelty.SKETCH_ANCHORS = max((budget - 5) // 3, 1)
@@ -172,7 +172,7 @@ def main() -> None:
     weights = {name: len(owns) for name, owns in sets.items()}
     for normalised in (False, True):
         texts = {
-            name: [(normalize(shown(o)) if normalised else shown(o)).encode("utf-8", "surrogatepass") for o in owns]
+            name: [(gram_text(shown(o)) if normalised else shown(o)).encode("utf-8", "surrogatepass") for o in owns]
             for name, owns in sets.items()
         }
         got = {name: floor(t) for name, t in texts.items()}

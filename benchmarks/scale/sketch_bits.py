@@ -32,12 +32,12 @@ from scrapy_simhash.decision import record, tracker
 from scrapy_simhash.fingerprint import sketch as sketch_module
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS
 
-_ORIGINAL = sketch_module.similarity
+_ORIGINAL = sketch_module.sketch_similarity
 _USERS = (sketch_module, tracker, record)
 
 
 def reduced(bits: int):
-    """``sketch.similarity`` of the sketches cut to their slots' low ``bits`` bits."""
+    """``sketch.sketch_similarity`` of the sketches cut to their slots' low ``bits`` bits."""
     mask = np.uint16((1 << bits) - 1)
 
     def cut(raw: bytes) -> np.ndarray:
@@ -58,12 +58,12 @@ def reduced(bits: int):
 
 @contextlib.contextmanager
 def compared_at(bits: int) -> Iterator[None]:
-    """Inside: records keep whole sketches (128 bytes) and every user of ``sketch.similarity``
+    """Inside: records keep whole sketches (128 bytes) and every user of ``sketch.sketch_similarity``
     compares them at ``bits`` bits a slot (16: as before ``sketch.stored``)."""
     fn = reduced(bits)
     saved = [(module, dict(vars(module))) for module in _USERS]
     for module in _USERS:
-        module.similarity = fn  # type: ignore[attr-defined]
+        module.sketch_similarity = fn  # type: ignore[attr-defined]
     record.STORED_BYTES = SKETCH_BYTES  # type: ignore[misc]
     record.stored = tracker.stored = _whole  # type: ignore[assignment]
     try:

@@ -18,7 +18,7 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import Fallback, hamming
-from scrapy_simhash.fingerprint.sketch import similarity
+from scrapy_simhash.fingerprint.sketch import sketch_similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso
 from scrapy_simhash.scrapy.component import canonical_key
 
@@ -384,7 +384,7 @@ def fingerprint_page(
     from scrapy_simhash.text.extract import extract
 
     page = fingerprinter.fingerprint_page(html, url, content_type=content_type, templates=templates)
-    doc = extract(html, url=url, content_type=content_type, main_content=fingerprinter.main_content)
+    doc = extract(html, content_type=content_type, main_content=fingerprinter.main_content)
     text = doc.text[: fingerprinter.max_chars] if fingerprinter.max_chars else doc.text
     weights = fingerprinter._extractor.extract(text, doc.title).weights
     return {"title": doc.title, "text": doc.text, "fp": page.fp, "weights": weights, "page": page}
@@ -467,7 +467,7 @@ def explain(
             sketch_similarity=(
                 None
                 if first.sketch is None or second.sketch is None
-                else round(similarity(first.sketch, second.sketch), 3)
+                else round(sketch_similarity(first.sketch, second.sketch), 3)
             ),
         )
         out.update(pair_verdict(sources, evidence, fingerprinter.bits, config))

@@ -13,7 +13,6 @@ from scrapy_simhash.decision.verdicts import (
     NEW,
     UNCHANGED,
     VERDICTS,
-    Fallback,
     Reason,
     VerdictKind,
 )
@@ -26,7 +25,6 @@ __all__ = [
     "VERDICTS",
     "ChangeTracker",
     "DueRow",
-    "Fallback",
     "PageRecord",
     "Plan",
     "Reason",

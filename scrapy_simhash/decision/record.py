@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
-from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, similarity, stored
+from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, sketch_similarity, stored
 from scrapy_simhash.schedule import (
     ScheduleState,
     schedule_dict,
@@ -614,7 +614,7 @@ def change_size(old: bytes | None, new: bytes | None, distance: int) -> float:
     where either fetch has no full sketch."""
     if old is None or new is None or not (is_sketch(old) and is_sketch(new)):
         return float(distance)
-    return 64.0 * (1.0 - similarity(old, new)) if old != new else 0.0
+    return 64.0 * (1.0 - sketch_similarity(old, new)) if old != new else 0.0
 
 
 def change_verdict(distance: int, change_threshold: int) -> str:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
-from scrapy_simhash.fingerprint.novelty import added_to, normalize
+from scrapy_simhash.fingerprint.novelty import added_to, gram_text
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -118,7 +118,7 @@ def alike(sig: bytes, other: bytes) -> int:
 def resembles(text: str, kept: str) -> float | None:
     """What ``text`` adds to ``kept`` (characters by weight) when the two share at least
     :data:`RESEMBLANCE` of their characters, else ``None``."""
-    mine, theirs = normalize(text), normalize(kept)
+    mine, theirs = gram_text(text), gram_text(kept)
     differ = (1 - RESEMBLANCE) * (len(mine) + len(theirs))  # at most, to resemble
     adds = _added(mine, theirs)
     if adds > differ or adds + _added(theirs, mine) > differ:
@@ -129,7 +129,7 @@ def resembles(text: str, kept: str) -> float | None:
 def added(text: str, kept: str) -> float:
     """What ``text`` adds to ``kept`` (characters by weight, each distinct line once): what
     :meth:`~scrapy_simhash.fingerprint.novelty.OwnText.added` counts against ``kept``'s exact sketch."""
-    return _added(normalize(text), normalize(kept))
+    return _added(gram_text(text), gram_text(kept))
 
 
 def _added(mine: str, theirs: str) -> float:

@@ -29,8 +29,9 @@ from scrapy_simhash.decision.record import (
     visible_key,
 )
 from scrapy_simhash.decision.selection import DueRow, select_known
-from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Fallback, Reason, VerdictKind
-from scrapy_simhash.fingerprint.sketch import filled, is_sketch, similarity, stored
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason, VerdictKind
+from scrapy_simhash.fingerprint.simhash import Fallback
+from scrapy_simhash.fingerprint.sketch import filled, is_sketch, sketch_similarity, stored
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -608,7 +609,7 @@ class ChangeTracker:
             return _NOTHING
         best, best_similarity = None, 0.0
         for candidate, other in self._sketches(ix, candidates):
-            s = similarity(sketch, other)  # type: ignore[arg-type] # checked above
+            s = sketch_similarity(sketch, other)  # type: ignore[arg-type] # checked above
             if s >= self.wide_similarity and s > best_similarity:
                 best, best_similarity = candidate, s
         if best is not None:
@@ -656,7 +657,7 @@ class ChangeTracker:
             return _Found(match, Reason.NEAR)
         candidates, unlike = [match], set[str]()
         for nearest_only in (True, False):
-            unlike |= {c.key for c, other in self._sketches(ix, candidates) if similarity(sketch, other) < threshold}
+            unlike |= {c.key for c, other in self._sketches(ix, candidates) if sketch_similarity(sketch, other) < threshold}
             for candidate in candidates:
                 if candidate.key not in unlike:
                     return _Found(candidate, Reason.NEAR)  # check-and-add has not stored fp: a drop as it is
@@ -670,7 +671,7 @@ class ChangeTracker:
         fetch has none, or the sketch is off)."""
         if old is None or new is None or not self.change_similarity or old == new:
             return False  # equal sketches: similarity 1 (most refetches), no arithmetic
-        return is_sketch(old) and is_sketch(new) and similarity(old, new) < self.change_similarity
+        return is_sketch(old) and is_sketch(new) and sketch_similarity(old, new) < self.change_similarity
 
     def not_modified(
         self, key: str, now: float | None = None, *, validators: tuple[str | None, str | None] = (None, None)

@@ -1,8 +1,7 @@
 """What the decision says about one fetched page: its verdict (:class:`VerdictKind`) and why
-(:class:`Reason`); and, from the fingerprint layer, the fallbacks a page's fingerprint may rest on
-(:class:`~scrapy_simhash.fingerprint.simhash.Fallback`).
+(:class:`Reason`).
 
-All are str-valued enums whose text (``str()``, f-strings, ``%s``, JSON) is their value, so that
+Both are str-valued enums whose text (``str()``, f-strings, ``%s``, JSON) is their value, so that
 the stats (``simhash/<verdict>``, ``simhash/<reason>``), log lines and meta keys read as they did
 when they were bare strings, and each compares equal to its value (``NEW == "new"``).
 """
@@ -11,9 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-from scrapy_simhash.fingerprint.simhash import Fallback
-
-__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Fallback", "Reason", "VerdictKind"]
+__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Reason", "VerdictKind"]
 
 
 class _Text(str, Enum):

@@ -11,7 +11,7 @@ from scrapy_simhash.fingerprint.simhash import (
     Fingerprinter,
     PageFingerprint,
     hamming,
-    similarity,
+    hamming_similarity,
 )
 
-__all__ = ["EmptyTextError", "Fallback", "Fingerprinter", "PageFingerprint", "hamming", "similarity"]
+__all__ = ["EmptyTextError", "Fallback", "Fingerprinter", "PageFingerprint", "hamming", "hamming_similarity"]

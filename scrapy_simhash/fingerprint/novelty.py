@@ -10,7 +10,7 @@ class, an article with one paragraph more are kept.
 content-like block: what the change sketch covers, and the other lines inside its content:
 ``Document.inner``, an API page's member signatures; chrome, and link lists and bylines outside
 the content, are not in it; ``fingerprint.own_text`` leaves out the other blocks' lines that its
-site's learned template holds), normalised (:func:`normalize`): NFKC, lower case, runs of spaces
+site's learned template holds), normalised (:func:`gram_text`): NFKC, lower case, runs of spaces
 as one (none next to a Han character or kana: Chinese and Japanese put none between words), one
 line break between lines, every URL and e-mail address as ``0``, every hexadecimal run of 7 or
 more characters with a digit in it (a commit, a build id) as ``#`` and every number as ``0`` (digits
@@ -83,8 +83,20 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = [
-    "DENSE_WEIGHT", "GRAM", "SKETCH_ANCHORS", "TEXT_BYTES", "WINDOW",
-    "OwnText", "added_to", "code_names", "heading_key", "heading_name", "normalize", "one_line", "renames", "run_weight",
+    "DENSE_WEIGHT",
+    "GRAM",
+    "SKETCH_ANCHORS",
+    "TEXT_BYTES",
+    "WINDOW",
+    "OwnText",
+    "added_to",
+    "code_names",
+    "gram_text",
+    "heading_key",
+    "heading_name",
+    "one_line",
+    "renames",
+    "run_weight",
     "uncovered",
     "weight",
 ]
@@ -232,7 +244,7 @@ def _mask_addresses(text: str) -> str:
     return "".join(parts)
 
 
-def normalize(text: str) -> str:
+def gram_text(text: str) -> str:
     """``text`` as its grams see it: NFKC, lower case, URLs and e-mail addresses as ``0``,
     hexadecimal runs as ``#``, numbers as ``0``, every run of white space in a line as one space
     (none next to a Han character or kana), one line break between lines, no empty line."""
@@ -312,7 +324,7 @@ class OwnText:
 
     @classmethod
     def normalised(cls, text: str) -> OwnText:
-        """The own text whose normalised form (:func:`normalize`) is ``text``; its sketch holds
+        """The own text whose normalised form (:func:`gram_text`) is ``text``; its sketch holds
         that text."""
         own = object.__new__(cls)
         own._lines = own._rest = None
@@ -324,9 +336,9 @@ class OwnText:
 
     @property
     def text(self) -> str:
-        """The normalised own text (:func:`normalize`), made when first needed."""
+        """The normalised own text (:func:`gram_text`), made when first needed."""
         if self._text is None:
-            self._text = normalize("\n".join(self._lines or ()))
+            self._text = gram_text("\n".join(self._lines or ()))
         return self._text
 
     @property
@@ -380,7 +392,7 @@ class OwnText:
         packed = _codec().compress(encoded)
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes) and len(encoded) <= 4 * MAX_TEXT:
             return _RAW_BYTE + packed  # read back whole (``_inflate``)
-        shown = self if normalised else OwnText.normalised(normalize(raw))
+        shown = self if normalised else OwnText.normalised(gram_text(raw))
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
@@ -425,7 +437,7 @@ class OwnText:
                 raw = _inflate(kept, normalised=False)
                 if "\n".join(self._lines) in raw:
                     return 0.0  # a copy, or a part, as the pages have it: neither text normalised
-                text = normalize(raw)
+                text = gram_text(raw)
             else:
                 text = _inflate(kept)
             return added_to(self._compared(), text)  # a copy, or a part: 0 without hashing
@@ -462,7 +474,7 @@ class OwnText:
         line (the exact comparison only: a sampled sketch has its cells' grams, not its rows')."""
         if not self._rows:
             return self.text
-        return self.text + "\n" + normalize("\n".join(self._rows))
+        return self.text + "\n" + gram_text("\n".join(self._rows))
 
 
 def code_names(text: str) -> set[str]:
@@ -632,7 +644,7 @@ def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 def _inflate(sketch: bytes, normalised: bool = True) -> str:
     """The text a sketch of a text holds (at most :data:`MAX_TEXT` characters: a corrupt value is
-    no bomb), normalised (:func:`normalize`) unless ``normalised`` is false."""
+    no bomb), normalised (:func:`gram_text`) unless ``normalised`` is false."""
     try:
         size = zstandard.frame_content_size(sketch[1:])
         if not 0 <= size <= 4 * MAX_TEXT:
@@ -640,7 +652,7 @@ def _inflate(sketch: bytes, normalised: bool = True) -> str:
         text = zstandard.ZstdDecompressor().decompress(sketch[1:]).decode("utf-8", "surrogatepass")
     except (zstandard.ZstdError, UnicodeDecodeError) as exc:
         raise ValueError(f"not a novelty sketch ({exc})") from exc
-    return normalize(text) if normalised else text
+    return gram_text(text) if normalised else text
 
 
 _CODECS = threading.local()

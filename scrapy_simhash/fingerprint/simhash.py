@@ -44,8 +44,8 @@ __all__ = [
     "PageFingerprint",
     "clear_caches",
     "hamming",
+    "hamming_similarity",
     "simhash_from_weights",
-    "similarity",
 ]
 
 #: Bumped whenever the fingerprint of some text (or page) changes for the same options. "3": a
@@ -108,7 +108,7 @@ def hamming(a: int, b: int) -> int:
     return (a ^ b).bit_count()
 
 
-def similarity(a: int, b: int, bits: int = 64) -> float:
+def hamming_similarity(a: int, b: int, bits: int = 64) -> float:
     """``1 - hamming(a, b) / bits``: 1.0 for identical fingerprints, about 0.5 for unrelated ones."""
     if bits not in BITS:
         raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
@@ -596,7 +596,6 @@ class Fingerprinter:
 
         doc = extract(
             html,
-            url=url,
             encoding=encoding,
             content_type=content_type,
             main_content=self.main_content,

@@ -34,7 +34,7 @@ __all__ = [
     "STORED_BYTES",
     "filled",
     "is_sketch",
-    "similarity",
+    "sketch_similarity",
     "sketch_tokens",
     "stored",
 ]
@@ -94,7 +94,7 @@ def sketch_tokens(digests: Sequence[bytes]) -> bytes:
 def stored(sketch: bytes) -> bytes:
     """The sketch as a record keeps it (:data:`STORED_BYTES`): each slot's low 8 bits, a filled
     slot whose low 8 bits are 0 as 1 (0 = empty); a stored sketch as it is. Sketches are compared
-    at those 8 bits (:func:`similarity`): on the quality pairs and the revisions
+    at those 8 bits (:func:`sketch_similarity`): on the quality pairs and the revisions
     (``benchmarks/scale/sketch_bits.py``) no verdict differs from the 16 bits' and a change size
     by 0.06 on average. ``ValueError`` for a value that is not a sketch."""
     return _slots(sketch).tobytes()
@@ -120,7 +120,7 @@ def _slots(sketch: bytes) -> np.ndarray:
 _LENGTHS = frozenset((SKETCH_BYTES, STORED_BYTES))
 
 
-def similarity(a: bytes, b: bytes) -> float:
+def sketch_similarity(a: bytes, b: bytes) -> float:
     """The estimated Jaccard similarity of the shingle sets of two sketches (whole or
     :func:`stored`, compared at 8 bits a slot): the share of equal slots among the slots that
     either sketch fills (1.0 for two empty sketches). ``ValueError`` for a value that is not a

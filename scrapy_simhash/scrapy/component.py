@@ -129,12 +129,12 @@ class IndexComponent:
             self._logger.info(self._reset_message, {"path": store.path}, extra={"spider": spider})
 
     def _store_name(self) -> str:
-        """The store, for the start-up line: ``LMDB simhash store in <path>``, ``MemoryStore simhash store``."""
+        """The index, for the start-up line: ``the simhash index on LMDB in <path>``, ``... in memory``."""
         assert self.index is not None
         name = type(self.index.store).__name__
-        label = "LMDB" if name == "LmdbStore" else name
+        on = {"LmdbStore": " on LMDB", "RedisStore": " on Redis", "MemoryStore": " in memory"}.get(name, f" on {name}")
         where = f" in {self.index.path}" if self.index.path is not None else ""
-        return f"{label} {self._label} store{where}"
+        return f"the {self._label} index{on}{where}"
 
     def _core_name(self) -> str:
         """For the start-up line: "native fingerprint core" when the native core computes the
@@ -196,7 +196,7 @@ class IndexComponent:
         self._error_kinds.add(kind)
         self._logger.log(
             (logging.ERROR if kind == "corrupt" else logging.WARNING) if first else logging.DEBUG,
-            f"{self._label} store error for %(key)s; the {self._unit} is treated as new: %(error)s"
+            f"{self._label} index error for %(key)s; the {self._unit} is treated as new: %(error)s"
             + (" (further store errors of this kind are logged at DEBUG)" if first else ""),
             {"key": key, "error": exc},
             exc_info=(type(exc), exc, exc.__traceback__) if kind == "unexpected" else None,

@@ -87,7 +87,7 @@ class Match(NamedTuple):
     distance: int
 
 
-def _check_int(name: str, value: Any, low: int, high: int) -> int:
+def _checked_int(name: str, value: Any, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an int, got {type(value).__name__} ({value!r})")
     if not low <= value <= high:
@@ -140,10 +140,10 @@ class SimhashIndex:
     ) -> None:
         if isinstance(bits, bool) or bits not in (64, 128):
             raise ValueError(f"bits ({bits!r}) is invalid: it must be 64 or 128")
-        k = _check_int("max_distance", max_distance, 0, bits - 1)
+        k = _checked_int("max_distance", max_distance, 0, bits - 1)
         if blocks is not None:
-            _check_int("blocks", blocks, k + 1, bits)
-        self.max_candidates = _check_int("max_candidates", max_candidates, 0, 2**62)
+            _checked_int("blocks", blocks, k + 1, bits)
+        self.max_candidates = _checked_int("max_candidates", max_candidates, 0, 2**62)
         self._settings = _normalise_settings(fingerprint_settings)
         if store is not None and not isinstance(store, FingerprintStore):
             raise TypeError(f"store must be a FingerprintStore, got {type(store).__name__}")

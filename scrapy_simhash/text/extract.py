@@ -375,7 +375,6 @@ def _text_of(blocks: list[Block]) -> str:
 def extract(
     html: str | bytes,
     *,
-    url: str | None = None,
     encoding: str | None = None,
     content_type: str | bytes | None = None,
     main_content: bool = True,
@@ -387,7 +386,7 @@ def extract(
 
     ``html`` is the page as downloaded (``bytes``: decoded with :func:`decode_html` using
     ``encoding`` and ``content_type``, the HTTP ``Content-Type`` header value) or as text.
-    ``url`` is accepted for callers' convenience and currently unused. With ``main_content``
+    With ``main_content``
     (the default) the text is the page's main content without navigation, sidebars, footers,
     link lists, boilerplate lines and short metadata lines (bylines, datelines, view and comment
     counters); a page whose content is a table or list of short lines gives those lines; when

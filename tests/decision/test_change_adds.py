@@ -29,7 +29,7 @@ from scrapy_simhash.decision.record import (
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
-from scrapy_simhash.fingerprint.sketch import similarity
+from scrapy_simhash.fingerprint.sketch import sketch_similarity
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
@@ -65,7 +65,7 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SimhashInd
 def test_the_rewrite_is_one_the_fingerprint_and_the_sketch_both_miss() -> None:
     assert (V1.fp ^ V2.fp).bit_count() <= defaults.SIMHASH_CHANGE_THRESHOLD
     assert V1.sketch is not None and V2.sketch is not None
-    assert similarity(V1.sketch, V2.sketch) >= defaults.SIMHASH_CHANGE_SIMILARITY
+    assert sketch_similarity(V1.sketch, V2.sketch) >= defaults.SIMHASH_CHANGE_SIMILARITY
     assert V1.own is not None and V2.own is not None
     assert V2.own.added(V1.own.sketch()) >= 250  # the rewritten paragraph, of ~6,900 characters
 

@@ -27,7 +27,7 @@ from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_ev
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
-from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHORS, WINDOW, OwnText, normalize
+from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHORS, WINDOW, OwnText, gram_text
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
@@ -86,7 +86,7 @@ def brute_added(kept: str, new: str) -> float:
     of ``WINDOW`` units within its line (16 Latin characters, 6 Han characters) shares with
     ``kept``'s normalised text (lines joined: spaces, none next to a Han character), each distinct
     line of ``new`` once."""
-    a, b = normalize(kept), "\n".join(dict.fromkeys(normalize(new).split("\n")))
+    a, b = gram_text(kept), "\n".join(dict.fromkeys(gram_text(new).split("\n")))
     a = re.sub(r" (?=[\u2e80-\u9fff])|(?<=[\u2e80-\u9fff]) ", "", a.replace("\n", " "))
     have = {a[i:e] for i, e in brute_windows(a)}
     covered = [False] * len(b)
@@ -103,7 +103,7 @@ def brute_seams(kept: str, new: str) -> float:
     """What a sampled sketch estimates, by brute force over every position of ``new``'s normalised
     text: ``new - 11/12 (new2 - new)`` (the gram and the double gram that start there, ``new``'s
     end padded as OwnText pads it) against every gram and double gram of ``kept``'s."""
-    a, b = normalize(kept), normalize(new)
+    a, b = gram_text(kept), gram_text(new)
     pad = "\0" * (2 * GRAM)
     a8 = {a[i : i + GRAM].ljust(GRAM, "\0") for i in range(max(len(a) - GRAM + 1, 1))}
     a16 = {(a + pad)[i : i + 2 * GRAM] for i in range(max(len(a) - GRAM + 1, 1))}
@@ -147,13 +147,13 @@ def test_a_text_sketch_gives_the_same_count_whichever_side_is_normalised(seed: i
     new = [*kept[:2], sentence(rng, 18), *kept[2:], zh[2]]
     raw = OwnText(kept).sketch()
     assert raw[0] == 5 and OwnText(kept).has_text and not OwnText([" ", "\t "]).has_text
-    normalised = OwnText.normalised(normalize("\n".join(kept))).sketch()
+    normalised = OwnText.normalised(gram_text("\n".join(kept))).sketch()
     assert normalised[0] == 5
     counts = {OwnText(new).added(sketch) for sketch in (raw, normalised)}
     assert counts == {brute_added("\n".join(kept), "\n".join(new))}
     assert counts != {0.0}
     assert OwnText(kept).added(raw) == OwnText(kept[1:]).added(raw) == 0  # a copy, a part
-    assert OwnText.normalised(normalize("\n".join(new))).added(raw) == counts.pop()
+    assert OwnText.normalised(gram_text("\n".join(new))).added(raw) == counts.pop()
 
 
 @pytest.mark.parametrize("kind", [3, 4])
@@ -172,7 +172,7 @@ def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
     kept = [sentence(rng) for _ in range(6)]
     raw = OwnText(kept).sketch()
     for damaged in (raw[:-3], raw[:1] + bytes(b ^ 0x5A for b in raw[1:]), b"\x05", b"\x05not zlib"):
-        for own in (OwnText(kept[:3]), OwnText.normalised(normalize("\n".join(kept[:3])))):
+        for own in (OwnText(kept[:3]), OwnText.normalised(gram_text("\n".join(kept[:3])))):
             with pytest.raises(ValueError, match=r"not a novelty sketch|cut short"):
                 own.added(damaged)
     assert OwnText(kept[:3]).added(raw) == 0  # the sketch undamaged: read
@@ -183,7 +183,7 @@ def test_added_counts_an_insertion_by_its_length_and_a_deletion_as_nothing() -> 
     kept = [sentence(rng) for _ in range(6)]
     extra = "Fixed an index corruption that two writers could cause when both committed at once."
     sketch = OwnText(kept).sketch()
-    assert OwnText([*kept[:3], extra, *kept[3:]]).added(sketch) == pytest.approx(len(normalize(extra)) + 1, abs=2)
+    assert OwnText([*kept[:3], extra, *kept[3:]]).added(sketch) == pytest.approx(len(gram_text(extra)) + 1, abs=2)
     assert OwnText(kept[:2] + kept[3:]).added(sketch) == 0
     assert OwnText(kept).added(sketch) == 0
 
@@ -200,7 +200,7 @@ def test_digits_of_names_are_text() -> None:
     long32 = [line.replace("u64", "u32") for line in long64]
     assert OwnText(long32).added(OwnText(long64).sketch()) == 0
     assert (
-        normalize("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
+        gram_text("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
     )
 
 
@@ -243,7 +243,7 @@ def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
         for bodies in load_pages().values():
             texts += [extract(body).visible for body in bodies[:60]]
     for text in texts:
-        assert normalize(text) == _normalize_by_the_rules(text), text[:200]
+        assert gram_text(text) == _normalize_by_the_rules(text), text[:200]
 
 
 def test_numbers_dates_and_hashes_add_nothing() -> None:
@@ -580,9 +580,9 @@ ARTICLE_URL = "https://www.example.test/2024/05/some-article-slug.html"
 def test_links_and_addresses_add_nothing() -> None:
     """A URL or an e-mail address counts as a number does (``0``): a print view's footer naming
     the article's URL, its footnoted links and a contact address add nothing; words around them do."""
-    assert normalize(f"Printed from {ARTICLE_URL}.") == "printed from 0."
-    assert normalize("Write to news.desk+tips@example.test (www.example.test/contact).") == "write to 0 (0)."
-    assert normalize("见https://example.test/a?b=1获取。") == "见0获取。"
+    assert gram_text(f"Printed from {ARTICLE_URL}.") == "printed from 0."
+    assert gram_text("Write to news.desk+tips@example.test (www.example.test/contact).") == "write to 0 (0)."
+    assert gram_text("见https://example.test/a?b=1获取。") == "见0获取。"
     rng = random.Random(11)
     kept = [sentence(rng, 16) for _ in range(6)]
     links = [f"[{i}] https://www.example.test/2024/0{i}/the-story-that-came-before-number-{i}.html" for i in range(1, 4)]
@@ -656,7 +656,7 @@ def test_a_han_character_weighs_three_and_a_window_is_sixteen_units() -> None:
     word's worth), any other 1; a window is 16 units (16 Latin characters, 6 Han characters)."""
     assert novelty.weight("abc, d") == 6 and novelty.weight("图书馆。") == 12 and novelty.weight("カナ한글") == 12
     assert novelty.weight("分馆 open") == 11
-    sentence_zh = normalize(ZH_ADDED)
+    sentence_zh = gram_text(ZH_ADDED)
     kept = OwnText(ZH_SENTENCES).sketch()
     assert OwnText([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]]).added(kept) == units(sentence_zh)
     # A line of the kept page with two clauses rewritten: the pieces it keeps (6 to 13 Han characters)
@@ -677,7 +677,7 @@ def test_a_chinese_page_that_adds_one_sentence_is_kept(make_index: Callable[[], 
     assert observe(tracker, "http://lib.example/a", small).verdict == NEW
     kept = observe(tracker, "http://lib.example/b", big)
     assert (kept.verdict, kept.adds_to) == (NEW, "http://lib.example/a")
-    assert kept.adds == units(normalize(ZH_ADDED)) == 133  # 44 Han characters and a comma
+    assert kept.adds == units(gram_text(ZH_ADDED)) == 133  # 44 Han characters and a comma
     again = observe(tracker, "http://mirror.example/a", small)
     assert again.verdict == NEAR_DUPLICATE
 
@@ -834,7 +834,7 @@ def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
         kept = "\n".join(lines)
         new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
         counted = added(new, kept)
-        assert counted == OwnText.normalised(normalize(new)).added(OwnText.normalised(normalize(kept)).sketch())
+        assert counted == OwnText.normalised(gram_text(new)).added(OwnText.normalised(gram_text(kept)).sketch())
         assert counted == brute_added(kept, new)
 
 
@@ -846,9 +846,9 @@ def test_chinese_chrome_lines_count_their_characters_and_sentences_weigh_more() 
     chrome = ["江城门户|新闻|社会|财经|房产|汽车|论坛|设为首页|加入收藏", "转载自:晨光网作者:记者林晓雨【字号大中小】", "(本文转自晨光网,如有侵权请联系删除)【责任编辑:赵磊】"]
     kept = OwnText(article).sketch()
     copy = OwnText([chrome[0], chrome[1], *article, chrome[2]]).added(kept)
-    assert copy == sum(len(normalize(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
+    assert copy == sum(len(gram_text(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
     added = "街道还为行动不便的老人提供送餐上门服务，每份只收十元，志愿者每天中午把饭菜送到老人家中。"
-    assert OwnText([*article, added]).added(kept) == units(normalize(added)) >= defaults.SIMHASH_KEEP_ADDS
+    assert OwnText([*article, added]).added(kept) == units(gram_text(added)) >= defaults.SIMHASH_KEEP_ADDS
 
 
 def test_a_sentence_whose_end_the_kept_page_shares_still_weighs_as_prose() -> None:

@@ -25,7 +25,7 @@ from scrapy_simhash.decision.tracker import WIDE_MIN_SLOTS, ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
-from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS, filled, similarity
+from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS, filled, sketch_similarity
 from scrapy_simhash.store.index import SimhashIndex
 
 if TYPE_CHECKING:
@@ -111,7 +111,7 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
                 if not (
                     near
                     and min(filled(sk), filled(kept[kk][1])) >= WIDE_MIN_SLOTS
-                    and similarity(sk, kept[kk][1]) < near
+                    and sketch_similarity(sk, kept[kk][1]) < near
                 )
             ]
             expected: tuple[str, str | None, int | None] = (NEW, None, None)
@@ -124,10 +124,10 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
                     f, other = kept[kk]
                     if LAYOUT.key_distance(f.to_bytes(8, "big"), fp.to_bytes(8, "big")) > 1:
                         continue
-                    if filled(other) < WIDE_MIN_SLOTS or similarity(sk, other) < 0.75:
+                    if filled(other) < WIDE_MIN_SLOTS or sketch_similarity(sk, other) < 0.75:
                         continue
-                    if best is None or similarity(sk, other) > best[0]:
-                        best = (similarity(sk, other), kk, d)
+                    if best is None or sketch_similarity(sk, other) > best[0]:
+                        best = (sketch_similarity(sk, other), kk, d)
                 if best is not None:
                     expected = (NEAR_DUPLICATE, best[1], best[2])
             assert (verdict.verdict, verdict.duplicate_of, verdict.distance) == expected, i
@@ -224,7 +224,7 @@ def _wide_pair() -> tuple[str, str, int]:
                 continue
             if (
                 LAYOUT.key_distance(a.fp.to_bytes(8, "big"), b.fp.to_bytes(8, "big")) <= 1
-                and similarity(a.sketch, b.sketch) >= 0.8
+                and sketch_similarity(a.sketch, b.sketch) >= 0.8
             ):
                 return html, edited, d
     raise AssertionError("no one-sentence edit of the real pages lies in the wide tier")

@@ -17,8 +17,8 @@ from scrapy_simhash.fingerprint.simhash import (
     EmptyTextError,
     Fingerprinter,
     hamming,
+    hamming_similarity,
     simhash_from_weights,
-    similarity,
     weighted_simhash,
 )
 
@@ -331,11 +331,11 @@ def test_simhash_from_weights_order_independent():
 def test_hamming_and_similarity():
     assert hamming(0b1011, 0b0001) == 2
     assert hamming(1 << 127, 0) == 1
-    assert similarity(0, 0) == 1.0
-    assert similarity(0, (1 << 64) - 1) == 0.0
-    assert similarity(0, 0b11, bits=128) == pytest.approx(1 - 2 / 128)
+    assert hamming_similarity(0, 0) == 1.0
+    assert hamming_similarity(0, (1 << 64) - 1) == 0.0
+    assert hamming_similarity(0, 0b11, bits=128) == pytest.approx(1 - 2 / 128)
     with pytest.raises(ValueError, match="bits"):
-        similarity(0, 0, bits=32)
+        hamming_similarity(0, 0, bits=32)
     with pytest.raises(ValueError, match="non-negative"):
         hamming(-1, 0)
     with pytest.raises(TypeError):

@@ -16,7 +16,14 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hash_cache
-from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, STORED_BYTES, filled, similarity, sketch_tokens, stored
+from scrapy_simhash.fingerprint.sketch import (
+    SKETCH_BYTES,
+    STORED_BYTES,
+    filled,
+    sketch_similarity,
+    sketch_tokens,
+    stored,
+)
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.extract import extract
 
@@ -59,15 +66,15 @@ def test_similarity_estimates_brute_force_jaccard():
         edited = base[:start] + base[start + cut :] + rng.choices(vocabulary, k=rng.randint(0, 200))
         a, b = shingles(base), shingles(edited)
         exact = len(a & b) / len(a | b)
-        errors.append(abs(similarity(sketch(base), sketch(edited)) - exact))
+        errors.append(abs(sketch_similarity(sketch(base), sketch(edited)) - exact))
     errors.sort()
     assert errors[len(errors) // 2] < 0.05 and errors[-1] < 0.2  # 64 slots: standard error <= 0.0625
-    assert similarity(sketch(TOKENS), sketch(TOKENS)) == 1.0
-    assert similarity(sketch(TOKENS), sketch([t + "x" for t in TOKENS])) == 0.0
-    assert similarity(sketch([]), sketch([])) == 1.0
-    assert similarity(sketch(["one"]), sketch(["one", "two"])) == 0.0  # under 3 words: one shingle
+    assert sketch_similarity(sketch(TOKENS), sketch(TOKENS)) == 1.0
+    assert sketch_similarity(sketch(TOKENS), sketch([t + "x" for t in TOKENS])) == 0.0
+    assert sketch_similarity(sketch([]), sketch([])) == 1.0
+    assert sketch_similarity(sketch(["one"]), sketch(["one", "two"])) == 0.0  # under 3 words: one shingle
     with pytest.raises(ValueError, match="sketch has 128 bytes"):
-        similarity(b"short", sketch(TOKENS))
+        sketch_similarity(b"short", sketch(TOKENS))
 
 
 LINES = [
@@ -82,7 +89,7 @@ def test_an_edit_outside_the_fingerprinted_text_moves_the_sketch_not_the_fingerp
     assert before.coverage < 0.75  # the list is not fingerprinted ...
     assert (before.fp ^ after.fp).bit_count() <= 3  # ... so the fingerprint barely moves
     assert before.sketch is not None and after.sketch is not None
-    assert similarity(before.sketch, after.sketch) < 0.9
+    assert sketch_similarity(before.sketch, after.sketch) < 0.9
     digits = fper.fingerprint_page(options_page(LINES, stamp="2031-12-30"))  # numbers are normalised
     assert digits.sketch == before.sketch and digits.fp == before.fp
 
@@ -119,7 +126,7 @@ def test_a_hub_page_that_loses_half_its_table_of_contents_is_changed():
     assert "1. Tables Defaults" in doc.rest.splitlines()
     assert before.fp == after.fp  # ... so the fingerprint does not move
     assert before.sketch is not None and after.sketch is not None
-    assert similarity(before.sketch, after.sketch) < 0.9  # the sketch sees the lost sections
+    assert sketch_similarity(before.sketch, after.sketch) < 0.9  # the sketch sees the lost sections
     renumbered = [s.replace(s.split(".")[0], str(int(s.split(".")[0]) + 7), 1) for s in SECTIONS]
     assert fper.fingerprint_page(chapter_page(renumbered)).sketch == before.sketch  # numbers are normalised
     # An article with more text than links: a changed list of related links is no change.
@@ -174,7 +181,7 @@ def test_a_stored_sketch_compares_as_the_whole_one_at_8_bits():
         cut = [[0 if v == 0 else (v & 0xFF) or 1 for v in vs] for vs in (x, y)]
         used = [i for i in range(64) if cut[0][i] or cut[1][i]]
         expected = sum(cut[0][i] == cut[1][i] for i in used) / len(used) if used else 1.0
-        assert similarity(a, b) == similarity(stored(a), b) == similarity(stored(a), stored(b)) == expected
+        assert sketch_similarity(a, b) == sketch_similarity(stored(a), b) == sketch_similarity(stored(a), stored(b)) == expected
         assert filled(stored(a)) == filled(a) == sum(v != 0 for v in x) and stored(stored(a)) == stored(a)
     with pytest.raises(ValueError, match="a sketch has"):
         stored(bytes(65))

@@ -396,7 +396,7 @@ def test_open_logs_the_store_path_and_layout(make_crawler, caplog):
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.middleware"):
         mw = build_from_crawler(SimhashSpiderMiddleware, crawler)
     try:
-        assert "Using LMDB simhash store in" in caplog.text
+        assert "Using the simhash index on LMDB in" in caplog.text
         assert str(Path(get_config(crawler).dir) / "test" / "pages") in caplog.text
         assert "max_distance=3" in caplog.text
     finally:
@@ -425,7 +425,7 @@ def test_store_error_fails_open(make_mw, caplog):
         assert run(mw, response, [item]) == [item]
     assert response.meta["simhash_verdict"] == "new"
     assert stat(mw, "simhash/store_error") == 1
-    assert "store error" in caplog.text
+    assert "index error for" in caplog.text
     assert_stats_add_up(mw)
     mw.index = None  # already closed
 
@@ -435,7 +435,7 @@ def test_store_error_log_names_the_page(make_mw, caplog):
     mw.index.close()
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.middleware"):
         run(mw, make_response(URL_A, article_html("harbour")))
-    assert f"simhash store error for {URL_A}; the page is treated as new" in caplog.text
+    assert f"simhash index error for {URL_A}; the page is treated as new" in caplog.text
     mw.index = None  # already closed
 
 

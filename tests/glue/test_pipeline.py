@@ -195,7 +195,7 @@ def test_store_error_log_names_the_item(make_pipeline, caplog):
     pipeline.index.close()
     with caplog.at_level(logging.WARNING, logger="scrapy_simhash.scrapy.pipeline"):
         pipeline.process_item(story("tea", "https://copy.example.cn/tea"))
-    assert "simhash item store error for https://copy.example.cn/tea; the item is treated as new" in caplog.text
+    assert "simhash item index error for https://copy.example.cn/tea; the item is treated as new" in caplog.text
     pipeline.index = None
 
 

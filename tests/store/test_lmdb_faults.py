@@ -514,7 +514,7 @@ def test_full_disk_in_a_crawl_is_counted_and_logged_once(make_mw, tmp_path: Path
         stats = mw.crawler.stats.get_stats()
         failed = stats.get("simhash/store_error/disk_full", 0)
         assert failed >= 1 and stats["simhash/store_error"] == failed
-        errors = [r for r in caplog.records if "store error" in r.getMessage()]
+        errors = [r for r in caplog.records if "index error" in r.getMessage()]
         assert len(errors) == failed
         assert [r.levelno for r in errors] == [logging.WARNING] + [logging.DEBUG] * (failed - 1)
         assert errors[0].exc_info is None and "disk full" in errors[0].getMessage()
