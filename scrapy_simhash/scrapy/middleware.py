@@ -21,6 +21,7 @@ from scrapy.http import Response, TextResponse
 
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
+from scrapy_simhash.scrapy._compat import declared_encoding
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
@@ -586,11 +587,7 @@ def response_text(response: TextResponse) -> str:
     """The response's text. Scrapy's decoding when a charset is declared (header, BOM, <meta>);
     otherwise :func:`scrapy_simhash.text.extract.decode_html`, which sniffs GBK/GB18030 where Scrapy
     would fall back to cp1252."""
-    try:
-        declared = response._declared_encoding()
-    except Exception:  # noqa: BLE001 - fail open: never let an error reach Scrapy
-        declared = None
-    if declared:
+    if declared_encoding(response):
         return response.text
     content_type = response.headers.get(b"Content-Type")
     html, _ = decode_html(

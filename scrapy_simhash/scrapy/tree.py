@@ -20,9 +20,8 @@ from typing import Any
 from lxml import etree
 from scrapy.http import HtmlResponse, Response, TextResponse
 
+from scrapy_simhash.scrapy._compat import NO_CACHE, cached_selector, declared_encoding, drop_cached_selector
 from scrapy_simhash.text.charset import MAX_HTML_CHARS
-
-_MISSING = object()
 
 
 def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
@@ -34,8 +33,8 @@ def shared_tree(response: TextResponse, text: str) -> tuple[Any, str | None]:
     own call fails the same way), "response" (not an HTML response, nothing parsed yet: parsel
     would choose its type from the body), "size" (over ``MAX_HTML_CHARS``: our parse is of a cut
     page, so no tree is built for it), "scrapy" (a Scrapy that does not cache it)."""
-    selector = getattr(response, "_cached_selector", _MISSING)  # Scrapy's cache of response.selector
-    if selector is _MISSING:
+    selector = cached_selector(response)
+    if selector is NO_CACHE:
         return None, "scrapy"
     if selector is None:
         if not isinstance(response, HtmlResponse):
@@ -62,8 +61,7 @@ def release_tree(response: Response) -> None:
     response (``selector.response``), so the two would be freed only by a cyclic collection: a
     crawl of large pages then holds many dead trees at once, as many as the collector's timing
     lets wait. A later ``response.css`` (on a response the spider kept) parses the page again."""
-    if getattr(response, "_cached_selector", None) is not None:
-        response._cached_selector = None  # type: ignore[attr-defined]
+    drop_cached_selector(response)
 
 
 def _decodes_alike(response: TextResponse, text: str) -> bool:
@@ -71,11 +69,7 @@ def _decodes_alike(response: TextResponse, text: str) -> bool:
     where it is slow: a declared charset (the caller's, a BOM, the HTTP header, a ``<meta>``: then
     the middleware's text is ``response.text`` itself), or a body that is UTF-8 (then Scrapy's
     detection decodes it as UTF-8 too: ASCII first, then UTF-8)."""
-    try:
-        declared = response._declared_encoding()
-    except Exception:  # noqa: BLE001 - a Scrapy without it: no shared tree
-        return False
-    if declared:
+    if declared_encoding(response):
         return response.text is text
     try:
         response.body.decode("utf-8")

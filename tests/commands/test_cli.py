@@ -190,6 +190,7 @@ def _browser() -> str | None:
     return next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 
 
+@pytest.mark.slow
 def test_report_renders_in_headless_chromium(index_dir, tmp_path):
     browser = _browser()
     if browser is None:

@@ -252,6 +252,7 @@ def test_numbers_dates_and_hashes_add_nothing() -> None:
     assert OwnText(new).added(OwnText(kept).sketch()) == 0
 
 
+@pytest.mark.slow
 def test_sampled_estimate_is_unbiased_on_long_texts(monkeypatch: pytest.MonkeyPatch) -> None:
     """A text too long to keep is sampled (about 1 position in 25 here): each estimate is off by
     up to half, their mean is close, and scattered one-word edits stay well under 100."""
@@ -469,6 +470,7 @@ def test_middleware_counts_a_look_alike_kept_for_want_of_evidence(make_mw: Calla
     assert mw.stats.get_value("simhash/kept/adds") == 1
 
 
+@pytest.mark.slow
 def test_release_series_in_random_orders_loses_nothing() -> None:
     urls = {f"http://db.example/3.1.{n}": release_page(n) for n in range(len(PATCH_NOTES) + 1)}
 

@@ -234,6 +234,7 @@ def test_rewritten_page_is_changed_and_exported_again(crawled: Crawled) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+@pytest.mark.slow
 def test_crawl_killed_halfway_loses_nothing_and_next_run_carries_on(site: Site) -> None:
     from scrapy_simhash.store.index import SimhashIndex
 
@@ -290,6 +291,7 @@ def test_crawl_killed_halfway_loses_nothing_and_next_run_carries_on(site: Site) 
     assert exported == {k for k in pages if k not in killed and pages[k]["verdict"] == "new" and pages[k]["article"]}
 
 
+@pytest.mark.slow
 def test_addon_form_then_reset(site: Site, crawled: Crawled) -> None:
     # ADDONS = {"scrapy_simhash.Addon": 0} instead of the project's SPIDER_MIDDLEWARES line: the
     # same verdicts as the module's first crawl.

@@ -542,6 +542,7 @@ def _damage_a_page_in_the_middle(pages: Path) -> None:
     pytest.fail("no page of data.mdb whose damage the command line and the check both report")
 
 
+@pytest.mark.slow
 def test_a_damaged_index_stops_an_incremental_crawl_with_an_error_and_exit_status_1(tmp_path: Path) -> None:
     # Damage in the middle of data.mdb, after a real crawl, that the open does not see: the command
     # line reports it; the incremental crawl must too (it once treated the damaged records as new

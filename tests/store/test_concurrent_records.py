@@ -159,6 +159,7 @@ def test_a_lock_left_by_a_killed_process_expires_and_the_url_is_decided(
     client.close()
 
 
+@pytest.mark.slow
 def test_a_url_held_too_long_is_a_busy_store_error_and_a_batch_past_its_lock_is_undone(
     redis_server: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -151,6 +151,7 @@ _DECIDER = """
 """
 
 
+@pytest.mark.slow
 def test_sigkill_between_a_kept_pages_check_and_add_and_its_add(tmp_path: Path) -> None:
     """A page kept by ``near_similarity`` (its check-and-add found a page at distance 0 whose change
     sketch disagrees; it is then added) is stored whole or not at all when the process is killed:

@@ -44,6 +44,7 @@ def _real_pages() -> list[tuple[str, str]]:
     return out
 
 
+@pytest.mark.slow
 def test_real_pages_identical() -> None:
     pages = _real_pages()
     assert len(pages) >= 20
