@@ -352,7 +352,7 @@ def _dedup(target: Target, ns: argparse.Namespace, out: TextIO) -> None:
     with contextlib.ExitStack() as files:
         try:
             source = sys.stdin.buffer if ns.input == "-" else files.enter_context(open(ns.input, "rb"))
-            kept = files.enter_context(open(ns.output, "wb")) if ns.output else out.buffer  # type: ignore[attr-defined]
+            kept = files.enter_context(open(ns.output, "wb")) if ns.output else out.buffer
             report = files.enter_context(open(ns.report, "wb")) if ns.report else None
         except OSError as exc:
             raise CommandError(f"{exc.filename}: {exc.strerror}") from None

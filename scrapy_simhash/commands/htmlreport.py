@@ -115,7 +115,8 @@ def verdict_figure(data: dict[str, Any]) -> Any:
             for t, v in fetches:
                 if v == verdict:
                     counts[min(int((t - lo) / width), nbins - 1)] += 1
-            starts = date2num([datetime.fromtimestamp(e, timezone.utc) for e in edges[:-1]])
+            days = [datetime.fromtimestamp(e, timezone.utc) for e in edges[:-1]]
+            starts = date2num(days)  # type: ignore[no-untyped-call]  # matplotlib.dates is untyped
             ax.bar(starts, counts, width=width / 86400, bottom=bottom, align="edge", label=verdict)
             bottom = [b + c for b, c in zip(bottom, counts)]
         ax.legend(fontsize=8)

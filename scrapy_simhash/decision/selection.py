@@ -8,7 +8,7 @@ the selection, and only its schedule (:func:`~scrapy_simhash.decision.record.sch
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -222,7 +222,7 @@ class _Best:
         """Which rows of ``priorities`` (exact, or upper bounds) and due times (ms) may enter: a
         higher priority than the threshold, or the same one and a due time no later (the key
         decides then); never a priority of -inf."""
-        return (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due))
+        return cast("np.ndarray", (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due)))
 
     def add(self, rows: list[tuple[float, int, str]]) -> None:
         """Add ``rows``, then keep the best ``budget`` when they are over it by a quarter (or for a

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import unicodedata
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
@@ -94,7 +94,7 @@ def signature(text: str) -> bytes | None:
     for j in range(1, _GRAM):
         h = (h + cps[j : j + n]) * _C1  # wrapping uint64 arithmetic
     grams = ((h ^ (h >> _S31)) >> _S32).astype(np.uint32)
-    return (_MUL * grams + _ADD).min(axis=1).tobytes()
+    return cast("bytes | None", (_MUL * grams + _ADD).min(axis=1).tobytes())
 
 
 def short_text(text: str) -> ShortText | None:

@@ -609,7 +609,7 @@ class ChangeTracker:
             return _NOTHING
         best, best_similarity = None, 0.0
         for candidate, other in self._sketches(ix, candidates):
-            s = sketch_similarity(sketch, other)  # type: ignore[arg-type] # checked above
+            s = sketch_similarity(sketch, other)
             if s >= self.wide_similarity and s > best_similarity:
                 best, best_similarity = candidate, s
         if best is not None:

@@ -74,7 +74,7 @@ import re
 import struct
 import threading
 import unicodedata
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import zstandard
@@ -189,7 +189,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, element-wise (wrapping uint64 arithmetic)."""
     x = (x ^ (x >> _S30)) * _C2
     x = (x ^ (x >> _S27)) * _C3
-    return x ^ (x >> _S31)
+    return cast("np.ndarray", x ^ (x >> _S31))
 
 
 def _distinct(values: np.ndarray) -> np.ndarray:
@@ -454,7 +454,7 @@ class OwnText:
         scale = _SPACE / (top + 1)
         at = self.text.encode("utf-32-le", "surrogatepass")[: 4 * len(h8)]
         weights = None if self.text.isascii() else _weights(np.frombuffer(at, dtype=np.uint32))[inside]
-        return scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes, weights)
+        return cast("float", scale * _seams_out(mine & _LOW16, keys, ((mine & _LOW16) << _S8) | (mine16 & _BYTE), codes, weights))
 
     def added_runs(self, kept: bytes, least: int = WINDOW) -> list[str] | None:
         """The runs of this (normalised) text, of ``least`` characters or more, that no window of
@@ -639,7 +639,7 @@ def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
     pool = np.sort(pool)
     at = np.searchsorted(pool, values)
     at[at == len(pool)] = 0
-    return pool[at] == values
+    return cast("np.ndarray", pool[at] == values)
 
 
 def _inflate(sketch: bytes, normalised: bool = True) -> str:

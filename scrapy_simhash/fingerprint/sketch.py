@@ -20,7 +20,7 @@ A native port has to reproduce :func:`sketch_tokens` bit for bit (its docstring 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, TypeGuard
+from typing import TYPE_CHECKING, TypeGuard, cast
 
 import numpy as np
 
@@ -57,7 +57,7 @@ def _mix(x: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser, element-wise (wrapping uint64 arithmetic)."""
     x = (x ^ (x >> _S30)) * _C2
     x = (x ^ (x >> _S27)) * _C3
-    return x ^ (x >> _S31)
+    return cast("np.ndarray", x ^ (x >> _S31))
 
 
 def sketch_tokens(digests: Sequence[bytes]) -> bytes:

@@ -8,7 +8,7 @@ import copy
 import functools
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -73,9 +73,9 @@ def _log_posterior(
     """Log posterior over the grid rates ``-neg_rates`` (log-uniform prior), shifted so that its
     maximum is 0: ``changed`` the elapsed times of the fetches that saw a change, ``exposure`` the
     total elapsed time of those that did not, folded older changes as in :func:`estimate_rate`."""
-    return _log_posteriors(neg_rates, [changed], np.array([exposure], dtype=float), [old_changes], [old_changed_secs])[
+    return cast("np.ndarray", _log_posteriors(neg_rates, [changed], np.array([exposure], dtype=float), [old_changes], [old_changed_secs])[
         0
-    ]
+    ])
 
 
 def _log_posteriors(
@@ -110,7 +110,7 @@ def _log_posteriors(
         old *= counts[:, None]
         _add_rows(log_like, folded, old)
     log_like -= log_like.max(axis=1, keepdims=True)
-    return log_like
+    return cast("np.ndarray", log_like)
 
 
 def _add_rows(values: np.ndarray, at: list[int], rows: np.ndarray) -> None:
@@ -395,7 +395,7 @@ class FreshnessPolicy(SchedulePolicy):
         """The probabilities of the URL's change rate being each of the policy's grid rates
         (log-spaced, 16 per decade from ``low_rate`` to ``high_rate``), from its observations, the
         likelihood raised to the power ``evidence``."""
-        return self._posteriors([state])[0]
+        return cast("np.ndarray", self._posteriors([state])[0])
 
     def _posteriors(self, states: Sequence[ScheduleState]) -> np.ndarray:
         """:meth:`posterior` of each of ``states``, one row each (the same numbers, to the bit)."""
@@ -476,7 +476,7 @@ class FreshnessPolicy(SchedulePolicy):
 
     def _weight(self, size: float) -> float:
         """:meth:`weight` of one size, without numpy."""
-        return ((size or self.reference_size) / self.reference_size) ** self.size_exponent
+        return cast("float", ((size or self.reference_size) / self.reference_size) ** self.size_exponent)
 
     def _due_after(self, posterior: np.ndarray, need: float) -> float:
         """The elapsed time (clamped) at which the expected value reaches ``need``, interpolated
@@ -489,7 +489,7 @@ class FreshnessPolicy(SchedulePolicy):
         if j == 0:
             return self.min_interval
         lo, hi = curve[j - 1 : j + 1].tolist()  # floats: the same arithmetic as numpy's scalars, faster
-        return self._taus_list[j - 1] * self._tau_step ** ((need - lo) / (hi - lo))
+        return cast("float", self._taus_list[j - 1] * self._tau_step ** ((need - lo) / (hi - lo)))
 
     def priority(self, state: ScheduleState, now: float) -> float:
         elapsed = max(now - state.last_fetch, 0.0)

@@ -71,7 +71,8 @@ class Addon:
 def _flag(settings: BaseSettings, name: str) -> bool:
     """The boolean setting ``name``, read as the components read it (a bad value: one line, the crawl stops)."""
     from scrapy_simhash import defaults
-    from scrapy_simhash.scrapy.settings import read_bool, reported_at_startup
+    from scrapy_simhash.scrapy.settings import reported_at_startup
+    from scrapy_simhash.setting_values import read_bool
 
     with reported_at_startup():
         return read_bool(name, settings.get(name, getattr(defaults, name)))

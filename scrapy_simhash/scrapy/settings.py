@@ -314,7 +314,7 @@ def load_policy(settings: BaseSettings) -> SchedulePolicy:
         "max_interval": _get_seconds(settings, "SIMHASH_RECRAWL_MAX_INTERVAL"),
     }
     try:
-        return cls(**{**intervals, **options})  # type: ignore[no-any-return]
+        return cls(**{**intervals, **options})
     except (TypeError, ValueError) as exc:
         raise InvalidSettingError(
             f"{name} ({value!r}) cannot be built from SIMHASH_RECRAWL_INTERVAL, SIMHASH_RECRAWL_MIN_INTERVAL, "

@@ -176,7 +176,7 @@ class SimhashUrlRulesMiddleware:
         if clock is None:
             from twisted.internet import reactor
 
-            clock = reactor  # type: ignore[assignment]
+            clock = reactor
         waiter: Deferred[None] = Deferred()
         waiter.addTimeout(WAIT_SECONDS, clock)
         self._fetching[form].append(waiter)

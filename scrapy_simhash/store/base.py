@@ -56,7 +56,7 @@ import sys
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from itertools import combinations
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -154,7 +154,7 @@ class TableLayout:
 
 def _popcount_lut(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a)
-    return _POPCOUNT8[a.view(np.uint8)].reshape(*a.shape, a.itemsize).sum(axis=-1, dtype=np.int64)
+    return cast("np.ndarray", _POPCOUNT8[a.view(np.uint8)].reshape(*a.shape, a.itemsize).sum(axis=-1, dtype=np.int64))
 
 
 _POPCOUNT8 = np.array([i.bit_count() for i in range(256)], dtype=np.uint8)

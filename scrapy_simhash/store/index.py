@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from math import comb
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -389,7 +389,7 @@ class SimhashIndex:
             raise ValueError(
                 f"fp ({fp}) is out of range: a {self.bits}-bit fingerprint is between 0 and 2**{self.bits} - 1"
             )
-        return fp
+        return cast("int", fp)
 
     def _fpb(self, fp: Any) -> bytes:
         return self._fp(fp).to_bytes(self._vw, "big")

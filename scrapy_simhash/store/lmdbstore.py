@@ -99,7 +99,7 @@ import struct
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import lmdb
 import numpy as np
@@ -210,7 +210,7 @@ def _madvise() -> Callable[[int, int, int], int] | None:
         return None
     fn.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     fn.restype = ctypes.c_int
-    return fn  # type: ignore[no-any-return]
+    return fn
 
 
 _MADVISE = _madvise()
@@ -719,7 +719,7 @@ class _EntryKeys(list):  # type: ignore[type-arg]
     def __eq__(self, other: object) -> bool:
         return list(iter(self)) == other
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return repr(list(iter(self)))
@@ -802,7 +802,7 @@ class LmdbStore(FingerprintStore):
         self._env = shared.env
         try:
             self._meta_db = self._db(b"meta")
-            return self._read(self._get_meta)
+            return cast("bytes | None", self._read(self._get_meta))
         except BaseException:
             self.close()
             raise
@@ -1559,7 +1559,7 @@ class LmdbStore(FingerprintStore):
         if entry[_FLAGS_AT] & _HAS_SKETCH:
             sketch = txn.get(kid, db=self._sketches)
             if sketch is not None:
-                return record + sketch
+                return cast("bytes", record + sketch)
         return record
 
     def _record_values(self, txn: Any, keys: Sequence[bytes]) -> list[bytes | None]:
@@ -1706,7 +1706,7 @@ class LmdbStore(FingerprintStore):
             if stale and rekey:
                 self._write(self._rekey, stale)
             if complete:
-                return found
+                return cast("list[tuple[bytes, float]]", found)
 
     def _due_scan(
         self, txn: Any, end: int, limit: int, batch: int

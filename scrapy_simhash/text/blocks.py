@@ -139,7 +139,7 @@ def cached_search(cache: SizedCache, pattern: re.Pattern[str], attrs: str) -> bo
     return found
 
 
-def _is_meta_element(el, tag: str) -> bool:
+def _is_meta_element(el: Any, tag: str) -> bool:
     """<time>, or an element whose class/id says metadata (unless it wraps paragraphs)."""
     meta: bool | None
     if tag == "time":
@@ -157,7 +157,7 @@ def _is_meta_element(el, tag: str) -> bool:
     return meta and not _wraps_paragraphs(el)
 
 
-def _wraps_paragraphs(el) -> bool:
+def _wraps_paragraphs(el: Any) -> bool:
     """Whether ``el`` holds at least ``_WRAPPER_PARAGRAPHS`` <p>/<br>: a page wrapper, not chrome."""
     return any(count >= _WRAPPER_PARAGRAPHS for count, _ in enumerate(el.iterdescendants("p", "br"), 1))
 
@@ -278,7 +278,7 @@ class Walker:
         if self.deadline is not None and time.perf_counter() > self.deadline:
             raise Budget("budget")
 
-    def chrome(self, el, tag: str) -> int:
+    def chrome(self, el: Any, tag: str) -> int:
         """The chrome flag an element adds (0 if none); -1 for an invisible element (skipped with
         its content)."""
         if tag in _INVISIBLE:
@@ -301,7 +301,7 @@ class Walker:
                 flag |= IN_CHROME_CLASS
         return flag
 
-    def walk(self, el, parent: int, in_link: bool, depth: int) -> None:
+    def walk(self, el: Any, parent: int, in_link: bool, depth: int) -> None:
         parents = self.parent
         idx = len(parents)
         if idx >= self.next_check:

@@ -71,6 +71,7 @@ import threading
 import time
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from lxml import etree
 
@@ -248,7 +249,7 @@ def _too_many_elements(html: str) -> bool:
     return opening > MAX_ELEMENTS and opening - html.count("</") > MAX_ELEMENTS
 
 
-def parse_prepared(html: str):
+def parse_prepared(html: str) -> Any:
     """The root element of prepared ``html``, or None if there is nothing to parse. Raises
     :class:`_TooDeep` when libxml2 gave up at its nesting limit (it keeps only what came before)."""
     if not html.strip():
@@ -320,7 +321,7 @@ def _comment_splits(tree: etree._Element) -> bool:
         if prev is not None and not isinstance(prev.tag, str) and prev.tag is not etree.Entity:
             continue  # not the first of consecutive comments: its run was read at the first
         owner = node.getparent() if prev is None else prev
-        first = owner.text if prev is None else prev.tail  # type: ignore[union-attr]
+        first = owner.text if prev is None else prev.tail
         pieces = [first] if first else []
         nxt: etree._Element | None = node
         while nxt is not None and not isinstance(nxt.tag, str) and nxt.tag is not etree.Entity:

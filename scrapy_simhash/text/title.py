@@ -6,6 +6,7 @@ content region widens to (:func:`title_and_heading`)."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from scrapy_simhash.text.blocks import CJK, WS_RE, fold, heading_text, weight
 
@@ -44,13 +45,13 @@ def _repeats(part: str, heading: str) -> bool:
     return part == heading or re.search(rf"(?<!\w){re.escape(part)}(?!\w)", heading) is not None
 
 
-def _headings(root) -> list[str]:
+def _headings(root: Any) -> list[str]:
     """The first <h1> (else <h2>) texts of the page's first <main>, else of the whole page,
     case-folded, without permalink signs: the page's own headings, not a header's site name
     (mdBook's menu-bar <h1>, a theme's site-title <h1> above an <h2> article title)."""
     # (one pass over the tree for the first <main> and the page's <h1> and <h2>)
     main = None
-    found: dict[str, list] = {"h1": [], "h2": []}
+    found: dict[str, list[Any]] = {"h1": [], "h2": []}
     for el in root.iter("main", "h1", "h2"):
         if el.tag == "main":
             main = el if main is None else main
@@ -59,7 +60,7 @@ def _headings(root) -> list[str]:
     return (_first_headings(main) if main is not None else None) or _first_headings(root, found)
 
 
-def _first_headings(root, found: dict[str, list] | None = None) -> list[str]:
+def _first_headings(root: Any, found: dict[str, list[Any]] | None = None) -> list[str]:
     """The first <h1> (else <h2>) texts below ``root`` (``found``: its <h1> and <h2>, in order)."""
     out = []
     for tag in ("h1", "h2"):
@@ -74,7 +75,7 @@ def _first_headings(root, found: dict[str, list] | None = None) -> list[str]:
     return out
 
 
-def title_and_heading(root) -> tuple[str, str, bool]:
+def title_and_heading(root: Any) -> tuple[str, str, bool]:
     """The page's title, its main heading and whether the title names it.
 
     The title is the page's <title>, else its og:title / twitter:title (cut where its headings
@@ -115,7 +116,7 @@ _NOT_LETTERS_RE = re.compile(r"[\W_\d]+")
 _WORD_RE = re.compile(r"[^\W_\d]{3,}")
 
 
-def _find_title(root, headings: list[str]) -> str:
+def _find_title(root: Any, headings: list[str]) -> str:
     for el in root.iter("title"):
         text = "".join(el.itertext())
         if text.strip():

@@ -10,7 +10,7 @@ import math
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from scrapy_simhash.text.cache import SizedCache
 
@@ -157,7 +157,7 @@ def _jieba_tokenizer() -> Any:
 def jieba_dict_path() -> Path:
     import jieba
 
-    return Path(jieba.__file__).resolve().parent / jieba.DEFAULT_DICT_NAME
+    return cast("Path", Path(jieba.__file__).resolve().parent / jieba.DEFAULT_DICT_NAME)
 
 
 _JIEBA_IDENTITY: str | None = None
@@ -306,7 +306,7 @@ def _init_rjieba(hmm: bool) -> tuple[Callable[[str], Iterable[str]], str]:
     cut = rjieba.Jieba().cut
 
     def block(run: str, _cut: Any = cut, _hmm: bool = hmm) -> list[str]:
-        return _cut(run, _hmm)
+        return cast("list[str]", _cut(run, _hmm))
 
     return block, rjieba_identity()
 
