@@ -61,15 +61,8 @@ __all__ = [
 #: ``SettingsMismatchError`` naming the version and the fix.
 FINGERPRINT_VERSION = "7"
 
-# Provisional defaults (the quality benchmark settles them). On revisions/pairs.jsonl.gz, share of
-# pairs within distance 3 of 64 bits (blake2b, words), [jaccard5 >= 0.9 | jaccard5 < 0.5], zh / en:
-#   log_tf, HMM off  0.885 | 0.000  /  0.783 | 0.000   <- default: no false match under 0.5
-#   log_tf, HMM on   0.862 | 0.000  /  0.783 | 0.000
-#   log_tf, 128 bits 0.851 | 0.000  /  0.771 | 0.000   (within 6)
-#   tf               0.955 | 0.123  /  0.869 | 0.006
-#   tfidf            0.949 | 0.077  /  0.869 | 0.006   (jieba's IDF knows no English: = tf)
-#   seed000          0.946 | 0.065  /  0.867 | 0.012
-#   shingles(2) log_tf 0.74 | 0.000 / 0.61 | 0.000; chars(3) log_tf 0.70 | 0.000 / 0.55 | 0.000
+# The defaults, chosen on the quality benchmark's pairs: docs/topics/how-it-works.rst says why,
+# benchmarks/README.md gives the figures.
 DEFAULT_BITS = 64
 DEFAULT_FEATURES = "words"
 DEFAULT_WEIGHTING = "log_tf"
@@ -85,8 +78,8 @@ DEFAULT_MAX_CHARS = 500_000
 #: ``extract.MAX_ELEMENTS`` elements walked, ``MAX_BLOCKS`` blocks, ``MAX_HTML_CHARS`` characters
 #: parsed and ``max_chars`` characters tokenised (``benchmarks/speed/bench_pathological.py``).
 DEFAULT_TIME_BUDGET = 0.0
-# blake2b (stdlib) over xxh3 (xxhash): with the hash cache, xxh3 saves ~0.1 ms of a ~10 ms page
-# (benchmarks/speed/bench_fingerprint.py (b): 0.47 vs 0.61 ms per 2,350-token page), not worth a dependency.
+# blake2b (the standard library's) rather than xxh3: with the hash cache, xxh3 saves too little to
+# be worth a dependency (benchmarks/speed/bench_fingerprint.py).
 DEFAULT_FEATURE_HASH = "blake2b"
 FEATURE_HASHES = ("xxh3", "blake2b")
 BITS = (64, 128)
