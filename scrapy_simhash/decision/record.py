@@ -1,8 +1,6 @@
 """The record kept for every canonical URL (:class:`PageRecord`): its fetch history, validators,
 change sketch and recrawl schedule, and its one byte format: what the index's records hold, byte
 for byte, whatever the store; and the framing of a kept page's novelty evidence, stored apart.
-(Over 600 lines: one record, its format and its schedule's packing, bytes in and out, and the
-readers of its schedule alone, in one place.)
 """
 
 from __future__ import annotations

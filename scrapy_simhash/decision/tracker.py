@@ -4,8 +4,7 @@ unchanged, changed, and why: :class:`~scrapy_simhash.decision.verdicts.Reason`) 
 there (:class:`~scrapy_simhash.decision.record.PageRecord`); and the recrawl plan of a URL.
 
 Pure: no Scrapy import. The middleware calls it and counts and logs what it says; nothing else
-decides. (Over 600 lines: :class:`ChangeTracker` is one decision over one transaction, each rule
-a method of its own; split, the rules would share its state through arguments.)
+decides.
 """
 
 from __future__ import annotations

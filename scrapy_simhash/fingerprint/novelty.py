@@ -63,8 +63,7 @@ whose error grows with the number of edits and the length of the page (on 40,000
 within about half of the truth); each position counts its first character's weight.
 
 Deterministic across processes, machines and Python versions: code points and fixed 64-bit
-arithmetic (numpy, wrapping), no ``hash()``. (Over 600 lines: one text's normalisation, its
-windows, its sketch and its names, which a drop's check reads together and which must agree.)
+arithmetic (numpy, wrapping), no ``hash()``.
 """
 
 from __future__ import annotations

@@ -2,9 +2,7 @@
 
 Pure: no Scrapy import. ``Fingerprinter`` ties ``features.FeatureExtractor`` (tokens, weights),
 a stable feature hash and a vectorised weighted sum (numpy) together; ``Fingerprinter.settings``
-lists every option that changes fingerprints, for the index metadata. (Over 600 lines: the
-Python path and the native core's of one fingerprint, and the page's evidence they make together
-(:class:`PageFingerprint`), side by side, so that the two paths stay the same.)
+lists every option that changes fingerprints, for the index metadata.
 """
 
 from __future__ import annotations

@@ -1,8 +1,5 @@
 """Near-duplicate search over SimHash fingerprints: table layout, candidate lookup, exact verification.
 
-(Over 600 lines, on purpose: :class:`SimhashIndex` is one facade, the one API every caller uses
-over any store, and most of its length is the documentation of that API.)
-
 Layout (Manku, Jain, Das Sarma, WWW 2007). The ``bits`` of a fingerprint are split into
 ``B >= k + 1`` blocks of (nearly) equal width, most significant block first. If two fingerprints
 differ in at most ``k`` bits, at most ``k`` blocks contain a difference, so at least ``B - k``

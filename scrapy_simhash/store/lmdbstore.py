@@ -1,9 +1,5 @@
 """LMDB store (the default): one environment per index, one named sub-database per table.
 
-(Over 600 lines, on purpose: :class:`LmdbStore` is the whole FingerprintStore contract over one
-transaction model, and the directory checks before it (what is an index, what may be deleted)
-guard the same files; split, each half would need the other's invariants.)
-
 Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
 
 ``t00`` .. ``tNN``

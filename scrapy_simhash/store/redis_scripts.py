@@ -1,9 +1,7 @@
 """The Redis store's server side: its key layout (shards, bucket bits) and the Lua scripts that run
 each of its operations atomically on the server (:mod:`scrapy_simhash.store.redisstore` registers
 them).
-
-(Over 600 lines: the scripts are one program on the server, the store's whole server side; split,
-every part would be sent and parsed with each call all the same.)"""
+"""
 
 from __future__ import annotations
 

@@ -1,8 +1,5 @@
 """Redis store: one index shared by every crawler process of a distributed crawl (scrapy-redis).
 
-(Over 600 lines, about 970: :class:`RedisStore` is the whole FingerprintStore contract for one backend;
-its server side, the Lua scripts, is :mod:`scrapy_simhash.store.redis_scripts`.)
-
 Every operation is one Lua script call (EVALSHA, packed here and sent on a connection of the
 client's pool; the script is loaded again after a ``NOSCRIPT`` reply): one round trip, atomic on
 the server, so two machines that add copies of one page at the same instant keep exactly one. The

@@ -6,9 +6,7 @@ The entry point of the text layer (with :mod:`~scrapy_simhash.text.charset`, :mo
 downloaded, or an already decoded ``str``) into a :class:`Document`: a cleaned title and the page's
 main text, one paragraph per line, without navigation, footers, sidebars, link lists and other
 template text that pages of one site share. It reads no ``SIMHASH_*`` setting; the callers decide
-whether to ask for the main content (``main_content=True``) or all visible text. (Over 600 lines:
-decoding, the prepared text, both walks' entry and the spider tree's comment check, one page's way
-in.)
+whether to ask for the main content (``main_content=True``) or all visible text.
 
 Decoding (:func:`decode_html`) follows this order: byte-order mark, the caller's ``encoding``, the
 HTTP ``Content-Type`` charset, ``<meta charset>`` / ``<meta http-equiv>``, then sniffing: strict

@@ -1,5 +1,5 @@
 """The package's import graph: no cycle among its modules, and each module imports on its own in a
-fresh interpreter; and no module over 600 lines without saying why in its docstring.
+fresh interpreter.
 
 Edges are the ``import`` statements of each module, read with ``ast``: at module level, inside
 functions (a lazy import is still a dependency) and under ``if TYPE_CHECKING:`` (a type-only circle
@@ -173,17 +173,3 @@ def _installed(name: str) -> bool:
     import importlib.util
 
     return importlib.util.find_spec(name) is not None
-
-
-LONG = 600
-
-
-def test_a_module_over_600_lines_says_why() -> None:
-    unexplained = []
-    for name, path in MODULES.items():
-        text = path.read_text(encoding="utf-8")
-        if text.count("\n") > LONG:
-            doc = ast.get_docstring(ast.parse(text)) or ""
-            if "over 600 lines" not in doc.lower():
-                unexplained.append(name)
-    assert unexplained == []
