@@ -296,28 +296,9 @@ class ChangeTracker:
         *,
         validators: tuple[str | None, str | None] = (None, None),
     ) -> Verdict:
-        """Decide on ``key`` fetched now as ``page`` (its fingerprint ``fp`` and the evidence it
-        rests on, :class:`~scrapy_simhash.fingerprint.PageFingerprint`: its change ``sketch``, kept
-        in the record: see ``change_similarity``); store the outcome (and the response's
-        ``(ETag, Last-Modified)`` ``validators``) and the evidence that finds its copies, in one
-        transaction.
-
-        ``page.may_match`` False (the page has no text of its own beside its site's template: no
-        evidence): the page is not indexed, so that no page can duplicate it by the index, and is
-        no near-duplicate by the index either (only a copy: see ``content_key``); its change is
-        still tracked. ``fallback`` (``PageFingerprint.fallback``)
-        other than ``None``: the page is never a duplicate by the wide tier (``wide_distance``).
-        ``content_key`` and ``visible`` (``PageFingerprint``'s) of a short page: it is also a
-        near-duplicate of a kept short page with its content key whose visible lines hold all of
-        its own (:mod:`scrapy_simhash.decision.shortcopy`: a print view); of a page whose ``fallback`` is
-        ``"template"`` (``may_match`` False): on its first fetch it is the near-duplicate of a kept
-        template-only page by the same rule (an exact copy, a print view), or of an indexed page
-        whose whole visible text was the same (:meth:`_exact_copy`: a copy of a page that was kept
-        before its site's template was learned), and nothing else. The record keeps
-        :func:`visible_key` of ``visible``. ``own`` (``PageFingerprint.own``): the page's own
-        text; whatever the page resembles, it is dropped only when that adds fewer than
-        ``keep_adds`` characters (see ``keep_adds``), and a kept page's novelty evidence is stored
-        with its record."""
+        """Decide on ``key`` fetched now as ``page``, and store the outcome, the response's
+        ``validators`` (ETag, Last-Modified) and the page's evidence in one transaction. Returns
+        the :class:`Verdict`; the rules it applies are described in docs/topics/how-it-works.rst."""
         now = self.clock() if now is None else now
         return self.index.decide(
             key,

@@ -266,31 +266,30 @@ FALLBACKS: tuple[Fallback, ...] = tuple(Fallback)
 
 @dataclass(frozen=True)
 class PageFingerprint:
-    """A page's fingerprint and what it rests on (:meth:`Fingerprinter.fingerprint_page`).
+    """A page's fingerprint and the evidence a decision reads beside it
+    (:meth:`Fingerprinter.fingerprint_page` makes it)."""
 
-    ``fp``: the fingerprint (SimHash, or an exact hash when ``fallback == "short"``); it never
-    depends on learned site templates. ``fallback``: ``None``, or one of :data:`FALLBACKS`.
-    ``method`` and ``coverage``: how the text was extracted and the share of the page's visible
-    text it holds (``extract.Document``). ``title``: the title used. ``visible``: all visible
-    text, one block per line (what site templates are learned from). ``sketch``: the change
-    sketch (:mod:`scrapy_simhash.fingerprint.sketch`) of the title, the fingerprinted text and the page's
-    other content-like text (``extract.Document.rest``), ``None`` when they have no words.
-    ``content_key``: on a short page or a page of nothing but its site's template (``fallback``
-    ``"short"`` or ``"template"``), an exact hash of those same tokens (title and content-like
-    text, no chrome): what proposes a copy of the page (:mod:`scrapy_simhash.decision.shortcopy`); ``None``
-    otherwise. ``own``: the page's own text (:class:`~scrapy_simhash.fingerprint.novelty.OwnText`: the title,
-    the fingerprinted text and the other content-like text, the latter without its site's learned
-    template lines), what a near-duplicate drop checks first (``None``: not computed).
-    """
-
+    #: The SimHash of the page's text (an exact hash when ``fallback`` is "short"); never depends
+    #: on learned site templates.
     fp: int
+    #: ``None``, or one of :data:`FALLBACKS`: what the fingerprint rests on instead of the text.
     fallback: Fallback | None
+    #: How the text was extracted (``extract.Document.method``).
     method: str
+    #: The share of the page's visible text the fingerprinted text holds.
     coverage: float
+    #: The title used.
     title: str = ""
+    #: All visible text, one block per line: what site templates are learned from.
     visible: str = ""
+    #: The change sketch (:mod:`scrapy_simhash.fingerprint.sketch`) of the title, the text and the
+    #: page's other content-like text; ``None`` when they have no words.
     sketch: bytes | None = None
+    #: On a short or template-only page, an exact hash of the same tokens: what proposes a copy
+    #: (:mod:`scrapy_simhash.decision.shortcopy`); ``None`` otherwise.
     content_key: int | None = None
+    #: The page's own text (:class:`~scrapy_simhash.fingerprint.novelty.OwnText`), what a drop checks
+    #: first; ``None``: not computed.
     own: OwnText | None = field(default=None, compare=False, repr=False)
     #: Whose parse of the page it comes from (``extract.Document.parse``): "own", "shared" (the
     #: tree given to ``fingerprint_page``), "own/<why>" (that tree was not used): never changes a value.
