@@ -11,12 +11,9 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     per table key held). ``t00``'s bucket holds each fingerprint once per key filed under it,
     sorted by ``(fingerprint, id)``, the ids (4 bytes each) after the fingerprints, in the same
     order: what finds a fingerprint's keys. A lookup is one ``get`` per table, read straight into
-    numpy. (Measured against ``dupsort`` + ``dupfixed`` buckets read with ``getmulti``: at 10
-    million fingerprints a lookup took ~25 us instead of ~20 us and the tables 56 instead of 36
-    bytes per fingerprint. The price: adding to a bucket rewrites it, ~1 KB at 1 million, ~8 KB at
-    10 million. One bucket per table key cost 22 bytes a URL per table at 1e5 URLs, most of them
-    LMDB's node of a bucket of one or two fingerprints, and a ``fps`` table of ``fp -> id`` 26
-    more: ``benchmarks/scale/hot_bytes.py``.)
+    numpy. Adding to a bucket rewrites it. (Chosen over ``dupsort`` buckets, one bucket per table
+    key and an ``fp -> id`` table, for lookup time and bytes per URL: ``benchmarks/scale/hot_bytes.py``,
+    ``benchmarks/README.md``.)
 ``records``
     ``id -> entry``, one per key with a fingerprint, a record or evidence; ``id``: 4 bytes
     big-endian, the last one plus one (so that the entries of new keys, most of a crawl's writes,
@@ -48,12 +45,10 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     :func:`~scrapy_simhash.store.hot.keyed`, 34 where it is another,
     :func:`~scrapy_simhash.store.hot.compact`, answered as the 57), in due order. :meth:`LmdbStore.due_states` returns the keys of a page
     unread (:class:`_EntryKeys`): a key is read from its entry when the selection asks for it,
-    which it does for the rows that may enter it only (the key kept here as well cost 31 of a
-    URL's bytes for keys of 31 characters). The index entry is a lower bound of the due time, not the due time itself: a record
+    which it does for the rows that may enter it only (a key kept here as well would cost a URL
+    its key's length again). The index entry is a lower bound of the due time, not the due time itself: a record
     whose due time moves later (a refetch, nearly always) keeps its entry, so that writing it
-    touches one entry of the index instead of two (measured with
-    ``benchmarks/speed/bench_due_layout.py``: a refetch's record write 71 instead of 215 us at
-    1e6); :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale
+    touches one entry of the index instead of two (``benchmarks/speed/bench_due_layout.py``); :meth:`LmdbStore.records_due` checks each entry against its record and moves the stale
     ones to their due time (in write transactions of ``_REKEY_BATCH`` entries), so it returns
     exactly the records due.
 ``evidence``, ``evidence_tail``
@@ -62,8 +57,8 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     record and its candidates'; the evidence only when a page resembles a kept one); written in
     the transaction that writes the record. Evidence over a page goes to overflow pages, whose
     last one is left part empty: such evidence keeps what fills its pages in ``evidence`` and the
-    rest, when that fits in a leaf page's node, in ``evidence_tail`` (read back joined; measured
-    with ``benchmarks/scale/hot_bytes.py``: the evidence's pages 13% fewer on the real pages).
+    rest, when that fits in a leaf page's node, in ``evidence_tail`` (read back joined: fewer
+    pages, ``benchmarks/scale/hot_bytes.py``).
 ``aux``
     ``name -> bytes`` (per-host site templates).
 ``meta``
@@ -190,8 +185,8 @@ _CREATE_WAIT_S = 1.0
 #: file pages are those the last transactions read (the evidence among them), not all the file
 #: ever touched: a page fault maps up to 16 cached neighbours of the page, of any sub-database, or
 #: the whole large folio it lies in, and neither ``readahead=False`` nor ``MADV_RANDOM`` stops
-#: that. Measured with ``benchmarks/scale/decisions.py``: after each evidence read instead, 3x
-#: the page faults for the same resident size. See :meth:`_SharedEnv.trim`.
+#: that (a trim after each evidence read instead costs more page faults for the same resident
+#: size: ``benchmarks/scale/decisions.py``). See :meth:`_SharedEnv.trim`.
 _TRIM_EVERY = 64
 _MADV_DONTNEED = 4
 
