@@ -77,7 +77,7 @@ def test_console_door_errors(index_dir, tmp_path, capsys):
         (("dedup", str(tmp_path / "missing.jsonl"), "--field", "text"), 1),
     ]:
         try:
-            status_seen = main(list(args))
+            status_seen: str | int | None = main(list(args))
         except SystemExit as exc:  # argparse's usage errors
             status_seen = exc.code
         err = capsys.readouterr().err

@@ -131,7 +131,7 @@ def test_near_by_text_and_by_file(crawled, capsys, tmp_path):
     page = tmp_path / "page.html"
     page.write_text(article_html("telescope"))
     assert out_of(capsys, crawled, "test", "near", "--file", str(page)).split("\t")[0] == "0"
-    title, paragraphs = ("", [])
+    title, paragraphs = ("", list[str]())
     from helpers.pages import EN_ARTICLES
 
     title, paragraphs = EN_ARTICLES["telescope"]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.pages import guide_page
@@ -185,7 +186,12 @@ def test_a_refetch_showing_the_same_text_keeps_its_evidence_unwritten(
     stored = lmdb.get_evidence(URL)
     written: list[bytes | None] = []
     put = lmdb.put_record
-    monkeypatch.setattr(lmdb, "put_record", lambda *a, **kw: (written.append(kw.get("evidence")), put(*a, **kw)))
+
+    def recording_put(*a: Any, **kw: Any) -> None:
+        written.append(kw.get("evidence"))
+        put(*a, **kw)
+
+    monkeypatch.setattr(lmdb, "put_record", recording_put)
     again = tracker.observe(URL, V1, now=DAY)
     assert again.verdict == UNCHANGED and again.record is not None and again.record.evidence
     assert written == [None] and lmdb.get_evidence(URL) == stored
@@ -203,7 +209,7 @@ _ENTRIES = [f"<p>Fixed {' '.join(_RNG.choice(_WORDS) for _ in range(12))}. Own I
 
 def _paragraph(seed: int) -> str:
     """A paragraph of 300 characters or more, in words of the notes' own."""
-    rng, words = random.Random(seed), []
+    rng, words = random.Random(seed), list[str]()
     while len(" ".join(words)) < 300:
         words.append(rng.choice(_WORDS))
     return " ".join(words).capitalize() + "."
@@ -228,8 +234,8 @@ def test_a_big_page_adding_a_paragraph_is_changed(lmdb: SimhashIndex) -> None:
     assert first.own is not None and first.own.chars > 150_000
     assert first.own.sketch(1 << 16)[:1] == b"\x02" and first.own.sketch()[:1] == b"\x05"  # a sample, the text
 
-    def verdicts(index: SimhashIndex | None = None, **kwargs: int) -> list[str]:
-        out = []
+    def verdicts(index: SimhashIndex | None = None, **kwargs: Any) -> list[str]:
+        out: list[str] = []
         for seed, at in ((1, 150), (7, 700), (23, 1100), (30, 1650)):
             tracker = ChangeTracker(index or SimhashIndex(), **kwargs)
             tracker.observe(URL + str(seed), first, now=0.0)

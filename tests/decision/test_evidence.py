@@ -274,10 +274,12 @@ def test_templates_are_stored_and_read_back_and_bad_bytes_are_counted():
 
 
 class _FailingIndex:
-    def get_record(self, key: str) -> bytes | None:
+    """An AuxBlobs (what IndexTemplateStore reads and writes) whose disk is gone."""
+
+    def get_aux(self, name: str) -> bytes | None:
         raise OSError("disk gone")
 
-    def put_record(self, key: str, value: bytes) -> None:
+    def put_aux(self, name: str, value: bytes | None) -> None:
         raise OSError("disk gone")
 
 
@@ -425,11 +427,12 @@ def test_the_visible_text_decides_an_exact_copy_of_an_indexed_page(store: str, t
     fp = 0x1234_5678_9ABC_DEF0
     tracker.observe("http://a.test/kept", PageFingerprint.of(fp, visible="Stub\nshared footer"), 1.0)
     kept = PageRecord.parse(index.get_record("http://a.test/kept"))
+    assert kept is not None
     assert kept.visible_key == visible_key("Stub\nshared footer")
     assert kept.updated(fp, 0, False).visible_key == kept.visible_key  # a 304: the same content
     assert kept.updated(fp ^ 1, 1, False).visible_key is None  # never the key of other content
     # (content keys of their own: a kept template-only page's copies are shortcopy's, tested above)
-    args = {"fallback": "template"}
+    args: dict[str, Any] = {"fallback": "template"}
     near = fp ^ 0b101  # within max_distance (3)
     copy = tracker.observe(
         "http://a.test/copy", PageFingerprint.of(near, visible="Stub\nshared footer", content_key=1, **args), 2.0

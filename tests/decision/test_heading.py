@@ -25,7 +25,7 @@ from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 FP = Fingerprinter()
 _RNG = random.Random(34)
@@ -69,7 +69,7 @@ def observe(tracker: ChangeTracker, url: str, html: str) -> Any:
 
 
 @pytest.fixture(params=["memory", "lmdb"])
-def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], SimhashIndex]:
+def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], SimhashIndex]]:
     made: list[SimhashIndex] = []
 
     def factory() -> SimhashIndex:

@@ -35,7 +35,7 @@ from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.region import ROW_CHARS
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
 _VOCAB_RNG = random.Random(2026)
 #: Pseudo-words: texts made of them share no gram by chance, as different real texts rarely do.
@@ -43,6 +43,12 @@ WORDS = [
     "".join(_VOCAB_RNG.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(_VOCAB_RNG.randint(3, 9)))
     for _ in range(5000)
 ]
+
+
+def own_of(page: PageFingerprint) -> OwnText:
+    """The page's own text, which these pages have (one of their words or more)."""
+    assert page.own is not None
+    return page.own
 
 
 def sentence(rng: random.Random, words: int = 14) -> str:
@@ -345,7 +351,7 @@ def own_text(html: str) -> str:
 
 
 @pytest.fixture(params=["memory", "lmdb", "redis"])
-def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], SimhashIndex]:
+def make_index(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[[], SimhashIndex]]:
     made: list[SimhashIndex] = []
 
     def factory() -> SimhashIndex:
@@ -383,7 +389,7 @@ def test_a_new_line_repeated_counts_once(make_index: Callable[[], SimhashIndex])
         )
 
     kept, new = page("```js chat.js"), page("```js src/chat.js")
-    runs = FP.fingerprint_page(new).own.added_runs(FP.fingerprint_page(kept).own.sketch())
+    runs = own_of(FP.fingerprint_page(new)).added_runs(own_of(FP.fingerprint_page(kept)).sketch())
     assert runs == ["```js src/chat.js"]
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://a.example/effects", kept).verdict == NEW
@@ -419,7 +425,7 @@ def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], Simha
     raw = index.get_record("http://db.example/3.1.2")
     assert kept.record.evidence and raw is not None and len(raw) < 400
     page = FP.fingerprint_page(release_page(2), url="http://db.example/3.1.2")
-    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, page.own.sketch(), page.own.heading)
+    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, own_of(page).sketch(), own_of(page).heading)
     dropped = observe(tracker, "http://db.example/3.1.0", release_page(0))
     assert dropped.verdict == NEAR_DUPLICATE and not dropped.evidence_missing
     assert index.get_evidence("http://db.example/3.1.0") is None  # a dropped page keeps none
@@ -569,7 +575,7 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     lines = [doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")]
     assert "lockInterruptibly(FailableConsumer consumer)" in doc.text.split("\n")  # an entry: fingerprinted
     without = OwnText([line for line in lines if "(" not in line])  # the member signatures left out
-    assert without.added(first.own.sketch()) < 100 <= second.own.added(first.own.sketch())
+    assert without.added(own_of(first).sketch()) < 100 <= own_of(second).added(own_of(first).sketch())
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://lang.example/StampedLockVisitor", kept).verdict == NEW
     found = observe(tracker, "http://lang.example/ReadWriteLockVisitor", new)
@@ -616,14 +622,14 @@ def test_a_print_view_whose_footer_names_its_url_is_dropped(make_index: Callable
     )
     printed = print_view(body, footer)
     pages = [FP.fingerprint_page(html, url=u) for html, u in ((article, ARTICLE_URL), (printed, f"{ARTICLE_URL}?print=1"))]
-    assert pages[1].own.added(pages[0].own.sketch()) < 100
+    assert own_of(pages[1]).added(own_of(pages[0]).sketch()) < 100
     tracker = ChangeTracker(make_index())
     assert observe(tracker, ARTICLE_URL, article).verdict == NEW
     copy = observe(tracker, f"{ARTICLE_URL}?print=1", printed)
     assert (copy.verdict, copy.duplicate_of) == (NEAR_DUPLICATE, ARTICLE_URL)
     # A print view with a sentence of its own (an editor's note) adds it.
     noted = FP.fingerprint_page(print_view(body, f"{sentence(rng, 18)} {footer}"), url=f"{ARTICLE_URL}?print=2")
-    assert noted.own.added(pages[0].own.sketch()) >= 100
+    assert own_of(noted).added(own_of(pages[0]).sketch()) >= 100
 
 
 #: A Chinese article (ten sentences), and one more sentence of 44 characters.
@@ -705,8 +711,8 @@ def test_a_table_of_short_cells_counts_by_its_rows(make_index: Callable[[], Simh
     doc = extract(new)
     assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == ROW_CHARS
     without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")])
-    sketch = FP.fingerprint_page(kept).own.sketch()
-    assert without.added(sketch) < 100 <= FP.fingerprint_page(new).own.added(sketch)
+    sketch = own_of(FP.fingerprint_page(kept)).sketch()
+    assert without.added(sketch) < 100 <= own_of(FP.fingerprint_page(new)).added(sketch)
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://glossary.example/pitch", kept).verdict == NEW
     found = observe(tracker, "http://glossary.example/pitch-names", new)
@@ -769,6 +775,7 @@ def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
     tracker = ChangeTracker(SimhashIndex(), policy=FreshnessPolicy())
     tracker.observe("u", PageFingerprint.of(old.fp, sketch=old.sketch), now=0.0)
     verdict = tracker.observe("u", PageFingerprint.of(new.fp ^ 0xFF, sketch=new.sketch), now=86400.0)  # changed
+    assert verdict.record is not None and verdict.record.schedule is not None
     assert verdict.record.schedule["recent"][0][1] == pytest.approx(max(size, tracker.change_threshold + 1), abs=1e-3)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from helpers.states import random_states
@@ -63,10 +65,18 @@ def _full_record() -> PageRecord:
         now = 1700000000.123456 + 3600.7 * (i + 1)
         state = policy.observe(state, now, i % 3 == 0, 7 if i % 3 == 0 else 0)
         record = record.updated(FP1 ^ i, i % 5, i % 3 == 0, now=now, duplicate_of="https://例子.example.cn/新闻")
+    assert state is not None
     schedule = state.to_dict()
     return replace(
         record, schedule=schedule, next_due=schedule["next_due"], etag='W/"x"', last_modified="Mon", moved_to="m"
     )
+
+
+def _full_schedule() -> Mapping[str, Any]:
+    """The schedule of ``_full_record()`` (which has one)."""
+    schedule = _full_record().schedule
+    assert schedule is not None
+    return schedule
 
 
 def test_round_trip():
@@ -155,7 +165,7 @@ def test_the_format_bytes_are_stable(record, raw):
     "changes",
     [
         {"schedule": {"interval": 5}},  # a schedule of another form
-        {"schedule": {**_full_record().schedule, "rate": 1}},  # an int where ScheduleState writes a float
+        {"schedule": {**_full_schedule(), "rate": 1}},  # an int where ScheduleState writes a float
     ],
 )
 def test_a_schedule_of_another_form_is_kept_as_json(changes):
@@ -187,11 +197,11 @@ def test_a_record_of_an_earlier_format_is_not_read(first):
 )
 def test_every_float_of_a_schedule_reads_back_as_it_was(value):
     """Whole milliseconds, 6 significant digits or neither: each number reads back bit for bit."""
-    base = _full_record().schedule
+    base = _full_schedule()
     for name in ("last_fetch", "interval", "rate", "probe"):
         schedule = {**base, name: value, "recent": [[value, 0.0]], "old": [value, 0.0, 1.0]}
         back = PageRecord.from_bytes(replace(_full_record(), schedule=schedule).to_bytes()).schedule
-        assert type(back).__name__ == "Schedule"  # packed as numbers, not JSON
+        assert back is not None and type(back).__name__ == "Schedule"  # packed as numbers, not JSON
         for key in (name, "recent", "old"):
             assert repr(back[key]) == repr(schedule[key]), (name, key)
 
@@ -260,11 +270,13 @@ def test_change_tracker_decides_and_keeps_records():
     assert tracker.observe("a", PageFingerprint.of(a), now=10.0).verdict == "new"
     dup = tracker.observe("b", PageFingerprint.of(a ^ 0b11), now=11.0)
     assert (dup.verdict, dup.duplicate_of, dup.distance) == ("near_duplicate", "a", 2)
-    assert index.get("b") is None and PageRecord.parse(index.get_record("b")).duplicate_of == "a"
+    assert index.get("b") is None
+    b_record = PageRecord.parse(index.get_record("b"))
+    assert b_record is not None and b_record.duplicate_of == "a"
     same = tracker.observe("a", PageFingerprint.of(a ^ 1), now=12.0)  # noise: unchanged, the index follows the page
     assert (same.verdict, same.distance) == ("unchanged", 1) and index.get("a") == a ^ 1
     changed = tracker.observe("a", PageFingerprint.of(far), now=13.0)
-    assert changed.verdict == "changed" and changed.record.change_count == 1 and len(changed.record.history) == 2
+    assert changed.verdict == "changed" and changed.record is not None and changed.record.change_count == 1 and len(changed.record.history) == 2
     # c's content changes to a copy of a's new page: near-duplicate, and c keeps no fingerprint
     moved = tracker.observe("c", PageFingerprint.of(0x1234_5678_0000_0000), now=14.0)
     assert moved.verdict == "new"
@@ -275,10 +287,12 @@ def test_change_tracker_decides_and_keeps_records():
     fixed = tracker.observe("d", PageFingerprint.of(0xABCDEF << 20), now=16.0)
     assert fixed.replaced_unreadable and fixed.verdict == "new"
     # a record with a due time lands in the due-time index
+    assert fixed.record is not None
     record = replace(fixed.record, next_due=100.0, schedule={"interval": 60.0})
     index.put_record("d", record.to_bytes(), due=record.next_due)
     assert index.records_due(100.0) == [("d", 100.0)]
-    assert PageRecord.from_bytes(index.get_record("d")).schedule == {"interval": 60.0}
+    raw_d = index.get_record("d")
+    assert raw_d is not None and PageRecord.from_bytes(raw_d).schedule == {"interval": 60.0}
     assert tracker.deduplicate("e", a ^ 0xFF00).verdict == "new"
     assert tracker.deduplicate("f", far).duplicate_of == "a"
 
@@ -333,7 +347,7 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
     from scrapy_simhash.decision.record import schedule_state_of
     from scrapy_simhash.schedule import ScheduleState
 
-    schedule = {**_full_record().schedule, **changes}
+    schedule = {**_full_schedule(), **changes}
     record = replace(_full_record(), schedule=schedule)
     try:
         expected = ScheduleState.from_dict(dict(schedule))
@@ -367,8 +381,8 @@ def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     odd = replace(random_states(1, 4)[0], last_fetch=1_700_000_000, fetches=2.0)
     due, schedule = schedule_of(odd)
     assert schedule == odd.to_dict() and type(schedule) is dict
-    back = PageRecord.from_bytes(replace(record, schedule=schedule, next_due=due).to_bytes()).schedule
-    assert back == schedule and json.dumps(back) == json.dumps(schedule)
+    back_schedule = PageRecord.from_bytes(replace(record, schedule=schedule, next_due=due).to_bytes()).schedule
+    assert back_schedule == schedule and json.dumps(back_schedule) == json.dumps(schedule)
 
 
 def test_round3_is_round_to_the_millisecond():

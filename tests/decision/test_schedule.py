@@ -9,6 +9,7 @@ import json
 import math
 import random
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -343,7 +344,7 @@ def test_ours_values_a_fetch_by_its_average_over_the_posterior_rate():
     posterior of the rate (brute force here), not refresh_value at one guessed rate. A URL seen
     changed twice over long intervals may change once a day (worth a fetch) or a hundred times (not):
     the average keeps the first possibility, the point estimate at the geometric mean loses it."""
-    constants = {"default_interval": 4 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY, "probe_ratio": 0}
+    constants: dict[str, Any] = {"default_interval": 4 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY, "probe_ratio": 0}
     policy = FreshnessPolicy(**constants)
     point = FreshnessPolicy(**constants, uncertainty=False)
     state = policy.observe(policy.observe(policy.observe(None, 0.0, None), 4 * DAY, True, 10), 8 * DAY, True, 10)
@@ -366,7 +367,7 @@ def test_tempered_posterior_keeps_the_slower_rates_of_a_page_seen_changed_at_lon
     plain one flattened, a page seen changed at long intervals and at both probes keeps more of the
     slower rates it may have, so a later fetch of it is worth more than under plain Bayes and it is
     due sooner; with many verdicts both posteriors settle on the same rate."""
-    constants = {"default_interval": 10 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY}
+    constants: dict[str, Any] = {"default_interval": 10 * DAY, "min_interval": HOUR, "max_interval": 90 * DAY}
     tempered, plain = FreshnessPolicy(**constants), FreshnessPolicy(**constants, evidence=1.0)
     assert tempered.evidence == 0.7
     state = plain.observe(None, 0.0, None)
@@ -459,7 +460,7 @@ class _Reference(FreshnessPolicy):
         return float(taus[j - 1] * (taus[1] / taus[0]) ** ((need - lo) / (hi - lo)))
 
 
-def _reference_log_posterior(neg_rates, changed, exposure, old_changes, old_changed_secs):  # type: ignore[no-untyped-def]
+def _reference_log_posterior(neg_rates, changed, exposure, old_changes, old_changed_secs):
     log_like = neg_rates * exposure
     if changed:
         terms = np.multiply.outer(np.array(changed), neg_rates)
@@ -490,7 +491,7 @@ def test_policy_step_is_identical_to_the_reference(kwargs: dict) -> None:
         now = rng.uniform(0, 2e9)
         rate = 10 ** rng.uniform(-3, 1.5) / DAY
         for _ in range(rng.randrange(1, 40)):
-            changed = None if state is None else rng.random() < 1 - math.exp(-rate * (now - state.last_fetch))
+            changed: bool | None = None if state is None else rng.random() < 1 - math.exp(-rate * (now - state.last_fetch))
             distance = rng.choice((None, 0, 4, 30)) if changed else 0
             state, ref = ours.observe(state, now, changed, distance), reference.observe(ref, now, changed, distance)
             assert state == ref
@@ -534,6 +535,7 @@ def test_many_posteriors_at_once_are_each_ones_to_the_bit(evidence: float) -> No
 def test_a_policy_with_another_default_interval_is_that_policy_built_with_it():
     base = FreshnessPolicy(min_interval=HOUR, max_interval=30 * DAY)
     derived = base.with_default_interval(10 * DAY)
+    assert isinstance(derived, FreshnessPolicy)
     built = FreshnessPolicy(default_interval=10 * DAY, min_interval=HOUR, max_interval=30 * DAY)
     assert (derived.threshold, derived.probe_interval) == (built.threshold, built.probe_interval)
     assert base.default_interval == DAY and base.probe_interval == DAY / 8  # unchanged

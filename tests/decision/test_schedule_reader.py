@@ -7,7 +7,9 @@ the records of real pages observed by the tracker."""
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers.states import random_states
@@ -25,7 +27,7 @@ def full(raw: bytes | None):
     return None if record is None or record.gone else schedule_state_of(record)
 
 
-def same(raws: list[bytes | None]) -> None:
+def same(raws: Sequence[bytes | None]) -> None:
     """Each reader's state is the full decode's, every number bit for bit (``repr``: -0.0, NaN):
     one record at a time, and all of them at once (in batches of 1, 7 and all)."""
     want = [repr(full(raw)) for raw in raws]
@@ -50,6 +52,7 @@ def random_records(n: int, seed: int) -> list[PageRecord]:
             for k in [rng.randrange(10)]
             for j in range(k)
         )
+        schedule: Mapping[str, Any] | None
         next_due, schedule = schedule_of(state)
         shape = i % 7
         if shape == 1:

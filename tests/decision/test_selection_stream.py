@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -52,12 +52,13 @@ def reference(index: SimhashIndex, policy: Any, now: float, budget: int, run_per
     if budget > 0 and run_period and keys and policy is not None:
         policy = policy.with_default_interval(budget_interval(len(keys), budget, run_period))
     priorities = np.ones(len(keys))
-    known = [i for i, state in enumerate(states) if state is not None]
+    known_states = {i: state for i, state in enumerate(states) if state is not None}
+    known = list(known_states)
     if known and policy is not None:
-        scale = size_scale(policy, np.array([states[i].size for i in known]))
+        scale = size_scale(policy, np.array([known_states[i].size for i in known]))
         for start in range(0, len(known), 1000):
             rows = known[start : start + 1000]
-            columns = ScheduleColumns.of([states[i] for i in rows])
+            columns = ScheduleColumns.of([known_states[i] for i in rows])
             priorities[rows] = run_priorities(policy, columns, now, scale)
     due = np.array(dues) <= now
     priorities[due] = np.maximum(priorities[due], 1.0)
@@ -69,7 +70,8 @@ class OwnRanking(FreshnessPolicy):
     """A policy with priorities of its own: the selection must rank every candidate by its state."""
 
     def priorities(self, columns: ScheduleColumns, now: float) -> np.ndarray:
-        return super().priorities(columns, now) * np.array([1.0 + (s.fetches % 3) for s in columns.states])
+        states = cast("list[ScheduleState]", columns.states)  # the candidates' rows: each set from a state
+        return super().priorities(columns, now) * np.array([1.0 + (s.fetches % 3) for s in states])
 
 
 POLICY = FreshnessPolicy(default_interval=DAY, min_interval=HOUR, max_interval=30 * DAY)
@@ -142,6 +144,7 @@ def test_the_same_rows_in_the_same_order_as_the_brute_force_selection(index, nam
             assert len(got) == (min(budget, len(want)) if budget else len(want))
             not_due += sum(row.due > when for row in got)
             if policy is not None and budget and period:
+                assert tracker.policy is not None
                 assert tracker.policy.default_interval != policy.default_interval  # set from the budget
     assert not_due > 100 or policy is None  # the budget reaches URLs not due yet, ranked by their bounds
 
@@ -187,7 +190,7 @@ def test_an_lmdb_store_without_hot_states_is_read_from_its_records(tmp_path):
     now = fill(index, 300, seed=7)
     want = reference(index, POLICY, now, 50, DAY)
     store = index._store
-    assert isinstance(store, LmdbStore)
+    assert isinstance(store, LmdbStore) and store._shared is not None
     with store._shared.env.begin(write=True) as txn:  # as an index written before hot states
         for key, _ in list(txn.cursor(store._due_index)):
             txn.put(key, b"", db=store._due_index)

@@ -79,6 +79,7 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
             assert index.get(URL.format(i)) == fp
         else:
             dropped += 1
+            assert expected[1] is not None
             assert verdict.distance == (fp ^ kept[int(expected[1][21:-5])][0]).bit_count()
             assert index.get(URL.format(i)) is None
     assert dropped > 30 and len(kept) > 30

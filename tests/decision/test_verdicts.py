@@ -7,6 +7,7 @@ by the lookup."""
 from __future__ import annotations
 
 import json
+from enum import Enum
 
 import pytest
 
@@ -86,7 +87,8 @@ def test_the_lookup_writes_nothing_and_the_evidence_comes_with_the_record() -> N
 
 def test_verdicts_reasons_and_fallbacks_read_as_their_strings() -> None:
     assert VERDICTS == ("new", "near_duplicate", "unchanged", "changed")
-    for value in (*VERDICTS, *Reason, *Fallback):
+    values: list[Enum] = [*VERDICTS, *Reason, *Fallback]
+    for value in values:
         assert isinstance(value, str) and value == value.value
         assert f"simhash/{value}" == "simhash/" + value.value == "simhash/%s" % value  # noqa: UP031 - as logging formats
         assert json.dumps(value) == json.dumps(value.value)

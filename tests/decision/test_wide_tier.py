@@ -137,6 +137,7 @@ def test_tracker_drops_exactly_the_brute_force_pairs(kind: StoreKind, tmp_path: 
                 outcomes[NEW] += 1
                 outcomes["unlike"] += bool(hits)
             else:
+                assert expected[2] is not None
                 outcomes["k" if expected[2] <= K else "wide"] += 1
             assert index.get(key) == (fp if expected[0] == NEW else None)
         assert outcomes[NEW] > 50 and outcomes["k"] > 20

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -182,7 +183,7 @@ def test_same_fingerprint_in_other_processes():
         Fingerprinter(bits=b, **kw).fingerprint_text(t)
         for b in (64, 128)
         for t in (ZH, EN)
-        for kw in ({}, {"weighting": "tfidf"}, {"features": "shingles"})
+        for kw in cast("list[dict[str, Any]]", [{}, {"weighting": "tfidf"}, {"features": "shingles"}])
     ]
     for seed in ("1", "12345"):
         env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(REPO)}
@@ -250,7 +251,7 @@ def test_title_counts():
 @pytest.mark.parametrize("bad", [None, b"bytes", bytearray(b"x"), 42])
 def test_non_str_is_type_error_with_hint(bad):
     with pytest.raises(TypeError, match="expects str") as info:
-        Fingerprinter().fingerprint_text(bad)  # type: ignore[arg-type]
+        Fingerprinter().fingerprint_text(bad)
     if isinstance(bad, (bytes, bytearray)):
         assert "decode" in str(info.value)
 
@@ -386,8 +387,8 @@ def test_settings_are_json_and_complete():
         "word_lists",
     ):
         assert key in s
-    assert s["tokenizer_identity"].startswith("jieba-")
-    variants = [
+    assert isinstance(s["tokenizer_identity"], str) and s["tokenizer_identity"].startswith("jieba-")
+    variants: list[dict[str, Any]] = [
         {"bits": 128},
         {"features": "shingles"},
         {"weighting": "tfidf"},

@@ -157,6 +157,7 @@ def test_a_hub_page_that_loses_half_its_table_of_contents_is_changed():
 def test_the_record_keeps_the_sketch():
     record = PageRecord.first(0x1234_5678_9ABC_DEF0, now=10.0)
     with_sketch = replace(record, sketch=sketch(TOKENS))
+    assert with_sketch.sketch is not None
     raw = with_sketch.to_bytes()
     # At 8 bits a slot: each slot's low byte, a filled slot whose low byte is 0 as 1.
     slots = [int.from_bytes(with_sketch.sketch[i : i + 2], "little") for i in range(0, SKETCH_BYTES, 2)]
@@ -193,10 +194,10 @@ def test_change_tracker_changed_by_the_sketch_alone():
     full, half = sketch([f"w{i}" for i in range(400)]), sketch([f"w{i}" for i in range(200)])
     assert tracker.observe("a", PageFingerprint.of(fp, sketch=full), now=1.0).verdict == "new"
     same = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=2.0)
-    assert (same.verdict, same.record.sketch) == ("unchanged", stored(full))
+    assert same.record is not None and (same.verdict, same.record.sketch) == ("unchanged", stored(full))
     moved = tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=half), now=3.0)
     assert (moved.verdict, moved.distance) == ("changed", 0)  # the distance stays the fingerprint's
-    assert moved.record.change_count == 1 and moved.record.last_changed == 3.0
+    assert moved.record is not None and moved.record.change_count == 1 and moved.record.last_changed == 3.0
     # a record without a sketch or a page without one: the fingerprint decides
     assert tracker.observe("a", PageFingerprint.of(fp ^ 1), now=4.0).verdict == "unchanged"
     assert tracker.observe("a", PageFingerprint.of(fp ^ 1, sketch=full), now=5.0).verdict == "unchanged"

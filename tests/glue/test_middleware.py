@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 import scrapy
@@ -23,6 +23,7 @@ from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
 from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.verdicts import VERDICTS
+from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.scrapy.settings import get_config
 
@@ -516,7 +517,8 @@ def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     config = get_config(crawler)
     from scrapy_simhash.scrapy.settings import build_fingerprinter
 
-    mw = SimhashSpiderMiddleware(config, _BrokenFingerprinter(build_fingerprinter(config)), crawler.stats, crawler)
+    broken = cast("Fingerprinter", _BrokenFingerprinter(build_fingerprinter(config)))  # a stand-in that fails
+    mw = SimhashSpiderMiddleware(config, broken, crawler.stats, crawler)
     mw.open(crawler.spider)
     try:
         item = {"a": 1}
@@ -762,10 +764,10 @@ def test_start_up_is_frozen_when_the_spider_opens_and_thawed_when_the_last_middl
 
     assert gc.get_freeze_count() == 0
     first, second = make_mw(), make_mw()
-    start_up = [[]]
+    start_up: list[list[object]] = [[]]
     first.spider_opened(first.crawler.spider)
     assert gc.get_freeze_count() > 0 and not tracked(start_up)
-    later = [[]]
+    later: list[list[object]] = [[]]
     second.spider_opened(second.crawler.spider)
     assert tracked(later)  # the second joins the freeze: no second collection and freeze
     run(second, make_response("https://example.com/b", article_html("harbour")))
@@ -780,7 +782,7 @@ def test_no_freeze_with_simhash_gc_freeze_false(make_mw: Any) -> None:
     import gc
 
     mw = make_mw(SIMHASH_GC_FREEZE=False)
-    later = [[]]
+    later: list[list[object]] = [[]]
     mw.spider_opened(mw.crawler.spider)
     run(mw, make_response("https://example.com/a", article_html("harbour")))
     assert gc.get_freeze_count() == 0 and any(o is later for o in gc.get_objects())
@@ -796,11 +798,11 @@ def test_a_freeze_of_the_process_is_left_alone(make_mw: Any) -> None:
     def tracked(obj: object) -> bool:  # in a generation of the collector: not frozen
         return any(o is obj for o in gc.get_objects())
 
-    mine = [[]]
+    mine: list[list[object]] = [[]]
     gc.freeze()
     try:
         mw = make_mw()
-        later = [[]]
+        later: list[list[object]] = [[]]
         mw.spider_opened(mw.crawler.spider)
         run(mw, make_response("https://example.com/a", article_html("harbour")))
         assert tracked(later)

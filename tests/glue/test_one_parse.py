@@ -17,12 +17,20 @@ import pytest
 from helpers.demo import Pages
 from helpers.pages import EN_ARTICLES, ZH_ARTICLES, article_html, make_response, run
 from lxml import etree
+from scrapy.http import TextResponse
 
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 
 pytestmark = pytest.mark.glue
 
 URL = "https://news.example.com/2024/harbour-cranes"
+
+
+def text_response(url: str, body: str | bytes, **kwargs: Any) -> TextResponse:
+    """``make_response``'s response (an ``HtmlResponse``), whose selector these tests watch."""
+    response = make_response(url, body, **kwargs)
+    assert isinstance(response, TextResponse)
+    return response
 
 
 @pytest.fixture
@@ -46,7 +54,7 @@ def own_fp(html: str) -> int:
 def test_middleware_first_builds_the_selector_the_spider_reuses(make_mw, parses) -> None:
     mw = make_mw()
     html = article_html("harbour")
-    response = make_response(URL, html)
+    response = text_response(URL, html)
 
     def callback() -> Any:  # a generator: its body runs after the middleware has fingerprinted
         yield {"title": response.css("title::text").get(), "links": response.css("a::attr(href)").getall()}
@@ -61,7 +69,7 @@ def test_middleware_first_builds_the_selector_the_spider_reuses(make_mw, parses)
 def test_spider_first_its_tree_is_read(make_mw, parses) -> None:
     mw = make_mw()
     html = article_html("harbour")
-    response = make_response(URL, html)
+    response = text_response(URL, html)
     title = response.xpath("//title/text()").get()  # a callback that returns a list: it ran first
     run(mw, response, [{"title": title}])
     assert parses[0] == 1
@@ -75,7 +83,7 @@ def test_a_gbk_page_without_a_declared_charset_keeps_its_own_decoding(make_mw, p
     mw = make_mw()
     name = next(iter(ZH_ARTICLES))
     html = article_html(name, charset=None)
-    response = make_response(URL, html.encode("gbk"), headers={"Content-Type": "text/html"})
+    response = text_response(URL, html.encode("gbk"), headers={"Content-Type": "text/html"})
     run(mw, response, [])
     assert mw.crawler.stats.get_value("simhash/parse/own/charset") == 1
     assert mw.crawler.stats.get_value("simhash/parse/shared") is None
@@ -87,7 +95,7 @@ def test_a_gbk_page_without_a_declared_charset_keeps_its_own_decoding(make_mw, p
 def test_an_undeclared_utf8_page_shares_its_tree(make_mw, parses) -> None:
     mw = make_mw()
     html = article_html("harbour", charset=None)
-    response = make_response(URL, html, headers={"Content-Type": "text/html"})
+    response = text_response(URL, html, headers={"Content-Type": "text/html"})
 
     def callback() -> Any:
         yield {"paragraphs": len(response.css("p"))}
@@ -105,7 +113,7 @@ def test_the_response_lets_go_of_its_tree_once_its_output_has_passed(make_mw, pa
     without waiting for a cyclic collection; a later ``response.css`` parses the page again."""
     mw = make_mw()
     html = article_html("harbour")
-    response = make_response(URL, html)
+    response = text_response(URL, html)
     selectors: list[Any] = []
 
     def callback() -> Any:
@@ -127,7 +135,7 @@ def test_the_response_lets_go_of_its_tree_once_its_output_has_passed(make_mw, pa
 def test_the_tree_stays_when_the_page_was_not_fingerprinted(make_mw) -> None:
     """A page the middleware skips (``dont_simhash``) keeps the selector the spider built."""
     mw = make_mw()
-    response = make_response(URL, article_html("harbour"), meta={"dont_simhash": True})
+    response = text_response(URL, article_html("harbour"), meta={"dont_simhash": True})
 
     def callback() -> Any:
         yield {"title": response.css("title::text").get()}
@@ -222,7 +230,7 @@ def test_a_real_crawl_parses_each_page_once(tmp_path: Path, spider_parses: bool)
 def test_a_page_over_the_size_cut_builds_no_tree_it_could_not_use(make_mw, parses) -> None:
     mw = make_mw()
     html = article_html("harbour").replace("</article>", f"<p>{'filler text ' * 100}</p>" * 900 + "</article>")
-    response = make_response(URL, html)
+    response = text_response(URL, html)
     run(mw, response, [])
     assert mw.crawler.stats.get_value("simhash/parse/own/size") == 1
     assert response._cached_selector is None

@@ -21,6 +21,7 @@ from helpers.pages import SimhashTestSpider, article_html, build_from_crawler, m
 from scrapy.settings import Settings
 from scrapy.utils.test import get_crawler
 
+from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.scrapy.pipeline import SimhashDedupPipeline
 from scrapy_simhash.scrapy.settings import load_config
@@ -128,7 +129,7 @@ def test_a_fingerprinter_option_given_as_none_is_its_default():
 
 def test_policy_options_from_the_command_line_are_json():
     config = load_config(Settings({"SIMHASH_RECRAWL_POLICY_OPTIONS": '{"probes": 3}'}))
-    assert config.policy is not None and config.policy.probes == 3
+    assert isinstance(config.policy, FreshnessPolicy) and config.policy.probes == 3
     with pytest.raises(ValueError, match=r"SIMHASH_RECRAWL_POLICY_OPTIONS \('probe_ratio=4'\) is invalid: .* JSON"):
         load_config(Settings({"SIMHASH_RECRAWL_POLICY_OPTIONS": "probe_ratio=4"}))
 

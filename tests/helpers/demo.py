@@ -45,7 +45,7 @@ def wait_for_lines(path: Path, n: int, proc: Any, timeout: float) -> None:
     pytest.fail(f"no {n} pages after {timeout} s")
 
 
-class Pages(demo.SiteServer):
+class Pages(demo.SiteServer):  # type: ignore[name-defined]  # demo: example_project/demo.py, loaded at run time
     """Serves a fixed set of pages (``/index.html`` links to all of them)."""
 
     def __init__(self, pages: dict[str, str]) -> None:

@@ -234,7 +234,7 @@ def flat_outcomes(html: str, native: bool) -> tuple[str | None, str]:
     """The regular-expression fallback's title (``_TITLE_RE`` and ``_unescape``, before
     ``_clean_title``) and text of ``html``, natively or by the Python reference."""
     if native:
-        return nat.native_flat_text().document(html)  # type: ignore[no-any-return]
+        return nat.native_flat_text().document(html)
     match = ex.TITLE_RE.search(html)
     return (ex.unescape(match.group(1)) if match else None), ex.flat_text(html)
 

@@ -122,7 +122,7 @@ def run(config: Mapping[str, Any], timeout: float = 120) -> dict[str, Any]:
     )
     if proc.returncode != 0 or not Path(config["stats_path"]).exists():
         raise _failed(config, proc.returncode, proc.stderr)
-    return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+    return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))
 
 
 def _failed(config: Mapping[str, Any], code: int | None, stderr: str) -> RuntimeError:
@@ -217,7 +217,7 @@ class CrawlServer:
             os.killpg(self._proc.pid, signal.SIGKILL)  # a crawl past its time: the server and its child
         if code != 0 or not Path(config["stats_path"]).exists():
             raise _failed(config, code, self._errors())
-        return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+        return json.loads(Path(config["stats_path"]).read_text(encoding="utf-8"))
 
     def __exit__(self, *exc: object) -> None:
         if self._proc is None:

@@ -70,12 +70,13 @@ def cited_scripts(text: str) -> tuple[list[str], list[str]]:
     names: dict[str, list[Path]] = {}
     for path in BENCHMARKS.rglob("*.py"):
         names.setdefault(path.name, []).append(path)
-    existing, missing = [], []
+    existing: list[str] = []
+    missing: list[str] = []
     for match in _SCRIPT.finditer(text):
         cited = match.group(1)
         if "benchmarks/" in cited:
-            path = cited[cited.index("benchmarks/") :]
-            (existing if (ROOT / path).is_file() else missing).append(path)
+            script = cited[cited.index("benchmarks/") :]
+            (existing if (ROOT / script).is_file() else missing).append(script)
         elif "/" not in cited and len(names.get(cited, ())) == 1:
             existing.append(str(names[cited][0].relative_to(ROOT)))
     return existing, missing

@@ -243,7 +243,7 @@ def test_on_a_cluster_a_decision_takes_and_releases_its_lock(redis_cluster: Any)
 # -- two real crawls on one Redis -------------------------------------------------------------------
 
 
-class _TogetherSite(demo.SiteServer):  # type: ignore[misc,name-defined]
+class _TogetherSite(demo.SiteServer):
     """The demo site, answering each path only once ``fetchers`` requests for it came in (or
     after ``wait`` seconds): crawlers that fetch the same links get each page at the same time."""
 
@@ -266,8 +266,8 @@ def _two_crawls(
 ) -> list[tuple[dict[str, Any], Path, Path]]:
     """Two crawls of ``site``, the second started once the first logged ``after`` pages; their
     stats, items and page logs."""
-    runs = []
-    procs = []
+    runs: list[tuple[Path, Path, Path]] = []
+    procs: list[Any] = []
     for n in range(2):
         items, stats, pages = tmp_path / f"items{n}.jsonl", tmp_path / f"stats{n}.json", tmp_path / f"pages{n}.jsonl"
         if n and after:
@@ -304,9 +304,9 @@ def _check_crawls(server: Any, site: Any, runs: list[tuple[dict[str, Any], Path,
     for key, seen in verdicts.items():
         assert seen["new"] + seen["near_duplicate"] == 1, (key, seen)  # its first fetch, once
     assert all(n == 1 for n in exported.values()), exported
-    key = {p: canonicalize_url(site.url(p)) for paths in GROUPS.values() for p in paths}
+    url_of = {p: canonicalize_url(site.url(p)) for paths in GROUPS.values() for p in paths}
     for gid, paths in GROUPS.items():
-        assert sum(exported[key[p]] for p in paths) == 1, gid
+        assert sum(exported[url_of[p]] for p in paths) == 1, gid
     with SimhashIndex(RedisStore(server.url, "simhash:site:pages")) as index:
         for url in verdicts:
             record = PageRecord.parse(index.get_record(url))

@@ -186,7 +186,7 @@ def test_records_are_separate(make_index) -> None:
     assert idx.delete_record("u") is True and idx.delete_record("u") is False
     assert idx.get_record("u") is None
     with pytest.raises(TypeError, match="bytes"):
-        idx.put_record("u", "text")  # type: ignore[arg-type]
+        idx.put_record("u", "text")
 
 
 def test_long_and_unicode_keys(make_index) -> None:

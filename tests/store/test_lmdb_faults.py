@@ -178,14 +178,17 @@ def test_sigkill_between_a_kept_pages_check_and_add_and_its_add(tmp_path: Path) 
             assert (f"t{i}" in records) == (f"t{i}" in evidence), (trial, i)  # template-only: both or neither
             assert f"t{i}" not in indexed and f"tcopy{i}" not in indexed
             if f"tcopy{i}" in records:
-                assert records[f"tcopy{i}"].duplicate_of == f"t{i}", (trial, i)
+                record = records[f"tcopy{i}"]
+                assert record is not None and record.duplicate_of == f"t{i}", (trial, i)
             # the indexed page: record (with its visible key) and fingerprint, or neither; its copy dropped
             assert (f"v{i}" in records) == (f"v{i}" in indexed), (trial, i)
             if f"v{i}" in records:
-                assert records[f"v{i}"].visible_key == visible_key(f"Menu\nPage {i}"), (trial, i)
+                record = records[f"v{i}"]
+                assert record is not None and record.visible_key == visible_key(f"Menu\nPage {i}"), (trial, i)
             assert f"vcopy{i}" not in indexed
             if f"vcopy{i}" in records:
-                assert records[f"vcopy{i}"].duplicate_of == f"v{i}", (trial, i)
+                record = records[f"vcopy{i}"]
+                assert record is not None and record.duplicate_of == f"v{i}", (trial, i)
             if i in done:
                 expected = {f"a{i}", f"copy{i}", f"unlike{i}", f"t{i}", f"tcopy{i}", f"v{i}", f"vcopy{i}"}
                 assert expected <= records.keys(), (trial, i)

@@ -12,6 +12,7 @@ import random
 import struct
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 import lmdb
 import pytest
@@ -34,7 +35,7 @@ def _entries(index: SimhashIndex) -> list[tuple[float, bytes]]:
     assert isinstance(store, LmdbStore)
     with store._env.begin() as txn:  # type: ignore[union-attr]
         return [
-            (int.from_bytes(k[:8], "big") / 1000, store._key(txn, txn.get(k[8:12], db=store._records)))
+            (int.from_bytes(k[:8], "big") / 1000, store._key(txn, cast(bytes, txn.get(k[8:12], db=store._records))))  # an entry has its record
             for k, _ in txn.cursor(store._due_index)
         ]
 
@@ -105,7 +106,9 @@ def _earlier_index(path: Path, schema: int = 1) -> None:
     env = lmdb.open(str(path), max_dbs=200)
     with env.begin(write=True) as txn:
         meta_db, records, dues = (env.open_db(name, txn=txn) for name in (b"meta", b"records", b"dues"))
-        meta = json.loads(bytes(txn.get(b"index", db=meta_db)))
+        raw_meta = txn.get(b"index", db=meta_db)
+        assert raw_meta is not None
+        meta = json.loads(bytes(raw_meta))
         assert meta["schema"] == SCHEMA_VERSION > 1
         txn.put(b"index", json.dumps({**meta, "schema": schema}, sort_keys=True).encode(), db=meta_db)
         txn.put(b"https://a.example/", b"\x04\x02old record", db=records)

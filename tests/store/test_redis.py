@@ -14,7 +14,7 @@ import textwrap
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 import redis
@@ -24,7 +24,8 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.store.redisstore import BUCKET_BITS, RedisStore, shard_of
+from scrapy_simhash.store.redis_scripts import BUCKET_BITS
+from scrapy_simhash.store.redisstore import RedisStore, shard_of
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -36,13 +37,20 @@ def _index(url: str, prefix: str, **kwargs: Any) -> SimhashIndex:
     return SimhashIndex(RedisStore(url, prefix), **kwargs)
 
 
+def _bytes(reply: object) -> bytes:
+    """A reply of these clients (no ``decode_responses``: bytes), there."""
+    assert isinstance(reply, bytes)
+    return reply
+
+
 def _table_contents(client: redis.Redis, store: RedisStore) -> set[tuple[int, bytes, bytes]]:
     """Every (table, bucket, fingerprint) filed in the store's table hashes."""
     assert store._layout is not None
     vw = store._layout.value_width
-    out = set()
+    out: set[tuple[int, bytes, bytes]] = set()
     for t in range(len(store._layout.tables)):
-        for bucket, blob in client.hgetall(f"{store.prefix}t{t:02d}").items():
+        table = cast("dict[bytes, bytes]", client.hgetall(f"{store.prefix}t{t:02d}"))  # a client of bytes
+        for bucket, blob in table.items():
             assert len(blob) % vw == 0
             fps = [blob[i : i + vw] for i in range(0, len(blob), vw)]
             assert len(set(fps)) == len(fps), "a fingerprint filed twice in one bucket"
@@ -103,7 +111,7 @@ def test_settings_url_fallbacks_and_prefix(tmp_path: Path) -> None:
     assert store.url == "redis://127.0.0.1:6379/0" and store.prefix == "{simhash:myspider:pages}:"
     store = build(REDIS_URL="redis://:secret@10.0.0.5:6380/2", REDIS_PARAMS={"socket_timeout": 9, "encoding": "utf-8"})
     assert store.url == "redis://:secret@10.0.0.5:6380/2" and store._params == {"socket_timeout": 9}
-    assert "secret" not in store.path and "10.0.0.5:6380" in store.path
+    assert store.path is not None and "secret" not in store.path and "10.0.0.5:6380" in store.path
     store = build(
         SIMHASH_REDIS_URL="redis://a:1/0", REDIS_URL="redis://b:2/0", SIMHASH_REDIS_PREFIX="crawl7:%(spider)s"
     )
@@ -173,7 +181,7 @@ def test_an_index_of_the_earlier_key_layout_is_refused_untouched_and_a_reset_del
     index = _index(redis_server.url, str(tmp_path))
     index.close()
     prefix = RedisStore(prefix=str(tmp_path)).prefix
-    meta = json.loads(client.get(prefix + "meta"))
+    meta = json.loads(_bytes(client.get(prefix + "meta")))
     assert meta.pop("redis_layout") == 2
     client.set(prefix + "meta", json.dumps(meta, sort_keys=True))
     client.hset(prefix + "k7", "https://a.example/", b"\x00" * 8)
@@ -198,7 +206,7 @@ def test_on_a_cluster_an_index_of_the_servers_layout_is_refused_untouched(redis_
     _index(redis_cluster.url, prefix).close()
     client = RedisCluster.from_url(redis_cluster.url)
     name = RedisStore(prefix=prefix).prefix + "meta"
-    meta = json.loads(client.get(name))
+    meta = json.loads(_bytes(client.get(name)))
     assert meta.pop("redis_layout") == 3
     client.set(name, json.dumps({"redis_layout": 2, **meta}))
     before = client.get(name)
@@ -219,18 +227,18 @@ def test_a_urls_fingerprint_record_and_hot_state_are_one_entry(redis_server: Any
     client = redis.Redis.from_url(redis_server.url)
     prefix = RedisStore(prefix=str(tmp_path)).prefix
     holders = [
-        bytes(name)
+        _bytes(name)
         for name in client.keys(prefix.replace("{", "\\{") + "*")
         if client.type(name) == b"hash" and client.hexists(name, url)
     ]
     assert [name[len(prefix) :].rstrip(b"0123456789") for name in holders] == [b"r"]
-    entry = client.hget(holders[0], url)
+    entry = _bytes(client.hget(holders[0], url))
     assert entry[0] == 7 and entry[1:9] == (0x0123456789ABCDEF).to_bytes(8, "big") and entry.endswith(b"a record")
     assert len(entry) == 1 + 8 + 57 + len(b"a record")
     index.remove(url)  # the record stays, the fingerprint goes; then the record goes: no entry left
-    assert index.get_record(url) == b"a record" and client.hget(holders[0], url)[0] == 6
+    assert index.get_record(url) == b"a record" and _bytes(client.hget(holders[0], url))[0] == 6
     assert index.delete_record(url) and not client.hexists(holders[0], url)
-    assert int(client.get(prefix + "ne")) == 0 and int(client.get(prefix + "nh")) == 0
+    assert int(_bytes(client.get(prefix + "ne"))) == 0 and int(_bytes(client.get(prefix + "nh"))) == 0
     index.close()
     client.close()
 
@@ -490,7 +498,7 @@ def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster) -> None:
     verdicts: dict[str, int] = {}
     with SimhashIndex(store) as index:
         tracker = ChangeTracker(index)
-        kept = []
+        kept: list[tuple[int, Any]] = []
         for i in range(120):
             if i % 4 == 3:  # a near-duplicate of a kept page: its text, one bit off
                 fp, page = kept[rng.randrange(len(kept))]
@@ -501,7 +509,8 @@ def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster) -> None:
             verdict = tracker.observe(f"https://s{i % 7}.example/{i}", page, now=1.7e9 + i).verdict
             verdicts[verdict] = verdicts.get(verdict, 0) + 1
         assert verdicts == {"new": 90, "near_duplicate": 30}
-        assert PageRecord.parse(index.get_record("https://s3.example/3")).duplicate_of is not None
+        record = PageRecord.parse(index.get_record("https://s3.example/3"))
+        assert record is not None and record.duplicate_of is not None
     client = RedisCluster.from_url(redis_cluster.url)
     slot = client.keyslot(store.prefix + "meta")
     home = client.get_node_from_key(store.prefix + "meta")
@@ -533,8 +542,8 @@ def test_what_a_crawl_spreads_over_a_three_node_cluster(redis_cluster) -> None:
     assert min(records_on.values()) > 120 / 6  # about a third each
     # A kept page: its fingerprint in the index's entry (flags 1), its record in its shard's (flags 2).
     url = "https://s0.example/0"
-    assert client.hget(store.prefix + f"r{shard_of(url.encode())}", url)[0] == 1
-    entry = client.hget(store._record_shards[shard_of(url.encode())], url)
+    assert _bytes(client.hget(store.prefix + f"r{shard_of(url.encode())}", url))[0] == 1
+    entry = _bytes(client.hget(store._record_shards[shard_of(url.encode())], url))
     assert entry[0] == 2 and PageRecord.parse(entry[1:]) is not None
     evidence_bytes: dict[int, int] = {}
     names = [store.evidence_prefix + f"https://s{i % 7}.example/{i}".encode() for i in range(120)]

@@ -11,7 +11,7 @@ import logging
 import random
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 import redis
@@ -37,7 +37,8 @@ def _fp(i: int) -> int:
 
 
 def _dumps(client: redis.Redis, prefix: str) -> dict[bytes, bytes]:
-    return {key: client.dump(key) for key in client.keys(prefix.replace("{", "\\{") + "*")}
+    # a client of bytes (no decode_responses), and each key it lists has a dump
+    return cast("dict[bytes, bytes]", {key: client.dump(key) for key in client.keys(prefix.replace("{", "\\{") + "*")})
 
 
 def _when_back(call: Callable[[], Any]) -> Any:
@@ -294,6 +295,7 @@ def test_a_foreign_key_fails_a_write_before_it_writes_anything(redis_server: Any
     prefix = RedisStore(prefix=str(tmp_path)).prefix
     index.put_record("https://a.example/0", b"kept", due=5.0)
     count = client.get(prefix + "nh")
+    assert count is not None
     client.delete(prefix + "nh")
     client.hset(prefix + "nh", "another", "program's")
     before = _dumps(client, prefix)
@@ -454,7 +456,9 @@ def test_an_index_that_lost_keys_says_so_at_open_and_a_reset_deletes_it(
     urls = [f"https://a.example/{i}" for i in range(40)]
     for i, url in enumerate(urls):
         tracker.observe(url, PageFingerprint.of(_fp(i)), now=1.7e9)
-        index.put_record(url, index.get_record(url), due=1.8e9 + i)  # scheduled: a due time, a hot state
+        raw = index.get_record(url)
+        assert raw is not None
+        index.put_record(url, raw, due=1.8e9 + i)  # scheduled: a due time, a hot state
     index.close()
     prefix = RedisStore(prefix=str(tmp_path)).prefix
     _index(redis_server.url, str(tmp_path)).close()  # intact: opens

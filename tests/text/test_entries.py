@@ -250,8 +250,9 @@ def test_the_entry_test_reads_what_its_regex_reads() -> None:
     from helpers.data import load_pages
 
     from scrapy_simhash.text import entries
-    from scrapy_simhash.text.extract import Walker, decode_html, parse_prepared, prepare
-    from scrapy_simhash.text.region import is_boilerplate
+    from scrapy_simhash.text.blocks import Walker
+    from scrapy_simhash.text.extract import decode_html, parse_prepared, prepare
+    from scrapy_simhash.text.region import BOILERPLATE_RE, is_boilerplate
 
     def reference(text: str) -> bool:
         return (
@@ -259,7 +260,7 @@ def test_the_entry_test_reads_what_its_regex_reads() -> None:
             and entries._ENTRY_RE.search(text) is not None
             and not (text[0] == "<" and text[-1] == ">")
             and not is_boilerplate(text)
-            and not entries.BOILERPLATE_RE.match(text)
+            and not BOILERPLATE_RE.match(text)
         )
 
     texts = [

@@ -446,7 +446,7 @@ def test_non_str_bytes_is_a_type_error(bad):
 
 def test_decode_html_rejects_str():
     with pytest.raises(TypeError, match="body must be bytes"):
-        decode_html("<p>x</p>")
+        decode_html("<p>x</p>")  # type: ignore[arg-type]  # the wrong type on purpose
 
 
 @pytest.mark.parametrize(
@@ -919,7 +919,7 @@ def test_a_page_is_large_by_its_start_tags_less_its_end_tags(page: str, large: b
     assert ex._too_many_elements(page) is (page.count("<") - page.count("</") > ex.MAX_ELEMENTS) is large
 
 
-def _main_blocks_by_every_element(walker, blocks, relaxed=False):  # type: ignore[no-untyped-def]
+def _main_blocks_by_every_element(walker, blocks, relaxed=False):
     """``region.main_blocks`` as first written: sums and choice over every element of the page
     (the reference for the version that reads only the good blocks' owners and their ancestors)."""
     from scrapy_simhash.text import region as r

@@ -95,7 +95,7 @@ def test_hmm_flag_changes_unknown_words():
 
 
 def test_jieba_is_private_and_matches_jieba_lcut_on_han_runs():
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     tok = get_tokenizer("jieba", hmm=True)
     run = "我们在北京天安门广场吃烤鸭小明硕士毕业于中国科学院计算所"
@@ -108,7 +108,7 @@ DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 
 @pytest.mark.parametrize("hmm", [True, False])
 def test_our_jieba_cutter_equals_jieba_on_real_pages(hmm):
-    import jieba  # type: ignore[import-untyped]
+    import jieba
 
     folder = DATA / "zh-web-cee" / "cleaned"
     if not folder.is_dir():
@@ -241,6 +241,7 @@ def test_rjieba_tokens():
 
 def test_settings_identities():
     s = FeatureExtractor(weighting="tfidf").settings()
+    assert isinstance(s["tokenizer_identity"], str) and isinstance(s["idf"], str)
     assert s["tokenizer_identity"].startswith("jieba-0.")
     assert "/dict-" in s["tokenizer_identity"]
     assert s["idf"].startswith("jieba-idf-")
@@ -251,7 +252,7 @@ def test_settings_identities():
         assert r["tokenizer_identity"] == s["tokenizer_identity"]
         assert r["tokenizer"] == "jieba"
     else:
-        assert r["tokenizer_identity"].startswith("rjieba-")
+        assert isinstance(r["tokenizer_identity"], str) and r["tokenizer_identity"].startswith("rjieba-")
         assert r["tokenizer"] == "rjieba"
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 import random
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from helpers.ci import native_required
@@ -224,8 +224,8 @@ def test_the_walk_asks_python_once_per_text() -> None:
     assert len(once) == len(set(once))  # each text asked once for each predicate, not once a line
     assert walker.walk(root, remaining=None, max_blocks=100, step=100)[1] == first[1]
     assert asked == once
-    python = walked(root, False)[0]
-    assert [block[6] for block in first[1]] == [block[7] for block in python]  # type: ignore[index]
+    python = cast("list[tuple[Any, ...]]", walked(root, False)[0])  # the blocks
+    assert [block[6] for block in first[1]] == [block[7] for block in python]
 
 
 def test_unverified_lxml_runs_the_python_walk(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -273,7 +273,7 @@ def _regions(page: str | bytes) -> list[tuple[list[int], list[int]]]:
 def test_content_region_identical() -> None:
     """The native content region (``HtmlWalker.main_blocks``) is the Python one, block for block,
     on every real page and on generated hostile pages, for each set of blocks ``_choose`` asks about."""
-    pages = [page for bodies in load_pages().values() for page in bodies]
+    pages: list[str | bytes] = [page for bodies in load_pages().values() for page in bodies]
     rng = random.Random(37)
     pages += [random_html(rng) for _ in range(300)]
     regions = found = 0

@@ -127,7 +127,7 @@ def test_every_real_page_gives_the_same_values_from_parsels_tree(native: bool) -
     sketch, own text and verdicts (two trackers, one fed from each parse), on both walks."""
     fingerprinter = Fingerprinter(native=native)
     trackers = {how: ChangeTracker(SimhashIndex(max_distance=3)) for how in ("own", "tree")}
-    shared, seen = 0, Counter()
+    shared, seen = 0, Counter[str]()
     for corpus, bodies in load_pages().items():
         for i, body in enumerate(bodies):
             html, _ = ex.decode_html(body)
@@ -228,7 +228,7 @@ def test_the_native_comment_check_is_false_only_where_no_comment_splits_text() -
     from scrapy_simhash.text.native import native_comment_runs
 
     rng = random.Random(5)
-    seen = Counter()
+    seen = Counter[tuple[bool, bool]]()
     for _ in range(3000):
         tree = parsel_tree(_random_page(rng))
         native = native_comment_runs(tree)

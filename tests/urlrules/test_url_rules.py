@@ -213,7 +213,7 @@ def _reference(
         ]
 
     for i, (url, verdict, duplicate_of, known) in enumerate(history):
-        tests = [((rule.id,), target) for rule, target in hypotheses_of(url)]
+        tests: list[tuple[tuple[str, ...], str]] = [((rule.id,), target) for rule, target in hypotheses_of(url)]
         composite = rewrite(url, active())
         if composite is not None and len(composite[0]) > 1:
             tests.append((tuple(r.id for r in composite[0]), composite[1]))

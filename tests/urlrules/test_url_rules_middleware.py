@@ -26,7 +26,7 @@ def mws(make_mw: Any) -> tuple[Any, SimhashUrlRulesMiddleware]:
     page = make_mw(SIMHASH_URL_RULES=True, SIMHASH_URL_RULES_EXPLORE=0)
     rules = SimhashUrlRulesMiddleware.from_crawler(page.crawler)
     assert rules._rulebook() is not None
-    rules.clock = Clock()
+    rules.clock = Clock()  # type: ignore[assignment]  # a Clock is an IReactorTime (zope.interface, unread by mypy)
     return page, rules
 
 
@@ -106,7 +106,7 @@ def test_a_request_waiting_for_a_fetch_that_fails_or_takes_too_long_is_fetched(m
         if end == "failed":
             rules.process_exception(first, ConnectionRefusedError())
         else:
-            rules.clock.advance(WAIT_SECONDS)  # type: ignore[union-attr]
+            rules.clock.advance(WAIT_SECONDS)
         await _turns()
         assert waiting.done()
         assert waiting.result() is None  # no verdict to join it to: fetched

@@ -24,6 +24,7 @@ import itertools
 import json
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -101,7 +102,7 @@ def _hex(value: bytes | None) -> str | None:
     return None if value is None else value.hex()
 
 
-def page_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
+def page_pins(pages: Mapping[str, str | bytes]) -> dict[str, Any]:
     """Each page's fingerprints (both paths), evidence and sketches."""
     from scrapy_simhash import EmptyTextError, Fingerprinter
 
@@ -130,7 +131,7 @@ def page_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
     return out
 
 
-def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
+def tracker_pins(pages: Mapping[str, str | bytes]) -> dict[str, Any]:
     """A ChangeTracker sequence on an LMDB index: each step's verdict, then every record's bytes."""
     from scrapy_simhash import Fingerprinter, SimhashIndex
     from scrapy_simhash.schedule import FreshnessPolicy
@@ -138,7 +139,7 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
     try:
         from scrapy_simhash.decision import ChangeTracker
     except ImportError:  # the layout before the decision layer (to regenerate from older code)
-        from scrapy_simhash.recrawl import ChangeTracker  # type: ignore[no-redef]
+        from scrapy_simhash.recrawl import ChangeTracker  # type: ignore[no-redef,import-not-found]
 
     fpr = Fingerprinter()
     names = list(pages)
@@ -157,7 +158,8 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
                 if "page" in inspect.signature(tracker.observe).parameters:
                     verdict = tracker.observe(key, page, now)
                 else:  # the keyword form of the code before the tracker took the page
-                    verdict = tracker.observe(
+                    older: Any = tracker  # its observe of then, not the annotated one of now
+                    verdict = older.observe(
                         key,
                         page.fp,
                         now,
@@ -178,7 +180,7 @@ def tracker_pins(pages: dict[str, str | bytes]) -> dict[str, Any]:
 
 def compute(shared: bool) -> dict[str, Any]:
     """The pinned values of the generated pages, and of the shared data's when ``shared``."""
-    pages = {**generated_pages(), "api": api_page()}
+    pages: Mapping[str, str | bytes] = {**generated_pages(), "api": api_page()}
     out = {"generated": {"pages": page_pins(pages), "tracker": tracker_pins(generated_pages())}}
     if shared:
         pages = shared_pages()
