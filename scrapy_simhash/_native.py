@@ -20,7 +20,7 @@ chosen in (for)                   native counterpart                made by
 ``text.native`` (``text.blocks``, the walk over lxml's tree and    :func:`html_walker`
 ``text.region``)                  the blocks' classes               (``HtmlWalker``)
 ``text.native`` (``text.flat``,   the regular-expression fallback,  :func:`flat_text`
-``text.templates``)               the template line keys            (``FlatText``)
+``fingerprint.templates``)        the template line keys            (``FlatText``)
 ================================  ================================  ===============================
 
 The record codec, the schedule's numbers and the title are Python only: natively they saved under

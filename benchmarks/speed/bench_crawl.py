@@ -483,7 +483,7 @@ STAGES = (
     ("    fingerprint, sketch (Python path)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_python_page"),
     ("    template lines (_template_only)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_template_only"),
     ("  _verdict: index, record, store", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_verdict"),
-    ("  templates.observe", "scrapy_simhash.text.templates:SiteTemplates", "observe"),
+    ("  templates.observe", "scrapy_simhash.fingerprint.templates:SiteTemplates", "observe"),
     ("  _count (stats)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_count"),
     ("  _timed (stats)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_timed"),
     ("  _annotate (meta)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_annotate"),

@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from scrapy_simhash.fingerprint.simhash import Fingerprinter, PageFingerprint
+    from scrapy_simhash.fingerprint.templates import SiteTemplates
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.scrapy.settings import SimhashConfig
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.text.templates import SiteTemplates
 
 __all__ = [
     "LAST_VERDICTS",
@@ -265,7 +265,7 @@ def due(
     selection, :meth:`ChangeTracker.selection`: the due ones by the recrawl ``policy``'s priority,
     or with ``budget`` the most valuable ones up to it, due or not; default: the default policy):
     due time, seconds overdue (negative: not due yet), priority, fetches, changes."""
-    from scrapy_simhash.schedule import run_period
+    from scrapy_simhash.decision.selection import run_period
 
     now = time.time() if now is None else now
     tracker = ChangeTracker(index, policy=policy or FreshnessPolicy())
@@ -432,7 +432,7 @@ def explain(
     the lines of its site's template learned in that index, as the crawl does; ``site_template``
     says whether one was used (:data:`NO_TEMPLATE`: none)."""
     from scrapy_simhash.fingerprint.simhash import EmptyTextError
-    from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
+    from scrapy_simhash.fingerprint.templates import IndexTemplateStore, SiteTemplates
 
     templates = None if index is None else SiteTemplates(IndexTemplateStore(index))
     pages, evidence = [], []
@@ -477,7 +477,7 @@ def explain(
     return out
 
 
-#: What ``explain`` says of the site template a crawl learns (``text/templates.py``) without an index.
+#: What ``explain`` says of the site template a crawl learns (``fingerprint/templates.py``) without an index.
 NO_TEMPLATE = (
     "not used: explain was given no index (TARGET), so it knows no learned site template; a crawl leaves out "
     "of a page's text the lines its index learned to be its site's template, and may decide otherwise"

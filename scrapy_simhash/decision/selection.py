@@ -13,13 +13,22 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 import numpy as np
 
 from scrapy_simhash.decision.record import schedule_states
-from scrapy_simhash.schedule import ScheduleColumns, budget_interval, run_priorities, size_scale
+from scrapy_simhash.schedule import (
+    ScheduleColumns,
+    budget_interval,
+    period_of,
+    run_priorities,
+    run_starts,
+    runs_blob,
+    size_scale,
+)
 from scrapy_simhash.store.base import MAX_DUE, due_ms
 from scrapy_simhash.store.hot import HISTORY, HOT, STATE
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from scrapy_simhash.auxblobs import AuxBlobs
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.index import SimhashIndex
 
@@ -32,6 +41,19 @@ _STEP = 512
 #: Bytes of hot states that the first pass keeps for the second, which reads the others again
 #: (16 MiB: 294,000 URLs).
 _KEPT = 16 << 20
+
+
+#: The aux blob where incremental crawls keep the start times of the last few (JSON).
+RUNS_AUX = "recrawl/runs"
+
+
+def run_period(index: AuxBlobs, now: float, *, record: bool = False) -> float | None:
+    """The time between incremental crawls into ``index`` (:func:`~scrapy_simhash.schedule.period_of`
+    of the starts it keeps); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
+    starts = run_starts(index.get_aux(RUNS_AUX), now)
+    if record:
+        index.put_aux(RUNS_AUX, runs_blob(starts, now))
+    return period_of(starts, now)
 
 
 class DueRow(NamedTuple):
@@ -222,7 +244,9 @@ class _Best:
         """Which rows of ``priorities`` (exact, or upper bounds) and due times (ms) may enter: a
         higher priority than the threshold, or the same one and a due time no later (the key
         decides then); never a priority of -inf."""
-        return cast("np.ndarray", (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due)))
+        return cast(
+            "np.ndarray", (priorities > self.threshold) | ((priorities == self.threshold) & (dues <= self.worst_due))
+        )
 
     def add(self, rows: list[tuple[float, int, str]]) -> None:
         """Add ``rows``, then keep the best ``budget`` when they are over it by a quarter (or for a

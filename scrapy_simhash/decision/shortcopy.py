@@ -11,7 +11,7 @@ sidebar and whose content is the same licence line).
 So the content key (``PageFingerprint.content_key``: an exact hash of the title and the page's
 content-like text) only proposes a candidate, and the drop needs the new page's **whole** visible
 text to be the kept page's: every visible line of the new page is a line of the kept page
-(compared as :func:`~scrapy_simhash.text.templates.line_key` compares them: NFKC, lower case, numbers
+(compared as :func:`~scrapy_simhash.fingerprint.templates.line_key` compares them: NFKC, lower case, numbers
 as 0), except lines that name the kept page's URL or path ("Printed from /a/b.html"). Dropping such
 a page loses nothing but its pointer to the page that is kept. The other way round (the print view
 kept first, the full page later), the kept page must say that it is the new page's copy: a line of
@@ -57,9 +57,9 @@ from urllib.parse import unquote, urljoin, urlsplit
 
 import numpy as np
 
+from scrapy_simhash.fingerprint.templates import line_key, line_keys
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.region import POINTER_RE, is_pointer
-from scrapy_simhash.text.templates import line_key, line_keys
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -28,8 +28,8 @@ from scrapy_simhash.text.tokenizers import DEFAULT_TOKENIZER
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Mapping, Sequence
 
+    from scrapy_simhash.fingerprint.templates import SiteTemplates
     from scrapy_simhash.text.extract import Document
-    from scrapy_simhash.text.templates import SiteTemplates
 
 __all__ = [
     "DEFAULT_FEATURES",
@@ -242,6 +242,7 @@ def exact_fp(tokens: Sequence[str], bits: int) -> int:
 
 # ---------------------------------------------------------------------------------------------
 
+
 class Fallback(str, Enum):
     """Why a page's fingerprint is no evidence of a near-duplicate: what it falls back to
     (``PageFingerprint.fallback``; stat ``simhash/fallback/<value>``). str-valued: its text is its
@@ -309,7 +310,9 @@ class PageFingerprint:
         """A page known by its fingerprint and evidence alone, for a caller that fingerprints
         elsewhere (a fingerprint kept from an earlier run, a test): no title, the whole text
         extracted (``method="main"``, ``coverage=1.0``)."""
-        return cls(fp, None if fallback is None else Fallback(fallback), "main", 1.0, "", visible, sketch, content_key, own)
+        return cls(
+            fp, None if fallback is None else Fallback(fallback), "main", 1.0, "", visible, sketch, content_key, own
+        )
 
     @property
     def may_match(self) -> bool:

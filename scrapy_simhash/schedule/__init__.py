@@ -33,12 +33,13 @@ from scrapy_simhash.schedule.policies import (
     refresh_value,
 )
 from scrapy_simhash.schedule.runs import (
-    RUNS_AUX,
     budget_interval,
     iso,
+    period_of,
     plan_run,
-    run_period,
     run_priorities,
+    run_starts,
+    runs_blob,
     select,
     size_scale,
 )
@@ -47,7 +48,6 @@ from scrapy_simhash.schedule.state import DAY, HOUR, ScheduleState, round_ms, sc
 __all__ = [
     "DAY",
     "HOUR",
-    "RUNS_AUX",
     "FixedIntervalPolicy",
     "FreshnessPolicy",
     "NutchAdaptivePolicy",
@@ -57,11 +57,13 @@ __all__ = [
     "budget_interval",
     "estimate_rate",
     "iso",
+    "period_of",
     "plan_run",
     "refresh_value",
     "round_ms",
-    "run_period",
     "run_priorities",
+    "run_starts",
+    "runs_blob",
     "schedule_dict",
     "select",
     "size_scale",

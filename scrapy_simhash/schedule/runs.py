@@ -1,6 +1,6 @@
 """One crawl's selection over many URLs at once: the policy's priorities of their schedule states
 (:class:`~scrapy_simhash.schedule.columns.ScheduleColumns`), the budget's cut (:func:`plan_run`), and
-the time between runs (:func:`run_period`)."""
+the time between runs (:func:`period_of`)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 if TYPE_CHECKING:
-    from scrapy_simhash.auxblobs import AuxBlobs
     from scrapy_simhash.schedule.columns import ScheduleColumns
     from scrapy_simhash.schedule.policies import SchedulePolicy
 
@@ -87,25 +86,27 @@ def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.nda
     return candidates[np.argsort(-priorities[candidates], kind="stable")]
 
 
-#: The aux blob where incremental crawls keep the start times of the last few (JSON).
-RUNS_AUX = "recrawl/runs"
-
-
 _RUNS_KEPT = 5
 
 
-def run_period(index: AuxBlobs, now: float, *, record: bool = False) -> float | None:
-    """The time between incremental crawls into ``index``: the median of the gaps between the
-    last few crawls' start times and ``now`` (one crawl restarted at once does not make it
-    short); ``None`` before any crawl. ``record``: ``now`` is kept as a crawl's start."""
-    raw = index.get_aux(RUNS_AUX)
+def run_starts(raw: bytes | None, now: float) -> list[float]:
+    """The start times of the last few incremental crawls before ``now``, read from ``raw`` (the
+    JSON :func:`runs_blob` wrote); an unreadable or missing blob gives none."""
     try:
         starts = [float(t) for t in json.loads(raw)["starts"]] if raw else []
     except (ValueError, TypeError, KeyError):
         starts = []  # unreadable: as if there were no crawl before
-    starts = [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
-    if record:
-        index.put_aux(RUNS_AUX, json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode())
+    return [t for t in starts if t < now][-_RUNS_KEPT:]  # a clock that went back: those are dropped
+
+
+def runs_blob(starts: list[float], now: float) -> bytes:
+    """``starts`` with ``now`` added as a crawl's start, as :func:`run_starts` reads them."""
+    return json.dumps({"starts": [*starts, now][-_RUNS_KEPT:]}).encode()
+
+
+def period_of(starts: list[float], now: float) -> float | None:
+    """The time between incremental crawls: the median of the gaps between ``starts`` and ``now``
+    (one crawl restarted at once does not make it short); ``None`` with no start before."""
     if not starts:
         return None
     times = [*starts, now]

@@ -21,13 +21,13 @@ from scrapy.http import Response, TextResponse
 
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
+from scrapy_simhash.fingerprint.templates import IndexTemplateStore, SiteTemplates
 from scrapy_simhash.scrapy._compat import declared_encoding
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
 from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
 from scrapy_simhash.scrapy.tree import release_tree, shared_tree
 from scrapy_simhash.text.extract import decode_html
-from scrapy_simhash.text.templates import IndexTemplateStore, SiteTemplates
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterable

@@ -13,8 +13,8 @@ from scrapy import Request
 from scrapy.link import Link
 from scrapy.spiders import CrawlSpider
 
+from scrapy_simhash.decision.selection import run_period
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
-from scrapy_simhash.schedule import run_period
 from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
 from scrapy_simhash.scrapy.settings import load_clock, load_policy
 from scrapy_simhash.setting_values import get_int

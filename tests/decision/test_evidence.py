@@ -20,10 +20,7 @@ from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming, hash_cache
-from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.text.cache import SizedCache
-from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
-from scrapy_simhash.text.templates import (
+from scrapy_simhash.fingerprint.templates import (
     HostTemplate,
     IndexTemplateStore,
     MemoryTemplateStore,
@@ -31,9 +28,12 @@ from scrapy_simhash.text.templates import (
     host_of,
     line_key,
 )
+from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.text.cache import SizedCache
+from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
 
 extract_module = importlib.import_module("scrapy_simhash.text.extract")  # the package exports a function of this name
-templates_module = importlib.import_module("scrapy_simhash.text.templates")
+templates_module = importlib.import_module("scrapy_simhash.fingerprint.templates")
 blocks_module = importlib.import_module("scrapy_simhash.text.blocks")
 native_module = importlib.import_module("scrapy_simhash.text.native")
 

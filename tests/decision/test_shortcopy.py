@@ -23,8 +23,8 @@ from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
+from scrapy_simhash.fingerprint.templates import line_keys
 from scrapy_simhash.store.index import SimhashIndex
-from scrapy_simhash.text.templates import line_keys
 
 WORDS = "alpha bravo charlie delta echo foxtrot golf hotel india juliet kilo lima mike november oscar papa".split()
 POOL = [f"{a} {b}" for a in WORDS[:6] for b in WORDS[6:]]
@@ -64,7 +64,11 @@ def test_tracker_drops_exactly_the_brute_force_copies(kind: StoreKind, tmp_path:
     for i in range(250):
         content_key, lines = _page(rng, i, kept)
         fp = rng.getrandbits(64) | 1
-        verdict = tracker.observe(URL.format(i), PageFingerprint.of(fp, fallback="short", content_key=content_key, visible="\n".join(lines)), now=1000.0 + i)
+        verdict = tracker.observe(
+            URL.format(i),
+            PageFingerprint.of(fp, fallback="short", content_key=content_key, visible="\n".join(lines)),
+            now=1000.0 + i,
+        )
         expected: tuple[str, str | None] = (NEW, None)
         same_key = [j for j, (_, ck, _) in kept.items() if ck == content_key][-shortcopy.MAX_URLS :]
         named = [j for j in kept if f"Printed from /p{j}.html" in lines and j not in same_key]
@@ -100,7 +104,12 @@ def test_a_kept_page_that_changed_is_no_candidate_and_a_page_with_more_lines_is_
     assert short(b, 0x0F0F_0000_0000_0000, printed.replace("/concurrent.html", "/elsewhere.html")) == NEW
     assert short(a, 0x00F0_F000_0000_0000, full) == NEW
     index.remove(b)  # b is no candidate any more: its fingerprint left the index
-    assert tracker.observe("https://x.test/c", PageFingerprint.of(0x0000_0F0F_0000_0000, fallback="short", visible=printed)).verdict == NEW
+    assert (
+        tracker.observe(
+            "https://x.test/c", PageFingerprint.of(0x0000_0F0F_0000_0000, fallback="short", visible=printed)
+        ).verdict
+        == NEW
+    )
     assert short("https://x.test/d", 0x0000_0000_F0F0_0000, printed) == NEAR_DUPLICATE  # of a
     # a refetched with other content (no longer short): its evidence is stale, so no drop
     assert tracker.observe(a, PageFingerprint.of(0x0000_0000_0F0F_0000)).verdict == "changed"
@@ -156,9 +165,9 @@ def test_a_print_view_with_another_content_key_is_found_by_the_page_it_names() -
         NEAR_DUPLICATE,
         "https://pg.test/tutorial-sql.html",
     )
-    assert shortcopy.named_urls(["Printed from /a/b.html.", "See /c.html for the rest of the chapter"], "https://h.test/x/y") == [
-        "https://h.test/a/b.html"
-    ]
+    assert shortcopy.named_urls(
+        ["Printed from /a/b.html.", "See /c.html for the rest of the chapter"], "https://h.test/x/y"
+    ) == ["https://h.test/a/b.html"]
 
 
 def test_names_page() -> None:
@@ -246,7 +255,9 @@ def test_a_print_line_in_the_content_like_text_leaves_the_content_key_as_it_was(
 
     original = fp.fingerprint_page(page(""), "http://h.example/GHC-Pack.html")
     printed = fp.fingerprint_page(page("<p>Printed from /GHC-Pack.html</p>"), "http://h.example/print/GHC-Pack.html")
-    other = fp.fingerprint_page(page("<p>Printed from the packing module, see also unpacking</p>"), "http://h.example/o")
+    other = fp.fingerprint_page(
+        page("<p>Printed from the packing module, see also unpacking</p>"), "http://h.example/o"
+    )
     assert original.fallback == printed.fallback == "short"
     assert "Printed from /GHC-Pack.html" in printed.visible
     assert printed.content_key == original.content_key

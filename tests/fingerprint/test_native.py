@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 
 from scrapy_simhash import _native
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, Fingerprinter, exact_fp, simhash_from_weights
+from scrapy_simhash.fingerprint.templates import SiteTemplates, line_key
 from scrapy_simhash.text.extract import Document, extract
 from scrapy_simhash.text.features import FeatureExtractor, normalize
-from scrapy_simhash.text.templates import SiteTemplates, line_key
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
 

@@ -35,6 +35,7 @@ from scrapy.spiders import CrawlSpider, Rule
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
 from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.decision.selection import run_period
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEW, UNCHANGED
 from scrapy_simhash.fingerprint import PageFingerprint
@@ -46,7 +47,6 @@ from scrapy_simhash.schedule import (
     NutchAdaptivePolicy,
     ScheduleColumns,
     plan_run,
-    run_period,
     run_priorities,
     size_scale,
 )
@@ -753,7 +753,10 @@ def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
     assert due_requests(mw.crawler.spider) == []  # the crawl's selection, made at its start
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):
         gate.spider_closed(mw.crawler.spider)
-    assert "no known URL was due in this crawl: the index held no known URL when the crawl started (every URL was new to it)" in caplog.text
+    assert (
+        "no known URL was due in this crawl: the index held no known URL when the crawl started (every URL was new to it)"
+        in caplog.text
+    )
     _history(mw.tracker, clock)
     SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []

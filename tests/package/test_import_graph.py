@@ -111,13 +111,8 @@ def test_the_graph_sees_lazy_and_type_only_imports() -> None:
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
 
 
-#: Known circles, each to be broken by its layer's owner (then removed here): the snapshot view
-#: annotates the index that builds it (``SimhashIndex.decide``).
-KNOWN_CYCLES = [["scrapy_simhash.store.index", "scrapy_simhash.store.snapshot"]]
-
-
 def test_no_import_cycle() -> None:
-    assert cycles(graph()) == KNOWN_CYCLES
+    assert cycles(graph()) == []
 
 
 # Importing ``scrapy_simhash.a.b`` in a fresh interpreter imports ``scrapy_simhash`` whole, then

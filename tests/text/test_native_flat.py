@@ -15,8 +15,8 @@ from helpers.ci import native_required
 from helpers.data import load_pages
 from helpers.native_fuzz import flat_fuzz, flat_outcomes, pathological_pages
 
+from scrapy_simhash.fingerprint import templates
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
-from scrapy_simhash.text import templates
 from scrapy_simhash.text.features import normalize
 from scrapy_simhash.text.native import native_flat_text
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from scrapy_simhash.text import templates
-from scrapy_simhash.text.templates import SiteTemplates
+from scrapy_simhash.fingerprint import templates
+from scrapy_simhash.fingerprint.templates import SiteTemplates
 
 
 def test_a_recent_fingerprint_is_neither_counted_nor_keyed_again(monkeypatch: pytest.MonkeyPatch) -> None:
