@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
     from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.fingerprint.novelty import OwnText
+    from scrapy_simhash.fingerprint.templates import SiteTemplates
     from scrapy_simhash.schedule import SchedulePolicy
     from scrapy_simhash.store.index import Match, SimhashIndex
 
@@ -214,6 +215,8 @@ class ChangeTracker:
         self.history_size = history_size
         self.policy = policy
         self.clock = clock
+        #: The site templates that :meth:`observe` teaches (the spider middleware's; ``None``: none).
+        self.templates: SiteTemplates | None = None
 
     def deduplicate(
         self, key: str, fp: int, own: OwnText | None = None, short: shorttext.ShortText | None = None
@@ -295,18 +298,25 @@ class ChangeTracker:
         now: float | None = None,
         *,
         validators: tuple[str | None, str | None] = (None, None),
+        url: str | None = None,
     ) -> Verdict:
         """Decide on ``key`` fetched now as ``page``, and store the outcome, the response's
         ``validators`` (ETag, Last-Modified) and the page's evidence in one transaction. Returns
-        the :class:`Verdict`; the rules it applies are described in docs/topics/how-it-works.rst."""
+        the :class:`Verdict`; the rules it applies are described in docs/topics/how-it-works.rst.
+        A page that is not ``unchanged`` is then shown to :attr:`templates` (``url``: its site)."""
         now = self.clock() if now is None else now
-        return self.index.decide(
+        verdict = self.index.decide(
             key,
             page.fp,
             self._wide_for(page),
             lambda ix: self._observe(ix, key, page, now, validators),
             evidence=self._measures(page.own),
         )
+        if self.templates is not None and verdict.verdict != UNCHANGED:
+            # Not an unchanged refetch, nor (by fingerprint) an exact copy: those must not make a
+            # page's own text look like its site's template.
+            self.templates.observe(url or key, page.visible.split("\n"), page.fp)
+        return verdict
 
     def _measures(self, own: OwnText | None) -> bool:
         """Whether a decision on a page with own text ``own`` may read novelty evidence."""

@@ -203,6 +203,8 @@ class SimhashSpiderMiddleware(IndexComponent):
         """The site templates learned from the crawl, kept in the index (``None`` without one)."""
         if self._templates is None and self.index is not None:
             self._templates = SiteTemplates(IndexTemplateStore(self.index))
+            if self.tracker is not None:
+                self.tracker.templates = self._templates
         return self._templates
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
@@ -396,10 +398,6 @@ class SimhashSpiderMiddleware(IndexComponent):
             self._count(outcome)
             for name in page.stats():
                 self._inc(f"simhash/{name}")
-            if outcome.verdict != UNCHANGED and self._templates is not None:
-                # Not an unchanged refetch, nor (by fingerprint) an exact copy: those must not
-                # make a page's own text look like its site's template.
-                self._templates.observe(response.url, page.visible.split("\n"), page.fp)
             self._annotate(response, outcome)
             for observer in self.observers:
                 observer.observe(prepared, response, outcome.verdict, outcome.duplicate_of)
@@ -449,7 +447,7 @@ class SimhashSpiderMiddleware(IndexComponent):
         fp = page.fp
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, page, validators=validators(response))
+            verdict = self.tracker.observe(key, page, validators=validators(response), url=response.url)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW.value, fp)

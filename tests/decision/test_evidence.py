@@ -16,6 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import scrapy_simhash
+from scrapy_simhash.decision import CHANGED, NEW, UNCHANGED
 from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
@@ -222,6 +223,26 @@ def test_template_lines_are_learned_per_host_and_bounded():
     for i in range(10):  # one page under ten URLs (tracking parameters): counted once
         mirrored.observe(f"http://c.test/p?utm={i}", ["the page's own text"], fp=12345)
     assert mirrored.template_lines("http://c.test/p", ["the page's own text"]) == set()
+
+
+def test_the_tracker_teaches_its_templates_every_page_but_an_unchanged_refetch():
+    """What a crawl's decision shows the site templates: each new, changed or duplicate page once,
+    under its URL's host; an unchanged refetch in a later crawl (its own text again) never."""
+    tracker = ChangeTracker(SimhashIndex(max_distance=3))
+    store = MemoryTemplateStore()
+    tracker.templates = SiteTemplates(store, min_pages=2)
+    fp = 0x0123_4567_89AB_CDEF
+    page = PageFingerprint.of(fp, visible="Own text of the page\nSite footer")
+    url = "http://a.test/p"
+    assert tracker.observe("k1", page, 1.0, url=url).verdict == NEW
+    tracker.templates.flush()
+    tracker.templates = tpl = SiteTemplates(store, min_pages=2)  # the next crawl
+    assert tracker.observe("k1", page, 2.0, url=url).verdict == UNCHANGED
+    assert tpl.template_lines(url, ["Own text of the page"]) == set()  # counted once, not twice
+    moved = PageFingerprint.of(fp ^ 0xFFFF_0000_0000_0000, visible="Other text\nSite footer")
+    assert tracker.observe("k1", moved, 3.0, url=url).verdict == CHANGED
+    assert tpl.template_lines(url, ["Site footer", "Other text"]) == {"Site footer"}  # seen on two pages
+    assert tpl.template_lines("http://b.test/p", ["Site footer"]) == set()  # learned per host
 
 
 @settings(max_examples=300, deadline=None)
