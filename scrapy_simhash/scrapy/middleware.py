@@ -447,7 +447,8 @@ class SimhashSpiderMiddleware(IndexComponent):
         fp = page.fp
         assert self.tracker is not None
         try:
-            verdict = self.tracker.observe(key, page, validators=validators(response), url=response.url)
+            url = None if response is None else response.url
+            verdict = self.tracker.observe(key, page, validators=validators(response), url=url)
         except Exception as exc:  # noqa: BLE001 - fail open: counted and logged by _store_error
             self._store_error(key, exc)
             outcome = _Outcome(NEW.value, fp)
