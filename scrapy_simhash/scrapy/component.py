@@ -1,5 +1,4 @@
-"""IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging);
-PAGE_MIDDLEWARES: the spider middleware of each crawler, as its partners see it (:class:`PageMiddleware`).
+"""IndexComponent: what the spider middleware and the item pipeline share (their index, stats and logging).
 
 Scrapy glue only; private to the package.
 """
@@ -7,8 +6,7 @@ Scrapy glue only; private to the package.
 from __future__ import annotations
 
 import logging
-import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from w3lib.url import canonicalize_url
 
@@ -226,24 +224,3 @@ class IndexComponent:
     def _inc(self, key: str) -> None:
         if self.stats is not None:
             self.stats.inc_value(key)
-
-
-class PageMiddleware(Protocol):
-    """The crawl's ``SimhashSpiderMiddleware`` as the recrawl and URL-rules middlewares and the
-    selection use it: its index and tracker, its observers of verdicts, its store-error count."""
-
-    config: SimhashConfig
-    index: SimhashIndex | None
-    tracker: ChangeTracker | None
-    observers: list[Any]
-    _spider: Spider | None
-    _disabled: bool
-    _itemless: set[str]
-
-    def _ready(self) -> bool: ...
-
-    def _store_error(self, key: str, exc: BaseException) -> None: ...
-
-
-#: The spider middleware of each crawler (its index is the one SimhashRecrawlMiddleware reads).
-PAGE_MIDDLEWARES: weakref.WeakKeyDictionary[Crawler, PageMiddleware] = weakref.WeakKeyDictionary()

@@ -23,9 +23,10 @@ from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHA
 from scrapy_simhash.fingerprint.simhash import EmptyTextError, PageFingerprint
 from scrapy_simhash.fingerprint.templates import IndexTemplateStore, SiteTemplates
 from scrapy_simhash.scrapy._compat import declared_encoding
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, IndexComponent, canonical_key
+from scrapy_simhash.scrapy.component import IndexComponent, canonical_key
 from scrapy_simhash.scrapy.selection import check_at_start, start_with_due, start_with_due_async
-from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
+from scrapy_simhash.scrapy.settings import build_fingerprinter, reported_at_startup
+from scrapy_simhash.scrapy.state import CrawlState, get_config
 from scrapy_simhash.scrapy.tree import release_tree, shared_tree
 from scrapy_simhash.text.extract import decode_html
 
@@ -107,7 +108,7 @@ class SimhashSpiderMiddleware(IndexComponent):
     pages when `SIMHASH_DROP_UNCHANGED`; requests of near-duplicate pages are kept unless
     `SIMHASH_FOLLOW_DUPLICATES` is False.
 
-    Reads every ``SIMHASH_*`` setting through :func:`scrapy_simhash.scrapy.settings.get_config`:
+    Reads every ``SIMHASH_*`` setting through :func:`scrapy_simhash.scrapy.state.get_config`:
     `SIMHASH_ENABLED`, `SIMHASH_DIR`, `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`,
     `SIMHASH_BLOCKS`, `SIMHASH_CHANGE_THRESHOLD`, the Fingerprinter options, `SIMHASH_DROP_UNCHANGED`,
     `SIMHASH_FOLLOW_DUPLICATES`, `SIMHASH_ITEM_FIELD`, `SIMHASH_MAX_BODY_SIZE`, `SIMHASH_DEBUG`,
@@ -139,6 +140,8 @@ class SimhashSpiderMiddleware(IndexComponent):
         #: request the spider yields (``schedule(request)``: the request to schedule) and flushed
         #: before the index closes (``flush()``): the URL rules' learner.
         self.observers: list[Any] = []
+        #: What the crawler's components share (``None``: no crawler).
+        self.state = CrawlState.of(self.crawler) if self.crawler is not None else None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> Self:
@@ -147,7 +150,8 @@ class SimhashSpiderMiddleware(IndexComponent):
             raise NotConfigured("scrapy-simhash is disabled; set SIMHASH_ENABLED = True")
         with reported_at_startup():
             mw = cls(config, build_fingerprinter(config), crawler.stats, crawler)
-            PAGE_MIDDLEWARES[crawler] = mw  # SimhashRecrawlMiddleware shares its index
+            state = CrawlState.of(crawler)
+            state.page = mw  # SimhashRecrawlMiddleware shares its index
             crawler.signals.connect(mw.spider_opened, signal=signals.spider_opened)
             crawler.signals.connect(mw.spider_closed, signal=signals.spider_closed)
             if crawler.spider is not None:
@@ -155,7 +159,7 @@ class SimhashSpiderMiddleware(IndexComponent):
                 # foreign directory stops the crawl with its message instead of being logged by a
                 # signal handler while deduplication silently stays off.
                 mw.open(crawler.spider)
-                check_at_start(mw)
+                check_at_start(state)
         return mw
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -238,12 +242,12 @@ class SimhashSpiderMiddleware(IndexComponent):
         """Incremental mode: the crawl's selected known URLs enter the crawl before the spider's
         start requests, whatever the spider (Scrapy >= 2.13; see
         :func:`scrapy_simhash.scrapy.selection.start_with_due`)."""
-        async for obj in start_with_due_async(self, start, self._spider or getattr(self.crawler, "spider", None)):
+        async for obj in start_with_due_async(self.state, start, self._spider or getattr(self.crawler, "spider", None)):
             yield obj
 
     def process_start_requests(self, start_requests: Iterable[Any], spider: Spider) -> Iterable[Any]:
         """:meth:`process_start` for Scrapy < 2.13."""
-        yield from start_with_due(self, start_requests, spider)
+        yield from start_with_due(self.state, start_requests, spider)
 
     def process_spider_output(
         self, response: Response, result: Iterable[Any], spider: Spider | None = None

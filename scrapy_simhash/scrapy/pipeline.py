@@ -20,7 +20,8 @@ from scrapy_simhash.fingerprint.fields import TITLE_FIELD, fields_text
 from scrapy_simhash.fingerprint.novelty import OwnText
 from scrapy_simhash.fingerprint.simhash import EmptyTextError
 from scrapy_simhash.scrapy.component import IndexComponent, canonical_key
-from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config, reported_at_startup
+from scrapy_simhash.scrapy.settings import build_fingerprinter, reported_at_startup
+from scrapy_simhash.scrapy.state import get_config
 
 if TYPE_CHECKING:
     from scrapy import Spider

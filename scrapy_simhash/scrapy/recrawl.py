@@ -27,16 +27,18 @@ from scrapy import Request, signals
 from scrapy.exceptions import IgnoreRequest, NotConfigured
 
 from scrapy_simhash.decision.tracker import PLAN_DUE, PLAN_NEW, PLAN_NOT_DUE, Plan
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
+from scrapy_simhash.scrapy.component import canonical_key
 from scrapy_simhash.scrapy.middleware import validators
-from scrapy_simhash.scrapy.selection import SELECTIONS, crawl_selection
-from scrapy_simhash.scrapy.settings import get_config
+from scrapy_simhash.scrapy.selection import crawl_selection
+from scrapy_simhash.scrapy.state import CrawlState, get_config
 
 if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
     from scrapy.http import Response
     from typing_extensions import Self
+
+    from scrapy_simhash.decision.tracker import ChangeTracker
 
 
 __all__ = ["SimhashRecrawlMiddleware"]
@@ -79,7 +81,8 @@ class SimhashRecrawlMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.config = get_config(crawler)
+        self.state = CrawlState.of(crawler)
+        self.config = self.state.config
         self.stats = crawler.stats
         self._passed: set[str] = set()  # keys let through in this crawl
         self._due_now = 0  # of those counted simhash/due, the ones whose due time had come
@@ -117,8 +120,8 @@ class SimhashRecrawlMiddleware:
         selection was made, or the index could not say)."""
         from scrapy_simhash.schedule import iso
 
-        mw = self._page_middleware()
-        selection = None if mw is None or mw.tracker is None else SELECTIONS.get(mw.tracker)
+        tracker = self._tracker()
+        selection = None if tracker is None else self.state.selection_of(tracker)
         if selection is None:
             return None
         if selection.failed:
@@ -136,11 +139,12 @@ class SimhashRecrawlMiddleware:
 
     # -- the index ---------------------------------------------------------------------------
 
-    def _page_middleware(self) -> PageMiddleware | None:
-        mw = PAGE_MIDDLEWARES.get(self.crawler)
-        if mw is not None and mw._ready() and mw.tracker is not None:
-            return mw
-        if not self._warned and not (mw is not None and mw._disabled):
+    def _tracker(self) -> ChangeTracker | None:
+        """The tracker over the spider middleware's index (``None``: none; warned about once)."""
+        tracker = self.state.tracker()
+        if tracker is not None:
+            return tracker
+        if not self._warned and not self.state.page_disabled:
             self._warned = True
             logger.warning(
                 "SimhashRecrawlMiddleware needs the index of SimhashSpiderMiddleware, which is not enabled "
@@ -160,19 +164,18 @@ class SimhashRecrawlMiddleware:
         known = request.meta.get(PLAN_META)
         if known is not None:
             return known[0] in _DROP
-        mw = self._page_middleware()
-        if mw is None:
+        tracker = self._tracker()
+        if tracker is None:
             return False
-        assert mw.tracker is not None
         key = _key(request)
         if key in self._passed:  # let through earlier in this crawl: the duplicate filter's call
             request.meta[PLAN_META] = ["again", 0.0]
             return False
         try:
-            plan = mw.tracker.plan(key)
-            status, priority = self._decide(plan, mw)
+            plan = tracker.plan(key)
+            status, priority = self._decide(plan, tracker)
         except Exception as exc:  # noqa: BLE001 - fail open: the request passes
-            mw._store_error(key, exc)
+            self.state.store_error(key, exc)
             request.meta[PLAN_META] = [PLAN_NEW, 0.0]
             return False
         if status in _DROP and (request.dont_filter or request.meta.get(FORCE_META)):
@@ -192,19 +195,19 @@ class SimhashRecrawlMiddleware:
             logger.debug(
                 "Dropped %(url)s: %(status)s (due at %(due)s)",
                 {"url": request.url, "status": status, "due": plan.due},
-                extra={"spider": mw._spider},
+                extra={"spider": self.state.spider},
             )
             return True
         return False
 
-    def _decide(self, plan: Plan, mw: PageMiddleware) -> tuple[str, float]:
+    def _decide(self, plan: Plan, tracker: ChangeTracker) -> tuple[str, float]:
         """The status and priority of a request planned as ``plan``: a known URL in the crawl's
         selection (:func:`crawl_selection`) is ``due`` whether or not its due time came; with a
         budget the others are ``over_budget`` when due, else ``not_due``; without one, a URL that
         became due since the crawl began is ``due`` too."""
         if plan.status == PLAN_NEW:
             return plan.status, plan.priority
-        priority = crawl_selection(mw).get(plan.key)
+        priority = crawl_selection(self.state, tracker).get(plan.key)
         if priority is not None:
             return PLAN_DUE, priority
         if not self.config.recrawl_budget:
@@ -228,19 +231,18 @@ class SimhashRecrawlMiddleware:
         headers = request.headers
         if b"If-None-Match" in headers or b"If-Modified-Since" in headers:
             return  # the user's own (or the HTTP cache's): theirs to handle
-        mw = self._page_middleware()
-        if mw is None:
+        tracker = self._tracker()
+        if tracker is None:
             return
-        assert mw.tracker is not None
         from scrapy_simhash.decision.record import PageRecord
 
         key = _key(request)
-        if key in mw._itemless:  # a start page this crawl found new whose fetch gave no item: fetched whole
+        if self.state.itemless(key):  # a start page this crawl found new whose fetch gave no item: fetched whole
             return
         try:
-            record = PageRecord.parse(mw.tracker.index.get_record(key))
+            record = PageRecord.parse(tracker.index.get_record(key))
         except Exception as exc:  # noqa: BLE001 - fail open
-            mw._store_error(key, exc)
+            self.state.store_error(key, exc)
             return
         if record is None or record.last_fp is None or record.gone:
             return
@@ -255,11 +257,9 @@ class SimhashRecrawlMiddleware:
         status = response.status
         if status not in (304, 404, 410) and not request.meta.get("redirect_urls"):
             return response
-        mw = self._page_middleware()
-        if mw is None:
+        tracker = self._tracker()
+        if tracker is None:
             return response
-        tracker = mw.tracker
-        assert tracker is not None
         key = _key(request, response.url)
         answered = False  # a 304 to our own conditional request, recorded as an unchanged fetch
         try:
@@ -280,7 +280,7 @@ class SimhashRecrawlMiddleware:
             elif status in (404, 410) and tracker.gone(key, remove=self.config.remove_gone):
                 self._inc("gone")
         except Exception as exc:  # noqa: BLE001 - fail open: the response passes
-            mw._store_error(key, exc)
+            self.state.store_error(key, exc)
         if answered and not _spider_handles(request, 304, self.crawler):
             # Scrapy's HttpErrorMiddleware would drop it with one INFO line per page; it is counted
             # (simhash/not_modified) and ends here, unlogged (an IgnoreRequest reaches only an errback).

@@ -6,7 +6,6 @@ as a report (:func:`due_report`)."""
 from __future__ import annotations
 
 import math
-import weakref
 from typing import TYPE_CHECKING, Any
 
 from scrapy import Request
@@ -15,8 +14,9 @@ from scrapy.spiders import CrawlSpider
 
 from scrapy_simhash.decision.selection import run_period
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
+from scrapy_simhash.scrapy.component import canonical_key
 from scrapy_simhash.scrapy.settings import load_clock, load_policy
+from scrapy_simhash.scrapy.state import CrawlState, Selection
 from scrapy_simhash.setting_values import get_int
 
 if TYPE_CHECKING:
@@ -30,30 +30,10 @@ if TYPE_CHECKING:
 __all__ = ["IncrementalSpiderMixin", "due_report", "due_requests"]
 
 
-class _Selection:
-    """One crawl's selection: its rows in order, their priorities by key, whether the spider
-    asked for them (:func:`due_requests`), and, when it is empty, the earliest due time in the
-    index then (``None``: none)."""
-
-    def __init__(self, rows: list[DueRow], next_due: float | None = None, failed: bool = False) -> None:
-        self.rows = rows
-        self.priorities = {row.key: row.priority for row in rows}
-        self.seeded = False
-        self.next_due = next_due
-        #: The index could not be read to make it (a store error, logged): it is empty.
-        self.failed = failed
-
-
-#: The selection of each crawl, made once, at its first use (by its tracker: one per crawl).
-SELECTIONS: weakref.WeakKeyDictionary[ChangeTracker, _Selection] = weakref.WeakKeyDictionary()
-
-
-def _selection(mw: PageMiddleware) -> _Selection:
-    """The crawl's :class:`_Selection`, made on first use: :meth:`ChangeTracker.selection` at the
+def _selection(state: CrawlState, tracker: ChangeTracker) -> Selection:
+    """The crawl's :class:`Selection`, made on first use: :meth:`ChangeTracker.selection` at the
     crawl's clock with `SIMHASH_RECRAWL_BUDGET` (a store error: an empty one, counted, marked failed)."""
-    tracker = mw.tracker
-    assert tracker is not None
-    selection = SELECTIONS.get(tracker)
+    selection = state.selection_of(tracker)
     if selection is None:
         rows: list[DueRow] = []
         next_due = None
@@ -61,29 +41,30 @@ def _selection(mw: PageMiddleware) -> _Selection:
         try:
             now = tracker.clock()
             period = run_period(tracker.index, now, record=True)
-            rows = tracker.selection(now, mw.config.recrawl_budget, period)
+            rows = tracker.selection(now, state.config.recrawl_budget, period)
             if not rows:
                 first = tracker.index.records_due(math.inf, limit=1)
                 next_due = first[0][1] if first else None
         except Exception as exc:  # noqa: BLE001 - fail open: the crawl goes on without a selection
-            mw._store_error("(recrawl selection)", exc)
+            state.store_error("(recrawl selection)", exc)
             failed = True
-        selection = SELECTIONS[tracker] = _Selection(rows, next_due, failed)
+        selection = state.selection = Selection(tracker, rows, next_due, failed)
     return selection
 
 
-def check_at_start(mw: PageMiddleware) -> None:
+def check_at_start(state: CrawlState) -> None:
     """At the start of an incremental crawl, read the whole index once (:meth:`SimhashIndex.check`):
     a damaged one raises its store error and stops the crawl, which would otherwise select
     nothing, or treat the known URLs it cannot read as new."""
-    if mw.config.incremental and mw.tracker is not None:
-        mw.tracker.index.check()
+    tracker = state.page.tracker if state.page is not None else None
+    if state.config.incremental and tracker is not None:
+        tracker.index.check()
 
 
-def crawl_selection(mw: PageMiddleware) -> dict[str, float]:
+def crawl_selection(state: CrawlState, tracker: ChangeTracker) -> dict[str, float]:
     """The keys of the known URLs this crawl fetches, with their priorities (see
     :meth:`ChangeTracker.selection`), made once per crawl."""
-    return _selection(mw).priorities
+    return _selection(state, tracker).priorities
 
 
 def due_requests(
@@ -95,10 +76,13 @@ def due_requests(
     the spider's start requests by itself; a spider that yields them from its own ``start`` /
     ``start_requests`` (for a callback of its own, or another order) gets them instead."""
     crawler = getattr(spider, "crawler", None)
-    mw = PAGE_MIDDLEWARES.get(crawler) if crawler is not None else None
-    if mw is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
+    state = CrawlState.of(crawler) if crawler is not None else None
+    if state is None or state.page is None or not state.config.incremental:
         return []
-    selection = _selection(mw)
+    tracker = state.tracker()
+    if tracker is None:
+        return []
+    selection = _selection(state, tracker)
     selection.seeded = True
     rows = selection.rows if limit is None else selection.rows[: max(limit, 0)]
     return [_request(spider, row.key, callback) for row in rows if row.key.startswith(("http://", "https://"))]
@@ -119,32 +103,33 @@ def _request(spider: Spider, url: str, callback: Callable[..., Any] | None) -> R
     return Request(url, callback=callback)
 
 
-def _start_due(mw: PageMiddleware, spider: Spider | None) -> list[Request]:
+def _start_due(state: CrawlState | None, spider: Spider | None) -> list[Request]:
     """The selection's requests that the spider middleware puts first, unless the spider yielded
     :func:`due_requests` itself: not its ``start_urls`` (its own start requests fetch those)."""
-    if spider is None or not mw.config.incremental or not mw._ready() or mw.tracker is None:
+    if state is None or spider is None or state.page is None or not state.config.incremental:
         return []
-    if _selection(mw).seeded:
+    tracker = state.tracker()
+    if tracker is None or _selection(state, tracker).seeded:
         return []
     own = {canonical_key(url) for url in getattr(spider, "start_urls", ()) or ()}
     return [request for request in due_requests(spider) if canonical_key(request.url) not in own]
 
 
-def start_with_due(mw: PageMiddleware, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
+def start_with_due(state: CrawlState | None, start: Iterable[Any], spider: Spider | None) -> Iterator[Any]:
     """``start`` (a spider's start requests, Scrapy < 2.13) after the crawl's selected known URLs
     (:func:`due_requests`), so that any spider refetches them: one whose start page answers 304
     finds no link to them. The spider's first start request is read first: a spider that yields
     :func:`due_requests` itself gets them from there, once."""
     iterator = iter(start)
     first = next(iterator, _END)
-    yield from _start_due(mw, spider)
+    yield from _start_due(state, spider)
     if first is not _END:
         yield first
         yield from iterator
 
 
 async def start_with_due_async(
-    mw: PageMiddleware, start: AsyncIterator[Any], spider: Spider | None
+    state: CrawlState | None, start: AsyncIterator[Any], spider: Spider | None
 ) -> AsyncIterator[Any]:
     """:func:`start_with_due` for Scrapy >= 2.13's ``start``."""
     iterator = start.__aiter__()
@@ -152,7 +137,7 @@ async def start_with_due_async(
         first = await iterator.__anext__()
     except StopAsyncIteration:
         first = _END
-    for request in _start_due(mw, spider):
+    for request in _start_due(state, spider):
         yield request
     if first is not _END:
         yield first

@@ -8,7 +8,6 @@ import logging
 import math
 import os
 import time
-import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -21,7 +20,6 @@ from scrapy_simhash.setting_values import get_bool, get_int, invalid, read_bool
 
 if TYPE_CHECKING:
     from scrapy import Spider
-    from scrapy.crawler import Crawler
     from scrapy.settings import BaseSettings
 
     from scrapy_simhash.fingerprint.simhash import Fingerprinter
@@ -404,21 +402,6 @@ def build_fingerprinter(config: SimhashConfig) -> Fingerprinter:
             f"{name} ({config.fingerprinter_kwargs[FINGERPRINTER_SETTINGS[name]]!r})" for name in culprits
         )
         raise InvalidSettingError(f"{values} is invalid: {message}") from exc
-
-
-_CONFIGS: weakref.WeakKeyDictionary[Any, SimhashConfig] = weakref.WeakKeyDictionary()
-
-
-def get_config(crawler: Crawler) -> SimhashConfig:
-    """The crawler's validated settings, read once (unknown names warned about once); a bad
-    value is reported as one line (:func:`reported_at_startup`) and raised."""
-    config = _CONFIGS.get(crawler)
-    if config is None:
-        with reported_at_startup():
-            config = load_config(crawler.settings)
-        warn_unknown_settings(crawler.settings)
-        _CONFIGS[crawler] = config
-    return config
 
 
 _REPORTED = "_simhash_reported"  # set on an error that reported_at_startup() logged

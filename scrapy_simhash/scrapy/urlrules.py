@@ -18,8 +18,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet import defer
 from twisted.internet.defer import Deferred
 
-from scrapy_simhash.scrapy.component import PAGE_MIDDLEWARES, PageMiddleware, canonical_key
-from scrapy_simhash.scrapy.settings import get_config
+from scrapy_simhash.scrapy.component import canonical_key
+from scrapy_simhash.scrapy.state import CrawlState, get_config
 from scrapy_simhash.urlrules.learner import EXPLORED, SKIPPED, IndexRuleStore, Plan, RuleBook, index_known
 from scrapy_simhash.urlrules.rules import explored
 
@@ -64,10 +64,10 @@ class SimhashUrlRulesMiddleware:
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
-        self.config = get_config(crawler)
+        self.state = CrawlState.of(crawler)
+        self.config = self.state.config
         self.stats = crawler.stats
         self.book: RuleBook | None = None
-        self._page: PageMiddleware | None = None
         #: The canonical form (:meth:`RuleBook.form`) of a URL in flight -> the requests waiting for it.
         self._fetching: dict[str, list[Deferred[None]]] = {}
         self._form_of: dict[str, str] = {}  # a URL in flight -> its form
@@ -94,19 +94,18 @@ class SimhashUrlRulesMiddleware:
     def _rulebook(self) -> RuleBook | None:
         """The rule book over the spider middleware's index (``None``: it is not open), opened and
         registered for its verdicts on first use."""
-        mw = PAGE_MIDDLEWARES.get(self.crawler)
-        if mw is None or not mw._ready() or mw.index is None:
+        tracker = self.state.tracker()
+        if tracker is None:
             return None
-        if self._page is not mw or self.book is None or self.book.store.index is not mw.index:
-            self._page = mw
+        index = tracker.index
+        if self.book is None or self.book.store.index is not index:
             self.book = RuleBook(
-                IndexRuleStore(mw.index),
-                index_known(mw.index),
+                IndexRuleStore(index),
+                index_known(index),
                 min_support=self.config.url_rules_min_support,
                 confidence=self.config.url_rules_confidence,
             )
-            if self not in mw.observers:
-                mw.observers.append(self)
+            self.state.observe(self)
         return self.book
 
     def _inc(self, name: str) -> None:
@@ -293,7 +292,5 @@ class SimhashUrlRulesMiddleware:
             self.book.flush()
 
     def _store_error(self, key: str, exc: BaseException) -> None:
-        if self._page is not None:
-            self._page._store_error(key, exc)
-        else:
+        if not self.state.store_error(key, exc):
             self._inc("simhash/store_error")

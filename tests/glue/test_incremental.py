@@ -51,7 +51,7 @@ from scrapy_simhash.schedule import (
     size_scale,
 )
 from scrapy_simhash.scrapy.recrawl import ignore_in_signal
-from scrapy_simhash.scrapy.selection import SELECTIONS
+from scrapy_simhash.scrapy.state import CrawlState
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -758,7 +758,7 @@ def test_a_crawl_that_fetches_no_known_url_says_why(crawl, clock, caplog):
         in caplog.text
     )
     _history(mw.tracker, clock)
-    SELECTIONS.pop(mw.tracker)  # the next crawl makes its own selection
+    CrawlState.of(mw.crawler).selection = None  # the next crawl makes its own selection
     assert due_requests(mw.crawler.spider) == []
     caplog.clear()
     with caplog.at_level(logging.INFO, logger="scrapy_simhash.scrapy.recrawl"):

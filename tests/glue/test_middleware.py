@@ -25,7 +25,7 @@ from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.verdicts import VERDICTS
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
-from scrapy_simhash.scrapy.settings import get_config
+from scrapy_simhash.scrapy.state import get_config
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue

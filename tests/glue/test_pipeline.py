@@ -210,7 +210,8 @@ def test_url_keys_are_canonicalised_and_other_keys_stripped(make_pipeline):
 
 
 def test_item_index_that_cannot_open_turns_item_deduplication_off(make_crawler, tmp_path, caplog):
-    from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config
+    from scrapy_simhash.scrapy.settings import build_fingerprinter
+    from scrapy_simhash.scrapy.state import get_config
 
     not_a_dir = tmp_path / "file"
     not_a_dir.write_text("x")
@@ -243,7 +244,8 @@ def test_close_logs_a_summary_and_a_close_error(make_pipeline, caplog):
 
 
 def test_direct_construction_needs_item_fields(make_crawler):
-    from scrapy_simhash.scrapy.settings import build_fingerprinter, get_config
+    from scrapy_simhash.scrapy.settings import build_fingerprinter
+    from scrapy_simhash.scrapy.state import get_config
 
     config = get_config(make_crawler())
     with pytest.raises(ValueError, match=r"SIMHASH_ITEM_FIELDS \(empty\) is invalid"):

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from scrapy.exceptions import NotConfigured
 
-from scrapy_simhash.scrapy.settings import get_config
+from scrapy_simhash.scrapy.state import get_config
 from scrapy_simhash.scrapy.urlrules import SimhashUrlRulesMiddleware
 
 
