@@ -109,7 +109,7 @@ def run(index: SimhashIndex, pages: list[Any], urls: int, seed: int = 7) -> dict
 def record_fields(index: SimhashIndex, sample: int = 5000) -> dict[str, float]:
     """Mean bytes of a stored record, and what each of its parts adds to it (the record's bytes
     less those of the record without that part), over the first ``sample`` records."""
-    from scrapy_simhash.decision.record import PageRecord
+    from scrapy_simhash.store.record import PageRecord
 
     removals = {
         "change sketch": {"sketch": None},

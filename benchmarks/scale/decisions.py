@@ -35,10 +35,10 @@ sys.path.insert(0, str(_HERE.parent))
 from bytes_per_url import COLD, KEPT_SHARE, base_pages, parts, variant
 from scrapy.settings import Settings
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.scrapy.settings import load_config
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 
 
 def status() -> dict[str, int]:

@@ -54,11 +54,11 @@ from bytes_per_url import base_pages, variant
 from redis_bench import binary, cpu_seconds, evalsha_stats, fresh_server
 from scrapy.settings import Settings
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.scrapy.settings import load_config
 from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.store.redisstore import RedisStore
 
 CHUNK = 20_000
@@ -396,7 +396,7 @@ def report(transport: str, n: int, out: dict[str, Any], evalsha: dict[str, Any],
     parts = {label: secs * us for label, secs in out["parts"].items()}
     rest = out["cpu"] * us - sum(parts.values())
     listed = ", ".join(f"{label} {v:,.0f}" for label, v in parts.items())
-    print(f"    client CPU by part, us a decision: {listed}, the rest (index.decide, observe, the loop) {rest:,.0f}")
+    print(f"    client CPU by part, us a decision: {listed}, the rest (index.decisions, observe, the loop) {rest:,.0f}")
     snap = out["server_snap"] * us
     print(
         f"    server CPU, us a decision: the snapshot calls {snap:,.0f} (made again), the writes and the rest "

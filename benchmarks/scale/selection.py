@@ -44,8 +44,8 @@ def build(index, urls: int, budget: int = 10_000, first_only: bool = False, seed
     which about 5% of them are due (a budgeted crawl's steady state: each URL refetched about
     every ``urls / budget`` runs, a run a day). ``first_only``: every URL fetched once (no
     history), as after a first crawl (issue 38's measure: real pages observed once)."""
-    from scrapy_simhash.decision.record import PageRecord, schedule_of
     from scrapy_simhash.schedule import FreshnessPolicy
+    from scrapy_simhash.store.record import PageRecord, schedule_of
 
     interval = urls / budget * DAY
     policy = FreshnessPolicy().with_default_interval(interval)

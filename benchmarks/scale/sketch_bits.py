@@ -28,9 +28,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import evidence_floor as ef
 import numpy as np
 
-from scrapy_simhash.decision import record, tracker
 from scrapy_simhash.fingerprint import sketch as sketch_module
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES, SLOTS
+from scrapy_simhash.store import record, tracker
 
 _ORIGINAL = sketch_module.sketch_similarity
 _USERS = (sketch_module, tracker, record)

@@ -51,11 +51,11 @@ from scrapy_simhash.fingerprint import PageFingerprint
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint.sketch import SKETCH_BYTES
 from scrapy_simhash.schedule import DAY, FixedIntervalPolicy, FreshnessPolicy, ScheduleState
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord, schedule_of
 
 _OLD = "simhash_before"
 

@@ -43,12 +43,12 @@ REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / ".." / "shared" / "data"
 sys.path.insert(0, str(REPO))
 
-from scrapy_simhash.decision.record import schedule_state
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import templates
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import schedule_state
 from scrapy_simhash.text.features import normalize
 
 ex = importlib.import_module("scrapy_simhash.text.extract")  # the package exports the function too

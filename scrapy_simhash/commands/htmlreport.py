@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy_simhash.commands.reports import LAST_VERDICTS, CommandError, iso, iter_page_records, last_verdict
 from scrapy_simhash.commands.rules import fetches_saved, hosts_of
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.fingerprint.simhash import hamming
+from scrapy_simhash.store.record import PageRecord
 
 if TYPE_CHECKING:
     from scrapy_simhash.store.index import SimhashIndex

@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, VERDICTS, Reason
 from scrapy_simhash.fingerprint.simhash import Fallback, hamming
 from scrapy_simhash.fingerprint.sketch import sketch_similarity
 from scrapy_simhash.schedule import FreshnessPolicy, iso
 from scrapy_simhash.scrapy.component import canonical_key
+from scrapy_simhash.store.record import PageRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

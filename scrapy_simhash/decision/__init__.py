@@ -1,11 +1,10 @@
 """The decision layer: what one fetched page is (new, a near-duplicate of a kept page, unchanged or
 changed since its last fetch) and why (``verdicts``), decided over the index in one store
-transaction (``tracker``: :class:`ChangeTracker`), with the per-URL record it keeps (``record``),
-the copies of short and template-only pages (``shortcopy``) and the near copies of short
+transaction (``tracker``: :class:`ChangeTracker`), keeping a record per URL
+(:mod:`scrapy_simhash.store.record`), the copies of short and template-only pages (``shortcopy``) and the near copies of short
 texts beyond ``max_distance`` (``shorttext``: items). It imports the fingerprint and
 store layers, never the Scrapy glue."""
 
-from scrapy_simhash.decision.record import PageRecord, change_size, change_verdict, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow, Plan, Verdict
 from scrapy_simhash.decision.verdicts import (
     CHANGED,
@@ -15,6 +14,7 @@ from scrapy_simhash.decision.verdicts import (
     VERDICTS,
     Reason,
     VerdictKind,
+    change_verdict,
 )
 
 __all__ = [
@@ -25,12 +25,9 @@ __all__ = [
     "VERDICTS",
     "ChangeTracker",
     "DueRow",
-    "PageRecord",
     "Plan",
     "Reason",
     "Verdict",
     "VerdictKind",
-    "change_size",
     "change_verdict",
-    "visible_key",
 ]

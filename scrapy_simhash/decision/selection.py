@@ -3,7 +3,7 @@ states (:mod:`scrapy_simhash.store.hot`) a page at a time, keeping only the best
 memory grows with the budget (and up to :data:`_KEPT` bytes of hot states), not with the store.
 A record is read only for a row whose priority the hot state only bounds (the policy's
 :meth:`~scrapy_simhash.schedule.SchedulePolicy.hot_priorities`) and whose bound could still enter
-the selection, and only its schedule (:func:`~scrapy_simhash.decision.record.schedule_states`)."""
+the selection, and only its schedule (:func:`~scrapy_simhash.store.record.schedule_states`)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 import numpy as np
 
-from scrapy_simhash.decision.record import schedule_states
 from scrapy_simhash.schedule import (
     ScheduleColumns,
     budget_interval,
@@ -24,6 +23,7 @@ from scrapy_simhash.schedule import (
 )
 from scrapy_simhash.store.base import MAX_DUE, due_ms
 from scrapy_simhash.store.hot import HISTORY, HOT, STATE
+from scrapy_simhash.store.record import schedule_states
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -1,7 +1,7 @@
 """The per-page decision: :class:`ChangeTracker` decides one fetched page (new, near-duplicate,
 unchanged, changed, and why: :class:`~scrapy_simhash.decision.verdicts.Reason`) over a
 :class:`~scrapy_simhash.store.index.SimhashIndex` in one store transaction and keeps its record
-there (:class:`~scrapy_simhash.decision.record.PageRecord`); and the recrawl plan of a URL.
+there (:class:`~scrapy_simhash.store.record.PageRecord`); and the recrawl plan of a URL.
 
 Pure: no Scrapy import. The middleware calls it and counts and logs what it says; nothing else
 decides.
@@ -12,11 +12,15 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
 from scrapy_simhash import defaults
 from scrapy_simhash.decision import shortcopy, shorttext
-from scrapy_simhash.decision.record import (
+from scrapy_simhash.decision.selection import DueRow, select_known
+from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason, VerdictKind
+from scrapy_simhash.fingerprint.simhash import Fallback
+from scrapy_simhash.fingerprint.sketch import filled, is_sketch, sketch_similarity, stored
+from scrapy_simhash.store.record import (
     PageRecord,
     build_record,
     change_size,
@@ -27,10 +31,6 @@ from scrapy_simhash.decision.record import (
     schedule_state_of,
     visible_key,
 )
-from scrapy_simhash.decision.selection import DueRow, select_known
-from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason, VerdictKind
-from scrapy_simhash.fingerprint.simhash import Fallback
-from scrapy_simhash.fingerprint.sketch import filled, is_sketch, sketch_similarity, stored
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -45,6 +45,9 @@ if TYPE_CHECKING:
     Index = SimhashIndex
 
 __all__ = ["ChangeTracker", "DueRow", "Plan", "Verdict"]
+
+
+_T = TypeVar("_T")
 
 
 class Verdict(NamedTuple):
@@ -231,14 +234,12 @@ class ChangeTracker:
         text; the ``dedup`` command), a key that no key within ``max_distance`` makes redundant is also a near-duplicate
         of a kept short text it resembles (:mod:`~scrapy_simhash.decision.shorttext`, the earliest
         key first) and adds fewer than ``keep_adds`` characters to (``Reason.SHORT_TEXT``)."""
-        return self.index.decide(
-            key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own, short), evidence=self._measures(own)
-        )
+        return self._decided(key, fp, 0, lambda ix: self._deduplicate(ix, key, fp, own, short), self._measures(own))
 
     def _deduplicate(
         self, ix: Index, key: str, fp: int, own: OwnText | None, short: shorttext.ShortText | None
     ) -> Verdict:
-        """:meth:`deduplicate` over ``ix`` (:meth:`SimhashIndex.decide`'s view)."""
+        """:meth:`deduplicate` over ``ix`` (:meth:`SimhashIndex.decisions`' view)."""
         match = ix.check_and_add(key, fp)
         adds_to = adds = kept = None
         missing = False
@@ -305,18 +306,27 @@ class ChangeTracker:
         the :class:`Verdict`; the rules it applies are described in docs/topics/how-it-works.rst.
         A page that is not ``unchanged`` is then shown to :attr:`templates` (``url``: its site)."""
         now = self.clock() if now is None else now
-        verdict = self.index.decide(
+        verdict = self._decided(
             key,
             page.fp,
             self._wide_for(page),
             lambda ix: self._observe(ix, key, page, now, validators),
-            evidence=self._measures(page.own),
+            self._measures(page.own),
         )
         if self.templates is not None and verdict.verdict != UNCHANGED:
             # Not an unchanged refetch, nor (by fingerprint) an exact copy: those must not make a
             # page's own text look like its site's template.
             self.templates.observe(url or key, page.visible.split("\n"), page.fp)
         return verdict
+
+    def _decided(self, key: str, fp: int | None, wide: int, rule: Callable[[Index], _T], evidence: bool = False) -> _T:
+        """``rule(view)``: one decision on ``key`` over the index's view of it, written with its
+        result (:meth:`SimhashIndex.decisions`: decided again where another process changed
+        what it read)."""
+        for attempt in self.index.decisions(key, fp, wide, evidence=evidence):
+            with attempt as view:
+                result = rule(view)
+        return result
 
     def _measures(self, own: OwnText | None) -> bool:
         """Whether a decision on a page with own text ``own`` may read novelty evidence."""
@@ -332,7 +342,7 @@ class ChangeTracker:
     def _observe(
         self, ix: Index, key: str, page: PageFingerprint, now: float, validators: tuple[str | None, str | None]
     ) -> Verdict:
-        """:meth:`observe` over ``ix`` (:meth:`SimhashIndex.decide`'s view): its rules as functions
+        """:meth:`observe` over ``ix`` (:meth:`SimhashIndex.decisions`' view): its rules as functions
         of what ``ix`` read, its writes made to ``ix``."""
         fp, may_match, sketch, fallback = page.fp, page.may_match, page.sketch, page.fallback
         content_key, visible, own = page.content_key, page.visible, page.own
@@ -690,7 +700,7 @@ class ChangeTracker:
             ix.put_record(key, new_record.to_bytes(), due=new_record.next_due)
             return Verdict(UNCHANGED, record.last_fp, 0, record.duplicate_of, new_record, reason=Reason.UNCHANGED)
 
-        return self.index.decide(key, None, 0, decide)
+        return self._decided(key, None, 0, decide)
 
     def observe_body(
         self,
@@ -732,7 +742,7 @@ class ChangeTracker:
             reason = Reason.NEW if verdict == NEW else Reason.CHANGED if verdict == CHANGED else Reason.UNCHANGED
             return Verdict(verdict, digest, None, None, new_record, record is None and raw is not None, reason=reason)
 
-        return self.index.decide(key, None, 0, decide)
+        return self._decided(key, None, 0, decide)
 
     def gone(self, key: str, now: float | None = None, *, remove: bool = False) -> bool:
         """Record a 404/410 answer for ``key``: its fingerprint leaves the near-duplicate index;
@@ -756,7 +766,7 @@ class ChangeTracker:
                 ix.put_record(key, record.to_bytes(), due=next_due, evidence=b"")
             return True
 
-        return self.index.decide(key, None, 0, decide)
+        return self._decided(key, None, 0, decide)
 
     def moved(self, key: str, target: str, now: float | None = None) -> bool:
         """Record that ``key`` redirects to ``target`` (whose record holds the page): ``key``
@@ -780,7 +790,7 @@ class ChangeTracker:
             ix.put_record(key, alias.to_bytes(), due=None, evidence=b"")
             return True
 
-        return self.index.decide(key, None, 0, decide)
+        return self._decided(key, None, 0, decide)
 
     def plan(self, key: str, now: float | None = None) -> Plan:
         """Whether a request for ``key`` is ``new``, ``due`` or ``not_due`` at ``now``, and its

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from enum import Enum
 
-__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Reason", "VerdictKind"]
+__all__ = ["CHANGED", "NEAR_DUPLICATE", "NEW", "UNCHANGED", "VERDICTS", "Reason", "VerdictKind", "change_verdict"]
 
 
 class _Text(str, Enum):
@@ -89,3 +89,9 @@ _STATS = {
     Reason.KEPT_ADDS: "simhash/kept/adds",
     Reason.KEPT_HEADING: "simhash/kept/heading",
 }
+
+
+def change_verdict(distance: int, change_threshold: int) -> VerdictKind:
+    """``changed`` when the change ``distance`` is above ``change_threshold``, else ``unchanged``
+    (noise such as dates and counters moves a few bits)."""
+    return CHANGED if distance > change_threshold else UNCHANGED

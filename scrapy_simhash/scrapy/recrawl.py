@@ -234,7 +234,7 @@ class SimhashRecrawlMiddleware:
         tracker = self._tracker()
         if tracker is None:
             return
-        from scrapy_simhash.decision.record import PageRecord
+        from scrapy_simhash.store.record import PageRecord
 
         key = _key(request)
         if self.state.itemless(key):  # a start page this crawl found new whose fetch gave no item: fetched whole

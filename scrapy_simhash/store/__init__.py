@@ -3,6 +3,7 @@
 :class:`~scrapy_simhash.store.base.FingerprintStore` is the contract; ``MemoryStore`` keeps
 everything in dicts, ``LmdbStore`` (the default ``SIMHASH_STORE``) in an LMDB environment on disk,
 ``RedisStore`` (``pip install scrapy-simhash[redis]``; imported on first use) on a Redis server.
+``index``: the banded index over a store; ``record``: the per-URL record and its byte format.
 """
 
 from __future__ import annotations

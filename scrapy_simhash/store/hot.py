@@ -39,7 +39,7 @@ _NONE = (0.0,) * 6
 
 def hot_of(record: bytes, due: int) -> bytes:
     """The hot state of the record ``record`` (a stored value) filed with due time ``due`` (ms)."""
-    from scrapy_simhash.decision.record import schedule_state
+    from scrapy_simhash.store.record import schedule_state
 
     state = schedule_state(bytes(record))
     if state is None:

@@ -14,7 +14,7 @@ and de-duplicates the verified fingerprints across tables. Each distinct fingerp
 per table; the keys that share it (pages with identical content) hang off it in a separate map.
 
 :class:`SnapshotView` answers a decision's index calls from what a store that snapshots read in one
-round trip (:meth:`SimhashIndex.decide`).
+round trip (:meth:`SimhashIndex.decisions`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from math import comb
-from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 
@@ -44,6 +44,7 @@ from scrapy_simhash.store.memory import MemoryStore
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Mapping
+    from types import TracebackType
 
     from typing_extensions import Self
 
@@ -66,7 +67,7 @@ DEFAULT_MAX_CANDIDATES: int = defaults.SIMHASH_MAX_CANDIDATES
 MAX_TABLES = 100
 #: Page size of :meth:`SimhashIndex.items` and :meth:`SimhashIndex.records` scans.
 _SCAN_PAGE = 10_000
-#: Reads of one decision at most when other processes keep changing what it read (:meth:`SimhashIndex.decide`).
+#: Reads of one decision at most when other processes keep changing what it read (:meth:`SimhashIndex.decisions`).
 DECIDE_ATTEMPTS = 50
 
 _SETTING_NAMES = {
@@ -76,7 +77,6 @@ _SETTING_NAMES = {
 }
 
 Layout = TableLayout  # the name the tests and benchmarks know
-_T = TypeVar("_T")
 
 
 class Match(NamedTuple):
@@ -156,7 +156,7 @@ class SimhashIndex:
         self._closed = False
         #: ``probes``: lookups; ``candidates``: bucket entries seen in all lookups;
         #: ``candidates_max``: most in one lookup; ``capped``: lookups cut at ``max_candidates``;
-        #: ``retries``: groups replayed after the store grew; ``conflicts``: decisions read again (:meth:`decide`).
+        #: ``retries``: groups replayed after the store grew; ``conflicts``: decisions read again (:meth:`decisions`).
         self.stats: dict[str, int] = dict.fromkeys(
             ("probes", "candidates", "candidates_max", "capped", "retries", "conflicts"), 0
         )
@@ -489,41 +489,40 @@ class SimhashIndex:
                 self._depth = 0
                 self._log = []
 
-    def decide(
-        self, key: str, fp: int | None, wide: int, decision: Callable[[Any], _T], *, evidence: bool = False
-    ) -> _T:
-        """``decision(view)``: one decision on ``key`` (a page with fingerprint ``fp``; ``None``: no
-        lookup), its result returned. ``view`` has this index's calls. A store that decides in a
-        group (LMDB) runs it in :meth:`batch` (one write transaction) over this index; one that
-        snapshots (Redis, ``FingerprintStore.snapshots``) reads once (``fp``'s lookup within
-        ``max_distance`` and, with ``wide > max_distance``, the wide tier's; with ``evidence``, the
-        evidence of the key and of the keys found, where it can), runs ``decision`` over
-        that :class:`SnapshotView` and writes what it wrote in one
-        conditional write; where another process changed what it read meanwhile, it reads and
-        decides again (``stats["conflicts"]``), at most :data:`DECIDE_ATTEMPTS` times
-        (:class:`StoreError`, kind ``busy``). ``decision`` must do nothing but index calls."""
-        store = self._store
-        if not store.snapshots:
-            with self.batch(key):
-                return decision(self)
-
+    def decisions(
+        self, key: str, fp: int | None, wide: int, *, evidence: bool = False
+    ) -> Iterator[DecisionAttempt]:
+        """The attempts of one decision on ``key`` (a page with fingerprint ``fp``; ``None``: no
+        lookup): the caller decides inside ``with attempt as view`` (``view`` has this index's
+        calls), and leaving the block writes what it wrote. A store that decides in a group (LMDB)
+        gives one attempt, a :meth:`batch` (one write transaction) over this index. One that
+        snapshots (Redis, ``FingerprintStore.snapshots``) reads once per attempt (``fp``'s lookup
+        within ``max_distance`` and, with ``wide > max_distance``, the wide tier's; with
+        ``evidence``, the evidence of the key and of the keys found, where it can), gives that
+        :class:`SnapshotView`, and writes in one conditional write; where another process changed
+        what it read meanwhile, it gives another attempt (``stats["conflicts"]``), at most
+        :data:`DECIDE_ATTEMPTS` (then :class:`StoreError`, kind ``busy``). Inside the block the
+        caller makes index calls only."""
+        if not self._store.snapshots:
+            yield DecisionAttempt(self, key, None)
+            return
         kb, fpb = self._key(key), None if fp is None else self._fpb(fp)
-        wide = wide if wide > self.max_distance else 0
+        read = (kb, fpb, self.max_distance, self.max_candidates, wide if wide > self.max_distance else 0, evidence)
         pause = 0.0
         for _ in range(DECIDE_ATTEMPTS):
-            with self._lock:
-                self._check_open()
-                snapshot = store.snapshot(kb, fpb, self.max_distance, self.max_candidates, wide, evidence)
-                view = SnapshotView(self, key, fp, snapshot)
-                result = decision(view)
-                if store.apply(snapshot, view.writes()):
-                    return result
-                self.stats["conflicts"] += 1
+            attempt = DecisionAttempt(self, key, fp, read)
+            yield attempt
+            if attempt.applied:
+                return
+            self.stats["conflicts"] += 1
             if pause:
                 time.sleep(pause)  # another process holds the key (a batch) or keeps writing beside it
             pause = min(max(pause * 2, 0.001), 0.05)
         raise StoreError(
-            store.path, "busy", f"what a decision on {key} read kept changing ({DECIDE_ATTEMPTS} attempts)", "write to"
+            self._store.path,
+            "busy",
+            f"what a decision on {key} read kept changing ({DECIDE_ATTEMPTS} attempts)",
+            "write to",
         )
 
     # -- fingerprints -----------------------------------------------------------------------
@@ -808,6 +807,51 @@ class SimhashIndex:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+
+class DecisionAttempt:
+    """One attempt of a decision (:meth:`SimhashIndex.decisions`): ``with attempt as view`` gives
+    the view to decide over and, when the block ends without an error, writes what the decision
+    wrote; :attr:`applied` says whether it was written (a snapshot's write fails where another
+    process changed what it read)."""
+
+    def __init__(self, index: SimhashIndex, key: str, fp: int | None, read: tuple[Any, ...] | None = None) -> None:
+        self.index, self.key, self.fp = index, key, fp
+        self._read = read  # the snapshot's arguments; None: a batch
+        self._batch: Any = None
+        self._view: SnapshotView | None = None
+        self._snapshot: Snapshot | None = None
+        #: Whether the decision's writes were written.
+        self.applied = False
+
+    def __enter__(self) -> Any:
+        index = self.index
+        if self._read is None:
+            self._batch = index.batch(self.key)
+            return self._batch.__enter__()
+        index._lock.acquire()
+        try:
+            index._check_open()
+            self._snapshot = index.store.snapshot(*self._read)
+            self._view = SnapshotView(index, self.key, self.fp, self._snapshot)
+        except BaseException:
+            index._lock.release()
+            raise
+        return self._view
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        if self._batch is not None:
+            self._batch.__exit__(kind, error, tb)  # commits, or aborts on an error (which goes on)
+            self.applied = kind is None
+            return
+        try:
+            if kind is None:
+                assert self._view is not None
+                assert self._snapshot is not None
+                self.applied = self.index.store.apply(self._snapshot, self._view.writes())
+        finally:
+            self.index._lock.release()
 
 
 class SnapshotView:

@@ -28,7 +28,7 @@ Layout of the environment (``data.mdb`` + ``lock.mdb`` in the index directory):
     ``0xFF`` and 4 bytes little-endian) and the rest; then the record's bytes but its change
     sketch. The key is stored here only: every other table names the entry by its id.
 ``sketches``
-    ``id -> change sketch``: a record's last 64 bytes (``decision.record.split_sketch``), kept
+    ``id -> change sketch``: a record's last 64 bytes (``store.record.split_sketch``), kept
     apart so that the entries' pages hold only what every decision and selection reads; joined
     back to the record in the same transaction by every read of it.
 ``ids``
@@ -96,7 +96,6 @@ import lmdb
 import numpy as np
 
 from scrapy_simhash import defaults
-from scrapy_simhash.decision.record import last_fp_span
 from scrapy_simhash.errors import NotAnIndexError, SimhashIndexError, StoreError, StoreFullError
 from scrapy_simhash.store.base import (
     MAX_DUE,
@@ -110,6 +109,7 @@ from scrapy_simhash.store.base import (
     wide_found,
 )
 from scrapy_simhash.store.hot import COMPACT, HOT, KEYED_SIZE, compact, expand, expand_one, hot_of, keyed, unkeyed
+from scrapy_simhash.store.record import last_fp_span
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -860,7 +860,7 @@ class LmdbStore(FingerprintStore):
             self._evidence_tail = self._db(b"evidence_tail")
             self._sketches = self._db(b"sketches")
             self._prefixes = self._db(b"prefixes")
-            from scrapy_simhash.decision.record import split_sketch
+            from scrapy_simhash.store.record import split_sketch
 
             self._split = split_sketch
             self._aux = self._db(b"aux")

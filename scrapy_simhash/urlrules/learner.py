@@ -76,7 +76,7 @@ DISABLED, PINNED = "disabled", "pinned"
 def index_known(index: SimhashIndex) -> Callable[[Sequence[str]], dict[str, str | None]]:
     """The ``known`` of a :class:`RuleBook` over ``index``'s records: of the keys given, those with
     a record, each with the key of its kept content (``None``: no fetched page: gone, moved)."""
-    from scrapy_simhash.decision.record import PageRecord
+    from scrapy_simhash.store.record import PageRecord
 
     def known(keys: Sequence[str]) -> dict[str, str | None]:
         found: dict[str, str | None] = {}

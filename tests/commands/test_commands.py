@@ -19,10 +19,10 @@ from scrapy.settings import Settings
 from scrapy_simhash import Fingerprinter, SimhashIndex, hamming
 from scrapy_simhash.commands import reports
 from scrapy_simhash.commands.simhash import Command
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.schedule import FreshnessPolicy
+from scrapy_simhash.store.record import PageRecord
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue

@@ -19,14 +19,6 @@ import pytest
 from helpers.pages import guide_page
 
 from scrapy_simhash import defaults
-from scrapy_simhash.decision.record import (
-    PageRecord,
-    change_size,
-    evidence_sketch,
-    frame_evidence,
-    schedule_of,
-    schedule_state_of,
-)
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEAR_DUPLICATE, NEW, UNCHANGED, Reason
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
@@ -34,6 +26,14 @@ from scrapy_simhash.fingerprint.sketch import sketch_similarity
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import (
+    PageRecord,
+    change_size,
+    evidence_sketch,
+    frame_evidence,
+    schedule_of,
+    schedule_state_of,
+)
 
 FP = Fingerprinter()
 V1 = FP.fingerprint_page(guide_page(1))

@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 import scrapy_simhash
 from scrapy_simhash.decision import CHANGED, NEW, UNCHANGED
-from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming, hash_cache
@@ -30,6 +29,7 @@ from scrapy_simhash.fingerprint.templates import (
     line_key,
 )
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord, visible_key
 from scrapy_simhash.text.cache import SizedCache
 from scrapy_simhash.text.extract import MAX_ELEMENTS, extract
 

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from helpers.pages import make_response, run
 
-from scrapy_simhash.decision.record import evidence_sketch, frame_evidence, read_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, Reason
 from scrapy_simhash.fingerprint import novelty
@@ -23,6 +22,7 @@ from scrapy_simhash.fingerprint.novelty import OwnText, heading_key
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import evidence_sketch, frame_evidence, read_evidence
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator

@@ -23,7 +23,6 @@ import pytest
 from helpers.pages import make_response, run
 
 from scrapy_simhash import defaults
-from scrapy_simhash.decision.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
@@ -31,6 +30,7 @@ from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHOR
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import PageRecord, evidence_sketch, frame_evidence
 from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.region import ROW_CHARS
 
@@ -762,8 +762,8 @@ def _as_page(text: str) -> str:
 
 
 def test_change_size_is_the_sketches_and_the_schedule_records_it() -> None:
-    from scrapy_simhash.decision.record import change_size
     from scrapy_simhash.schedule import FreshnessPolicy
+    from scrapy_simhash.store.record import change_size
 
     old = FP.fingerprint_page(release_page(0))
     new = FP.fingerprint_page(release_page(4))
@@ -784,7 +784,7 @@ def test_change_size_ranks_real_revisions_as_their_jaccard() -> None:
     import gzip
     import json
 
-    from scrapy_simhash.decision.record import change_size
+    from scrapy_simhash.store.record import change_size
 
     with gzip.open(REVISIONS, "rt", encoding="utf-8") as f:
         pairs = [json.loads(line) for line in f]

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from helpers.states import random_states
 
-from scrapy_simhash.decision.record import FORMAT, PageRecord, change_verdict
-from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS
+from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED, VERDICTS, change_verdict
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.sketch import stored
+from scrapy_simhash.store.record import FORMAT, PageRecord
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue
@@ -209,8 +209,8 @@ def test_every_float_of_a_schedule_reads_back_as_it_was(value):
 def test_a_record_costs_its_sketch_and_a_few_bytes_more():
     """The record of a page fetched once with a schedule, a validator, a visible key and a change
     sketch: the sketch (64 bytes, at 8 bits a slot), the fingerprint (8) and the visible key (8), then under 50."""
-    from scrapy_simhash.decision.record import schedule_of
     from scrapy_simhash.schedule import ScheduleState
+    from scrapy_simhash.store.record import schedule_of
 
     state = ScheduleState(last_fetch=1.7e9 + 0.5, last_change=1.7e9 + 0.5, interval=86400.0, next_due=1.7e9 + 86400.5)
     due, schedule = schedule_of(state)
@@ -344,8 +344,8 @@ def test_a_page_without_evidence_is_never_a_duplicate_nor_duplicated():
     ],
 )
 def test_schedule_state_of_a_record_is_from_dicts(changes):
-    from scrapy_simhash.decision.record import schedule_state_of
     from scrapy_simhash.schedule import ScheduleState
+    from scrapy_simhash.store.record import schedule_state_of
 
     schedule = {**_full_schedule(), **changes}
     record = replace(_full_record(), schedule=schedule)
@@ -360,8 +360,8 @@ def test_schedule_state_of_a_record_is_from_dicts(changes):
 def test_schedule_goes_to_the_record_and_back_as_through_to_dict():
     """ChangeTracker writes a policy's state without ``to_dict`` and reads it back without a
     mapping: the same numbers, the same bytes and the same state as through ``to_dict``."""
-    from scrapy_simhash.decision.record import Schedule, schedule_of, schedule_state_of
     from scrapy_simhash.schedule import ScheduleState
+    from scrapy_simhash.store.record import Schedule, schedule_of, schedule_state_of
 
     record = _full_record()
     for state in random_states(400, 3):

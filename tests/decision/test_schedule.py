@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from scrapy_simhash.decision.record import change_verdict
-from scrapy_simhash.decision.verdicts import CHANGED
+from scrapy_simhash.decision.verdicts import CHANGED, change_verdict
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hamming
 from scrapy_simhash.schedule import (
     DAY,

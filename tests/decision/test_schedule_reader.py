@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from helpers.states import random_states
 
-from scrapy_simhash.decision.record import PageRecord, schedule_of, schedule_state, schedule_state_of, schedule_states
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.schedule import DAY, FreshnessPolicy
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import PageRecord, schedule_of, schedule_state, schedule_state_of, schedule_states
 
 
 def full(raw: bytes | None):

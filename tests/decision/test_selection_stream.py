@@ -14,7 +14,6 @@ import pytest
 
 from scrapy_simhash import SimhashIndex
 from scrapy_simhash.decision import selection as selection_module
-from scrapy_simhash.decision.record import PageRecord, schedule_of, schedule_state_of
 from scrapy_simhash.decision.tracker import ChangeTracker, DueRow
 from scrapy_simhash.schedule import (
     DAY,
@@ -32,6 +31,7 @@ from scrapy_simhash.schedule import (
 from scrapy_simhash.store import lmdbstore
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import PageRecord, schedule_of, schedule_state_of
 from scrapy_simhash.store.redisstore import RedisStore
 
 T0 = 1_700_000_000.0

@@ -124,7 +124,7 @@ def test_long_texts_have_no_signature() -> None:
 def test_an_item_decisions_record_is_a_first_record_with_its_evidence_flag() -> None:
     from dataclasses import replace
 
-    from scrapy_simhash.decision.record import PageRecord
+    from scrapy_simhash.store.record import PageRecord
 
     index = SimhashIndex(max_distance=3)
     ChangeTracker(index).deduplicate("a", 5, OwnText(["a text of its own"]))

@@ -12,7 +12,6 @@ from dataclasses import replace
 import pytest
 from helpers.pages import EN_ARTICLES, OPTIONS_A, OPTIONS_B, make_response, options_page, run
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, hash_cache
@@ -25,6 +24,7 @@ from scrapy_simhash.fingerprint.sketch import (
     stored,
 )
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.text.extract import extract
 
 TOKENS = "the quick brown fox jumps over the lazy dog <num> times 快速 的 狐狸".split()

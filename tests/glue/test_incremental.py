@@ -34,7 +34,6 @@ from scrapy.settings import Settings
 from scrapy.spiders import CrawlSpider, Rule
 
 from scrapy_simhash import IncrementalSpiderMixin, SimhashIndex, SimhashRecrawlMiddleware, due_report, due_requests
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.selection import run_period
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import CHANGED, NEW, UNCHANGED
@@ -52,6 +51,7 @@ from scrapy_simhash.schedule import (
 )
 from scrapy_simhash.scrapy.recrawl import ignore_in_signal
 from scrapy_simhash.scrapy.state import CrawlState
+from scrapy_simhash.store.record import PageRecord
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue

@@ -221,8 +221,8 @@ def test_third_run_fetches_only_due_pages_in_priority_order_and_finds_the_remove
 
 
 def test_gone_page_left_the_index_and_the_noise_page_backed_off(runs: Runs) -> None:
-    from scrapy_simhash.decision.record import PageRecord
     from scrapy_simhash.store.index import SimhashIndex
+    from scrapy_simhash.store.record import PageRecord
 
     with SimhashIndex.open(runs.index_dir / "site" / "pages") as index:
         records = {name: PageRecord.from_bytes(index.get_record(runs.site.key(name)) or b"") for name in PAGES}

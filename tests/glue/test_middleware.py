@@ -21,11 +21,11 @@ from helpers.pages import (
 from scrapy import Request
 from scrapy.http import HtmlResponse, Response, TextResponse, XmlResponse
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.verdicts import VERDICTS
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 from scrapy_simhash.scrapy.state import get_config
+from scrapy_simhash.store.record import PageRecord
 
 # On the oldest supported Scrapy too (./dev test-min).
 pytestmark = pytest.mark.glue

@@ -1,5 +1,5 @@
-"""The package's import graph: no cycle among its modules, and each module imports on its own in a
-fresh interpreter.
+"""The package's import graph: no cycle among its modules, each layer imports only the layers below
+it, and each module imports on its own in a fresh interpreter.
 
 Edges are the ``import`` statements of each module, read with ``ast``: at module level, inside
 functions (a lazy import is still a dependency) and under ``if TYPE_CHECKING:`` (a type-only circle
@@ -113,6 +113,47 @@ def test_the_graph_sees_lazy_and_type_only_imports() -> None:
 
 def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
+
+
+#: The layers, lowest first (docs/topics/maintainers.rst): a module imports only its own layer and
+#: those before it, and the top-level leaves (``errors``, ``defaults``, ...), which import no layer.
+LAYERS = ["text", "fingerprint", "schedule", "store", "decision", "urlrules", "scrapy", "commands"]
+
+
+def _layer(module: str) -> str | None:
+    """``module``'s layer (``None``: a top-level leaf module, or the package itself)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 2 or (len(parts) == 2 and parts[1] in LAYERS) else None
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    """The imports of ``edges`` from a module into a later layer, or from a leaf into a layer."""
+    out = []
+    for a, targets in sorted(edges.items()):
+        if a == "scrapy_simhash":
+            continue  # the package's public API
+        for b in sorted(targets):
+            la, lb = _layer(a), _layer(b)
+            if lb is not None and (la is None or LAYERS.index(lb) > LAYERS.index(la)):
+                out.append(f"{a} -> {b}")
+    return out
+
+
+def test_each_layer_imports_only_the_layers_below_it() -> None:
+    assert upward_imports(graph()) == []
+    assert set(LAYERS) == {_layer(m) for m in MODULES} - {None}  # every folder is a layer
+
+
+def test_an_upward_import_is_seen() -> None:
+    edges = {
+        "scrapy_simhash.store.lmdbstore": {"scrapy_simhash.decision.record", "scrapy_simhash.fingerprint.sketch"},
+        "scrapy_simhash.errors": {"scrapy_simhash.text.charset"},
+        "scrapy_simhash.decision.tracker": {"scrapy_simhash.store.index", "scrapy_simhash.errors"},
+    }
+    assert upward_imports(edges) == [
+        "scrapy_simhash.errors -> scrapy_simhash.text.charset",
+        "scrapy_simhash.store.lmdbstore -> scrapy_simhash.decision.record",
+    ]
 
 
 # Importing ``scrapy_simhash.a.b`` in a fresh interpreter imports ``scrapy_simhash`` whole, then

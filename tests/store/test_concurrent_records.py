@@ -26,12 +26,12 @@ import redis
 from helpers.demo import GROUPS, demo, wait_for_lines
 from w3lib.url import canonicalize_url
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store import redisstore
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.store.redisstore import RedisStore
 
 REPO = Path(__file__).resolve().parents[2]

@@ -12,13 +12,13 @@ from pathlib import Path
 import lmdb
 import pytest
 
-from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store import hot, lmdbstore
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.memory import MemoryStore
+from scrapy_simhash.store.record import PageRecord, schedule_of
 
 
 def _store(index: SimhashIndex) -> LmdbStore:

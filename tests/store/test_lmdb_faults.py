@@ -23,9 +23,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from scrapy_simhash.decision import shortcopy
-from scrapy_simhash.decision.record import PageRecord, visible_key
 from scrapy_simhash.errors import NotAnIndexError, StoreError
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord, visible_key
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -17,13 +17,13 @@ from typing import cast
 import lmdb
 import pytest
 
-from scrapy_simhash.decision.record import PageRecord, schedule_of
 from scrapy_simhash.errors import StoreError
 from scrapy_simhash.schedule import FreshnessPolicy
 from scrapy_simhash.store import hot, lmdbstore
 from scrapy_simhash.store.hot import HOT
 from scrapy_simhash.store.index import SCHEMA_VERSION, SimhashIndex, SimhashIndexError
 from scrapy_simhash.store.lmdbstore import LmdbStore
+from scrapy_simhash.store.record import PageRecord, schedule_of
 
 LONG = "https://example.com/" + "x" * 600  # filed under a digest (LMDB's 511-byte key limit)
 RECORDS = {"https://a.example/": (b"ra", 30.0), "https://b.example/": (b"rb", None), LONG: (b"rl", 20.5)}

@@ -20,10 +20,10 @@ import pytest
 import redis
 from scrapy.utils.test import get_crawler
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.errors import NotAnIndexError, SettingsMismatchError, SimhashIndexError, StoreError
 from scrapy_simhash.store.base import TableLayout
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.store.redis_scripts import BUCKET_BITS
 from scrapy_simhash.store.redisstore import RedisStore, shard_of
 
@@ -313,7 +313,7 @@ _CRAWLER_SRC = textwrap.dedent(
     """
     import json, os, random, sys, time
     from scrapy_simhash.store.index import SimhashIndex
-    from scrapy_simhash.decision.record import PageRecord
+    from scrapy_simhash.store.record import PageRecord
     from scrapy_simhash.decision.tracker import ChangeTracker
     from scrapy_simhash.fingerprint import PageFingerprint
     from scrapy_simhash.store.redisstore import RedisStore

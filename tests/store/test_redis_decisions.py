@@ -1,4 +1,4 @@
-"""A decision on Redis at the grain of a page (``SimhashIndex.decide``): one snapshot script, a
+"""A decision on Redis at the grain of a page (``SimhashIndex.decisions``): one snapshot script, a
 decision with no I/O, one conditional write, read again on conflict.
 
 Round trips are counted on the connection (every command the client sends) and checked against
@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 import redis
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW, UNCHANGED
 from scrapy_simhash.errors import StoreError
@@ -23,6 +22,7 @@ from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store import index as index_module
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.store.redisstore import RedisStore, shard_of
 
 FP = Fingerprinter()

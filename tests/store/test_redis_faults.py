@@ -17,11 +17,11 @@ import pytest
 import redis
 from helpers.pages import own_text_page
 
-from scrapy_simhash.decision.record import PageRecord
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.errors import NotAnIndexError, StoreError
 from scrapy_simhash.fingerprint import PageFingerprint
 from scrapy_simhash.store.index import SimhashIndex
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.store.redisstore import EVICTION_CHECK_CALLS, RedisStore, shard_of
 
 if TYPE_CHECKING:

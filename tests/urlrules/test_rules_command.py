@@ -10,7 +10,7 @@ import pytest
 
 from scrapy_simhash import SimhashIndex
 from scrapy_simhash.commands.cli import main
-from scrapy_simhash.decision.record import PageRecord
+from scrapy_simhash.store.record import PageRecord
 from scrapy_simhash.urlrules import IndexRuleStore, RuleBook
 from scrapy_simhash.urlrules.learner import index_known
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from scrapy_simhash.decision.verdicts import CHANGED, UNCHANGED
 from scrapy_simhash.fingerprint.sketch import STORED_BYTES, is_sketch, sketch_similarity, stored
 from scrapy_simhash.schedule import (
     ScheduleState,
@@ -613,12 +612,6 @@ def change_size(old: bytes | None, new: bytes | None, distance: int) -> float:
     if old is None or new is None or not (is_sketch(old) and is_sketch(new)):
         return float(distance)
     return 64.0 * (1.0 - sketch_similarity(old, new)) if old != new else 0.0
-
-
-def change_verdict(distance: int, change_threshold: int) -> str:
-    """``"changed"`` when the change ``distance`` is above ``change_threshold``, else ``"unchanged"``
-    (noise such as dates and counters moves a few bits)."""
-    return CHANGED if distance > change_threshold else UNCHANGED
 
 
 def _exact_schedule(schedule: Mapping[str, Any]) -> tuple[Any, ...] | None:
