@@ -133,7 +133,7 @@ def big_pages(fper: Fingerprinter, per_root: int, min_chars: int) -> list[tuple[
 
 def cost(bounds: tuple[int, ...], least: int = 100_000) -> None:
     """What a bound costs: for every HTML file of the roots over ``least`` bytes (a smaller file's
-    text compresses far below 64 KiB), its evidence as the tracker makes it (``OwnText.sketch`` at
+    text compresses far below 64 KiB), its evidence as the tracker makes it (``OwnText.novelty_text`` at
     each bound: the text, else a sample), and the bytes per HTML file of the roots that each bound
     adds to the first's."""
     from scrapy_simhash.fingerprint.simhash import own_text
@@ -146,7 +146,7 @@ def cost(bounds: tuple[int, ...], least: int = 100_000) -> None:
         own = own_text(extract(f.read_bytes()), None, None)
         if own.has_text:
             for b in bounds:
-                sketches[b].append(own.sketch(b))
+                sketches[b].append(own.novelty_text(b))
     print(f"{len(files):,} HTML files, {len(big):,} over {least:,} bytes")
     print("| bound | pages with a sample | their evidence, bytes | added per HTML file, bytes |")
     print("| --- | --- | --- | --- |")
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
         # Paragraphs of another package: text the page cannot hold already.
         pool = next(pools[r] for r in roots[roots.index(root) + 1 :] + roots if r != root and pools[r])
         limit = config.evidence_max_bytes
-        kept = first.own.sketch(limit or 2**62)
+        kept = first.own.novelty_text(limit or 2**62)
         for size in SIZES:
             for seed in range(args.seeds):
                 rng = random.Random(f"{path}:{size}:{seed}")

@@ -49,7 +49,7 @@ def note_counts() -> dict[str, float]:
             for name in (old, new)
         ]
         assert pages[0].own is not None and pages[1].own is not None
-        counts[new] = pages[1].own.added(pages[0].own.sketch())
+        counts[new] = pages[1].own.added(pages[0].own.novelty_text())
     return counts
 
 

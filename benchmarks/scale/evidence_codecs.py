@@ -1,6 +1,6 @@
 """What a kept page's novelty evidence costs compressed, by codec: zlib levels, zstd levels, zstd
 with a dictionary trained per site. Measured on the text the evidence holds (what the page shows,
-``OwnText.sketch``'s text) of real pages: ``../shared/data`` (the AEB and zh-web-cee pages) and the
+``OwnText.novelty_text``'s text) of real pages: ``../shared/data`` (the AEB and zh-web-cee pages) and the
 real-site pages installed for ``benchmarks/realsite`` (up to ``--pages`` per site, in path order).
 
     nice .venv/bin/python benchmarks/scale/evidence_codecs.py [--pages 200]

@@ -5,7 +5,7 @@ product's verdicts change on ``benchmarks/quality/keep_adds.py``'s pairs and on 
 
     PYTHONPATH=. nice .venv/bin/python benchmarks/scale/evidence_floor.py [--quick] [--budgets 300,600,1000,1500,3000]
 
-(1) The text the evidence holds (``OwnText.sketch``'s: the page's own lines, the rest it shows,
+(1) The text the evidence holds (``OwnText.novelty_text``'s: the page's own lines, the rest it shows,
 its table rows), per kept page: UTF-8; zstd at level 3 (today's evidence, its 1-byte kind
 included) and 19; zstd with a dictionary (16 KB) trained on the first half of the set's pages and
 measured on the second half (the data's pages come from many sites, one or two each: one
@@ -14,7 +14,7 @@ amortised over that half beside; ``all``: the mean over every page (the mix ``by
 stores); the same for the normalised text (``novelty.gram_text``: what the
 comparison reads; the raw text is what a copy is recognised by).
 
-(2) Variants of the evidence, each swapped in for ``OwnText.sketch`` (the product's decision
+(2) Variants of the evidence, each swapped in for ``OwnText.novelty_text`` (the product's decision
 otherwise, ``keep_adds.Decider``: ``pair_verdict`` with the default settings): ``normalised``
 (the normalised text, zstd 3: lossless for the count); ``sampled B`` (the sampled kind always,
 ``(B - 5) / 3`` anchors: ``B`` bytes at most); ``fit B`` (the text when it compresses to ``B``
@@ -59,11 +59,11 @@ from scrapy_simhash.fingerprint.simhash import EmptyTextError
 DICT_BYTES = 16 * 1024
 #: keep_adds' change pairs.
 _REWRITES = ("rewrite_30", "rewrite_40", "rewrite_50")
-_ORIGINAL = OwnText.sketch
+_ORIGINAL = OwnText.novelty_text
 
 
 def shown(own: OwnText) -> str:
-    """The text a kept page's evidence holds (as ``OwnText.sketch`` joins it)."""
+    """The text a kept page's evidence holds (as ``OwnText.novelty_text`` joins it)."""
     return "\n".join([*(own._lines or ()), *(own._rest or ()), *own._rows])
 
 
@@ -99,18 +99,18 @@ def floor(texts: list[bytes]) -> dict[str, float]:
 
 
 def variant(kind: str, budget: int) -> Callable[[OwnText, int | None], bytes]:
-    """An ``OwnText.sketch`` of the variant ``kind`` (``today``, ``normalised``, ``sampled``, ``fit``)."""
+    """An ``OwnText.novelty_text`` of the variant ``kind`` (``today``, ``normalised``, ``sampled``, ``fit``)."""
 
     def sketch(own: OwnText, text_bytes: int | None = None) -> bytes:
         if kind == "normalised":
             return _ORIGINAL(OwnText.normalised(gram_text(shown(own)) if own._lines is not None else own.text))
         if kind in ("sampled", "fit"):
-            saved = novelty.SKETCH_ANCHORS
-            novelty.SKETCH_ANCHORS = max((budget - 5) // 3, 1)
+            saved = novelty.NOVELTY_ANCHORS
+            novelty.NOVELTY_ANCHORS = max((budget - 5) // 3, 1)
             try:
                 return _ORIGINAL(own, 0 if kind == "sampled" else budget)
             finally:
-                novelty.SKETCH_ANCHORS = saved
+                novelty.NOVELTY_ANCHORS = saved
         return _ORIGINAL(own, text_bytes)
 
     return sketch
@@ -118,12 +118,12 @@ def variant(kind: str, budget: int) -> Callable[[OwnText, int | None], bytes]:
 
 @contextlib.contextmanager
 def swapped(sketch: Callable[[OwnText, int | None], bytes]) -> Iterator[None]:
-    """``OwnText.sketch`` is ``sketch`` inside."""
-    OwnText.sketch = sketch  # type: ignore[method-assign]
+    """``OwnText.novelty_text`` is ``sketch`` inside."""
+    OwnText.novelty_text = sketch  # type: ignore[method-assign]
     try:
         yield
     finally:
-        OwnText.sketch = _ORIGINAL  # type: ignore[method-assign]
+        OwnText.novelty_text = _ORIGINAL  # type: ignore[method-assign]
 
 
 def pair_sets(quick: bool) -> tuple[keep_adds.Decider, list[bp.Pair], list[tuple[Any, ...]]]:

@@ -5,7 +5,7 @@ and zh-web-cee pages of ``../shared/data``, many sites with one or two pages eac
 
     nice .venv/bin/python benchmarks/scale/evidence_sharing.py [--pages 200]
 
-The evidence is what the page shows (``OwnText.sketch``'s text: its own lines, then the rest of its
+The evidence is what the page shows (``OwnText.novelty_text``'s text: its own lines, then the rest of its
 lines). A line "repeats" when an earlier page of the same site showed it (pages taken in order, as
 a crawl would store them). Printed per site, bytes per kept page: the raw text; the share of it in
 repeated lines; zstd 3 of the whole text (what is stored today); content-addressed lines (zstd 3 of

@@ -504,7 +504,7 @@ CRAWL_STAGES = (
     ("    tracker.observe", "scrapy_simhash.decision.tracker:ChangeTracker", "observe"),
     ("      check_and_add", "scrapy_simhash.decision.tracker:ChangeTracker", "_check_and_add"),
     ("      containment (_adds)", "scrapy_simhash.decision.tracker:ChangeTracker", "_adds"),
-    ("      novelty sketch (zlib)", "scrapy_simhash.fingerprint.novelty:OwnText", "sketch"),
+    ("      novelty text (zstd)", "scrapy_simhash.fingerprint.novelty:OwnText", "novelty_text|sketch"),
     ("      record encoding", "scrapy_simhash.store.record:PageRecord", "to_bytes"),
     ("      record parse", "scrapy_simhash.store.record:PageRecord", "parse"),
     ("      store: begin", "scrapy_simhash.store.lmdbstore:LmdbStore", "begin"),

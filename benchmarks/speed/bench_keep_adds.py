@@ -87,7 +87,7 @@ def main() -> None:
         times.setdefault("fingerprint_page", []).append(per_page(bodies, fper.fingerprint_page))
         times.setdefault("own text", []).append(per_page(docs, lambda d: own_text(d, None, None)))
         owns = [p.own for p in pages]
-        times.setdefault("sketch", []).append(per_page(owns, lambda o: o.sketch()))
+        times.setdefault("sketch", []).append(per_page(owns, lambda o: o.novelty_text()))
         for label, with_own in (("own", True), ("resemblance only", False), ("own, keep_adds 0", True)):
             index = SimhashIndex.open(tmp / f"{label}-{r}", durable=False)
             tracker = ChangeTracker(index, policy=FreshnessPolicy(), keep_adds=0 if "0" in label else 100)
@@ -121,7 +121,7 @@ def main() -> None:
     for kind in ("refetch", "edited refetch"):  # the same records written: the change rule's cost alone
         ratio = median(times[f"decision, {kind} (own)"]) / median(times[f"decision, {kind} (own, keep_adds 0)"])
         print(f"  decision with the change rule / without (SIMHASH_KEEP_ADDS 0), {kind}: {ratio:.2f}")
-    sizes = sorted(len(p.own.sketch()) for p in pages if p.own is not None)
+    sizes = sorted(len(p.own.novelty_text()) for p in pages if p.own is not None)
     print(
         f"  bytes the check adds to a record: median {median(sizes):.0f}, 90th percentile "
         f"{sizes[int(0.9 * len(sizes))]}, largest {sizes[-1]}"

@@ -538,7 +538,7 @@ def pair_verdict(
         out: dict[str, Any] = {"verdict": verdict.verdict, "why": why, "adds_characters": round(verdict.adds or 0)}
         first, second = pages
         if first.own is not None and second.own is not None:
-            runs = second.own.added_runs(first.own.sketch())
+            runs = second.own.added_runs(first.own.novelty_text())
             if runs is not None:
                 out["adds"] = "\n".join(runs)
         return out

@@ -24,7 +24,7 @@ from scrapy_simhash.store.record import (
     PageRecord,
     build_record,
     change_size,
-    evidence_sketch,
+    evidence_text,
     frame_evidence,
     read_evidence,
     schedule_of,
@@ -289,7 +289,7 @@ class ChangeTracker:
         if not own.has_text:
             return None
         limit = self.evidence_max_bytes
-        sketch = own.sketch(limit or _NO_BOUND)
+        sketch = own.novelty_text(limit or _NO_BOUND)
         return b"" if limit and len(sketch) > limit else frame_evidence(fp, sketch, own.heading)
 
     def observe(
@@ -501,7 +501,7 @@ class ChangeTracker:
             record = kept
         if not record.evidence or record.last_fp is None:
             return False
-        sketch = evidence_sketch(ix.get_evidence(key), record.last_fp)
+        sketch = evidence_text(ix.get_evidence(key), record.last_fp)
         if sketch is None:
             return False
         try:
@@ -842,5 +842,5 @@ class ChangeTracker:
         return schedule_of(self.policy.observe(schedule_state_of(old) if old is not None else None, now, changed, distance))
 
 
-#: ``OwnText.sketch``'s text bytes without a bound (``evidence_max_bytes`` 0).
+#: ``OwnText.novelty_text``'s text bytes without a bound (``evidence_max_bytes`` 0).
 _NO_BOUND = 2**62

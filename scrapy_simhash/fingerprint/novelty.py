@@ -1,6 +1,6 @@
 """What a page adds: the containment check that every near-duplicate drop passes first.
 
-Resemblance finds the candidate (the SimHash index, the sketches); containment decides (Broder,
+Resemblance finds the candidate (the SimHash index, the change sketches); containment decides (Broder,
 "On the resemblance and containment of documents", 1997). A page that resembles a kept page is
 dropped only when its own text says next to nothing that the kept page's does not: a patch
 release's page that repeats the base release's notes and adds its own, an API page of another
@@ -44,17 +44,17 @@ edit counts) 0.93 (``benchmarks/quality/count_windows.py``).
 **A page about another named thing** (:meth:`OwnText.names_other`): a page whose own heading (its
 cleaned title, numbers and versions out: :func:`heading_name`) has another key than the kept
 page's, and which the kept page shows nowhere, is no copy of it however little it adds: a sibling
-method's page. The key (32 bits) is stored in the page's evidence, beside its sketch. So is a page
+method's page. The key (32 bits) is stored in the page's evidence, beside its novelty text. So is a page
 whose own text names in code (:func:`code_names`: ``std::unordered_map``, ``QHash::begin``,
 ``const_iterator``, ``getValue``) what the kept page names otherwise (:func:`renames`: each has a
 name the other lacks): sibling API pages of one template under one heading, about two containers.
 
-**The sketch** kept in each record (:meth:`OwnText.sketch`): the text the page shows, as the page
+**The novelty text** kept in each record (:meth:`OwnText.novelty_text`): the text the page shows, as the page
 has it (normalised when a later page is compared with it: most pages never are), compressed,
 when that takes at most :data:`TEXT_BYTES` (texts up to about 800,000 characters of English), and
-the comparison is exact; else a sample (``5 + 3 *`` :data:`SKETCH_ANCHORS` bytes at
+the comparison is exact; else a sample (``5 + 3 *`` :data:`NOVELTY_ANCHORS` bytes at
 most): the positions whose gram hash (character 12-grams, :data:`GRAM`) is among the page's
-smallest (the anchors, at most :data:`SKETCH_ANCHORS` distinct ones), each as 16 bits of its gram's
+smallest (the anchors, at most :data:`NOVELTY_ANCHORS` distinct ones), each as 16 bits of its gram's
 hash and one byte of the double gram's (the 24 characters that start there). A new page is then
 compared at its positions whose gram hash falls in the same range: ``new - 11/12 (new2 - new)``
 (an inserted run of ``n`` characters has ``n + 11`` new grams and ``n + 23`` new double grams, a
@@ -84,7 +84,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DENSE_WEIGHT",
     "GRAM",
-    "SKETCH_ANCHORS",
+    "NOVELTY_ANCHORS",
     "TEXT_BYTES",
     "WINDOW",
     "OwnText",
@@ -100,7 +100,7 @@ __all__ = [
     "weight",
 ]
 
-#: Characters per gram of a sampled sketch (and twice that for the seam test, the double gram).
+#: Characters per gram of a sampled novelty text (and twice that for the seam test, the double gram).
 GRAM = 12
 #: Characters per window of the exact comparison: a character is in the kept page when a window of
 #: this many around it, within its line, is; runs of fewer uncovered characters add nothing.
@@ -109,9 +109,9 @@ WINDOW = 16
 #: Chinese translation of a 100-chapter English book is as long as the original with its Han
 #: characters counted 3.2 (``benchmarks/quality/char_weight.py``); the extraction weighs them 3 too.
 DENSE_WEIGHT = 3
-#: Distinct anchors a sketch keeps at most (3 bytes each).
-SKETCH_ANCHORS = 1600
-#: Sketch kinds: a sample; the text as the page has it (normalised when it is compared).
+#: Distinct anchors a novelty text keeps at most (3 bytes each).
+NOVELTY_ANCHORS = 1600
+#: Novelty text kinds: a sample; the text as the page has it (normalised when it is compared).
 _SAMPLED, _RAW_TEXT = 2, 5
 _SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
 #: A page's own text is kept whole (compressed) when that takes at most this many bytes (and is
@@ -119,7 +119,7 @@ _SAMPLED_BYTE, _RAW_BYTE = (bytes((k,)) for k in (_SAMPLED, _RAW_TEXT))
 #: (150,000 characters), a real release-notes page of 350,000 characters kept a sample, and a
 #: refetch adding a 300-character paragraph counted 0-330 (``benchmarks/quality/big_page_adds.py``).
 TEXT_BYTES = 1 << 18
-#: zstd's level for a text sketch (``benchmarks/scale/evidence_codecs.py``: on real pages up to 10%
+#: zstd's level for a novelty text that holds the text (``benchmarks/scale/evidence_codecs.py``: on real pages up to 10%
 #: smaller than zlib's level 1, mostly faster; level 19 is 10-20% smaller at 10-60 ms a page).
 ZSTD_LEVEL = 3
 #: The longest own text read back (characters).
@@ -280,16 +280,16 @@ def _name_key(name: str) -> int | None:
 
 
 class OwnText:
-    """A page's own text, ready to be compared with kept pages' sketches and to give its own.
+    """A page's own text, ready to be compared with kept pages' novelty texts and to give its own.
 
     ``lines``: its content-like lines; ``template``: lines to leave out. ``shown``: every line the
-    page shows (its title and whole visible text, chrome and template included), what its sketch
+    page shows (its title and whole visible text, chrome and template included), what its novelty text
     holds: a later page is measured against all that this one shows, since dropping it loses
     nothing a reader of this one sees (a table, an embedded post, a caption that the content
     region left out); ``None``: its own text. ``rows``: more lines that count as its own text but
     are no part of what it shows (its table rows, each a line of cells that its lines hold one by
     one: ``Document.rows``). ``heading``: the page's own heading (its cleaned title), kept beside
-    its sketch in its evidence: :attr:`heading`."""
+    its novelty text in its evidence: :attr:`heading`."""
 
     __slots__ = ("_h8", "_h16", "_lines", "_name", "_rest", "_rows", "_text", "heading")
     _h8: np.ndarray | None
@@ -309,7 +309,7 @@ class OwnText:
         rows: Iterable[str] = (),
         heading: str = "",
     ) -> None:
-        # Kept as they are: normalised only when compared (most pages never are), and sketched raw.
+        # Kept as they are: normalised only when compared (most pages never are), and kept raw.
         self._lines = [line for line in lines if line and line not in template]
         self._rows = [line for line in rows if line and line not in template]
         self._text = None
@@ -323,7 +323,7 @@ class OwnText:
 
     @classmethod
     def normalised(cls, text: str) -> OwnText:
-        """The own text whose normalised form (:func:`gram_text`) is ``text``; its sketch holds
+        """The own text whose normalised form (:func:`gram_text`) is ``text``; its novelty text holds
         that text."""
         own = object.__new__(cls)
         own._lines = own._rest = None
@@ -375,8 +375,8 @@ class OwnText:
             self._h8, self._h16 = h8, h16
         return h8, h16
 
-    def sketch(self, text_bytes: int | None = None) -> bytes:
-        """The sketch kept in the page's record (see the module's docstring) of what the page shows
+    def novelty_text(self, text_bytes: int | None = None) -> bytes:
+        """The novelty text kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
         the rest, then its table rows; the normalised text for an own text made by :meth:`normalised`), compressed
         (zstd), when that takes at most ``text_bytes`` (default :data:`TEXT_BYTES`); else 2, the largest gram hash it covers
@@ -395,8 +395,8 @@ class OwnText:
         h8, h16 = shown._hashes()
         keys = h8 >> _S32
         codes = _distinct((keys << _S8) | (h16 & _BYTE))
-        if len(codes) > SKETCH_ANCHORS:  # the anchors: every code of the smallest gram hashes, whole groups only
-            codes = codes[: np.searchsorted(codes, (codes[SKETCH_ANCHORS] >> _S8) << _S8)]
+        if len(codes) > NOVELTY_ANCHORS:  # the anchors: every code of the smallest gram hashes, whole groups only
+            codes = codes[: np.searchsorted(codes, (codes[NOVELTY_ANCHORS] >> _S8) << _S8)]
         return b"".join(
             (
                 _HEAD.pack(_SAMPLED, int(codes[-1] >> _S8)),
@@ -406,7 +406,7 @@ class OwnText:
         )
 
     def names_other(self, kept: bytes, heading: int | None) -> bool:
-        """Whether this page is about something else than the page whose sketch is ``kept`` and
+        """Whether this page is about something else than the page whose novelty text is ``kept`` and
         whose heading key is ``heading``: its own heading names something else (both have one,
         their keys differ, and that page shows nothing of this heading: :func:`heading_name` of its
         text, from a word's start: a syndicated copy under another section title shows the
@@ -426,10 +426,10 @@ class OwnText:
         return renames("\n".join(self._lines), "\n".join(self._rest or ()), _inflate(kept, normalised=False))
 
     def added(self, kept: bytes) -> float:
-        """Characters (by :func:`weight`) of this text in runs that the page whose sketch is ``kept`` lacks: exact
+        """Characters (by :func:`weight`) of this text in runs that the page whose novelty text is ``kept`` lacks: exact
         when ``kept`` holds that page's text, else estimated from the positions in its anchors'
         range (a gram is matched there by 16 bits of its hash: a chance match hides about
-        ``SKETCH_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no sketch."""
+        ``NOVELTY_ANCHORS / 65536`` of the new positions). ``ValueError``: ``kept`` is no novelty text."""
         kind = kept[:1]
         if kind == _RAW_BYTE:
             if self._lines is not None:
@@ -443,7 +443,7 @@ class OwnText:
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
         if kind != _SAMPLED_BYTE or rest or n < 1:
-            raise ValueError(f"not a novelty sketch ({len(kept)} bytes)")
+            raise ValueError(f"not a novelty text ({len(kept)} bytes)")
         _, top = _HEAD.unpack_from(kept)
         keys = np.frombuffer(kept, dtype="<u2", count=n, offset=_HEAD.size).astype(np.uint64)
         codes = (keys << _S8) | np.frombuffer(kept, dtype=np.uint8, count=n, offset=_HEAD.size + 2 * n)
@@ -457,7 +457,7 @@ class OwnText:
 
     def added_runs(self, kept: bytes, least: int = WINDOW) -> list[str] | None:
         """The runs of this (normalised) text, of ``least`` characters or more, that no window of
-        the page whose sketch is ``kept`` covers (each distinct line once), each run once, in the
+        the page whose novelty text is ``kept`` covers (each distinct line once), each run once, in the
         order of the text: what it adds, to show a person; ``None`` when ``kept`` is a sample (its
         text is not known)."""
         if kept[:1] != _RAW_BYTE:
@@ -470,7 +470,7 @@ class OwnText:
 
     def _compared(self) -> str:
         """This text as it is compared with a kept page's: its lines, then its table rows, each a
-        line (the exact comparison only: a sampled sketch has its cells' grams, not its rows')."""
+        line (the exact comparison only: a sampled novelty text has its cells' grams, not its rows')."""
         if not self._rows:
             return self.text
         return self.text + "\n" + gram_text("\n".join(self._rows))
@@ -512,7 +512,7 @@ def renames(own: str, rest: str, kept: str) -> bool:
 
 def added_to(text: str, kept: str) -> float:
     """What the normalised ``text`` adds to the normalised ``kept``: the weight (:func:`run_weight`,
-    by the line each is in) of its :func:`uncovered` runs (:meth:`OwnText.added` against a text sketch)."""
+    by the line each is in) of its :func:`uncovered` runs (:meth:`OwnText.added` against a novelty text that holds the text)."""
     if text in kept:
         return 0.0
     lines, spans = _uncovered_spans(text, kept, WINDOW)
@@ -642,7 +642,7 @@ def _member(values: np.ndarray, pool: np.ndarray) -> np.ndarray:
 
 
 def _inflate(sketch: bytes, normalised: bool = True) -> str:
-    """The text a sketch of a text holds (at most :data:`MAX_TEXT` characters: a corrupt value is
+    """The text a novelty text that holds the text has (at most :data:`MAX_TEXT` characters: a corrupt value is
     no bomb), normalised (:func:`gram_text`) unless ``normalised`` is false."""
     try:
         size = zstandard.frame_content_size(sketch[1:])
@@ -650,7 +650,7 @@ def _inflate(sketch: bytes, normalised: bool = True) -> str:
             raise ValueError("the own text is cut short or too long")
         text = zstandard.ZstdDecompressor().decompress(sketch[1:]).decode("utf-8", "surrogatepass")
     except (zstandard.ZstdError, UnicodeDecodeError) as exc:
-        raise ValueError(f"not a novelty sketch ({exc})") from exc
+        raise ValueError(f"not a novelty text ({exc})") from exc
     return gram_text(text) if normalised else text
 
 
@@ -659,7 +659,7 @@ _CODECS = threading.local()
 
 def _codec() -> zstandard.ZstdCompressor:
     """This thread's compressor (one is not safe to share between threads); its frames carry a
-    checksum, so that a damaged sketch is refused, never misread."""
+    checksum, so that a damaged novelty text is refused, never misread."""
     codec: zstandard.ZstdCompressor | None = getattr(_CODECS, "codec", None)
     if codec is None:
         codec = _CODECS.codec = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)

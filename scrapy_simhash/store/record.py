@@ -81,8 +81,8 @@ class PageRecord:
     back as the record keeps it, :func:`~scrapy_simhash.fingerprint.sketch.stored`), or ``None``
     (a page without one). ``visible_key``: :func:`visible_key` of the last fetch's whole visible
     text (``None``: none), what finds an exact copy of the page whatever was learned about its site
-    since. ``evidence``: the last fetch's novelty evidence (the novelty sketch of what it shows,
-    :meth:`scrapy_simhash.fingerprint.novelty.OwnText.sketch`, what a page that resembles this one
+    since. ``evidence``: the last fetch's novelty evidence (the novelty text of what it shows,
+    :meth:`scrapy_simhash.fingerprint.novelty.OwnText.novelty_text`, what a page that resembles this one
     is compared with before it is dropped) was kept, apart from the record (the store's evidence:
     :func:`frame_evidence`); ``False``: a page without own text, a near-duplicate, or
     ``SIMHASH_KEEP_ADDS = 0``. Times are Unix seconds.
@@ -541,12 +541,12 @@ def frame_evidence(fp: int, sketch: bytes, heading: int | None = None) -> bytes:
     """A kept page's novelty evidence as the store keeps it: the fingerprint of the content it was
     made of (16 bytes, big-endian), the key of its own heading
     (:func:`~scrapy_simhash.fingerprint.novelty.heading_key`; 4 bytes, little-endian, 0: none),
-    then its novelty sketch."""
+    then its novelty text."""
     return fp.to_bytes(16, "big") + (heading or 0).to_bytes(4, "little") + sketch
 
 
 def read_evidence(framed: bytes | None, fp: int) -> tuple[bytes, int | None] | None:
-    """The novelty sketch in ``framed`` (:func:`frame_evidence`) and its heading key (``None``:
+    """The novelty text in ``framed`` (:func:`frame_evidence`) and its heading key (``None``:
     none) when it is of the content whose fingerprint is ``fp``; ``None``: no evidence, or another
     content's."""
     if framed is None or len(framed) <= _EVIDENCE_HEAD or int.from_bytes(framed[:16], "big") != fp:
@@ -554,8 +554,8 @@ def read_evidence(framed: bytes | None, fp: int) -> tuple[bytes, int | None] | N
     return framed[_EVIDENCE_HEAD:], int.from_bytes(framed[16:_EVIDENCE_HEAD], "little") or None
 
 
-def evidence_sketch(framed: bytes | None, fp: int) -> bytes | None:
-    """The novelty sketch in ``framed`` (:func:`read_evidence`'s, without the heading key)."""
+def evidence_text(framed: bytes | None, fp: int) -> bytes | None:
+    """The novelty text in ``framed`` (:func:`read_evidence`'s, without the heading key)."""
     evidence = read_evidence(framed, fp)
     return None if evidence is None else evidence[0]
 

@@ -317,7 +317,7 @@ def test_dedup_keeps_short_lines_that_share_a_paragraph_and_little_else(tmp_path
     a = "今天的天气很好，我们一家人去公园散步，还看到了很多盛开的花。" + shared
     b = "这家餐厅的菜味道一般，服务也不到位，所以不会再来了。" + shared
     own_a, own_b = OwnText([a]), OwnText([b])
-    adds, lacks = own_b.added(own_a.sketch()), own_a.added(own_b.sketch())
+    adds, lacks = own_b.added(own_a.novelty_text()), own_a.added(own_b.novelty_text())
     sig_a, sig_b = signature(a), signature(b)
     assert sig_a is not None and sig_b is not None
     assert set(bands(sig_a)) & set(bands(sig_b))  # the LSH makes a a candidate for b
@@ -412,4 +412,4 @@ def test_dedup_count_of_what_a_short_line_adds_is_the_measure() -> None:
         pairs.append((kept, new))
     pairs += [("short", "shorter"), ("x", "y"), ("", "abc"), ("abc", ""), ("ab" * 50, "ab" * 80)]
     for kept, new in pairs:
-        assert added(new, kept) == OwnText([new]).added(OwnText([kept]).sketch()), (kept, new)
+        assert added(new, kept) == OwnText([new]).added(OwnText([kept]).novelty_text()), (kept, new)

@@ -29,7 +29,7 @@ from scrapy_simhash.store.lmdbstore import LmdbStore
 from scrapy_simhash.store.record import (
     PageRecord,
     change_size,
-    evidence_sketch,
+    evidence_text,
     frame_evidence,
     schedule_of,
     schedule_state_of,
@@ -68,7 +68,7 @@ def test_the_rewrite_is_one_the_fingerprint_and_the_sketch_both_miss() -> None:
     assert V1.sketch is not None and V2.sketch is not None
     assert sketch_similarity(V1.sketch, V2.sketch) >= defaults.SIMHASH_CHANGE_SIMILARITY
     assert V1.own is not None and V2.own is not None
-    assert V2.own.added(V1.own.sketch()) >= 250  # the rewritten paragraph, of ~6,900 characters
+    assert V2.own.added(V1.own.novelty_text()) >= 250  # the rewritten paragraph, of ~6,900 characters
 
 
 @pytest.mark.parametrize("keep_adds", [defaults.SIMHASH_KEEP_ADDS, 0])
@@ -87,8 +87,8 @@ def test_a_known_page_with_a_paragraph_rewritten_is_changed(store: SimhashIndex,
     assert record is not None and record == second.record
     assert record.change_count == 1 and record.last_changed == DAY and record.history[0] == (V2.fp, 3)
     assert store.get(URL) == V2.fp  # the index holds the new content
-    evidence = evidence_sketch(store.get_evidence(URL), V2.fp)
-    assert V2.own is not None and evidence == V2.own.sketch()  # what the next fetch is measured against
+    evidence = evidence_text(store.get_evidence(URL), V2.fp)
+    assert V2.own is not None and evidence == V2.own.novelty_text()  # what the next fetch is measured against
     # The change's size is the sketches' (at least one just past the threshold), as for any change.
     weight = max(change_size(V1.sketch, V2.sketch, 3), defaults.SIMHASH_CHANGE_THRESHOLD + 1)
     next_due, schedule = schedule_of(policy.observe(schedule_state_of(first.record), DAY, True, weight))
@@ -117,13 +117,13 @@ def test_an_edit_that_adds_nothing_stays_unchanged(lmdb: SimhashIndex) -> None:
     tracker = ChangeTracker(lmdb)
     tracker.observe(URL, V1, now=0.0)
     edited = FP.fingerprint_page(guide_page(1, date="2025-01-31", word="harbour"))
-    assert edited.own is not None and V1.own is not None and edited.own.added(V1.own.sketch()) == 0
+    assert edited.own is not None and V1.own is not None and edited.own.added(V1.own.novelty_text()) == 0
     assert tracker.observe(URL, edited, now=DAY).verdict == UNCHANGED
 
 
 @pytest.mark.parametrize("keep_adds", [defaults.SIMHASH_KEEP_ADDS, 0])
 def test_a_near_duplicate_is_judged_against_the_page_it_duplicates(store: SimhashIndex, keep_adds: int) -> None:
-    # b's record holds no novelty sketch (a dropped page is nobody's candidate): the page it
+    # b's record holds no novelty text (a dropped page is nobody's candidate): the page it
     # duplicates holds what a reader has; b's new version adds to it, so b is changed and kept.
     tracker = ChangeTracker(store, keep_adds=keep_adds)
     copy = "https://mirror.example/guide/harbour"
@@ -197,7 +197,7 @@ def test_a_refetch_showing_the_same_text_keeps_its_evidence_unwritten(
     assert written == [None] and lmdb.get_evidence(URL) == stored
     dated = FP.fingerprint_page(guide_page(1, date="2025-01-31"))
     assert tracker.observe(URL, dated, now=2 * DAY).verdict == UNCHANGED
-    assert written[1] and evidence_sketch(written[1], dated.fp) is not None
+    assert written[1] and evidence_text(written[1], dated.fp) is not None
 
 
 #: Release notes of 2,000 entries (~200,000 characters: over 64 KiB compressed), as a big real
@@ -232,7 +232,7 @@ def test_a_big_page_adding_a_paragraph_is_changed(lmdb: SimhashIndex) -> None:
     before) what it adds is an estimate: of these four, some counted under 100, ``unchanged``."""
     first = FP.fingerprint_page(_notes())
     assert first.own is not None and first.own.chars > 150_000
-    assert first.own.sketch(1 << 16)[:1] == b"\x02" and first.own.sketch()[:1] == b"\x05"  # a sample, the text
+    assert first.own.novelty_text(1 << 16)[:1] == b"\x02" and first.own.novelty_text()[:1] == b"\x05"  # a sample, the text
 
     def verdicts(index: SimhashIndex | None = None, **kwargs: Any) -> list[str]:
         out: list[str] = []

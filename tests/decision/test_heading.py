@@ -22,7 +22,7 @@ from scrapy_simhash.fingerprint.novelty import OwnText, heading_key
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
-from scrapy_simhash.store.record import evidence_sketch, frame_evidence, read_evidence
+from scrapy_simhash.store.record import evidence_text, frame_evidence, read_evidence
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -101,13 +101,13 @@ def test_the_evidence_keeps_the_heading_and_counts_as_before() -> None:
     lines = [sentence(random.Random(i)) for i in range(6)]
     plain, headed = OwnText(lines), OwnText(lines, heading="pkg.where")
     new = OwnText([*lines[:4], sentence(random.Random(99))], heading="pkg.where_not")
-    assert headed.sketch() == plain.sketch() and headed.heading == heading_key("pkg.where")
-    framed = frame_evidence(0xABC, headed.sketch(), headed.heading)
-    assert read_evidence(framed, 0xABC) == (headed.sketch(), heading_key("pkg.where"))
-    assert read_evidence(frame_evidence(0xABC, plain.sketch(), plain.heading), 0xABC) == (plain.sketch(), None)
-    assert evidence_sketch(framed, 0xABC) == headed.sketch() and read_evidence(framed, 0xABD) is None
-    assert new.names_other(headed.sketch(), headed.heading) and not new.names_other(plain.sketch(), None)
-    assert not new.names_other(headed.sketch(), new.heading)  # the same key: the same thing
+    assert headed.novelty_text() == plain.novelty_text() and headed.heading == heading_key("pkg.where")
+    framed = frame_evidence(0xABC, headed.novelty_text(), headed.heading)
+    assert read_evidence(framed, 0xABC) == (headed.novelty_text(), heading_key("pkg.where"))
+    assert read_evidence(frame_evidence(0xABC, plain.novelty_text(), plain.heading), 0xABC) == (plain.novelty_text(), None)
+    assert evidence_text(framed, 0xABC) == headed.novelty_text() and read_evidence(framed, 0xABD) is None
+    assert new.names_other(headed.novelty_text(), headed.heading) and not new.names_other(plain.novelty_text(), None)
+    assert not new.names_other(headed.novelty_text(), new.heading)  # the same key: the same thing
 
 
 def test_the_tracker_stores_the_heading_in_the_evidence(make_index: Callable[[], SimhashIndex]) -> None:
@@ -116,7 +116,7 @@ def test_the_tracker_stores_the_heading_in_the_evidence(make_index: Callable[[],
     ChangeTracker(index).observe("http://docs.example/pkg.where", page, now=1.0)
     assert page.own is not None and page.own.heading is not None
     stored = read_evidence(index.get_evidence("http://docs.example/pkg.where"), page.fp)
-    assert stored == (page.own.sketch(), page.own.heading)
+    assert stored == (page.own.novelty_text(), page.own.heading)
 
 
 def test_a_sibling_api_page_with_another_heading_is_kept(

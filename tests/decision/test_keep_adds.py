@@ -26,11 +26,11 @@ from scrapy_simhash import defaults
 from scrapy_simhash.decision.tracker import ChangeTracker
 from scrapy_simhash.decision.verdicts import NEAR_DUPLICATE, NEW
 from scrapy_simhash.fingerprint import PageFingerprint, novelty
-from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, SKETCH_ANCHORS, WINDOW, OwnText, gram_text
+from scrapy_simhash.fingerprint.novelty import DENSE_WEIGHT, GRAM, NOVELTY_ANCHORS, WINDOW, OwnText, gram_text
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.store.lmdbstore import LmdbStore
-from scrapy_simhash.store.record import PageRecord, evidence_sketch, frame_evidence
+from scrapy_simhash.store.record import PageRecord, evidence_text, frame_evidence
 from scrapy_simhash.text.extract import extract
 from scrapy_simhash.text.region import ROW_CHARS
 
@@ -133,7 +133,7 @@ def test_added_is_exact_on_small_texts(seed: int) -> None:
     i = rng.randrange(len(new))
     new[i] = new[i].replace(" ", " x", 1)  # a one-character edit
     own = OwnText(new)
-    sketch = OwnText(kept).sketch()
+    sketch = OwnText(kept).novelty_text()
     assert sketch[0] == 5  # the text itself: the comparison is exact
     assert own.added(sketch) == brute_added("\n".join(kept), "\n".join(new))
 
@@ -151,9 +151,9 @@ def test_a_text_sketch_gives_the_same_count_whichever_side_is_normalised(seed: i
     ]
     kept = [sentence(rng) + f" Build {rng.randrange(10**6)}." for _ in range(4)] + zh[:2]
     new = [*kept[:2], sentence(rng, 18), *kept[2:], zh[2]]
-    raw = OwnText(kept).sketch()
+    raw = OwnText(kept).novelty_text()
     assert raw[0] == 5 and OwnText(kept).has_text and not OwnText([" ", "\t "]).has_text
-    normalised = OwnText.normalised(gram_text("\n".join(kept))).sketch()
+    normalised = OwnText.normalised(gram_text("\n".join(kept))).novelty_text()
     assert normalised[0] == 5
     counts = {OwnText(new).added(sketch) for sketch in (raw, normalised)}
     assert counts == {brute_added("\n".join(kept), "\n".join(new))}
@@ -167,7 +167,7 @@ def test_a_text_sketch_of_an_earlier_kind_is_no_sketch(kind: int) -> None:
     import zlib
 
     earlier = bytes((kind,)) + zlib.compress(b"an earlier kind of text sketch")
-    with pytest.raises(ValueError, match="not a novelty sketch"):
+    with pytest.raises(ValueError, match="not a novelty text"):
         OwnText(["a line of its own"]).added(earlier)
 
 
@@ -176,10 +176,10 @@ def test_a_damaged_text_sketch_is_refused_not_misread() -> None:
     the tracker takes as no sketch (resemblance decides), whichever side is normalised."""
     rng = random.Random(3)
     kept = [sentence(rng) for _ in range(6)]
-    raw = OwnText(kept).sketch()
+    raw = OwnText(kept).novelty_text()
     for damaged in (raw[:-3], raw[:1] + bytes(b ^ 0x5A for b in raw[1:]), b"\x05", b"\x05not zlib"):
         for own in (OwnText(kept[:3]), OwnText.normalised(gram_text("\n".join(kept[:3])))):
-            with pytest.raises(ValueError, match=r"not a novelty sketch|cut short"):
+            with pytest.raises(ValueError, match=r"not a novelty text|cut short"):
                 own.added(damaged)
     assert OwnText(kept[:3]).added(raw) == 0  # the sketch undamaged: read
 
@@ -188,7 +188,7 @@ def test_added_counts_an_insertion_by_its_length_and_a_deletion_as_nothing() -> 
     rng = random.Random(1)
     kept = [sentence(rng) for _ in range(6)]
     extra = "Fixed an index corruption that two writers could cause when both committed at once."
-    sketch = OwnText(kept).sketch()
+    sketch = OwnText(kept).novelty_text()
     assert OwnText([*kept[:3], extra, *kept[3:]]).added(sketch) == pytest.approx(len(gram_text(extra)) + 1, abs=2)
     assert OwnText(kept[:2] + kept[3:]).added(sketch) == 0
     assert OwnText(kept).added(sketch) == 0
@@ -201,10 +201,10 @@ def test_digits_of_names_are_text() -> None:
     is not (the windows on either side of the name are)."""
     u64 = [f"assert_eq!(u64::{const}, 0);" for const in ("MAX", "MIN", "BITS", "ONE", "ZERO", "EPS")]
     u32 = [line.replace("u64", "u32") for line in u64]
-    assert OwnText(u32).added(OwnText(u64).sketch()) >= 6 * 11  # "32::max, 0);" and the like
+    assert OwnText(u32).added(OwnText(u64).novelty_text()) >= 6 * 11  # "32::max, 0);" and the like
     long64 = [f"This method of u64 returns the {w} value of the checked operation on two operands." for w in WORDS[:6]]
     long32 = [line.replace("u64", "u32") for line in long64]
-    assert OwnText(long32).added(OwnText(long64).sketch()) == 0
+    assert OwnText(long32).added(OwnText(long64).novelty_text()) == 0
     assert (
         gram_text("Version 3.1.2 of u64 in x86_64, h1 and 2024-05-01") == "version 0.0.0 of u64 in x86_64, h1 and 0-0-0"
     )
@@ -255,7 +255,7 @@ def test_normalize_follows_its_rules_on_random_and_real_text() -> None:
 def test_numbers_dates_and_hashes_add_nothing() -> None:
     kept = ["Build 2024-05-01 of commit 3fa9c2d1e0 passed 1,204 tests in 35 minutes; see the log for details."]
     new = ["Build 2026-11-27 of commit 77bfaba4c2 passed 1,399 tests in 41 minutes; see the log for details."]
-    assert OwnText(new).added(OwnText(kept).sketch()) == 0
+    assert OwnText(new).added(OwnText(kept).novelty_text()) == 0
 
 
 @pytest.mark.slow
@@ -267,8 +267,8 @@ def test_sampled_estimate_is_unbiased_on_long_texts(monkeypatch: pytest.MonkeyPa
     for seed in range(8):
         rng = random.Random(seed)
         kept = [sentence(rng, 20) for _ in range(300)]  # ~40,000 characters
-        sketch = OwnText(kept).sketch()
-        assert sketch[0] == 2 and len(sketch) <= 5 + 3 * SKETCH_ANCHORS
+        sketch = OwnText(kept).novelty_text()
+        assert sketch[0] == 2 and len(sketch) <= 5 + 3 * NOVELTY_ANCHORS
         added = [sentence(rng, 30) for _ in range(4)]  # ~800 new characters in four runs
         new = kept[:100] + added[:2] + kept[100:200] + added[2:] + kept[200:]
         truth = brute_added("\n".join(kept), "\n".join(new))
@@ -286,11 +286,11 @@ def test_sketch_is_the_same_in_another_process() -> None:
     text = "Première ligne: 価格は1,200円です。\nSecond line with a hash deadbeef42 and more words to fill it up."
     code = (
         "import sys; from scrapy_simhash.fingerprint.novelty import OwnText; "
-        f"sys.stdout.write(OwnText({text.splitlines()!r}).sketch().hex())"
+        f"sys.stdout.write(OwnText({text.splitlines()!r}).novelty_text().hex())"
     )
     env = {**os.environ, "PYTHONHASHSEED": "12345"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
-    assert out.stdout == OwnText(text.splitlines()).sketch().hex()
+    assert out.stdout == OwnText(text.splitlines()).novelty_text().hex()
 
 
 def test_the_record_says_it_has_evidence_and_keeps_that_for_its_own_content_only() -> None:
@@ -304,11 +304,11 @@ def test_the_record_says_it_has_evidence_and_keeps_that_for_its_own_content_only
 
 
 def test_framed_evidence_is_read_only_for_the_content_it_was_made_of() -> None:
-    sketch = OwnText(["A kept page with enough words to make a sketch of its own text."]).sketch()
+    sketch = OwnText(["A kept page with enough words to make a sketch of its own text."]).novelty_text()
     framed = frame_evidence(0xABC, sketch)
-    assert evidence_sketch(framed, 0xABC) == sketch
-    assert evidence_sketch(framed, 0xABD) is None  # another content's (a write left by a record not written)
-    assert evidence_sketch(None, 0xABC) is None and evidence_sketch(framed[:16], 0xABC) is None
+    assert evidence_text(framed, 0xABC) == sketch
+    assert evidence_text(framed, 0xABD) is None  # another content's (a write left by a record not written)
+    assert evidence_text(None, 0xABC) is None and evidence_text(framed[:16], 0xABC) is None
 
 
 # -- the decision ---------------------------------------------------------------------------------
@@ -389,7 +389,7 @@ def test_a_new_line_repeated_counts_once(make_index: Callable[[], SimhashIndex])
         )
 
     kept, new = page("```js chat.js"), page("```js src/chat.js")
-    runs = own_of(FP.fingerprint_page(new)).added_runs(own_of(FP.fingerprint_page(kept)).sketch())
+    runs = own_of(FP.fingerprint_page(new)).added_runs(own_of(FP.fingerprint_page(kept)).novelty_text())
     assert runs == ["```js src/chat.js"]
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://a.example/effects", kept).verdict == NEW
@@ -417,7 +417,7 @@ def test_subset_then_superset_and_the_reverse(make_index: Callable[[], SimhashIn
 
 
 def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], SimhashIndex]) -> None:
-    """A kept page's record says it has evidence; the evidence (its novelty sketch, framed with
+    """A kept page's record says it has evidence; the evidence (its novelty text, framed with
     its fingerprint) is the store's, apart: the record stays small."""
     index = make_index()
     tracker = ChangeTracker(index)
@@ -425,7 +425,7 @@ def test_the_evidence_lives_apart_from_the_record(make_index: Callable[[], Simha
     raw = index.get_record("http://db.example/3.1.2")
     assert kept.record.evidence and raw is not None and len(raw) < 400
     page = FP.fingerprint_page(release_page(2), url="http://db.example/3.1.2")
-    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, own_of(page).sketch(), own_of(page).heading)
+    assert index.get_evidence("http://db.example/3.1.2") == frame_evidence(page.fp, own_of(page).novelty_text(), own_of(page).heading)
     dropped = observe(tracker, "http://db.example/3.1.0", release_page(0))
     assert dropped.verdict == NEAR_DUPLICATE and not dropped.evidence_missing
     assert index.get_evidence("http://db.example/3.1.0") is None  # a dropped page keeps none
@@ -575,7 +575,7 @@ def test_member_signatures_count_though_their_names_are_links(make_index: Callab
     lines = [doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")]
     assert "lockInterruptibly(FailableConsumer consumer)" in doc.text.split("\n")  # an entry: fingerprinted
     without = OwnText([line for line in lines if "(" not in line])  # the member signatures left out
-    assert without.added(own_of(first).sketch()) < 100 <= own_of(second).added(own_of(first).sketch())
+    assert without.added(own_of(first).novelty_text()) < 100 <= own_of(second).added(own_of(first).novelty_text())
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://lang.example/StampedLockVisitor", kept).verdict == NEW
     found = observe(tracker, "http://lang.example/ReadWriteLockVisitor", new)
@@ -595,8 +595,8 @@ def test_links_and_addresses_add_nothing() -> None:
     kept = [sentence(rng, 16) for _ in range(6)]
     links = [f"[{i}] https://www.example.test/2024/0{i}/the-story-that-came-before-number-{i}.html" for i in range(1, 4)]
     new = [*kept, f"Printed from {ARTICLE_URL}", *links, "Contact: the-editors@example.test"]
-    assert OwnText(new).added(OwnText(kept).sketch()) == 0
-    assert OwnText([*new, sentence(rng, 16)]).added(OwnText(kept).sketch()) >= 100
+    assert OwnText(new).added(OwnText(kept).novelty_text()) == 0
+    assert OwnText([*new, sentence(rng, 16)]).added(OwnText(kept).novelty_text()) >= 100
 
 
 def print_view(body: str, footer: str) -> str:
@@ -622,14 +622,14 @@ def test_a_print_view_whose_footer_names_its_url_is_dropped(make_index: Callable
     )
     printed = print_view(body, footer)
     pages = [FP.fingerprint_page(html, url=u) for html, u in ((article, ARTICLE_URL), (printed, f"{ARTICLE_URL}?print=1"))]
-    assert own_of(pages[1]).added(own_of(pages[0]).sketch()) < 100
+    assert own_of(pages[1]).added(own_of(pages[0]).novelty_text()) < 100
     tracker = ChangeTracker(make_index())
     assert observe(tracker, ARTICLE_URL, article).verdict == NEW
     copy = observe(tracker, f"{ARTICLE_URL}?print=1", printed)
     assert (copy.verdict, copy.duplicate_of) == (NEAR_DUPLICATE, ARTICLE_URL)
     # A print view with a sentence of its own (an editor's note) adds it.
     noted = FP.fingerprint_page(print_view(body, f"{sentence(rng, 18)} {footer}"), url=f"{ARTICLE_URL}?print=2")
-    assert own_of(noted).added(own_of(pages[0]).sketch()) >= 100
+    assert own_of(noted).added(own_of(pages[0]).novelty_text()) >= 100
 
 
 #: A Chinese article (ten sentences), and one more sentence of 44 characters.
@@ -665,7 +665,7 @@ def test_a_han_character_weighs_three_and_a_window_is_sixteen_units() -> None:
     assert novelty.weight("abc, d") == 6 and novelty.weight("图书馆。") == 12 and novelty.weight("カナ한글") == 12
     assert novelty.weight("分馆 open") == 11
     sentence_zh = gram_text(ZH_ADDED)
-    kept = OwnText(ZH_SENTENCES).sketch()
+    kept = OwnText(ZH_SENTENCES).novelty_text()
     assert OwnText([*ZH_SENTENCES[:5], ZH_ADDED, *ZH_SENTENCES[5:]]).added(kept) == units(sentence_zh)
     # A line of the kept page with two clauses rewritten: the pieces it keeps (6 to 13 Han characters)
     # are windows of the kept page, the new pieces are under 16 characters: it adds nothing (with
@@ -711,7 +711,7 @@ def test_a_table_of_short_cells_counts_by_its_rows(make_index: Callable[[], Simh
     doc = extract(new)
     assert " ".join(cells[3]) in doc.rows.split("\n") and max(map(len, cells[3])) < WINDOW == ROW_CHARS
     without = OwnText([doc.title, *doc.text.split("\n"), *doc.rest.split("\n"), *doc.inner.split("\n")])
-    sketch = own_of(FP.fingerprint_page(kept)).sketch()
+    sketch = own_of(FP.fingerprint_page(kept)).novelty_text()
     assert without.added(sketch) < 100 <= own_of(FP.fingerprint_page(new)).added(sketch)
     tracker = ChangeTracker(make_index())
     assert observe(tracker, "http://glossary.example/pitch", kept).verdict == NEW
@@ -843,7 +843,7 @@ def test_dedup_counts_a_line_as_the_crawl_does(seed: int) -> None:
         kept = "\n".join(lines)
         new = "\n".join([*lines[:2], ZH_ADDED if seed % 2 else sentence(rng, 12), *lines[3:], lines[0]])
         counted = added(new, kept)
-        assert counted == OwnText.normalised(gram_text(new)).added(OwnText.normalised(gram_text(kept)).sketch())
+        assert counted == OwnText.normalised(gram_text(new)).added(OwnText.normalised(gram_text(kept)).novelty_text())
         assert counted == brute_added(kept, new)
 
 
@@ -853,7 +853,7 @@ def test_chinese_chrome_lines_count_their_characters_and_sentences_weigh_more() 
     a Chinese sentence added counts by weight."""
     article = ["社区长者食堂今天正式开张，附近六十岁以上的老人可以凭卡用餐。", "食堂每天供应午餐和晚餐，菜单每周更换一次。"]
     chrome = ["江城门户|新闻|社会|财经|房产|汽车|论坛|设为首页|加入收藏", "转载自:晨光网作者:记者林晓雨【字号大中小】", "(本文转自晨光网,如有侵权请联系删除)【责任编辑:赵磊】"]
-    kept = OwnText(article).sketch()
+    kept = OwnText(article).novelty_text()
     copy = OwnText([chrome[0], chrome[1], *article, chrome[2]]).added(kept)
     assert copy == sum(len(gram_text(line)) for line in chrome) < defaults.SIMHASH_KEEP_ADDS
     added = "街道还为行动不便的老人提供送餐上门服务，每份只收十元，志愿者每天中午把饭菜送到老人家中。"
@@ -873,7 +873,7 @@ def test_a_sentence_whose_end_the_kept_page_shares_still_weighs_as_prose() -> No
         "全区民营经济高质量发展，自治区决定延续执行除印花税所涉税收优惠政策以外的其余五项税收优惠政策。"
         "预计到年末，为纳税人减负一百八十亿元。"
     )
-    kept = OwnText(article, shown=[*article, headline]).sketch()
+    kept = OwnText(article, shown=[*article, headline]).novelty_text()
     runs = OwnText([*article, added]).added_runs(kept)
     assert runs and all("\u3002" not in run for run in runs)  # the sentence ends are the kept page's
     count = OwnText([*article, added]).added(kept)
@@ -903,8 +903,8 @@ def test_a_copy_of_a_table_with_link_cells_adds_nothing() -> None:
     # (the copy's print view lacks a paragraph: its lines are no part of the kept page's as they are)
     mine = [*lines[:-6], *prose[1:]]
     kept, copy = OwnText(lines, shown=shown, rows=rows), OwnText(mine, shown=[*mine, *shown[len(lines) :]], rows=rows)
-    assert copy.added(kept.sketch()) == 0
-    assert copy.added(OwnText(lines, shown=shown).sketch()) >= 100
+    assert copy.added(kept.novelty_text()) == 0
+    assert copy.added(OwnText(lines, shown=shown).novelty_text()) >= 100
 
 
 def test_a_row_the_kept_page_also_has_adds_nothing_however_its_cells_are_ordered() -> None:
@@ -925,5 +925,5 @@ def test_a_row_the_kept_page_also_has_adds_nothing_however_its_cells_are_ordered
 
     kept = own("Each button passes its own handler down to the shared component of the toolbar.")
     new = own("Each button passes its own handler down to the common component of the toolbar.")
-    assert new.added_runs(kept.sketch()) == []
-    assert new.added(kept.sketch()) == 0.0
+    assert new.added_runs(kept.novelty_text()) == []
+    assert new.added(kept.novelty_text()) == 0.0

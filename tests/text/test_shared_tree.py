@@ -117,7 +117,7 @@ def test_the_native_walk_reads_parsels_tree() -> None:
 
 def _own(page: Any) -> Any:
     own = page.own
-    return None if own is None else (own.text, own.chars, own._rest, own.sketch())
+    return None if own is None else (own.text, own.chars, own._rest, own.novelty_text())
 
 
 @pytest.mark.slow

@@ -2,8 +2,8 @@
 move or a restructure of the code cannot change it unnoticed (``test_pins.py`` recomputes it).
 
 Recorded per page: the fingerprint on both paths (native and Python), the fallback, the
-extraction method and coverage, the change sketch, the content key and the novelty sketch
-(``PageFingerprint.own.sketch()``); per step of a short :class:`ChangeTracker` sequence on an
+extraction method and coverage, the change sketch, the content key and the novelty text
+(``PageFingerprint.own.novelty_text()``); per step of a short :class:`ChangeTracker` sequence on an
 LMDB index (new, copy, edit, refetch, short pages and their copies): the verdict, distance and
 duplicated key; then the bytes of every record written.
 
@@ -124,7 +124,7 @@ def page_pins(pages: Mapping[str, str | bytes]) -> dict[str, Any]:
                 "coverage": round(page.coverage, 6),
                 "sketch": _hex(page.sketch),
                 "content_key": page.content_key,
-                "novelty": _hex(page.own.sketch()) if page.own is not None and page.own.chars else None,
+                "novelty": _hex(page.own.novelty_text()) if page.own is not None and page.own.chars else None,
                 "fingerprint_text": format(fpr.fingerprint_text(html if isinstance(html, str) else "x"), "x"),
             }
         out[name] = row
