@@ -52,20 +52,11 @@ _T = TypeVar("_T")
 
 class Verdict(NamedTuple):
     """The decision on one fetched page: ``verdict`` (one of :data:`VERDICTS`), its fingerprint,
-    the distance (to the duplicated page, or the change distance to the URL's previous
-    fingerprint), the key it duplicates, the record now stored, whether an unreadable stored
-    record was replaced (the caller counts that as a store error), and ``unlike``: the key of a
-    page within the index's ``max_distance`` that this one was kept beside because their change
-    sketches disagree (see ``near_similarity``), else ``None``; ``adds_to``: the key of the page
-    that this one resembles and was kept beside because its own text adds ``adds`` characters to
-    that page's, or its own heading names something else (see ``keep_adds``), else ``None``; for
-    a near-duplicate, ``adds`` is what it adds to the page it duplicates (``None``: not measured). ``reason``: why this verdict
-    (:class:`~scrapy_simhash.decision.verdicts.Reason`: which rule found the page it duplicates,
-    or whether a change was seen by the fingerprint, by the change sketch or by what the page
-    adds); ``kept``: why a page that resembles a kept one was kept (``Reason.KEPT_UNLIKE``,
-    ``Reason.KEPT_ADDS``, ``Reason.KEPT_HEADING``), else ``None``. ``evidence_missing``: a page it resembles had kept novelty
-    evidence that is gone (over ``evidence_max_bytes``, or lost): it was not measured against that
-    page, never dropped for it."""
+    distance, duplicated key and stored record, and why (``reason``, ``kept``).
+
+    ``unlike``, ``adds_to``, ``adds`` and ``evidence_missing`` name the kept page a resembling page
+    was measured against and what came of it; ``docs/reference/verdicts.rst`` describes each field.
+    """
 
     verdict: VerdictKind
     fp: int
@@ -121,59 +112,30 @@ WIDE_MIN_SLOTS = 32
 
 
 class ChangeTracker:
-    """The per-page decision over an index: near-duplicate check, change tracking, record update,
-    and the recrawl schedule.
+    """The per-page decision over an index: near-duplicate check, change tracking, record update and
+    recrawl schedule.
 
-    :meth:`observe` reads the URL's record, decides, updates the index (check-and-add, or the
-    canonical page's newest fingerprint) and writes the record, in one :meth:`SimhashIndex.batch`
-    (one LMDB transaction). Store failures propagate as
-    :class:`~scrapy_simhash.errors.StoreError` (the caller fails open).
+    :meth:`observe` decides on one fetched page in one :meth:`SimhashIndex.batch` and returns its
+    :class:`Verdict`; store failures raise :class:`~scrapy_simhash.errors.StoreError`.
 
-    :param change_threshold: a refetched page whose fingerprint moved more than this many bits is
-        ``changed`` (`SIMHASH_CHANGE_THRESHOLD`).
-    :param change_similarity: a refetched page whose change sketch's estimated similarity to the
-        last fetch's is below this is ``changed`` too, however little its fingerprint moved
-        (`SIMHASH_CHANGE_SIMILARITY`; 0 turns the sketch off).
+    :param change_threshold: the most bits a refetched page's fingerprint may move and stay
+        ``unchanged`` (`SIMHASH_CHANGE_THRESHOLD`).
+    :param change_similarity: the change sketch similarity under which a refetched page is
+        ``changed`` (`SIMHASH_CHANGE_SIMILARITY`; 0: off).
     :param history_size: past fingerprints kept per URL (`SIMHASH_HISTORY_SIZE`).
     :param policy: the recrawl :class:`~scrapy_simhash.schedule.SchedulePolicy`
-        (`SIMHASH_RECRAWL_POLICY`): every fetch updates the record's schedule and due time with
-        it. ``None``: records get no schedule (always due).
+        (`SIMHASH_RECRAWL_POLICY`); ``None``: records get no schedule (always due).
     :param clock: Unix time now (`SIMHASH_CLOCK`), for calls without ``now``.
-    :param wide_distance: the wide tier (`SIMHASH_WIDE_DISTANCE`; ``<= index.max_distance``: off): a
-        page with no other page within the index's ``max_distance`` is a near-duplicate of a
-        candidate at a distance up to this that the index's wide lookup finds
-        (:meth:`SimhashIndex.check_and_add_wide`) when both pages have enough evidence (no
-        fallback for the new page; both change sketches fill at least :data:`WIDE_MIN_SLOTS`
-        slots; the candidate's record holds the sketch of its indexed fingerprint) and their
-        sketches' similarity is at least ``wide_similarity`` (`SIMHASH_WIDE_SIMILARITY`); the most
-        similar such candidate wins (then the nearest, then the smallest key). The page's
-        fingerprint then leaves the index, as after a drop within ``max_distance``.
-    :param near_similarity: a drop within ``max_distance`` needs the change sketches to agree too
-        (`SIMHASH_NEAR_SIMILARITY`; 0: off): when both pages' sketches fill at least
-        :data:`WIDE_MIN_SLOTS` slots (the candidate's record holding the sketch of its indexed
-        fingerprint) and their similarity is under this, the candidate is no evidence (two
-        different pages whose main content is a shared part, such as the option list of two
-        commands' manual pages); the nearest candidate that is evidence, or has no such sketch,
-        is the match, and with none the page is kept (``Verdict.unlike``).
-    :param keep_adds: no drop may lose content (`SIMHASH_KEEP_ADDS`; 0: off, resemblance alone
-        decides): a page that resembles a kept page by any of the rules above is kept when its own
-        text (``observe``'s ``own``) adds at least this many characters to that page's
-        (:mod:`scrapy_simhash.fingerprint.novelty`) and
-        to every other indexed page within ``max_distance`` of it (``Verdict.adds``), against the
-        novelty evidence of the kept page (stored apart from its record, read only then), or when
-        its own heading (its cleaned title, numbers and versions out; its key is stored in the
-        evidence) names something else than that page's, which shows nothing of it, or its own
-        text names other code than that page (``QHash::begin`` where it has ``QSet::begin``): a
-        page about another function, class or entry is no copy however little text it adds
-        (``Reason.KEPT_HEADING``; ``OwnText.names_other``). A kept
-        page without evidence (no own text) cannot be judged: the resemblance decides; one whose
-        evidence is gone is no evidence for a drop: the page is kept (``Verdict.evidence_missing``).
-        0: no evidence is made or stored. A refetched page whose own text adds at least this many
-        characters to its last fetch's (its evidence; a near-duplicate's: the page it duplicates')
-        is ``changed``, whatever the distance (``Reason.CHANGED_ADDS``).
+    :param wide_distance: the wide tier's largest distance (`SIMHASH_WIDE_DISTANCE`;
+        ``<= index.max_distance``: off).
+    :param wide_similarity: the least change sketch similarity of a wide-tier match
+        (`SIMHASH_WIDE_SIMILARITY`).
+    :param near_similarity: the least change sketch similarity of a drop within ``max_distance``
+        (`SIMHASH_NEAR_SIMILARITY`; 0: off).
+    :param keep_adds: characters of its own text that keep a page beside a kept page it resembles,
+        and make a refetch ``changed`` (`SIMHASH_KEEP_ADDS`; 0: off, no evidence stored).
     :param evidence_max_bytes: the most bytes of a kept page's novelty evidence
-        (`SIMHASH_EVIDENCE_MAX_BYTES`): its text compressed, else a sample of it, when that fits,
-        else none (the pages that resemble it are then kept); 0: no bound.
+        (`SIMHASH_EVIDENCE_MAX_BYTES`; 0: no bound).
     """
 
     def __init__(
@@ -816,19 +778,13 @@ class ChangeTracker:
         return rows if limit is None else rows[: max(limit, 0)]
 
     def selection(self, now: float | None = None, budget: int = 0, run_period: float | None = None) -> list[DueRow]:
-        """The known URLs a crawl at ``now`` fetches, in the order it fetches them
-        (:func:`~scrapy_simhash.decision.selection.select_known` over the hot states of every
-        record with a due time, :func:`~scrapy_simhash.schedule.plan_run`'s order): with
-        ``budget`` (pages per run) the ``budget`` most valuable, due or not; without, every due
-        one. The change sizes are ranked unit-free (:func:`~scrapy_simhash.schedule.size_scale`).
-        A gone URL, or a record without a readable schedule, is a candidate only once due, at
-        priority 1. A row's priority is the policy's (at least 1 for a due URL); ties go by due
-        time, then key.
+        """Return the known URLs a crawl at ``now`` fetches, in fetch order (:func:`~scrapy_simhash.schedule.plan_run`
+        over every record with a due time): with ``budget`` the most valuable, else every due one.
 
-        ``run_period`` (seconds since the run before, with a ``budget``): the policy's default
-        interval follows from the budget (:func:`~scrapy_simhash.schedule.budget_interval` of the
-        candidates), for the ranking and, as this tracker's policy from then on, for the due times
-        and probes of the fetches that follow."""
+        ``run_period`` (seconds since the run before, with a ``budget``) sets the policy's default
+        interval from the budget (:func:`~scrapy_simhash.schedule.budget_interval`), for this ranking and
+        the tracker's later fetches; how rows are ranked is in ``docs/topics/schedule.rst``.
+        """
         now = self.clock() if now is None else now
         rows, self.policy = select_known(self.index, self.policy, now, budget, run_period)
         return rows

@@ -333,49 +333,30 @@ class PageFingerprint:
 
 
 class Fingerprinter:
-    """Text or HTML -> SimHash fingerprint (an int below ``2**bits``).
+    """Text or HTML -> SimHash fingerprint (an int below ``2**bits``, never 0).
 
-    Keyword arguments (the Scrapy glue fills them from settings such as `SIMHASH_BITS` and
-    `SIMHASH_SHINGLE_SIZE`; every one that changes fingerprints is in ``settings``):
+    A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``. The
+    Scrapy glue fills the arguments from the ``SIMHASH_*`` settings; every one that changes
+    fingerprints is in ``settings``.
 
-    - ``bits``: 64 (default) or 128.
-    - ``features``: "words" (default), "shingles", "chars" or "sentences"; see
-      ``features.FeatureExtractor``.
-    - ``weighting``: "log_tf" (default), "tf", "tfidf" or "seed000".
-    - ``hmm``: let jieba's HMM join characters it has no dictionary word for (default False:
-      as good on the revision pairs, see above, and 1.6x faster tokenization).
-    - ``tokenizer``: "auto" (default), "jieba" or "rjieba" (optional,
-      ``pip install scrapy-simhash[rjieba]``, about 3x faster tokenization). "auto" runs rjieba when
-      it is installed in a version verified to give jieba's tokens, else jieba, silently: its
-      fingerprints and ``settings`` are exactly those of "jieba" either way (indexes are
-      interchangeable). "rjieba" with another version has its own identity in ``settings``.
-      ``tokenizer_backend`` says which one runs.
-    - ``shingle_size``: words per shingle / characters per n-gram (1..16, default 3).
-    - ``min_features``: short-text fallback. A text with fewer distinct features than this gets an
-      exact hash of its normalised token sequence instead of a SimHash, so that only identical
-      short texts collide (SimHash on a handful of features puts unrelated short pages close, and
-      a two-sentence site footer has 8-15). 0 turns the fallback off. Default 24.
-    - ``max_chars``: only the first ``max_chars`` characters of a text are used, which bounds the
-      time spent on a huge page (default 500,000, about 1 s of jieba; 0 = no limit).
-    - ``main_content``: fingerprint the main content (default) or all visible text of HTML.
-    - ``feature_hash``: "blake2b" (default, 8 or 16 bytes of ``hashlib.blake2b``) or "xxh3"
-      (xxh3_64 / xxh3_128, needs the xxhash package; slightly faster on cache misses).
-    - ``time_budget``: seconds the extraction of one page may take (default 0: no clock); past
-      it, the page's text is taken by regular expressions alone (``extract.extract``), counted.
-      Opt-in only: with a clock, a page that runs past it on a slow or loaded machine gets
-      another fingerprint than on a quiet one. Without it, a page's work is bounded by element,
-      block and character caps, the same on every machine.
-    - ``native``: the native core (``pip install ./native``, the ``scrapy-simhash-native``
-      distribution): ``None`` (default) uses it when it is installed, ``False`` never, ``True``
-      requires it (ImportError naming the fix otherwise). It computes text -> fingerprint for
-      ``features="words"`` with ``weighting`` "log_tf" or "tf" (the defaults), with the same
-      tokens and fingerprints as the Python path; other options run the Python path. ``native``
-      says whether it runs; it is no part of ``settings``. Unless ``native=False``, it also walks
-      the parsed page (the same blocks; ``html_walk`` says whether it does).
-
-    A text with no feature at all (empty, whitespace, punctuation) raises ``EmptyTextError``: it
-    never becomes fingerprint 0. A computed fingerprint that is 0 by chance is returned as 1,
-    so that 0 never stands for a real page.
+    :param bits: 64 (default) or 128 (`SIMHASH_BITS`).
+    :param features: "words" (default), "shingles", "chars" or "sentences" (`SIMHASH_FEATURES`).
+    :param weighting: "log_tf" (default), "tf", "tfidf" or "seed000" (`SIMHASH_WEIGHTING`).
+    :param hmm: let jieba's HMM join characters it has no dictionary word for (`SIMHASH_HMM`;
+        default False).
+    :param tokenizer: "auto" (default: rjieba when a verified version is installed, else jieba, the
+        same fingerprints), "jieba" or "rjieba" (`SIMHASH_TOKENIZER`); ``tokenizer_backend`` says which.
+    :param shingle_size: words per shingle / characters per n-gram, 1..16 (`SIMHASH_SHINGLE_SIZE`).
+    :param min_features: a text with fewer distinct features gets an exact hash of its normalised
+        tokens instead of a SimHash (`SIMHASH_MIN_FEATURES`, default 24; 0: off).
+    :param max_chars: only this many first characters of a text are used (default 500,000; 0: no limit).
+    :param main_content: fingerprint the main content of HTML (default) or all its visible text
+        (`SIMHASH_MAIN_CONTENT`).
+    :param feature_hash: "blake2b" (default) or "xxh3" (needs the xxhash package).
+    :param time_budget: seconds one page's extraction may take before it falls back to regular
+        expressions (default 0: no clock).
+    :param native: the native core: ``None`` (default) uses it when installed, ``False`` never,
+        ``True`` requires it (`SIMHASH_NATIVE`); ``native`` and ``html_walk`` say whether it runs.
     """
 
     def __init__(

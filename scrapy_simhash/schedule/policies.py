@@ -313,34 +313,18 @@ class NutchAdaptivePolicy(SchedulePolicy):
 class FreshnessPolicy(SchedulePolicy):
     """Ours: the most expected freshness per fetch, from estimated change rates and change sizes.
 
-    A URL's change rate is uncertain: the posterior of :func:`estimate_rate` over its change
-    verdicts (not raw bytes, so noise is no change), log-uniform prior between one change per
-    ``10 * max_interval`` and ten per ``min_interval``. A URL's weight is
-    ``(size / reference_size) ** size_exponent`` (``size``: its typical change distance;
-    ``reference_size`` until it changed). The value of a fetch is :func:`refresh_value` averaged over
-    the rate's posterior (``uncertainty=False``: at the posterior geometric mean, ``rate``, alone): a
-    URL with little history is worth what it is worth on average over the rates it may have, not at
-    one guess. A fetch is due when that value reaches ``threshold``, the value that makes a URL
-    changing once per ``default_interval`` due every ``default_interval``; the priority is value /
-    threshold, at least ``elapsed / max_interval`` (every URL is seen again) and at most
-    ``elapsed / min_interval``. With a budget, fetching the highest priorities is the Lagrange
-    optimum at that budget: it starves URLs that change faster than the budget can follow.
+    Each URL's change rate is a posterior over its change verdicts (:func:`estimate_rate`); a fetch is
+    due when its value (:func:`refresh_value`, averaged over that posterior) reaches the threshold, and
+    its priority is value / threshold. The formula, the probes and the reasons are in
+    ``docs/topics/schedule.rst``.
 
-    Probes: visits a ``default_interval`` apart cannot tell a URL that changes once per interval
-    (worth fetching) from one that changes a hundred times (not worth it): both changed at every
-    fetch. So when a fetch saw a change and no recent visit was short (at most twice the longest
-    probe), the URL is due again after the probe interval (``default_interval / probe_ratio``, at
-    least ``min_interval``). One changed probe is weak evidence (a page changing once per two probe
-    intervals changes within one 40% of the time), so a probe that saw a change is followed by
-    another twice as long, up to ``probes`` in a series (an unchanged probe ends it; ``probes=1``:
-    one probe); ``probe_ratio = 0`` switches probes off.
-
-    ``evidence``: the power of the likelihood in the posterior (a tempered posterior; 1: plain Bayes).
-    Below 1 the posterior stays wider than the verdicts alone would make it, so the value a fetch is
-    credited with keeps more of the rates the URL may still have: a page seen changed at a few
-    long intervals, which may change a few times a week (worth following) or hourly (not), is not
-    starved on that evidence alone. The default 0.7 was the best of 0.5-1 in the simulation
-    (benchmarks/recrawl/simulate.py).
+    :param reference_size: the change size of weight 1 (a URL's size until it changed).
+    :param size_exponent: a URL's weight is ``(size / reference_size) ** size_exponent``.
+    :param probe_ratio: a probe comes ``default_interval / probe_ratio`` after a change seen over a
+        long interval (0: no probes).
+    :param probes: probes in a series at most (each twice as long as the one before).
+    :param uncertainty: average over the posterior (``False``: value at its geometric mean alone).
+    :param evidence: the power of the likelihood in the posterior (1: plain Bayes).
     """
 
     def __init__(

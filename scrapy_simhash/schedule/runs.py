@@ -65,19 +65,12 @@ def run_priorities(policy: SchedulePolicy, columns: ScheduleColumns, now: float,
 
 
 def plan_run(priorities: np.ndarray, due: np.ndarray, budget: int = 0) -> np.ndarray:
-    """The known URLs one crawl fetches, as indices of ``priorities``, in the order it fetches them:
-    the one selection of incremental crawls (``SimhashRecrawlMiddleware``), of the ``due`` command
-    and of the simulation (``benchmarks/recrawl/simulate.py``).
+    """Return the known URLs one crawl fetches, as indices of ``priorities`` in fetch order: the
+    ``budget`` highest priorities, due or not, or with ``budget`` 0 every ``due`` URL, highest first.
 
-    ``budget`` > 0 (`SIMHASH_RECRAWL_BUDGET`, pages per run): the ``budget`` highest priorities,
-    whether or not their due time came (``due``, one bool per URL): fetching the most valuable URLs
-    until the budget runs out is the Lagrange optimum at that budget, whose threshold is simply
-    where the budget runs out; a run that took only the due URLs would leave the rest of its
-    budget unspent whenever fewer are due. Pages per run rather than per day: a run is what a
-    user starts and pays for (its duration, its load on the sites), and per day would make a run
-    after a pause of a week fetch a week's pages at once (the policy's default interval follows
-    from the budget and the time between runs: :func:`budget_interval`).
-    ``budget`` 0: every due URL, highest priority first (the due times decide)."""
+    The one selection of incremental crawls, the ``due`` command and the simulation; why a budget
+    counts pages per run is in ``docs/usage/incremental.rst``.
+    """
     candidates = np.arange(len(priorities)) if budget > 0 else np.flatnonzero(due)
     if budget > 0 and budget < len(candidates):
         cut = np.partition(priorities, len(priorities) - budget)[len(priorities) - budget]  # the budget-th highest

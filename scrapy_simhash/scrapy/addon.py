@@ -42,16 +42,9 @@ _ALIASES = {
 class Addon:
     """``ADDONS = {"scrapy_simhash.Addon": 0}`` enables scrapy-simhash.
 
-    Sets `SIMHASH_ENABLED` = True with priority ``"addon"`` (so project or spider settings still
-    win), inserts :class:`~scrapy_simhash.SimhashSpiderMiddleware` into ``SPIDER_MIDDLEWARES`` at
-    :data:`MIDDLEWARE_PRIORITY` (950) and, when `SIMHASH_ITEM_FIELDS` is set,
-    :class:`~scrapy_simhash.SimhashDedupPipeline` into ``ITEM_PIPELINES`` at
-    :data:`PIPELINE_PRIORITY` (700), and when `SIMHASH_INCREMENTAL` is set,
-    :class:`~scrapy_simhash.SimhashRecrawlMiddleware` into ``DOWNLOADER_MIDDLEWARES`` at
-    :data:`RECRAWL_MIDDLEWARE_PRIORITY` (580), and when `SIMHASH_URL_RULES` is set,
-    :class:`~scrapy_simhash.SimhashUrlRulesMiddleware` there at :data:`URL_RULES_MIDDLEWARE_PRIORITY`
-    (590). A component already listed (under any of its import paths,
-    at any priority, or disabled with ``None``) is left as it is.
+    It sets `SIMHASH_ENABLED` (priority ``"addon"``) and inserts the spider middleware, and the
+    pipeline, recrawl and URL-rules middlewares their settings ask for, at this module's
+    ``*_PRIORITY``; a component already listed (any import path or priority, or ``None``) is left.
     """
 
     def __repr__(self) -> str:

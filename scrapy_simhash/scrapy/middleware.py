@@ -101,20 +101,10 @@ def thaw() -> None:
 class SimhashSpiderMiddleware(IndexComponent):
     """Fingerprint every text response once; give it one verdict; hold back items of duplicates.
 
-    Verdicts (``response.meta["simhash_verdict"]``): ``new``, ``near_duplicate`` (within
-    `SIMHASH_MAX_DISTANCE` of a page of another URL), ``unchanged`` / ``changed`` (same URL fetched
-    before; its change distance against the previous fingerprint is at most / above
-    `SIMHASH_CHANGE_THRESHOLD`). Items of near-duplicate pages are held back, and items of unchanged
-    pages when `SIMHASH_DROP_UNCHANGED`; requests of near-duplicate pages are kept unless
-    `SIMHASH_FOLLOW_DUPLICATES` is False.
-
-    Reads every ``SIMHASH_*`` setting through :func:`scrapy_simhash.scrapy.state.get_config`:
-    `SIMHASH_ENABLED`, `SIMHASH_DIR`, `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`,
-    `SIMHASH_BLOCKS`, `SIMHASH_CHANGE_THRESHOLD`, the Fingerprinter options, `SIMHASH_DROP_UNCHANGED`,
-    `SIMHASH_FOLLOW_DUPLICATES`, `SIMHASH_ITEM_FIELD`, `SIMHASH_MAX_BODY_SIZE`, `SIMHASH_DEBUG`,
-    `SIMHASH_STATS_VERBOSE`, `SIMHASH_GC_FREEZE`, `SIMHASH_STORE` (and the store's own settings), `SIMHASH_MAX_CANDIDATES`,
-    `SIMHASH_HISTORY_SIZE`. Request meta: ``dont_simhash``, ``simhash_key``;
-    spider attributes: ``simhash_enabled = False``, ``simhash_reset = True``.
+    The verdict (``new``, ``near_duplicate``, ``unchanged`` or ``changed``) is put in
+    ``response.meta["simhash_verdict"]``; items of near-duplicates, and of unchanged pages with
+    `SIMHASH_DROP_UNCHANGED`, are held back. It reads every ``SIMHASH_*`` setting through
+    :func:`scrapy_simhash.scrapy.state.get_config` (``docs/reference/settings.rst``).
     """
 
     _logger = logger

@@ -53,20 +53,10 @@ class SimhashDedupPipeline(IndexComponent):
     """Fingerprint the text of the item fields named by `SIMHASH_ITEM_FIELDS` and drop
     near-duplicates with :class:`NearDuplicateItem`.
 
-    The fields' text is joined (lists of strings too); a ``title`` field, when listed, is passed
-    as the title. Items are named by `SIMHASH_ITEM_KEY_FIELD` (default ``url``): an item with the
-    same key as an earlier one replaces it (a recrawled page is not its own duplicate); an item
-    without that field is compared by content only. Items lacking every listed field pass
-    through (``simhash/items/skipped/no_fields``). An item within `SIMHASH_MAX_DISTANCE` of a
-    kept item whose own text (its fields' text, numbers and hashes masked) adds at least
-    `SIMHASH_KEEP_ADDS` characters to that item's is kept (``simhash/items/kept/adds``; see
-    :meth:`~scrapy_simhash.decision.tracker.ChangeTracker.deduplicate`).
-
-    Reads `SIMHASH_ENABLED`, `SIMHASH_ITEM_FIELDS`, `SIMHASH_ITEM_KEY_FIELD`, `SIMHASH_DIR`,
-    `SIMHASH_RESET`, `SIMHASH_BITS`, `SIMHASH_MAX_DISTANCE`, `SIMHASH_BLOCKS`,
-    `SIMHASH_MAX_CANDIDATES`, `SIMHASH_KEEP_ADDS`, `SIMHASH_STORE` (and the store's own settings),
-    `SIMHASH_DEBUG`, `SIMHASH_STATS_VERBOSE` and the Fingerprinter options. Spider attributes
-    ``simhash_enabled = False`` and ``simhash_reset = True`` apply too.
+    Items are keyed by `SIMHASH_ITEM_KEY_FIELD` (an item replaces the earlier one of its key); items
+    lacking every listed field pass through (``simhash/items/skipped/no_fields``), and one whose own
+    text adds `SIMHASH_KEEP_ADDS` characters is kept. Its settings are in
+    ``docs/reference/settings.rst`` and ``docs/usage/dedup.rst``.
     """
 
     _logger = logger

@@ -65,18 +65,11 @@ def ignore_in_signal() -> bool:
 
 
 class SimhashRecrawlMiddleware:
-    """Downloader middleware for incremental crawls (see the module docstring for why here).
+    """Downloader middleware for incremental crawls: drop known URLs that are not due, send the stored
+    validators back, and record 304, gone and moved URLs.
 
-    In incremental mode (`SIMHASH_INCREMENTAL`): a request to a known URL that is not due is
-    dropped (``simhash/not_due``), and so is a due one beyond `SIMHASH_RECRAWL_BUDGET`
-    (``simhash/over_budget``); a due one gets ``100 x`` its policy priority added to its Scrapy
-    priority (``simhash/due``), a new one `SIMHASH_NEW_PRIORITY`. ``dont_filter=True`` or
-    ``meta["simhash_force"]`` forces a fetch. Always: the stored ETag / Last-Modified are sent
-    back (`SIMHASH_CONDITIONAL_REQUESTS`) and a 304 is an unchanged fetch
-    (``simhash/not_modified``; it ends there, unlogged, unless the spider handles 304s); a known
-    URL that answers 404/410 is gone (``simhash/gone``, `SIMHASH_GONE`); a redirected URL
-    becomes an alias of its target (``simhash/moved``).
-    Store errors fail open (the request passes, ``simhash/store_error``).
+    What it does with each request and response, and the stats it counts, is in
+    ``docs/usage/incremental.rst``; store errors fail open (``simhash/store_error``).
     """
 
     def __init__(self, crawler: Crawler) -> None:

@@ -107,11 +107,9 @@ def _normalise_settings(settings: Mapping[str, object] | None) -> dict[str, Any]
 class SimhashIndex:
     """Find stored fingerprints within Hamming distance ``max_distance`` of a fingerprint.
 
-    Keys are non-empty ``str`` (URLs, ids); each key has at most one fingerprint (``add`` replaces
-    it) and, separately, at most one record (bytes, with an optional due time). Several keys may
-    share a fingerprint. Every method is one atomic store operation; calls are serialised by a
-    lock, so threads can share one index; a :meth:`batch` groups calls in one transaction where
-    the store can (LMDB) and holds the lock until it ends.
+    Keys are non-empty ``str``; each has at most one fingerprint (``add`` replaces it; keys may share
+    one) and, separately, one record (bytes, with an optional due time). Every method is one atomic store operation, serialised by a lock so
+    threads can share an index; :meth:`batch` groups calls in one transaction where the store can.
 
     :param store: a :class:`~scrapy_simhash.store.base.FingerprintStore`; ``None``: in memory.
         Use :meth:`open` for the LMDB store.
@@ -120,12 +118,10 @@ class SimhashIndex:
         (`SIMHASH_MAX_DISTANCE`).
     :param blocks: number of blocks B (`SIMHASH_BLOCKS`), ``k + 1 <= B <= bits``; ``None``: the
         stored layout of an existing index, or ``k + 1`` for a new one.
-    :param max_candidates: candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`);
-        0: no limit. Lookups that hit it are counted in ``stats["capped"]``; they still find
-        exact duplicates.
-    :param fingerprint_settings: the fingerprinter's settings (``Fingerprinter.settings``),
-        stored in the index; opening it later with other settings raises
-        :class:`SettingsMismatchError`. ``None``: not stored or checked.
+    :param max_candidates: candidates verified per lookup at most (`SIMHASH_MAX_CANDIDATES`; 0: no
+        limit); lookups that hit it are counted in ``stats["capped"]`` and still find exact duplicates.
+    :param fingerprint_settings: the fingerprinter's ``settings``, stored in the index and checked
+        on open (:class:`SettingsMismatchError`); ``None``: not stored or checked.
     """
 
     def __init__(
@@ -184,18 +180,15 @@ class SimhashIndex:
         reset: bool = False,
         max_readers: int = 126,
     ) -> Self:
-        """Open (or create) the LMDB index in directory ``path``.
+        """Open (or create) the LMDB index in directory ``path`` and return it.
 
-        ``map_size`` (`SIMHASH_LMDB_MAP_SIZE`, grown when full) and ``durable``
-        (`SIMHASH_DURABLE`: fsync each commit; ``False`` survives a killed process, not a power
-        cut, and syncs on close) are the :class:`~scrapy_simhash.store.lmdbstore.LmdbStore`'s;
-        ``reset`` (`SIMHASH_RESET`) deletes the index first (see :meth:`destroy`); the other
-        arguments are those of :class:`SimhashIndex`.
+        ``map_size`` (`SIMHASH_LMDB_MAP_SIZE`) and ``durable`` (`SIMHASH_DURABLE`) are the
+        :class:`~scrapy_simhash.store.lmdbstore.LmdbStore`'s; ``reset`` (`SIMHASH_RESET`) deletes the
+        index first (:meth:`destroy`); the other arguments are those of :class:`SimhashIndex`.
 
         Raises :class:`SettingsMismatchError` if the index exists with other settings,
-        :class:`NotAnIndexError` if ``path`` holds something else (a foreign, truncated or empty
-        ``data.mdb``) and :class:`StoreError` when it cannot be opened (permission denied);
-        none of them modifies anything.
+        :class:`NotAnIndexError` if ``path`` holds something else and :class:`StoreError` when it cannot
+        be opened; none of them modifies anything.
         """
         from scrapy_simhash.store.lmdbstore import LmdbStore
 

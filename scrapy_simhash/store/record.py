@@ -66,26 +66,10 @@ _INT64 = 1 << 63
 
 @dataclass(frozen=True)
 class PageRecord:
-    """What is known about one canonical URL.
+    """What is known about one canonical URL: its last fingerprints, its duplicate, its schedule and
+    validators, its change sketch and whether its novelty evidence is kept.
 
-    ``history`` holds the last fingerprints, newest first, each with its change distance to the
-    fingerprint before it (``None`` for the first fetch). ``duplicate_of`` is the key of the page
-    this URL's content duplicated at its last fetch, or ``None`` when it was canonical (indexed).
-    ``next_due`` (when to fetch it again, kept in the store's due-time index: see
-    ``SimhashIndex.records_due``) and ``schedule`` (the recrawl policy's
-    :class:`~scrapy_simhash.schedule.ScheduleState`, a JSON mapping) belong to the recrawl
-    scheduler. ``etag`` / ``last_modified``: the validators of the last 200 response, sent back as
-    ``If-None-Match`` / ``If-Modified-Since``. ``gone``: the URL answered 404 or 410 at its last
-    fetch. ``moved_to``: the key this URL redirected to (an alias record, without history).
-    ``sketch``: the change sketch of the last fetch (:mod:`scrapy_simhash.fingerprint.sketch`; read
-    back as the record keeps it, :func:`~scrapy_simhash.fingerprint.sketch.stored`), or ``None``
-    (a page without one). ``visible_key``: :func:`visible_key` of the last fetch's whole visible
-    text (``None``: none), what finds an exact copy of the page whatever was learned about its site
-    since. ``evidence``: the last fetch's novelty evidence (the novelty text of what it shows,
-    :meth:`scrapy_simhash.fingerprint.novelty.OwnText.novelty_text`, what a page that resembles this one
-    is compared with before it is dropped) was kept, apart from the record (the store's evidence:
-    :func:`frame_evidence`); ``False``: a page without own text, a near-duplicate, or
-    ``SIMHASH_KEEP_ADDS = 0``. Times are Unix seconds.
+    Each field is described in ``docs/reference/records.rst``; times are Unix seconds.
     """
 
     first_seen: float

@@ -66,18 +66,10 @@ def decode_html(
 ) -> tuple[str, str]:
     """Decode an HTML body; return ``(text, encoding used)`` (a Python codec name).
 
-    Order: byte-order mark; ``encoding`` (the caller knows best: decoded with replacement
-    characters); the charset of ``content_type`` (an HTTP ``Content-Type`` value, ``str`` or
-    ``bytes`` as in ``response.headers.get("Content-Type")``); a
-    ``<meta charset>`` / ``<meta http-equiv="Content-Type">`` in the first 4 KB; then sniffing:
-    strict UTF-8, strict GB18030, else cp1252 with replacement. GB2312 and GBK labels decode as
-    GB18030 (their superset). A declared charset that the bytes contradict is overruled by valid
-    UTF-8 (a page in a legacy encoding with non-ASCII text is practically never valid UTF-8), and
-    a declared charset that fails is still used, with replacement characters. Never raises on
-    undecodable bytes. Reads no settings.
-
-    Raises TypeError if ``body`` is not bytes-like, ValueError if ``encoding`` is not a known
-    encoding label.
+    The encoding is the byte-order mark's, else ``encoding``, else ``content_type``'s charset, else
+    a ``<meta>`` charset in the first 4 KB, else sniffed (UTF-8, GB18030, cp1252); valid UTF-8
+    overrules a declared charset, and undecodable bytes become replacement characters. Raises
+    TypeError if ``body`` is not bytes-like, ValueError if ``encoding`` is not a known label.
     """
     if isinstance(body, (bytearray, memoryview)):
         body = bytes(body)

@@ -381,43 +381,16 @@ def extract(
     native: bool = True,
     tree: etree._Element | None = None,
 ) -> Document:
-    """Extract the title and the main text (or all visible text) of a page.
+    """Extract the title and the main text (or, with ``main_content=False``, all visible text) of a
+    page; return them as a :class:`Document`, paragraphs separated by ``"\\n"``.
 
-    ``html`` is the page as downloaded (``bytes``: decoded with :func:`decode_html` using
-    ``encoding`` and ``content_type``, the HTTP ``Content-Type`` header value) or as text.
-    With ``main_content``
-    (the default) the text is the page's main content without navigation, sidebars, footers,
-    link lists, boilerplate lines and short metadata lines (bylines, datelines, view and comment
-    counters); a page whose content is a table or list of short lines gives those lines; when
-    that region holds less than a quarter of the page's content-like text (a documentation page
-    whose sections the scoring splits), the content-like text of the whole page is used
-    (``method="page"``); the page's own heading, declaration and description, above a region of
-    member docs (an API reference page), belong to it; below 50 characters, all visible text. Block selection is
-    width-invariant (a full-width copy gives the same text after NFKC); the text is returned as
-    written. ``main_content=False`` returns all visible text (no ``script``, ``style``,
-    ``noscript``, ``template``, ``head`` or hidden elements). Paragraphs are separated by
-    ``"\\n"``. Pages over :data:`MAX_HTML_CHARS` characters are cut after their scripts and
-    styles are removed.
-
-    Bounded: a page nested deeper than libxml2 parses (2048 levels) is flattened and parsed again
-    (``method="deep"``); a page with more than :data:`MAX_ELEMENTS` elements, or whose walk runs
-    past ``time_budget`` seconds (from the call), gives its text found by regular expressions alone
-    (``method="large"`` / ``"budget"``). ``Document.method`` and ``Document.coverage`` say what
-    was done. Reads no settings (callers map ``SIMHASH_*`` options to the arguments).
-
-    ``native``: walk the tree with the native core when it is installed and verified for the
-    running lxml (the same blocks as the Python walk; :func:`html_walk_status`); ``False``:
-    the Python walk, the reference.
-
-    ``tree``: the root of ``html``'s tree as parsel builds it from the same ``str`` (a spider's
-    ``response.selector.root``: lxml's HTML parser, comments and processing instructions kept),
-    walked instead of parsing the page again wherever it gives the text of our own parse (the
-    walk skips comments); where it cannot (:func:`_tree_differs`: a page cut for its size, nested
-    deeper than libxml2 parses, or whose comments split a text run), the page is parsed as without
-    it. ``Document.parse`` says which.
-
-    Never raises on broken markup or binary junk: such input gives a Document with empty text.
-    Raises TypeError if ``html`` is not str or bytes.
+    ``html`` is text, or bytes decoded by :func:`decode_html` with ``encoding`` and ``content_type``
+    (the HTTP ``Content-Type`` value). ``time_budget``: seconds the walk may take before regular
+    expressions take the text; ``native``: walk with the native core where it is verified
+    (:func:`html_walk_status`); ``tree``: the page's parsel tree (``response.selector.root``), used
+    instead of a second parse where :func:`_tree_differs` allows. ``Document.method``, ``coverage``
+    and ``parse`` say what was done. Reads no settings; never raises on broken markup or binary
+    junk (empty text), raises TypeError if ``html`` is not str or bytes.
     """
     started = time.perf_counter()
     if isinstance(html, (bytearray, memoryview)):

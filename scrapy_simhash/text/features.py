@@ -192,24 +192,11 @@ class Features(NamedTuple):
 
 @dataclass(frozen=True)
 class FeatureExtractor:
-    """Text (+ title) -> ``Features``. Options mirror ``Fingerprinter``'s keyword arguments.
+    """Text (+ title) -> ``Features``: the title's tokens and the text's, weighted.
 
-    ``features``: ``"words"`` (content tokens), ``"shingles"`` (``shingle_size`` consecutive
-    content tokens), ``"chars"`` (``shingle_size``-grams of units where a unit is one Han
-    character or one non-Han token: needs no segmentation), ``"sentences"`` (seed 003: text split
-    on 。？！!? and newlines; a sentence's feature is its content-token sequence).
-
-    ``weighting``: ``"tf"`` (count), ``"log_tf"`` (1 + ln count), ``"tfidf"`` (count times
-    jieba's IDF, the median IDF for unknown words; a shingle gets the mean IDF of its words, a
-    sentence 1), ``"seed000"`` (words only: tf·idf·(1 + pos + len_norm + 5·signal + 5·in_title)
-    with pos 3 for nouns, 2 for verbs, 1 otherwise, from jieba's dictionary tags; len_norm the
-    word length scaled to 0..1 over the document; signal 1 when the word contains a seed-000
-    signal word such as 总之 or 但是; in_title 1 when the word is also a title word).
-
-    ``tokenizer``: ``"auto"`` (rjieba when a verified version is installed, else jieba: the same
-    tokens either way), ``"jieba"`` or ``"rjieba"``; the segmenter is chosen at first use and kept.
-
-    The title's tokens are features too (prepended to the text).
+    Its options are ``Fingerprinter``'s ``features``, ``weighting``, ``tokenizer``, ``hmm`` and
+    ``shingle_size``, described in ``docs/topics/how-it-works.rst`` (Features); the segmenter is
+    chosen at first use and kept.
     """
 
     features: str = "words"

@@ -309,30 +309,13 @@ def with_heading(
     named: bool,
     whole: bool = False,
 ) -> list[Block]:
-    """``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
-    ``blocks``) widened up to the page's main heading (``heading``: as
-    :func:`~scrapy_simhash.text.blocks.heading_text` reads a heading; ``named``: the page title
-    names it, else it shares a word with it), when that heading's block comes before the region.
+    """Return ``main`` (a region of ``pool``, the blocks it was chosen from, a subsequence of
+    ``blocks``) widened up to the page's main heading, when that heading's block comes before it.
 
-    An API reference page (Javadoc, rustdoc, gi-docgen) is a heading, a declaration and a short
-    description above long member docs, often inherited: the region the scoring finds is a run of
-    those member docs, and the page's own text (what an edit of the class changes) is short lines
-    around it that do not score. So:
-
-    - the title names the heading ("GtkFlowBox" under "Gtk.FlowBox"), content-like lines lie
-      between the two, the element holding both is inside ``<body>`` (a heading in a site-level
-      header shares only ``<body>`` with the content, and a copy without that header, a print
-      view, would then lose the rule), and the region holds under half of the content-like text
-      that follows the heading in that element (:data:`_PART_SHARE`): the region is one part of
-      the page's content, which is the heading and that text (a region right under its heading,
-      a date line between at most, is the page's content: a list below it stays out);
-    - the title names the heading and the region is the rest of that text (a class's own long
-      description; a news article under its headline): the declaration above it joins (a line
-      of code, :func:`_is_code`), not its headline, byline or standfirst;
-    - the title does not name the heading ("Class CharSet" under "CharSet (... API)"): the
-      heading and the page's own lines between it and the region join it (declarations and
-      sentences, not bylines or labels: :func:`_own_line`; up to the region's end where
-      ``whole``: a page taken whole, whose declarations the page rule leaves out as link lists).
+    ``heading`` is the heading as :func:`~scrapy_simhash.text.blocks.heading_text` reads it;
+    ``named``: the page title names it (else it shares a word with it); ``whole``: the page is taken
+    whole. Which lines join (the heading's part of the content, a declaration, the page's own lines:
+    :data:`_PART_SHARE`, :func:`_is_code`, :func:`_own_line`) is in ``docs/topics/how-it-works.rst``.
     """
     if not heading or not main:
         return main
