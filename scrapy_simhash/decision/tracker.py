@@ -115,7 +115,7 @@ class ChangeTracker:
     """The per-page decision over an index: near-duplicate check, change tracking, record update and
     recrawl schedule.
 
-    :meth:`observe` decides on one fetched page in one :meth:`SimhashIndex.batch` and returns its
+    :meth:`observe` decides on one fetched page in one store transaction and returns its
     :class:`Verdict`; store failures raise :class:`~scrapy_simhash.errors.StoreError`.
 
     :param change_threshold: the most bits a refetched page's fingerprint may move and stay
