@@ -121,7 +121,6 @@ class SimhashSpiderMiddleware(IndexComponent):
         self._time_total = 0.0
         self._time_max = 0.0
         self._candidates_max: int | None = None  # the index's, as last given to the stats
-        self._templates: SiteTemplates | None = None
         #: Keys found new or changed in this crawl by a start request (``dont_filter``) that gave no
         #: item: fetched again unchanged (a CrawlSpider's rule callback), its items pass.
         self._itemless: set[str] = set()
@@ -177,12 +176,12 @@ class SimhashSpiderMiddleware(IndexComponent):
 
     def spider_closed(self, spider: Spider, reason: str = "finished") -> None:
         """Keep what was learned of the sites' templates, log the summary line, close the index."""
-        if self._templates is not None:
+        templates = None if self.tracker is None else self.tracker.templates
+        if templates is not None:
             try:
-                self._templates.flush()
+                templates.flush()
             except Exception as exc:  # noqa: BLE001 - fail open: what is learned is only an aid
                 self._store_error("(site templates)", exc)
-            self._templates = None
         for observer in self.observers:
             try:
                 observer.flush()
@@ -194,12 +193,14 @@ class SimhashSpiderMiddleware(IndexComponent):
         self._close(spider)
 
     def _site_templates(self) -> SiteTemplates | None:
-        """The site templates learned from the crawl, kept in the index (``None`` without one)."""
-        if self._templates is None and self.index is not None:
-            self._templates = SiteTemplates(IndexTemplateStore(self.index))
-            if self.tracker is not None:
-                self.tracker.templates = self._templates
-        return self._templates
+        """The site templates learned from the crawl, kept in the index and taught by its tracker
+        (``None`` without one)."""
+        tracker = self.tracker
+        if tracker is None:
+            return None
+        if tracker.templates is None:
+            tracker.templates = SiteTemplates(IndexTemplateStore(tracker.index))
+        return tracker.templates
 
     def _log_summary(self, stats: StatsCollector, spider: Spider | None) -> None:
         self._update_index_stats()

@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers.layers import LAYERS, is_upward
 
 PACKAGE = Path(__file__).resolve().parents[2] / "scrapy_simhash"
 
@@ -115,11 +116,6 @@ def test_no_import_cycle() -> None:
     assert cycles(graph()) == []
 
 
-#: The layers, lowest first (docs/topics/maintainers.rst): a module imports only its own layer and
-#: those before it, and the top-level leaves (``errors``, ``defaults``, ...), which import no layer.
-LAYERS = ["text", "fingerprint", "schedule", "store", "decision", "urlrules", "scrapy", "commands"]
-
-
 def _layer(module: str) -> str | None:
     """``module``'s layer (``None``: a top-level leaf module, or the package itself)."""
     parts = module.split(".")
@@ -133,8 +129,7 @@ def upward_imports(edges: dict[str, set[str]]) -> list[str]:
         if a == "scrapy_simhash":
             continue  # the package's public API
         for b in sorted(targets):
-            la, lb = _layer(a), _layer(b)
-            if lb is not None and (la is None or LAYERS.index(lb) > LAYERS.index(la)):
+            if is_upward(_layer(a), _layer(b)):
                 out.append(f"{a} -> {b}")
     return out
 

@@ -3,7 +3,7 @@ back, each call into a module of another layer goes down (never from the store b
 decision, nor from any layer into the glue), and the glue calls the fingerprint layer once and the
 decision once.
 
-``python tests/package/test_page_path.py`` prints the path (each call into another module, the
+``PYTHONPATH=tests python tests/package/test_page_path.py`` prints the path (each call into another module, the
 caller's module first).
 """
 
@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from helpers.layers import LAYERS, is_upward
 from scrapy import Spider
 from scrapy.http import HtmlResponse, Request
 from scrapy.utils.test import get_crawler
@@ -21,8 +22,6 @@ import scrapy_simhash
 from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
 PACKAGE = Path(scrapy_simhash.__file__).resolve().parent
-#: Lowest first, as ``test_import_graph.LAYERS``.
-LAYERS = ["text", "fingerprint", "schedule", "store", "decision", "urlrules", "scrapy", "commands"]
 
 _WORDS = " ".join(f"word{i} and more text about topic {i % 17}" for i in range(120))
 PAGE = (
@@ -84,10 +83,7 @@ def test_a_page_only_goes_down_the_layers(tmp_path: Path) -> None:
     upward = [
         (caller, callee, name)
         for caller, callee, name in calls
-        if caller is not None
-        and _layer(caller) is not None
-        and _layer(callee) is not None
-        and LAYERS.index(_layer(callee)) > LAYERS.index(_layer(caller))  # type: ignore[arg-type]
+        if caller is not None and _layer(caller) is not None and is_upward(_layer(caller), _layer(callee))
     ]
     assert upward == []
 
