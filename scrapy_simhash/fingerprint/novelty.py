@@ -375,6 +375,11 @@ class OwnText:
             self._h8, self._h16 = h8, h16
         return h8, h16
 
+    def _shown(self) -> str:
+        """What the novelty text of a page made from lines holds: its own lines, then the rest, then
+        its table rows, as the page has them."""
+        return "\n".join([*(self._lines or ()), *(self._rest or ()), *self._rows])
+
     def novelty_text(self, text_bytes: int | None = None) -> bytes:
         """The novelty text kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
@@ -386,7 +391,7 @@ class OwnText:
         normalised = lines is None
         # Its table rows too: a later page's rows are compared with rows, not with cells that the
         # shown text orders its own lines first (a cell of links after the others).
-        raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
+        raw = self.text if lines is None else self._shown()
         encoded = raw.encode("utf-8", "surrogatepass")
         packed = _codec().compress(encoded)
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes) and len(encoded) <= 4 * MAX_TEXT:
@@ -423,7 +428,10 @@ class OwnText:
                 return True
         if self._lines is None:
             return False
-        return renames("\n".join(self._lines), "\n".join(self._rest or ()), _inflate(kept, normalised=False))
+        raw = _inflate(kept, normalised=False)
+        if raw == self._shown():
+            return False  # a copy names what its page names (the common case: a page under another URL)
+        return renames("\n".join(self._lines), "\n".join(self._rest or ()), raw)
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose novelty text is ``kept`` lacks: exact

@@ -345,3 +345,19 @@ def test_code_names_taken_word_by_word_find_what_the_whole_text_finds() -> None:
     for _ in range(40000):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(0, 30)))
         assert novelty.code_names(text) == whole(text), text
+
+
+def test_a_copy_is_judged_without_reading_its_names(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A page whose novelty text is the kept page's, line for line, names what it names: the names
+    rule is not run for it (it costs a pass over both texts), and still is for a page that differs."""
+    lines = ["Calls QSet::begin on std::unordered_set.", "Returns an iterator."]
+    own = OwnText(lines, shown=[*lines, "See also QSet::end."])
+    kept = own.novelty_text()
+    read: list[str] = []
+    real = novelty.code_names
+    monkeypatch.setattr(novelty, "code_names", lambda text: read.append(text) or real(text))
+    assert not own.names_other(kept, own.heading)
+    assert read == []
+    sibling = OwnText(["Calls QHash::begin on std::unordered_map.", lines[1]], shown=[*lines[1:], "See also QHash::end."])
+    assert sibling.names_other(kept, sibling.heading)
+    assert read  # the rule ran
