@@ -291,11 +291,12 @@ class OwnText:
     one: ``Document.rows``). ``heading``: the page's own heading (its cleaned title), kept beside
     its novelty text in its evidence: :attr:`heading`."""
 
-    __slots__ = ("_h8", "_h16", "_lines", "_name", "_rest", "_rows", "_text", "heading")
+    __slots__ = ("_h8", "_h16", "_kept", "_lines", "_name", "_rest", "_rows", "_text", "heading")
     _h8: np.ndarray | None
     _h16: np.ndarray | None
     _lines: list[str] | None
     _rest: list[str] | None
+    _kept: tuple[bytes, str] | None
     _rows: list[str]
     _text: str | None
     #: The key of the page's own heading (:func:`heading_key`; ``None``: none).
@@ -315,6 +316,7 @@ class OwnText:
         self._text = None
         self._h8 = self._h16 = None
         self._rest = None
+        self._kept = None
         self._name = heading_name(heading) if heading else ""
         self.heading = _name_key(self._name)
         if shown is not None:
@@ -329,7 +331,7 @@ class OwnText:
         own._lines = own._rest = None
         own._rows = []
         own._text = text
-        own._h8 = own._h16 = own.heading = None
+        own._h8 = own._h16 = own.heading = own._kept = None
         own._name = ""
         return own
 
@@ -374,6 +376,14 @@ class OwnText:
                 h8 = _mix(poly[:n])
             self._h8, self._h16 = h8, h16
         return h8, h16
+
+    def _raw(self, kept: bytes) -> str:
+        """The text the novelty text ``kept`` holds, as its page had it (``_inflate``); the last one
+        read is kept, as the count and the names rule read the same one."""
+        memo = self._kept
+        if memo is None or memo[0] is not kept:
+            memo = self._kept = (kept, _inflate(kept, normalised=False))
+        return memo[1]
 
     def _shown(self) -> str:
         """What the novelty text of a page made from lines holds: its own lines, then the rest, then
@@ -422,13 +432,13 @@ class OwnText:
         if kept[:1] != _RAW_BYTE:
             return False
         if self.heading is not None and heading is not None and heading != self.heading:
-            shown = heading_name(_inflate(kept))
+            shown = heading_name(gram_text(self._raw(kept)))
             # From a word's start: a title cut short ("... announcing wif") is still the headline.
             if (f" {self._name}" if self._name.isascii() else self._name) not in f" {shown}":
                 return True
         if self._lines is None:
             return False
-        raw = _inflate(kept, normalised=False)
+        raw = self._raw(kept)
         if raw == self._shown():
             return False  # a copy names what its page names (the common case: a page under another URL)
         return renames("\n".join(self._lines), "\n".join(self._rest or ()), raw)
@@ -441,12 +451,12 @@ class OwnText:
         kind = kept[:1]
         if kind == _RAW_BYTE:
             if self._lines is not None:
-                raw = _inflate(kept, normalised=False)
+                raw = self._raw(kept)
                 if "\n".join(self._lines) in raw:
                     return 0.0  # a copy, or a part, as the pages have it: neither text normalised
                 text = gram_text(raw)
             else:
-                text = _inflate(kept)
+                text = gram_text(self._raw(kept))
             return added_to(self._compared(), text)  # a copy, or a part: 0 without hashing
         h8, h16 = self._hashes()
         n, rest = divmod(len(kept) - _HEAD.size, 3)
