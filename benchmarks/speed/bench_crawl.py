@@ -309,7 +309,7 @@ def _child(config: dict[str, Any]) -> None:
         if len(times) == 1:
             cpu.append(time.process_time())
             for counter in counters:
-                counter.update(dict.fromkeys(counter, 0))
+                counter.update({k: v * 0 for k, v in counter.items()})  # (nan stays: a stage not timed)
 
     class SelectorSpider(scrapy.Spider):
         """Parses as real spiders do: the title and the links with ``response.css``, following links."""
@@ -473,17 +473,21 @@ STAGES = (
     ("_outcome (all)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_outcome"),
     ("  _prepare: checks, canonical key", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_prepare"),
     ("  _fingerprint", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_fingerprint"),
-    ("    decode (response_text)", "scrapy_simhash.scrapy.middleware", "response_text"),
+    ("    decode (response_text)", "scrapy_simhash.scrapy.middleware", "response_text|_response_text"),
     ("    extract", "scrapy_simhash.text.extract", "extract"),
     ("      lxml parse", "scrapy_simhash.text.extract", "parse_prepared|_parse"),
-    ("      title", "scrapy_simhash.text.extract", "title_and_heading|_find_title"),
+    ("      title", "scrapy_simhash.text.extract", "title_and_heading|_title_and_heading|_find_title"),
     ("      walk", "scrapy_simhash.text.extract", "walk_native"),
     ("      decisions", "scrapy_simhash.text.extract", "_choose"),
     ("    fingerprint, sketch, line keys (native)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_native_page"),
     ("    fingerprint, sketch (Python path)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_python_page"),
     ("    template lines (_template_only)", "scrapy_simhash.fingerprint.simhash:Fingerprinter", "_template_only"),
     ("  _verdict: index, record, store", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_verdict"),
-    ("    templates.observe", "scrapy_simhash.fingerprint.templates:SiteTemplates", "observe"),
+    (
+        "    templates.observe",
+        "scrapy_simhash.fingerprint.templates:SiteTemplates|scrapy_simhash.text.templates:SiteTemplates",
+        "observe",
+    ),
     ("  _count (stats)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_count"),
     ("  _timed (stats)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_timed"),
     ("  _annotate (meta)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_annotate"),
@@ -499,14 +503,18 @@ CRAWL_STAGES = (
     *STAGES[3:9],
     ("      (text/extract.py:prepare)", "scrapy_simhash.text.extract", "prepare|_prepare"),
     *STAGES[9:12],
-    ("    own text (novelty: normalize)", "scrapy_simhash.fingerprint.simhash", "own_text"),
+    ("    own text (novelty: normalize)", "scrapy_simhash.fingerprint.simhash", "own_text|_own_text"),
     ("  _verdict", *STAGES[12][1:]),
     ("    tracker.observe", "scrapy_simhash.decision.tracker:ChangeTracker", "observe"),
     ("      check_and_add", "scrapy_simhash.decision.tracker:ChangeTracker", "_check_and_add"),
     ("      containment (_adds)", "scrapy_simhash.decision.tracker:ChangeTracker", "_adds"),
     ("      novelty text (zstd)", "scrapy_simhash.fingerprint.novelty:OwnText", "novelty_text|sketch"),
-    ("      record encoding", "scrapy_simhash.store.record:PageRecord", "to_bytes"),
-    ("      record parse", "scrapy_simhash.store.record:PageRecord", "parse"),
+    (
+        "      record encoding",
+        "scrapy_simhash.store.record:PageRecord|scrapy_simhash.decision.record:PageRecord",
+        "to_bytes",
+    ),
+    ("      record parse", "scrapy_simhash.store.record:PageRecord|scrapy_simhash.decision.record:PageRecord", "parse"),
     ("      store: begin", "scrapy_simhash.store.lmdbstore:LmdbStore", "begin"),
     ("      store: commit", "scrapy_simhash.store.lmdbstore:LmdbStore", "commit"),
     ("    validators", "scrapy_simhash.scrapy.middleware", "validators"),
@@ -514,6 +522,25 @@ CRAWL_STAGES = (
     ("  _inc (stats)", "scrapy_simhash.scrapy.component:IndexComponent", "_inc"),
     ("_filter (each output object)", "scrapy_simhash.scrapy.middleware:SimhashSpiderMiddleware", "_filter"),
 )
+
+
+def _stage_function(where: str, name: str) -> tuple[Any, str, Any] | None:
+    """``(owner, name, function)`` of a stage: the first of the ``|``-separated owners
+    (``module`` or ``module:Class``) that can be imported and has one of the ``|``-separated names."""
+    import importlib
+
+    for place in where.split("|"):
+        module, _, cls = place.partition(":")
+        try:
+            owner: Any = importlib.import_module(module)
+        except ImportError:
+            continue
+        if cls:
+            owner = getattr(owner, cls, None)
+        for n in name.split("|"):
+            if owner is not None and n in owner.__dict__:
+                return owner, n, owner.__dict__[n]
+    return None
 
 
 #: Seconds in the garbage collector since the start of :func:`_gc_timer` (0 without it).
@@ -526,17 +553,18 @@ def _timing(stages: tuple[tuple[str, str, str], ...]) -> Iterator[dict[str, floa
     less the garbage collector's collections that ran inside it (they are counted on their own
     line: the stages and the collector add up). A recursive call counts once: only the outermost
     is timed."""
-    import importlib
 
     spent = dict.fromkeys((label for label, _, _ in stages), 0.0)
     depth = dict.fromkeys(spent, 0)
     undo = []
     for label, where, name in stages:
-        module, _, cls = where.partition(":")
-        owner = getattr(importlib.import_module(module), cls) if cls else importlib.import_module(module)
-        # "a|b": the function's name in this code, or in older code (a --baseline checkout)
-        name = next((n for n in name.split("|") if n in owner.__dict__), name)
-        original = owner.__dict__[name]
+        # "a|b": the function's (or its module's) name in this code, or in older code (a --baseline
+        # checkout); a stage that code does not have is not timed (nan)
+        found = _stage_function(where, name)
+        if found is None:
+            spent[label] = float("nan")
+            continue
+        owner, name, original = found
         wrapped = original.__func__ if isinstance(original, (classmethod, staticmethod)) else original
 
         def timed(*args: Any, _f: Any = wrapped, _label: str = label, **kwargs: Any) -> Any:
@@ -608,11 +636,45 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
         mw._outcome(responses[0])  # start-up: dictionaries, tables
         for key in spent:
-            spent[key] = 0.0
+            spent[key] = spent[key] * 0  # (nan: a stage this code does not have)
         for response in responses[1:]:
             mw._outcome(response)
         mw.spider_closed(crawler.spider)
     return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
+
+
+_BREAKDOWN_CHILD = (sys.executable, __file__, "--breakdown", "--json-out", "--repeats", "1")
+
+
+def _breakdown_against(args: argparse.Namespace) -> int:
+    """``--breakdown --baseline DIR``: one breakdown run at a time in a child process, this code's
+    and the baseline's alternating, ``--repeats`` each; the medians of each stage side by side."""
+    runs: dict[str, list[dict[str, float]]] = {"this code": [], "baseline": []}
+    n = 0
+    for i in range(max(args.repeats, 1)):
+        order = [("this code", None), ("baseline", str(Path(args.baseline).resolve()))]
+        for name, code in order if i % 2 == 0 else order[::-1]:
+            out = subprocess.run(
+                [*_BREAKDOWN_CHILD, "--site", args.site, "--pages", str(args.pages)],
+                env={**os.environ, "PYTHONPATH": code} if code else None,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if out.returncode:
+                raise RuntimeError(f"{name}: the breakdown failed:\n{out.stderr[-3000:]}")
+            result = json.loads(out.stdout.strip().splitlines()[-1])
+            n = result["pages"]
+            runs[name].append(result["stages"])
+    print(
+        f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, medians of {len(runs['baseline'])} "
+        f"runs each, alternating ('baseline': {args.baseline}; nan: a stage that code does not have)"
+    )
+    print(f"  {'':<42}{'baseline':>10}{'this code':>10}{'change':>9}")
+    for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
+        before, after = (statistics.median(r[label] for r in runs[name]) for name in ("baseline", "this code"))
+        print(f"  {label:<42}{before:10.3f}{after:10.3f}{after - before:+9.3f}")
+    return 0
 
 
 def main() -> int:
@@ -660,6 +722,7 @@ def main() -> int:
         help="the peaks of the crawler's anonymous memory and mapped file pages, and the store's size (Linux)",
     )
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--json-out", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(json.loads(Path(args.child).read_text(encoding="utf-8")))
@@ -671,6 +734,8 @@ def main() -> int:
         print(f"skipped: the benchmark needs {CLUE} and {REVISIONS}")
         return 0
     if args.breakdown:
+        if args.baseline and not args.json_out:
+            return _breakdown_against(args)
         with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
             root = Path(tmp) / "site"
             n = build(args.site, root, args.pages)
@@ -678,6 +743,9 @@ def main() -> int:
                 breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
                 for i in range(max(args.repeats, 1))
             ]
+        if args.json_out:  # one run of --breakdown --baseline's
+            print(json.dumps({"pages": n, "stages": runs[0]}))
+            return 0
         print(f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, median of {len(runs)} runs")
         for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
             print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
