@@ -135,4 +135,8 @@ def filled(sketch: bytes) -> int:
     """How many of the sketch's slots hold a shingle (0..64): the evidence a sketch rests on
     (``n`` distinct shingles fill about ``64 * (1 - exp(-n / 64))`` slots; 24 filled slots mean
     about 30 shingles, 32 about 44). ``ValueError`` for a value that is not a sketch."""
-    return int(np.count_nonzero(_slots(sketch)))
+    if len(sketch) == STORED_BYTES:
+        return STORED_BYTES - sketch.count(0)
+    if len(sketch) == SKETCH_BYTES:  # a slot is filled where its stored byte is
+        return int(np.count_nonzero(np.frombuffer(sketch, dtype="<u2")))
+    return int(np.count_nonzero(_slots(sketch)))  # (its ValueError)

@@ -479,6 +479,8 @@ POINTER_RE = re.compile(r"(?:\bhttps?://|(?<!\S)/)\S+")
 def is_pointer(line: str) -> bool:
     """Whether a line names a URL or a path and at most three words beside it ("Printed from
     /a/b.html", "Source: https://a.example/x")."""
+    if "/" not in line:  # (both of POINTER_RE's forms hold one)
+        return False
     rest, found = POINTER_RE.subn("", line)
     return bool(found) and len(rest.split()) <= 3
 

@@ -186,6 +186,8 @@ def test_a_stored_sketch_compares_as_the_whole_one_at_8_bits():
         assert filled(stored(a)) == filled(a) == sum(v != 0 for v in x) and stored(stored(a)) == stored(a)
     with pytest.raises(ValueError, match="a sketch has"):
         stored(bytes(65))
+    with pytest.raises(ValueError, match="a sketch has"):
+        filled(bytes(65))
 
 
 def test_change_tracker_changed_by_the_sketch_alone():
