@@ -16,7 +16,7 @@ nofreeze:SIMHASH_GC_FREEZE=false`` measures the middleware without it.
         [--spiders selectors,noparse] [--configs native,python] [--site generated|real|api]
     .venv/bin/python benchmarks/speed/bench_crawl.py --configs native,floor-pass,floor-store,floor-text,floor-walk,floor-fp,floor-index
     .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
-    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real] [--baseline DIR]
     .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
     .venv/bin/python benchmarks/speed/bench_crawl.py --memory --pages 100000 --repeats 1 --spiders selectors --configs native
 
@@ -72,7 +72,10 @@ the CPU time, so they give shares, not milliseconds).
 settings (the native core where it is installed), on responses built from the site's article pages
 (``--site real``: the real pages and their copies), with a CPU clock (this thread's: other
 processes' load shows less than in wall time) around each stage: where its time per page goes (CPU
-ms/page, medians of ``--repeats`` runs, stages nested as indented).
+ms/page, medians of ``--repeats`` runs, stages nested as indented). With ``--baseline DIR``, each run
+is a child process, this code's and the baseline's alternating (``--repeats`` each), and the two
+codes' medians are printed side by side: the per-page cost before and after a change, less moved by
+the machine's load than two crawls are (a stage the baseline's code lacks prints ``nan``).
 
 ``--memory``: what the crawler's peak resident memory is made of. A thread samples the process's
 ``/proc/self/status`` every 0.2 s: the peaks of its anonymous memory (``RssAnon``: the Python heap,
