@@ -355,7 +355,12 @@ def test_a_copy_is_judged_without_reading_its_names(monkeypatch: pytest.MonkeyPa
     kept = own.novelty_text()
     read: list[str] = []
     real = novelty.code_names
-    monkeypatch.setattr(novelty, "code_names", lambda text: read.append(text) or real(text))
+
+    def code_names(text: str) -> set[str]:
+        read.append(text)
+        return real(text)
+
+    monkeypatch.setattr(novelty, "code_names", code_names)
     assert not own.names_other(kept, own.heading)
     assert read == []
     sibling = OwnText(["Calls QHash::begin on std::unordered_map.", lines[1]], shown=[*lines[1:], "See also QHash::end."])
