@@ -646,6 +646,11 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
     return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
 
 
+def _pages(n: int, site: str) -> str:
+    """What ``--breakdown`` ran on: the real sites' pages come with their tracking-parameter copies."""
+    return f"{n} pages ({site})" if site == "generated" else f"{n} pages ({site}) and their {n} copies"
+
+
 _BREAKDOWN_CHILD = (sys.executable, __file__, "--breakdown", "--json-out", "--repeats", "1")
 
 
@@ -670,7 +675,7 @@ def _breakdown_against(args: argparse.Namespace) -> int:
             n = result["pages"]
             runs[name].append(result["stages"])
     print(
-        f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, medians of {len(runs['baseline'])} "
+        f"where the middleware's time goes: {_pages(n, args.site)}, CPU ms/page, medians of {len(runs['baseline'])} "
         f"runs each, alternating ('baseline': {args.baseline}; nan: a stage that code does not have)"
     )
     print(f"  {'':<42}{'baseline':>10}{'this code':>10}{'change':>9}")
@@ -749,7 +754,7 @@ def main() -> int:
         if args.json_out:  # one run of --breakdown --baseline's
             print(json.dumps({"pages": n, "stages": runs[0]}))
             return 0
-        print(f"where the middleware's time goes: {n} pages ({args.site}), CPU ms/page, median of {len(runs)} runs")
+        print(f"where the middleware's time goes: {_pages(n, args.site)}, CPU ms/page, median of {len(runs)} runs")
         for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
             print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
         return 0
