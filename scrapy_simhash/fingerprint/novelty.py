@@ -439,9 +439,10 @@ class OwnText:
         if self._lines is None:
             return False
         raw = self._raw(kept)
-        if raw == self._shown():
+        own = "\n".join(self._lines)
+        if _names_within(self._lines, own, raw):
             return False  # a copy names what its page names (the common case: a page under another URL)
-        return renames("\n".join(self._lines), "\n".join(self._rest or ()), raw)
+        return renames(own, "\n".join(self._rest or ()), raw)
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose novelty text is ``kept`` lacks: exact
@@ -511,6 +512,18 @@ def code_names(text: str) -> set[str]:
             if "/" not in word
         ]
     return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(" ".join(words))}
+
+
+def _names_within(lines: list[str], own: str, kept: str) -> bool:
+    """Whether every name in code that ``own`` (``lines`` joined) holds is one ``kept`` holds, known
+    without reading them: each of its lines is a line of ``kept``, and ``kept``'s URLs and
+    addresses, where it has them, cannot hide a name of ``own`` (:func:`code_names` looks into a
+    word with "www." whatever its case only in a text with "/", "www." or "@")."""
+    if not set(lines) <= set(kept.split("\n")):
+        return False
+    if not own.isascii() and not unicodedata.is_normalized("NFKC", own):
+        own = unicodedata.normalize("NFKC", own)  # as code_names reads it ("／" is "/")
+    return "/" in own or "@" in own or "www." in own or "www." not in own.lower()
 
 
 def renames(own: str, rest: str, kept: str) -> bool:

@@ -366,3 +366,32 @@ def test_a_copy_is_judged_without_reading_its_names(monkeypatch: pytest.MonkeyPa
     sibling = OwnText(["Calls QHash::begin on std::unordered_map.", lines[1]], shown=[*lines[1:], "See also QHash::end."])
     assert sibling.names_other(kept, sibling.heading)
     assert read  # the rule ran
+
+
+def test_a_page_whose_lines_the_kept_page_holds_names_nothing_else() -> None:
+    """The shortcut of the names rule (``_names_within``: each of a page's lines is a line of the
+    kept page's text): whenever it says so, ``code_names`` of the page's text finds no name that
+    the kept page's lacks, also where the kept page's addresses change how words are read."""
+    rng = random.Random(39)
+    parts = [*"abcXYZ_:->~ \t9é中/@.w", "::", "aB", "ABc", "q_x", "www.", "WWW.", "a@b.c", "x/y", "\u3000"]
+    parts += ["\uff57\uff57\uff57\uff0e", "\uff37\uff37\uff37\uff0e", "\uff0f", "\u2044", "\uff20", "\uff21"]  # NFKC
+    parts += ["Foo_bar", "QHash::begin", "\u2028", "\u0130", "\u0301", "\ufb01x_y"]
+    fired = 0
+    for _ in range(30000):
+        kept_lines = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 8))) for _ in range(rng.randint(1, 6))]
+        lines = rng.sample(kept_lines, rng.randint(1, len(kept_lines)))
+        if rng.random() < 0.2:  # a line of its own
+            lines.append("".join(rng.choice(parts) for _ in range(rng.randint(1, 8))))
+        own, kept = "\n".join(lines), "\n".join(kept_lines)
+        if novelty._names_within(lines, own, kept):
+            fired += 1
+            assert novelty.code_names(own) <= novelty.code_names(kept), (own, kept)
+    assert fired > 10000
+    copy = ["Calls QSet::begin on std::unordered_set.", "Returns an iterator."]
+    assert novelty._names_within(copy, "\n".join(copy), "\n".join([*copy, "See also QSet::end, a/b."]))
+    more = [*copy, "A line of its own."]
+    assert not novelty._names_within(more, "\n".join(more), "\n".join(copy))
+    # Where the kept page's address would read a "WWW." word otherwise, both texts' names are read.
+    www = [*copy, "WWW.Example_site"]
+    assert novelty.code_names("\n".join(www)) - novelty.code_names("\n".join([*www, "see a/b"])) == {"Example_site"}
+    assert not novelty._names_within(www, "\n".join(www), "\n".join([*www, "see a/b"]))
