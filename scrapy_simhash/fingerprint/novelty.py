@@ -385,11 +385,6 @@ class OwnText:
             memo = self._kept = (kept, _inflate(kept, normalised=False))
         return memo[1]
 
-    def _shown(self) -> str:
-        """What the novelty text of a page made from lines holds: its own lines, then the rest, then
-        its table rows, as the page has them."""
-        return "\n".join([*(self._lines or ()), *(self._rest or ()), *self._rows])
-
     def novelty_text(self, text_bytes: int | None = None) -> bytes:
         """The novelty text kept in the page's record (see the module's docstring) of what the page shows
         (``shown``, else its own text): 5 and that text as the page has it (its own lines, then
@@ -401,7 +396,7 @@ class OwnText:
         normalised = lines is None
         # Its table rows too: a later page's rows are compared with rows, not with cells that the
         # shown text orders its own lines first (a cell of links after the others).
-        raw = self.text if lines is None else self._shown()
+        raw = self.text if lines is None else "\n".join([*lines, *(self._rest or ()), *self._rows])
         encoded = raw.encode("utf-8", "surrogatepass")
         packed = _codec().compress(encoded)
         if len(packed) <= (TEXT_BYTES if text_bytes is None else text_bytes) and len(encoded) <= 4 * MAX_TEXT:
@@ -438,11 +433,7 @@ class OwnText:
                 return True
         if self._lines is None:
             return False
-        raw = self._raw(kept)
-        own = "\n".join(self._lines)
-        if _names_within(self._lines, own, raw):
-            return False  # a copy names what its page names (the common case: a page under another URL)
-        return renames(own, "\n".join(self._rest or ()), raw)
+        return renames("\n".join(self._lines), "\n".join(self._rest or ()), self._raw(kept))
 
     def added(self, kept: bytes) -> float:
         """Characters (by :func:`weight`) of this text in runs that the page whose novelty text is ``kept`` lacks: exact
@@ -499,12 +490,11 @@ def code_names(text: str) -> set[str]:
     """The names in code that ``text`` holds (:data:`_CODE_NAME_RE`: ``std::unordered_map``,
     ``QHash``, ``unordered_set``, ``getValue``), NFKC, their digits as ``0`` (a version is no
     other name: ``qt5::x`` is ``qt6::x``); not in URLs, paths and e-mail addresses."""
-    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
-        text = unicodedata.normalize("NFKC", text)
+    text = _nfkc(text)
     # Word by word (no name, path or address spans a space), only the words that can hold a name:
     # one with "_", ":" or ">", or a capital after its first character.
     words = [word for word in text.split() if not word[1:].islower() or "_" in word or ":" in word or ">" in word]
-    if "/" in text or "www." in text or "@" in text:
+    if _has_addresses(text):
         # A word with "/" is a path whole; only a word with "@" or "www." is looked at closer.
         words = [
             _ADDRESS_ANY_RE.sub(" ", word) if "@" in word or "www." in word.lower() else word
@@ -514,16 +504,27 @@ def code_names(text: str) -> set[str]:
     return {_NAME_DIGITS_RE.sub("0", name) for name in _CODE_NAME_RE.findall(" ".join(words))}
 
 
-def _names_within(lines: list[str], own: str, kept: str) -> bool:
-    """Whether every name in code that ``own`` (``lines`` joined) holds is one ``kept`` holds, known
-    without reading them: each of its lines is a line of ``kept``, and ``kept``'s URLs and
-    addresses, where it has them, cannot hide a name of ``own`` (:func:`code_names` looks into a
-    word with "www." whatever its case only in a text with "/", "www." or "@")."""
-    if not set(lines) <= set(kept.split("\n")):
+def _nfkc(text: str) -> str:
+    """``text`` NFKC-normalised (as it is, where it is already)."""
+    if text.isascii() or unicodedata.is_normalized("NFKC", text):
+        return text
+    return unicodedata.normalize("NFKC", text)
+
+
+def _has_addresses(text: str) -> bool:
+    """Whether :func:`code_names` takes URLs, paths and addresses out of the (NFKC) ``text``."""
+    return "/" in text or "www." in text or "@" in text
+
+
+def _names_within(own: str, kept: str) -> bool:
+    """Whether every name in code that ``own`` holds is one ``kept`` holds, known without reading
+    them: each of its lines is a line of ``kept``, and ``kept``'s URLs and addresses, where it has
+    them, cannot hide a name of ``own`` (:func:`code_names` looks into a word with "www." whatever
+    its case only in a text that has addresses)."""
+    if not set(own.split("\n")) <= set(kept.split("\n")):
         return False
-    if not own.isascii() and not unicodedata.is_normalized("NFKC", own):
-        own = unicodedata.normalize("NFKC", own)  # as code_names reads it ("／" is "/")
-    return "/" in own or "@" in own or "www." in own or "www." not in own.lower()
+    own = _nfkc(own)  # as code_names reads it ("／" is "/")
+    return _has_addresses(own) or "www." not in own.lower()
 
 
 def renames(own: str, rest: str, kept: str) -> bool:
@@ -532,6 +533,8 @@ def renames(own: str, rest: str, kept: str) -> bool:
     has a name that ``kept`` lacks, and ``kept`` has one that the page shows nowhere (a name put
     for another: sibling API pages generated from one template, one about ``QHash``, one about
     ``QSet``). A copy names what its page names; a page that only adds a name adds text."""
+    if _names_within(own, kept):
+        return False  # a copy, under this template or another (the common case), without reading names
     mine = code_names(own)
     if not mine:
         return False
