@@ -93,6 +93,7 @@ import argparse
 import gzip
 import html
 import json
+import math
 import os
 import random
 import re
@@ -312,7 +313,7 @@ def _child(config: dict[str, Any]) -> None:
         if len(times) == 1:
             cpu.append(time.process_time())
             for counter in counters:
-                counter.update({k: v * 0 for k, v in counter.items()})  # (nan stays: a stage not timed)
+                counter.update({k: 0 for k, v in counter.items() if not math.isnan(v)})  # (nan: not timed)
 
     class SelectorSpider(scrapy.Spider):
         """Parses as real spiders do: the title and the links with ``response.css``, following links."""
@@ -639,7 +640,8 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
         mw._outcome(responses[0])  # start-up: dictionaries, tables
         for key in spent:
-            spent[key] = spent[key] * 0  # (nan: a stage this code does not have)
+            if not math.isnan(spent[key]):  # (nan: a stage this code does not have)
+                spent[key] = 0.0
         for response in responses[1:]:
             mw._outcome(response)
         mw.spider_closed(crawler.spider)
