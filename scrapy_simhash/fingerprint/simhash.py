@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import math
 import threading
+from collections import deque
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -407,6 +408,7 @@ class Fingerprinter:
         )
         self._cache = hash_cache(feature_hash, bits)  # fails early if xxhash is missing
         self._settings: dict[str, object] | None = None
+        self._recent = _RecentPages(RECENT_PAGES, RECENT_CHARS)
 
     @property
     def features(self) -> str:
@@ -564,8 +566,35 @@ class Fingerprinter:
         The fingerprint itself never depends on ``templates``. Raises ``EmptyTextError`` when the
         page has no text. ``tree``: the lxml tree parsel built from ``html`` (a ``str``: a spider's
         ``response.selector.root``), walked instead of parsing the page again where it gives the
-        same values (``extract``'s ``tree``; ``PageFingerprint.parse`` says whether it did).
+        same values (``extract``'s ``tree``; ``PageFingerprint.parse`` says whether it did). The
+        text of one of the last :data:`RECENT_PAGES` pages is not extracted again (:meth:`recent_page`).
         """
+        content = self._recent.get(html, encoding, content_type)
+        if content is None:
+            content = self._content(html, encoding, content_type, templates is not None, tree)
+            self._recent.put(html, encoding, content_type, content)
+            return self._page(content, url, templates, content.doc.parse)
+        return self._page(content, url, templates, "recent")
+
+    def recent_page(
+        self,
+        html: str | bytes,
+        url: str | None = None,
+        *,
+        encoding: str | None = None,
+        content_type: str | None = None,
+        templates: SiteTemplates | None = None,
+    ) -> PageFingerprint | None:
+        """:meth:`fingerprint_page`'s result when ``html`` (with the same ``encoding`` and
+        ``content_type``) is the text of one of the last pages it fingerprinted, without extracting
+        it again (``parse="recent"``); else ``None``."""
+        content = self._recent.get(html, encoding, content_type)
+        return None if content is None else self._page(content, url, templates, "recent")
+
+    def _content(
+        self, html: str | bytes, encoding: str | None, content_type: str | None, lines: bool, tree: Any
+    ) -> _Content:
+        """What ``fingerprint_page`` reads of the page alone, whatever its URL and site templates."""
         from scrapy_simhash.text.extract import extract
 
         doc = extract(
@@ -577,7 +606,7 @@ class Fingerprinter:
             native=self._extractor.native is not False,
             tree=tree,
         )
-        fp, short, sketch, content_key, lines = self._native_page(doc, templates is not None) or self._python_page(doc)
+        fp, short, sketch, content_key, keys = self._native_page(doc, lines) or self._python_page(doc)
         if short and doc.visible and doc.visible != doc.text:
             # Too little text to judge by: the exact hash covers the whole visible page, so that
             # only a page identical to it (a soft-404 under many URLs) matches, never one that
@@ -586,18 +615,23 @@ class Fingerprinter:
             whole = self._extractor.extract(visible, doc.title).tokens
             if whole:
                 fp = exact_fp(whole, self.bits) or 1
-        fallback = Fallback.SHORT if short else None
         if short and content_key is not None and doc.rest and POINTER_RE.search(doc.rest):
             # A line that only points at a page ("Printed from /a/b.html") is no content: a print
             # view's content key is its page's (the copy rule then compares their visible lines).
             rest = "\n".join(line for line in doc.rest.split("\n") if not is_pointer(line))
             content_key = self._content_key(replace(doc, rest=rest))
-        if templates is not None and fallback is None and self._template_only(doc.text, url, templates, lines):
+        return _Content(doc, fp, short, sketch, content_key, keys)
+
+    def _page(self, content: _Content, url: str | None, templates: SiteTemplates | None, parse: str) -> PageFingerprint:
+        """The :class:`PageFingerprint` of a page's ``content`` at ``url``, with its site's ``templates``."""
+        doc, content_key = content.doc, content.content_key
+        fallback = Fallback.SHORT if content.short else None
+        if templates is not None and fallback is None and self._template_only(doc.text, url, templates, content.lines):
             fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
         own = own_text(doc, url, templates)
         return PageFingerprint(
-            fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own, doc.parse
+            content.fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, content.sketch, content_key, own, parse
         )
 
     def _content_key(self, doc: Document) -> int | None:
@@ -667,6 +701,57 @@ class Fingerprinter:
         if self.max_chars and len(own) > self.max_chars:
             own = own[: self.max_chars]
         return len(self._extractor.extract(own).weights) < least
+
+
+class _Content(NamedTuple):
+    """What ``fingerprint_page`` reads of a page's text alone (``Fingerprinter._content``)."""
+
+    doc: Document
+    fp: int
+    short: bool
+    sketch: bytes | None
+    content_key: int | None
+    lines: _Lines | None
+
+
+#: How many of the last pages fingerprinted, and how many characters of their text at most, a
+#: ``Fingerprinter`` keeps (``recent_page``): a page under another URL with the same bytes (a
+#: tracking parameter, ``/`` and ``/index.html``) is fetched a few pages after its original.
+RECENT_PAGES = 32
+RECENT_CHARS = 8_000_000
+
+
+class _RecentPages:
+    """The :class:`_Content` of the last pages fingerprinted, found by their text (and the encoding
+    and content type it was decoded with): first by its length, then compared whole."""
+
+    def __init__(self, entries: int, chars: int) -> None:
+        self.entries = entries
+        self.chars = chars
+        self._by_size: dict[int, list[tuple[str | bytes, str | None, str | None, _Content]]] = {}
+        self._order: deque[int] = deque()
+        self._held = 0
+
+    def get(self, html: str | bytes, encoding: str | None, content_type: str | None) -> _Content | None:
+        for text, enc, ctype, content in self._by_size.get(len(html), ()):
+            if text == html and enc == encoding and ctype == content_type:
+                return content
+        return None
+
+    def put(self, html: str | bytes, encoding: str | None, content_type: str | None, content: _Content) -> None:
+        size = len(html)
+        if size > self.chars or not self.entries:
+            return
+        while self._order and (len(self._order) >= self.entries or self._held + size > self.chars):
+            oldest = self._order.popleft()
+            same = self._by_size[oldest]
+            del same[0]
+            if not same:
+                del self._by_size[oldest]
+            self._held -= oldest
+        self._by_size.setdefault(size, []).append((html, encoding, content_type, content))
+        self._order.append(size)
+        self._held += size
 
 
 #: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.

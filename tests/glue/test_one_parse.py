@@ -77,6 +77,21 @@ def test_spider_first_its_tree_is_read(make_mw, parses) -> None:
     assert response.meta["simhash_fp"] == own_fp(html)
 
 
+def test_a_copy_of_the_last_page_is_not_parsed(make_mw, parses) -> None:
+    """The same page under a tracking parameter, a moment later: the first page's values, no
+    parse (a spider that never parses does not pay for one), counted in simhash/parse/recent."""
+    mw = make_mw()
+    html = article_html("harbour")
+    run(mw, text_response(URL, html), [{"a": 1}])
+    copy = text_response(URL + "?utm_source=feed", html)
+    assert run(mw, copy, [{"a": 1}]) == []  # a near-duplicate of the first
+    assert parses[0] == 1
+    assert mw.crawler.stats.get_value("simhash/parse/recent") == 1
+    assert mw.crawler.stats.get_value("simhash/parse/shared") == 1
+    assert copy.meta["simhash_fp"] == own_fp(html)
+    assert copy.meta["simhash_verdict"] == "near_duplicate"
+
+
 def test_a_gbk_page_without_a_declared_charset_keeps_its_own_decoding(make_mw, parses) -> None:
     """Scrapy's detection could decode it otherwise (and costs more than a parse): our decoding and
     our own parse, counted in simhash/parse/own/charset."""

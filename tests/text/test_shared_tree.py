@@ -18,6 +18,7 @@ from helpers.data import load_pages
 from parsel import Selector
 
 from scrapy_simhash.decision.tracker import ChangeTracker
+from scrapy_simhash.fingerprint import simhash
 from scrapy_simhash.fingerprint.simhash import Fingerprinter
 from scrapy_simhash.store.index import SimhashIndex
 from scrapy_simhash.text.blocks import Walker
@@ -122,9 +123,10 @@ def _own(page: Any) -> Any:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("native", NATIVE)
-def test_every_real_page_gives_the_same_values_from_parsels_tree(native: bool) -> None:
+def test_every_real_page_gives_the_same_values_from_parsels_tree(native: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every news page of ../shared/data (English, GBK Chinese): the same fingerprint, change
     sketch, own text and verdicts (two trackers, one fed from each parse), on both walks."""
+    monkeypatch.setattr(simhash, "RECENT_PAGES", 0)  # a page's second call reads the tree, not the first's values
     fingerprinter = Fingerprinter(native=native)
     trackers = {how: ChangeTracker(SimhashIndex(max_distance=3)) for how in ("own", "tree")}
     shared, seen = 0, Counter[str]()
@@ -157,7 +159,9 @@ def _load_pins() -> Any:
 @pytest.mark.skipif(html_walker() is None, reason="the pins hold the native path's values too")
 def test_the_pinned_set_from_parsels_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pinned values (tests/package/pins: fingerprints of both paths, change and novelty
-    sketches, verdicts, record bytes), computed with every page read from parsel's tree."""
+    sketches, verdicts, record bytes), computed with every page read from parsel's tree (none
+    taken from a page with the same text before it: ``recent_page``)."""
+    monkeypatch.setattr(simhash, "RECENT_PAGES", 0)
     pins = _load_pins()
     pinned = json.loads(pins.PINS.read_text(encoding="utf-8"))
     original = Fingerprinter.fingerprint_page
