@@ -523,6 +523,8 @@ def _names_within(own: str, kept: str) -> bool:
     its case only in a text that has addresses)."""
     if not set(own.split("\n")) <= set(kept.split("\n")):
         return False
+    if "/" in own or "@" in own:  # (NFKC keeps both: no character composes with them)
+        return True
     own = _nfkc(own)  # as code_names reads it ("／" is "/")
     return _has_addresses(own) or "www." not in own.lower()
 

@@ -569,7 +569,9 @@ class Fingerprinter:
         same values (``extract``'s ``tree``; ``PageFingerprint.parse`` says whether it did). The
         text of one of the last :data:`RECENT_PAGES` pages is not extracted again (:meth:`recent_page`).
         """
-        content = self._recent.get(html, encoding, content_type)
+        if isinstance(html, (bytearray, memoryview)):
+            html = bytes(html)  # (kept: it must not change)
+        content = self._recent.get(html, encoding, content_type) if isinstance(html, (str, bytes)) else None
         if content is None:
             content = self._content(html, encoding, content_type, templates is not None, tree)
             self._recent.put(html, encoding, content_type, content)
@@ -588,7 +590,7 @@ class Fingerprinter:
         """:meth:`fingerprint_page`'s result when ``html`` (with the same ``encoding`` and
         ``content_type``) is the text of one of the last pages it fingerprinted, without extracting
         it again (``parse="recent"``); else ``None``."""
-        content = self._recent.get(html, encoding, content_type)
+        content = self._recent.get(html, encoding, content_type) if isinstance(html, (str, bytes)) else None
         return None if content is None else self._page(content, url, templates, "recent")
 
     def _content(
