@@ -368,6 +368,22 @@ def test_a_copy_is_judged_without_reading_its_names(monkeypatch: pytest.MonkeyPa
     assert read  # the rule ran
 
 
+def test_no_character_takes_a_slash_or_an_at_sign_away_in_nfkc() -> None:
+    """What the names rule's shortcut reads on the text as written: a "/" or an "@" in it is in its
+    NFKC form too (``novelty._names_within``), beside any character."""
+    import unicodedata
+
+    lost = [
+        (hex(cp), mark)
+        for cp in range(0x110000)
+        if not 0xD800 <= cp < 0xE000
+        for mark in "/@"
+        for text in (mark + chr(cp), chr(cp) + mark)
+        if mark not in unicodedata.normalize("NFKC", text)
+    ]
+    assert lost == []
+
+
 def test_a_page_whose_lines_the_kept_page_holds_names_nothing_else() -> None:
     """The shortcut of the names rule (``_names_within``: each of a page's lines is a line of the
     kept page's text): whenever it says so, ``code_names`` of the page's text finds no name that
