@@ -403,6 +403,7 @@ def _child(config: dict[str, Any]) -> None:
         "cpu_s": cpu_s,
         "fingerprinted": stats.get("simhash/fingerprinted", 0),
         "near_duplicate": stats.get("simhash/near_duplicate", 0),
+        "recent": stats.get("simhash/parse/recent", 0),
         "time_ms_total": stats.get("simhash/time_ms_total", 0),
         "items": stats.get("item_scraped_count", 0),
         "max_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,  # Linux: KiB
@@ -887,7 +888,8 @@ def main() -> int:
                             f"  repeat {rep + 1} {spider:9} {name:10} {r['responses']} responses in {r['crawl_s']:.2f} s = "
                             f"{r['pages_s']:.0f} pages/s ({r['pages_cpu_s']:.0f} per CPU second); "
                             f"first response after {r['first_response_s']:.2f} s; "
-                            f"fingerprinted {r['fingerprinted']}, near-duplicates {r['near_duplicate']}, "
+                            f"fingerprinted {r['fingerprinted']} ({r.get('recent', 0)} as a recent page's copy), "
+                            f"near-duplicates {r['near_duplicate']}, "
                             f"items {r['items']}, peak RSS {r['max_rss_mb']:.0f} MB",
                             flush=True,
                         )

@@ -294,7 +294,8 @@ class PageFingerprint:
     #: first; ``None``: not computed.
     own: OwnText | None = field(default=None, compare=False, repr=False)
     #: Whose parse of the page it comes from (``extract.Document.parse``): "own", "shared" (the
-    #: tree given to ``fingerprint_page``), "own/<why>" (that tree was not used): never changes a value.
+    #: tree given to ``fingerprint_page``), "own/<why>" (that tree was not used), "recent" (the
+    #: values of a page with the same text fingerprinted just before): never changes a value.
     parse: str = field(default="own", compare=False, repr=False)
 
     @classmethod
@@ -324,7 +325,7 @@ class PageFingerprint:
     def stats(self) -> list[str]:
         """Stats keys (without prefix) worth counting: ``fallback/<reason>`` and ``extract/<method>``
         for every extraction other than the content region, ``parse/shared`` / ``parse/own/<why>``
-        for a page given with its tree (``parse``)."""
+        for a page given with its tree, ``parse/recent`` (``parse``)."""
         out = [] if self.fallback is None else [f"fallback/{self.fallback}"]
         if self.method not in ("main", "all"):
             out.append(f"extract/{self.method}")
@@ -565,33 +566,21 @@ class Fingerprinter:
         ``min_features`` features gets ``fallback="template"``: it may not be a near-duplicate.
         The fingerprint itself never depends on ``templates``. Raises ``EmptyTextError`` when the
         page has no text. ``tree``: the lxml tree parsel built from ``html`` (a ``str``: a spider's
-        ``response.selector.root``), walked instead of parsing the page again where it gives the
-        same values (``extract``'s ``tree``; ``PageFingerprint.parse`` says whether it did). The
-        text of one of the last :data:`RECENT_PAGES` pages is not extracted again (:meth:`recent_page`).
+        ``response.selector.root``), or a function that returns it, walked instead of parsing the
+        page again where it gives the same values (``extract``'s ``tree``; ``PageFingerprint.parse``
+        says whether it did). The text of one of the last :data:`RECENT_PAGES` pages (with the same
+        ``encoding`` and ``content_type``) is not extracted again: it gets that page's values, and
+        ``parse="recent"`` (the function is not called).
         """
         if isinstance(html, (bytearray, memoryview)):
             html = bytes(html)  # (kept: it must not change)
         content = self._recent.get(html, encoding, content_type) if isinstance(html, (str, bytes)) else None
         if content is None:
+            tree = tree() if callable(tree) else tree
             content = self._content(html, encoding, content_type, templates is not None, tree)
             self._recent.put(html, encoding, content_type, content)
             return self._page(content, url, templates, content.doc.parse)
         return self._page(content, url, templates, "recent")
-
-    def recent_page(
-        self,
-        html: str | bytes,
-        url: str | None = None,
-        *,
-        encoding: str | None = None,
-        content_type: str | None = None,
-        templates: SiteTemplates | None = None,
-    ) -> PageFingerprint | None:
-        """:meth:`fingerprint_page`'s result when ``html`` (with the same ``encoding`` and
-        ``content_type``) is the text of one of the last pages it fingerprinted, without extracting
-        it again (``parse="recent"``); else ``None``."""
-        content = self._recent.get(html, encoding, content_type) if isinstance(html, (str, bytes)) else None
-        return None if content is None else self._page(content, url, templates, "recent")
 
     def _content(
         self, html: str | bytes, encoding: str | None, content_type: str | None, lines: bool, tree: Any
@@ -626,14 +615,14 @@ class Fingerprinter:
 
     def _page(self, content: _Content, url: str | None, templates: SiteTemplates | None, parse: str) -> PageFingerprint:
         """The :class:`PageFingerprint` of a page's ``content`` at ``url``, with its site's ``templates``."""
-        doc, content_key = content.doc, content.content_key
+        doc, fp, sketch, content_key = content.doc, content.fp, content.sketch, content.content_key
         fallback = Fallback.SHORT if content.short else None
         if templates is not None and fallback is None and self._template_only(doc.text, url, templates, content.lines):
             fallback = Fallback.TEMPLATE
             content_key = self._content_key(doc)  # what proposes an exact copy of it (shortcopy)
         own = own_text(doc, url, templates)
         return PageFingerprint(
-            content.fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, content.sketch, content_key, own, parse
+            fp, fallback, doc.method, doc.coverage, doc.title, doc.visible, sketch, content_key, own, parse
         )
 
     def _content_key(self, doc: Document) -> int | None:
@@ -717,10 +706,10 @@ class _Content(NamedTuple):
 
 
 #: How many of the last pages fingerprinted, and how many characters of their text at most, a
-#: ``Fingerprinter`` keeps (``recent_page``): a page under another URL with the same bytes (a
+#: ``Fingerprinter`` keeps (``fingerprint_page``): a page under another URL with the same bytes (a
 #: tracking parameter, ``/`` and ``/index.html``) is fetched a few pages after its original.
 RECENT_PAGES = 32
-RECENT_CHARS = 8_000_000
+RECENT_CHARS = 4_000_000
 
 
 class _RecentPages:

@@ -367,16 +367,16 @@ class SimhashSpiderMiddleware(IndexComponent):
     def _fingerprint(self, response: TextResponse) -> PageFingerprint:
         """The page's fingerprint and its evidence (the one call into the fingerprinting code),
         read from the tree the spider's selectors use (:func:`~scrapy_simhash.scrapy.tree.shared_tree`),
-        or the one of a page with the same text fingerprinted just before (``recent_page``)."""
+        or the one of a page with the same text fingerprinted just before (no tree then)."""
         html = response_text(response)
-        templates = self._site_templates()
-        page = self.fingerprinter.recent_page(html, url=response.url, templates=templates)
-        if page is not None:  # the text of a page fingerprinted just before: nothing to parse
-            return page
-        tree, why = shared_tree(response, html)
-        if why is not None:
-            self._inc(f"simhash/parse/own/{why}")
-        return self.fingerprinter.fingerprint_page(html, url=response.url, templates=templates, tree=tree)
+
+        def tree() -> Any:  # (not called for the text of a page fingerprinted just before)
+            root, why = shared_tree(response, html)
+            if why is not None:
+                self._inc(f"simhash/parse/own/{why}")
+            return root
+
+        return self.fingerprinter.fingerprint_page(html, url=response.url, templates=self._site_templates(), tree=tree)
 
     def _outcome(self, response: Response) -> _Outcome:
         """Fingerprint, decide, count and log one response. Never raises."""

@@ -1,6 +1,6 @@
 """A page whose text is that of one of the last pages fingerprinted (the same page under a tracking
-parameter, ``/`` and ``/index.html``) is not extracted again: ``Fingerprinter.recent_page`` gives
-the same values, its URL's template lines and own text read again."""
+parameter, ``/`` and ``/index.html``) is not extracted again: ``Fingerprinter.fingerprint_page``
+gives the same values (``parse="recent"``), its URL's template lines and own text read again."""
 
 from __future__ import annotations
 
@@ -13,6 +13,11 @@ from scrapy_simhash.fingerprint import simhash
 from scrapy_simhash.fingerprint.simhash import Fingerprinter, PageFingerprint
 from scrapy_simhash.fingerprint.templates import SiteTemplates
 from scrapy_simhash.text import extract as ex
+
+
+def _kept(fingerprinter: Fingerprinter, html: str | bytes, **kwargs: Any) -> bool:
+    """Whether ``fingerprinter`` would give ``html`` a recent page's values (looked up, not added)."""
+    return fingerprinter._recent.get(html, kwargs.get("encoding"), kwargs.get("content_type")) is not None
 
 
 def _values(page: PageFingerprint) -> tuple[Any, ...]:
@@ -48,16 +53,18 @@ def test_a_page_with_the_text_of_one_just_fingerprinted_is_not_extracted_again(m
     first = fingerprinter.fingerprint_page(html, "http://a.example/1")
     again = fingerprinter.fingerprint_page(html, "http://a.example/1?utm_source=x")
     assert len(calls) == 1 and first.parse == "own" and again.parse == "recent"
-    assert fingerprinter.recent_page(html, "http://a.example/1#x") is not None
-    assert fingerprinter.recent_page(_article(2), "http://a.example/2") is None
+    assert not _kept(fingerprinter, _article(2))
+    trees: list[int] = []
+    fingerprinter.fingerprint_page(html, tree=lambda: trees.append(1))  # a tree that would be built now
+    assert trees == []
     fresh = Fingerprinter().fingerprint_page(html, "http://a.example/1?utm_source=x")
     assert _values(again) == _values(fresh)
     # bytes are looked up with the encoding and content type they are decoded with
     body = html.encode("cp1252")
     fingerprinter.fingerprint_page(body, content_type="text/html; charset=cp1252")
-    assert fingerprinter.recent_page(body, content_type="text/html; charset=cp1252") is not None
-    assert fingerprinter.recent_page(body, content_type="text/html; charset=utf-8") is None
-    assert fingerprinter.recent_page(body, encoding="cp1252") is None
+    assert _kept(fingerprinter, body, content_type="text/html; charset=cp1252")
+    assert not _kept(fingerprinter, body, content_type="text/html; charset=utf-8")
+    assert not _kept(fingerprinter, body, encoding="cp1252")
 
 
 def test_the_last_pages_are_kept_and_no_more(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -66,18 +73,18 @@ def test_the_last_pages_are_kept_and_no_more(monkeypatch: pytest.MonkeyPatch) ->
     pages = [_article(n) for n in range(6)]
     for html in pages:
         fingerprinter.fingerprint_page(html)
-    assert [fingerprinter.recent_page(html) is not None for html in pages] == [False, False, True, True, True, True]
+    assert [_kept(fingerprinter, html) for html in pages] == [False, False, True, True, True, True]
     # two texts of one length are told apart by their text
     same_size = [html.replace("Story", "Stary") for html in pages[2:]]
     assert all(len(a) == len(b) for a, b in zip(pages[2:], same_size))
-    assert not any(fingerprinter.recent_page(html) for html in same_size)
+    assert not any(_kept(fingerprinter, html) for html in same_size)
     monkeypatch.setattr(simhash, "RECENT_CHARS", len(pages[0]) * 2)
     bounded = Fingerprinter()
     for html in pages:
         bounded.fingerprint_page(html)
-    assert [bounded.recent_page(html) is not None for html in pages] == [False] * 4 + [True, True]
+    assert [_kept(bounded, html) for html in pages] == [False] * 4 + [True, True]
     bounded.fingerprint_page(pages[0] * 3)  # longer than it may hold: not kept, nothing dropped
-    assert bounded.recent_page(pages[0] * 3) is None and bounded.recent_page(pages[5]) is not None
+    assert not _kept(bounded, pages[0] * 3) and _kept(bounded, pages[5])
 
 
 def test_a_copy_under_another_site_reads_that_sites_templates() -> None:

@@ -511,9 +511,6 @@ class _BrokenFingerprinter:
     def fingerprint_page(self, html: str, url: str | None = None, **kwargs: Any) -> Any:
         raise RuntimeError("tokenizer exploded")
 
-    def recent_page(self, html: str, url: str | None = None, **kwargs: Any) -> Any:
-        return None
-
 
 def test_fingerprint_error_is_counted_and_logged_once(make_crawler, caplog):
     crawler = make_crawler()

@@ -160,7 +160,7 @@ def _load_pins() -> Any:
 def test_the_pinned_set_from_parsels_tree(monkeypatch: pytest.MonkeyPatch) -> None:
     """The pinned values (tests/package/pins: fingerprints of both paths, change and novelty
     sketches, verdicts, record bytes), computed with every page read from parsel's tree (none
-    taken from a page with the same text before it: ``recent_page``)."""
+    taken from a page with the same text before it: ``parse="recent"``)."""
     monkeypatch.setattr(simhash, "RECENT_PAGES", 0)
     pins = _load_pins()
     pinned = json.loads(pins.PINS.read_text(encoding="utf-8"))
