@@ -722,6 +722,7 @@ class _RecentPages:
         self._by_size: dict[int, list[tuple[str | bytes, str | None, str | None, _Content]]] = {}
         self._order: deque[int] = deque()
         self._held = 0
+        self._lock = threading.Lock()  # (a Fingerprinter may be shared by threads)
 
     def get(self, html: str | bytes, encoding: str | None, content_type: str | None) -> _Content | None:
         for text, enc, ctype, content in self._by_size.get(len(html), ()):
@@ -733,16 +734,17 @@ class _RecentPages:
         size = len(html)
         if size > self.chars or not self.entries:
             return
-        while self._order and (len(self._order) >= self.entries or self._held + size > self.chars):
-            oldest = self._order.popleft()
-            same = self._by_size[oldest]
-            del same[0]
-            if not same:
-                del self._by_size[oldest]
-            self._held -= oldest
-        self._by_size.setdefault(size, []).append((html, encoding, content_type, content))
-        self._order.append(size)
-        self._held += size
+        with self._lock:
+            while self._order and (len(self._order) >= self.entries or self._held + size > self.chars):
+                oldest = self._order.popleft()
+                same = self._by_size[oldest]
+                del same[0]
+                if not same:
+                    del self._by_size[oldest]
+                self._held -= oldest
+            self._by_size.setdefault(size, []).append((html, encoding, content_type, content))
+            self._order.append(size)
+            self._held += size
 
 
 #: ``min_features`` that makes every page short: ``Core.page`` then gives the content key.

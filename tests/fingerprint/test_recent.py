@@ -4,6 +4,7 @@ gives the same values (``parse="recent"``), its URL's template lines and own tex
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -85,6 +86,25 @@ def test_the_last_pages_are_kept_and_no_more(monkeypatch: pytest.MonkeyPatch) ->
     assert [_kept(bounded, html) for html in pages] == [False] * 4 + [True, True]
     bounded.fingerprint_page(pages[0] * 3)  # longer than it may hold: not kept, nothing dropped
     assert not _kept(bounded, pages[0] * 3) and _kept(bounded, pages[5])
+
+
+def test_threads_sharing_a_fingerprinter_get_each_pages_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simhash, "RECENT_PAGES", 3)
+    pages = [_article(n) for n in range(8)]
+    expected = [Fingerprinter().fingerprint_page(html).fp for html in pages]
+    shared = Fingerprinter()
+    results: dict[int, list[int]] = {}
+
+    def work(k: int) -> None:
+        order = [(i * (k + 1)) % len(pages) for i in range(200)]
+        results[k] = [expected[i] - shared.fingerprint_page(pages[i]).fp for i in order]
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [0, 1, 2, 3] and all(set(r) == {0} for r in results.values())
 
 
 def test_a_copy_under_another_site_reads_that_sites_templates() -> None:
