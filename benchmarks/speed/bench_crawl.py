@@ -632,7 +632,8 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         mw = SimhashSpiderMiddleware.from_crawler(crawler)
         if (root / "p").is_dir():  # the real pages: served without a charset
             paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
-            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in ("", TRACKING)]
+            copies = ("",) if (root / "no-copies").exists() else ("", TRACKING)  # (as the crawl has them)
+            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in copies]
             headers = {"Content-Type": "text/html"}
         else:
             paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
@@ -650,8 +651,8 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
 
 
 def _pages(n: int, site: str) -> str:
-    """What ``--breakdown`` ran on: the real sites' pages come with their tracking-parameter copies."""
-    return f"{n} pages ({site})" if site == "generated" else f"{n} pages ({site}) and their {n} copies"
+    """What ``--breakdown`` ran on: the real news pages come with their tracking-parameter copies."""
+    return f"{n} pages ({site}) and their {n} copies" if site == "real" else f"{n} pages ({site})"
 
 
 _BREAKDOWN_CHILD = (sys.executable, __file__, "--breakdown", "--json-out", "--repeats", "1")

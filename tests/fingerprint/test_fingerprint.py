@@ -409,8 +409,8 @@ def test_settings_are_json_and_complete():
 
 @pytest.mark.parametrize("tokenizer", ["auto", "jieba"])
 def test_threads_give_same_fingerprints(tokenizer):
-    # As the middleware with SIMHASH_THREADS: one Fingerprinter shared by worker threads (rjieba
-    # releases the GIL while it segments, so the threads really overlap there).
+    # One Fingerprinter shared by worker threads (rjieba releases the GIL while it segments, so the
+    # threads really overlap there).
     texts = [ZH.replace("三", str(i)) + "第" + "一二三四五六七八九十"[i % 10] + "章" for i in range(40)]
     texts += [(ZH * 20).replace("交通", "交" * (i % 5 + 1)) for i in range(10)]
     shared = Fingerprinter(tokenizer=tokenizer)
