@@ -289,11 +289,16 @@ def page_urls(root: Path, base: str) -> list[str]:
     parses): the generated site's list and article pages, or the real pages and their copies."""
     if (root / "p").is_dir():
         paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
-        copies = ("",) if (root / "no-copies").exists() else ("", TRACKING)
-        return [f"{base}/p/{p.name}{q}" for p in paths for q in copies]
+        return [f"{base}/p/{p.name}{q}" for p in paths for q in _copies(root)]
     lists = sorted((root / "list").iterdir(), key=lambda p: int(p.stem))
     articles = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
     return [f"{base}/list/{p.name}" for p in lists] + [f"{base}/a/{p.name}" for p in articles]
+
+
+def _copies(root: Path) -> tuple[str, ...]:
+    """The query each page of a ``p/`` site is crawled under: the real news pages' own URL and a
+    tracking copy; the API reference's own URL only."""
+    return ("",) if (root / "no-copies").exists() else ("", TRACKING)
 
 
 # ----------------------------------------------------------------------------------- one crawl (child)
@@ -632,8 +637,7 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
         mw = SimhashSpiderMiddleware.from_crawler(crawler)
         if (root / "p").is_dir():  # the real pages: served without a charset
             paths = sorted((root / "p").iterdir(), key=lambda p: int(p.stem))
-            copies = ("",) if (root / "no-copies").exists() else ("", TRACKING)  # (as the crawl has them)
-            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in copies]
+            bodies = [(f"http://127.0.0.1:8000/p/{p.name}{q}", p.read_bytes()) for p in paths for q in _copies(root)]
             headers = {"Content-Type": "text/html"}
         else:
             paths = sorted((root / "a").iterdir(), key=lambda p: int(p.stem))
