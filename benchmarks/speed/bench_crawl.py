@@ -16,7 +16,7 @@ nofreeze:SIMHASH_GC_FREEZE=false`` measures the middleware without it.
         [--spiders selectors,noparse] [--configs native,python] [--site generated|real|api]
     .venv/bin/python benchmarks/speed/bench_crawl.py --configs native,floor-pass,floor-store,floor-text,floor-walk,floor-fp,floor-index
     .venv/bin/python benchmarks/speed/bench_crawl.py --stages [--baseline DIR] [--site real]
-    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real] [--baseline DIR]
+    .venv/bin/python benchmarks/speed/bench_crawl.py --breakdown [--pages 2000] [--site real] [--baseline DIR] [--functions N]
     .venv/bin/python benchmarks/speed/bench_crawl.py --profile DIR [--configs native] [--spiders selectors]
     .venv/bin/python benchmarks/speed/bench_crawl.py --memory --pages 100000 --repeats 1 --spiders selectors --configs native
 
@@ -76,6 +76,10 @@ ms/page, medians of ``--repeats`` runs, stages nested as indented). With ``--bas
 is a child process, this code's and the baseline's alternating (``--repeats`` each), and the two
 codes' medians are printed side by side: the per-page cost before and after a change, less moved by
 the machine's load than two crawls are (a stage the baseline's code lacks prints ``nan``).
+``--functions N`` adds one run under cProfile, inside the decision (``_verdict``) only and without
+the stage timers: how many functions its time is spread over, and the ``N`` largest by own time,
+each as a share of the decision (the profiler's cost per call inflates small functions: shares, not
+milliseconds).
 
 ``--memory``: what the crawler's peak resident memory is made of. A thread samples the process's
 ``/proc/self/status`` every 0.2 s: the peaks of its anonymous memory (``RssAnon``: the Python heap,
@@ -92,6 +96,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import html
+import itertools
 import json
 import math
 import os
@@ -619,14 +624,16 @@ def _gc_timer() -> dict[str, float]:
     return spent
 
 
-def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str, float]:
+def breakdown(root: Path, index_dir: Path, settings: dict[str, Any], profile: Any = None) -> dict[str, float]:
     """ms per page of each of :data:`CRAWL_STAGES` over the site's article pages, or the real
-    pages and their tracking-parameter copies (see ``--breakdown``)."""
+    pages and their tracking-parameter copies (see ``--breakdown``); ``profile``: a
+    ``cProfile.Profile`` that runs inside the middleware's ``_verdict`` only."""
     from scrapy import Request, Spider
     from scrapy.http import HtmlResponse
     from scrapy.utils.test import get_crawler
 
-    with _timing(CRAWL_STAGES) as spent:
+    timing: AbstractContextManager[dict[str, float]] = _timing(CRAWL_STAGES) if profile is None else nullcontext({})
+    with timing as spent:  # (the profiled run: without the stage timers)
         from scrapy_simhash.scrapy.middleware import SimhashSpiderMiddleware
 
         class BenchSpider(Spider):
@@ -645,6 +652,17 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
             headers = {"Content-Type": "text/html; charset=utf-8"}
         responses = [HtmlResponse(url=u, body=b, headers=headers, request=Request(u)) for u, b in bodies]
         mw._outcome(responses[0])  # start-up: dictionaries, tables
+        if profile is not None:
+            verdict = mw._verdict
+
+            def profiled(*args: Any, **kwargs: Any) -> Any:
+                profile.enable()
+                try:
+                    return verdict(*args, **kwargs)
+                finally:
+                    profile.disable()
+
+            mw._verdict = profiled
         for key in spent:
             if not math.isnan(spent[key]):  # (nan: a stage this code does not have)
                 spent[key] = 0.0
@@ -652,6 +670,35 @@ def breakdown(root: Path, index_dir: Path, settings: dict[str, Any]) -> dict[str
             mw._outcome(response)
         mw.spider_closed(crawler.spider)
     return {label: t / (len(responses) - 1) * 1000 for label, t in spent.items()}
+
+
+def _decision_functions(root: Path, index_dir: Path, top: int) -> None:
+    """Print the functions the decision (the middleware's ``_verdict``) spends its time in, by their
+    own time under cProfile (``--functions``): how the decision's cost is spread."""
+    import cProfile
+    import pstats
+
+    profile = cProfile.Profile()
+    breakdown(root, index_dir, {"SIMHASH_ENABLED": True}, profile)
+    stats = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    own = sorted(
+        ((tt, calls, f"{Path(f).name}:{line}({name})") for (f, line, name), (_, calls, tt, _, _) in stats.items()),
+        reverse=True,
+    )
+    pages = next(
+        calls
+        for (f, _, name), (_, calls, _, _, _) in stats.items()
+        if name == "_verdict" and f.endswith("middleware.py")
+    )
+    total = sum(tt for tt, _, _ in own)
+    half = next(i for i, acc in enumerate(itertools.accumulate(tt for tt, _, _ in own), 1) if acc >= total / 2)
+    print(
+        f"the decision (_verdict) under cProfile, {pages} pages: {len(own)} functions; the {half} largest "
+        "by own time make half of it (the profiler's cost inflates each call: shares, not ms)"
+    )
+    print("  share  calls/page  function")
+    for tt, calls, where in own[:top]:
+        print(f"  {tt / total:5.1%}  {calls / pages:10.2f}  {where}")
 
 
 def _pages(n: int, site: str) -> str:
@@ -733,6 +780,13 @@ def main() -> int:
     )
     parser.add_argument("--breakdown", action="store_true", help="where the middleware's time goes (no crawl)")
     parser.add_argument(
+        "--functions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="with --breakdown: one more run, under cProfile, and the decision's N largest functions by own time",
+    )
+    parser.add_argument(
         "--memory",
         action="store_true",
         help="the peaks of the crawler's anonymous memory and mapped file pages, and the store's size (Linux)",
@@ -765,6 +819,11 @@ def main() -> int:
         print(f"where the middleware's time goes: {_pages(n, args.site)}, CPU ms/page, median of {len(runs)} runs")
         for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
             print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
+        if args.functions:
+            with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
+                root = Path(tmp) / "site"
+                build(args.site, root, args.pages)
+                _decision_functions(root, Path(tmp) / "index", args.functions)
         return 0
 
     available: dict[str, dict[str, Any]] = {
