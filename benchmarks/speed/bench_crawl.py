@@ -813,17 +813,14 @@ def main() -> int:
                 breakdown(root, Path(tmp) / f"index-{i}", {"SIMHASH_ENABLED": True})
                 for i in range(max(args.repeats, 1))
             ]
-        if args.json_out:  # one run of --breakdown --baseline's
-            print(json.dumps({"pages": n, "stages": runs[0]}))
-            return 0
-        print(f"where the middleware's time goes: {_pages(n, args.site)}, CPU ms/page, median of {len(runs)} runs")
-        for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
-            print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
-        if args.functions:
-            with tempfile.TemporaryDirectory(prefix="bench-crawl-") as tmp:
-                root = Path(tmp) / "site"
-                build(args.site, root, args.pages)
-                _decision_functions(root, Path(tmp) / "index", args.functions)
+            if args.json_out:  # one run of --breakdown --baseline's
+                print(json.dumps({"pages": n, "stages": runs[0]}))
+                return 0
+            print(f"where the middleware's time goes: {_pages(n, args.site)}, CPU ms/page, median of {len(runs)} runs")
+            for label, _, _ in CRAWL_STAGES[:-1]:  # not _filter: no spider output here
+                print(f"  {label:<42}{statistics.median(r[label] for r in runs):8.3f}")
+            if args.functions:
+                _decision_functions(root, Path(tmp) / "index-profiled", args.functions)
         return 0
 
     available: dict[str, dict[str, Any]] = {

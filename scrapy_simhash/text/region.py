@@ -92,11 +92,8 @@ _META_SAYS_RE = re.compile(
 )
 
 
-_META_KEYWORDS_SORTED = tuple(sorted(_META_KEYWORDS))
-
-
 #: The keywords alone, searched in ``text.lower()`` (:func:`_meta_says`).
-_META_KEYWORD_RE = re.compile("|".join(map(re.escape, _META_KEYWORDS_SORTED)))
+_META_KEYWORD_RE = re.compile("|".join(map(re.escape, sorted(_META_KEYWORDS))))
 
 
 # The only non-ASCII characters that match an ASCII letter case-insensitively in ``re`` or whose
